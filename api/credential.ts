@@ -1,0 +1,32 @@
+import type { Permission } from '../domain/shared/permissions.ts';
+
+/**
+ * Who is calling, resolved on every request. Two kinds share this shape: API keys now, OAuth
+ * access tokens when connected apps land (the resolver picks by token prefix).
+ */
+export interface Credential {
+  kind: 'apiKey' | 'oauth';
+  /** Key id; null for OAuth tokens. */
+  id: string | null;
+  workspaceId: string;
+  mode: 'live' | 'test';
+  /** What the key was given. */
+  grantedScopes: Permission[];
+  /** grantedScopes ∩ the role's permissions (or grantedScopes when there is no role). */
+  scopes: Permission[];
+  roleId: string | null;
+  addressAllowlist: string[] | null;
+  domainAllowlist: string[] | null;
+  clientId?: string;
+  expiresAt?: string | null;
+}
+
+/** A credential limited to some addresses or domains. */
+export function isNarrowed(c: Credential): boolean {
+  return c.addressAllowlist !== null || c.domainAllowlist !== null;
+}
+
+/** The actor recorded in the metadata of events a request writes. */
+export function actorOf(c: Credential, requestId: string): { workspaceId: string; kind: 'apiKey' | 'oauth'; id: string | null; requestId: string } {
+  return { workspaceId: c.workspaceId, kind: c.kind, id: c.kind === 'apiKey' ? c.id : (c.clientId ?? null), requestId };
+}

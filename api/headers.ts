@@ -1,0 +1,1 @@
+export const REQUEST_ID_HEADER = 'Request-Id';

@@ -1,0 +1,75 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { ZodError, type core } from 'zod';
+import { DomainError } from '../../domain/shared/errors.ts';
+import { ApiError, type ErrorBody } from '../errors/api-error.ts';
+import { CATALOGUE, TYPE_BY_STATUS } from '../errors/catalogue.ts';
+
+/** The one place an exception becomes the spec's envelope. */
+export function registerErrorHandling(app: FastifyInstance): void {
+  app.setErrorHandler((error, request, reply) => {
+    const api = toApiError(error);
+    if (api.status >= 500) request.log.error({ err: error }, 'request failed');
+    return sendError(request, reply, api);
+  });
+  app.setNotFoundHandler((request, reply) =>
+    sendError(request, reply, new ApiError('resource_not_found', `No route ${request.method} ${request.url.split('?')[0]}.`, null, 404)),
+  );
+}
+
+export function sendError(request: FastifyRequest, reply: FastifyReply, error: ApiError): FastifyReply {
+  const body: ErrorBody = {
+    error: {
+      type: error.type,
+      code: error.code,
+      message: error.message,
+      param: error.param,
+      docUrl: docUrl(request, error.code),
+      requestId: request.id,
+    },
+  };
+  request.errorCode = error.code;
+  for (const [name, value] of Object.entries(error.headers)) reply.header(name, value);
+  return reply.code(error.status).type('application/json').send(body);
+}
+
+function docUrl(request: FastifyRequest, code: string): string {
+  return `${request.protocol}://${request.host}/docs/errors#${code}`;
+}
+
+export function toApiError(error: unknown): ApiError {
+  if (error instanceof ApiError) return error;
+  if (error instanceof DomainError) {
+    const status = CATALOGUE[error.code]?.[0] ?? 422;
+    return new ApiError(error.code, error.message, error.param, status);
+  }
+  if (error instanceof ZodError) return fromZod(error.issues);
+  const e = error as { code?: string; statusCode?: number; message?: string };
+  switch (e.code) {
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return new ApiError('malformed_json', 'The body is not valid JSON.', null, 400);
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return new ApiError('body_too_large', 'The body is larger than the service accepts.', null, 413);
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+      return new ApiError('invalid_request', e.message ?? 'The request cannot be read.', null, 400);
+  }
+  if (error instanceof SyntaxError && e.statusCode === 400) return new ApiError('malformed_json', 'The body is not valid JSON.', null, 400);
+  if (e.statusCode && e.statusCode >= 400 && e.statusCode < 500 && TYPE_BY_STATUS[e.statusCode]) {
+    return new ApiError('invalid_request', e.message ?? 'Bad request.', null, e.statusCode);
+  }
+  return new ApiError('internal_error', 'The service failed to answer this request.', null, 500);
+}
+
+/** The first issue decides the answer: a field we do not know beats a field we do not like. */
+export function fromZod(issues: core.$ZodIssue[], prefix: (string | number)[] = []): ApiError {
+  const unknown = issues.find((i) => i.code === 'unrecognized_keys');
+  if (unknown && unknown.code === 'unrecognized_keys') {
+    const param = [...prefix, ...unknown.path, unknown.keys[0]!].join('.');
+    return new ApiError('unknown_parameter', `\`${param}\` is not a parameter of this operation.`, param, 422);
+  }
+  const issue = issues[0]!;
+  const path = [...prefix, ...issue.path.map((p) => (typeof p === 'symbol' ? String(p) : p))];
+  const param = path.join('.') || null;
+  return new ApiError('invalid_parameter', param ? `\`${param}\`: ${issue.message}` : issue.message, param, 422);
+}

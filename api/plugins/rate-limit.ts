@@ -1,0 +1,70 @@
+import type pg from 'pg';
+import { ApiError } from '../errors/api-error.ts';
+
+export const RATE_LIMIT = 600;
+const WINDOW_MS = 60_000;
+
+/**
+ * Counts live in PostgreSQL so every server process sharing the database shares the count. The
+ * table is unlogged and the update commits asynchronously: a lost count after a crash costs
+ * nothing, and a hot key's row lock is then held for microseconds, not for an fsync.
+ */
+export const RATE_LIMIT_SCHEMA = `
+CREATE UNLOGGED TABLE IF NOT EXISTS rate_limit_windows (
+  identity text NOT NULL,
+  window_start bigint NOT NULL,
+  count integer NOT NULL,
+  PRIMARY KEY (identity, window_start)
+);`;
+
+export interface RateLimitState {
+  limit: number;
+  remaining: number;
+  resetSeconds: number;
+  exceeded: boolean;
+}
+
+export class RateLimiter {
+  private lastPurge = 0;
+
+  constructor(private readonly pool: pg.Pool, private readonly now: () => number = Date.now) {}
+
+  /** Counts this request in the clock minute's window (fixed window, starting on the minute). */
+  async hit(identity: string): Promise<RateLimitState> {
+    const now = this.now();
+    const windowStart = Math.floor(now / WINDOW_MS) * WINDOW_MS;
+    const { rows } = await this.pool.query(
+      `WITH _ AS (SELECT set_config('synchronous_commit', 'off', true))
+       INSERT INTO rate_limit_windows (identity, window_start, count) SELECT $1, $2, 1 FROM _
+       ON CONFLICT (identity, window_start) DO UPDATE SET count = rate_limit_windows.count + 1
+       RETURNING count`,
+      [identity, windowStart],
+    );
+    if (now - this.lastPurge > WINDOW_MS) {
+      this.lastPurge = now;
+      void this.pool.query('DELETE FROM rate_limit_windows WHERE window_start < $1', [windowStart - WINDOW_MS]).catch(() => {});
+    }
+    const count: number = rows[0].count;
+    return {
+      limit: RATE_LIMIT,
+      remaining: Math.max(0, RATE_LIMIT - count),
+      resetSeconds: Math.max(1, Math.ceil((windowStart + WINDOW_MS - now) / 1000)),
+      exceeded: count > RATE_LIMIT,
+    };
+  }
+}
+
+export function rateLimitHeaders(state: RateLimitState): Record<string, string> {
+  return {
+    'RateLimit-Policy': `${state.limit};w=60`,
+    'RateLimit-Limit': String(state.limit),
+    'RateLimit-Remaining': String(state.remaining),
+    'RateLimit-Reset': String(state.resetSeconds),
+  };
+}
+
+export function rateLimited(state: RateLimitState): ApiError {
+  return new ApiError('rate_limited', `At most ${state.limit} requests per minute per credential.`, null, 429, {
+    'Retry-After': String(state.resetSeconds),
+  });
+}

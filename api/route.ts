@@ -1,0 +1,109 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { z, type ZodType } from 'zod';
+import type { Permission } from '../domain/shared/permissions.ts';
+import type { Credential } from './credential.ts';
+import { ApiError } from './errors/api-error.ts';
+import { fromZod } from './plugins/errors.ts';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    credential: Credential | null;
+  }
+  interface FastifyContextConfig {
+    /** false for the few routes that need no credential. */
+    auth?: boolean;
+  }
+}
+
+export interface RouteContext<P, Q, B> {
+  request: FastifyRequest;
+  reply: FastifyReply;
+  params: P;
+  query: Q;
+  body: B;
+  credential: Credential;
+}
+
+export interface RouteSpec<P, Q, B> {
+  method: 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
+  url: string;
+  summary: string;
+  tags: string[];
+  description?: string;
+  /** The scope the credential must hold; null when any credential will do. */
+  scope: Permission | null;
+  params?: ZodType<P>;
+  query?: ZodType<Q>;
+  body?: ZodType<B>;
+  /** Success status and its body schema, for the OpenAPI document. */
+  status?: number;
+  response?: ZodType;
+  /** Extra documented headers on the request (name → description). */
+  headers?: Record<string, string>;
+  handler(ctx: RouteContext<P, Q, B>): Promise<unknown>;
+}
+
+/**
+ * Registers one operation. Its zod schemas are both the only validation and the OpenAPI
+ * description: fastify's own validation is switched off (api/server.ts), so there is no second
+ * validator to drift.
+ */
+export function route<P = Record<string, never>, Q = Record<string, never>, B = undefined>(
+  app: FastifyInstance,
+  spec: RouteSpec<P, Q, B>,
+): void {
+  const status = spec.status ?? 200;
+  app.route({
+    method: spec.method,
+    url: spec.url,
+    config: { auth: true },
+    schema: {
+      summary: spec.summary,
+      description: spec.description ?? (spec.scope ? `Scope: \`${spec.scope}\`.` : 'Needs a credential, no scope.'),
+      tags: spec.tags,
+      security: [{ bearerAuth: [] }],
+      ...(spec.params ? { params: jsonSchema(spec.params) } : {}),
+      ...(spec.query ? { querystring: jsonSchema(spec.query) } : {}),
+      ...(spec.body ? { body: jsonSchema(spec.body) } : {}),
+      ...(spec.headers
+        ? { headers: { type: 'object', properties: Object.fromEntries(Object.entries(spec.headers).map(([h, d]) => [h, { type: 'string', description: d }])) } }
+        : {}),
+      response: {
+        [status]: spec.response ? { description: 'Success', ...jsonSchema(spec.response, 'output') } : { description: 'Success', type: 'null' },
+      },
+    },
+    handler: async (request, reply) => {
+      const credential = request.credential;
+      if (!credential) throw new ApiError('missing_api_key', 'Send a key as `Authorization: Bearer <key>`.');
+      if (spec.scope && !credential.scopes.includes(spec.scope)) {
+        throw new ApiError('insufficient_scope', `This operation needs the \`${spec.scope}\` scope.`, null);
+      }
+      const params = parse(spec.params, request.params ?? {}, []);
+      const query = parse(spec.query, request.query ?? {}, []);
+      const body = spec.body ? parse(spec.body, request.body ?? {}, []) : noBody(request.body);
+      const result = await spec.handler({ request, reply, params, query, body: body as B, credential });
+      reply.code(reply.statusCode === 200 ? status : reply.statusCode);
+      return result === undefined ? reply.send() : result;
+    },
+  });
+}
+
+function parse<T>(schema: ZodType<T> | undefined, input: unknown, prefix: (string | number)[]): T {
+  if (!schema) return {} as T;
+  const result = schema.safeParse(input);
+  if (!result.success) throw fromZod(result.error.issues, prefix);
+  return result.data;
+}
+
+function noBody(body: unknown): undefined {
+  if (body && typeof body === 'object' && !Array.isArray(body)) {
+    const first = Object.keys(body)[0];
+    if (first !== undefined) throw new ApiError('unknown_parameter', `\`${first}\` is not a parameter of this operation.`, first, 422);
+  }
+  return undefined;
+}
+
+export function jsonSchema(schema: ZodType, io: 'input' | 'output' = 'input'): Record<string, unknown> {
+  const { $schema: _ignored, ...rest } = z.toJSONSchema(schema, { io, unrepresentable: 'any' }) as Record<string, unknown>;
+  return rest;
+}

@@ -1,0 +1,117 @@
+import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
+import { createApiKey, revokeApiKey } from '../../commands/api-keys/handlers.ts';
+import { PERMISSIONS, type Permission } from '../../domain/shared/permissions.ts';
+import { findActiveKey, listKeys } from '../../projections/api-keys/queries.ts';
+import { actorOf } from '../credential.ts';
+import { ApiError } from '../errors/api-error.ts';
+import { cursorParam, limitParam, pageSchema } from '../paging.ts';
+import { route } from '../route.ts';
+import type { ApiDeps } from '../server.ts';
+import { apiKeyView, viewApiKey } from './api-key-views.ts';
+
+const tags = ['API keys'];
+const domainName = z
+  .string()
+  .trim()
+  .toLowerCase()
+  .regex(/^(?=.{1,253}$)([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/, 'must be a domain name');
+
+const createKeyBody = z.strictObject({
+  name: z.string().trim().min(1).max(100).nullable().optional(),
+  scopes: z.array(z.enum(PERMISSIONS as [Permission, ...Permission[]])).max(PERMISSIONS.length),
+  roleId: z.string().nullable().optional(),
+  mode: z.enum(['live', 'test']).optional(),
+  addressAllowlist: z.array(z.email().max(320)).max(1000).nullable().optional(),
+  domainAllowlist: z.array(domainName).max(1000).nullable().optional(),
+  expiresAt: z.iso.datetime({ offset: true }).nullable().optional(),
+});
+
+const keyIdParams = z.object({ id: z.string() });
+
+export function registerKeys(app: FastifyInstance, deps: ApiDeps): void {
+  route(app, {
+    method: 'GET',
+    url: '/keys',
+    summary: 'List API keys',
+    tags,
+    scope: 'keys:read',
+    query: z.strictObject({ limit: limitParam(), cursor: cursorParam }),
+    response: pageSchema(apiKeyView),
+    handler: async ({ credential, query }) => {
+      const after = deps.cursors.decode(query.cursor, 'keys', credential.workspaceId) as [string, string] | null;
+      const rows = await listKeys(deps.db, credential.workspaceId, query.limit, after);
+      return deps.cursors.page(rows, query.limit, 'keys', credential.workspaceId, (r) => [r.created_at.toISOString(), r.id], viewApiKey);
+    },
+  });
+
+  route(app, {
+    method: 'GET',
+    url: '/keys/:id',
+    summary: 'Read an API key',
+    tags,
+    scope: 'keys:read',
+    params: keyIdParams,
+    response: apiKeyView,
+    handler: async ({ credential, params }) => {
+      const row = await findActiveKey(deps.db, credential.workspaceId, params.id);
+      if (!row) throw new ApiError('resource_not_found', 'No such API key.', 'id');
+      return viewApiKey(row);
+    },
+  });
+
+  route(app, {
+    method: 'POST',
+    url: '/keys',
+    summary: 'Create an API key',
+    description:
+      'Scope: `keys:manage`. Never wider than the calling key: scopes it holds, allowlists inside its own, a test key makes test keys. ' +
+      'An address on an allowlisted domain is dropped. The token is shown only in this answer. At most 20 active keys.',
+    tags,
+    scope: 'keys:manage',
+    body: createKeyBody,
+    status: 201,
+    response: apiKeyView.extend({ token: z.string() }),
+    handler: async ({ credential, body, request }) => {
+      const roleId = body.roleId ?? null;
+      const { keyId, token } = await createApiKey(
+        deps.commands,
+        actorOf(credential, request.id),
+        {
+          keyId: credential.id,
+          mode: credential.mode,
+          scopes: credential.scopes,
+          addressAllowlist: credential.addressAllowlist,
+          domainAllowlist: credential.domainAllowlist,
+        },
+        {
+          name: body.name ?? null,
+          mode: body.mode ?? credential.mode,
+          scopes: body.scopes,
+          roleId,
+          addressAllowlist: body.addressAllowlist ?? null,
+          domainAllowlist: body.domainAllowlist ?? null,
+          expiresAt: body.expiresAt ? new Date(body.expiresAt).toISOString() : null,
+        },
+        new Date().toISOString(),
+      );
+      const row = await findActiveKey(deps.db, credential.workspaceId, keyId);
+      return { ...viewApiKey(row!), token };
+    },
+  });
+
+  route(app, {
+    method: 'DELETE',
+    url: '/keys/:id',
+    summary: 'Revoke an API key',
+    description: 'Scope: `keys:manage`. The key stops working at once.',
+    tags,
+    scope: 'keys:manage',
+    params: keyIdParams,
+    response: z.object({ object: z.literal('api_key'), id: z.string(), deleted: z.literal(true) }),
+    handler: async ({ credential, params, request }) => {
+      await revokeApiKey(deps.commands, actorOf(credential, request.id), params.id, new Date().toISOString());
+      return { object: 'api_key' as const, id: params.id, deleted: true as const };
+    },
+  });
+}

@@ -1,0 +1,56 @@
+import crypto from 'node:crypto';
+import Fastify, { type FastifyInstance } from 'fastify';
+import swagger from '@fastify/swagger';
+import type pg from 'pg';
+import type { Kysely } from 'kysely';
+import type { CommandContext } from '../commands/execute.ts';
+import type { Cursors } from './paging.ts';
+import { REQUEST_ID_HEADER } from './headers.ts';
+import { registerAuth } from './plugins/auth.ts';
+import { registerErrorHandling } from './plugins/errors.ts';
+import type { RateLimiter } from './plugins/rate-limit.ts';
+import type { RequestLog } from './request-log.ts';
+import { registerDocs } from './routes/docs.ts';
+import { registerKeys } from './routes/keys.ts';
+import { registerSelf } from './routes/self.ts';
+
+export interface ApiDeps {
+  db: Kysely<any>;
+  pool: pg.Pool;
+  commands: CommandContext;
+  cursors: Cursors;
+  rateLimiter: RateLimiter;
+  requestLog: RequestLog;
+}
+
+export async function buildServer(deps: ApiDeps, options: { logger?: boolean | object } = {}): Promise<FastifyInstance> {
+  const app = Fastify({
+    logger: options.logger ?? false,
+    genReqId: () => `req_${crypto.randomBytes(12).toString('hex')}`,
+    // Ids are ours alone: a client-sent id would let one caller forge another's log lines.
+    requestIdHeader: false,
+    bodyLimit: 2 * 1024 * 1024,
+    trustProxy: false,
+  });
+  // The zod schemas validate (api/route.ts); the JSON schemas fastify sees are documentation only.
+  app.setValidatorCompiler(() => (data) => ({ value: data }));
+  app.setSerializerCompiler(() => (data) => JSON.stringify(data));
+
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header(REQUEST_ID_HEADER, request.id);
+  });
+  registerErrorHandling(app);
+  registerAuth(app, deps);
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: { title: 'Workspace Mail Service', version: '0.1.0' },
+      components: { securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', description: 'An API key: `wms_live_…` or `wms_test_…`.' } } },
+    },
+  });
+  registerDocs(app);
+  registerSelf(app, deps);
+  registerKeys(app, deps);
+  return app;
+}

@@ -1,0 +1,11 @@
+import crypto from 'node:crypto';
+
+const hex = (bytes: number) => crypto.randomBytes(bytes).toString('hex');
+
+/** Fresh ids in the spec's shapes; minted here so deciders stay pure. */
+export const newId = {
+  workspace: () => `ws_${hex(12)}`,
+  user: () => `usr_${hex(12)}`,
+  role: () => `role_${hex(12)}`,
+  uuid: () => crypto.randomUUID(),
+};

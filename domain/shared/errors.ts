@@ -1,0 +1,18 @@
+/**
+ * A rule of the domain said no. `code` is the spec's error code; the api maps it to a status and
+ * type through one table (api/errors/catalogue.ts), so the domain never speaks HTTP.
+ */
+export class DomainError extends Error {
+  constructor(
+    readonly code: string,
+    message: string,
+    readonly param: string | null = null,
+  ) {
+    super(message);
+    this.name = 'DomainError';
+  }
+}
+
+export function fail(code: string, message: string, param: string | null = null): never {
+  throw new DomainError(code, message, param);
+}

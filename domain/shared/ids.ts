@@ -1,0 +1,13 @@
+/**
+ * Id shapes from the spec's Conventions. Random bytes are passed in by the caller (commands),
+ * so deciders stay pure and tests can use fixed ids.
+ */
+export const idPatterns = {
+  workspace: /^ws_[0-9a-f]{24}$/,
+  user: /^usr_[0-9a-f]{24}$/,
+  role: /^role_[0-9a-f]{24}$/,
+  apiKey: /^[0-9a-z]{24}$/,
+  suppression: /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/,
+} as const;
+
+export type IdKind = keyof typeof idPatterns;

@@ -1,0 +1,78 @@
+/**
+ * The event store port. Two adapters implement it (PostgreSQL, EventStoreDB) and one contract
+ * suite (test/eventstore.contract.ts) holds both to it.
+ */
+
+/** What the writer believed about the stream: a revision, or one of the three loose forms. */
+export type ExpectedRevision = number | 'no_stream' | 'exists' | 'any';
+
+export interface EventToAppend {
+  type: string;
+  /** Schema version of `data`; readers upcast older versions. */
+  version: number;
+  data: Record<string, unknown>;
+  metadata?: Record<string, unknown>;
+}
+
+export interface RecordedEvent {
+  streamId: string;
+  /** 0-based position of the event within its stream. */
+  revision: number;
+  /** Position in the whole store; strictly increasing in the order subscribers see events. */
+  position: number;
+  type: string;
+  version: number;
+  data: Record<string, unknown>;
+  metadata: Record<string, unknown>;
+  recordedAt: Date;
+}
+
+export interface AppendResult {
+  /** Revision of the last event written. */
+  revision: number;
+  /** Global position of the last event written. */
+  position: number;
+}
+
+export class WrongExpectedRevision extends Error {
+  constructor(
+    readonly streamId: string,
+    readonly expected: ExpectedRevision,
+    /** -1 when the stream does not exist. */
+    readonly actual: number,
+  ) {
+    super(`stream ${streamId}: expected revision ${expected}, actual ${actual}`);
+    this.name = 'WrongExpectedRevision';
+  }
+}
+
+export interface ReadAllOptions {
+  /** Exclusive: events after this position. 0 reads from the start. */
+  after?: number;
+  limit?: number;
+  /** Only streams whose id starts with this prefix (a workspace's streams, for audit replay). */
+  streamPrefix?: string;
+}
+
+export interface Subscription {
+  close(): Promise<void>;
+}
+
+export interface SubscribeOptions {
+  after?: number;
+  /** Called with batches in position order; the next batch waits for the returned promise. */
+  onEvents(events: RecordedEvent[]): Promise<void>;
+  onError?(error: unknown): void;
+  batchSize?: number;
+}
+
+export interface EventStore {
+  append(streamId: string, events: EventToAppend[], expected: ExpectedRevision): Promise<AppendResult>;
+  /** Events of one stream from `fromRevision` (inclusive); empty when the stream does not exist. */
+  readStream(streamId: string, fromRevision?: number): Promise<RecordedEvent[]>;
+  readAll(options?: ReadAllOptions): Promise<RecordedEvent[]>;
+  /** Position of the newest event a subscriber may see now (0 when the store is empty). */
+  headPosition(): Promise<number>;
+  subscribeToAll(options: SubscribeOptions): Subscription;
+  close(): Promise<void>;
+}

@@ -1,0 +1,6 @@
+import { apiKeysProjector } from './api-keys/projector.ts';
+import type { Projector } from './projector.ts';
+import { workspacesProjector } from './workspaces/projector.ts';
+
+/** Every read model the runner keeps up to date. */
+export const projectors: Projector[] = [workspacesProjector, apiKeysProjector];

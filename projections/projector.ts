@@ -1,0 +1,25 @@
+import type { Kysely, Transaction } from 'kysely';
+import type { DomainEvent } from '../domain/shared/events.ts';
+
+export interface ProjectedEvent extends DomainEvent {
+  streamId: string;
+  revision: number;
+  position: number;
+  recordedAt: Date;
+  metadata: Record<string, unknown>;
+}
+
+/**
+ * One read model: the tables it owns, how to create them in a given schema (the live one is
+ * `public`; a rebuild builds in a scratch schema and swaps), and how an event changes them.
+ * `apply` must be idempotent per event; the runner commits it with the checkpoint.
+ */
+export interface Projector {
+  name: string;
+  /** Bump when the tables or the apply logic change: the runner rebuilds it from position 0. */
+  version: number;
+  tables: readonly string[];
+  ddl(schema: string): string;
+  handles: readonly string[];
+  apply(db: Transaction<any> | Kysely<any>, event: ProjectedEvent): Promise<void>;
+}

@@ -1,0 +1,101 @@
+import crypto from 'node:crypto';
+import type { FastifyInstance } from 'fastify';
+import type pg from 'pg';
+import { buildServer } from './api/server.ts';
+import { Cursors } from './api/paging.ts';
+import { RATE_LIMIT_SCHEMA, RateLimiter } from './api/plugins/rate-limit.ts';
+import { REQUEST_LOG_SCHEMA, RequestLog } from './api/request-log.ts';
+import type { CommandContext } from './commands/execute.ts';
+import { registry } from './domain/registry.ts';
+import type { Config } from './infra/config.ts';
+import { openDatabase, type Database } from './infra/db.ts';
+import { startEmbeddedPostgres } from './infra/embedded-postgres.ts';
+import type { EventStore } from './infra/eventstore/port.ts';
+import { PostgresEventStore } from './infra/eventstore/postgres.ts';
+import { projectors } from './projections/all.ts';
+import { ProjectionRunner } from './projections/runner.ts';
+
+/**
+ * The composition root: the one place that knows every layer and wires the adapters that the
+ * configuration picks. The server, the CLI, the tests and the benchmarks all start from here.
+ */
+export interface System {
+  database: Database;
+  store: EventStore;
+  runner: ProjectionRunner;
+  commands: CommandContext;
+  cursors: Cursors;
+  rateLimiter: RateLimiter;
+  requestLog: RequestLog;
+  close(): Promise<void>;
+}
+
+export async function resolveDatabaseUrl(config: Pick<Config, 'databaseUrl' | 'dataDir'>): Promise<{ url: string; stop: () => Promise<void> }> {
+  if (config.databaseUrl) return { url: config.databaseUrl, stop: async () => {} };
+  return startEmbeddedPostgres(config.dataDir);
+}
+
+/** Opens the database, runs migrations and (unless `project` is false) starts the projectors. */
+export async function openSystem(
+  databaseUrl: string,
+  options: { eventStoreUrl?: string; project?: boolean; poolSize?: number } = {},
+): Promise<System> {
+  const database = openDatabase(databaseUrl, options.poolSize ?? 20);
+  await migrate(database.pool);
+  const store: EventStore = new PostgresEventStore(database.pool);
+  const runner = new ProjectionRunner(database.db, database.pool, store, registry, projectors);
+  await runner.migrate();
+  if (options.project !== false) await runner.start();
+  const requestLog = new RequestLog(database.pool);
+  return {
+    database,
+    store,
+    runner,
+    commands: { store, registry, readModels: runner },
+    cursors: new Cursors(await serverSecret(database.pool, 'cursor')),
+    rateLimiter: new RateLimiter(database.pool),
+    requestLog,
+    async close() {
+      await runner.stop();
+      await requestLog.flush();
+      await store.close();
+      await database.close();
+    },
+  };
+}
+
+export function serve(system: System, options: { logger?: boolean | object } = {}): Promise<FastifyInstance> {
+  return buildServer(
+    {
+      db: system.database.db,
+      pool: system.database.pool,
+      commands: system.commands,
+      cursors: system.cursors,
+      rateLimiter: system.rateLimiter,
+      requestLog: system.requestLog,
+    },
+    options,
+  );
+}
+
+async function migrate(pool: pg.Pool): Promise<void> {
+  // Several processes may start against one database at once; migrations run one at a time.
+  const client = await pool.connect();
+  try {
+    await client.query('SELECT pg_advisory_lock(72626000)');
+    await PostgresEventStore.migrate(pool);
+    await client.query(RATE_LIMIT_SCHEMA);
+    await client.query(REQUEST_LOG_SCHEMA);
+    await client.query('CREATE TABLE IF NOT EXISTS server_secrets (name text PRIMARY KEY, value bytea NOT NULL)');
+  } finally {
+    await client.query('SELECT pg_advisory_unlock(72626000)');
+    client.release();
+  }
+}
+
+/** A secret shared by every process on this database (cursor signing), made once. */
+async function serverSecret(pool: pg.Pool, name: string): Promise<Buffer> {
+  await pool.query('INSERT INTO server_secrets (name, value) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING', [name, crypto.randomBytes(32)]);
+  const { rows } = await pool.query('SELECT value FROM server_secrets WHERE name = $1', [name]);
+  return rows[0].value;
+}
