@@ -3,7 +3,7 @@ import { openSystem, resolveDatabaseUrl, serve } from './system.ts';
 
 const config = readConfig();
 const database = await resolveDatabaseUrl(config);
-const system = await openSystem(database.url, { eventStoreUrl: config.eventStoreUrl });
+const system = await openSystem(database.url, { eventStoreUrl: config.eventStoreUrl, natsUrl: config.natsUrl });
 const app = await serve(system, { logger: { level: config.logLevel } });
 const address = await app.listen({ port: config.port, host: config.host });
 console.log(`Workspace Mail Service listening on ${address} (database: ${config.databaseUrl ? 'DATABASE_URL' : `embedded, data in ${config.dataDir}`})`);

@@ -10,6 +10,10 @@ import { registry } from './domain/registry.ts';
 import type { Config } from './infra/config.ts';
 import { openDatabase, type Database } from './infra/db.ts';
 import { startEmbeddedPostgres } from './infra/embedded-postgres.ts';
+import { EventStoreDbEventStore } from './infra/eventstore/eventstoredb.ts';
+import { InProcessWorkQueue } from './infra/bus/in-process.ts';
+import { NatsWorkQueue } from './infra/bus/nats.ts';
+import type { WorkQueue } from './infra/bus/port.ts';
 import type { EventStore } from './infra/eventstore/port.ts';
 import { PostgresEventStore } from './infra/eventstore/postgres.ts';
 import { projectors } from './projections/all.ts';
@@ -22,6 +26,8 @@ import { ProjectionRunner } from './projections/runner.ts';
 export interface System {
   database: Database;
   store: EventStore;
+  /** Where process managers take their work from: NATS JetStream, or in-process by default. */
+  bus: WorkQueue;
   runner: ProjectionRunner;
   commands: CommandContext;
   cursors: Cursors;
@@ -38,11 +44,14 @@ export async function resolveDatabaseUrl(config: Pick<Config, 'databaseUrl' | 'd
 /** Opens the database, runs migrations and (unless `project` is false) starts the projectors. */
 export async function openSystem(
   databaseUrl: string,
-  options: { eventStoreUrl?: string; project?: boolean; poolSize?: number } = {},
+  options: { eventStoreUrl?: string; natsUrl?: string; project?: boolean; poolSize?: number } = {},
 ): Promise<System> {
   const database = openDatabase(databaseUrl, options.poolSize ?? 20);
   await migrate(database.pool);
-  const store: EventStore = new PostgresEventStore(database.pool);
+  const store: EventStore = options.eventStoreUrl
+    ? await EventStoreDbEventStore.connect(options.eventStoreUrl)
+    : new PostgresEventStore(database.pool);
+  const bus: WorkQueue = options.natsUrl ? await NatsWorkQueue.connect(options.natsUrl) : new InProcessWorkQueue();
   const runner = new ProjectionRunner(database.db, database.pool, store, registry, projectors);
   await runner.migrate();
   if (options.project !== false) await runner.start();
@@ -50,6 +59,7 @@ export async function openSystem(
   return {
     database,
     store,
+    bus,
     runner,
     commands: { store, registry, readModels: runner },
     cursors: new Cursors(await serverSecret(database.pool, 'cursor')),
@@ -58,6 +68,7 @@ export async function openSystem(
     async close() {
       await runner.stop();
       await requestLog.flush();
+      await bus.close();
       await store.close();
       await database.close();
     },
