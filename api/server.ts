@@ -12,7 +12,9 @@ import type { RateLimiter } from './plugins/rate-limit.ts';
 import type { RequestLog } from './request-log.ts';
 import { registerDocs } from './routes/docs.ts';
 import { registerKeys } from './routes/keys.ts';
+import { registerRoles } from './routes/roles.ts';
 import { registerSelf } from './routes/self.ts';
+import { registerSuppressions } from './routes/suppressions.ts';
 
 export interface ApiDeps {
   db: Kysely<any>;
@@ -52,5 +54,7 @@ export async function buildServer(deps: ApiDeps, options: { logger?: boolean | o
   registerDocs(app);
   registerSelf(app, deps);
   registerKeys(app, deps);
+  registerRoles(app, deps);
+  registerSuppressions(app, deps);
   return app;
 }

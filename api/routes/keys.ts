@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { createApiKey, revokeApiKey } from '../../commands/api-keys/handlers.ts';
 import { PERMISSIONS, type Permission } from '../../domain/shared/permissions.ts';
 import { findActiveKey, listKeys } from '../../projections/api-keys/queries.ts';
+import { findRole } from '../../projections/roles/queries.ts';
 import { actorOf } from '../credential.ts';
 import { ApiError } from '../errors/api-error.ts';
 import { cursorParam, limitParam, pageSchema } from '../paging.ts';
@@ -74,6 +75,9 @@ export function registerKeys(app: FastifyInstance, deps: ApiDeps): void {
     response: apiKeyView.extend({ token: z.string() }),
     handler: async ({ credential, body, request }) => {
       const roleId = body.roleId ?? null;
+      if (roleId !== null && !(await findRole(deps.db, credential.workspaceId, roleId))) {
+        throw new ApiError('role_not_found', 'No such role in this workspace.', 'roleId');
+      }
       const { keyId, token } = await createApiKey(
         deps.commands,
         actorOf(credential, request.id),
