@@ -1,0 +1,95 @@
+import { parseArgs } from 'node:util';
+import { createWorkspace } from '../commands/workspaces/create-workspace.ts';
+import { readConfig } from '../infra/config.ts';
+import { rebuildProjection } from '../projections/rebuild.ts';
+import { openSystem, resolveDatabaseUrl, type System } from '../system.ts';
+import { printHistory } from './history.ts';
+
+const USAGE = `Usage: npm run cli -- <command>
+  workspace create --name <name> --owner-email <email>
+  projections status
+  projections rebuild <name>
+  history --workspace <id> [--stream S] [--type T] [--since ISO]`;
+
+/**
+ * Operator commands against the same database as the server (the embedded one included: the
+ * CLI attaches to a running embedded PostgreSQL, or starts it for the duration of the command).
+ */
+async function main(argv: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      name: { type: 'string' },
+      'owner-email': { type: 'string' },
+      workspace: { type: 'string' },
+      stream: { type: 'string' },
+      type: { type: 'string' },
+      since: { type: 'string' },
+    },
+  });
+  const [group, action, arg] = positionals;
+  const command = `${group ?? ''} ${action ?? ''}`.trim();
+  if (!['workspace create', 'projections status', 'projections rebuild', 'history'].includes(group === 'history' ? 'history' : command)) {
+    console.error(USAGE);
+    return 2;
+  }
+  const config = readConfig();
+  const database = await resolveDatabaseUrl(config);
+  // Projects only when no server holds the projection lock, so a write waits for a read model
+  // that someone keeps up to date.
+  const system = await openSystem(database.url, { eventStoreUrl: config.eventStoreUrl, natsUrl: config.natsUrl, poolSize: 4 });
+  try {
+    return await run(system, group === 'history' ? 'history' : command, values, arg);
+  } finally {
+    await system.close();
+    await database.stop();
+  }
+}
+
+async function run(system: System, command: string, values: Record<string, string | boolean | undefined>, arg: string | undefined): Promise<number> {
+  switch (command) {
+    case 'workspace create': {
+      const name = values.name;
+      const ownerEmail = values['owner-email'];
+      if (typeof name !== 'string' || !name.trim() || typeof ownerEmail !== 'string' || !/^[^\s@]+@[^\s@]+$/.test(ownerEmail)) {
+        console.error('workspace create needs --name <name> and --owner-email <email>');
+        return 2;
+      }
+      console.log(JSON.stringify(await createWorkspace(system.commands, { name: name.trim(), ownerEmail })));
+      return 0;
+    }
+    case 'projections status':
+      for (const s of await system.runner.status()) console.log(JSON.stringify(s));
+      return 0;
+    case 'projections rebuild': {
+      const projector = system.runner.projectors.find((p) => p.name === arg);
+      if (!projector) {
+        console.error(`unknown projection ${arg ?? '(none)'}; known: ${system.runner.projectors.map((p) => p.name).join(', ')}`);
+        return 2;
+      }
+      const { db, pool } = system.database;
+      console.log(JSON.stringify(await rebuildProjection(db, pool, system.store, system.runner, projector)));
+      return 0;
+    }
+    case 'history': {
+      const workspaceId = values.workspace;
+      if (typeof workspaceId !== 'string') {
+        console.error('history needs --workspace <id>');
+        return 2;
+      }
+      const since = typeof values.since === 'string' ? new Date(values.since) : undefined;
+      if (since && Number.isNaN(since.getTime())) {
+        console.error('--since must be an ISO 8601 instant');
+        return 2;
+      }
+      await printHistory(system, { workspaceId, stream: values.stream as string | undefined, type: values.type as string | undefined, since }, (line) =>
+        console.log(line),
+      );
+      return 0;
+    }
+  }
+  return 2;
+}
+
+process.exitCode = await main(process.argv.slice(2));

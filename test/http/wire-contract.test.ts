@@ -1,0 +1,142 @@
+import t from 'tap';
+import { openSystem, serve } from '../../system.ts';
+import { startTestApp } from '../support/app.ts';
+
+/** Waits out the end of a clock minute so a burst stays inside one rate-limit window. */
+async function awayFromMinuteEnd(seconds = 20) {
+  const intoMinute = (Date.now() % 60_000) / 1000;
+  if (intoMinute > 60 - seconds) await new Promise((r) => setTimeout(r, (60 - intoMinute + 0.2) * 1000));
+}
+
+t.test('wire contract', async (t) => {
+  const h = await startTestApp(t);
+  const ws = await h.workspace();
+
+  t.test('a request id on every answer, successes and errors alike', async (t) => {
+    const ok = await h.request(ws.apiKey, 'GET', '/ping');
+    t.match(ok.headers['request-id'], /^req_[0-9a-f]{24}$/);
+    const bad = await h.request(null, 'GET', '/ping');
+    t.match(bad.headers['request-id'], /^req_/);
+    t.equal(bad.json().error.requestId, bad.headers['request-id']);
+    t.not(ok.headers['request-id'], bad.headers['request-id']);
+    const forged = await h.app.inject({ method: 'GET', url: '/ping', headers: { 'request-id': 'req_mine' } });
+    t.not(forged.headers['request-id'], 'req_mine');
+  });
+
+  t.test('the error envelope and its docUrl', async (t) => {
+    const res = await h.request(null, 'GET', '/ping');
+    const error = res.json().error;
+    t.same(Object.keys(error).sort(), ['code', 'docUrl', 'message', 'param', 'requestId', 'type']);
+    t.match(error.docUrl, /\/docs\/errors#missing_api_key$/);
+    const docs = await h.app.inject({ method: 'GET', url: '/docs/errors' });
+    t.equal(docs.statusCode, 200);
+    t.match(docs.body, /<tr id="missing_api_key">/);
+  });
+
+  t.test('unknown routes answer JSON 404', async (t) => {
+    const res = await h.request(ws.apiKey, 'GET', '/no/such/route');
+    t.equal(res.statusCode, 404);
+    t.match(res.headers['content-type'], /application\/json/);
+    t.match(res.json().error, { type: 'not_found_error', code: 'resource_not_found' });
+    t.ok(res.headers['ratelimit-limit']);
+  });
+
+  t.test('malformed JSON is 400 malformed_json', async (t) => {
+    const res = await h.request(ws.apiKey, 'POST', '/keys', '{"scopes": [');
+    t.equal(res.statusCode, 400);
+    t.match(res.json().error, { type: 'invalid_request_error', code: 'malformed_json' });
+    const empty = await h.app.inject({ method: 'POST', url: '/keys', payload: '', headers: { authorization: `Bearer ${ws.apiKey}`, 'content-type': 'application/json' } });
+    t.equal(empty.json().error.code, 'malformed_json');
+  });
+
+  t.test('zod failures: 422 with dotted, indexed params; unknown fields named', async (t) => {
+    const res = await h.request(ws.apiKey, 'POST', '/keys', { scopes: ['emails:send', 42] });
+    t.equal(res.statusCode, 422);
+    t.match(res.json().error, { type: 'validation_error', code: 'invalid_parameter', param: 'scopes.1' });
+    const unknown = await h.request(ws.apiKey, 'POST', '/keys', { scopes: [], nested: { x: 1 } });
+    t.match(unknown.json().error, { code: 'unknown_parameter', param: 'nested' });
+    const unknownQuery = await h.request(ws.apiKey, 'GET', '/keys?limt=5');
+    t.match(unknownQuery.json().error, { code: 'unknown_parameter', param: 'limt' });
+  });
+
+  t.test('limits: 1 to 100, default 25', async (t) => {
+    for (const bad of ['0', '101', '-1', '2.5', 'ten']) {
+      const res = await h.request(ws.apiKey, 'GET', `/keys?limit=${bad}`);
+      t.equal(res.statusCode, 422, `limit=${bad}`);
+      t.equal(res.json().error.param, 'limit');
+    }
+    t.equal((await h.request(ws.apiKey, 'GET', '/keys?limit=1')).statusCode, 200);
+    t.equal((await h.request(ws.apiKey, 'GET', '/keys?limit=100')).statusCode, 200);
+  });
+
+  t.test('cursors: tampered, or from another list, are 400 invalid_cursor', async (t) => {
+    await h.request(ws.apiKey, 'POST', '/keys', { scopes: [] });
+    const page = (await h.request(ws.apiKey, 'GET', '/keys?limit=1')).json();
+    t.ok(page.nextCursor);
+    const [body, sig] = page.nextCursor.split('.');
+    const decoded = JSON.parse(Buffer.from(body, 'base64url').toString());
+    decoded.k[1] = 'zzzz';
+    const tampered = `${Buffer.from(JSON.stringify(decoded)).toString('base64url')}.${sig}`;
+    for (const cursor of [tampered, 'garbage', `${body}.${sig}x`, `${body}`]) {
+      const res = await h.request(ws.apiKey, 'GET', `/keys?cursor=${encodeURIComponent(cursor)}`);
+      t.equal(res.statusCode, 400);
+      t.match(res.json().error, { type: 'invalid_request_error', code: 'invalid_cursor', param: 'cursor' });
+    }
+    const otherList = await h.request(ws.apiKey, 'GET', `/keys/self/requests?cursor=${page.nextCursor}`);
+    t.equal(otherList.json().error.code, 'invalid_cursor');
+  });
+
+  t.test('/openapi.json is generated from the route schemas', async (t) => {
+    const res = await h.app.inject({ method: 'GET', url: '/openapi.json' });
+    t.equal(res.statusCode, 200);
+    const doc = res.json();
+    t.equal(doc.openapi, '3.1.0');
+    for (const path of ['/ping', '/keys/self', '/keys/self/rotate', '/keys/self/requests', '/keys', '/keys/{id}']) t.ok(doc.paths[path], path);
+    const body = doc.paths['/keys'].post.requestBody.content['application/json'].schema;
+    t.ok(body.properties.scopes);
+    t.equal(body.additionalProperties, false);
+    t.ok(doc.components.securitySchemes.bearerAuth);
+  });
+
+  t.test('rate limit: headers on every answer, 429 past 600 a minute', async (t) => {
+    await awayFromMinuteEnd();
+    const key = (await h.request(ws.apiKey, 'POST', '/keys', { scopes: [] })).json().token;
+    const first = await h.request(key, 'GET', '/ping');
+    t.equal(first.headers['ratelimit-policy'], '600;w=60');
+    t.equal(first.headers['ratelimit-limit'], '600');
+    t.equal(first.headers['ratelimit-remaining'], '599');
+    const reset = Number(first.headers['ratelimit-reset']);
+    t.ok(reset >= 1 && reset <= 60);
+    t.notOk(first.headers['retry-after']);
+    for (let i = 0; i < 598; i++) await h.request(key, 'GET', '/ping');
+    const last = await h.request(key, 'GET', '/ping');
+    t.equal(last.statusCode, 200);
+    t.equal(last.headers['ratelimit-remaining'], '0');
+    const over = await h.request(key, 'GET', '/ping');
+    t.equal(over.statusCode, 429);
+    t.match(over.json().error, { type: 'rate_limit_error', code: 'rate_limited' });
+    t.ok(Number(over.headers['retry-after']) >= 1);
+    t.equal(over.headers['ratelimit-remaining'], '0');
+    t.equal((await h.request(ws.apiKey, 'GET', '/ping')).statusCode, 200, 'other keys keep their own window');
+  });
+
+  t.test('rate limit: one count across several servers on one database', async (t) => {
+    const second = await openSystem(h.url);
+    const app2 = await serve(second);
+    t.teardown(async () => {
+      await app2.close();
+      await second.close();
+    });
+    await awayFromMinuteEnd();
+    const key = (await h.request(ws.apiKey, 'POST', '/keys', { scopes: [] })).json().token;
+    const headers = { authorization: `Bearer ${key}` };
+    for (let i = 0; i < 300; i++) {
+      await h.app.inject({ method: 'GET', url: '/ping', headers });
+      await app2.inject({ method: 'GET', url: '/ping', headers });
+    }
+    const a = await h.app.inject({ method: 'GET', url: '/ping', headers });
+    const b = await app2.inject({ method: 'GET', url: '/ping', headers });
+    t.equal(a.statusCode, 429);
+    t.equal(b.statusCode, 429);
+  });
+});
