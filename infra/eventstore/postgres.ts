@@ -13,6 +13,8 @@ import {
 
 const CONFLICT_STATE = 'ES409';
 const POSITION_LOCK = 72_626_001;
+/** Key space of the per-stream locks (two-int advisory keys never collide with POSITION_LOCK). */
+const STREAM_LOCKS = 72_626_002;
 
 /**
  * Append-only event table with per-stream optimistic concurrency and a global position.
@@ -25,7 +27,13 @@ const POSITION_LOCK = 72_626_001;
  *  2. Readers only see rows whose transaction id is below the snapshot's xmin (every transaction
  *     below it has finished). A row can then only become visible later if its transaction id,
  *     and so its position, is above everything already read.
- * The lock covers two statements, not the commit, so appends still commit (and fsync) in parallel.
+ * The lock covers a few statements, not the commit, so appends still commit (and fsync) in parallel.
+ * Step 1 holds only if the transaction id is first assigned inside that lock, so es_append refuses
+ * a transaction that has already written (or appended once).
+ *
+ * Appends to one stream queue on a per-stream transaction lock before taking positions; otherwise
+ * a later revision could take a lower position and subscribers would see a stream out of order.
+ * That lock assigns no transaction id, so step 1 still holds.
  */
 export const EVENT_STORE_SCHEMA = `
 CREATE TABLE IF NOT EXISTS es_streams (
@@ -57,16 +65,22 @@ DECLARE
   v_rev integer;
   v_actual integer;
 BEGIN
-  PERFORM pg_advisory_lock(${POSITION_LOCK});
+  IF pg_current_xact_id_if_assigned() IS NOT NULL THEN
+    RAISE EXCEPTION 'es_append must be the first write of its transaction';
+  END IF;
+  PERFORM pg_advisory_xact_lock(${STREAM_LOCKS}, hashtext(p_stream));
+  -- Lock and unlock both sit inside the block: a cancel landing between statements must never
+  -- leave the session lock held by a pooled connection, which would stall every append.
   BEGIN
+    PERFORM pg_advisory_lock(${POSITION_LOCK});
     v_tx := pg_current_xact_id();
     v_first := nextval('es_position_seq');
     IF n > 1 THEN PERFORM setval('es_position_seq', v_first + n - 1); END IF;
+    PERFORM pg_advisory_unlock(${POSITION_LOCK});
   EXCEPTION WHEN OTHERS OR query_canceled THEN
     PERFORM pg_advisory_unlock(${POSITION_LOCK});
     RAISE;
   END;
-  PERFORM pg_advisory_unlock(${POSITION_LOCK});
 
   IF p_expected_kind = 'no_stream' THEN
     INSERT INTO es_streams VALUES (p_stream, n - 1) ON CONFLICT DO NOTHING RETURNING revision INTO v_rev;
@@ -121,7 +135,7 @@ export class PostgresEventStore implements EventStore {
         ],
       );
       for (const wake of this.wakers) wake();
-      return { revision: rows[0].out_revision, position: rows[0].out_position };
+      return { revision: rows[0].out_revision, position: Number(rows[0].out_position) };
     } catch (error) {
       if ((error as { code?: string }).code === CONFLICT_STATE) {
         throw new WrongExpectedRevision(streamId, expected, Number((error as Error).message));
@@ -154,7 +168,7 @@ export class PostgresEventStore implements EventStore {
 
   async headPosition(): Promise<number> {
     const { rows } = await this.pool.query(`SELECT position FROM es_events WHERE ${VISIBLE} ORDER BY position DESC LIMIT 1`);
-    return rows[0]?.position ?? 0;
+    return Number(rows[0]?.position ?? 0);
   }
 
   subscribeToAll(options: SubscribeOptions): Subscription {
@@ -206,7 +220,7 @@ function toRecorded(row: Record<string, any>): RecordedEvent {
   return {
     streamId: row.stream_id,
     revision: row.revision,
-    position: row.position,
+    position: Number(row.position),
     type: row.type,
     version: row.version,
     data: row.data,
