@@ -25,8 +25,20 @@ export const workspacesProjector: Projector = {
       created_at timestamptz NOT NULL,
       PRIMARY KEY (workspace_id, user_id)
     );`,
-  handles: ['WorkspaceCreated'],
+  handles: ['WorkspaceCreated', 'RoleDeleted'],
   async apply(db, event) {
+    if (event.type === 'RoleDeleted') {
+      // Members of a deleted role move to the role named by `reassignTo` (required while any hold it).
+      const r = event.data as { roleId: string; reassignTo: string | null };
+      if (r.reassignTo === null) return;
+      await db
+        .updateTable('members')
+        .set({ role_id: r.reassignTo })
+        .where('workspace_id', '=', event.metadata.workspaceId as string)
+        .where('role_id', '=', r.roleId)
+        .execute();
+      return;
+    }
     const d = event.data as { workspaceId: string; name: string; ownerUserId: string; ownerEmail: string; createdAt: string };
     await db
       .insertInto('workspaces')
