@@ -81,8 +81,9 @@ export function route<P = Record<string, never>, Q = Record<string, never>, B = 
       const params = parse(spec.params, request.params ?? {}, []);
       const query = parse(spec.query, request.query ?? {}, []);
       const body = spec.body ? parse(spec.body, request.body ?? {}, []) : noBody(request.body);
+      // The documented success status, unless the handler answers otherwise (201 new / 200 existing).
+      reply.code(status);
       const result = await spec.handler({ request, reply, params, query, body: body as B, credential });
-      reply.code(reply.statusCode === 200 ? status : reply.statusCode);
       return result === undefined ? reply.send() : result;
     },
   });
