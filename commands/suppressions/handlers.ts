@@ -1,0 +1,47 @@
+import { decideAddSuppression, decideRemoveSuppression } from '../../domain/suppressions/decide.ts';
+import { normaliseAddress, suppressionStream, type SuppressionReason } from '../../domain/suppressions/events.ts';
+import { suppressionAggregate, type SuppressionEntry } from '../../domain/suppressions/state.ts';
+import { execute, type Actor, type CommandContext } from '../execute.ts';
+import { newId } from '../ids.ts';
+
+export interface AddSuppressionInput {
+  email: string;
+  reason: SuppressionReason;
+  detail: string | null;
+}
+
+/**
+ * Suppresses an address, or finds it suppressed already, and answers with the entry the decision
+ * saw (a removal racing in right after cannot leave the caller without one). The API adds `manual`
+ * entries; the sending pipeline adds `bounce` and `complaint` entries through this same command.
+ */
+export async function addSuppression(
+  ctx: CommandContext,
+  actor: Actor,
+  input: AddSuppressionInput,
+  now: string,
+): Promise<{ created: boolean; suppressionId: string; entry: SuppressionEntry }> {
+  const email = normaliseAddress(input.email);
+  const streamId = suppressionStream(actor.workspaceId, email);
+  const { state, events } = await execute(ctx, actor, streamId, suppressionAggregate, (s) =>
+    decideAddSuppression(s, { suppressionId: newId.uuid(), email, reason: input.reason, detail: input.detail, now }),
+  );
+  if (events.length === 0) await awaitStream(ctx, streamId);
+  const entry = state.entry!;
+  return { created: events.length > 0, suppressionId: entry.suppressionId, entry };
+}
+
+export async function removeSuppression(ctx: CommandContext, actor: Actor, input: { suppressionId: string; email: string }, now: string) {
+  await execute(ctx, actor, suppressionStream(actor.workspaceId, input.email), suppressionAggregate, (s) =>
+    decideRemoveSuppression(s, { suppressionId: input.suppressionId, now }),
+  );
+}
+
+/**
+ * The loser of a concurrent add wrote nothing, yet answers with the winner's entry, which the
+ * read model may not hold yet: wait for the stream's last event like a writer would.
+ */
+async function awaitStream(ctx: CommandContext, streamId: string): Promise<void> {
+  const last = (await ctx.store.readStream(streamId)).at(-1);
+  if (last) await ctx.readModels.waitFor(last.position, [last.type]);
+}

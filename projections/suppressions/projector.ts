@@ -1,0 +1,62 @@
+import type { Projector } from '../projector.ts';
+
+/**
+ * The workspace's suppression list. The newest-first index serves the keyset pages; the trigram
+ * index serves `q` (substring search) when pg_trgm can be installed, and its absence only makes
+ * `q` slower, so the DDL goes on without it rather than failing the migration.
+ */
+export const suppressionsProjector: Projector = {
+  name: 'suppressions',
+  version: 1,
+  tables: ['suppressions'],
+  ddl: (s) => `
+    CREATE TABLE IF NOT EXISTS ${s}.suppressions (
+      workspace_id text NOT NULL,
+      id uuid PRIMARY KEY,
+      email text NOT NULL,
+      reason text NOT NULL,
+      detail text,
+      removable boolean NOT NULL,
+      created_at timestamptz NOT NULL
+    );
+    CREATE UNIQUE INDEX IF NOT EXISTS suppressions_workspace_email ON ${s}.suppressions (workspace_id, email);
+    CREATE INDEX IF NOT EXISTS suppressions_workspace_created ON ${s}.suppressions (workspace_id, created_at DESC, id DESC);
+    CREATE INDEX IF NOT EXISTS suppressions_workspace_reason_created ON ${s}.suppressions (workspace_id, reason, created_at DESC, id DESC);
+    DO $$
+    BEGIN
+      BEGIN
+        CREATE EXTENSION IF NOT EXISTS pg_trgm;
+      EXCEPTION WHEN OTHERS THEN
+        RAISE WARNING 'pg_trgm unavailable (%); suppression search runs without its index', SQLERRM;
+      END;
+      IF EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'pg_trgm') THEN
+        CREATE INDEX IF NOT EXISTS suppressions_search ON ${s}.suppressions
+          USING gin (email gin_trgm_ops, detail gin_trgm_ops);
+      END IF;
+    END $$;`,
+  handles: ['SuppressionAdded', 'SuppressionRemoved'],
+  async apply(db, event) {
+    const workspaceId = event.metadata.workspaceId as string;
+    const d = event.data as any;
+    switch (event.type) {
+      case 'SuppressionAdded':
+        await db
+          .insertInto('suppressions')
+          .values({
+            workspace_id: workspaceId,
+            id: d.suppressionId,
+            email: d.email,
+            reason: d.reason,
+            detail: d.detail,
+            removable: d.removable,
+            created_at: d.createdAt,
+          })
+          .onConflict((oc) => oc.column('id').doNothing())
+          .execute();
+        break;
+      case 'SuppressionRemoved':
+        await db.deleteFrom('suppressions').where('workspace_id', '=', workspaceId).where('id', '=', d.suppressionId).execute();
+        break;
+    }
+  },
+};
