@@ -16,12 +16,21 @@ t.test('a rebuilt read model equals the live one, and swaps in while the server 
     await h.request(ws.apiKey, 'DELETE', `/keys/${keys[keys.length - 1]!.key.id}`);
     const rotated = (await h.request(ws.apiKey, 'POST', '/keys', { scopes: ['keys:write'] })).json();
     await h.request(rotated.token, 'POST', '/keys/self/rotate');
+    await h.request(ws.apiKey, 'GET', '/roles');
+    const role = (await h.request(ws.apiKey, 'POST', '/roles', { name: `Ops ${w}`, permissions: ['emails:read'] })).json();
+    await h.request(ws.apiKey, 'PATCH', `/roles/${role.id}`, { description: 'on call' });
+    const gone = (await h.request(ws.apiKey, 'POST', '/roles', { name: 'Temp', permissions: [] })).json();
+    await h.request(ws.apiKey, 'DELETE', `/roles/${gone.id}`);
+    for (let i = 0; i < 3; i++) await h.request(ws.apiKey, 'POST', '/suppressions', { email: `s${i}@w${w}.test` });
+    const removed = (await h.request(ws.apiKey, 'POST', '/suppressions', { email: `gone@w${w}.test` })).json();
+    await h.request(ws.apiKey, 'DELETE', `/suppressions/${removed.id}`);
   }
   const { db, pool } = h.system.database;
   for (const projector of h.system.runner.projectors) {
     const schema = `compare_${projector.name}`;
     await rebuildProjection(db, pool, h.system.store, h.system.runner, projector, { swap: false, schema });
     for (const table of projector.tables) {
+      t.ok((await rows(h, 'public', table)).length > 0, `${table} has rows to compare`);
       t.same(await rows(h, schema, table), await rows(h, 'public', table), `${projector.name}.${table} rebuilt equals live`);
     }
     await pool.query(`DROP SCHEMA ${schema} CASCADE`);
