@@ -1,8 +1,8 @@
 import t from 'tap';
+import { refusal } from '../support/refusal.ts';
 import { decideCreateKey, decideReassignKeys, decideRevokeKey, decideRotateKey, type CreateKey } from '../../domain/api-keys/decide.ts';
 import type { ApiKeyEvent } from '../../domain/api-keys/events.ts';
 import { apiKeysAggregate, type ApiKeysState } from '../../domain/api-keys/state.ts';
-import { DomainError } from '../../domain/shared/errors.ts';
 import { SCOPEABLE } from '../../domain/shared/permissions.ts';
 
 const NOW = '2026-01-01T00:00:00.000Z';
@@ -33,16 +33,6 @@ const created = (keyId: string, extra: Partial<Extract<ApiKeyEvent, { type: 'Api
     expiresAt: null, secretHash: 'h', createdAt: NOW, createdBy: null, ...extra,
   },
 });
-
-function refusal(fn: () => unknown): DomainError {
-  try {
-    fn();
-  } catch (error) {
-    if (error instanceof DomainError) return error;
-    throw error;
-  }
-  throw new Error('expected a refusal');
-}
 
 t.test('create: scopes in canonical order, allowlists normalised', async (t) => {
   const [event] = decideCreateKey(

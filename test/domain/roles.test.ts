@@ -1,4 +1,5 @@
 import t from 'tap';
+import { refusal } from '../support/refusal.ts';
 import {
   CUSTOM_ROLE_LIMIT,
   decideCreateRole,
@@ -13,7 +14,6 @@ import {
 import type { RoleEvent } from '../../domain/roles/events.ts';
 import { BUILTINS, seedRole } from '../../domain/roles/seeds.ts';
 import { rolesAggregate, type RolesState } from '../../domain/roles/state.ts';
-import { DomainError } from '../../domain/shared/errors.ts';
 import { CONSOLE_ONLY, PERMISSIONS, SCOPEABLE, type Permission } from '../../domain/shared/permissions.ts';
 
 const NOW = '2026-01-01T00:00:00.000Z';
@@ -49,16 +49,6 @@ const remove = (o: Partial<DeleteRole> = {}): DeleteRole => ({
   caller: ownerKey,
   ...o,
 });
-
-function refusal(fn: () => unknown): DomainError {
-  try {
-    fn();
-  } catch (error) {
-    if (error instanceof DomainError) return error;
-    throw error;
-  }
-  throw new Error('expected a refusal');
-}
 
 t.test('seeding: the six roles once, then only the owner role comes back', async (t) => {
   const [first] = decideEnsureSeeded(given([]), { seedIds: IDS, now: NOW });

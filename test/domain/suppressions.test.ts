@@ -1,5 +1,5 @@
 import t from 'tap';
-import { DomainError } from '../../domain/shared/errors.ts';
+import { refusal } from '../support/refusal.ts';
 import { decideAddSuppression, decideRemoveSuppression, type AddSuppression } from '../../domain/suppressions/decide.ts';
 import { suppressionStream, type SuppressionEvent } from '../../domain/suppressions/events.ts';
 import { suppressionAggregate, type SuppressionState } from '../../domain/suppressions/state.ts';
@@ -24,16 +24,6 @@ const removed = (suppressionId: string): SuppressionEvent => ({
   type: 'SuppressionRemoved',
   data: { suppressionId, email: 'a@example.com', removedAt: NOW },
 });
-
-function refusal(fn: () => unknown): DomainError {
-  try {
-    fn();
-  } catch (error) {
-    if (error instanceof DomainError) return error;
-    throw error;
-  }
-  throw new Error('expected a refusal');
-}
 
 t.test('one stream per address, whatever its case', async (t) => {
   t.equal(suppressionStream('ws_1', ' A@Example.COM '), 'ws-ws_1.suppression-a@example.com');
