@@ -95,6 +95,6 @@ export async function listRequests(
   if (filter.path) q = q.where('path', '=', filter.path);
   if (filter.since) q = q.where('created_at', '>=', filter.since);
   if (filter.until) q = q.where('created_at', '<', filter.until);
-  if (after) q = q.where((eb) => eb.or([eb('created_at', '<', after[0]), eb.and([eb('created_at', '=', after[0]), eb('id', '<', after[1])])]));
+  if (after) q = q.where((eb) => eb(eb.refTuple('created_at', 'id'), '<', eb.tuple(after[0], after[1])));
   return q.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit + 1).execute();
 }

@@ -55,7 +55,7 @@ export async function findActiveKey(db: Kysely<any>, workspaceId: string, keyId:
 /** Unrevoked keys, newest first, after the cursor's (createdAt, id). */
 export async function listKeys(db: Kysely<any>, workspaceId: string, limit: number, after: [string, string] | null): Promise<ApiKeyRow[]> {
   let q = db.selectFrom('api_keys').selectAll().where('workspace_id', '=', workspaceId).where('revoked_at', 'is', null);
-  if (after) q = q.where((eb) => eb.or([eb('created_at', '<', after[0]), eb.and([eb('created_at', '=', after[0]), eb('id', '<', after[1])])]));
+  if (after) q = q.where((eb) => eb(eb.refTuple('created_at', 'id'), '<', eb.tuple(after[0], after[1])));
   return (await q.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit + 1).execute()) as ApiKeyRow[];
 }
 
