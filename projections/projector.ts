@@ -22,4 +22,6 @@ export interface Projector {
   ddl(schema: string): string;
   handles: readonly string[];
   apply(db: Transaction<any> | Kysely<any>, event: ProjectedEvent): Promise<void>;
+  /** Optional: the same as `apply` on each event in order, in fewer round trips. */
+  applyBatch?(db: Transaction<any> | Kysely<any>, events: ProjectedEvent[]): Promise<void>;
 }

@@ -40,7 +40,9 @@ export async function rebuildProjection(
       if (events.length === 0) return;
       const relevant = events.filter((e) => projector.handles.includes(e.type));
       await scoped.transaction().execute(async (trx) => {
-        for (const e of relevant) await projector.apply(trx, runner.decode(e));
+        await sql`SET LOCAL synchronous_commit = off`.execute(trx);
+        if (projector.applyBatch) await projector.applyBatch(trx, relevant.map((e) => runner.decode(e)));
+        else for (const e of relevant) await projector.apply(trx, runner.decode(e));
       });
       applied += relevant.length;
       position = events[events.length - 1]!.position;

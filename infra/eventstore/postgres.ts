@@ -122,9 +122,11 @@ export class PostgresEventStore implements EventStore {
     if (events.length === 0) throw new Error('append needs at least one event');
     const kind = typeof expected === 'number' ? 'revision' : expected;
     try {
-      const { rows } = await this.pool.query(
-        'SELECT out_revision, out_position FROM es_append($1, $2, $3, $4, $5, $6::jsonb[], $7::jsonb[])',
-        [
+      const { rows } = await this.pool.query({
+        // A named statement: each pooled connection parses and plans the call once, not per append.
+        name: 'es_append',
+        text: 'SELECT out_revision, out_position FROM es_append($1, $2, $3, $4, $5, $6::jsonb[], $7::jsonb[])',
+        values: [
           streamId,
           kind,
           typeof expected === 'number' ? expected : null,
@@ -133,7 +135,7 @@ export class PostgresEventStore implements EventStore {
           events.map((e) => JSON.stringify(e.data)),
           events.map((e) => JSON.stringify(e.metadata ?? {})),
         ],
-      );
+      });
       for (const wake of this.wakers) wake();
       return { revision: rows[0].out_revision, position: Number(rows[0].out_position) };
     } catch (error) {

@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import type { Projector } from '../projector.ts';
 
 /**
@@ -57,6 +58,30 @@ export const suppressionsProjector: Projector = {
       case 'SuppressionRemoved':
         await db.deleteFrom('suppressions').where('workspace_id', '=', workspaceId).where('id', '=', d.suppressionId).execute();
         break;
+    }
+  },
+  async applyBatch(db, events) {
+    // Runs of one type keep the order (an add, a remove and an add again of one address).
+    for (let i = 0; i < events.length; ) {
+      let j = i;
+      while (j < events.length && events[j]!.type === events[i]!.type && j - i < 5000) j++;
+      const run = events.slice(i, j);
+      if (run[0]!.type === 'SuppressionAdded') {
+        const col = (f: (d: any, e: (typeof run)[number]) => unknown) => run.map((e) => f(e.data as any, e));
+        await db
+          .insertInto('suppressions')
+          .columns(['workspace_id', 'id', 'email', 'reason', 'detail', 'removable', 'created_at'])
+          .expression(
+            sql`SELECT * FROM unnest(${col((_, e) => e.metadata.workspaceId)}::text[], ${col((d) => d.suppressionId)}::uuid[],
+              ${col((d) => d.email)}::text[], ${col((d) => d.reason)}::text[], ${col((d) => d.detail)}::text[],
+              ${col((d) => d.removable)}::boolean[], ${col((d) => d.createdAt)}::timestamptz[])`,
+          )
+          .onConflict((oc) => oc.column('id').doNothing())
+          .execute();
+      } else {
+        for (const event of run) await this.apply(db, event);
+      }
+      i = j;
     }
   },
 };
