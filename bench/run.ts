@@ -1,0 +1,84 @@
+/**
+ * `npm run bench [-- name ...]`: runs the benchmarks in order (or only those named), each on a
+ * fresh database it drops afterwards, and prints one JSON line per figure on stdout (progress goes
+ * to stderr). Figures only: nothing here asserts a time.
+ *
+ *   eventstore          50,000 single-event appends, 32 writers: ours vs emmett-postgresql
+ *   http-suppressions   POST /suppressions over HTTP with autocannon, 64 connections, 20 s
+ *   suppressions-list   GET /suppressions paging and search over 1,000,000 rows (seeded in SQL)
+ *   rebuild             online rebuild of the suppressions read model from those events
+ *
+ * `rebuild` reuses the database `suppressions-list` seeded when both run; alone, it seeds its own.
+ */
+import { eventstoreBench } from './eventstore.ts';
+import { httpSuppressionsBench } from './http-suppressions.ts';
+import { rebuildBench } from './rebuild.ts';
+import { dropAllDatabases, emit, machine, note, round } from './support.ts';
+import { suppressionsListBench, type Seeded } from './suppressions-list.ts';
+
+const ORDER = ['eventstore', 'http-suppressions', 'suppressions-list', 'rebuild'] as const;
+type Name = (typeof ORDER)[number];
+
+async function main(argv: string[]): Promise<number> {
+  const unknown = argv.filter((a) => !(ORDER as readonly string[]).includes(a));
+  if (unknown.length > 0) {
+    console.error(`unknown benchmark ${unknown.join(', ')}; known: ${ORDER.join(', ')}`);
+    return 2;
+  }
+  const selected = ORDER.filter((name) => argv.length === 0 || argv.includes(name));
+  note(`machine ${JSON.stringify(await machine())}; running ${selected.join(', ')}`);
+  let seeded: Seeded | null = null;
+  let failed = 0;
+  const started = Date.now();
+  for (const name of selected) {
+    const t0 = Date.now();
+    try {
+      await run(name);
+    } catch (error) {
+      failed++;
+      await emit({ bench: name, error: String((error as Error)?.stack ?? error) });
+    }
+    note(`${name} took ${round((Date.now() - t0) / 1000)} s`);
+  }
+  note(`all done in ${round((Date.now() - started) / 1000)} s`);
+  return failed > 0 ? 1 : 0;
+
+  async function run(name: Name): Promise<void> {
+    switch (name) {
+      case 'eventstore':
+        return eventstoreBench();
+      case 'http-suppressions':
+        return httpSuppressionsBench();
+      case 'suppressions-list':
+        seeded = await suppressionsListBench({ keep: selected.includes('rebuild') });
+        return;
+      case 'rebuild': {
+        const s = seeded;
+        seeded = null;
+        return rebuildBench(s);
+      }
+    }
+  }
+}
+
+let stopping = false;
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.on(signal, () => {
+    if (stopping) process.exit(130);
+    stopping = true;
+    note(`${signal}: dropping the benchmark databases`);
+    void dropAllDatabases().finally(() => process.exit(130));
+  });
+}
+
+main(process.argv.slice(2)).then(
+  async (code) => {
+    await dropAllDatabases();
+    process.exit(code);
+  },
+  async (error) => {
+    console.error(error);
+    await dropAllDatabases();
+    process.exit(1);
+  },
+);

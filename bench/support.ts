@@ -1,0 +1,200 @@
+import { fork } from 'node:child_process';
+import crypto from 'node:crypto';
+import os from 'node:os';
+import { fileURLToPath } from 'node:url';
+import pg from 'pg';
+import type { ServerReply, ServerRequest } from './server.ts';
+
+/** The PostgreSQL the benchmarks run on (trust auth); each benchmark makes its own database in it. */
+export const ADMIN_URL = process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+
+export interface Machine {
+  cpus: number;
+  node: string;
+  postgres: string;
+  /** 1-minute load average when the figure was taken: other engineers' runs share the cores. */
+  load1: number;
+}
+
+let postgresVersion: string | undefined;
+
+export async function machine(): Promise<Machine> {
+  if (postgresVersion === undefined) {
+    const c = new pg.Client({ connectionString: ADMIN_URL });
+    await c.connect();
+    try {
+      postgresVersion = (await c.query('SHOW server_version')).rows[0].server_version.split(' ')[0] as string;
+    } finally {
+      await c.end();
+    }
+  }
+  return { cpus: os.cpus().length, node: process.version, postgres: postgresVersion, load1: round(os.loadavg()[0]!, 2) };
+}
+
+/** Prints one figure as one JSON line, with the machine facts at the moment it was taken. */
+export async function emit(figure: Record<string, unknown>): Promise<void> {
+  console.log(JSON.stringify({ ...figure, machine: await machine() }));
+}
+
+/** Progress and notes go to stderr, so stdout stays one JSON line per figure. */
+export function note(message: string): void {
+  process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${message}\n`);
+}
+
+export interface FreshDatabase {
+  name: string;
+  url: string;
+  drop(): Promise<void>;
+}
+
+const live = new Set<FreshDatabase>();
+
+/** A new, empty database (like the tests' freshDatabase); `drop` removes it, also on Ctrl-C. */
+export async function freshDatabase(label: string): Promise<FreshDatabase> {
+  const name = `wms_bench_${label.replace(/\W/g, '_')}_${crypto.randomBytes(4).toString('hex')}`;
+  await admin(`CREATE DATABASE ${name}`);
+  const url = new URL(ADMIN_URL);
+  url.pathname = `/${name}`;
+  const db: FreshDatabase = {
+    name,
+    url: url.toString(),
+    drop: async () => {
+      if (!live.delete(db)) return;
+      await admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    },
+  };
+  live.add(db);
+  return db;
+}
+
+export async function dropAllDatabases(): Promise<void> {
+  for (const db of [...live]) await db.drop().catch((e) => note(`could not drop ${db.name}: ${e}`));
+}
+
+async function admin(sql: string): Promise<void> {
+  const c = new pg.Client({ connectionString: ADMIN_URL });
+  await c.connect();
+  try {
+    await c.query(sql);
+  } finally {
+    await c.end();
+  }
+}
+
+/** Nearest-rank percentiles of latency samples (ms), sorted once. */
+export function percentiles(samples: ArrayLike<number>, ps: readonly number[] = [50, 99]): number[] {
+  const sorted = Float64Array.from(samples).sort();
+  if (sorted.length === 0) return ps.map(() => NaN);
+  return ps.map((p) => round(sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!, 2));
+}
+
+export function round(n: number, digits = 1): number {
+  const f = 10 ** digits;
+  return Math.round(n * f) / f;
+}
+
+/** Milliseconds since `start` (a process.hrtime.bigint()). */
+export function msSince(start: bigint): number {
+  return Number(process.hrtime.bigint() - start) / 1e6;
+}
+
+/** Collects latency samples (ms) without growing a JS array per sample. */
+export class Samples {
+  private data: Float64Array;
+  length = 0;
+
+  constructor(capacity = 1024) {
+    this.data = new Float64Array(capacity);
+  }
+
+  add(ms: number): void {
+    if (this.length === this.data.length) {
+      const bigger = new Float64Array(this.data.length * 2);
+      bigger.set(this.data);
+      this.data = bigger;
+    }
+    this.data[this.length++] = ms;
+  }
+
+  /** Times `fn` and records how long it took. */
+  async time<T>(fn: () => Promise<T>): Promise<T> {
+    const start = process.hrtime.bigint();
+    const result = await fn();
+    this.add(msSince(start));
+    return result;
+  }
+
+  percentiles(ps: readonly number[] = [50, 99]): number[] {
+    return percentiles(this.data.subarray(0, this.length), ps);
+  }
+}
+
+/** Runs `workers` loops concurrently until each returns. */
+export async function concurrently(workers: number, loop: (worker: number) => Promise<void>): Promise<void> {
+  await Promise.all(Array.from({ length: workers }, (_, w) => loop(w)));
+}
+
+export interface BenchServer {
+  baseUrl: string;
+  /** Wall-clock ms when the server process began opening the system (migrations, projectors). */
+  openedAt: number;
+  workspaces: { workspaceId: string; apiKey: string }[];
+  /** CPU seconds the server process has used so far. */
+  cpuSeconds(): Promise<number>;
+  /** Stops the server and its projectors; answers the CPU seconds the server process used. */
+  close(): Promise<number>;
+}
+
+/** Starts the service in a child process (bench/server.ts) on `databaseUrl` with `workspaces` new workspaces. */
+export async function startServer(databaseUrl: string, workspaces = 0): Promise<BenchServer> {
+  // The child inherits tsx's loader flags (process.execArgv); its stdout goes to our stderr.
+  const child = fork(fileURLToPath(new URL('./server.ts', import.meta.url)), [databaseUrl, String(workspaces)], { stdio: ['ignore', 2, 2, 'ipc'] });
+  const reply = <T extends ServerReply['type']>(type: T) =>
+    new Promise<Extract<ServerReply, { type: T }>>((resolve, reject) => {
+      const onMessage = (m: ServerReply) => {
+        if (m.type === type) done(() => resolve(m as Extract<ServerReply, { type: T }>));
+        else if (m.type === 'failed') done(() => reject(new Error(`bench server failed: ${m.error}`)));
+      };
+      const onExit = (code: number | null) => done(() => reject(new Error(`bench server exited (${code}) before '${type}'`)));
+      const done = (then: () => void) => {
+        child.off('message', onMessage);
+        child.off('exit', onExit);
+        then();
+      };
+      child.on('message', onMessage);
+      child.on('exit', onExit);
+    });
+  const ready = await reply('ready');
+  return {
+    baseUrl: `http://127.0.0.1:${ready.port}`,
+    openedAt: ready.openedAt,
+    workspaces: ready.workspaces,
+    cpuSeconds: async () => {
+      const answer = reply('cpu');
+      child.send({ type: 'cpu' } satisfies ServerRequest);
+      return (await answer).cpuSeconds;
+    },
+    close: async () => {
+      const closed = reply('closed');
+      child.send({ type: 'close' } satisfies ServerRequest);
+      const { cpuSeconds } = await closed;
+      return cpuSeconds;
+    },
+  };
+}
+
+/** Adds keys to a workspace through POST /keys (the owner key is one of its at most 20 active keys). */
+export async function createKeys(baseUrl: string, ownerKey: string, count: number, scopes: string[]): Promise<string[]> {
+  const tokens: string[] = [];
+  for (let i = 0; i < count; i++) {
+    const res = await fetch(`${baseUrl}/keys`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${ownerKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ name: `bench ${i}`, scopes }),
+    });
+    const body = (await res.json()) as { token?: string };
+    if (res.status !== 201 || !body.token) throw new Error(`POST /keys answered ${res.status}: ${JSON.stringify(body)}`);
+    tokens.push(body.token);
+  }
+  return tokens;
+}
