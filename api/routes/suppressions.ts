@@ -25,18 +25,10 @@ const suppressionView = z.object({
 });
 
 function viewSuppression(row: SuppressionRow): z.infer<typeof suppressionView> {
-  return {
-    object: 'suppression',
-    id: row.id,
-    email: row.email,
-    reason: row.reason,
-    detail: row.detail,
-    removable: row.removable,
-    createdAt: row.created_at.toISOString(),
-  };
+  return viewEntry({ ...row, suppressionId: row.id, createdAt: row.created_at.toISOString() });
 }
 
-/** The same view from the entry a command decided on, where the read model is not consulted. */
+/** The view from the entry a command decided on, where the read model is not consulted. */
 function viewEntry(e: SuppressionEntry): z.infer<typeof suppressionView> {
   return {
     object: 'suppression',
