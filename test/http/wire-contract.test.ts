@@ -120,6 +120,19 @@ t.test('wire contract', async (t) => {
     t.equal((await h.request(ws.apiKey, 'GET', '/ping')).statusCode, 200, 'other keys keep their own window');
   });
 
+  t.test("rate limit: a wrong secret never spends the key's allowance", async (t) => {
+    await awayFromMinuteEnd();
+    const key = (await h.request(ws.apiKey, 'POST', '/keys', { scopes: [] })).json().token as string;
+    t.equal((await h.request(key, 'GET', '/ping')).headers['ratelimit-remaining'], '599');
+    const forged = `${key.slice(0, key.lastIndexOf('_'))}_${'B'.repeat(43)}`;
+    for (let i = 0; i < 5; i++) {
+      const res = await h.request(forged, 'GET', '/ping');
+      t.equal(res.json().error.code, 'invalid_api_key');
+      t.ok(res.headers['ratelimit-limit'], 'a refused request carries the headers too');
+    }
+    t.equal((await h.request(key, 'GET', '/ping')).headers['ratelimit-remaining'], '598');
+  });
+
   t.test('rate limit: one count across several servers on one database', async (t) => {
     const second = await openSystem(h.url);
     const app2 = await serve(second);
