@@ -20,6 +20,11 @@ export interface Projector {
   version: number;
   tables: readonly string[];
   ddl(schema: string): string;
+  /**
+   * Secondary indexes, kept apart from `ddl` so a rebuild loads its rows first and builds these
+   * once at the end, which is several times cheaper than maintaining them row by row.
+   */
+  indexes?(schema: string): string;
   handles: readonly string[];
   apply(db: Transaction<any> | Kysely<any>, event: ProjectedEvent): Promise<void>;
   /** Optional: the same as `apply` on each event in order, in fewer round trips. */

@@ -51,6 +51,7 @@ export async function rebuildProjection(
   // Never pass the live checkpoint: the live projector resumes from it on the swapped tables.
   const { rows: cp } = await pool.query('SELECT position FROM projection_checkpoints WHERE name = $1', [projector.name]);
   await catchUp(options.swap === false ? await store.headPosition() : Number(cp[0]?.position ?? 0));
+  if (projector.indexes) await pool.query(projector.indexes(schema));
   if (options.swap === false) {
     return { name: projector.name, events: applied, position, seconds: Number(process.hrtime.bigint() - started) / 1e9 };
   }

@@ -49,14 +49,14 @@ export class ProjectionRunner {
     for (const p of this.projectors) {
       const { rows } = await this.pool.query('SELECT version FROM projection_checkpoints WHERE name = $1', [p.name]);
       if (rows[0]?.version === p.version) {
-        await this.pool.query(p.ddl('public'));
+        await this.pool.query(p.ddl('public') + (p.indexes?.('public') ?? ''));
         continue;
       }
       const client = await this.pool.connect();
       try {
         await client.query('BEGIN');
         for (const t of p.tables) await client.query(`DROP TABLE IF EXISTS public.${t} CASCADE`);
-        await client.query(p.ddl('public'));
+        await client.query(p.ddl('public') + (p.indexes?.('public') ?? ''));
         await client.query(
           `INSERT INTO projection_checkpoints (name, position, version) VALUES ($1, 0, $2)
            ON CONFLICT (name) DO UPDATE SET position = 0, version = $2, updated_at = now()`,

@@ -19,7 +19,8 @@ export const suppressionsProjector: Projector = {
       detail text,
       removable boolean NOT NULL,
       created_at timestamptz NOT NULL
-    );
+    );`,
+  indexes: (s) => `
     CREATE UNIQUE INDEX IF NOT EXISTS suppressions_workspace_email ON ${s}.suppressions (workspace_id, email);
     CREATE INDEX IF NOT EXISTS suppressions_workspace_created ON ${s}.suppressions (workspace_id, created_at DESC, id DESC);
     CREATE INDEX IF NOT EXISTS suppressions_workspace_reason_created ON ${s}.suppressions (workspace_id, reason, created_at DESC, id DESC);
