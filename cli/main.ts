@@ -29,8 +29,8 @@ async function main(argv: string[]): Promise<number> {
     },
   });
   const [group, action, arg] = positionals;
-  const command = `${group ?? ''} ${action ?? ''}`.trim();
-  if (!['workspace create', 'projections status', 'projections rebuild', 'history'].includes(group === 'history' ? 'history' : command)) {
+  const command = group === 'history' ? 'history' : `${group ?? ''} ${action ?? ''}`.trim();
+  if (!['workspace create', 'projections status', 'projections rebuild', 'history'].includes(command)) {
     console.error(USAGE);
     return 2;
   }
@@ -40,7 +40,7 @@ async function main(argv: string[]): Promise<number> {
   // that someone keeps up to date.
   const system = await openSystem(database.url, { eventStoreUrl: config.eventStoreUrl, natsUrl: config.natsUrl, poolSize: 4 });
   try {
-    return await run(system, group === 'history' ? 'history' : command, values, arg);
+    return await run(system, command, values, arg);
   } finally {
     await system.close();
     await database.stop();

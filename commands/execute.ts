@@ -38,16 +38,18 @@ export async function loadState<S, E extends DomainEvent>(
   ctx: CommandContext,
   streamId: string,
   aggregate: Aggregate<S, E>,
-): Promise<{ state: S; revision: number }> {
+): Promise<{ state: S; revision: number; last: { position: number; type: string } | undefined }> {
   const recorded = await ctx.store.readStream(streamId);
   let state = aggregate.initialState;
   for (const r of recorded) state = aggregate.evolve(state, ctx.registry.decode(r.type, r.version, r.data) as E);
-  return { state, revision: recorded.length - 1 };
+  return { state, revision: recorded.length - 1, last: recorded.at(-1) };
 }
 
 /**
  * Load, decide, append with the revision we decided on; on a concurrent write, decide again on
- * the newer state. The decider is pure, so repeating it is safe.
+ * the newer state. The decider is pure, so repeating it is safe. A decision to write nothing
+ * still waits for the read models to hold the state it was made on: the loser of a race answers
+ * with what the winner wrote, and a GET right after must see it.
  */
 export async function execute<S, E extends DomainEvent>(
   ctx: CommandContext,
@@ -57,9 +59,12 @@ export async function execute<S, E extends DomainEvent>(
   decide: (state: S) => E[],
 ): Promise<Executed<S, E>> {
   for (let attempt = 1; ; attempt++) {
-    const { state, revision } = await loadState(ctx, streamId, aggregate);
+    const { state, revision, last } = await loadState(ctx, streamId, aggregate);
     const events = decide(state);
-    if (events.length === 0) return { state, events, position: null };
+    if (events.length === 0) {
+      if (last) await ctx.readModels.waitFor(last.position, [last.type]);
+      return { state, events, position: null };
+    }
     const encoded = events.map((e) => ({
       ...ctx.registry.encode(e),
       metadata: { workspaceId: actor.workspaceId, actor: { kind: actor.kind, id: actor.id }, requestId: actor.requestId ?? null },

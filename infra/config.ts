@@ -9,7 +9,6 @@ export interface Config {
   databaseUrl: string | undefined;
   natsUrl: string | undefined;
   eventStoreUrl: string | undefined;
-  smtpUrl: string | undefined;
   logLevel: string;
 }
 
@@ -23,7 +22,6 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
     databaseUrl: env.DATABASE_URL || undefined,
     natsUrl: env.NATS_URL || undefined,
     eventStoreUrl: env.EVENTSTORE_URL || undefined,
-    smtpUrl: env.SMTP_URL || undefined,
     logLevel: env.LOG_LEVEL ?? 'info',
   };
 }

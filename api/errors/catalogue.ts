@@ -49,7 +49,3 @@ export const CATALOGUE: Record<string, [number, string]> = {
   rate_limited: [429, 'Too many requests for this credential in this minute; see Retry-After.'],
   internal_error: [500, 'A fault of the service; report it with the request id.'],
 };
-
-export function statusOf(code: string): number {
-  return CATALOGUE[code]?.[0] ?? 500;
-}

@@ -76,8 +76,8 @@ export function registerSelf(app: FastifyInstance, deps: ApiDeps): void {
     response: credentialDescription.extend({ token: z.string(), rotationCount: z.number().int(), rotatedAt: z.string() }),
     handler: async ({ credential, request }) => {
       if (credential.kind !== 'apiKey' || !credential.id) throw new ApiError('api_key_only', 'Only an API key can rotate itself.', null, 403);
-      const { token, rotation } = await rotateApiKey(deps.commands, actorOf(credential, request.id), credential.id, credential.mode, new Date().toISOString());
-      return { ...describeCredential(credential), token, rotationCount: rotation!.rotationCount, rotatedAt: rotation!.rotatedAt };
+      const rotated = await rotateApiKey(deps.commands, actorOf(credential, request.id), credential.id, credential.mode, new Date().toISOString());
+      return { ...describeCredential(credential), ...rotated };
     },
   });
 

@@ -28,8 +28,9 @@ export async function rotateApiKey(ctx: CommandContext, actor: Actor, keyId: str
   const { events } = await execute(ctx, actor, apiKeysStream(actor.workspaceId), apiKeysAggregate, (state) =>
     decideRotateKey(state, { keyId, secretHash: minted.secretHash, now }),
   );
-  const rotated = events[0]!;
-  return { token: minted.token, rotation: rotated.type === 'ApiKeyRotated' ? rotated.data : null };
+  const [rotated] = events;
+  if (rotated?.type !== 'ApiKeyRotated') throw new Error('a rotation decides exactly one ApiKeyRotated');
+  return { token: minted.token, rotationCount: rotated.data.rotationCount, rotatedAt: rotated.data.rotatedAt };
 }
 
 export async function revokeApiKey(ctx: CommandContext, actor: Actor, keyId: string, now: string) {

@@ -18,18 +18,10 @@ import { newId } from '../ids.ts';
 
 const seedIds = (): SeedIds => Object.fromEntries(BUILTINS.map((b) => [b, newId.role()])) as SeedIds;
 
-/**
- * Seeds the six roles the first time, afterwards restores the owner role if it is missing. When a
- * concurrent request did the seeding, this one waits until the read model shows it, so the list
- * read that follows sees the roles either way.
- */
+/** Seeds the six roles the first time, afterwards restores the owner role if it is missing. */
 export async function ensureSeeded(ctx: CommandContext, actor: Actor, now: string): Promise<void> {
   const ids = seedIds();
-  const stream = rolesStream(actor.workspaceId);
-  const { events } = await execute(ctx, actor, stream, rolesAggregate, (state) => decideEnsureSeeded(state, { seedIds: ids, now }));
-  if (events.length > 0) return;
-  const last = (await ctx.store.readStream(stream)).at(-1);
-  if (last) await ctx.readModels.waitFor(last.position, [last.type]);
+  await execute(ctx, actor, rolesStream(actor.workspaceId), rolesAggregate, (state) => decideEnsureSeeded(state, { seedIds: ids, now }));
 }
 
 export interface CreateRoleInput {

@@ -22,11 +22,9 @@ export async function addSuppression(
   now: string,
 ): Promise<{ created: boolean; suppressionId: string; entry: SuppressionEntry }> {
   const email = normaliseAddress(input.email);
-  const streamId = suppressionStream(actor.workspaceId, email);
-  const { state, events } = await execute(ctx, actor, streamId, suppressionAggregate, (s) =>
+  const { state, events } = await execute(ctx, actor, suppressionStream(actor.workspaceId, email), suppressionAggregate, (s) =>
     decideAddSuppression(s, { suppressionId: newId.uuid(), email, reason: input.reason, detail: input.detail, now }),
   );
-  if (events.length === 0) await awaitStream(ctx, streamId);
   const entry = state.entry!;
   return { created: events.length > 0, suppressionId: entry.suppressionId, entry };
 }
@@ -37,11 +35,3 @@ export async function removeSuppression(ctx: CommandContext, actor: Actor, input
   );
 }
 
-/**
- * The loser of a concurrent add wrote nothing, yet answers with the winner's entry, which the
- * read model may not hold yet: wait for the stream's last event like a writer would.
- */
-async function awaitStream(ctx: CommandContext, streamId: string): Promise<void> {
-  const last = (await ctx.store.readStream(streamId)).at(-1);
-  if (last) await ctx.readModels.waitFor(last.position, [last.type]);
-}

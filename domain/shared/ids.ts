@@ -9,5 +9,3 @@ export const idPatterns = {
   apiKey: /^[0-9a-z]{24}$/,
   suppression: /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/,
 } as const;
-
-export type IdKind = keyof typeof idPatterns;

@@ -1,9 +1,5 @@
 import type { Kysely } from 'kysely';
 
-export async function findWorkspace(db: Kysely<any>, workspaceId: string) {
-  return db.selectFrom('workspaces').selectAll().where('id', '=', workspaceId).executeTakeFirst();
-}
-
 /** Explicit memberships per role id; the owner counts under the owner role. */
 export async function countMembersByRole(db: Kysely<any>, workspaceId: string): Promise<{ byRole: Map<string, number>; owners: number }> {
   const rows = await db

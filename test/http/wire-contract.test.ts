@@ -49,6 +49,15 @@ t.test('wire contract', async (t) => {
     t.equal(empty.json().error.code, 'malformed_json');
   });
 
+  t.test('bodies: too large is 413, a content type we do not read is 400', async (t) => {
+    const big = await h.request(ws.apiKey, 'POST', '/keys', JSON.stringify({ name: 'x'.repeat(2 * 1024 * 1024) }));
+    t.equal(big.statusCode, 413);
+    t.match(big.json().error, { type: 'invalid_request_error', code: 'body_too_large' });
+    const xml = await h.app.inject({ method: 'POST', url: '/keys', payload: '<key/>', headers: { authorization: `Bearer ${ws.apiKey}`, 'content-type': 'application/xml' } });
+    t.equal(xml.statusCode, 400);
+    t.match(xml.json().error, { type: 'invalid_request_error', code: 'invalid_request' });
+  });
+
   t.test('zod failures: 422 with dotted, indexed params; unknown fields named', async (t) => {
     const res = await h.request(ws.apiKey, 'POST', '/keys', { scopes: ['emails:send', 42] });
     t.equal(res.statusCode, 422);
