@@ -33,7 +33,6 @@ import {
   Img,
   Link,
   Markdown,
-  Preview,
   Row,
   Section,
   Tailwind,
@@ -395,6 +394,19 @@ function blocks(nodes: unknown, parent: string, ctx: Ctx): ReactNode[] {
   return list(nodes).map((c, i) => block(c, i, parent, ctx));
 }
 
+/** Spaces react-email's Preview pads a short preview line with, so clients do not show body text after it. */
+const PREVIEW_PADDING = '\u00A0\u200C\u200B\u200D\u200E\u200F\uFEFF';
+
+/**
+ * The preview line as react-email's Preview writes it (hidden, skipped in the text part), but
+ * whole: Preview cuts it at 150 characters, the spec allows 256.
+ */
+function previewLine(text: string): ReactElement {
+  const style: CSSProperties = { display: 'none', overflow: 'hidden', lineHeight: '1px', opacity: 0, maxHeight: 0, maxWidth: 0 };
+  const padding = text.length < 150 ? h('div', null, PREVIEW_PADDING.repeat(150 - text.length)) : null;
+  return h('div', { style, 'data-skip-in-text': true }, text, padding);
+}
+
 /**
  * The React Email tree of a document: Html > Head (fonts) > Body (document style) > Preview, then
  * a default Container (600px, centred) holding the body blocks. `tailwind` wraps head and body in
@@ -416,7 +428,7 @@ function emailTree(doc: Loose, put: (s: string) => string): ReactElement {
       }),
     ];
   });
-  const preview = typeof doc.preview === 'string' && doc.preview !== '' ? h(Preview, null, put(doc.preview)) : null;
+  const preview = typeof doc.preview === 'string' && doc.preview !== '' ? previewLine(put(doc.preview)) : null;
   const ctx: Ctx = { put };
   const content = [
     h(Head, { key: 'head' }, ...fonts),

@@ -368,3 +368,11 @@ t.test('renders of one compiled version with different values do not leak into e
   t.notMatch(one.html, /Two/);
   t.notMatch(two.html, /One/);
 });
+
+t.test('the preview line is rendered whole, up to its 256 characters', async (t) => {
+  const preview = `${'p'.repeat(240)} {{first_name}}`;
+  const out = fill(await compile(blocks({ preview, body: [{ kind: 'Text', text: 'x' }] }, 'x')), { first_name: 'Ada' });
+  const div = findOne((e) => getAttributeValue(e, 'data-skip-in-text') === 'true', parseDocument(out.html).children, true)!;
+  t.equal(textContent(div), `${'p'.repeat(240)} Ada`);
+  t.match(style(div), /display:none/);
+});
