@@ -16,6 +16,7 @@ import { NatsWorkQueue } from './infra/bus/nats.ts';
 import type { WorkQueue } from './infra/bus/port.ts';
 import type { EventStore } from './infra/eventstore/port.ts';
 import { PostgresEventStore } from './infra/eventstore/postgres.ts';
+import { createTemplateRenderer, type TemplateRenderer } from './infra/templates/renderer.ts';
 import { projectors } from './projections/all.ts';
 import { ProjectionRunner } from './projections/runner.ts';
 
@@ -33,6 +34,7 @@ export interface System {
   cursors: Cursors;
   rateLimiter: RateLimiter;
   requestLog: RequestLog;
+  renderer: TemplateRenderer;
   close(): Promise<void>;
 }
 
@@ -65,6 +67,7 @@ export async function openSystem(
     cursors: new Cursors(await serverSecret(database.pool, 'cursor')),
     rateLimiter: new RateLimiter(database.pool),
     requestLog,
+    renderer: createTemplateRenderer({ cacheSize: 1000 }),
     async close() {
       await runner.stop();
       await requestLog.flush();
@@ -84,6 +87,7 @@ export function serve(system: System, options: { logger?: boolean | object } = {
       cursors: system.cursors,
       rateLimiter: system.rateLimiter,
       requestLog: system.requestLog,
+      renderer: system.renderer,
     },
     options,
   );
@@ -94,6 +98,8 @@ async function migrate(pool: pg.Pool): Promise<void> {
   const client = await pool.connect();
   try {
     await client.query('SELECT pg_advisory_lock(72626000)');
+    // Trigram indexes serve substring search and close spellings (suppressions, templates).
+    await client.query('CREATE EXTENSION IF NOT EXISTS pg_trgm');
     await PostgresEventStore.migrate(pool);
     await client.query(RATE_LIMIT_SCHEMA);
     await client.query(REQUEST_LOG_SCHEMA);

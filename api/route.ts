@@ -38,6 +38,10 @@ export interface RouteSpec<P, Q, B> {
   /** Success status and its body schema, for the OpenAPI document. */
   status?: number;
   response?: ZodType;
+  /** Fields whose validation problems carry a code of their own instead of `invalid_parameter`. */
+  issueCodes?: Record<string, string>;
+  /** Bodies larger than the server's default (bytes). */
+  bodyLimit?: number;
   /** Extra documented headers on the request (name → description). */
   headers?: Record<string, string>;
   handler(ctx: RouteContext<P, Q, B>): Promise<unknown>;
@@ -57,6 +61,7 @@ export function route<P = Record<string, never>, Q = Record<string, never>, B = 
     method: spec.method,
     url: spec.url,
     config: { auth: true },
+    ...(spec.bodyLimit ? { bodyLimit: spec.bodyLimit } : {}),
     schema: {
       summary: spec.summary,
       description: spec.description ?? (spec.scope ? `Scope: \`${spec.scope}\`.` : 'Needs a credential, no scope.'),
@@ -78,9 +83,9 @@ export function route<P = Record<string, never>, Q = Record<string, never>, B = 
       if (spec.scope && !credential.scopes.includes(spec.scope)) {
         throw new ApiError('insufficient_scope', `This operation needs the \`${spec.scope}\` scope.`, null);
       }
-      const params = parse(spec.params, request.params ?? {}, []);
-      const query = parse(spec.query, request.query ?? {}, []);
-      const body = spec.body ? parse(spec.body, request.body ?? {}, []) : noBody(request.body);
+      const params = parse(spec.params, request.params ?? {});
+      const query = parse(spec.query, request.query ?? {});
+      const body = spec.body ? parse(spec.body, request.body ?? {}, spec.issueCodes) : noBody(request.body);
       // The documented success status, unless the handler answers otherwise (201 new / 200 existing).
       reply.code(status);
       const result = await spec.handler({ request, reply, params, query, body: body as B, credential });
@@ -89,10 +94,10 @@ export function route<P = Record<string, never>, Q = Record<string, never>, B = 
   });
 }
 
-function parse<T>(schema: ZodType<T> | undefined, input: unknown, prefix: (string | number)[]): T {
+function parse<T>(schema: ZodType<T> | undefined, input: unknown, codes?: Record<string, string>): T {
   if (!schema) return {} as T;
   const result = schema.safeParse(input);
-  if (!result.success) throw fromZod(result.error.issues, prefix);
+  if (!result.success) throw fromZod(result.error.issues, codes);
   return result.data;
 }
 

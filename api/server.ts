@@ -15,6 +15,8 @@ import { registerKeys } from './routes/keys.ts';
 import { registerRoles } from './routes/roles.ts';
 import { registerSelf } from './routes/self.ts';
 import { registerSuppressions } from './routes/suppressions.ts';
+import { registerTemplates } from './routes/templates.ts';
+import type { TemplateRenderer } from '../infra/templates/renderer.ts';
 
 export interface ApiDeps {
   db: Kysely<any>;
@@ -23,6 +25,7 @@ export interface ApiDeps {
   cursors: Cursors;
   rateLimiter: RateLimiter;
   requestLog: RequestLog;
+  renderer: TemplateRenderer;
 }
 
 export async function buildServer(deps: ApiDeps, options: { logger?: boolean | object } = {}): Promise<FastifyInstance> {
@@ -56,5 +59,6 @@ export async function buildServer(deps: ApiDeps, options: { logger?: boolean | o
   registerKeys(app, deps);
   registerRoles(app, deps);
   registerSuppressions(app, deps);
+  registerTemplates(app, deps);
   return app;
 }

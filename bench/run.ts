@@ -7,6 +7,8 @@
  *   http-suppressions   POST /suppressions over HTTP with autocannon, 64 connections, 20 s
  *   suppressions-list   GET /suppressions paging and search over 1,000,000 rows (seeded in SQL)
  *   rebuild             online rebuild of the suppressions read model from those events
+ *   template-render     render of a 100-block published template with props (cold and cached)
+ *   templates-list      GET /templates lists and searches, 200 templates in each of 1,000 workspaces
  *
  * `rebuild` reuses the database `suppressions-list` seeded when both run; alone, it seeds its own.
  */
@@ -15,8 +17,10 @@ import { httpSuppressionsBench } from './http-suppressions.ts';
 import { rebuildBench } from './rebuild.ts';
 import { dropAllDatabases, emit, machine, note, round } from './support.ts';
 import { suppressionsListBench, type Seeded } from './suppressions-list.ts';
+import { templateRenderBench } from './template-render.ts';
+import { templatesListBench } from './templates-list.ts';
 
-const ORDER = ['eventstore', 'http-suppressions', 'suppressions-list', 'rebuild'] as const;
+const ORDER = ['eventstore', 'http-suppressions', 'suppressions-list', 'rebuild', 'template-render', 'templates-list'] as const;
 type Name = (typeof ORDER)[number];
 
 async function main(argv: string[]): Promise<number> {
@@ -57,6 +61,10 @@ async function main(argv: string[]): Promise<number> {
         seeded = null;
         return rebuildBench(s);
       }
+      case 'template-render':
+        return templateRenderBench();
+      case 'templates-list':
+        return templatesListBench();
     }
   }
 }

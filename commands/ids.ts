@@ -7,5 +7,7 @@ export const newId = {
   workspace: () => `ws_${hex(12)}`,
   user: () => `usr_${hex(12)}`,
   role: () => `role_${hex(12)}`,
+  template: () => `tpl_${hex(12)}`,
+  templateVersion: () => `tplv_${hex(12)}`,
   uuid: () => crypto.randomUUID(),
 };

@@ -2,7 +2,12 @@ import { apiKeyEvents } from './api-keys/events.ts';
 import { roleEvents } from './roles/events.ts';
 import { EventRegistry } from './shared/events.ts';
 import { suppressionEvents } from './suppressions/events.ts';
+import { templateRegistryEvents } from './template-registry/events.ts';
+import { templateEvents } from './templates/events.ts';
 import { workspaceEvents } from './workspace/events.ts';
 
 /** Every event type of the service, in one registry; each aggregate contributes its list. */
-export const registry = new EventRegistry([...workspaceEvents, ...apiKeyEvents, ...roleEvents, ...suppressionEvents]);
+export const registry = new EventRegistry([...workspaceEvents, ...apiKeyEvents, ...roleEvents, ...suppressionEvents,
+  ...templateRegistryEvents,
+  ...templateEvents,
+]);

@@ -2,7 +2,8 @@ import { apiKeysProjector } from './api-keys/projector.ts';
 import type { Projector } from './projector.ts';
 import { rolesProjector } from './roles/projector.ts';
 import { suppressionsProjector } from './suppressions/projector.ts';
+import { templatesProjector } from './templates/projector.ts';
 import { workspacesProjector } from './workspaces/projector.ts';
 
 /** Every read model the runner keeps up to date. */
-export const projectors: Projector[] = [workspacesProjector, apiKeysProjector, rolesProjector, suppressionsProjector];
+export const projectors: Projector[] = [workspacesProjector, apiKeysProjector, rolesProjector, suppressionsProjector, templatesProjector];

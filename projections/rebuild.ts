@@ -41,6 +41,8 @@ export async function rebuildProjection(
       const relevant = events.filter((e) => projector.handles.includes(e.type));
       await scoped.transaction().execute(async (trx) => {
         await sql`SET LOCAL synchronous_commit = off`.execute(trx);
+        // Raw SQL in a projector names tables unqualified: point it at the scratch schema too.
+        await sql.raw(`SET LOCAL search_path TO ${schema}, public`).execute(trx);
         if (projector.applyBatch) await projector.applyBatch(trx, relevant.map((e) => runner.decode(e)));
         else for (const e of relevant) await projector.apply(trx, runner.decode(e));
       });

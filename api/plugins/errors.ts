@@ -61,15 +61,23 @@ export function toApiError(error: unknown): ApiError {
   return new ApiError('internal_error', 'The service failed to answer this request.', null, 500);
 }
 
-/** The first issue decides the answer: a field we do not know beats a field we do not like. */
-export function fromZod(issues: core.$ZodIssue[], prefix: (string | number)[] = []): ApiError {
+/**
+ * The first issue decides the answer: a field we do not know beats a field we do not like.
+ * `codes` names fields whose every problem has a code of its own (a template's `document` is
+ * `invalid_template` down to the offending block, unknown keys included).
+ */
+export function fromZod(issues: core.$ZodIssue[], codes: Record<string, string> = {}): ApiError {
   const unknown = issues.find((i) => i.code === 'unrecognized_keys');
   if (unknown && unknown.code === 'unrecognized_keys') {
-    const param = [...prefix, ...unknown.path, unknown.keys[0]!].join('.');
+    const path = [...unknown.path, unknown.keys[0]!];
+    const param = path.join('.');
+    const own = codes[String(path[0])];
+    if (own && path.length > 1) return new ApiError(own, `\`${param}\` is not a field of ${String(path[0])}.`, param, 422);
     return new ApiError('unknown_parameter', `\`${param}\` is not a parameter of this operation.`, param, 422);
   }
   const issue = issues[0]!;
-  const path = [...prefix, ...issue.path.map((p) => (typeof p === 'symbol' ? String(p) : p))];
+  const path = [...issue.path.map((p) => (typeof p === 'symbol' ? String(p) : p))];
   const param = path.join('.') || null;
-  return new ApiError('invalid_parameter', param ? `\`${param}\`: ${issue.message}` : issue.message, param, 422);
+  const code = codes[String(path[0])] ?? 'invalid_parameter';
+  return new ApiError(code, param ? `\`${param}\`: ${issue.message}` : issue.message, param, 422);
 }

@@ -3,8 +3,7 @@ import type { Projector } from '../projector.ts';
 
 /**
  * The workspace's suppression list. The newest-first index serves the keyset pages; the trigram
- * index serves `q` (substring search) when pg_trgm can be installed, and its absence only makes
- * `q` slower, so the DDL goes on without it rather than failing the migration.
+ * index (pg_trgm, installed by the migration in system.ts) serves `q`, a substring search.
  */
 export const suppressionsProjector: Projector = {
   name: 'suppressions',
@@ -24,18 +23,7 @@ export const suppressionsProjector: Projector = {
     CREATE UNIQUE INDEX IF NOT EXISTS suppressions_workspace_email ON ${s}.suppressions (workspace_id, email);
     CREATE INDEX IF NOT EXISTS suppressions_workspace_created ON ${s}.suppressions (workspace_id, created_at DESC, id DESC);
     CREATE INDEX IF NOT EXISTS suppressions_workspace_reason_created ON ${s}.suppressions (workspace_id, reason, created_at DESC, id DESC);
-    DO $$
-    BEGIN
-      BEGIN
-        CREATE EXTENSION IF NOT EXISTS pg_trgm;
-      EXCEPTION WHEN OTHERS THEN
-        RAISE WARNING 'pg_trgm unavailable (%); suppression search runs without its index', SQLERRM;
-      END;
-      IF EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'pg_trgm') THEN
-        CREATE INDEX IF NOT EXISTS suppressions_search ON ${s}.suppressions
-          USING gin (email gin_trgm_ops, detail gin_trgm_ops);
-      END IF;
-    END $$;`,
+    CREATE INDEX IF NOT EXISTS suppressions_search ON ${s}.suppressions USING gin (email gin_trgm_ops, detail gin_trgm_ops);`,
   handles: ['SuppressionAdded', 'SuppressionRemoved'],
   async apply(db, event) {
     const workspaceId = event.metadata.workspaceId as string;

@@ -24,6 +24,11 @@ t.test('a rebuilt read model equals the live one, and swaps in while the server 
     for (let i = 0; i < 3; i++) await h.request(ws.apiKey, 'POST', '/suppressions', { email: `s${i}@w${w}.test` });
     const removed = (await h.request(ws.apiKey, 'POST', '/suppressions', { email: `gone@w${w}.test` })).json();
     await h.request(ws.apiKey, 'DELETE', `/suppressions/${removed.id}`);
+    const body = { subject: 'Hi', document: { body: [{ kind: 'Text', text: 'x' }] }, publish: true };
+    const tpl = (await h.request(ws.apiKey, 'POST', '/templates', { name: `Tpl ${w}`, ...body })).json();
+    await h.request(ws.apiKey, 'PATCH', `/templates/${tpl.id}`, { name: `Tpl ${w} renamed`, subject: 'Two' });
+    const dropped = (await h.request(ws.apiKey, 'POST', '/templates', { name: 'Dropped' })).json();
+    await h.request(ws.apiKey, 'DELETE', `/templates/${dropped.id}`);
   }
   const { db, pool } = h.system.database;
   for (const projector of h.system.runner.projectors) {

@@ -1,0 +1,94 @@
+import { z } from 'zod';
+import { ENGINES } from '../../domain/templates/events.ts';
+import { statusOf } from '../../domain/templates/state.ts';
+import type { TemplateRow, TemplateVersionRow } from '../../projections/templates/queries.ts';
+import { formatTag } from '../../commands/templates/handlers.ts';
+
+const jsonList = z.array(z.record(z.string(), z.unknown()));
+
+const versionFields = {
+  id: z.string(),
+  version: z.number().int(),
+  state: z.enum(['draft', 'published']),
+  engine: z.enum(ENGINES),
+  subject: z.string(),
+  slots: jsonList,
+  props: jsonList,
+  publishedAt: z.string().nullable(),
+  createdAt: z.string(),
+};
+
+export const latestView = z.object({ ...versionFields, document: z.record(z.string(), z.unknown()).nullable(), html: z.string().nullable() });
+
+export const templateView = z.object({
+  object: z.literal('template'),
+  id: z.string(),
+  slug: z.string(),
+  name: z.string(),
+  description: z.string().nullable(),
+  status: z.enum(['draft', 'active', 'archived']),
+  publishedVersion: z.number().int().nullable(),
+  latestVersion: z.number().int(),
+  subject: z.string().optional().describe('Of the published version; absent while nothing is published.'),
+  engine: z.enum(ENGINES).optional(),
+  slots: jsonList.optional(),
+  props: jsonList.optional(),
+  createdAt: z.string(),
+  updatedAt: z.string(),
+  latest: latestView.optional().describe('The head version; single reads only.'),
+});
+
+export const versionView = z.object({
+  object: z.literal('template_version'),
+  templateId: z.string(),
+  ...versionFields,
+  live: z.boolean().describe('The version sends use.'),
+  restoredFrom: z.number().int().nullable(),
+  document: z.record(z.string(), z.unknown()).nullable().optional().describe('Single reads only.'),
+  html: z.string().nullable().optional().describe('As submitted; single reads only.'),
+});
+
+export function viewTemplate(row: TemplateRow, latest?: TemplateVersionRow): z.infer<typeof templateView> {
+  const published = row.published_version !== null;
+  return {
+    object: 'template',
+    id: row.id,
+    slug: row.slug,
+    name: row.name,
+    description: row.description,
+    status: statusOf({ archived: row.archived, publishedVersion: row.published_version }),
+    publishedVersion: row.published_version,
+    latestVersion: row.latest_version,
+    ...(published ? { subject: row.subject!, engine: row.engine!, slots: row.slots!, props: row.props! } : {}),
+    createdAt: row.created_at.toISOString(),
+    updatedAt: row.updated_at.toISOString(),
+    ...(latest ? { latest: { ...versionCore(latest), document: latest.document, html: latest.html } } : {}),
+  };
+}
+
+function versionCore(v: TemplateVersionRow) {
+  return {
+    id: v.id,
+    version: v.version,
+    state: v.published ? ('published' as const) : ('draft' as const),
+    engine: v.engine,
+    subject: v.subject,
+    slots: v.slots,
+    props: v.props,
+    publishedAt: v.published_at?.toISOString() ?? null,
+    createdAt: v.created_at.toISOString(),
+  };
+}
+
+export function viewVersion(row: TemplateRow, v: TemplateVersionRow, full: boolean): z.infer<typeof versionView> {
+  return {
+    object: 'template_version',
+    templateId: row.id,
+    ...versionCore(v),
+    live: row.published_version === v.version,
+    restoredFrom: v.restored_from,
+    ...(full ? { document: v.document, html: v.html } : {}),
+  };
+}
+
+export const etagOf = (row: TemplateRow) => formatTag({ revision: row.revision, renames: row.renames });

@@ -1,0 +1,180 @@
+import {
+  decideArchive,
+  decideCreate,
+  decideDelete,
+  decideDeleteVersion,
+  decideEdit,
+  decidePublish,
+  decideRestore,
+  decideUnarchive,
+  type ContentPatch,
+} from '../../domain/templates/decide.ts';
+import { templateStream, type TemplateContent } from '../../domain/templates/events.ts';
+import { templateAggregate, type TemplateState } from '../../domain/templates/state.ts';
+import { copyName, decideRegister, decideRename, decideUnregister } from '../../domain/template-registry/decide.ts';
+import { templateRegistryStream } from '../../domain/template-registry/events.ts';
+import { templateRegistryAggregate, type TemplateRegistryState } from '../../domain/template-registry/state.ts';
+import { fail } from '../../domain/shared/errors.ts';
+import { sanitiseHtml } from '../../infra/templates/renderer.ts';
+import { execute, loadState, type Actor, type CommandContext } from '../execute.ts';
+import { newId } from '../ids.ts';
+
+/**
+ * A template's ETag: its stream revision and how often it was renamed (names live in the
+ * workspace's template registry). Any change to either makes a stale If-Match a 409.
+ */
+export interface TemplateTag {
+  revision: number;
+  renames: number;
+}
+
+export const formatTag = (t: TemplateTag) => `"${t.revision}.${t.renames}"`;
+
+export function parseTag(header: string | undefined): TemplateTag | '*' | null {
+  if (header === undefined) return null;
+  const value = header.trim();
+  if (value === '*') return '*';
+  const m = /^(?:W\/)?"(\d{1,9})\.(\d{1,9})"$/.exec(value);
+  // An ETag we never handed out cannot match the current one.
+  return m ? { revision: Number(m[1]), renames: Number(m[2]) } : { revision: -2, renames: -1 };
+}
+
+const registryOf = (ctx: CommandContext, workspaceId: string) =>
+  loadState(ctx, templateRegistryStream(workspaceId), templateRegistryAggregate).then((r) => r.state);
+
+/** Checks the renames half of an If-Match; the revision half is checked by the decider at append. */
+function ifMatchRevision(tag: TemplateTag | '*' | null, registry: TemplateRegistryState, templateId: string): number | null {
+  if (tag === null || tag === '*') return null;
+  if ((registry.entries.get(templateId)?.renames ?? -1) !== tag.renames) {
+    fail('version_conflict', 'The template changed after you read it; read it again and reapply your change.');
+  }
+  return tag.revision;
+}
+
+export interface CreateTemplateInput {
+  name: string;
+  slug: string | null;
+  description: string | null;
+  starter: string | null;
+  content: TemplateContent;
+  publish: boolean;
+}
+
+/**
+ * The registry decides first (name, slug, place) without writing; then the template stream is
+ * written; then the registry records the place. A template stream whose registration loses a race
+ * is deleted again; one orphaned by a crash between the two writes is never listed or counted.
+ */
+export async function createTemplate(ctx: CommandContext, actor: Actor, input: CreateTemplateInput, now: string): Promise<string> {
+  const templateId = newId.template();
+  const register = (state: TemplateRegistryState) => decideRegister(state, { templateId, name: input.name, slug: input.slug, now });
+  register(await registryOf(ctx, actor.workspaceId));
+  const stream = templateStream(actor.workspaceId, templateId);
+  const versionId = newId.templateVersion();
+  await execute(ctx, actor, stream, templateAggregate, (s) =>
+    decideCreate(s, { templateId, versionId, description: input.description, starter: input.starter, content: input.content, publish: input.publish, sanitise: sanitiseHtml, now }),
+  );
+  try {
+    await execute(ctx, actor, templateRegistryStream(actor.workspaceId), templateRegistryAggregate, register);
+  } catch (error) {
+    await execute(ctx, actor, stream, templateAggregate, (s) => decideDelete(s, { ifMatch: null, now }));
+    throw error;
+  }
+  return templateId;
+}
+
+export interface EditTemplateInput {
+  tag: TemplateTag | '*' | null;
+  name?: string;
+  description?: string | null;
+  content: ContentPatch | null;
+  publish: boolean;
+}
+
+/**
+ * The name is checked before anything is written, so a taken name changes nothing; the content
+ * goes first (it carries the If-Match revision), the rename after.
+ */
+export async function editTemplate(ctx: CommandContext, actor: Actor, templateId: string, input: EditTemplateInput, now: string): Promise<void> {
+  const registry = await registryOf(ctx, actor.workspaceId);
+  const ifMatch = ifMatchRevision(input.tag, registry, templateId);
+  const rename = (state: TemplateRegistryState) => (input.name === undefined ? [] : decideRename(state, { templateId, name: input.name, now }));
+  rename(registry);
+  const versionId = newId.templateVersion();
+  await execute(ctx, actor, templateStream(actor.workspaceId, templateId), templateAggregate, (s) =>
+    decideEdit(s, { ifMatch, now, description: input.description, content: input.content, publish: input.publish, versionId, sanitise: sanitiseHtml }),
+  );
+  if (input.name !== undefined) await execute(ctx, actor, templateRegistryStream(actor.workspaceId), templateRegistryAggregate, rename);
+}
+
+type Guarded = { tag: TemplateTag | '*' | null };
+
+async function guarded(
+  ctx: CommandContext,
+  actor: Actor,
+  templateId: string,
+  tag: Guarded['tag'],
+  decide: (state: TemplateState, ifMatch: number | null) => ReturnType<typeof decideEdit>,
+): Promise<void> {
+  const ifMatch = ifMatchRevision(tag, await registryOf(ctx, actor.workspaceId), templateId);
+  await execute(ctx, actor, templateStream(actor.workspaceId, templateId), templateAggregate, (s) => decide(s, ifMatch));
+}
+
+export const publishTemplate = (ctx: CommandContext, actor: Actor, templateId: string, input: Guarded & { version: number | null }, now: string) =>
+  guarded(ctx, actor, templateId, input.tag, (s, ifMatch) => decidePublish(s, { ifMatch, now, version: input.version, sanitise: sanitiseHtml }));
+
+export const archiveTemplate = (ctx: CommandContext, actor: Actor, templateId: string, input: Guarded, now: string) =>
+  guarded(ctx, actor, templateId, input.tag, (s, ifMatch) => decideArchive(s, { ifMatch, now }));
+
+export const unarchiveTemplate = (ctx: CommandContext, actor: Actor, templateId: string, input: Guarded, now: string) =>
+  guarded(ctx, actor, templateId, input.tag, (s, ifMatch) => decideUnarchive(s, { ifMatch, now }));
+
+export const restoreTemplateVersion = (ctx: CommandContext, actor: Actor, templateId: string, input: Guarded & { version: number }, now: string) =>
+  guarded(ctx, actor, templateId, input.tag, (s, ifMatch) =>
+    decideRestore(s, { ifMatch, now, version: input.version, versionId: newId.templateVersion() }),
+  );
+
+export const deleteTemplateVersion = (ctx: CommandContext, actor: Actor, templateId: string, input: Guarded & { version: number }, now: string) =>
+  guarded(ctx, actor, templateId, input.tag, (s, ifMatch) => decideDeleteVersion(s, { ifMatch, now, version: input.version }));
+
+/**
+ * The place is freed first: once unregistered the template is gone from every list and read, so
+ * a crash before the template stream's own tombstone leaves nothing visible behind.
+ */
+export async function deleteTemplate(ctx: CommandContext, actor: Actor, templateId: string, input: Guarded, now: string): Promise<void> {
+  const registry = await registryOf(ctx, actor.workspaceId);
+  const ifMatch = ifMatchRevision(input.tag, registry, templateId);
+  const stream = templateStream(actor.workspaceId, templateId);
+  const { state } = await loadState(ctx, stream, templateAggregate);
+  decideDelete(state, { ifMatch, now });
+  await execute(ctx, actor, templateRegistryStream(actor.workspaceId), templateRegistryAggregate, (s) => decideUnregister(s, { templateId, now }));
+  await execute(ctx, actor, stream, templateAggregate, (s) => decideDelete(s, { ifMatch: null, now }));
+}
+
+/** A new template with the source's head content as its draft version 1. */
+export async function duplicateTemplate(
+  ctx: CommandContext,
+  actor: Actor,
+  templateId: string,
+  input: { name?: string; slug?: string },
+  now: string,
+): Promise<string> {
+  const registry = await registryOf(ctx, actor.workspaceId);
+  const entry = registry.entries.get(templateId);
+  const { state } = await loadState(ctx, templateStream(actor.workspaceId, templateId), templateAggregate);
+  if (!entry || state.templateId === null || state.deleted) fail('resource_not_found', 'No such template.', 'id');
+  const head = state.versions.get(state.latestVersion)!;
+  return createTemplate(
+    ctx,
+    actor,
+    {
+      name: input.name ?? copyName(registry, entry.name),
+      slug: input.slug ?? null,
+      description: state.description,
+      starter: null,
+      content: { engine: head.engine, subject: head.subject, document: head.document, html: head.html, slots: head.slots, props: head.props },
+      publish: false,
+    },
+    now,
+  );
+}

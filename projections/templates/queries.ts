@@ -1,0 +1,128 @@
+import { sql, type Kysely } from 'kysely';
+
+export interface TemplateRow {
+  id: string;
+  workspace_id: string;
+  name: string;
+  slug: string;
+  description: string | null;
+  archived: boolean;
+  published_version: number | null;
+  latest_version: number;
+  subject: string | null;
+  engine: 'blocks' | 'html' | null;
+  slots: Record<string, unknown>[] | null;
+  props: Record<string, unknown>[] | null;
+  revision: number;
+  renames: number;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export interface TemplateVersionRow {
+  template_id: string;
+  version: number;
+  id: string;
+  published: boolean;
+  engine: 'blocks' | 'html';
+  subject: string;
+  document: Record<string, unknown> | null;
+  html: string | null;
+  sanitised_html: string | null;
+  slots: Record<string, unknown>[];
+  props: Record<string, unknown>[];
+  restored_from: number | null;
+  created_at: Date;
+  published_at: Date | null;
+}
+
+const ROW = ['id', 'workspace_id', 'name', 'slug', 'description', 'archived', 'published_version', 'latest_version', 'subject', 'engine', 'slots', 'props', 'revision', 'renames', 'created_at', 'updated_at'] as const;
+
+/** By `tpl_` id or by slug (slugs have no underscore, so the two never collide). */
+export async function findTemplate(db: Kysely<any>, workspaceId: string, idOrSlug: string): Promise<TemplateRow | undefined> {
+  return (await db
+    .selectFrom('templates')
+    .select(ROW)
+    .where('workspace_id', '=', workspaceId)
+    .where('registered', '=', true)
+    .where(idOrSlug.startsWith('tpl_') ? 'id' : 'slug', '=', idOrSlug)
+    .executeTakeFirst()) as TemplateRow | undefined;
+}
+
+export async function findTemplateVersion(db: Kysely<any>, templateId: string, version: number): Promise<TemplateVersionRow | undefined> {
+  return (await db.selectFrom('template_versions').selectAll().where('template_id', '=', templateId).where('version', '=', version).executeTakeFirst()) as
+    | TemplateVersionRow
+    | undefined;
+}
+
+export async function listTemplateVersions(db: Kysely<any>, templateId: string, limit: number, before: number | null): Promise<TemplateVersionRow[]> {
+  let q = db.selectFrom('template_versions').selectAll().where('template_id', '=', templateId);
+  if (before !== null) q = q.where('version', '<', before);
+  return (await q.orderBy('version', 'desc').limit(limit + 1).execute()) as TemplateVersionRow[];
+}
+
+export const TEMPLATE_SORTS = ['updated-newest', 'updated-oldest', 'created-newest', 'created-oldest', 'name', 'name-reversed'] as const;
+export type TemplateSort = (typeof TEMPLATE_SORTS)[number];
+
+const SORT: Record<TemplateSort, { column: 'updated_at' | 'created_at' | 'name_key'; direction: 'asc' | 'desc' }> = {
+  'updated-newest': { column: 'updated_at', direction: 'desc' },
+  'updated-oldest': { column: 'updated_at', direction: 'asc' },
+  'created-newest': { column: 'created_at', direction: 'desc' },
+  'created-oldest': { column: 'created_at', direction: 'asc' },
+  name: { column: 'name_key', direction: 'asc' },
+  'name-reversed': { column: 'name_key', direction: 'desc' },
+};
+
+/** The cursor key of a row under a sort: the sort column and the id that breaks ties. */
+export function templateCursorOf(sort: TemplateSort, row: TemplateRow): [string, string] {
+  const column = SORT[sort].column;
+  const value = column === 'name_key' ? row.name.toLowerCase() : (row[column] as Date).toISOString();
+  return [value, row.id];
+}
+
+export interface TemplateFilter {
+  status?: 'draft' | 'active' | 'archived';
+  search?: string;
+}
+
+const escapeLike = (word: string) => word.replace(/[\\%_]/g, '\\$&');
+export const searchWords = (search: string) => search.toLowerCase().split(/\s+/).filter((w) => w.length > 0);
+
+/**
+ * Every word of `search` must be a substring of the row's search text (`%` and `_` literal).
+ * When no template of the workspace matches that way, close spellings count: each word must
+ * then be similar to some word of the text (pg_trgm word similarity). Deciding the mode on the
+ * whole workspace, not the page, keeps one walk in one mode.
+ */
+export async function listTemplates(
+  db: Kysely<any>,
+  workspaceId: string,
+  filter: TemplateFilter,
+  sort: TemplateSort,
+  limit: number,
+  after: [string, string] | null,
+): Promise<TemplateRow[]> {
+  const { column, direction } = SORT[sort];
+  const filtered = () => {
+    let q = db.selectFrom('templates').where('workspace_id', '=', workspaceId).where('registered', '=', true);
+    if (filter.status === 'archived') q = q.where('archived', '=', true);
+    if (filter.status === 'active') q = q.where('archived', '=', false).where('published_version', 'is not', null);
+    if (filter.status === 'draft') q = q.where('archived', '=', false).where('published_version', 'is', null);
+    return q;
+  };
+  let q = filtered().select(ROW);
+  const words = filter.search ? searchWords(filter.search) : [];
+  if (words.length > 0) {
+    const exact = sql.join(words.map((w) => sql`search LIKE ${'%' + escapeLike(w) + '%'}`), sql` AND `);
+    const loose = sql.join(words.map((w) => sql`${w} <% search`), sql` AND `);
+    // One round trip: the uncorrelated EXISTS runs once, as an init plan.
+    const anyExact = filtered().select(sql`1`.as('one')).where(sql<boolean>`${exact}`);
+    q = q.where(sql<boolean>`CASE WHEN EXISTS (${anyExact}) THEN ${exact} ELSE ${loose} END`);
+  }
+  if (after) {
+    const op = direction === 'desc' ? '<' : '>';
+    const value = column === 'name_key' ? after[0] : new Date(after[0]);
+    q = q.where((eb) => eb(eb.refTuple(column, 'id'), op, eb.tuple(value as any, after[1])));
+  }
+  return (await q.orderBy(column, direction).orderBy('id', direction).limit(limit + 1).execute()) as TemplateRow[];
+}
