@@ -228,7 +228,7 @@ export type ContainerKind = (typeof CONTAINER_KINDS)[number];
 /** Fields of a block that may hold `{{prop}}` placeholders (Img's alt included). */
 export const PLACEHOLDER_FIELDS = ['text', 'href', 'src', 'alt', 'markdown', 'code'] as const;
 
-type WithStyle = { style?: Style };
+type WithStyle = { style?: Style; className?: string };
 export type ContainerBlock = WithStyle & { kind: ContainerKind; children: Block[] };
 export type Block =
   | ContainerBlock
@@ -252,12 +252,19 @@ export type BlockInput =
 
 const text = z.string().max(TEXT_MAX);
 const style = styleSchema.optional();
+/** Tailwind utility classes, turned into inline styles when the document sets `tailwind: true`. */
+const className = z
+  .string()
+  .max(1000)
+  .regex(/^[A-Za-z0-9 _:/.#%()[\],-]*$/, 'Class names are letters, digits and the punctuation of Tailwind utilities.')
+  .optional();
 const dimension = z.number().int().positive().max(2000);
 
 const container = (kind: ContainerKind) =>
   z.strictObject({
     kind: z.literal(kind),
     style,
+    className,
     get children() {
       return z.array(blockSchema);
     },
@@ -268,22 +275,23 @@ const blockOptions = [
   container('Row'),
   container('Column'),
   container('Container'),
-  z.strictObject({ kind: z.literal('Text'), style, text }),
-  z.strictObject({ kind: z.literal('Heading'), style, text, level: z.number().int().min(1).max(6).default(2) }),
-  z.strictObject({ kind: z.literal('Button'), style, text: text.min(1), href: hrefSchema }),
-  z.strictObject({ kind: z.literal('Link'), style, text: text.min(1), href: hrefSchema }),
+  z.strictObject({ kind: z.literal('Text'), style, className, text }),
+  z.strictObject({ kind: z.literal('Heading'), style, className, text, level: z.number().int().min(1).max(6).default(2) }),
+  z.strictObject({ kind: z.literal('Button'), style, className, text: text.min(1), href: hrefSchema }),
+  z.strictObject({ kind: z.literal('Link'), style, className, text: text.min(1), href: hrefSchema }),
   z.strictObject({
     kind: z.literal('Img'),
     style,
+    className,
     src: srcSchema,
     alt: z.string().max(TEXT_MAX).default(''),
     width: dimension.optional(),
     height: dimension.optional(),
   }),
   z.strictObject({ kind: z.literal('Hr'), style }),
-  z.strictObject({ kind: z.literal('Markdown'), style, markdown: text }),
-  z.strictObject({ kind: z.literal('CodeBlock'), style, code: text, language: z.enum(CODE_LANGUAGES).default('plaintext') }),
-  z.strictObject({ kind: z.literal('CodeInline'), style, code: text }),
+  z.strictObject({ kind: z.literal('Markdown'), style, className, markdown: text }),
+  z.strictObject({ kind: z.literal('CodeBlock'), style, className, code: text, language: z.enum(CODE_LANGUAGES).default('plaintext') }),
+  z.strictObject({ kind: z.literal('CodeInline'), style, className, code: text }),
 ] as const;
 
 /** One block, discriminated by `kind`; unknown keys are refused. */

@@ -332,12 +332,13 @@ function block(node: unknown, key: number, parent: string | null, ctx: Ctx): Rea
   if (node === null || typeof node !== 'object') return null;
   const b = node as Loose;
   const style = reactStyle(b.style);
+  const className = typeof b.className === 'string' && b.className.trim() !== '' ? b.className : undefined;
   const put = ctx.put;
   switch (b.kind) {
     case 'Section':
-      return h(Section, { key, style }, children(b, 'Section', ctx));
+      return h(Section, { key, style, className }, children(b, 'Section', ctx));
     case 'Container':
-      return h(Container, { key, style }, children(b, 'Container', ctx));
+      return h(Container, { key, style, className }, children(b, 'Container', ctx));
     case 'Row':
       // A row's cells are columns: anything else in it gets a column of its own.
       return h(Row, {
@@ -348,20 +349,20 @@ function block(node: unknown, key: number, parent: string | null, ctx: Ctx): Rea
         ),
       });
     case 'Column': {
-      const column = h(Column, { key, style }, children(b, 'Column', ctx));
+      const column = h(Column, { key, style, className }, children(b, 'Column', ctx));
       // A column outside a row gets a row of its own, so the <td> sits in a <tr>.
       return parent === 'Row' ? column : h(Row, { key, children: column });
     }
     case 'Text':
-      return h(Text, { key, style }, lines(put(str(b.text))));
+      return h(Text, { key, style, className }, lines(put(str(b.text))));
     case 'Heading': {
       const level = typeof b.level === 'number' && b.level >= 1 && b.level <= 6 ? Math.trunc(b.level) : 2;
-      return h(Heading, { key, style, as: `h${level}` as 'h1' }, put(str(b.text)));
+      return h(Heading, { key, style, className, as: `h${level}` as 'h1' }, put(str(b.text)));
     }
     case 'Button':
-      return h(Button, { key, style, href: put(str(b.href)) }, put(str(b.text)));
+      return h(Button, { key, style, className, href: put(str(b.href)) }, put(str(b.text)));
     case 'Link':
-      return h(Link, { key, style, href: put(str(b.href)) }, put(str(b.text)));
+      return h(Link, { key, style, className, href: put(str(b.href)) }, put(str(b.text)));
     case 'Img':
       return h(Img, {
         key,
@@ -372,15 +373,15 @@ function block(node: unknown, key: number, parent: string | null, ctx: Ctx): Rea
         height: typeof b.height === 'number' ? b.height : undefined,
       });
     case 'Hr':
-      return h(Hr, { key, style });
+      return h(Hr, { key, style, className });
     case 'Markdown':
       return markdown(put(str(b.markdown)), style, key);
     case 'CodeBlock': {
       const language = typeof b.language === 'string' && LANGUAGES.has(b.language) ? b.language : 'plaintext';
-      return h(CodeBlock, { key, style, code: put(str(b.code)), language: language as 'javascript', theme: dracula });
+      return h(CodeBlock, { key, style, className, code: put(str(b.code)), language: language as 'javascript', theme: dracula });
     }
     case 'CodeInline':
-      return h(CodeInline, { key, style }, put(str(b.code)));
+      return h(CodeInline, { key, style, className }, put(str(b.code)));
     default:
       return null; // a kind this renderer does not know (never accepted by the schema)
   }

@@ -250,6 +250,17 @@ t.test('tailwind: true wraps the document in the Tailwind component', async (t) 
   t.equal(elements(dom, 'head').length, 1);
 });
 
+t.test('with tailwind: true, utility classes become inline styles', async (t) => {
+  const doc = { tailwind: true, body: [{ kind: 'Text', text: 'Red', className: 'text-red-500 p-4' }, { kind: 'Heading', text: 'Plain', level: 2 }] };
+  t.ok(documentSchema.safeParse(doc).success);
+  const dom = parseDocument(fill(await compile(blocks(doc)), VALUES).html);
+  const p = elements(dom, 'p').find((e) => textContent(e) === 'Red')!;
+  t.match(getAttributeValue(p, 'style'), /color:rgb\(251,44,54\)/);
+  t.match(getAttributeValue(p, 'style'), /padding:1rem/);
+  t.notOk(getAttributeValue(p, 'class'), 'the classes are gone once inlined');
+  t.notOk(documentSchema.safeParse({ body: [{ kind: 'Text', text: 'x', className: '<script>' }] }).success, 'class names are Tailwind-shaped');
+});
+
 t.test('every CodeBlock language renders', async (t) => {
   const body = CODE_LANGUAGES.map((language) => ({ kind: 'CodeBlock', code: 'a = {{x}}', language }));
   const out = fill(await compile(blocks({ body }, 'x')), { x: '1' });
