@@ -1,4 +1,5 @@
 import crypto from 'node:crypto';
+import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import type pg from 'pg';
 import { buildServer } from './api/server.ts';
@@ -17,7 +18,12 @@ import type { WorkQueue } from './infra/bus/port.ts';
 import type { EventStore } from './infra/eventstore/port.ts';
 import { PostgresEventStore } from './infra/eventstore/postgres.ts';
 import { createTemplateRenderer, type TemplateRenderer } from './infra/templates/renderer.ts';
+import { openMailSender } from './infra/mail/select.ts';
+import type { MailSender } from './infra/mail/port.ts';
+import { createOutboundAgents } from './infra/net/outbound-url.ts';
 import { projectors } from './projections/all.ts';
+import { webhookDispatch } from './processes/webhooks/dispatch.ts';
+import { DEFAULT_DELIVERY_OPTIONS, WebhookDeliveryProcess, type WebhookDeliveryOptions } from './processes/webhooks/worker.ts';
 import { ProjectionRunner } from './projections/runner.ts';
 
 /**
@@ -35,6 +41,8 @@ export interface System {
   rateLimiter: RateLimiter;
   requestLog: RequestLog;
   renderer: TemplateRenderer;
+  mail: MailSender;
+  webhooks: { allowPrivate: boolean };
   close(): Promise<void>;
 }
 
@@ -44,36 +52,62 @@ export async function resolveDatabaseUrl(config: Pick<Config, 'databaseUrl' | 'd
 }
 
 /** Opens the database, runs migrations and (unless `project` is false) starts the projectors. */
-export async function openSystem(
-  databaseUrl: string,
-  options: { eventStoreUrl?: string; natsUrl?: string; project?: boolean; poolSize?: number } = {},
-): Promise<System> {
+export interface SystemOptions {
+  eventStoreUrl?: string;
+  natsUrl?: string;
+  /** false: no projectors run here (another process projects, or an operator tool). */
+  project?: boolean;
+  /** false: this process sends no webhooks (the CLI). */
+  deliver?: boolean;
+  poolSize?: number;
+  /** Outbound mail over SMTP; without it, mail goes to `.eml` files in `outboxDir`. */
+  smtpUrl?: string;
+  outboxDir?: string;
+  webhooks?: Partial<WebhookDeliveryOptions> & { allowPrivate?: boolean };
+}
+
+export async function openSystem(databaseUrl: string, options: SystemOptions = {}): Promise<System> {
   const database = openDatabase(databaseUrl, options.poolSize ?? 20);
   await migrate(database.pool);
   const store: EventStore = options.eventStoreUrl
     ? await EventStoreDbEventStore.connect(options.eventStoreUrl)
     : new PostgresEventStore(database.pool);
   const bus: WorkQueue = options.natsUrl ? await NatsWorkQueue.connect(options.natsUrl) : new InProcessWorkQueue();
-  const runner = new ProjectionRunner(database.db, database.pool, store, registry, projectors);
+  const runner = new ProjectionRunner(database.db, database.pool, store, registry, [...projectors, webhookDispatch]);
   await runner.migrate();
   if (options.project !== false) await runner.start();
   const requestLog = new RequestLog(database.pool);
+  const commands: CommandContext = { store, registry, readModels: runner };
+  const mail = openMailSender({ smtpUrl: options.smtpUrl, outboxDir: options.outboxDir ?? path.resolve('.data', 'outbox') });
+  const allowPrivate = options.webhooks?.allowPrivate ?? false;
+  const agents = createOutboundAgents({ allowPrivate });
+  const deliveries = new WebhookDeliveryProcess(
+    { db: database.db, pool: database.pool, bus, commands, mail, agents },
+    { ...DEFAULT_DELIVERY_OPTIONS, ...options.webhooks },
+  );
+  if (options.deliver !== false) await deliveries.start();
   return {
     database,
     store,
     bus,
     runner,
-    commands: { store, registry, readModels: runner },
+    commands,
+    mail,
+    webhooks: { allowPrivate },
     cursors: new Cursors(await serverSecret(database.pool, 'cursor')),
     rateLimiter: new RateLimiter(database.pool),
     requestLog,
     renderer: createTemplateRenderer({ cacheSize: 1000 }),
     async close() {
+      await deliveries.stop();
       await runner.stop();
       await requestLog.flush();
       await bus.close();
       await store.close();
       await database.close();
+      await mail.close();
+      agents.http.destroy();
+      agents.https.destroy();
     },
   };
 }
@@ -88,6 +122,7 @@ export function serve(system: System, options: { logger?: boolean | object } = {
       rateLimiter: system.rateLimiter,
       requestLog: system.requestLog,
       renderer: system.renderer,
+      webhooks: system.webhooks,
     },
     options,
   );

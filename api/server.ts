@@ -16,6 +16,7 @@ import { registerRoles } from './routes/roles.ts';
 import { registerSelf } from './routes/self.ts';
 import { registerSuppressions } from './routes/suppressions.ts';
 import { registerTemplates } from './routes/templates.ts';
+import { registerWebhooks } from './routes/webhooks.ts';
 import type { TemplateRenderer } from '../infra/templates/renderer.ts';
 
 export interface ApiDeps {
@@ -26,6 +27,8 @@ export interface ApiDeps {
   rateLimiter: RateLimiter;
   requestLog: RequestLog;
   renderer: TemplateRenderer;
+  /** Webhook receivers: may `http://` and private addresses be used (a development setting)? */
+  webhooks: { allowPrivate: boolean };
 }
 
 export async function buildServer(deps: ApiDeps, options: { logger?: boolean | object } = {}): Promise<FastifyInstance> {
@@ -60,5 +63,6 @@ export async function buildServer(deps: ApiDeps, options: { logger?: boolean | o
   registerRoles(app, deps);
   registerSuppressions(app, deps);
   registerTemplates(app, deps);
+  registerWebhooks(app, deps);
   return app;
 }

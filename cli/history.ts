@@ -23,6 +23,7 @@ export async function printHistory(system: System, filter: HistoryFilter, print:
       if (filter.since !== undefined && e.recordedAt < filter.since) continue;
       const { data } = system.commands.registry.decode(e.type, e.version, e.data);
       if ('secretHash' in data) data.secretHash = '[redacted]';
+      if ('secret' in data) data.secret = '[redacted]';
       print(JSON.stringify({ position: e.position, streamId: e.streamId, revision: e.revision, type: e.type, recordedAt: e.recordedAt.toISOString(), data, metadata: e.metadata }));
       printed++;
     }

@@ -38,7 +38,7 @@ async function main(argv: string[]): Promise<number> {
   const database = await resolveDatabaseUrl(config);
   // Projects only when no server holds the projection lock, so a write waits for a read model
   // that someone keeps up to date.
-  const system = await openSystem(database.url, { eventStoreUrl: config.eventStoreUrl, natsUrl: config.natsUrl, poolSize: 4 });
+  const system = await openSystem(database.url, { eventStoreUrl: config.eventStoreUrl, natsUrl: config.natsUrl, poolSize: 4, deliver: false });
   try {
     return await run(system, command, values, arg);
   } finally {
@@ -63,9 +63,10 @@ async function run(system: System, command: string, values: Record<string, strin
       for (const s of await system.runner.status()) console.log(JSON.stringify(s));
       return 0;
     case 'projections rebuild': {
-      const projector = system.runner.projectors.find((p) => p.name === arg);
+      const rebuildable = system.runner.projectors.filter((p) => p.rebuildable !== false);
+      const projector = rebuildable.find((p) => p.name === arg);
       if (!projector) {
-        console.error(`unknown projection ${arg ?? '(none)'}; known: ${system.runner.projectors.map((p) => p.name).join(', ')}`);
+        console.error(`unknown projection ${arg ?? '(none)'}; rebuildable: ${rebuildable.map((p) => p.name).join(', ')}`);
         return 2;
       }
       const { db, pool } = system.database;

@@ -9,5 +9,6 @@ export const newId = {
   role: () => `role_${hex(12)}`,
   template: () => `tpl_${hex(12)}`,
   templateVersion: () => `tplv_${hex(12)}`,
+  webhookEndpoint: () => `whe_${hex(12)}`,
   uuid: () => crypto.randomUUID(),
 };

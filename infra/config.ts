@@ -10,6 +10,11 @@ export interface Config {
   natsUrl: string | undefined;
   eventStoreUrl: string | undefined;
   logLevel: string;
+  /** Outbound mail (notices); without it mail is written to `<dataDir>/outbox`. */
+  smtpUrl: string | undefined;
+  /** Development only: webhook receivers on `http://` and loopback or private addresses. */
+  webhookAllowPrivate: boolean;
+  mailFrom: string;
 }
 
 export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
@@ -23,5 +28,8 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
     natsUrl: env.NATS_URL || undefined,
     eventStoreUrl: env.EVENTSTORE_URL || undefined,
     logLevel: env.LOG_LEVEL ?? 'info',
+    smtpUrl: env.SMTP_URL || undefined,
+    webhookAllowPrivate: env.WEBHOOK_ALLOW_PRIVATE === 'true',
+    mailFrom: env.MAIL_FROM ?? 'Workspace Mail Service <no-reply@localhost>',
   };
 }

@@ -3,7 +3,8 @@ import type { Projector } from './projector.ts';
 import { rolesProjector } from './roles/projector.ts';
 import { suppressionsProjector } from './suppressions/projector.ts';
 import { templatesProjector } from './templates/projector.ts';
+import { webhookEndpointsProjector } from './webhooks/projector.ts';
 import { workspacesProjector } from './workspaces/projector.ts';
 
 /** Every read model the runner keeps up to date. */
-export const projectors: Projector[] = [workspacesProjector, apiKeysProjector, rolesProjector, suppressionsProjector, templatesProjector];
+export const projectors: Projector[] = [workspacesProjector, apiKeysProjector, rolesProjector, suppressionsProjector, templatesProjector, webhookEndpointsProjector];

@@ -18,6 +18,11 @@ export interface Projector {
   name: string;
   /** Bump when the tables or the apply logic change: the runner rebuilds it from position 0. */
   version: number;
+  /**
+   * false for a process manager that follows the log like a projector but whose tables are the
+   * state of work done outside (sent webhooks): it is never rebuilt, only migrated forward.
+   */
+  rebuildable?: false;
   tables: readonly string[];
   ddl(schema: string): string;
   /**

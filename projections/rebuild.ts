@@ -27,6 +27,7 @@ export async function rebuildProjection(
   projector: Projector,
   options: { swap?: boolean; schema?: string } = {},
 ): Promise<RebuildResult> {
+  if (projector.rebuildable === false) throw new Error(`${projector.name} is the state of a process manager and is never rebuilt`);
   const started = process.hrtime.bigint();
   const schema = options.schema ?? `rebuild_${projector.name.replace(/\W/g, '_')}`;
   await pool.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE; CREATE SCHEMA ${schema}`);

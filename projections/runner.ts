@@ -48,7 +48,8 @@ export class ProjectionRunner {
     await this.pool.query(CHECKPOINTS);
     for (const p of this.projectors) {
       const { rows } = await this.pool.query('SELECT version FROM projection_checkpoints WHERE name = $1', [p.name]);
-      if (rows[0]?.version === p.version) {
+      if (rows[0]?.version === p.version || (rows[0] && p.rebuildable === false)) {
+        if (rows[0].version !== p.version) await this.pool.query('UPDATE projection_checkpoints SET version = $2 WHERE name = $1', [p.name, p.version]);
         await this.pool.query(p.ddl('public') + (p.indexes?.('public') ?? ''));
         continue;
       }

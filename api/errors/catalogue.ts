@@ -43,6 +43,7 @@ export const CATALOGUE: Record<string, [number, string]> = {
   suppression_not_removable: [409, 'A hard bounce is permanent and cannot be removed.'],
   template_name_taken: [409, 'Another template of the workspace has this name (ignoring case).'],
   template_slug_taken: [409, 'Another template of the workspace has this slug.'],
+  webhook_disabled: [409, 'The webhook endpoint is disabled; enable it first.'],
   version_conflict: [409, 'Someone else changed the resource after you read it.'],
   invalid_parameter: [422, 'A field or query parameter is invalid; `param` names it.'],
   unknown_parameter: [422, 'A field or query parameter is not part of this operation; `param` names it.'],

@@ -9,22 +9,17 @@ import { ApiError } from '../errors/api-error.ts';
 import { cursorParam, limitParam, pageSchema } from '../paging.ts';
 import { route } from '../route.ts';
 import type { ApiDeps } from '../server.ts';
+import { addressAllowlist, domainAllowlist } from '../schemas.ts';
 import { apiKeyView, viewApiKey } from './api-key-views.ts';
 
 const tags = ['API keys'];
-const domainName = z
-  .string()
-  .trim()
-  .toLowerCase()
-  .regex(/^(?=.{1,253}$)([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/, 'must be a domain name');
-
 const createKeyBody = z.strictObject({
   name: z.string().trim().min(1).max(100).nullable().optional(),
   scopes: z.array(z.enum(PERMISSIONS as [Permission, ...Permission[]])).max(PERMISSIONS.length),
   roleId: z.string().nullable().optional(),
   mode: z.enum(['live', 'test']).optional(),
-  addressAllowlist: z.array(z.email().max(320)).max(1000).nullable().optional(),
-  domainAllowlist: z.array(domainName).max(1000).nullable().optional(),
+  addressAllowlist,
+  domainAllowlist,
   expiresAt: z.iso.datetime({ offset: true }).nullable().optional(),
 });
 

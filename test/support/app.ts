@@ -1,6 +1,6 @@
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { createWorkspace } from '../../commands/workspaces/create-workspace.ts';
-import { openSystem, serve, type System } from '../../system.ts';
+import { openSystem, serve, type System, type SystemOptions } from '../../system.ts';
 import { freshDatabase } from './database.ts';
 
 export interface TestApp {
@@ -19,9 +19,9 @@ export interface TestApp {
 }
 
 /** The whole service on a fresh database, driven through Fastify's inject. */
-export async function startTestApp(t: { teardown(fn: () => Promise<void> | void): void }): Promise<TestApp> {
+export async function startTestApp(t: { teardown(fn: () => Promise<void> | void): void }, options: SystemOptions = {}): Promise<TestApp> {
   const url = await freshDatabase(t);
-  const system = await openSystem(url);
+  const system = await openSystem(url, options);
   const app = await serve(system);
   t.teardown(async () => {
     await app.close();

@@ -1,0 +1,67 @@
+import { createHash } from 'node:crypto';
+import { domainOf } from '../shared/allowlists.ts';
+
+/** The event families the spec names; every later feature adds its event names to one of them. */
+export const FAMILIES = ['email', 'domain', 'suppression', 'file', 'form', 'automation', 'contact', 'sending'] as const;
+export type Family = (typeof FAMILIES)[number];
+
+/** The webhook event names this service emits so far, by family. */
+export const EVENT_TYPES: readonly string[] = ['suppression.added'];
+
+/** The type of the delivery `POST /webhooks/{id}/test` sends. */
+export const TEST_EVENT_TYPE = 'webhook.test';
+
+/** A subscription entry: a family wildcard (`suppression.*`) or an event name of a known family. */
+export const SUBSCRIPTION_PATTERN = new RegExp(`^(${FAMILIES.join('|')})\\.(\\*|[a-z][a-z0-9_.]{0,62})$`);
+
+/**
+ * Whether an endpoint hears an event type. No subscription (null or empty) means the default set:
+ * the `email.*` events other than `email.replied`; every other family must be named.
+ */
+export function subscribes(eventTypes: readonly string[] | null, type: string): boolean {
+  const family = type.slice(0, type.indexOf('.'));
+  if (eventTypes === null || eventTypes.length === 0) return family === 'email' && type !== 'email.replied';
+  return eventTypes.some((t) => t === type || t === `${family}.*`);
+}
+
+/** What an event is about, for allowlist narrowing. */
+export interface Concerns {
+  address?: string;
+  domain?: string;
+}
+
+/**
+ * An endpoint with allowlists hears an event only when the address or domain it concerns is
+ * covered, exactly as for keys; an event about no address or domain reaches only unrestricted endpoints.
+ */
+export function covers(endpoint: { addressAllowlist: string[] | null; domainAllowlist: string[] | null }, concerns: Concerns): boolean {
+  if (endpoint.addressAllowlist === null && endpoint.domainAllowlist === null) return true;
+  const domain = concerns.domain ?? (concerns.address ? domainOf(concerns.address) : undefined);
+  if (concerns.address && (endpoint.addressAllowlist ?? []).includes(concerns.address)) return true;
+  return domain !== undefined && (endpoint.domainAllowlist ?? []).includes(domain);
+}
+
+/** A domain event as endpoints receive it. */
+export interface WebhookMessage {
+  type: string;
+  concerns: Concerns;
+  data: Record<string, unknown>;
+}
+
+type Mapper = (data: Record<string, unknown>, occurredAt: string) => WebhookMessage;
+
+/**
+ * The one registry of domain events that become webhook events. A feature that adds a webhook
+ * event adds its mapper here (and its name to EVENT_TYPES).
+ */
+export const WEBHOOK_MAPPERS: Record<string, Mapper> = {
+  SuppressionAdded: (d) => ({
+    type: 'suppression.added',
+    concerns: { address: d.email as string },
+    data: { id: d.suppressionId, email: d.email, reason: d.reason, detail: d.detail, createdAt: d.createdAt },
+  }),
+};
+
+/** A delivery's id follows from the event's position and the endpoint: replaying the log never makes a second one. */
+export const deliveryIdOf = (position: number, endpointId: string) =>
+  `whd_${createHash('sha256').update(`${position}:${endpointId}`).digest('hex').slice(0, 24)}`;

@@ -1,0 +1,182 @@
+import { sql, type Kysely, type Transaction } from 'kysely';
+import { covers, deliveryIdOf, subscribes, TEST_EVENT_TYPE, WEBHOOK_MAPPERS, type WebhookMessage } from '../../domain/webhooks/catalogue.ts';
+import type { ProjectedEvent, Projector } from '../../projections/projector.ts';
+
+const ENDPOINT_EVENTS = ['WebhookEndpointCreated', 'WebhookEndpointUpdated', 'WebhookEndpointDisabled', 'WebhookEndpointEnabled', 'WebhookEndpointDeleted'];
+
+interface Route {
+  id: string;
+  event_types: string[] | null;
+  address_allowlist: string[] | null;
+  domain_allowlist: string[] | null;
+}
+
+/**
+ * The fan-out half of webhook delivery: follows the event log in order and turns each domain event
+ * that maps to a webhook event into one pending delivery per endpoint subscribed to it at that
+ * point of the log. It keeps its own copy of the routes (subscriptions and allowlists) so the
+ * answer never depends on how far another read model has got. The worker (worker.ts) sends.
+ *
+ * It runs under the projection runner (checkpoint in the same transaction, one leader, and
+ * read-your-writes for the test and replay requests) but is never rebuilt: its tables are the
+ * state of deliveries, and rebuilding from position 0 would send every event again.
+ */
+export const webhookDispatch: Projector = {
+  name: 'webhook_dispatch',
+  version: 1,
+  rebuildable: false,
+  tables: ['webhook_routes', 'webhook_deliveries', 'webhook_attempts', 'webhook_health'],
+  ddl: (s) => `
+    CREATE TABLE IF NOT EXISTS ${s}.webhook_routes (
+      id text PRIMARY KEY,
+      workspace_id text NOT NULL,
+      event_types text[],
+      address_allowlist text[],
+      domain_allowlist text[],
+      enabled boolean NOT NULL
+    );
+    CREATE INDEX IF NOT EXISTS webhook_routes_workspace ON ${s}.webhook_routes (workspace_id) WHERE enabled;
+    CREATE TABLE IF NOT EXISTS ${s}.webhook_deliveries (
+      id text PRIMARY KEY,
+      workspace_id text NOT NULL,
+      endpoint_id text NOT NULL,
+      event_type text NOT NULL,
+      message_id text NOT NULL,
+      payload jsonb NOT NULL,
+      status text NOT NULL,
+      attempts integer NOT NULL DEFAULT 0,
+      next_attempt_at timestamptz,
+      enqueued_at timestamptz,
+      last_attempt_at timestamptz,
+      last_status_code integer,
+      created_at timestamptz NOT NULL,
+      completed_at timestamptz
+    );
+    CREATE INDEX IF NOT EXISTS webhook_deliveries_due ON ${s}.webhook_deliveries (next_attempt_at) WHERE status = 'pending';
+    CREATE INDEX IF NOT EXISTS webhook_deliveries_endpoint ON ${s}.webhook_deliveries (endpoint_id, created_at DESC, id DESC);
+    CREATE TABLE IF NOT EXISTS ${s}.webhook_attempts (
+      delivery_id text NOT NULL,
+      attempt integer NOT NULL,
+      endpoint_id text NOT NULL,
+      ok boolean NOT NULL,
+      status_code integer,
+      duration_ms integer NOT NULL,
+      error text,
+      response_excerpt text,
+      at timestamptz NOT NULL,
+      PRIMARY KEY (delivery_id, attempt)
+    );
+    CREATE INDEX IF NOT EXISTS webhook_attempts_endpoint ON ${s}.webhook_attempts (endpoint_id, at);
+    CREATE TABLE IF NOT EXISTS ${s}.webhook_health (
+      endpoint_id text PRIMARY KEY,
+      consecutive_failures integer NOT NULL DEFAULT 0,
+      last_delivery_at timestamptz
+    );`,
+  handles: [...ENDPOINT_EVENTS, 'WebhookTestRequested', 'WebhookDeliveriesReplayed', ...Object.keys(WEBHOOK_MAPPERS)],
+  async apply(db, event) {
+    await this.applyBatch!(db, [event]);
+  },
+  async applyBatch(db, events) {
+    // Routes of a workspace are read once per batch, until an endpoint event of it changes them.
+    const routes = new Map<string, Route[]>();
+    const pending: Delivery[] = [];
+    for (const event of events) {
+      const workspaceId = event.metadata.workspaceId as string;
+      const mapper = WEBHOOK_MAPPERS[event.type];
+      if (mapper) {
+        if (!routes.has(workspaceId)) routes.set(workspaceId, await routesOf(db, workspaceId));
+        const message = mapper(event.data, event.recordedAt.toISOString());
+        for (const route of routes.get(workspaceId)!) {
+          if (subscribes(route.event_types, message.type) && covers({ addressAllowlist: route.address_allowlist, domainAllowlist: route.domain_allowlist }, message.concerns)) {
+            pending.push(delivery(event, route.id, message));
+          }
+        }
+        continue;
+      }
+      await insertDeliveries(db, pending.splice(0));
+      routes.delete(workspaceId);
+      await applyControl(db, event, workspaceId);
+    }
+    await insertDeliveries(db, pending);
+  },
+};
+
+interface Delivery {
+  id: string;
+  workspaceId: string;
+  endpointId: string;
+  type: string;
+  payload: string;
+  createdAt: string;
+}
+
+/** The body receivers get: Standard Webhooks' `{type, timestamp, data}`. */
+function delivery(event: ProjectedEvent, endpointId: string, message: Pick<WebhookMessage, 'type' | 'data'>): Delivery {
+  const createdAt = event.recordedAt.toISOString();
+  return {
+    id: deliveryIdOf(event.position, endpointId),
+    workspaceId: event.metadata.workspaceId as string,
+    endpointId,
+    type: message.type,
+    payload: JSON.stringify({ type: message.type, timestamp: createdAt, data: message.data }),
+    createdAt,
+  };
+}
+
+async function routesOf(db: Kysely<any> | Transaction<any>, workspaceId: string): Promise<Route[]> {
+  const { rows } = await sql<Route>`SELECT id, event_types, address_allowlist, domain_allowlist FROM webhook_routes
+    WHERE workspace_id = ${workspaceId} AND enabled ORDER BY id`.execute(db);
+  return rows;
+}
+
+async function insertDeliveries(db: Kysely<any> | Transaction<any>, rows: Delivery[]): Promise<void> {
+  if (rows.length === 0) return;
+  const col = <K extends keyof Delivery>(k: K) => rows.map((r) => r[k]);
+  // The message id is the delivery id: it stays the same across retries, so receivers can de-duplicate.
+  await sql`INSERT INTO webhook_deliveries (id, workspace_id, endpoint_id, event_type, message_id, payload, status, next_attempt_at, created_at)
+    SELECT id, ws, ep, type, 'msg_' || substr(id, 5), payload::jsonb, 'pending', created, created
+    FROM unnest(${col('id')}::text[], ${col('workspaceId')}::text[], ${col('endpointId')}::text[], ${col('type')}::text[],
+                ${col('payload')}::text[], ${col('createdAt')}::timestamptz[]) AS t(id, ws, ep, type, payload, created)
+    ON CONFLICT (id) DO NOTHING`.execute(db);
+}
+
+async function applyControl(db: Kysely<any> | Transaction<any>, event: ProjectedEvent, workspaceId: string): Promise<void> {
+  const d = event.data as any;
+  switch (event.type) {
+    case 'WebhookEndpointCreated':
+      await sql`INSERT INTO webhook_routes (id, workspace_id, event_types, address_allowlist, domain_allowlist, enabled)
+        VALUES (${d.endpointId}, ${workspaceId}, ${d.eventTypes}, ${d.addressAllowlist}, ${d.domainAllowlist}, true) ON CONFLICT (id) DO NOTHING`.execute(db);
+      await sql`INSERT INTO webhook_health (endpoint_id) VALUES (${d.endpointId}) ON CONFLICT DO NOTHING`.execute(db);
+      break;
+    case 'WebhookEndpointUpdated':
+      await sql`UPDATE webhook_routes SET event_types = ${d.eventTypes}, address_allowlist = ${d.addressAllowlist}, domain_allowlist = ${d.domainAllowlist}
+        WHERE id = ${d.endpointId}`.execute(db);
+      break;
+    case 'WebhookEndpointDisabled':
+      await sql`UPDATE webhook_routes SET enabled = false WHERE id = ${d.endpointId}`.execute(db);
+      break;
+    case 'WebhookEndpointEnabled':
+      // Re-enabling starts the failure count again (spec, States).
+      await sql`UPDATE webhook_routes SET enabled = true WHERE id = ${d.endpointId}`.execute(db);
+      await sql`UPDATE webhook_health SET consecutive_failures = 0 WHERE endpoint_id = ${d.endpointId}`.execute(db);
+      break;
+    case 'WebhookEndpointDeleted':
+      await sql`DELETE FROM webhook_routes WHERE id = ${d.endpointId}`.execute(db);
+      await sql`DELETE FROM webhook_attempts WHERE endpoint_id = ${d.endpointId}`.execute(db);
+      await sql`DELETE FROM webhook_deliveries WHERE endpoint_id = ${d.endpointId}`.execute(db);
+      await sql`DELETE FROM webhook_health WHERE endpoint_id = ${d.endpointId}`.execute(db);
+      break;
+    case 'WebhookTestRequested':
+      await insertDeliveries(db, [
+        delivery(event, d.endpointId, { type: TEST_EVENT_TYPE, data: { endpointId: d.endpointId, testId: d.testId, requestedAt: d.requestedAt } }),
+      ]);
+      break;
+    case 'WebhookDeliveriesReplayed': {
+      const at = d.requestedAt as string;
+      await sql`UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = ${at}, enqueued_at = NULL, completed_at = NULL
+        WHERE endpoint_id = ${d.endpointId}
+          AND ${d.deliveryIds === null ? sql`status = 'failed' AND created_at >= ${d.since}` : sql`id = ANY(${d.deliveryIds})`}`.execute(db);
+      break;
+    }
+  }
+}

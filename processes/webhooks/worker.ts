@@ -1,0 +1,268 @@
+import type http from 'node:http';
+import type https from 'node:https';
+import { sql, type Kysely } from 'kysely';
+import type pg from 'pg';
+import { execute, type CommandContext } from '../../commands/execute.ts';
+import { decideAutoDisable, FAILURES_TO_DISABLE } from '../../domain/webhooks/decide.ts';
+import { webhooksStream } from '../../domain/webhooks/events.ts';
+import { webhooksAggregate } from '../../domain/webhooks/state.ts';
+import type { Consumer, Delivery as Job, JobOutcome, WorkQueue } from '../../infra/bus/port.ts';
+import { postJson, type PostResult } from '../../infra/http/post.ts';
+import type { MailSender } from '../../infra/mail/port.ts';
+import { signatureHeader } from './signing.ts';
+
+/** Standard Webhooks' schedule after the first attempt: 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h (8 attempts in all). */
+export const DEFAULT_RETRY_SCHEDULE_MS = [5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000];
+
+export interface WebhookDeliveryOptions {
+  /** The bus queue of delivery jobs; one per database (jobs name rows of it). */
+  queue: string;
+  /** Delay before attempt n + 2 after attempt n + 1 failed; when used up, the delivery has failed. */
+  retryScheduleMs: number[];
+  /** Deadline of one POST, connection to last byte read. */
+  timeoutMs: number;
+  /** A job enqueued this long ago without an outcome is enqueued again (lost by the bus, or its worker died). */
+  staleAfterMs: number;
+  pollMs: number;
+  concurrency: number;
+  /** The sender of the notice mailed when an endpoint is switched off. */
+  noticeFrom: string;
+}
+
+export const DEFAULT_DELIVERY_OPTIONS: WebhookDeliveryOptions = {
+  queue: 'webhook-deliveries',
+  retryScheduleMs: DEFAULT_RETRY_SCHEDULE_MS,
+  timeoutMs: 10_000,
+  staleAfterMs: 60_000,
+  pollMs: 50,
+  concurrency: 32,
+  noticeFrom: 'Workspace Mail Service <no-reply@localhost>',
+};
+
+/** Retry-After is honoured within these bounds, so a receiver can slow us down but not park a delivery for ever. */
+const RETRY_AFTER_MAX_MS = 24 * 60 * 60 * 1000;
+
+interface Due {
+  id: string;
+  attempts: number;
+}
+
+interface Target {
+  id: string;
+  workspace_id: string;
+  endpoint_id: string;
+  message_id: string;
+  payload: unknown;
+  status: string;
+  attempts: number;
+  url: string | null;
+  enabled: boolean | null;
+  secret: string | null;
+  previous_secret: string | null;
+  previous_secret_expires_at: Date | null;
+}
+
+export interface WebhookDeliveryDeps {
+  db: Kysely<any>;
+  pool: pg.Pool;
+  bus: WorkQueue;
+  commands: CommandContext;
+  mail: MailSender;
+  agents: { http: http.Agent; https: https.Agent };
+}
+
+/**
+ * The sending half of webhook delivery. A dispatcher loop claims due pending deliveries (made by
+ * dispatch.ts from the event log) and publishes one job each on the bus; workers POST them signed,
+ * record the attempt, schedule the retry or settle the delivery, count the endpoint's consecutive
+ * failures, and switch the endpoint off at 100 failures or on a 410. The database says what is
+ * due, so a job the bus loses, or a worker killed mid-delivery, is enqueued again after
+ * `staleAfterMs`, and on start everything pending and due is enqueued at once.
+ */
+export class WebhookDeliveryProcess {
+  private consumer: Consumer | null = null;
+  private timer: NodeJS.Timeout | null = null;
+  private stopped = false;
+  private running: Promise<void> = Promise.resolve();
+
+  constructor(
+    private readonly deps: WebhookDeliveryDeps,
+    private readonly options: WebhookDeliveryOptions = DEFAULT_DELIVERY_OPTIONS,
+  ) {}
+
+  async start(): Promise<void> {
+    this.consumer = await this.deps.bus.consume(this.options.queue, (job) => this.handle(job), {
+      concurrency: this.options.concurrency,
+      onError: (error) => console.error('webhook delivery:', error),
+    });
+    this.running = this.dispatch(true);
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.timer) clearTimeout(this.timer);
+    await this.running;
+    await this.consumer?.close();
+  }
+
+  private async dispatch(everything: boolean): Promise<void> {
+    if (this.stopped) return;
+    let claimed = 0;
+    try {
+      const due = await this.claimDue(everything);
+      claimed = due.length;
+      for (const d of due) await this.deps.bus.publish(this.options.queue, { id: `${d.id}.${d.attempts}`, payload: { deliveryId: d.id, attempts: d.attempts } });
+    } catch (error) {
+      if (!this.stopped) console.error('webhook dispatcher:', error);
+    }
+    if (this.stopped) return;
+    this.timer = setTimeout(() => {
+      this.running = this.dispatch(false);
+    }, claimed >= 500 ? 0 : this.options.pollMs);
+  }
+
+  /** Due deliveries not on the bus (or on it too long); SKIP LOCKED lets several processes share the work. */
+  private async claimDue(everything: boolean): Promise<Due[]> {
+    const { rows } = await this.deps.pool.query<Due>(
+      `UPDATE webhook_deliveries d SET enqueued_at = now()
+       FROM (SELECT id FROM webhook_deliveries
+             WHERE status = 'pending' AND next_attempt_at <= now()
+               AND ($1 OR enqueued_at IS NULL OR enqueued_at < now() - make_interval(secs => $2::double precision / 1000))
+             ORDER BY next_attempt_at LIMIT 500 FOR UPDATE SKIP LOCKED) due
+       WHERE d.id = due.id RETURNING d.id, d.attempts`,
+      [everything, this.options.staleAfterMs],
+    );
+    return rows;
+  }
+
+  private async handle(job: Job): Promise<JobOutcome> {
+    const { deliveryId, attempts } = job.payload as { deliveryId: string; attempts: number };
+    // Claiming the attempt makes a duplicate job (redelivery, re-enqueue) a no-op.
+    const { rows } = await this.deps.pool.query<Target>(
+      `WITH claimed AS (
+         UPDATE webhook_deliveries SET attempts = attempts + 1, last_attempt_at = now()
+         WHERE id = $1 AND status = 'pending' AND attempts = $2 RETURNING *)
+       SELECT c.id, c.workspace_id, c.endpoint_id, c.message_id, c.payload, c.status, c.attempts,
+              e.url, e.enabled AND coalesce(h.consecutive_failures, 0) < $3 AS enabled,
+              e.secret, e.previous_secret, e.previous_secret_expires_at
+       FROM claimed c LEFT JOIN webhook_endpoints e ON e.id = c.endpoint_id LEFT JOIN webhook_health h ON h.endpoint_id = c.endpoint_id`,
+      [deliveryId, attempts, FAILURES_TO_DISABLE],
+    );
+    const target = rows[0];
+    if (!target) return { ack: true };
+    if (!target.url || !target.enabled) {
+      await this.settle(target, { ok: false, status: null, durationMs: 0, error: target.url ? 'endpoint disabled' : 'endpoint deleted', excerpt: null }, null);
+      return { ack: true };
+    }
+    const body = JSON.stringify(target.payload);
+    const timestamp = Math.floor(Date.now() / 1000);
+    const secrets = [target.secret!];
+    if (target.previous_secret && target.previous_secret_expires_at && target.previous_secret_expires_at.getTime() > Date.now()) {
+      secrets.push(target.previous_secret);
+    }
+    let result: PostResult | null = null;
+    let error: string | null = null;
+    const started = Date.now();
+    try {
+      result = await postJson(new URL(target.url), {
+        body,
+        timeoutMs: this.options.timeoutMs,
+        agents: this.deps.agents,
+        headers: {
+          'user-agent': 'workspace-mail-service-webhooks/1',
+          'webhook-id': target.message_id,
+          'webhook-timestamp': String(timestamp),
+          'webhook-signature': signatureHeader(secrets, target.message_id, timestamp, body),
+        },
+      });
+    } catch (e) {
+      const err = e as { code?: string; message?: string };
+      error = err.code ? `${err.code}: ${err.message ?? ''}`.slice(0, 300) : String(err.message ?? e).slice(0, 300);
+    }
+    const ok = result !== null && result.status >= 200 && result.status < 300;
+    await this.settle(
+      target,
+      { ok, status: result?.status ?? null, durationMs: result?.durationMs ?? Date.now() - started, error, excerpt: result?.excerpt ?? null },
+      result?.retryAfter ?? null,
+    );
+    return { ack: true };
+  }
+
+  /** Records the attempt, moves the delivery on, counts the endpoint's failures; one transaction. */
+  private async settle(
+    t: Target,
+    a: { ok: boolean; status: number | null; durationMs: number; error: string | null; excerpt: string | null },
+    retryAfter: string | null,
+  ): Promise<void> {
+    let failures = 0;
+    await this.deps.db.transaction().execute(async (trx) => {
+      await sql`INSERT INTO webhook_attempts (delivery_id, attempt, endpoint_id, ok, status_code, duration_ms, error, response_excerpt, at)
+        VALUES (${t.id}, ${t.attempts}, ${t.endpoint_id}, ${a.ok}, ${a.status}, ${a.durationMs}, ${a.error}, ${a.excerpt}, now())
+        ON CONFLICT DO NOTHING`.execute(trx);
+      if (t.url && t.enabled) {
+        const { rows } = await sql<{ consecutive_failures: number }>`
+          INSERT INTO webhook_health (endpoint_id, consecutive_failures, last_delivery_at) VALUES (${t.endpoint_id}, ${a.ok ? 0 : 1}, now())
+          ON CONFLICT (endpoint_id) DO UPDATE SET last_delivery_at = now(),
+            consecutive_failures = CASE WHEN ${a.ok} THEN 0 ELSE webhook_health.consecutive_failures + 1 END
+          RETURNING consecutive_failures`.execute(trx);
+        failures = rows[0]!.consecutive_failures;
+      }
+      // No retry once the endpoint is switched off: by a 410 Gone, or by this failure being the hundredth.
+      const retryInMs =
+        a.ok || !t.enabled || a.status === 410 || failures >= FAILURES_TO_DISABLE ? null : this.retryDelay(t.attempts, retryAfter);
+      const settled = a.ok || retryInMs === null;
+      await sql`UPDATE webhook_deliveries SET last_status_code = ${a.status}, enqueued_at = NULL,
+          status = ${a.ok ? 'delivered' : retryInMs === null ? 'failed' : 'pending'},
+          next_attempt_at = ${retryInMs === null ? sql`next_attempt_at` : sql`now() + make_interval(secs => ${retryInMs / 1000})`},
+          completed_at = ${settled ? sql`now()` : null}
+        WHERE id = ${t.id}`.execute(trx);
+    });
+    if (!a.ok && t.url && t.enabled) {
+      if (a.status === 410) await this.switchOff(t, 'gone', 'The receiver answered 410 Gone.');
+      else if (failures >= FAILURES_TO_DISABLE) await this.switchOff(t, 'consecutive_failures', `${FAILURES_TO_DISABLE} deliveries in a row failed.`);
+    }
+  }
+
+  /** The schedule's delay, or a longer Retry-After; null when the schedule is used up. */
+  private retryDelay(attempt: number, retryAfter: string | null): number | null {
+    const scheduled = this.options.retryScheduleMs[attempt - 1];
+    if (scheduled === undefined) return null;
+    let asked = 0;
+    if (retryAfter !== null) {
+      const seconds = Number(retryAfter);
+      asked = Number.isFinite(seconds) ? seconds * 1000 : Date.parse(retryAfter) - Date.now();
+    }
+    return Math.min(RETRY_AFTER_MAX_MS, Math.max(scheduled, Number.isFinite(asked) ? asked : 0));
+  }
+
+  private async switchOff(t: Target, reason: string, why: string): Promise<void> {
+    const actor = { workspaceId: t.workspace_id, kind: 'system' as const, id: null };
+    const now = new Date().toISOString();
+    const { events } = await execute(this.deps.commands, actor, webhooksStream(t.workspace_id), webhooksAggregate, (s) =>
+      decideAutoDisable(s, { endpointId: t.endpoint_id, reason, now }),
+    );
+    // Only the process that wrote the switch-off mails about it.
+    if (events.length === 0) return;
+    const to = await this.noticeRecipients(t.workspace_id);
+    if (to.length === 0) return;
+    await this.deps.mail.send({
+      from: this.options.noticeFrom,
+      to,
+      subject: 'A webhook endpoint of your workspace was disabled',
+      text:
+        `The webhook endpoint ${t.endpoint_id} (${t.url}) was disabled at ${now}.\n\n${why}\n\n` +
+        'No more events are sent to it. Fix the receiver, then enable the endpoint again (PATCH /webhooks/{id} with "enabled": true) ' +
+        'and replay the failed deliveries (POST /webhooks/{id}/replay).\n',
+    });
+  }
+
+  /** The workspace owner and every member whose role can read webhooks. */
+  private async noticeRecipients(workspaceId: string): Promise<string[]> {
+    const { rows } = await sql<{ email: string }>`
+      SELECT owner_email AS email FROM workspaces WHERE id = ${workspaceId}
+      UNION
+      SELECT m.email FROM members m JOIN roles r ON r.id = m.role_id
+      WHERE m.workspace_id = ${workspaceId} AND 'webhooks:read' = ANY(r.permissions)`.execute(this.deps.db);
+    return rows.map((r) => r.email).sort();
+  }
+}

@@ -1,0 +1,97 @@
+import { fork } from 'node:child_process';
+import crypto from 'node:crypto';
+import { fileURLToPath } from 'node:url';
+import pg from 'pg';
+import t from 'tap';
+import { createWorkspace } from '../../commands/workspaces/create-workspace.ts';
+import { addSuppression } from '../../commands/suppressions/handlers.ts';
+import { createWebhookEndpoint } from '../../commands/webhooks/handlers.ts';
+import { openSystem, type System } from '../../system.ts';
+import { freshDatabase } from '../support/database.ts';
+import { eventually, startReceiver } from '../support/receiver.ts';
+
+const NATS_URL = process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
+const now = () => new Date().toISOString();
+
+/** A workspace with one endpoint hearing suppressions, made by a process that sends nothing itself. */
+async function setUp(t: { teardown(fn: () => unknown): void }, url: string, receiverUrl: string) {
+  const quiet = await openSystem(url, { deliver: false, webhooks: { allowPrivate: true } });
+  t.teardown(() => quiet.close());
+  const ws = await createWorkspace(quiet.commands, { name: 'Crash', ownerEmail: 'owner@crash.test' });
+  const actor = { workspaceId: ws.workspaceId, kind: 'system' as const, id: null };
+  const { endpointId } = await createWebhookEndpoint(
+    quiet.commands,
+    actor,
+    { url: receiverUrl, description: null, eventTypes: ['suppression.*'], addressAllowlist: null, domainAllowlist: null },
+    now(),
+  );
+  return { quiet, actor, endpointId };
+}
+
+async function deliveryRows(url: string) {
+  const c = new pg.Client({ connectionString: url });
+  await c.connect();
+  try {
+    return (await c.query('SELECT id, status, attempts FROM webhook_deliveries ORDER BY created_at')).rows;
+  } finally {
+    await c.end();
+  }
+}
+
+function startServer(url: string, queue: string) {
+  const child = fork(fileURLToPath(new URL('../support/webhook-server.ts', import.meta.url)), [url, NATS_URL, queue], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const ready = new Promise<void>((resolve, reject) => {
+    child.on('message', (m: { type: string }) => m.type === 'ready' && resolve());
+    child.on('exit', (code) => reject(new Error(`server exited with ${code} before it was ready`)));
+  });
+  return { child, ready };
+}
+
+t.test('a delivery in flight when the server is SIGKILLed is delivered after it restarts (NATS bus)', async (t) => {
+  const url = await freshDatabase(t);
+  const receiver = await startReceiver(t, (_r, n) => (n === 1 ? { status: 200, holdMs: 60_000 } : { status: 200 }));
+  const { quiet, actor } = await setUp(t, url, receiver.url);
+  const queue = `webhooks-crash-${crypto.randomBytes(4).toString('hex')}`;
+
+  const first = startServer(url, queue);
+  await first.ready;
+  await addSuppression(quiet.commands, actor, { email: 'inflight@example.com', reason: 'manual', detail: null }, now());
+  await receiver.waitFor(1);
+  first.child.kill('SIGKILL');
+  await new Promise((r) => first.child.once('exit', r));
+  t.match(await deliveryRows(url), [{ status: 'pending', attempts: 1 }], 'killed mid-POST: claimed, not settled');
+
+  const second = startServer(url, queue);
+  t.teardown(() => void second.child.kill('SIGKILL'));
+  await second.ready;
+  await receiver.waitFor(2);
+  const rows = await eventually(async () => {
+    const r = await deliveryRows(url);
+    return r[0]?.status === 'delivered' && r;
+  });
+  t.match(rows, [{ status: 'delivered', attempts: 2 }]);
+  t.equal(receiver.received[1]!.headers['webhook-id'], receiver.received[0]!.headers['webhook-id'], 'the same message, so the receiver can de-duplicate');
+});
+
+t.test('deliveries made while no process sends are sent when one starts; a job the bus lost is enqueued again', async (t) => {
+  const url = await freshDatabase(t);
+  const receiver = await startReceiver(t);
+  const { quiet, actor } = await setUp(t, url, receiver.url);
+  await addSuppression(quiet.commands, actor, { email: 'waiting@example.com', reason: 'manual', detail: null }, now());
+  t.match(await deliveryRows(url), [{ status: 'pending', attempts: 0 }]);
+
+  const queue = `webhooks-lost-${crypto.randomBytes(4).toString('hex')}`;
+  const sender: System = await openSystem(url, { natsUrl: NATS_URL, project: false, webhooks: { allowPrivate: true, pollMs: 1500, staleAfterMs: 300, queue } });
+  t.teardown(() => sender.close());
+  await receiver.waitFor(1);
+  await eventually(async () => (await deliveryRows(url))[0]?.status === 'delivered');
+
+  // A job claimed for the bus and never published (the bus lost it): only the database knows it is due.
+  await addSuppression(quiet.commands, actor, { email: 'lost@example.com', reason: 'manual', detail: null }, now());
+  const c = new pg.Client({ connectionString: url });
+  await c.connect();
+  await c.query(`UPDATE webhook_deliveries SET enqueued_at = now() WHERE status = 'pending'`);
+  await c.end();
+  await receiver.waitFor(2, 10_000);
+  t.match(JSON.parse(receiver.received[1]!.body), { data: { email: 'lost@example.com' } });
+});

@@ -1,0 +1,9 @@
+/**
+ * A service process for crash tests: opens the system on argv[2] (with NATS at argv[3] when given)
+ * and delivers webhooks to loopback receivers; says `ready` over IPC. Killed with SIGKILL by the test.
+ */
+import { openSystem } from '../../system.ts';
+
+const [url, natsUrl, queue] = process.argv.slice(2);
+await openSystem(url!, { natsUrl: natsUrl || undefined, webhooks: { allowPrivate: true, pollMs: 20, timeoutMs: 30_000, queue: queue! } });
+process.send!({ type: 'ready' });
