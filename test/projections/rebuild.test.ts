@@ -29,6 +29,11 @@ t.test('a rebuilt read model equals the live one, and swaps in while the server 
     await h.request(ws.apiKey, 'PATCH', `/templates/${tpl.id}`, { name: `Tpl ${w} renamed`, subject: 'Two' });
     const dropped = (await h.request(ws.apiKey, 'POST', '/templates', { name: 'Dropped' })).json();
     await h.request(ws.apiKey, 'DELETE', `/templates/${dropped.id}`);
+    const hook = (await h.request(ws.apiKey, 'POST', '/webhooks', { url: `https://hooks.example.com/${w}` })).json();
+    await h.request(ws.apiKey, 'POST', `/webhooks/${hook.id}/rotate-secret`);
+    await h.request(ws.apiKey, 'PATCH', `/webhooks/${hook.id}`, { enabled: false, description: 'paused' });
+    const unhooked = (await h.request(ws.apiKey, 'POST', '/webhooks', { url: 'https://hooks.example.com/gone' })).json();
+    await h.request(ws.apiKey, 'DELETE', `/webhooks/${unhooked.id}`);
   }
   const { db, pool } = h.system.database;
   for (const projector of h.system.runner.projectors.filter((p) => p.rebuildable !== false)) {
