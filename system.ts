@@ -1,7 +1,7 @@
 import crypto from 'node:crypto';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
-import type pg from 'pg';
+import pg from 'pg';
 import { buildServer } from './api/server.ts';
 import { Cursors } from './api/paging.ts';
 import { RATE_LIMIT_SCHEMA, RateLimiter } from './api/plugins/rate-limit.ts';
@@ -81,8 +81,11 @@ export async function openSystem(databaseUrl: string, options: SystemOptions = {
   const mail = openMailSender({ smtpUrl: options.smtpUrl, outboxDir: options.outboxDir ?? path.resolve('.data', 'outbox') });
   const allowPrivate = options.webhooks?.allowPrivate ?? false;
   const agents = createOutboundAgents({ allowPrivate });
+  // Claims and attempt records are the bookkeeping of work done outside: a crash that loses the last
+  // few ms of them only repeats a delivery (same webhook-id), so they skip the commit's fsync.
+  const deliveryPool = new pg.Pool({ connectionString: databaseUrl, max: 10, options: '-c synchronous_commit=off' });
   const deliveries = new WebhookDeliveryProcess(
-    { db: database.db, pool: database.pool, bus, commands, mail, agents },
+    { db: database.db, pool: deliveryPool, bus, commands, mail, agents },
     { ...DEFAULT_DELIVERY_OPTIONS, ...options.webhooks },
   );
   if (options.deliver !== false) await deliveries.start();
@@ -100,6 +103,7 @@ export async function openSystem(databaseUrl: string, options: SystemOptions = {
     renderer: createTemplateRenderer({ cacheSize: 1000 }),
     async close() {
       await deliveries.stop();
+      await deliveryPool.end();
       await runner.stop();
       await requestLog.flush();
       await bus.close();

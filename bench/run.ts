@@ -9,6 +9,7 @@
  *   rebuild             online rebuild of the suppressions read model from those events
  *   template-render     render of a 100-block published template with props (cold and cached)
  *   templates-list      GET /templates lists and searches, 200 templates in each of 1,000 workspaces
+ *   webhooks            10,000 events fanned out to 5 endpoints: deliveries/s, event-to-delivery latency
  *
  * `rebuild` reuses the database `suppressions-list` seeded when both run; alone, it seeds its own.
  */
@@ -19,8 +20,9 @@ import { dropAllDatabases, emit, machine, note, round } from './support.ts';
 import { suppressionsListBench, type Seeded } from './suppressions-list.ts';
 import { templateRenderBench } from './template-render.ts';
 import { templatesListBench } from './templates-list.ts';
+import { webhooksBench } from './webhooks.ts';
 
-const ORDER = ['eventstore', 'http-suppressions', 'suppressions-list', 'rebuild', 'template-render', 'templates-list'] as const;
+const ORDER = ['eventstore', 'http-suppressions', 'suppressions-list', 'rebuild', 'template-render', 'templates-list', 'webhooks'] as const;
 type Name = (typeof ORDER)[number];
 
 async function main(argv: string[]): Promise<number> {
@@ -65,6 +67,8 @@ async function main(argv: string[]): Promise<number> {
         return templateRenderBench();
       case 'templates-list':
         return templatesListBench();
+      case 'webhooks':
+        return webhooksBench();
     }
   }
 }

@@ -4,7 +4,7 @@
  * Forked by bench/support.ts (startServer); talks to its parent over IPC.
  */
 import { createWorkspace } from '../commands/workspaces/create-workspace.ts';
-import { openSystem, serve } from '../system.ts';
+import { openSystem, serve, type SystemOptions } from '../system.ts';
 
 export type ServerRequest = { type: 'close' } | { type: 'cpu' };
 export type ServerReply =
@@ -16,10 +16,10 @@ export type ServerReply =
 const send = (m: ServerReply) => process.send!(m);
 
 async function main(): Promise<void> {
-  const [url, workspaces] = process.argv.slice(2);
+  const [url, workspaces, options] = process.argv.slice(2);
   const openedAt = Date.now();
   const cpu = process.cpuUsage();
-  const system = await openSystem(url!);
+  const system = await openSystem(url!, JSON.parse(options ?? '{}') as SystemOptions);
   const app = await serve(system);
   const created = [];
   for (let i = 0; i < Number(workspaces ?? 0); i++) {

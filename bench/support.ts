@@ -3,6 +3,7 @@ import crypto from 'node:crypto';
 import os from 'node:os';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
+import type { SystemOptions } from '../system.ts';
 import type { ServerReply, ServerRequest } from './server.ts';
 
 /** The PostgreSQL the benchmarks run on (trust auth); each benchmark makes its own database in it. */
@@ -146,9 +147,10 @@ export interface BenchServer {
 }
 
 /** Starts the service in a child process (bench/server.ts) on `databaseUrl` with `workspaces` new workspaces. */
-export async function startServer(databaseUrl: string, workspaces = 0): Promise<BenchServer> {
+export async function startServer(databaseUrl: string, workspaces = 0, options: SystemOptions = {}): Promise<BenchServer> {
   // The child inherits tsx's loader flags (process.execArgv); its stdout goes to our stderr.
-  const child = fork(fileURLToPath(new URL('./server.ts', import.meta.url)), [databaseUrl, String(workspaces)], { stdio: ['ignore', 2, 2, 'ipc'] });
+  const args = [databaseUrl, String(workspaces), JSON.stringify(options)];
+  const child = fork(fileURLToPath(new URL('./server.ts', import.meta.url)), args, { stdio: ['ignore', 2, 2, 'ipc'] });
   const reply = <T extends ServerReply['type']>(type: T) =>
     new Promise<Extract<ServerReply, { type: T }>>((resolve, reject) => {
       const onMessage = (m: ServerReply) => {

@@ -188,35 +188,38 @@ export class WebhookDeliveryProcess {
     return { ack: true };
   }
 
-  /** Records the attempt, moves the delivery on, counts the endpoint's failures; one transaction. */
+  /** Records the attempt, moves the delivery on, counts the endpoint's failures. */
   private async settle(
     t: Target,
     a: { ok: boolean; status: number | null; durationMs: number; error: string | null; excerpt: string | null },
     retryAfter: string | null,
   ): Promise<void> {
-    let failures = 0;
-    await this.deps.db.transaction().execute(async (trx) => {
-      await sql`INSERT INTO webhook_attempts (delivery_id, attempt, endpoint_id, ok, status_code, duration_ms, error, response_excerpt, at)
-        VALUES (${t.id}, ${t.attempts}, ${t.endpoint_id}, ${a.ok}, ${a.status}, ${a.durationMs}, ${a.error}, ${a.excerpt}, now())
-        ON CONFLICT DO NOTHING`.execute(trx);
-      if (t.url && t.enabled) {
-        const { rows } = await sql<{ consecutive_failures: number }>`
-          INSERT INTO webhook_health (endpoint_id, consecutive_failures, last_delivery_at) VALUES (${t.endpoint_id}, ${a.ok ? 0 : 1}, now())
-          ON CONFLICT (endpoint_id) DO UPDATE SET last_delivery_at = now(),
-            consecutive_failures = CASE WHEN ${a.ok} THEN 0 ELSE webhook_health.consecutive_failures + 1 END
-          RETURNING consecutive_failures`.execute(trx);
-        failures = rows[0]!.consecutive_failures;
-      }
-      // No retry once the endpoint is switched off: by a 410 Gone, or by this failure being the hundredth.
-      const retryInMs =
-        a.ok || !t.enabled || a.status === 410 || failures >= FAILURES_TO_DISABLE ? null : this.retryDelay(t.attempts, retryAfter);
-      const settled = a.ok || retryInMs === null;
-      await sql`UPDATE webhook_deliveries SET last_status_code = ${a.status}, enqueued_at = NULL,
-          status = ${a.ok ? 'delivered' : retryInMs === null ? 'failed' : 'pending'},
-          next_attempt_at = ${retryInMs === null ? sql`next_attempt_at` : sql`now() + make_interval(secs => ${retryInMs / 1000})`},
-          completed_at = ${settled ? sql`now()` : null}
-        WHERE id = ${t.id}`.execute(trx);
-    });
+    const counted = Boolean(t.url && t.enabled);
+    // The schedule's delay; whether the endpoint is switched off by this very failure is decided in SQL.
+    const retryInMs = a.ok || !t.enabled || a.status === 410 ? null : this.retryDelay(t.attempts, retryAfter);
+    // One statement, so one round trip: the attempt, the endpoint's count, the delivery's next step.
+    const { rows } = await this.deps.pool.query<{ failures: number | null }>(
+      `WITH attempt AS (
+         INSERT INTO webhook_attempts (delivery_id, attempt, endpoint_id, ok, status_code, duration_ms, error, response_excerpt, at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, now()) ON CONFLICT DO NOTHING),
+       health AS (
+         INSERT INTO webhook_health (endpoint_id, consecutive_failures, last_delivery_at)
+         SELECT $3, CASE WHEN $4 THEN 0 ELSE 1 END, now() WHERE $9
+         ON CONFLICT (endpoint_id) DO UPDATE SET last_delivery_at = now(),
+           consecutive_failures = CASE WHEN $4 THEN 0 ELSE webhook_health.consecutive_failures + 1 END
+         RETURNING consecutive_failures),
+       next AS (
+         SELECT CASE WHEN $4 THEN 'delivered'
+                     WHEN $10::double precision IS NULL OR coalesce((SELECT consecutive_failures FROM health), 0) >= $11 THEN 'failed'
+                     ELSE 'pending' END AS status)
+       UPDATE webhook_deliveries SET last_status_code = $5, enqueued_at = NULL, status = next.status,
+         next_attempt_at = CASE WHEN next.status = 'pending' THEN now() + make_interval(secs => $10 / 1000) ELSE next_attempt_at END,
+         completed_at = CASE WHEN next.status = 'pending' THEN NULL ELSE now() END
+       FROM next WHERE id = $1
+       RETURNING (SELECT consecutive_failures FROM health) AS failures`,
+      [t.id, t.attempts, t.endpoint_id, a.ok, a.status, a.durationMs, a.error, a.excerpt, counted, retryInMs, FAILURES_TO_DISABLE],
+    );
+    const failures = rows[0]?.failures ?? 0;
     if (!a.ok && t.url && t.enabled) {
       if (a.status === 410) await this.switchOff(t, 'gone', 'The receiver answered 410 Gone.');
       else if (failures >= FAILURES_TO_DISABLE) await this.switchOff(t, 'consecutive_failures', `${FAILURES_TO_DISABLE} deliveries in a row failed.`);
