@@ -5,9 +5,6 @@ import { domainOf } from '../shared/allowlists.ts';
 export const FAMILIES = ['email', 'domain', 'suppression', 'file', 'form', 'automation', 'contact', 'sending'] as const;
 export type Family = (typeof FAMILIES)[number];
 
-/** The webhook event names this service emits so far, by family. */
-export const EVENT_TYPES: readonly string[] = ['suppression.added'];
-
 /** The type of the delivery `POST /webhooks/{id}/test` sends. */
 export const TEST_EVENT_TYPE = 'webhook.test';
 
@@ -51,8 +48,8 @@ export interface WebhookMessage {
 type Mapper = (data: Record<string, unknown>, occurredAt: string) => WebhookMessage;
 
 /**
- * The one registry of domain events that become webhook events. A feature that adds a webhook
- * event adds its mapper here (and its name to EVENT_TYPES).
+ * The one registry of domain events that become webhook events (so far `suppression.added`).
+ * A feature that adds a webhook event adds its mapper here.
  */
 export const WEBHOOK_MAPPERS: Record<string, Mapper> = {
   SuppressionAdded: (d) => ({
