@@ -121,10 +121,13 @@ export class WebhookDeliveryProcess {
     }, claimed >= 500 ? 0 : this.options.pollMs);
   }
 
-  /** Due deliveries not on the bus (or on it too long); SKIP LOCKED lets several processes share the work. */
+  /**
+   * Due deliveries not on the bus (or on it too long), each claimed for its next attempt: the
+   * attempt is counted here, so a worker only reads. SKIP LOCKED lets several processes share the work.
+   */
   private async claimDue(everything: boolean): Promise<Due[]> {
     const { rows } = await this.deps.pool.query<Due>(
-      `UPDATE webhook_deliveries d SET enqueued_at = now()
+      `UPDATE webhook_deliveries d SET enqueued_at = now(), attempts = d.attempts + 1, last_attempt_at = now()
        FROM (SELECT id FROM webhook_deliveries
              WHERE status = 'pending' AND next_attempt_at <= now()
                AND ($1 OR enqueued_at IS NULL OR enqueued_at < now() - make_interval(secs => $2::double precision / 1000))
@@ -137,15 +140,14 @@ export class WebhookDeliveryProcess {
 
   private async handle(job: Job): Promise<JobOutcome> {
     const { deliveryId, attempts } = job.payload as { deliveryId: string; attempts: number };
-    // Claiming the attempt makes a duplicate job (redelivery, re-enqueue) a no-op.
+    // Only the attempt the job was made for, while it is on the bus: settling clears `enqueued_at`,
+    // so a duplicate of a settled job finds nothing to do.
     const { rows } = await this.deps.pool.query<Target>(
-      `WITH claimed AS (
-         UPDATE webhook_deliveries SET attempts = attempts + 1, last_attempt_at = now()
-         WHERE id = $1 AND status = 'pending' AND attempts = $2 RETURNING *)
-       SELECT c.id, c.workspace_id, c.endpoint_id, c.message_id, c.payload, c.status, c.attempts,
+      `SELECT d.id, d.workspace_id, d.endpoint_id, d.message_id, d.payload, d.status, d.attempts,
               e.url, e.enabled AND coalesce(h.consecutive_failures, 0) < $3 AS enabled,
               e.secret, e.previous_secret, e.previous_secret_expires_at
-       FROM claimed c LEFT JOIN webhook_endpoints e ON e.id = c.endpoint_id LEFT JOIN webhook_health h ON h.endpoint_id = c.endpoint_id`,
+       FROM webhook_deliveries d LEFT JOIN webhook_endpoints e ON e.id = d.endpoint_id LEFT JOIN webhook_health h ON h.endpoint_id = d.endpoint_id
+       WHERE d.id = $1 AND d.status = 'pending' AND d.attempts = $2 AND d.enqueued_at IS NOT NULL`,
       [deliveryId, attempts, FAILURES_TO_DISABLE],
     );
     const target = rows[0];
