@@ -19,6 +19,18 @@ export interface Credential {
   domainAllowlist: string[] | null;
   clientId?: string;
   expiresAt?: string | null;
+  /** OAuth only: until when the person's step-up elevation lets this app make sensitive changes. */
+  elevatedUntil?: string | null;
+}
+
+/**
+ * Sensitive operations (the spec's step-up list) need an OAuth token to be elevated; API keys are
+ * never asked. Checked before anything changes, so a refused call changed nothing.
+ */
+export function stepUpRefusal(c: Credential, now: number): string | null {
+  if (c.kind !== 'oauth') return null;
+  const until = c.elevatedUntil ? Date.parse(c.elevatedUntil) : NaN;
+  return until > now ? null : 'This change needs step-up verification: POST /security/step-up, verify the code, then repeat the call.';
 }
 
 /** A credential limited to some addresses or domains. */

@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z, type ZodType } from 'zod';
 import type { Permission } from '../domain/shared/permissions.ts';
-import type { Credential } from './credential.ts';
+import { stepUpRefusal, type Credential } from './credential.ts';
 import { ApiError } from './errors/api-error.ts';
 import { fromZod } from './plugins/errors.ts';
 
@@ -38,6 +38,8 @@ export interface RouteSpec<P, Q, B> {
   /** Success status and its body schema, for the OpenAPI document. */
   status?: number;
   response?: ZodType;
+  /** A sensitive operation: an OAuth token must be step-up elevated (403 `step_up_required`); keys are never asked. */
+  stepUp?: boolean;
   /** Fields whose validation problems carry a code of their own instead of `invalid_parameter`. */
   issueCodes?: Record<string, string>;
   /** Bodies larger than the server's default (bytes). */
@@ -64,7 +66,9 @@ export function route<P = Record<string, never>, Q = Record<string, never>, B = 
     ...(spec.bodyLimit ? { bodyLimit: spec.bodyLimit } : {}),
     schema: {
       summary: spec.summary,
-      description: spec.description ?? (spec.scope ? `Scope: \`${spec.scope}\`.` : 'Needs a credential, no scope.'),
+      description:
+        (spec.description ?? (spec.scope ? `Scope: \`${spec.scope}\`.` : 'Needs a credential, no scope.')) +
+        (spec.stepUp ? ' OAuth tokens need step-up elevation (403 `step_up_required`); API keys are never asked.' : ''),
       tags: spec.tags,
       security: [{ bearerAuth: [] }],
       ...(spec.params ? { params: jsonSchema(spec.params) } : {}),
@@ -82,6 +86,10 @@ export function route<P = Record<string, never>, Q = Record<string, never>, B = 
       if (!credential) throw new ApiError('missing_api_key', 'Send a key as `Authorization: Bearer <key>`.');
       if (spec.scope && !credential.scopes.includes(spec.scope)) {
         throw new ApiError('insufficient_scope', `This operation needs the \`${spec.scope}\` scope.`, null);
+      }
+      if (spec.stepUp) {
+        const refusal = stepUpRefusal(credential, Date.now());
+        if (refusal) throw new ApiError('step_up_required', refusal, null, 403);
       }
       const params = parse(spec.params, request.params ?? {});
       const query = parse(spec.query, request.query ?? {});

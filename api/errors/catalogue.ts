@@ -32,6 +32,7 @@ export const CATALOGUE: Record<string, [number, string]> = {
   insufficient_scope: [403, 'The credential lacks the scope named in `param`.'],
   beyond_caller_authority: [403, 'A key cannot be created wider than the key creating it.'],
   insufficient_authority: [403, 'The caller lacks a permission it tries to grant.'],
+  step_up_required: [403, 'A sensitive change by an OAuth app needs step-up verification first; nothing was changed.'],
   resource_not_found: [404, 'No such resource in this workspace.'],
   role_not_found: [404, 'No such role in this workspace.'],
   revoked: [409, 'The key was revoked while the request was in flight.'],

@@ -143,6 +143,7 @@ export function registerRoles(app: FastifyInstance, deps: ApiDeps): void {
   route(app, {
     method: 'PATCH',
     url: '/roles/:id',
+    stepUp: true,
     summary: 'Update a role',
     description:
       'Scope: `roles:write`. `permissions` replaces the whole list; the caller must hold every permission it adds. ' +
@@ -166,6 +167,7 @@ export function registerRoles(app: FastifyInstance, deps: ApiDeps): void {
   route(app, {
     method: 'DELETE',
     url: '/roles/:id',
+    stepUp: true,
     summary: 'Delete a role',
     description:
       'Scope: `roles:write`. While members, keys or pending invitations hold the role, `reassignTo` names the role receiving them. ' +

@@ -89,6 +89,7 @@ export function registerWebhooks(app: FastifyInstance, deps: ApiDeps): void {
   route(app, {
     method: 'POST',
     url: '/webhooks',
+    stepUp: true,
     summary: 'Create a webhook endpoint',
     description: 'Scope: `webhooks:write`. Enabled at once; the signing `secret` is in this answer only. At most 10 endpoints.',
     tags,
@@ -124,6 +125,7 @@ export function registerWebhooks(app: FastifyInstance, deps: ApiDeps): void {
   route(app, {
     method: 'PATCH',
     url: '/webhooks/:id',
+    stepUp: true,
     summary: 'Update a webhook endpoint',
     description:
       'Scope: `webhooks:write`. Omitted fields stay. `enabled: false` switches it off (disabledAt and disabledReason stay null); ' +
