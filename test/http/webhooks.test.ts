@@ -291,6 +291,7 @@ t.test('100 consecutive failures switch the endpoint off, mail the owner; re-ena
     return !now.enabled && now;
   }, 30_000);
   t.match(off, { enabled: false, disabledReason: 'consecutive_failures', consecutiveFailures: 100 });
+  t.ok(off.lastDeliveryAt && off.disabledAt, 'lastDeliveryAt moved on failed attempts; disabledAt is set');
   await new Promise((r) => setTimeout(r, 300));
   t.equal(receiver.received.length, 100, 'exactly 100 attempts reached the receiver');
   const mail = await eventually(async () => mails[0]);
