@@ -10,5 +10,7 @@ export const newId = {
   template: () => `tpl_${hex(12)}`,
   templateVersion: () => `tplv_${hex(12)}`,
   webhookEndpoint: () => `whe_${hex(12)}`,
+  contact: () => `con_${hex(12)}`,
+  audience: () => `aud_${hex(12)}`,
   uuid: () => crypto.randomUUID(),
 };

@@ -1,4 +1,6 @@
 import { apiKeyEvents } from './api-keys/events.ts';
+import { audienceEvents } from './audiences/events.ts';
+import { contactEvents } from './contacts/events.ts';
 import { roleEvents } from './roles/events.ts';
 import { EventRegistry } from './shared/events.ts';
 import { suppressionEvents } from './suppressions/events.ts';
@@ -12,4 +14,6 @@ export const registry = new EventRegistry([...workspaceEvents, ...apiKeyEvents, 
   ...templateRegistryEvents,
   ...templateEvents,
   ...webhookEvents,
+  ...contactEvents,
+  ...audienceEvents,
 ]);

@@ -1,4 +1,5 @@
 import { apiKeysProjector } from './api-keys/projector.ts';
+import { contactsProjector } from './contacts/projector.ts';
 import type { Projector } from './projector.ts';
 import { rolesProjector } from './roles/projector.ts';
 import { suppressionsProjector } from './suppressions/projector.ts';
@@ -7,4 +8,4 @@ import { webhookEndpointsProjector } from './webhooks/projector.ts';
 import { workspacesProjector } from './workspaces/projector.ts';
 
 /** Every read model the runner keeps up to date. */
-export const projectors: Projector[] = [workspacesProjector, apiKeysProjector, rolesProjector, suppressionsProjector, templatesProjector, webhookEndpointsProjector];
+export const projectors: Projector[] = [workspacesProjector, apiKeysProjector, rolesProjector, suppressionsProjector, templatesProjector, webhookEndpointsProjector, contactsProjector];

@@ -7,6 +7,8 @@ export const idPatterns = {
   user: /^usr_[0-9a-f]{24}$/,
   role: /^role_[0-9a-f]{24}$/,
   template: /^tpl_[0-9a-f]{24}$/,
+  contact: /^con_[0-9a-f]{24}$/,
+  audience: /^aud_[0-9a-f]{24}$/,
   apiKey: /^[0-9a-z]{24}$/,
   suppression: /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/,
 } as const;

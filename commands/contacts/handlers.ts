@@ -1,0 +1,99 @@
+import { audienceOr404 } from '../../domain/audiences/decide.ts';
+import {
+  decideCreateContact,
+  decideDeleteContact,
+  decideJoinAudience,
+  decideLeaveAudience,
+  decideTouchContact,
+  decideUpdateContact,
+  type UpdateContact,
+} from '../../domain/contacts/decide.ts';
+import { contactStream, normaliseEmail, type ContactSource } from '../../domain/contacts/events.ts';
+import { contactAggregate, type Contact } from '../../domain/contacts/state.ts';
+import { fail } from '../../domain/shared/errors.ts';
+import { ensureDefaultAudience, loadAudiences } from '../audiences/handlers.ts';
+import { execute, type Actor, type CommandContext } from '../execute.ts';
+import { newId } from '../ids.ts';
+
+export interface CreateContactInput {
+  email: string;
+  name?: string | null;
+  notes?: string | null;
+  attributes?: Record<string, string>;
+  /** Audiences to join besides the default one; each must exist (404 `audience_not_found`, `param` `audienceIds.<i>`). */
+  audienceIds?: string[];
+  source: ContactSource;
+}
+
+/**
+ * Puts an address in the book, in the default audience (made on first use) and the audiences
+ * named. An address already in the book answers `created: false` with its contact id and writes
+ * nothing: the API turns that into 409 `contact_exists`; contact events use the id. The address's
+ * own stream decides, so of N concurrent creates exactly one writes.
+ */
+export async function createContact(
+  ctx: CommandContext,
+  actor: Actor,
+  input: CreateContactInput,
+  now: string,
+): Promise<{ created: boolean; contactId: string }> {
+  const email = normaliseEmail(input.email);
+  const audiences = await ensureDefaultAudience(ctx, actor, now);
+  const asked = input.audienceIds ?? [];
+  asked.forEach((id, i) => audienceOr404(audiences, id, `audienceIds.${i}`));
+  const contactId = newId.contact();
+  const { state, events } = await execute(ctx, actor, contactStream(actor.workspaceId, email), contactAggregate, (s) =>
+    decideCreateContact(s, {
+      contactId,
+      email,
+      name: input.name ?? null,
+      notes: input.notes ?? null,
+      attributes: input.attributes ?? {},
+      source: input.source,
+      audienceIds: [audiences.defaultId!, ...asked],
+      now,
+    }),
+  );
+  return { created: events.length > 0, contactId: state.contact!.contactId };
+}
+
+export async function updateContact(ctx: CommandContext, actor: Actor, email: string, patch: Omit<UpdateContact, 'now'>, now: string): Promise<Contact> {
+  const { state } = await execute(ctx, actor, contactStream(actor.workspaceId, email), contactAggregate, (s) => decideUpdateContact(s, { ...patch, now }));
+  return state.contact!;
+}
+
+export async function deleteContact(ctx: CommandContext, actor: Actor, email: string, now: string): Promise<Contact> {
+  let deleted: Contact | null = null;
+  await execute(ctx, actor, contactStream(actor.workspaceId, email), contactAggregate, (s) => {
+    deleted = s.contact;
+    return decideDeleteContact(s, { now });
+  });
+  return deleted!;
+}
+
+/** Adds a contact to an audience; one it is in already stays (no event). */
+export async function addToAudience(ctx: CommandContext, actor: Actor, input: { email: string; audienceId: string }, now: string): Promise<{ changed: boolean; contact: Contact }> {
+  audienceOr404(await loadAudiences(ctx, actor.workspaceId), input.audienceId);
+  const { state, events } = await execute(ctx, actor, contactStream(actor.workspaceId, input.email), contactAggregate, (s) =>
+    decideJoinAudience(s, { audienceId: input.audienceId, now }),
+  );
+  return { changed: events.length > 0, contact: state.contact! };
+}
+
+/** Takes a contact out of an audience (not the default one: 409 `builtin_audience`). */
+export async function removeFromAudience(ctx: CommandContext, actor: Actor, input: { email: string; audienceId: string }, now: string): Promise<{ changed: boolean; contact: Contact }> {
+  const audience = audienceOr404(await loadAudiences(ctx, actor.workspaceId), input.audienceId);
+  if (audience.builtin !== null) fail('builtin_audience', 'The default audience holds every contact; delete the contact to take it out.', 'id');
+  const { state, events } = await execute(ctx, actor, contactStream(actor.workspaceId, input.email), contactAggregate, (s) =>
+    decideLeaveAudience(s, { audienceId: input.audienceId, now }),
+  );
+  return { changed: events.length > 0, contact: state.contact! };
+}
+
+/**
+ * Activity of a contact at `seenAt` (mail to or from it, a contact event about it): `lastSeenAt`
+ * moves forward, never back. An address not in the book is left alone.
+ */
+export async function touchContact(ctx: CommandContext, actor: Actor, email: string, seenAt: string): Promise<void> {
+  await execute(ctx, actor, contactStream(actor.workspaceId, normaliseEmail(email)), contactAggregate, (s) => decideTouchContact(s, { seenAt }));
+}
