@@ -1,0 +1,224 @@
+import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
+import { createAudience, deleteAudience, ensureDefaultAudience, updateAudience } from '../../commands/audiences/handlers.ts';
+import { addToAudience, removeFromAudience } from '../../commands/contacts/handlers.ts';
+import { AUDIENCE_NAME_MAX } from '../../domain/audiences/decide.ts';
+import { idPatterns } from '../../domain/shared/ids.ts';
+import { audienceGrowth } from '../../projections/contacts/growth.ts';
+import { allAudiences, findAudience, listAudiences, type AudienceRow } from '../../projections/contacts/queries.ts';
+import { actorOf } from '../credential.ts';
+import { ApiError } from '../errors/api-error.ts';
+import { limitParam, pageSchema } from '../paging.ts';
+import { listParam } from '../query.ts';
+import { route } from '../route.ts';
+import type { ApiDeps } from '../server.ts';
+import { audienceView, refuseNarrowedCredentials, text, viewAudience } from './contact-views.ts';
+import { contactOr404 } from './contacts.ts';
+
+const tags = ['Audiences'];
+export const DESCRIPTION_MAX = 1000;
+const idParams = z.object({ id: z.string() });
+const name = text(AUDIENCE_NAME_MAX).pipe(z.string().min(1, 'must not be blank'));
+
+/** A malformed id is just another id that names nothing here: 404, never a validation error. */
+async function audienceOr404(deps: ApiDeps, workspaceId: string, id: string, param = 'id'): Promise<AudienceRow> {
+  const row = idPatterns.audience.test(id) ? await findAudience(deps.db, workspaceId, id) : undefined;
+  if (!row) throw new ApiError('audience_not_found', 'No such audience.', param);
+  return row;
+}
+
+const membershipView = z.object({
+  object: z.literal('audience_membership'),
+  audienceId: z.string(),
+  contactId: z.string(),
+  email: z.string(),
+  member: z.boolean(),
+});
+
+const bucketView = z.object({ key: z.string(), subscribed: z.number().int(), unsubscribed: z.number().int(), added: z.number().int() });
+const growthView = z.object({
+  object: z.literal('audience_growth'),
+  audiences: z.array(
+    z.object({
+      audienceId: z.string(),
+      name: z.string(),
+      builtin: z.literal('default').nullable(),
+      total: z.number().int(),
+      before: z.number().int(),
+      added: z.number().int(),
+      subscribed: z.number().int(),
+      unsubscribed: z.number().int(),
+      buckets: z.array(bucketView),
+    }),
+  ),
+  totals: z.object({ contacts: z.number().int(), memberships: z.number().int(), subscribed: z.number().int(), unsubscribed: z.number().int(), busiest: z.string().nullable() }),
+  since: z.string(),
+  until: z.string(),
+});
+
+export async function registerAudiences(app: FastifyInstance, deps: ApiDeps): Promise<void> {
+  refuseNarrowedCredentials(app);
+
+  route(app, {
+    method: 'GET',
+    url: '/audiences',
+    summary: 'List audiences',
+    description:
+      'Scope: `audiences:read`. The default audience first, then newest first. `cursor` is the id of the last audience of the ' +
+      'previous page (`nextCursor`); an id that is not an audience of the workspace is 400 `invalid_cursor`.',
+    tags,
+    scope: 'audiences:read',
+    query: z.strictObject({ limit: limitParam(), cursor: z.string().min(1).max(64).optional() }),
+    response: pageSchema(audienceView),
+    handler: async ({ credential, query, request }) => {
+      await ensureDefaultAudience(deps.commands, actorOf(credential, request.id), new Date().toISOString());
+      let after: AudienceRow | null = null;
+      if (query.cursor !== undefined) {
+        after = idPatterns.audience.test(query.cursor) ? ((await findAudience(deps.db, credential.workspaceId, query.cursor)) ?? null) : null;
+        if (!after) throw new ApiError('invalid_cursor', 'The cursor is not an audience of this workspace.', 'cursor', 400);
+      }
+      const rows = await listAudiences(deps.db, credential.workspaceId, query.limit, after);
+      const hasMore = rows.length > query.limit;
+      const shown = hasMore ? rows.slice(0, query.limit) : rows;
+      return { object: 'list' as const, data: shown.map(viewAudience), hasMore, nextCursor: hasMore ? shown.at(-1)!.id : null };
+    },
+  });
+
+  route(app, {
+    method: 'GET',
+    url: '/audiences/growth',
+    summary: 'Audience growth',
+    description:
+      'Scope: `audiences:read`. Over the window ending now (`minutes` overrides `days`): per audience `total` (members at the end), ' +
+      '`before` (members at the start), `subscribed` (joins in the window), `unsubscribed` (leaves: taken out, or the contact ' +
+      'deleted), `added` (net: subscribed − unsubscribed, so total = before + added) and sparse `buckets` oldest first keyed by ' +
+      'local time (`offsetMinutes` east of UTC). `totals.contacts` counts each person once; `busiest` is the bucket with the most joins and leaves.',
+    tags,
+    scope: 'audiences:read',
+    query: z.strictObject({
+      audienceIds: listParam(z.string().max(64), 50).optional(),
+      days: z.coerce.number().int().min(1).max(1095).default(30),
+      minutes: z.coerce.number().int().min(1).max(1_576_800).optional(),
+      grain: z.enum(['minute', 'hour', 'day']).default('day'),
+      offsetMinutes: z.coerce.number().int().min(-840).max(840).default(0),
+    }),
+    response: growthView,
+    handler: async ({ credential, query, request }) => {
+      await ensureDefaultAudience(deps.commands, actorOf(credential, request.id), new Date().toISOString());
+      const all = await allAudiences(deps.db, credential.workspaceId);
+      let selected = all;
+      if (query.audienceIds && query.audienceIds.length > 0) {
+        const byId = new Map(all.map((a) => [a.id, a]));
+        selected = [...new Set(query.audienceIds)].map((id) => {
+          const row = byId.get(id);
+          if (!row) throw new ApiError('audience_not_found', 'No such audience.', `audienceIds.${query.audienceIds!.indexOf(id)}`);
+          return row;
+        });
+      }
+      const until = new Date();
+      const since = new Date(until.getTime() - (query.minutes !== undefined ? query.minutes * 60_000 : query.days * 86_400_000));
+      return { object: 'audience_growth' as const, ...(await audienceGrowth(deps.db, selected, { since, until, grain: query.grain, offsetMinutes: query.offsetMinutes })) };
+    },
+  });
+
+  route(app, {
+    method: 'GET',
+    url: '/audiences/:id',
+    summary: 'Read an audience',
+    description: 'Scope: `audiences:read`. `contactCount` is counted at read (the live membership count, read-your-writes).',
+    tags,
+    scope: 'audiences:read',
+    params: idParams,
+    response: audienceView,
+    handler: async ({ credential, params }) => viewAudience(await audienceOr404(deps, credential.workspaceId, params.id)),
+  });
+
+  route(app, {
+    method: 'POST',
+    url: '/audiences',
+    summary: 'Create an audience',
+    description: 'Scope: `audiences:write`. Names are trimmed, 1 to 120 characters, not unique. At most 100 audiences besides the default one (422 `workspace_limit_reached`).',
+    tags,
+    scope: 'audiences:write',
+    body: z.strictObject({
+      name,
+      description: text(DESCRIPTION_MAX).nullable().optional(),
+      showOnPreferences: z.boolean().optional(),
+    }),
+    status: 201,
+    response: audienceView,
+    handler: async ({ credential, body, request }) => {
+      const id = await createAudience(
+        deps.commands,
+        actorOf(credential, request.id),
+        { name: body.name, description: body.description ?? null, showOnPreferences: body.showOnPreferences ?? false },
+        new Date().toISOString(),
+      );
+      return viewAudience(await audienceOr404(deps, credential.workspaceId, id));
+    },
+  });
+
+  route(app, {
+    method: 'PATCH',
+    url: '/audiences/:id',
+    summary: 'Update an audience',
+    description: 'Scope: `audiences:write`. Omitted keeps; null clears `description`. The default audience may be renamed too.',
+    tags,
+    scope: 'audiences:write',
+    params: idParams,
+    body: z.strictObject({
+      name: name.optional(),
+      description: text(DESCRIPTION_MAX).nullable().optional(),
+      showOnPreferences: z.boolean().optional(),
+    }),
+    response: audienceView,
+    handler: async ({ credential, params, body, request }) => {
+      const row = await audienceOr404(deps, credential.workspaceId, params.id);
+      await updateAudience(deps.commands, actorOf(credential, request.id), { audienceId: row.id, ...body }, new Date().toISOString());
+      return viewAudience(await audienceOr404(deps, credential.workspaceId, row.id));
+    },
+  });
+
+  route(app, {
+    method: 'DELETE',
+    url: '/audiences/:id',
+    summary: 'Delete an audience',
+    description: 'Scope: `audiences:write`. Its contacts stay in the book. The default audience cannot be deleted (409 `builtin_audience`).',
+    tags,
+    scope: 'audiences:write',
+    params: idParams,
+    response: z.object({ object: z.literal('audience'), id: z.string(), deleted: z.literal(true) }),
+    handler: async ({ credential, params, request }) => {
+      const row = await audienceOr404(deps, credential.workspaceId, params.id);
+      await deleteAudience(deps.commands, actorOf(credential, request.id), row.id, new Date().toISOString());
+      return { object: 'audience' as const, id: row.id, deleted: true as const };
+    },
+  });
+
+  const membership = (method: 'PUT' | 'DELETE') =>
+    route(app, {
+      method,
+      url: '/audiences/:id/contacts/:email',
+      summary: method === 'PUT' ? 'Add a contact to an audience' : 'Take a contact out of an audience',
+      description:
+        method === 'PUT'
+          ? 'Scope: `audiences:write`. The path holds the address or the contact id. A contact in the audience already stays (200, no change).'
+          : 'Scope: `audiences:write`. A contact not in the audience is no error (200, `member: false`). The default audience keeps every contact (409 `builtin_audience`).',
+      tags,
+      scope: 'audiences:write',
+      params: z.object({ id: z.string(), email: z.string().max(400) }),
+      response: membershipView,
+      handler: async ({ credential, params, request }) => {
+        const audience = await audienceOr404(deps, credential.workspaceId, params.id);
+        const contact = await contactOr404(deps, credential.workspaceId, params.email);
+        const input = { email: contact.email, audienceId: audience.id };
+        const actor = actorOf(credential, request.id);
+        const now = new Date().toISOString();
+        if (method === 'PUT') await addToAudience(deps.commands, actor, input, now);
+        else await removeFromAudience(deps.commands, actor, input, now);
+        return { object: 'audience_membership' as const, audienceId: audience.id, contactId: contact.id, email: contact.email, member: method === 'PUT' };
+      },
+    });
+  membership('PUT');
+  membership('DELETE');
+}

@@ -1,0 +1,111 @@
+import { sql, type Kysely } from 'kysely';
+import type { AudienceRow } from './queries.ts';
+
+export type Grain = 'minute' | 'hour' | 'day';
+
+const FORMAT: Record<Grain, string> = { day: 'YYYY-MM-DD', hour: 'YYYY-MM-DD"T"HH24', minute: 'YYYY-MM-DD"T"HH24:MI' };
+
+export interface GrowthBucket {
+  key: string;
+  subscribed: number;
+  unsubscribed: number;
+  added: number;
+}
+
+export interface AudienceGrowth {
+  audienceId: string;
+  name: string;
+  builtin: 'default' | null;
+  total: number;
+  before: number;
+  added: number;
+  subscribed: number;
+  unsubscribed: number;
+  buckets: GrowthBucket[];
+}
+
+export interface Growth {
+  audiences: AudienceGrowth[];
+  totals: { contacts: number; memberships: number; subscribed: number; unsubscribed: number; busiest: string | null };
+  since: string;
+  until: string;
+}
+
+/**
+ * Growth of audiences over [since, until), from the membership history: a join is `subscribed`,
+ * a leave (taken out, or the contact deleted) is `unsubscribed`, `added` is the net change. The
+ * live count of each audience is one row; the window's joins and leaves (and any after `until`)
+ * are index range scans, so the cost follows the window's activity, not the audience's size:
+ * total = live − joins after until + leaves after until; before = total − joins + leaves.
+ */
+export async function audienceGrowth(
+  db: Kysely<any>,
+  audiences: AudienceRow[],
+  window: { since: Date; until: Date; grain: Grain; offsetMinutes: number },
+): Promise<Growth> {
+  const ids = audiences.map((a) => a.id);
+  const { since, until, grain, offsetMinutes } = window;
+  const bucket = (column: string) =>
+    sql`CASE WHEN ${sql.ref(column)} < ${until} THEN to_char(date_trunc(${grain}, (${sql.ref(column)} AT TIME ZONE 'UTC') + make_interval(mins => ${offsetMinutes})), ${FORMAT[grain]}) END`;
+  const changes =
+    ids.length === 0
+      ? []
+      : ((
+          await sql<{ audience_id: string; key: string | null; kind: 'join' | 'leave'; n: number }>`
+            SELECT audience_id, ${bucket('joined_at')} AS key, 'join' AS kind, count(*)::int AS n
+              FROM audience_members WHERE audience_id = ANY(${ids}) AND joined_at >= ${since} GROUP BY 1, 2
+            UNION ALL
+            SELECT audience_id, ${bucket('left_at')} AS key, 'leave' AS kind, count(*)::int AS n
+              FROM audience_members WHERE audience_id = ANY(${ids}) AND left_at >= ${since} GROUP BY 1, 2`.execute(db)
+        ).rows);
+
+  const byAudience = new Map<string, { after: number; buckets: Map<string, GrowthBucket> }>(ids.map((id) => [id, { after: 0, buckets: new Map() }]));
+  for (const c of changes) {
+    const a = byAudience.get(c.audience_id)!;
+    if (c.key === null) {
+      a.after += c.kind === 'join' ? -c.n : c.n;
+      continue;
+    }
+    const b = a.buckets.get(c.key) ?? { key: c.key, subscribed: 0, unsubscribed: 0, added: 0 };
+    if (c.kind === 'join') b.subscribed += c.n;
+    else b.unsubscribed += c.n;
+    b.added = b.subscribed - b.unsubscribed;
+    a.buckets.set(c.key, b);
+  }
+
+  const busiest = new Map<string, number>();
+  const result: AudienceGrowth[] = audiences.map((row) => {
+    const a = byAudience.get(row.id)!;
+    const buckets = [...a.buckets.values()].sort((x, y) => (x.key < y.key ? -1 : 1));
+    const subscribed = buckets.reduce((n, b) => n + b.subscribed, 0);
+    const unsubscribed = buckets.reduce((n, b) => n + b.unsubscribed, 0);
+    for (const b of buckets) busiest.set(b.key, (busiest.get(b.key) ?? 0) + b.subscribed + b.unsubscribed);
+    const total = row.member_count + a.after;
+    return { audienceId: row.id, name: row.name, builtin: row.builtin, total, before: total - subscribed + unsubscribed, added: subscribed - unsubscribed, subscribed, unsubscribed, buckets };
+  });
+
+  // Each person once: the default audience holds every contact, so with it selected its total is the answer.
+  const withDefault = result.find((a) => a.builtin === 'default');
+  let contacts = withDefault?.total ?? 0;
+  if (!withDefault && ids.length > 0) {
+    contacts = (
+      await sql<{ n: number }>`
+        SELECT count(DISTINCT contact_id)::int AS n FROM audience_members
+        WHERE audience_id = ANY(${ids}) AND joined_at < ${until} AND (left_at IS NULL OR left_at >= ${until})`.execute(db)
+    ).rows[0]!.n;
+  }
+  let top: string | null = null;
+  for (const [key, n] of [...busiest.entries()].sort((x, y) => (x[0] < y[0] ? -1 : 1))) if (top === null || n > busiest.get(top)!) top = key;
+  return {
+    audiences: result,
+    totals: {
+      contacts,
+      memberships: result.reduce((n, a) => n + a.total, 0),
+      subscribed: result.reduce((n, a) => n + a.subscribed, 0),
+      unsubscribed: result.reduce((n, a) => n + a.unsubscribed, 0),
+      busiest: top,
+    },
+    since: since.toISOString(),
+    until: until.toISOString(),
+  };
+}
