@@ -23,6 +23,9 @@ import type { MailSender } from './infra/mail/port.ts';
 import { createOutboundAgents } from './infra/net/outbound-url.ts';
 import { projectors } from './projections/all.ts';
 import { webhookDispatch } from './processes/webhooks/dispatch.ts';
+import { automationEnrolment } from './processes/automations/enrol.ts';
+import { AutomationRunProcess, DEFAULT_AUTOMATION_OPTIONS, type AutomationRunOptions } from './processes/automations/worker.ts';
+import { ContactEventRetention } from './processes/contact-events/retention.ts';
 import { DEFAULT_DELIVERY_OPTIONS, WebhookDeliveryProcess, type WebhookDeliveryOptions } from './processes/webhooks/worker.ts';
 import { ProjectionRunner } from './projections/runner.ts';
 
@@ -64,6 +67,10 @@ export interface SystemOptions {
   smtpUrl?: string;
   outboxDir?: string;
   webhooks?: Partial<WebhookDeliveryOptions> & { allowPrivate?: boolean };
+  /** Automation runs (timers); `minuteMs` shortens a minute in tests. */
+  automations?: Partial<AutomationRunOptions>;
+  /** How often expired contact events are purged (default hourly). */
+  retentionEveryMs?: number;
 }
 
 export async function openSystem(databaseUrl: string, options: SystemOptions = {}): Promise<System> {
@@ -73,7 +80,7 @@ export async function openSystem(databaseUrl: string, options: SystemOptions = {
     ? await EventStoreDbEventStore.connect(options.eventStoreUrl)
     : new PostgresEventStore(database.pool);
   const bus: WorkQueue = options.natsUrl ? await NatsWorkQueue.connect(options.natsUrl) : new InProcessWorkQueue();
-  const runner = new ProjectionRunner(database.db, database.pool, store, registry, [...projectors, webhookDispatch]);
+  const runner = new ProjectionRunner(database.db, database.pool, store, registry, [...projectors, webhookDispatch, automationEnrolment]);
   await runner.migrate();
   if (options.project !== false) await runner.start();
   const requestLog = new RequestLog(database.pool);
@@ -89,6 +96,10 @@ export async function openSystem(databaseUrl: string, options: SystemOptions = {
     { ...DEFAULT_DELIVERY_OPTIONS, ...options.webhooks },
   );
   if (options.deliver !== false) await deliveries.start();
+  const automationRuns = new AutomationRunProcess({ pool: database.pool, bus, readModels: runner }, { ...DEFAULT_AUTOMATION_OPTIONS, ...options.automations });
+  if (options.deliver !== false) await automationRuns.start();
+  const retention = new ContactEventRetention(database.pool, { everyMs: options.retentionEveryMs ?? 3_600_000, purgeStore: !options.eventStoreUrl });
+  if (options.deliver !== false) retention.start();
   return {
     database,
     store,
@@ -103,6 +114,8 @@ export async function openSystem(databaseUrl: string, options: SystemOptions = {
     renderer: createTemplateRenderer({ cacheSize: 1000 }),
     async close() {
       await deliveries.stop();
+      await automationRuns.stop();
+      await retention.stop();
       await deliveryPool.end();
       await runner.stop();
       await requestLog.flush();

@@ -12,6 +12,8 @@ import type { RateLimiter } from './plugins/rate-limit.ts';
 import type { RequestLog } from './request-log.ts';
 import { registerAudiences } from './routes/audiences.ts';
 import { registerContacts } from './routes/contacts.ts';
+import { registerAutomations } from './routes/automations.ts';
+import { registerContactEvents } from './routes/contact-events.ts';
 import { registerDocs } from './routes/docs.ts';
 import { registerKeys } from './routes/keys.ts';
 import { registerRoles } from './routes/roles.ts';
@@ -66,6 +68,8 @@ export async function buildServer(deps: ApiDeps, options: { logger?: boolean | o
   registerSuppressions(app, deps);
   registerTemplates(app, deps);
   registerWebhooks(app, deps);
+  registerContactEvents(app, deps);
+  registerAutomations(app, deps);
   // Each in its own scope: their hook refuses narrowed credentials on these routes alone.
   await app.register((scope) => registerContacts(scope, deps));
   await app.register((scope) => registerAudiences(scope, deps));

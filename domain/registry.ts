@@ -1,6 +1,8 @@
 import { apiKeyEvents } from './api-keys/events.ts';
 import { audienceEvents } from './audiences/events.ts';
 import { contactEvents } from './contacts/events.ts';
+import { automationEvents } from './automations/events.ts';
+import { contactEventEvents } from './contact-events/events.ts';
 import { roleEvents } from './roles/events.ts';
 import { EventRegistry } from './shared/events.ts';
 import { suppressionEvents } from './suppressions/events.ts';
@@ -16,4 +18,6 @@ export const registry = new EventRegistry([...workspaceEvents, ...apiKeyEvents, 
   ...webhookEvents,
   ...contactEvents,
   ...audienceEvents,
+  ...contactEventEvents,
+  ...automationEvents,
 ]);

@@ -1,4 +1,6 @@
 import { apiKeysProjector } from './api-keys/projector.ts';
+import { automationsProjector } from './automations/projector.ts';
+import { contactEventsProjector } from './contact-events/projector.ts';
 import { contactsProjector } from './contacts/projector.ts';
 import type { Projector } from './projector.ts';
 import { rolesProjector } from './roles/projector.ts';
@@ -8,4 +10,4 @@ import { webhookEndpointsProjector } from './webhooks/projector.ts';
 import { workspacesProjector } from './workspaces/projector.ts';
 
 /** Every read model the runner keeps up to date. */
-export const projectors: Projector[] = [workspacesProjector, apiKeysProjector, rolesProjector, suppressionsProjector, templatesProjector, webhookEndpointsProjector, contactsProjector];
+export const projectors: Projector[] = [workspacesProjector, apiKeysProjector, rolesProjector, suppressionsProjector, templatesProjector, webhookEndpointsProjector, contactsProjector, contactEventsProjector, automationsProjector];

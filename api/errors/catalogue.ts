@@ -62,5 +62,9 @@ export const CATALOGUE: Record<string, [number, string]> = {
   unknown_template_slot: [422, 'A slot was given that the template version does not declare; `param` names it.'],
   workspace_limit_reached: [422, 'A soft limit of the workspace was reached; nothing was created.'],
   rate_limited: [429, 'Too many requests for this credential in this minute; see Retry-After.'],
+  invalid_idempotency_key: [400, 'The Idempotency-Key header is not 1 to 255 of letters, digits, `_`, `.`, `:` and `-`.'],
+  invalid_event: [422, 'A contact event breaks a rule (name, email or contactId, properties, occurredAt, createContact, contactName); `param` names the field.'],
+  idempotency_key_reuse: [422, 'The Idempotency-Key was used for a different event (at this position of the batch).'],
+  event_rate_limited: [429, 'More than 600 contact events per minute for this key (a batch counts as its size); nothing was stored. See Retry-After.'],
   internal_error: [500, 'A fault of the service; report it with the request id.'],
 };

@@ -54,6 +54,32 @@ export class RateLimiter {
   }
 }
 
+/**
+ * An allowance counted in units (contact events: a batch counts as its size) under an identity of
+ * its own (`events:<keyId>`), in the same fixed clock-minute windows. A take that would pass
+ * `limit` takes nothing and is refused, so a refused batch leaves the allowance for smaller ones.
+ */
+export async function takeAllowance(
+  pool: pg.Pool,
+  identity: string,
+  units: number,
+  limit: number,
+  now: number = Date.now(),
+): Promise<{ ok: boolean; remaining: number; resetSeconds: number }> {
+  const windowStart = Math.floor(now / WINDOW_MS) * WINDOW_MS;
+  const resetSeconds = Math.max(1, Math.ceil((windowStart + WINDOW_MS - now) / 1000));
+  const { rows } = await pool.query(
+    `WITH _ AS (SELECT set_config('synchronous_commit', 'off', true))
+     INSERT INTO rate_limit_windows (identity, window_start, count) SELECT $1, $2, $3::int FROM _ WHERE $3::int <= $4::int
+     ON CONFLICT (identity, window_start) DO UPDATE SET count = rate_limit_windows.count + $3::int
+       WHERE rate_limit_windows.count + $3::int <= $4::int
+     RETURNING count`,
+    [identity, windowStart, units, limit],
+  );
+  if (rows[0]) return { ok: true, remaining: limit - rows[0].count, resetSeconds };
+  return { ok: false, remaining: 0, resetSeconds };
+}
+
 export function rateLimitHeaders(state: RateLimitState): Record<string, string> {
   return {
     'RateLimit-Policy': `${state.limit};w=60`,

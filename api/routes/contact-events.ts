@@ -1,0 +1,264 @@
+import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
+import { createContact } from '../../commands/contacts/handlers.ts';
+import { recordContactEvents } from '../../commands/contact-events/handlers.ts';
+import { fingerprintOf, keyStreamSuffix, newContactEventId, newRequestStreamSuffix } from '../../commands/contact-events/ids.ts';
+import type { Item, Outcome } from '../../domain/contact-events/decide.ts';
+import { BATCH_MAX, checkEvent, IDEMPOTENCY_KEY_PATTERN, isBroken, type EventInput } from '../../domain/contact-events/rules.ts';
+import { outcomesOf } from '../../projections/automations/queries.ts';
+import { lookupContacts } from '../../projections/contact-events/contacts-lookup.ts';
+import { findContactEvent, listContactEvents, listEventNames, type ContactEventRow } from '../../projections/contact-events/queries.ts';
+import { actorOf, isNarrowed, type Credential } from '../credential.ts';
+import { ApiError } from '../errors/api-error.ts';
+import { takeAllowance } from '../plugins/rate-limit.ts';
+import { limitParam } from '../paging.ts';
+import { route } from '../route.ts';
+import type { ApiDeps } from '../server.ts';
+
+const tags = ['Contact events'];
+/** Events per minute per key (spec, Limits); a batch counts as its size. */
+export const EVENT_RATE_LIMIT = 600;
+
+/** The shape of one event; its rules (pattern, sizes, dates) are checked per event by domain/contact-events/rules.ts. */
+const eventShape = z.strictObject({
+  name: z.string().describe('1 to 100 of letters, digits, `.`, `:`, `-`, `_`, starting with a letter or digit; case-sensitive.'),
+  email: z.string().optional().describe('The contact\'s address (up to 320); one of `email` and `contactId` is required. When both are sent they must name one contact.'),
+  contactId: z.string().optional().describe('A `con_` id (1 to 64 characters).'),
+  properties: z.record(z.string(), z.unknown()).optional().describe('At most 50 keys and 4 KB as JSON. A property named `email` is stored but never reaches automations.'),
+  occurredAt: z.string().optional().describe('ISO 8601 with a zone; default now; at most 60 s ahead of the server clock; not older than 90 days.'),
+  createContact: z.boolean().optional().describe('Create the contact (source `auto`) when the address is not in the book; needs `email`.'),
+  contactName: z.string().optional().describe('Name of a contact `createContact` makes (up to 200); an existing contact keeps its name.'),
+});
+
+const eventView = z.object({
+  object: z.literal('contact_event'),
+  id: z.string(),
+  contactId: z.string(),
+  email: z.string(),
+  name: z.string(),
+  properties: z.record(z.string(), z.unknown()),
+  occurredAt: z.string(),
+  mode: z.enum(['live', 'test']),
+  createdAt: z.string(),
+});
+const resultView = eventView.extend({ replayed: z.boolean(), enrolled: z.array(z.string()), resumed: z.number().int().min(0) });
+const batchView = z.object({
+  object: z.literal('contact_event_batch'),
+  accepted: z.array(resultView.extend({ index: z.number().int() })),
+  failed: z.array(z.object({ index: z.number().int(), code: z.enum(['invalid_event', 'contact_not_found', 'idempotency_key_reuse']), message: z.string() })),
+});
+const idempotencyHeader = {
+  'idempotency-key': 'Up to 255 of letters, digits, `_ . : -`. The same key with the same event answers the stored event (`replayed: true`) and starts nothing; with a different event, 422 `idempotency_key_reuse`. Keys are per workspace and kept as long as their events (90 days).',
+};
+
+interface StoredView {
+  eventId: string;
+  contactId: string;
+  email: string;
+  name: string;
+  properties: Record<string, unknown>;
+  occurredAt: string;
+  mode: 'live' | 'test';
+  createdAt: string;
+}
+
+const view = (d: StoredView) => ({
+  object: 'contact_event' as const,
+  id: d.eventId,
+  contactId: d.contactId,
+  email: d.email,
+  name: d.name,
+  properties: d.properties,
+  occurredAt: d.occurredAt,
+  mode: d.mode,
+  createdAt: d.createdAt,
+});
+
+const rowView = (r: ContactEventRow) => ({
+  object: 'contact_event' as const,
+  id: r.id,
+  contactId: r.contact_id,
+  email: r.email,
+  name: r.name,
+  properties: r.properties,
+  occurredAt: r.occurred_at.toISOString(),
+  mode: r.mode,
+  createdAt: r.created_at.toISOString(),
+});
+
+/** Contact events belong to the whole workspace, like contacts (spec: contacts routes refuse narrowed credentials). */
+function refuseNarrowed(credential: Credential): void {
+  if (isNarrowed(credential)) {
+    throw new ApiError('capability_unsupported', 'Contact events belong to the whole workspace; a credential narrowed to some addresses or domains cannot use them.', 'addressAllowlist', 422);
+  }
+}
+
+function idempotencyKeyOf(headers: Record<string, unknown>): string | null {
+  const raw = headers['idempotency-key'];
+  if (raw === undefined) return null;
+  if (typeof raw !== 'string' || !IDEMPOTENCY_KEY_PATTERN.test(raw)) {
+    throw new ApiError('invalid_idempotency_key', 'An Idempotency-Key is 1 to 255 of letters, digits, `_`, `.`, `:` and `-`.', 'Idempotency-Key', 400);
+  }
+  return raw;
+}
+
+type Answer =
+  | { index: number; ok: true; result: ReturnType<typeof view> & { replayed: boolean; enrolled: string[]; resumed: number } }
+  | { index: number; ok: false; code: string; message: string; param: string | null };
+
+export function registerContactEvents(app: FastifyInstance, deps: ApiDeps): void {
+  /** Checks, finds (or makes) the contacts, stores in one append, and reads back what enrolment made of each event. */
+  const record = async (credential: Credential, requestId: string, headers: Record<string, unknown>, inputs: EventInput[]): Promise<Answer[]> => {
+    refuseNarrowed(credential);
+    const key = idempotencyKeyOf(headers);
+    const allowance = await takeAllowance(deps.pool, `events:${credential.id ?? credential.clientId}`, inputs.length, EVENT_RATE_LIMIT);
+    if (!allowance.ok) {
+      throw new ApiError('event_rate_limited', `At most ${EVENT_RATE_LIMIT} contact events per minute per key; nothing was stored.`, null, 429, {
+        'Retry-After': String(allowance.resetSeconds),
+      });
+    }
+    const now = new Date();
+    const nowIso = now.toISOString();
+    const actor = actorOf(credential, requestId);
+    const checked = inputs.map((input) => checkEvent(input, now));
+    const params = new Map<number, string>();
+    const valid = checked.flatMap((c) => (isBroken(c) ? [] : [c]));
+    let contacts = await lookupContacts(deps.db, credential.workspaceId, valid.flatMap((c) => (c.email ? [c.email] : [])), valid.flatMap((c) => (c.contactId ? [c.contactId] : [])));
+    const toCreate = [...new Map(valid.filter((c) => c.createContact && c.email && !contacts.byEmail.has(c.email)).map((c) => [c.email!, c])).values()];
+    if (toCreate.length > 0) {
+      for (const c of toCreate) {
+        const made = await createContact(deps.commands, actor, { email: c.email!, name: c.contactName, source: 'auto' }, nowIso);
+        contacts.byEmail.set(c.email!, { id: made.contactId, email: c.email! });
+        contacts.byId.set(made.contactId, { id: made.contactId, email: c.email! });
+      }
+    }
+    const items: Item[] = checked.map((c, index) => {
+      if (isBroken(c)) {
+        params.set(index, c.param);
+        return { index, fingerprint: null, refused: { code: c.code, message: c.message } };
+      }
+      const fingerprint = fingerprintOf(c.canonical);
+      const contact = c.email !== null ? contacts.byEmail.get(c.email) : contacts.byId.get(c.contactId!);
+      if (!contact) {
+        params.set(index, c.email !== null ? 'email' : 'contactId');
+        return { index, fingerprint, refused: { code: 'contact_not_found', message: c.email !== null ? `No contact ${c.email} in the book (send \`createContact: true\` to make one).` : `No contact ${c.contactId}.` } };
+      }
+      if (c.email !== null && c.contactId !== null && contact.id !== c.contactId) {
+        params.set(index, 'contactId');
+        return { index, fingerprint, refused: { code: 'invalid_event', message: '`contactId` and `email` name different contacts.' } };
+      }
+      return {
+        index,
+        fingerprint,
+        ready: { eventId: newContactEventId(), contactId: contact.id, email: contact.email, name: c.name, properties: c.properties, occurredAt: c.occurredAt, mode: credential.mode, createdAt: nowIso },
+      };
+    });
+    const outcomes: Outcome[] = await recordContactEvents(deps.commands, actor, { streamSuffix: key === null ? newRequestStreamSuffix() : keyStreamSuffix(key), items });
+    const started = outcomes.flatMap((o) => (o.kind === 'stored' && o.event.mode === 'live' ? [o.event.eventId] : []));
+    const made = await outcomesOf(deps.db, started);
+    return outcomes.map((o): Answer => {
+      if (o.kind === 'refused') return { index: o.index, ok: false, code: o.code, message: o.message, param: params.get(o.index) ?? null };
+      const m = o.kind === 'stored' ? made.get(o.event.eventId) : undefined;
+      return { index: o.index, ok: true, result: { ...view(o.event), replayed: o.kind === 'replayed', enrolled: m?.enrolled ?? [], resumed: m?.resumed ?? 0 } };
+    });
+  };
+
+  route(app, {
+    method: 'POST',
+    url: '/events',
+    summary: 'Send a contact event',
+    description:
+      'Scope: `contacts:write`. Stores the event against the contact for 90 days; a live event enrols the contact in every matching live ' +
+      'automation (`enrolled`) and ends its waits for this name (`resumed`), both known when this answers. 201 when stored, 200 for a ' +
+      'replay under the same Idempotency-Key. A test key stores it with mode `test`; it starts nothing. Counts against 600 events per minute per key.',
+    tags,
+    scope: 'contacts:write',
+    headers: idempotencyHeader,
+    body: eventShape,
+    status: 201,
+    response: resultView,
+    handler: async ({ credential, body, request, reply }) => {
+      const [answer] = await record(credential, request.id, request.headers, [body]);
+      if (!answer!.ok) {
+        const status = answer!.code === 'contact_not_found' ? 404 : 422;
+        throw new ApiError(answer!.code, answer!.message, answer!.param, status);
+      }
+      if (answer!.result.replayed) reply.code(200);
+      return answer!.result;
+    },
+  });
+
+  route(app, {
+    method: 'POST',
+    url: '/events/batch',
+    summary: 'Send up to 100 contact events',
+    description:
+      'Scope: `contacts:write`. Each event is checked and stored in order, and remembered under the Idempotency-Key and its position; ' +
+      'one failing does not stop the rest (`failed`: `invalid_event`, `contact_not_found`, `idempotency_key_reuse`). A wrong-shaped body, ' +
+      'an empty array or more than 100 events is refused whole (422 `invalid_parameter`, `param` like `events.3.name`). Counts as its ' +
+      'number of events against 600 per minute per key: a batch that would pass it is refused whole (429 `event_rate_limited`).',
+    tags,
+    scope: 'contacts:write',
+    headers: idempotencyHeader,
+    body: z.strictObject({ events: z.array(eventShape).min(1).max(BATCH_MAX) }),
+    response: batchView,
+    handler: async ({ credential, body, request }) => {
+      const answers = await record(credential, request.id, request.headers, body.events);
+      return {
+        object: 'contact_event_batch' as const,
+        accepted: answers.flatMap((a) => (a.ok ? [{ ...a.result, index: a.index }] : [])),
+        failed: answers.flatMap((a) => (a.ok ? [] : [{ index: a.index, code: a.code as 'invalid_event', message: a.message }])),
+      };
+    },
+  });
+
+  route(app, {
+    method: 'GET',
+    url: '/events/names',
+    summary: 'Event names in use',
+    description: 'Scope: `automations:read`. Distinct names of the workspace\'s stored contact events (both modes), in byte order, at most 100; not paginated.',
+    tags,
+    scope: 'automations:read',
+    response: z.object({ object: z.literal('list'), data: z.array(z.object({ object: z.literal('contact_event_name'), name: z.string() })) }),
+    handler: async ({ credential }) => {
+      refuseNarrowed(credential);
+      const names = await listEventNames(deps.db, credential.workspaceId, 100);
+      return { object: 'list' as const, data: names.map((name) => ({ object: 'contact_event_name' as const, name })) };
+    },
+  });
+
+  route(app, {
+    method: 'GET',
+    url: '/contacts/:email/events',
+    summary: 'A contact\'s events',
+    description:
+      'Scope: `contacts:read`. The path takes the address (trimmed, lower-cased) or a `con_` id. Most recent first by occurrence; ' +
+      '`cursor` is the id of the last event of the previous page (`nextCursor`); an id this list did not show is 400 `invalid_cursor`.',
+    tags,
+    scope: 'contacts:read',
+    params: z.object({ email: z.string().min(1).max(320).describe('An address or a contact id.') }),
+    query: z.strictObject({
+      name: z.string().min(1).max(100).optional(),
+      limit: limitParam(200, 50),
+      cursor: z.string().min(1).max(64).optional(),
+    }),
+    response: z.object({ object: z.literal('list'), data: z.array(eventView), hasMore: z.boolean(), nextCursor: z.string().nullable() }),
+    handler: async ({ credential, params, query }) => {
+      refuseNarrowed(credential);
+      const ref = params.email.trim();
+      const { byEmail, byId } = await lookupContacts(deps.db, credential.workspaceId, [ref.toLowerCase()], [ref]);
+      const contact = byId.get(ref) ?? byEmail.get(ref.toLowerCase());
+      if (!contact) throw new ApiError('contact_not_found', 'No such contact in the book.', 'email', 404);
+      let after: { occurredAt: Date; id: string } | null = null;
+      if (query.cursor !== undefined) {
+        const last = await findContactEvent(deps.db, credential.workspaceId, contact.id, query.cursor);
+        if (!last || (query.name !== undefined && last.name !== query.name)) throw new ApiError('invalid_cursor', 'The cursor is not an event of this list.', 'cursor', 400);
+        after = { occurredAt: last.occurred_at, id: last.id };
+      }
+      const rows = await listContactEvents(deps.db, credential.workspaceId, contact.id, { name: query.name, limit: query.limit, after });
+      const hasMore = rows.length > query.limit;
+      const shown = hasMore ? rows.slice(0, query.limit) : rows;
+      return { object: 'list' as const, data: shown.map(rowView), hasMore, nextCursor: hasMore ? shown.at(-1)!.id : null };
+    },
+  });
+}

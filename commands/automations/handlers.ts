@@ -1,0 +1,35 @@
+import { decideCreate, decideUpdate, type Definition } from '../../domain/automations/decide.ts';
+import { automationStream } from '../../domain/automations/events.ts';
+import { automationAggregate } from '../../domain/automations/state.ts';
+import { execute, type Actor, type CommandContext } from '../execute.ts';
+import { newAutomationId } from '../contact-events/ids.ts';
+
+/** An automation's ETag: its stream revision. */
+export const formatAutomationTag = (revision: number) => `"${revision}"`;
+
+/** `*` or no header: unconditional (null); a tag we never handed out matches nothing (-2). */
+export function parseAutomationTag(header: string | undefined): number | null {
+  if (header === undefined || header.trim() === '*') return null;
+  const m = /^\s*(?:W\/)?"(\d+)"\s*$/.exec(header);
+  return m ? Number(m[1]) : -2;
+}
+
+export async function createAutomation(ctx: CommandContext, actor: Actor, input: { definition: Definition; status: 'live' | 'paused' }, now: string): Promise<string> {
+  const automationId = newAutomationId();
+  await execute(ctx, actor, automationStream(actor.workspaceId, automationId), automationAggregate, (s) => decideCreate(s, { automationId, ...input, now }));
+  return automationId;
+}
+
+/**
+ * Edits, pauses or resumes. With If-Match, a stream revision other than the tag is 409
+ * `version_conflict`, also when someone writes between our read and our append (execute decides again).
+ */
+export async function updateAutomation(
+  ctx: CommandContext,
+  actor: Actor,
+  automationId: string,
+  input: { ifMatch: number | null; patch: Partial<Definition>; status?: 'live' | 'paused' },
+  now: string,
+): Promise<void> {
+  await execute(ctx, actor, automationStream(actor.workspaceId, automationId), automationAggregate, (s) => decideUpdate(s, { ...input, now }));
+}

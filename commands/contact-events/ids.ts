@@ -1,0 +1,10 @@
+import crypto from 'node:crypto';
+
+/** Ids of contact events and automations (kept apart from commands/ids.ts, which the contacts work edits). */
+export const newContactEventId = () => `cev_${crypto.randomBytes(12).toString('hex')}`;
+export const newAutomationId = () => `aut_${crypto.randomBytes(12).toString('hex')}`;
+/** A request without an Idempotency-Key gets a stream of its own. */
+export const newRequestStreamSuffix = () => `r${crypto.randomBytes(12).toString('hex')}`;
+/** A key's stream: a digest of the credential's workspace-wide key, so any allowed key fits a stream id. */
+export const keyStreamSuffix = (idempotencyKey: string) => `k${crypto.createHash('sha256').update(idempotencyKey).digest('hex').slice(0, 40)}`;
+export const fingerprintOf = (canonical: string) => crypto.createHash('sha256').update(canonical).digest('base64url');

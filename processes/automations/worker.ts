@@ -1,0 +1,171 @@
+import crypto from 'node:crypto';
+import type pg from 'pg';
+import type { ReadModelBarrier } from '../../commands/execute.ts';
+import type { Instruction } from '../../domain/automations/steps.ts';
+import type { Consumer, Delivery as Job, JobOutcome, WorkQueue } from '../../infra/bus/port.ts';
+
+export interface AutomationRunOptions {
+  /** The bus queue of run steps; one per database (jobs name rows of it). */
+  queue: string;
+  /** How long one minute of a `wait`, a timeout or `withinMinutes` lasts (tests shorten it). */
+  minuteMs: number;
+  /** A job enqueued this long ago without an outcome is enqueued again. */
+  staleAfterMs: number;
+  pollMs: number;
+  concurrency: number;
+}
+
+export const DEFAULT_AUTOMATION_OPTIONS: AutomationRunOptions = { queue: 'automation-runs', minuteMs: 60_000, staleAfterMs: 60_000, pollMs: 50, concurrency: 16 };
+
+interface Run {
+  id: string;
+  workspace_id: string;
+  automation_id: string;
+  contact_id: string;
+  email: string;
+  properties: Record<string, unknown>;
+  program: Instruction[];
+  pc: number;
+  status: 'ready' | 'waiting' | 'completed';
+  wait_event: string | null;
+  wake_at: Date | null;
+  seq: number;
+  position: string;
+  enrolled_at: Date;
+}
+
+/** Steps walked at most per job, so a (valid but long) program cannot hold a row lock for long. */
+const MAX_STEPS_PER_JOB = 200;
+
+/**
+ * The timer half of automations. Runs live in `automation_runs` (made by enrol.ts): `ready` runs
+ * and `waiting` runs whose `wake_at` has passed are due. A loop claims due runs (`FOR UPDATE SKIP
+ * LOCKED`, so several processes share the work) and publishes one job each on the bus; a job walks
+ * its run in one transaction, from where it stands to the next wait or the end: a `send` records a
+ * send request, a `branch` asks the contact events read model whether the event came, `wait` and
+ * `wait_for_event` store their deadline in the row. The database holds every timer, so a restart
+ * loses none: a starting process publishes everything due at once, and a job the bus lost is
+ * published again after `staleAfterMs`. `seq` counts the run's moves, so a duplicate job is a no-op.
+ */
+export class AutomationRunProcess {
+  private consumer: Consumer | null = null;
+  private timer: NodeJS.Timeout | null = null;
+  private stopped = false;
+  private running: Promise<void> = Promise.resolve();
+
+  constructor(
+    private readonly deps: { pool: pg.Pool; bus: WorkQueue; readModels: ReadModelBarrier },
+    private readonly options: AutomationRunOptions = DEFAULT_AUTOMATION_OPTIONS,
+  ) {}
+
+  async start(): Promise<void> {
+    this.consumer = await this.deps.bus.consume(this.options.queue, (job) => this.handle(job), {
+      concurrency: this.options.concurrency,
+      retryOnErrorMs: 1000,
+      onError: (error) => console.error('automation run:', error),
+    });
+    this.running = this.dispatch(true);
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.timer) clearTimeout(this.timer);
+    await this.running;
+    await this.consumer?.close();
+  }
+
+  private async dispatch(everything: boolean): Promise<void> {
+    if (this.stopped) return;
+    let claimed = 0;
+    try {
+      const { rows } = await this.deps.pool.query<{ id: string; seq: number }>(
+        `UPDATE automation_runs r SET enqueued_at = now()
+         FROM (SELECT id FROM automation_runs
+               WHERE status <> 'completed' AND wake_at <= now()
+                 AND ($1 OR enqueued_at IS NULL OR enqueued_at < now() - make_interval(secs => $2::double precision / 1000))
+               ORDER BY wake_at LIMIT 500 FOR UPDATE SKIP LOCKED) due
+         WHERE r.id = due.id RETURNING r.id, r.seq`,
+        [everything, this.options.staleAfterMs],
+      );
+      claimed = rows.length;
+      for (const r of rows) await this.deps.bus.publish(this.options.queue, { id: `${r.id}.${r.seq}`, payload: { runId: r.id, seq: r.seq } });
+    } catch (error) {
+      if (!this.stopped) console.error('automation dispatcher:', error);
+    }
+    if (this.stopped) return;
+    this.timer = setTimeout(() => {
+      this.running = this.dispatch(false);
+    }, claimed >= 500 ? 0 : this.options.pollMs);
+  }
+
+  private async handle(job: Job): Promise<JobOutcome> {
+    const { runId, seq } = job.payload as { runId: string; seq: number };
+    const peek = await this.deps.pool.query<{ position: string }>('SELECT position FROM automation_runs WHERE id = $1 AND seq = $2', [runId, seq]);
+    if (!peek.rows[0]) return { ack: true };
+    // A branch reads the contact events read model: it must hold every event up to the one that moved this run.
+    await this.deps.readModels.waitFor(Number(peek.rows[0].position), ['ContactEventRecorded']);
+    const client = await this.deps.pool.connect();
+    try {
+      await client.query('BEGIN');
+      const { rows } = await client.query<Run>('SELECT * FROM automation_runs WHERE id = $1 AND seq = $2 FOR UPDATE', [runId, seq]);
+      const run = rows[0];
+      if (!run || run.status === 'completed' || (run.status === 'waiting' && run.wake_at!.getTime() > Date.now())) {
+        await client.query('ROLLBACK');
+        return { ack: true };
+      }
+      await this.walk(client, run);
+      await client.query('COMMIT');
+    } catch (error) {
+      await client.query('ROLLBACK').catch(() => {});
+      throw error;
+    } finally {
+      client.release();
+    }
+    return { ack: true };
+  }
+
+  /** From where the run stands to its next wait or its end, in the caller's transaction. */
+  private async walk(client: pg.PoolClient, run: Run): Promise<void> {
+    const minute = this.options.minuteMs;
+    // A due waiting run: its wait is over (the duration passed, or the event did not come in time).
+    let pc = run.status === 'waiting' ? run.pc + 1 : run.pc;
+    let next: { status: Run['status']; waitEvent: string | null; wakeAt: Date | null } = { status: 'completed', waitEvent: null, wakeAt: null };
+    for (let steps = 0; pc < run.program.length; steps++) {
+      if (steps >= MAX_STEPS_PER_JOB) {
+        next = { status: 'ready', waitEvent: null, wakeAt: new Date() };
+        break;
+      }
+      const step = run.program[pc]!;
+      if (step.op === 'jump') {
+        pc = step.to;
+      } else if (step.op === 'send') {
+        const id = `asr_${crypto.createHash('sha256').update(`${run.id}/${pc}/${run.seq}`).digest('hex').slice(0, 24)}`;
+        await client.query(
+          `INSERT INTO automation_sends (id, workspace_id, automation_id, run_id, contact_id, email, template, subject, data, created_at)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, date_trunc('milliseconds', now())) ON CONFLICT (id) DO NOTHING`,
+          [id, run.workspace_id, run.automation_id, run.id, run.contact_id, run.email, step.template, step.subject, JSON.stringify({ ...run.properties, ...step.data })],
+        );
+        pc++;
+      } else if (step.op === 'branch') {
+        const since = step.withinMinutes === null ? run.enrolled_at : new Date(Date.now() - step.withinMinutes * minute);
+        const { rows } = await client.query(
+          `SELECT 1 FROM contact_events WHERE workspace_id = $1 AND contact_id = $2 AND name = $3 AND mode = 'live' AND occurred_at >= $4 LIMIT 1`,
+          [run.workspace_id, run.contact_id, step.ifEvent, since],
+        );
+        pc = rows.length > 0 ? pc + 1 : step.elseAt;
+      } else if (step.op === 'wait') {
+        next = { status: 'waiting', waitEvent: null, wakeAt: new Date(Date.now() + step.minutes * minute) };
+        break;
+      } else {
+        next = { status: 'waiting', waitEvent: step.name, wakeAt: new Date(Date.now() + step.timeoutMinutes * minute) };
+        break;
+      }
+    }
+    await client.query(
+      `UPDATE automation_runs SET pc = $2, status = $3, wait_event = $4, wake_at = $5, enqueued_at = NULL, seq = seq + 1,
+         completed_at = CASE WHEN $3 = 'completed' THEN now() ELSE NULL END
+       WHERE id = $1`,
+      [run.id, pc, next.status, next.waitEvent, next.wakeAt],
+    );
+  }
+}

@@ -1,0 +1,64 @@
+import { sql } from 'kysely';
+import { RETENTION_MS } from '../../domain/contact-events/rules.ts';
+import type { ProjectedEvent, Projector } from '../projector.ts';
+
+/**
+ * Contact events as the lists read them, and the workspace's distinct event names. Rows older
+ * than the retention (by occurredAt) are purged by processes/contact-events/retention.ts; a
+ * rebuild skips them too, so a rebuilt read model equals the live one.
+ */
+export const contactEventsProjector: Projector = {
+  name: 'contact_events',
+  version: 1,
+  tables: ['contact_events', 'contact_event_names'],
+  ddl: (s) => `
+    CREATE TABLE IF NOT EXISTS ${s}.contact_events (
+      id text PRIMARY KEY,
+      workspace_id text NOT NULL,
+      contact_id text NOT NULL,
+      email text NOT NULL,
+      name text NOT NULL,
+      properties jsonb NOT NULL,
+      occurred_at timestamptz NOT NULL,
+      mode text NOT NULL,
+      created_at timestamptz NOT NULL
+    );
+    CREATE TABLE IF NOT EXISTS ${s}.contact_event_names (
+      workspace_id text NOT NULL,
+      name text COLLATE "C" NOT NULL,
+      last_occurred_at timestamptz NOT NULL,
+      PRIMARY KEY (workspace_id, name)
+    );`,
+  indexes: (s) => `
+    CREATE INDEX IF NOT EXISTS contact_events_contact ON ${s}.contact_events (workspace_id, contact_id, occurred_at DESC, id DESC);
+    CREATE INDEX IF NOT EXISTS contact_events_contact_name ON ${s}.contact_events (workspace_id, contact_id, name, occurred_at DESC, id DESC);
+    CREATE INDEX IF NOT EXISTS contact_events_occurred ON ${s}.contact_events (occurred_at);`,
+  handles: ['ContactEventRecorded'],
+  async apply(db, event) {
+    await this.applyBatch!(db, [event]);
+  },
+  async applyBatch(db, events) {
+    const cutoff = Date.now() - RETENTION_MS;
+    const rows = events.filter((e) => Date.parse((e.data as any).occurredAt) >= cutoff);
+    if (rows.length === 0) return;
+    const col = (f: (d: any, e: ProjectedEvent) => unknown) => rows.map((e) => f(e.data, e));
+    const ws = col((_d, e) => e.metadata.workspaceId);
+    await sql`INSERT INTO contact_events (id, workspace_id, contact_id, email, name, properties, occurred_at, mode, created_at)
+      SELECT * FROM unnest(${col((d) => d.eventId)}::text[], ${ws}::text[], ${col((d) => d.contactId)}::text[], ${col((d) => d.email)}::text[],
+        ${col((d) => d.name)}::text[], ${col((d) => JSON.stringify(d.properties))}::jsonb[], ${col((d) => d.occurredAt)}::timestamptz[],
+        ${col((d) => d.mode)}::text[], ${col((d) => d.createdAt)}::timestamptz[])
+      ON CONFLICT (id) DO NOTHING`.execute(db);
+    // One row per (workspace, name), the newest occurrence kept; sorted so concurrent writers lock in one order.
+    const names = new Map<string, { ws: string; name: string; at: string }>();
+    for (const e of rows) {
+      const d = e.data as any;
+      const k = `${e.metadata.workspaceId}\u0000${d.name}`;
+      const seen = names.get(k);
+      if (!seen || seen.at < d.occurredAt) names.set(k, { ws: e.metadata.workspaceId as string, name: d.name, at: d.occurredAt });
+    }
+    const list = [...names.entries()].sort(([a], [b]) => (a < b ? -1 : 1)).map(([, v]) => v);
+    await sql`INSERT INTO contact_event_names (workspace_id, name, last_occurred_at)
+      SELECT * FROM unnest(${list.map((n) => n.ws)}::text[], ${list.map((n) => n.name)}::text[], ${list.map((n) => n.at)}::timestamptz[])
+      ON CONFLICT (workspace_id, name) DO UPDATE SET last_occurred_at = greatest(contact_event_names.last_occurred_at, excluded.last_occurred_at)`.execute(db);
+  },
+};

@@ -1,0 +1,39 @@
+import { sql, type Kysely } from 'kysely';
+
+export interface ContactEventRow {
+  id: string;
+  workspace_id: string;
+  contact_id: string;
+  email: string;
+  name: string;
+  properties: Record<string, unknown>;
+  occurred_at: Date;
+  mode: 'live' | 'test';
+  created_at: Date;
+}
+
+/** Most recent first by occurrence (id breaks ties); `after` is the id of the last row of the previous page. */
+export async function listContactEvents(
+  db: Kysely<any>,
+  workspaceId: string,
+  contactId: string,
+  options: { name?: string; limit: number; after: { occurredAt: Date; id: string } | null },
+): Promise<ContactEventRow[]> {
+  const { rows } = await sql<ContactEventRow>`SELECT * FROM contact_events
+    WHERE workspace_id = ${workspaceId} AND contact_id = ${contactId}
+      ${options.name !== undefined ? sql`AND name = ${options.name}` : sql``}
+      ${options.after ? sql`AND (occurred_at, id) < (${options.after.occurredAt}, ${options.after.id})` : sql``}
+    ORDER BY occurred_at DESC, id DESC LIMIT ${options.limit + 1}`.execute(db);
+  return rows;
+}
+
+export async function findContactEvent(db: Kysely<any>, workspaceId: string, contactId: string, id: string): Promise<ContactEventRow | undefined> {
+  const { rows } = await sql<ContactEventRow>`SELECT * FROM contact_events WHERE workspace_id = ${workspaceId} AND contact_id = ${contactId} AND id = ${id}`.execute(db);
+  return rows[0];
+}
+
+/** Distinct names in byte order (the column's collation is "C"), at most `limit`. */
+export async function listEventNames(db: Kysely<any>, workspaceId: string, limit = 100): Promise<string[]> {
+  const { rows } = await sql<{ name: string }>`SELECT name FROM contact_event_names WHERE workspace_id = ${workspaceId} ORDER BY name LIMIT ${limit}`.execute(db);
+  return rows.map((r) => r.name);
+}
