@@ -1,0 +1,109 @@
+import t from 'tap';
+import { refusal } from '../support/refusal.ts';
+import { decideRecord, keyAggregate, type Item, type KeyState } from '../../domain/contact-events/decide.ts';
+import type { ContactEventEvent } from '../../domain/contact-events/events.ts';
+import { automationProperties, checkEvent, isBroken, stableJson } from '../../domain/contact-events/rules.ts';
+import { decideCreate, decideUpdate } from '../../domain/automations/decide.ts';
+import type { AutomationEvent } from '../../domain/automations/events.ts';
+import { automationAggregate, type AutomationState } from '../../domain/automations/state.ts';
+import { compile, matches } from '../../domain/automations/steps.ts';
+
+const NOW = new Date('2026-06-01T12:00:00.000Z');
+const ISO = NOW.toISOString();
+const given = (events: ContactEventEvent[]): KeyState => events.reduce(keyAggregate.evolve, keyAggregate.initialState);
+const ready = (index: number, fingerprint: string, name = 'x'): Item => ({
+  index,
+  fingerprint,
+  ready: { eventId: `cev_${index}`, contactId: 'con_1', email: 'a@example.com', name, properties: {}, occurredAt: ISO, mode: 'live', createdAt: ISO },
+});
+
+t.test('record: new positions are stored, in order', async (t) => {
+  const { events, outcomes } = decideRecord(given([]), [ready(0, 'f0'), ready(1, 'f1')]);
+  t.same(events.map((e) => [e.data.index, e.data.fingerprint]), [[0, 'f0'], [1, 'f1']]);
+  t.same(outcomes.map((o) => o.kind), ['stored', 'stored']);
+});
+
+t.test('record: a stored position replays with the same fingerprint, is key reuse with another', async (t) => {
+  const state = given(decideRecord(given([]), [ready(0, 'f0')]).events);
+  const replay = decideRecord(state, [{ ...ready(0, 'f0'), ready: { ...(ready(0, 'f0') as any).ready, eventId: 'cev_new' } }]);
+  t.same(replay.events, [], 'a replay writes nothing');
+  t.match(replay.outcomes, [{ kind: 'replayed', event: { eventId: 'cev_0' } }], 'it answers the stored event');
+  t.match(decideRecord(state, [ready(0, 'other')]).outcomes, [{ kind: 'refused', code: 'idempotency_key_reuse' }]);
+  t.match(decideRecord(state, [{ index: 0, fingerprint: null, refused: { code: 'invalid_event', message: 'm' } }]).outcomes, [{ kind: 'refused', code: 'idempotency_key_reuse' }]);
+  t.match(decideRecord(state, [{ index: 0, fingerprint: 'f0', refused: { code: 'contact_not_found', message: 'm' } }]).outcomes, [{ kind: 'replayed' }], 'a replay wins over a contact gone since');
+});
+
+t.test('record: a refused position is not remembered; a retry may store it', async (t) => {
+  const first = decideRecord(given([]), [ready(0, 'f0'), { index: 1, fingerprint: 'f1', refused: { code: 'contact_not_found', message: 'm' } }]);
+  t.same(first.events.length, 1);
+  const retry = decideRecord(given(first.events), [ready(0, 'f0'), ready(1, 'f1')]);
+  t.same(retry.outcomes.map((o) => o.kind), ['replayed', 'stored']);
+  t.same(retry.events.map((e) => e.data.index), [1]);
+});
+
+t.test('rules of one event', async (t) => {
+  const ok = checkEvent({ name: 'a', email: ' A@Example.COM ' }, NOW);
+  t.notOk(isBroken(ok));
+  t.match(ok, { email: 'a@example.com', occurredAt: ISO, properties: {} });
+  const param = (input: object) => {
+    const r = checkEvent({ name: 'a', email: 'a@example.com', ...input }, NOW);
+    return isBroken(r) ? r.param : null;
+  };
+  t.equal(param({ name: 'a'.repeat(101) }), 'name');
+  t.equal(param({ name: '-a' }), 'name');
+  t.equal(param({ email: undefined }), 'email');
+  t.equal(param({ email: undefined, contactId: 'con_1' }), null);
+  t.equal(param({ occurredAt: new Date(NOW.getTime() + 61_000).toISOString() }), 'occurredAt');
+  t.equal(param({ occurredAt: new Date(NOW.getTime() + 59_000).toISOString() }), null, 'a minute of clock skew');
+  t.equal(param({ occurredAt: '2026-03-03T12:00:00Z' }), null, '90 days exactly');
+  t.equal(param({ occurredAt: '2026-03-03T11:59:59Z' }), 'occurredAt', '90 days and a second');
+  t.equal(param({ createContact: true, email: undefined, contactId: 'c' }), 'createContact');
+  t.equal(param({ contactName: 'x'.repeat(201) }), 'contactName');
+  t.equal(stableJson({ b: [1, { d: 1, c: 2 }], a: null }), '{"a":null,"b":[1,{"c":2,"d":1}]}');
+  const a = checkEvent({ name: 'a', email: 'a@example.com', properties: { x: 1, y: 2 } }, NOW);
+  const b = checkEvent({ name: 'a', email: 'A@example.com', properties: { y: 2, x: 1 } }, new Date(NOW.getTime() + 1000));
+  t.equal((a as any).canonical, (b as any).canonical, 'the same event: key order and default occurredAt do not count');
+  t.same(automationProperties({ email: 'x', a: 1 }), { a: 1 });
+});
+
+const givenAutomation = (events: AutomationEvent[]): AutomationState => events.reduce(automationAggregate.evolve, automationAggregate.initialState);
+const definition = { name: 'A', trigger: { event: 'go', filters: [] }, steps: [] };
+
+t.test('automations: create once, edit only what changed, If-Match against the revision', async (t) => {
+  const created = decideCreate(givenAutomation([]), { automationId: 'aut_1', definition, status: 'live', now: ISO });
+  t.match(created, [{ type: 'AutomationCreated', data: { automationId: 'aut_1', status: 'live' } }]);
+  const state = givenAutomation(created);
+  t.equal(state.revision, 0);
+  t.same(decideCreate(state, { automationId: 'aut_1', definition, status: 'live', now: ISO }), [], 'a retried create writes nothing');
+  t.same(decideUpdate(state, { ifMatch: 0, patch: { name: 'A' }, now: ISO }), []);
+  t.match(decideUpdate(state, { ifMatch: 0, patch: { name: 'B' }, status: 'paused', now: ISO }), [{ type: 'AutomationUpdated', data: { name: 'B' } }, { type: 'AutomationPaused' }]);
+  t.equal(refusal(() => decideUpdate(state, { ifMatch: 1, patch: { name: 'B' }, now: ISO })).code, 'version_conflict');
+  t.equal(refusal(() => decideUpdate(givenAutomation([]), { ifMatch: null, patch: {}, now: ISO })).code, 'resource_not_found');
+  const paused = givenAutomation([...created, { type: 'AutomationPaused', data: { automationId: 'aut_1', pausedAt: ISO } }]);
+  t.same(decideUpdate(paused, { ifMatch: null, patch: {}, status: 'paused', now: ISO }), [], 'pausing twice writes nothing');
+  t.match(decideUpdate(paused, { ifMatch: 1, patch: {}, status: 'live', now: ISO }), [{ type: 'AutomationResumed' }]);
+});
+
+t.test('steps compile to one program counter; filters', async (t) => {
+  const program = compile([
+    { type: 'wait', minutes: 1 },
+    { type: 'branch', ifEvent: 'c', then: [{ type: 'send', template: 'a' }], else: [{ type: 'send', template: 'b' }, { type: 'wait_for_event', name: 'e', timeoutMinutes: 5 }] },
+    { type: 'send', template: 'z' },
+  ]);
+  t.same(program, [
+    { op: 'wait', minutes: 1 },
+    { op: 'branch', ifEvent: 'c', withinMinutes: null, elseAt: 4 },
+    { op: 'send', template: 'a', subject: null, data: {} },
+    { op: 'jump', to: 6 },
+    { op: 'send', template: 'b', subject: null, data: {} },
+    { op: 'wait_for_event', name: 'e', timeoutMinutes: 5 },
+    { op: 'send', template: 'z', subject: null, data: {} },
+  ]);
+  const p = { plan: 'pro', n: 3, email: 'x@example.com', nil: null };
+  t.ok(matches([{ property: 'plan', op: 'equals', value: 'pro' }, { property: 'n', op: 'gt', value: 2 }], p));
+  t.notOk(matches([{ property: 'n', op: 'lt', value: 2 }], p));
+  t.ok(matches([{ property: 'plan', op: 'contains', value: 'r' }, { property: 'missing', op: 'not_exists' }, { property: 'nil', op: 'not_exists' }], p));
+  t.ok(matches([{ property: 'plan', op: 'not_equals', value: 'free' }, { property: 'n', op: 'exists' }], p));
+  t.notOk(matches([{ property: 'email', op: 'exists' }], p), 'email is never seen');
+  t.ok(matches([], p));
+});
