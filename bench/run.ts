@@ -10,6 +10,7 @@
  *   template-render     render of a 100-block published template with props (cold and cached)
  *   templates-list      GET /templates lists and searches, 200 templates in each of 1,000 workspaces
  *   webhooks            10,000 events fanned out to 5 endpoints: deliveries/s, event-to-delivery latency
+ *   contact-events      POST /events/batch of 100 events over HTTP for 15 s: events/s stored, request p50/p99
  *
  * `rebuild` reuses the database `suppressions-list` seeded when both run; alone, it seeds its own.
  */
@@ -21,8 +22,9 @@ import { suppressionsListBench, type Seeded } from './suppressions-list.ts';
 import { templateRenderBench } from './template-render.ts';
 import { templatesListBench } from './templates-list.ts';
 import { webhooksBench } from './webhooks.ts';
+import { contactEventsBench } from './contact-events.ts';
 
-const ORDER = ['eventstore', 'http-suppressions', 'suppressions-list', 'rebuild', 'template-render', 'templates-list', 'webhooks'] as const;
+const ORDER = ['eventstore', 'http-suppressions', 'suppressions-list', 'rebuild', 'template-render', 'templates-list', 'webhooks', 'contact-events'] as const;
 type Name = (typeof ORDER)[number];
 
 async function main(argv: string[]): Promise<number> {
@@ -69,6 +71,8 @@ async function main(argv: string[]): Promise<number> {
         return templatesListBench();
       case 'webhooks':
         return webhooksBench();
+      case 'contact-events':
+        return contactEventsBench();
     }
   }
 }

@@ -153,7 +153,7 @@ export function registerContactEvents(app: FastifyInstance, deps: ApiDeps): void
         ready: { eventId: newContactEventId(), contactId: contact.id, email: contact.email, name: c.name, properties: c.properties, occurredAt: c.occurredAt, mode: credential.mode, createdAt: nowIso },
       };
     });
-    const outcomes: Outcome[] = await recordContactEvents(deps.commands, actor, { streamSuffix: key === null ? newRequestStreamSuffix() : keyStreamSuffix(key), items });
+    const outcomes: Outcome[] = await recordContactEvents(deps.commands, actor, { streamSuffix: key === null ? newRequestStreamSuffix() : keyStreamSuffix(key), fresh: key === null, items });
     const started = outcomes.flatMap((o) => (o.kind === 'stored' && o.event.mode === 'live' ? [o.event.eventId] : []));
     const made = await outcomesOf(deps.db, started);
     return outcomes.map((o): Answer => {

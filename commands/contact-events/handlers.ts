@@ -9,12 +9,26 @@ import { execute, type Actor, type CommandContext } from '../execute.ts';
  * stored, so it replays instead of storing twice. Returns once the read models and the enrolment
  * process have passed the append.
  */
-export async function recordContactEvents(ctx: CommandContext, actor: Actor, input: { streamSuffix: string; items: Item[] }): Promise<Outcome[]> {
+export async function recordContactEvents(ctx: CommandContext, actor: Actor, input: { streamSuffix: string; fresh: boolean; items: Item[] }): Promise<Outcome[]> {
+  if (input.fresh) return recordFresh(ctx, actor, input.streamSuffix, input.items);
   let outcomes: Outcome[] = [];
   await execute(ctx, actor, contactEventsStream(actor.workspaceId, input.streamSuffix), keyAggregate, (state) => {
     const decided = decideRecord(state, input.items);
     outcomes = decided.outcomes;
     return decided.events;
   });
+  return outcomes;
+}
+
+/** A request without a key writes a stream no one else can name: nothing to read first, "no stream" expected. */
+async function recordFresh(ctx: CommandContext, actor: Actor, streamSuffix: string, items: Item[]): Promise<Outcome[]> {
+  const { events, outcomes } = decideRecord(keyAggregate.initialState, items);
+  if (events.length === 0) return outcomes;
+  const result = await ctx.store.append(
+    contactEventsStream(actor.workspaceId, streamSuffix),
+    events.map((e) => ({ ...ctx.registry.encode(e), metadata: { workspaceId: actor.workspaceId, actor: { kind: actor.kind, id: actor.id }, requestId: actor.requestId ?? null } })),
+    'no_stream',
+  );
+  await ctx.readModels.waitFor(result.position, ['ContactEventRecorded']);
   return outcomes;
 }

@@ -9,7 +9,7 @@ import type { ProjectedEvent, Projector } from '../projector.ts';
  */
 export const contactEventsProjector: Projector = {
   name: 'contact_events',
-  version: 1,
+  version: 2,
   tables: ['contact_events', 'contact_event_names'],
   ddl: (s) => `
     CREATE TABLE IF NOT EXISTS ${s}.contact_events (
@@ -31,7 +31,6 @@ export const contactEventsProjector: Projector = {
     );`,
   indexes: (s) => `
     CREATE INDEX IF NOT EXISTS contact_events_contact ON ${s}.contact_events (workspace_id, contact_id, occurred_at DESC, id DESC);
-    CREATE INDEX IF NOT EXISTS contact_events_contact_name ON ${s}.contact_events (workspace_id, contact_id, name, occurred_at DESC, id DESC);
     CREATE INDEX IF NOT EXISTS contact_events_occurred ON ${s}.contact_events (occurred_at);`,
   handles: ['ContactEventRecorded'],
   async apply(db, event) {
@@ -48,7 +47,8 @@ export const contactEventsProjector: Projector = {
         ${col((d) => d.name)}::text[], ${col((d) => JSON.stringify(d.properties))}::jsonb[], ${col((d) => d.occurredAt)}::timestamptz[],
         ${col((d) => d.mode)}::text[], ${col((d) => d.createdAt)}::timestamptz[])
       ON CONFLICT (id) DO NOTHING`.execute(db);
-    // One row per (workspace, name), the newest occurrence kept; sorted so concurrent writers lock in one order.
+    // One row per (workspace, name) with roughly its newest occurrence: moved only when an hour newer, so a busy name is not
+    // rewritten by every batch (the purge keeps a name up to an hour longer than its last event). Sorted: one lock order.
     const names = new Map<string, { ws: string; name: string; at: string }>();
     for (const e of rows) {
       const d = e.data as any;
@@ -59,6 +59,7 @@ export const contactEventsProjector: Projector = {
     const list = [...names.entries()].sort(([a], [b]) => (a < b ? -1 : 1)).map(([, v]) => v);
     await sql`INSERT INTO contact_event_names (workspace_id, name, last_occurred_at)
       SELECT * FROM unnest(${list.map((n) => n.ws)}::text[], ${list.map((n) => n.name)}::text[], ${list.map((n) => n.at)}::timestamptz[])
-      ON CONFLICT (workspace_id, name) DO UPDATE SET last_occurred_at = greatest(contact_event_names.last_occurred_at, excluded.last_occurred_at)`.execute(db);
+      ON CONFLICT (workspace_id, name) DO UPDATE SET last_occurred_at = excluded.last_occurred_at
+        WHERE contact_event_names.last_occurred_at < excluded.last_occurred_at - interval '1 hour'`.execute(db);
   },
 };
