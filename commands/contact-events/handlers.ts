@@ -1,3 +1,4 @@
+import { CONTACT_EVENT_TYPES } from '../../domain/contact-events/events.ts';
 import { decideRecord, keyAggregate, type Item, type Outcome } from '../../domain/contact-events/decide.ts';
 import { contactEventsStream } from '../../domain/contact-events/events.ts';
 import { execute, type Actor, type CommandContext } from '../execute.ts';
@@ -29,6 +30,6 @@ async function recordFresh(ctx: CommandContext, actor: Actor, streamSuffix: stri
     events.map((e) => ({ ...ctx.registry.encode(e), metadata: { workspaceId: actor.workspaceId, actor: { kind: actor.kind, id: actor.id }, requestId: actor.requestId ?? null } })),
     'no_stream',
   );
-  await ctx.readModels.waitFor(result.position, ['ContactEventRecorded']);
+  await ctx.readModels.waitFor(result.position, CONTACT_EVENT_TYPES);
   return outcomes;
 }

@@ -1,6 +1,6 @@
-import type { ContactEventEvent } from './events.ts';
+import { entriesOf, type ContactEventEvent, type StoredContactEvent } from './events.ts';
 
-export type StoredEvent = ContactEventEvent['data'];
+export type StoredEvent = StoredContactEvent;
 
 /** The positions of one request stream (one Idempotency-Key) already stored. */
 export interface KeyState {
@@ -11,7 +11,7 @@ export const keyAggregate = {
   initialState: { byIndex: new Map() } as KeyState,
   evolve(state: KeyState, event: ContactEventEvent): KeyState {
     const byIndex = new Map(state.byIndex);
-    byIndex.set(event.data.index, event.data);
+    for (const e of entriesOf(event)) byIndex.set(e.index, e);
     return { byIndex };
   },
 };
@@ -31,14 +31,16 @@ export type Outcome =
  * `idempotency_key_reuse` when they do not (checked before anything else, so a retry answers the
  * stored event even if its contact has gone since); otherwise a refused item stays refused (and is
  * not remembered: a corrected retry under the same key may store it), and a ready one is stored.
+ * Everything stored by one request is one `ContactEventsRecorded` (all ready items share the
+ * request's mode and time).
  */
 export function decideRecord(state: KeyState, items: Item[]): { events: ContactEventEvent[]; outcomes: Outcome[] } {
-  const events: ContactEventEvent[] = [];
+  const stored: StoredEvent[] = [];
   const outcomes: Outcome[] = [];
   for (const item of items) {
-    const stored = state.byIndex.get(item.index);
-    if (stored) {
-      if (item.fingerprint !== null && stored.fingerprint === item.fingerprint) outcomes.push({ index: item.index, kind: 'replayed', event: stored });
+    const held = state.byIndex.get(item.index);
+    if (held) {
+      if (item.fingerprint !== null && held.fingerprint === item.fingerprint) outcomes.push({ index: item.index, kind: 'replayed', event: held });
       else outcomes.push({ index: item.index, kind: 'refused', code: 'idempotency_key_reuse', message: 'This Idempotency-Key was used for a different event at this position.' });
       continue;
     }
@@ -46,9 +48,14 @@ export function decideRecord(state: KeyState, items: Item[]): { events: ContactE
       outcomes.push({ index: item.index, kind: 'refused', ...item.refused });
       continue;
     }
-    const event: ContactEventEvent = { type: 'ContactEventRecorded', data: { ...item.ready, index: item.index, fingerprint: item.fingerprint } };
-    events.push(event);
-    outcomes.push({ index: item.index, kind: 'stored', event: event.data });
+    const event: StoredEvent = { ...item.ready, index: item.index, fingerprint: item.fingerprint };
+    stored.push(event);
+    outcomes.push({ index: item.index, kind: 'stored', event });
   }
+  if (stored.length === 0) return { events: [], outcomes };
+  const { mode, createdAt } = stored[0]!;
+  const events: ContactEventEvent[] = [
+    { type: 'ContactEventsRecorded', data: { mode, createdAt, events: stored.map(({ mode: _m, createdAt: _c, ...rest }) => rest) } },
+  ];
   return { events, outcomes };
 }

@@ -1,29 +1,54 @@
 import { z } from 'zod';
 import { defineEvent, type EventOf } from '../shared/events.ts';
 
+const entry = {
+  eventId: z.string(),
+  /** Place in the request (0 for POST /events): retries under one Idempotency-Key are compared per place. */
+  index: z.number().int().min(0),
+  /** SHA-256 of the event as the request sent it, so a retry is told apart from a different event under the key. */
+  fingerprint: z.string(),
+  contactId: z.string(),
+  email: z.string(),
+  name: z.string(),
+  properties: z.record(z.string(), z.unknown()),
+  occurredAt: z.string(),
+};
+
 /**
- * One contact event sent by the caller, stored against the contact. `index` is its place in the
- * request (0 for POST /events) and `fingerprint` what the request said about it, so a retry under
- * the same Idempotency-Key is told apart from a different event under that key.
+ * The contact events one request stored, in order: one domain event per request (per append),
+ * not per contact event, so a batch of 100 is one row of the log for every subscriber to read.
  */
-export const ContactEventRecorded = defineEvent(
-  'ContactEventRecorded',
-  z.object({
-    eventId: z.string(),
-    index: z.number().int().min(0),
-    fingerprint: z.string(),
-    contactId: z.string(),
-    email: z.string(),
-    name: z.string(),
-    properties: z.record(z.string(), z.unknown()),
-    occurredAt: z.string(),
-    mode: z.enum(['live', 'test']),
-    createdAt: z.string(),
-  }),
+export const ContactEventsRecorded = defineEvent(
+  'ContactEventsRecorded',
+  z.object({ mode: z.enum(['live', 'test']), createdAt: z.string(), events: z.array(z.object(entry)).min(1) }),
 );
 
-export const contactEventEvents = [ContactEventRecorded];
-export type ContactEventEvent = EventOf<typeof ContactEventRecorded>;
+/** The first shape (one domain event per contact event); still read, no longer written. */
+export const ContactEventRecorded = defineEvent('ContactEventRecorded', z.object({ ...entry, mode: z.enum(['live', 'test']), createdAt: z.string() }));
+
+export const contactEventEvents = [ContactEventsRecorded, ContactEventRecorded];
+export type ContactEventEvent = EventOf<typeof ContactEventsRecorded> | EventOf<typeof ContactEventRecorded>;
+export const CONTACT_EVENT_TYPES = ['ContactEventsRecorded', 'ContactEventRecorded'] as const;
+
+/** One contact event as stored, whichever shape carried it. */
+export interface StoredContactEvent {
+  eventId: string;
+  index: number;
+  fingerprint: string;
+  contactId: string;
+  email: string;
+  name: string;
+  properties: Record<string, unknown>;
+  occurredAt: string;
+  mode: 'live' | 'test';
+  createdAt: string;
+}
+
+export function entriesOf(event: { type: string; data: Record<string, unknown> }): StoredContactEvent[] {
+  if (event.type === 'ContactEventRecorded') return [event.data as unknown as StoredContactEvent];
+  const d = event.data as unknown as { mode: 'live' | 'test'; createdAt: string; events: Omit<StoredContactEvent, 'mode' | 'createdAt'>[] };
+  return d.events.map((e) => ({ ...e, mode: d.mode, createdAt: d.createdAt }));
+}
 
 /**
  * The events of one request are one stream: under an Idempotency-Key, the key's stream (a digest of

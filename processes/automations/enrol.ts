@@ -2,7 +2,11 @@ import crypto from 'node:crypto';
 import { sql, type Kysely, type Transaction } from 'kysely';
 import { automationProperties } from '../../domain/contact-events/rules.ts';
 import { compile, matches, type Filter, type Step } from '../../domain/automations/steps.ts';
+import { CONTACT_EVENT_TYPES, entriesOf, type StoredContactEvent } from '../../domain/contact-events/events.ts';
 import type { ProjectedEvent, Projector } from '../../projections/projector.ts';
+
+/** One live contact event with where it sits in the log. */
+type Live = StoredContactEvent & { workspaceId: string; position: number };
 
 type Db = Kysely<any> | Transaction<any>;
 
@@ -86,15 +90,15 @@ export const automationEnrolment: Projector = {
       created_at timestamptz NOT NULL
     );
     CREATE INDEX IF NOT EXISTS automation_event_outcomes_created ON ${s}.automation_event_outcomes (created_at);`,
-  handles: ['AutomationCreated', 'AutomationUpdated', 'AutomationPaused', 'AutomationResumed', 'ContactEventRecorded'],
+  handles: ['AutomationCreated', 'AutomationUpdated', 'AutomationPaused', 'AutomationResumed', ...CONTACT_EVENT_TYPES],
   async apply(db, event) {
     await this.applyBatch!(db, [event]);
   },
   async applyBatch(db, events) {
-    let segment: ProjectedEvent[] = [];
+    let segment: Live[] = [];
     for (const event of events) {
-      if (event.type === 'ContactEventRecorded') {
-        if ((event.data as any).mode === 'live') segment.push(event);
+      if ((CONTACT_EVENT_TYPES as readonly string[]).includes(event.type)) {
+        for (const e of entriesOf(event)) if (e.mode === 'live') segment.push({ ...e, workspaceId: event.metadata.workspaceId as string, position: event.position });
         continue;
       }
       await applyContactEvents(db, segment);
@@ -136,10 +140,10 @@ interface Candidate {
   position: number;
 }
 
-async function applyContactEvents(db: Db, events: ProjectedEvent[]): Promise<void> {
+async function applyContactEvents(db: Db, events: Live[]): Promise<void> {
   if (events.length === 0) return;
-  const workspaces = [...new Set(events.map((e) => e.metadata.workspaceId as string))];
-  const names = [...new Set(events.map((e) => (e.data as any).name as string))];
+  const workspaces = [...new Set(events.map((e) => e.workspaceId))];
+  const names = [...new Set(events.map((e) => e.name))];
   const { rows: defs } = await sql<Def & { workspace_id: string }>`SELECT id, workspace_id, trigger_event, filters, program FROM automation_defs
     WHERE live AND workspace_id = ANY(${workspaces}) AND trigger_event = ANY(${names}) ORDER BY id`.execute(db);
   const byTrigger = new Map<string, Def[]>();
@@ -148,15 +152,14 @@ async function applyContactEvents(db: Db, events: ProjectedEvent[]): Promise<voi
     byTrigger.set(k, [...(byTrigger.get(k) ?? []), d]);
   }
   const candidates: Candidate[] = [];
-  for (const e of events) {
-    const d = e.data as any;
-    const workspaceId = e.metadata.workspaceId as string;
+  for (const d of events) {
+    const workspaceId = d.workspaceId;
     const visible = automationProperties(d.properties);
     for (const def of byTrigger.get(`${workspaceId}\u0000${d.name}`) ?? []) {
       if (!matches(def.filters, visible)) continue;
       candidates.push({
         runId: runIdOf(def.id, d.eventId), eventId: d.eventId, workspaceId, automationId: def.id, contactId: d.contactId, email: d.email,
-        properties: JSON.stringify(visible), program: JSON.stringify(def.program), position: e.position,
+        properties: JSON.stringify(visible), program: JSON.stringify(def.program), position: d.position,
       });
     }
   }
@@ -176,22 +179,21 @@ async function applyContactEvents(db: Db, events: ProjectedEvent[]): Promise<voi
   }
   // Waits end on the first event of their name for their contact; runs only start waiting outside this
   // transaction (worker.ts), so the set of waits is fixed for the whole batch.
-  const first = new Map<string, ProjectedEvent>();
+  const first = new Map<string, Live>();
   for (const e of events) {
-    const d = e.data as any;
-    const k = `${e.metadata.workspaceId}\u0000${d.contactId}\u0000${d.name}`;
+    const k = `${e.workspaceId}\u0000${e.contactId}\u0000${e.name}`;
     if (!first.has(k)) first.set(k, e);
   }
   const firsts = [...first.values()];
   const { rows: resumedRows } = await sql<{ workspace_id: string; contact_id: string; name: string }>`
     UPDATE automation_runs r SET status = 'ready', pc = r.pc + 1, wait_event = NULL, wake_at = now(), enqueued_at = NULL, seq = r.seq + 1, position = t.pos
-    FROM unnest(${firsts.map((e) => e.metadata.workspaceId as string)}::text[], ${firsts.map((e) => (e.data as any).contactId)}::text[],
-                ${firsts.map((e) => (e.data as any).name)}::text[], ${firsts.map((e) => e.position)}::bigint[]) AS t(ws, con, name, pos)
+    FROM unnest(${firsts.map((e) => e.workspaceId)}::text[], ${firsts.map((e) => e.contactId)}::text[],
+                ${firsts.map((e) => e.name)}::text[], ${firsts.map((e) => e.position)}::bigint[]) AS t(ws, con, name, pos)
     WHERE r.status = 'waiting' AND r.wait_event IS NOT NULL AND r.workspace_id = t.ws AND r.contact_id = t.con AND r.wait_event = t.name
     RETURNING r.workspace_id, r.contact_id, t.name`.execute(db);
   const resumed = new Map<string, number>();
   for (const r of resumedRows) {
-    const eventId = (first.get(`${r.workspace_id}\u0000${r.contact_id}\u0000${r.name}`)!.data as any).eventId as string;
+    const eventId = first.get(`${r.workspace_id}\u0000${r.contact_id}\u0000${r.name}`)!.eventId;
     resumed.set(eventId, (resumed.get(eventId) ?? 0) + 1);
   }
   const touched = [...new Set([...enrolled.keys(), ...resumed.keys()])];

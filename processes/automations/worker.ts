@@ -1,3 +1,4 @@
+import { CONTACT_EVENT_TYPES } from '../../domain/contact-events/events.ts';
 import crypto from 'node:crypto';
 import type pg from 'pg';
 import type { ReadModelBarrier } from '../../commands/execute.ts';
@@ -103,7 +104,7 @@ export class AutomationRunProcess {
     const peek = await this.deps.pool.query<{ position: string }>('SELECT position FROM automation_runs WHERE id = $1 AND seq = $2', [runId, seq]);
     if (!peek.rows[0]) return { ack: true };
     // A branch reads the contact events read model: it must hold every event up to the one that moved this run.
-    await this.deps.readModels.waitFor(Number(peek.rows[0].position), ['ContactEventRecorded']);
+    await this.deps.readModels.waitFor(Number(peek.rows[0].position), CONTACT_EVENT_TYPES);
     const client = await this.deps.pool.connect();
     try {
       await client.query('BEGIN');

@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import { RETENTION_MS } from '../../domain/contact-events/rules.ts';
-import type { ProjectedEvent, Projector } from '../projector.ts';
+import { CONTACT_EVENT_TYPES, entriesOf, type StoredContactEvent } from '../../domain/contact-events/events.ts';
+import type { Projector } from '../projector.ts';
 
 /**
  * Contact events as the lists read them, and the workspace's distinct event names. Rows older
@@ -9,7 +10,7 @@ import type { ProjectedEvent, Projector } from '../projector.ts';
  */
 export const contactEventsProjector: Projector = {
   name: 'contact_events',
-  version: 2,
+  version: 3,
   tables: ['contact_events', 'contact_event_names'],
   ddl: (s) => `
     CREATE TABLE IF NOT EXISTS ${s}.contact_events (
@@ -32,16 +33,18 @@ export const contactEventsProjector: Projector = {
   indexes: (s) => `
     CREATE INDEX IF NOT EXISTS contact_events_contact ON ${s}.contact_events (workspace_id, contact_id, occurred_at DESC, id DESC);
     CREATE INDEX IF NOT EXISTS contact_events_occurred ON ${s}.contact_events (occurred_at);`,
-  handles: ['ContactEventRecorded'],
+  handles: [...CONTACT_EVENT_TYPES],
   async apply(db, event) {
     await this.applyBatch!(db, [event]);
   },
   async applyBatch(db, events) {
     const cutoff = Date.now() - RETENTION_MS;
-    const rows = events.filter((e) => Date.parse((e.data as any).occurredAt) >= cutoff);
+    const rows = events.flatMap((e) =>
+      entriesOf(e).flatMap((d) => (Date.parse(d.occurredAt) >= cutoff ? [{ ...d, workspaceId: e.metadata.workspaceId as string }] : [])),
+    );
     if (rows.length === 0) return;
-    const col = (f: (d: any, e: ProjectedEvent) => unknown) => rows.map((e) => f(e.data, e));
-    const ws = col((_d, e) => e.metadata.workspaceId);
+    const col = (f: (d: StoredContactEvent & { workspaceId: string }) => unknown) => rows.map(f);
+    const ws = col((d) => d.workspaceId);
     await sql`INSERT INTO contact_events (id, workspace_id, contact_id, email, name, properties, occurred_at, mode, created_at)
       SELECT * FROM unnest(${col((d) => d.eventId)}::text[], ${ws}::text[], ${col((d) => d.contactId)}::text[], ${col((d) => d.email)}::text[],
         ${col((d) => d.name)}::text[], ${col((d) => JSON.stringify(d.properties))}::jsonb[], ${col((d) => d.occurredAt)}::timestamptz[],
@@ -50,11 +53,10 @@ export const contactEventsProjector: Projector = {
     // One row per (workspace, name) with roughly its newest occurrence: moved only when an hour newer, so a busy name is not
     // rewritten by every batch (the purge keeps a name up to an hour longer than its last event). Sorted: one lock order.
     const names = new Map<string, { ws: string; name: string; at: string }>();
-    for (const e of rows) {
-      const d = e.data as any;
-      const k = `${e.metadata.workspaceId}\u0000${d.name}`;
+    for (const d of rows) {
+      const k = `${d.workspaceId}\u0000${d.name}`;
       const seen = names.get(k);
-      if (!seen || seen.at < d.occurredAt) names.set(k, { ws: e.metadata.workspaceId as string, name: d.name, at: d.occurredAt });
+      if (!seen || seen.at < d.occurredAt) names.set(k, { ws: d.workspaceId, name: d.name, at: d.occurredAt });
     }
     const list = [...names.entries()].sort(([a], [b]) => (a < b ? -1 : 1)).map(([, v]) => v);
     await sql`INSERT INTO contact_event_names (workspace_id, name, last_occurred_at)

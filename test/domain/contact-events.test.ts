@@ -1,7 +1,7 @@
 import t from 'tap';
 import { refusal } from '../support/refusal.ts';
 import { decideRecord, keyAggregate, type Item, type KeyState } from '../../domain/contact-events/decide.ts';
-import type { ContactEventEvent } from '../../domain/contact-events/events.ts';
+import { entriesOf, type ContactEventEvent } from '../../domain/contact-events/events.ts';
 import { automationProperties, checkEvent, isBroken, stableJson } from '../../domain/contact-events/rules.ts';
 import { decideCreate, decideUpdate } from '../../domain/automations/decide.ts';
 import type { AutomationEvent } from '../../domain/automations/events.ts';
@@ -17,10 +17,18 @@ const ready = (index: number, fingerprint: string, name = 'x'): Item => ({
   ready: { eventId: `cev_${index}`, contactId: 'con_1', email: 'a@example.com', name, properties: {}, occurredAt: ISO, mode: 'live', createdAt: ISO },
 });
 
-t.test('record: new positions are stored, in order', async (t) => {
+t.test('record: new positions are stored in order, as one domain event for the request', async (t) => {
   const { events, outcomes } = decideRecord(given([]), [ready(0, 'f0'), ready(1, 'f1')]);
-  t.same(events.map((e) => [e.data.index, e.data.fingerprint]), [[0, 'f0'], [1, 'f1']]);
+  t.equal(events.length, 1);
+  t.match(events[0], { type: 'ContactEventsRecorded', data: { mode: 'live', createdAt: ISO } });
+  t.same(entriesOf(events[0]!).map((e) => [e.index, e.fingerprint, e.mode]), [[0, 'f0', 'live'], [1, 'f1', 'live']]);
   t.same(outcomes.map((o) => o.kind), ['stored', 'stored']);
+  t.same(decideRecord(given([]), [{ index: 0, fingerprint: null, refused: { code: 'invalid_event', message: 'm' } }]).events, [], 'nothing stored, nothing written');
+});
+
+t.test('the first shape (one ContactEventRecorded per event) is still read', async (t) => {
+  const old: ContactEventEvent = { type: 'ContactEventRecorded', data: { ...(ready(0, 'f0') as any).ready, index: 0, fingerprint: 'f0' } };
+  t.match(decideRecord(given([old]), [ready(0, 'f0')]).outcomes, [{ kind: 'replayed', event: { eventId: 'cev_0', mode: 'live' } }]);
 });
 
 t.test('record: a stored position replays with the same fingerprint, is key reuse with another', async (t) => {
@@ -35,10 +43,10 @@ t.test('record: a stored position replays with the same fingerprint, is key reus
 
 t.test('record: a refused position is not remembered; a retry may store it', async (t) => {
   const first = decideRecord(given([]), [ready(0, 'f0'), { index: 1, fingerprint: 'f1', refused: { code: 'contact_not_found', message: 'm' } }]);
-  t.same(first.events.length, 1);
+  t.same(entriesOf(first.events[0]!).length, 1);
   const retry = decideRecord(given(first.events), [ready(0, 'f0'), ready(1, 'f1')]);
   t.same(retry.outcomes.map((o) => o.kind), ['replayed', 'stored']);
-  t.same(retry.events.map((e) => e.data.index), [1]);
+  t.same(entriesOf(retry.events[0]!).map((e) => e.index), [1]);
 });
 
 t.test('rules of one event', async (t) => {
