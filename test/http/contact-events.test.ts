@@ -151,6 +151,13 @@ t.test('Idempotency-Key: replay, reuse, malformed, edges, races', async (t) => {
   t.equal(new Set(race.map((r) => r.json().id)).size, 1, 'all answer the one event');
   const stored = (await h.request(ws.apiKey, 'GET', '/contacts/a@example.com/events?name=raced')).json().data;
   t.equal(stored.length, 1, 'stored once');
+  const batches = await Promise.all(
+    Array.from({ length: 6 }, () => h.request(ws.apiKey, 'POST', '/events/batch', { events: [{ name: 'b0', email: 'a@example.com' }, { name: 'b1', email: 'a@example.com' }] }, { 'idempotency-key': 'race-batch' })),
+  );
+  t.same(batches.map((r) => r.json().accepted.filter((a: any) => !a.replayed).length).sort(), [0, 0, 0, 0, 0, 2], 'six batches at once under one key: one stores both positions');
+  t.ok(batches.every((r) => r.json().accepted.map((a: any) => a.id).join() === batches[0]!.json().accepted.map((a: any) => a.id).join()), 'all answer the same events');
+  const count = await h.system.database.pool.query("SELECT count(*)::int AS n FROM contact_events WHERE workspace_id = $1 AND name IN ('b0', 'b1')", [ws.workspaceId]);
+  t.equal(count.rows[0].n, 2);
   const mixed = await Promise.all([post('race2', { name: 'one' }), post('race2', { name: 'two' })]);
   t.same(mixed.map((r) => r.statusCode).sort(), [201, 422], 'two different events at once under one key: one stored, one refused');
 });
