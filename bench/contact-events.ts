@@ -3,7 +3,8 @@ import pg from 'pg';
 import { EVENT_RATE_LIMIT } from '../api/routes/contact-events.ts';
 import { createKeys, emit, freshDatabase, note, round, startServer } from './support.ts';
 
-const CONNECTIONS = 32;
+/** `CE_CONNECTIONS=16 npm run bench -- contact-events` tries another concurrency. */
+const CONNECTIONS = Number(process.env.CE_CONNECTIONS ?? 32);
 const DURATION_S = 15;
 const WARMUP_S = 2;
 const WORKSPACES = 25;
