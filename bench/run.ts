@@ -11,9 +11,11 @@
  *   templates-list      GET /templates lists and searches, 200 templates in each of 1,000 workspaces
  *   webhooks            10,000 events fanned out to 5 endpoints: deliveries/s, event-to-delivery latency
  *   contact-events      POST /events/batch of 100 events over HTTP for 15 s: events/s stored, request p50/p99
+ *   contacts            GET /contacts `q` searches and GET /audiences/growth over 1,000,000 contacts (read model seeded in SQL)
  *
  * `rebuild` reuses the database `suppressions-list` seeded when both run; alone, it seeds its own.
  */
+import { contactsBench } from './contacts.ts';
 import { eventstoreBench } from './eventstore.ts';
 import { httpSuppressionsBench } from './http-suppressions.ts';
 import { rebuildBench } from './rebuild.ts';
@@ -24,7 +26,7 @@ import { templatesListBench } from './templates-list.ts';
 import { webhooksBench } from './webhooks.ts';
 import { contactEventsBench } from './contact-events.ts';
 
-const ORDER = ['eventstore', 'http-suppressions', 'suppressions-list', 'rebuild', 'template-render', 'templates-list', 'webhooks', 'contact-events'] as const;
+const ORDER = ['eventstore', 'http-suppressions', 'suppressions-list', 'rebuild', 'template-render', 'templates-list', 'webhooks', 'contacts', 'contact-events'] as const;
 type Name = (typeof ORDER)[number];
 
 async function main(argv: string[]): Promise<number> {
@@ -71,6 +73,8 @@ async function main(argv: string[]): Promise<number> {
         return templatesListBench();
       case 'webhooks':
         return webhooksBench();
+      case 'contacts':
+        return contactsBench();
       case 'contact-events':
         return contactEventsBench();
     }

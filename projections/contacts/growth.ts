@@ -84,14 +84,19 @@ export async function audienceGrowth(
     return { audienceId: row.id, name: row.name, builtin: row.builtin, total, before: total - subscribed + unsubscribed, added: subscribed - unsubscribed, subscribed, unsubscribed, buckets };
   });
 
-  // Each person once: the default audience holds every contact, so with it selected its total is the answer.
+  // Each person once: the default audience holds every contact, so with it selected its total is
+  // the answer, as is the total of a single audience; otherwise the members at `until`, deduplicated
+  // (current members through the partial index, an index-only scan, plus the few who left since `until`).
   const withDefault = result.find((a) => a.builtin === 'default');
-  let contacts = withDefault?.total ?? 0;
-  if (!withDefault && ids.length > 0) {
+  let contacts = withDefault?.total ?? (result.length === 1 ? result[0]!.total : 0);
+  if (!withDefault && result.length > 1) {
     contacts = (
       await sql<{ n: number }>`
-        SELECT count(DISTINCT contact_id)::int AS n FROM audience_members
-        WHERE audience_id = ANY(${ids}) AND joined_at < ${until} AND (left_at IS NULL OR left_at >= ${until})`.execute(db)
+        SELECT count(*)::int AS n FROM (
+          SELECT contact_id FROM audience_members WHERE audience_id = ANY(${ids}) AND left_at IS NULL
+          UNION
+          SELECT contact_id FROM audience_members WHERE audience_id = ANY(${ids}) AND left_at >= ${until} AND joined_at < ${until}
+        ) m`.execute(db)
     ).rows[0]!.n;
   }
   let top: string | null = null;

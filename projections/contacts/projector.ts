@@ -9,7 +9,7 @@ import type { Projector } from '../projector.ts';
  */
 export const contactsProjector: Projector = {
   name: 'contacts',
-  version: 1,
+  version: 2,
   tables: ['contacts', 'audiences', 'audience_members'],
   ddl: (s) => `
     CREATE TABLE IF NOT EXISTS ${s}.contacts (
@@ -22,7 +22,11 @@ export const contactsProjector: Projector = {
       source text NOT NULL,
       last_seen_at timestamptz,
       created_at timestamptz NOT NULL,
-      updated_at timestamptz NOT NULL
+      updated_at timestamptz NOT NULL,
+      -- The words of the address and the name (runs of letters and digits, lower-cased) for \`q\`.
+      search tsvector GENERATED ALWAYS AS (
+        array_to_tsvector(array_remove(regexp_split_to_array(lower(email || ' ' || coalesce(name, '')), '[^[:alnum:]]+'), ''))
+      ) STORED
     );
     CREATE TABLE IF NOT EXISTS ${s}.audiences (
       workspace_id text NOT NULL,
@@ -47,11 +51,12 @@ export const contactsProjector: Projector = {
     CREATE UNIQUE INDEX IF NOT EXISTS contacts_workspace_email ON ${s}.contacts (workspace_id, email);
     CREATE INDEX IF NOT EXISTS contacts_workspace_seen ON ${s}.contacts (workspace_id, (coalesce(last_seen_at, '-infinity'::timestamptz)) DESC, id DESC);
     CREATE INDEX IF NOT EXISTS contacts_workspace_source_seen ON ${s}.contacts (workspace_id, source, (coalesce(last_seen_at, '-infinity'::timestamptz)) DESC, id DESC);
-    CREATE INDEX IF NOT EXISTS contacts_search ON ${s}.contacts USING gin (email gin_trgm_ops, name gin_trgm_ops);
+    CREATE INDEX IF NOT EXISTS contacts_search ON ${s}.contacts USING gin (search);
     CREATE INDEX IF NOT EXISTS audiences_workspace_created ON ${s}.audiences (workspace_id, created_at DESC, id DESC);
     CREATE INDEX IF NOT EXISTS audience_members_joined ON ${s}.audience_members (audience_id, joined_at);
     CREATE INDEX IF NOT EXISTS audience_members_left ON ${s}.audience_members (audience_id, left_at) WHERE left_at IS NOT NULL;
-    CREATE INDEX IF NOT EXISTS audience_members_open ON ${s}.audience_members (contact_id) WHERE left_at IS NULL;`,
+    CREATE INDEX IF NOT EXISTS audience_members_open ON ${s}.audience_members (contact_id) WHERE left_at IS NULL;
+    CREATE INDEX IF NOT EXISTS audience_members_current ON ${s}.audience_members (audience_id, contact_id) WHERE left_at IS NULL;`,
   handles: [
     'ContactCreated',
     'ContactUpdated',

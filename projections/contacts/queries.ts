@@ -29,14 +29,14 @@ export interface AudienceRow {
 export async function findContactByEmail(db: Kysely<any>, workspaceId: string, email: string): Promise<ContactRow | undefined> {
   return (await db
     .selectFrom('contacts')
-    .selectAll()
+    .select(COLUMNS)
     .where('workspace_id', '=', workspaceId)
     .where('email', '=', email.trim().toLowerCase())
     .executeTakeFirst()) as ContactRow | undefined;
 }
 
 export async function findContactById(db: Kysely<any>, workspaceId: string, id: string): Promise<ContactRow | undefined> {
-  return (await db.selectFrom('contacts').selectAll().where('workspace_id', '=', workspaceId).where('id', '=', id).executeTakeFirst()) as
+  return (await db.selectFrom('contacts').select(COLUMNS).where('workspace_id', '=', workspaceId).where('id', '=', id).executeTakeFirst()) as
     | ContactRow
     | undefined;
 }
@@ -56,7 +56,7 @@ export async function contactAudienceIds(db: Kysely<any>, workspaceId: string, c
 }
 
 export interface ContactFilter {
-  /** Substring of the address or name, any case; `%` and `_` match themselves. */
+  /** Words of the address or name; see `searchQuery`. */
   q?: string;
   source?: ContactSource;
 }
@@ -64,9 +64,44 @@ export interface ContactFilter {
 /** The sort key: `lastSeenAt` with never-seen as -infinity, so they come last and the keyset stays one row comparison. */
 const seen = sql`coalesce(last_seen_at, '-infinity'::timestamptz)`;
 
+/** The columns of a contact row (not the search vector). */
+const COLUMNS = ['workspace_id', 'id', 'email', 'name', 'notes', 'attributes', 'source', 'last_seen_at', 'created_at', 'updated_at'] as const;
+
+/**
+ * `q` over the `search` words of a contact (runs of letters and digits of the address and the
+ * name, lower-cased): every word of `q` must be a word of the contact, and the last one may be the
+ * beginning of a word (search as you type). Null when `q` holds no letter or digit.
+ *
+ * `indexed` is the one word the GIN index looks up (the longest: the rarest, in practice); the
+ * others are checked on the rows it finds (`rest`). Looking up a common word costs the whole
+ * posting list, and a common beginning (a partial match) costs it without the skipping GIN does
+ * for whole words, so the index is asked about one word only.
+ */
+export function searchQuery(q: string): { all: string; indexed: string; rest: string | null } | null {
+  const words = q.toLowerCase().split(/[^\p{L}\p{N}]+/u).filter((w) => w !== '');
+  if (words.length === 0) return null;
+  const terms = words.map((w, i) => `'${w}'${i === words.length - 1 ? ':*' : ''}`);
+  let pick = 0;
+  for (let i = 1; i < words.length; i++) if (words[i]!.length > words[pick]!.length) pick = i;
+  const rest = terms.filter((_, i) => i !== pick);
+  return { all: terms.join(' & '), indexed: terms[pick]!, rest: rest.length > 0 ? rest.join(' & ') : null };
+}
+
+/** Rows walked in sort order before a search decides how to find the rest of its page. */
+const WALK = 2000;
+/** The most rows a longer walk may cover. */
+const WALK_MAX = 200_000;
+
 /**
  * Most recently seen first, never-seen last, then id descending. The cursor is the last row's
  * (lastSeenAt or null, id); the row comparison on the coalesced key stays an index bound.
+ *
+ * A search walks the next WALK rows in sort order and keeps the matches: a common word fills the
+ * page there. From the matches found it estimates how common the words are: common enough, and a
+ * longer walk (sized to fill the page) costs less than collecting every match; otherwise the
+ * matches are few and collecting all of them through the word index and sorting them is cheap.
+ * The cost follows the page and the matches, not the size of the book, and does not rest on the
+ * planner's guess between the two plans.
  */
 export async function listContacts(
   db: Kysely<any>,
@@ -74,15 +109,42 @@ export async function listContacts(
   filter: ContactFilter,
   limit: number,
   after: [string | null, string] | null,
+  /** Tests pass a small one to reach every path with few rows. */
+  walkRows = WALK,
 ): Promise<ContactRow[]> {
-  let q = db.selectFrom('contacts').selectAll().where('workspace_id', '=', workspaceId);
-  if (filter.source) q = q.where('source', '=', filter.source);
-  if (filter.q) {
-    const pattern = `%${filter.q.replace(/[\\%_]/g, '\\$&')}%`;
-    q = q.where((eb) => eb.or([eb('email', 'ilike', pattern), eb('name', 'ilike', pattern)]));
+  const base = () => {
+    let q = db.selectFrom('contacts').where('workspace_id', '=', workspaceId);
+    if (filter.source) q = q.where('source', '=', filter.source);
+    if (after) q = q.where(sql<boolean>`(${seen}, id) < (${after[0] ?? '-infinity'}::timestamptz, ${after[1]})`);
+    return q;
+  };
+  const search = filter.q === undefined ? null : searchQuery(filter.q);
+  if (search === null) {
+    return (await base().select(COLUMNS).orderBy(seen, 'desc').orderBy('id', 'desc').limit(limit + 1).execute()) as ContactRow[];
   }
-  if (after) q = q.where(sql<boolean>`(${seen}, id) < (${after[0] ?? '-infinity'}::timestamptz, ${after[1]})`);
-  return (await q.orderBy(seen, 'desc').orderBy('id', 'desc').limit(limit + 1).execute()) as ContactRow[];
+  const walk = async (rows: number) =>
+    (await db
+      .selectFrom(base().select([...COLUMNS, 'search']).orderBy(seen, 'desc').orderBy('id', 'desc').limit(rows).as('w'))
+      .select(COLUMNS)
+      .where(sql<boolean>`search @@ ${search.all}::tsquery`)
+      .orderBy(sql`coalesce(last_seen_at, '-infinity'::timestamptz)`, 'desc')
+      .orderBy('id', 'desc')
+      .limit(limit + 1)
+      .execute()) as ContactRow[];
+  const walked = await walk(walkRows);
+  if (walked.length > limit) return walked;
+  // At least 10 matches in WALK rows (0.5%): walking on to fill the page reads fewer rows than the matches are.
+  if (walked.length >= 10) {
+    const longer = await walk(Math.min(WALK_MAX, Math.ceil(((limit + 1) * walkRows * 2) / walked.length)));
+    if (longer.length > limit) return longer;
+  }
+  // `search || ''` is the same words, but not the indexed expression: only `indexed` is looked up in the index.
+  let matches = base().select(COLUMNS).where(sql<boolean>`search @@ ${search.indexed}::tsquery`);
+  if (search.rest !== null) matches = matches.where(sql<boolean>`(search || ''::tsvector) @@ ${search.rest}::tsquery`);
+  const found = await sql<ContactRow>`
+    WITH m AS MATERIALIZED (${matches})
+    SELECT * FROM m ORDER BY coalesce(last_seen_at, '-infinity'::timestamptz) DESC, id DESC LIMIT ${limit + 1}`.execute(db);
+  return found.rows;
 }
 
 export async function findAudience(db: Kysely<any>, workspaceId: string, id: string): Promise<AudienceRow | undefined> {

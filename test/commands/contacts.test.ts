@@ -39,3 +39,40 @@ t.test('createContact: the command other features call (contact events use it wi
   await touchContact(h.system.commands, actor, 'nobody@example.com', seenAt);
   t.equal(await findContactByEmail(db, workspaceId, 'nobody@example.com'), undefined, 'an address not in the book stays out');
 });
+
+t.test('search: the walk, the longer walk and the index lookup find the same rows in the same order', async (t) => {
+  const { listContacts, searchQuery } = await import('../../projections/contacts/queries.ts');
+  const h = await startTestApp(t);
+  const { workspaceId } = await h.workspace();
+  const actor = { workspaceId, kind: 'system' as const, id: null };
+  const db = h.system.database.db;
+  const base = Date.now() - 3_600_000;
+  for (let i = 0; i < 60; i++) {
+    const email = `u${i}@${i % 3 === 0 ? 'common' : 'rare'}${i % 7 === 0 ? 'x' : ''}.example`;
+    await createContact(h.system.commands, actor, { email, name: i % 2 ? `Ada Smith ${i}` : `Bob Jones ${i}`, source: 'auto' }, NOW());
+    if (i % 4 !== 0) await touchContact(h.system.commands, actor, email, new Date(base + (i % 10) * 60_000).toISOString());
+  }
+  t.same(searchQuery('  Ada.SMITH  12 '), { all: "'ada' & 'smith' & '12':*", indexed: "'smith'", rest: "'ada' & '12':*" });
+  t.equal(searchQuery('@ % -'), null);
+  const walkAll = async (q: string, limit: number, walk: number) => {
+    const seen: string[] = [];
+    let after: [string | null, string] | null = null;
+    for (;;) {
+      const rows = await listContacts(db, workspaceId, { q }, limit, after, walk);
+      const page = rows.slice(0, limit);
+      seen.push(...page.map((r) => r.email));
+      if (rows.length <= limit) return seen;
+      const last = page.at(-1)!;
+      after = [last.last_seen_at?.toISOString() ?? null, last.id];
+    }
+  };
+  for (const q of ['ada', 'common', 'rarex', 'ada smith 1', 'bob 4', 'example', 'u1', 'nothing']) {
+    const full = await walkAll(q, 1000, 100_000);
+    t.ok(full.length >= 0);
+    for (const [limit, walk] of [[3, 4], [5, 2], [2, 30], [50, 1]] as const) {
+      t.same(await walkAll(q, limit, walk), full, `${q} limit ${limit} walk ${walk}`);
+    }
+  }
+  t.equal((await walkAll('ada', 1000, 100_000)).length, 30);
+  t.equal((await walkAll('rarex', 1000, 100_000)).length, 6);
+});

@@ -201,7 +201,7 @@ t.test('growth: validation', async (t) => {
   for (const [q, param] of [
     ['days=0', 'days'], ['days=1096', 'days'], ['days=x', 'days'], ['minutes=0', 'minutes'], ['minutes=1576801', 'minutes'],
     ['grain=week', 'grain'], ['offsetMinutes=841', 'offsetMinutes'], ['offsetMinutes=-841', 'offsetMinutes'],
-  ]) t.same(errorOf(await g(q!)), { status: 422, code: 'invalid_parameter', param }, q);
+  ] as const) t.same(errorOf(await g(q)), { status: 422, code: 'invalid_parameter', param }, q);
   t.same(errorOf(await g('weeks=1')), { status: 422, code: 'unknown_parameter', param: 'weeks' });
   for (const q of ['days=1', 'days=1095', 'minutes=1', 'minutes=1576800', 'offsetMinutes=840', 'offsetMinutes=-840', 'grain=minute', 'grain=hour']) {
     t.equal((await g(q)).statusCode, 200, q);
