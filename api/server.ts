@@ -68,7 +68,7 @@ export async function buildServer(deps: ApiDeps, options: { logger?: boolean | o
   registerSuppressions(app, deps);
   registerTemplates(app, deps);
   registerWebhooks(app, deps);
-  registerContactEvents(app, deps);
+  await app.register((scope) => registerContactEvents(scope, deps));
   registerAutomations(app, deps);
   // Each in its own scope: their hook refuses narrowed credentials on these routes alone.
   await app.register((scope) => registerContacts(scope, deps));

@@ -8,8 +8,9 @@ import { BATCH_MAX, checkEvent, IDEMPOTENCY_KEY_PATTERN, isBroken, type EventInp
 import { outcomesOf } from '../../projections/automations/queries.ts';
 import { lookupContacts } from '../../projections/contact-events/contacts-lookup.ts';
 import { findContactEvent, listContactEvents, listEventNames, type ContactEventRow } from '../../projections/contact-events/queries.ts';
-import { actorOf, isNarrowed, type Credential } from '../credential.ts';
+import { actorOf, type Credential } from '../credential.ts';
 import { ApiError } from '../errors/api-error.ts';
+import { refuseNarrowedCredentials } from './contact-views.ts';
 import { takeAllowance } from '../plugins/rate-limit.ts';
 import { limitParam } from '../paging.ts';
 import { route } from '../route.ts';
@@ -86,12 +87,6 @@ const rowView = (r: ContactEventRow) => ({
   createdAt: r.created_at.toISOString(),
 });
 
-/** Contact events belong to the whole workspace, like contacts (spec: contacts routes refuse narrowed credentials). */
-function refuseNarrowed(credential: Credential): void {
-  if (isNarrowed(credential)) {
-    throw new ApiError('capability_unsupported', 'Contact events belong to the whole workspace; a credential narrowed to some addresses or domains cannot use them.', 'addressAllowlist', 422);
-  }
-}
 
 function idempotencyKeyOf(headers: Record<string, unknown>): string | null {
   const raw = headers['idempotency-key'];
@@ -106,10 +101,11 @@ type Answer =
   | { index: number; ok: true; result: ReturnType<typeof view> & { replayed: boolean; enrolled: string[]; resumed: number } }
   | { index: number; ok: false; code: string; message: string; param: string | null };
 
+/** Registered in a scope of its own (api/server.ts): the hook refuses narrowed credentials on these routes, before scope and body checks, as on contacts. */
 export function registerContactEvents(app: FastifyInstance, deps: ApiDeps): void {
+  refuseNarrowedCredentials(app);
   /** Checks, finds (or makes) the contacts, stores in one append, and reads back what enrolment made of each event. */
   const record = async (credential: Credential, requestId: string, headers: Record<string, unknown>, inputs: EventInput[]): Promise<Answer[]> => {
-    refuseNarrowed(credential);
     const key = idempotencyKeyOf(headers);
     const allowance = await takeAllowance(deps.pool, `events:${credential.id ?? credential.clientId}`, inputs.length, EVENT_RATE_LIMIT);
     if (!allowance.ok) {
@@ -221,8 +217,7 @@ export function registerContactEvents(app: FastifyInstance, deps: ApiDeps): void
     scope: 'automations:read',
     response: z.object({ object: z.literal('list'), data: z.array(z.object({ object: z.literal('contact_event_name'), name: z.string() })) }),
     handler: async ({ credential }) => {
-      refuseNarrowed(credential);
-      const names = await listEventNames(deps.db, credential.workspaceId, 100);
+        const names = await listEventNames(deps.db, credential.workspaceId, 100);
       return { object: 'list' as const, data: names.map((name) => ({ object: 'contact_event_name' as const, name })) };
     },
   });
@@ -244,8 +239,7 @@ export function registerContactEvents(app: FastifyInstance, deps: ApiDeps): void
     }),
     response: z.object({ object: z.literal('list'), data: z.array(eventView), hasMore: z.boolean(), nextCursor: z.string().nullable() }),
     handler: async ({ credential, params, query }) => {
-      refuseNarrowed(credential);
-      const ref = params.email.trim();
+        const ref = params.email.trim();
       const { byEmail, byId } = await lookupContacts(deps.db, credential.workspaceId, [ref.toLowerCase()], [ref]);
       const contact = byId.get(ref) ?? byEmail.get(ref.toLowerCase());
       if (!contact) throw new ApiError('contact_not_found', 'No such contact in the book.', 'email', 404);
