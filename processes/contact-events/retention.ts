@@ -65,7 +65,7 @@ export class ContactEventRetention {
       result.rows += rowCount ?? 0;
       if ((rowCount ?? 0) < BATCH) break;
     }
-    result.names = (await this.pool.query('DELETE FROM contact_event_names WHERE last_occurred_at < $1', [cutoff])).rowCount ?? 0;
+    result.names = (await this.pool.query('DELETE FROM contact_event_names WHERE occurred_before <= $1', [cutoff])).rowCount ?? 0;
     result.outcomes = (await this.pool.query('DELETE FROM automation_event_outcomes WHERE created_at < $1', [cutoff])).rowCount ?? 0;
     if (!this.options.purgeStore) return result;
     for (;;) {

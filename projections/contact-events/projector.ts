@@ -10,7 +10,7 @@ import type { Projector } from '../projector.ts';
  */
 export const contactEventsProjector: Projector = {
   name: 'contact_events',
-  version: 4,
+  version: 5,
   tables: ['contact_events', 'contact_event_names'],
   ddl: (s) => `
     CREATE TABLE IF NOT EXISTS ${s}.contact_events (
@@ -27,7 +27,8 @@ export const contactEventsProjector: Projector = {
     CREATE TABLE IF NOT EXISTS ${s}.contact_event_names (
       workspace_id text NOT NULL,
       name text COLLATE "C" NOT NULL,
-      last_occurred_at timestamptz NOT NULL,
+      -- The end of the clock hour of the name's newest occurrence: every event of the name occurred before it.
+      occurred_before timestamptz NOT NULL,
       PRIMARY KEY (workspace_id, name)
     );`,
   indexes: (s) => `
@@ -51,18 +52,25 @@ export const contactEventsProjector: Projector = {
         ${col((d) => d.name)}::text[], ${col((d) => JSON.stringify(d.properties))}::jsonb[], ${col((d) => d.occurredAt)}::timestamptz[],
         ${col((d) => d.mode)}::text[], ${col((d) => d.createdAt)}::timestamptz[])
       ON CONFLICT (id) DO NOTHING`.execute(db);
-    // One row per (workspace, name) with roughly its newest occurrence: moved only when an hour newer, so a busy name is not
-    // rewritten by every batch (the purge keeps a name up to an hour longer than its last event). Sorted: one lock order.
-    const names = new Map<string, { ws: string; name: string; at: string }>();
+    // One row per (workspace, name); its bound moves at most once an hour (hour buckets, so a rebuild lands on the same values).
+    // Sorted, so concurrent writers would lock in one order.
+    const names = new Map<string, { ws: string; name: string; before: string }>();
     for (const d of rows) {
       const k = `${d.workspaceId}\u0000${d.name}`;
+      const before = hourAfter(d.occurredAt);
       const seen = names.get(k);
-      if (!seen || seen.at < d.occurredAt) names.set(k, { ws: d.workspaceId, name: d.name, at: d.occurredAt });
+      if (!seen || seen.before < before) names.set(k, { ws: d.workspaceId, name: d.name, before });
     }
     const list = [...names.entries()].sort(([a], [b]) => (a < b ? -1 : 1)).map(([, v]) => v);
-    await sql`INSERT INTO contact_event_names (workspace_id, name, last_occurred_at)
-      SELECT * FROM unnest(${list.map((n) => n.ws)}::text[], ${list.map((n) => n.name)}::text[], ${list.map((n) => n.at)}::timestamptz[])
-      ON CONFLICT (workspace_id, name) DO UPDATE SET last_occurred_at = excluded.last_occurred_at
-        WHERE contact_event_names.last_occurred_at < excluded.last_occurred_at - interval '1 hour'`.execute(db);
+    await sql`INSERT INTO contact_event_names (workspace_id, name, occurred_before)
+      SELECT * FROM unnest(${list.map((n) => n.ws)}::text[], ${list.map((n) => n.name)}::text[], ${list.map((n) => n.before)}::timestamptz[])
+      ON CONFLICT (workspace_id, name) DO UPDATE SET occurred_before = excluded.occurred_before
+        WHERE contact_event_names.occurred_before < excluded.occurred_before`.execute(db);
   },
 };
+
+/** The start of the next clock hour after an instant (UTC), as ISO text (comparable as strings). */
+function hourAfter(iso: string): string {
+  const t = Date.parse(iso);
+  return new Date(Math.floor(t / 3_600_000) * 3_600_000 + 3_600_000).toISOString();
+}
