@@ -15,8 +15,8 @@ const YEARS_MS = 3 * 365 * 86_400_000;
  * Read-model rows straight into the contacts projector's tables (the event store does not hold
  * them: projecting a million ContactCreated events one by one would take minutes and measure the
  * projector, not the reads). Contact n: `user<n>@example<n % 1000>.test`, named from 20 first
- * and 50 last names, created evenly over the last three years, sources rotating, 70% seen in the
- * last year and 30% never seen. Every contact is in the default audience; custom audience k holds
+ * and 50 last names, created evenly over the last three years, sources rotating, 70% seen at a
+ * hashed instant of the last year (so names are not correlated with the order) and 30% never seen. Every contact is in the default audience; custom audience k holds
  * the contacts with n % 10 = k, and one in seven of those left it again 0 to 60 days after joining.
  */
 const SEED_CONTACTS = `
@@ -24,7 +24,7 @@ INSERT INTO contacts (workspace_id, id, email, name, notes, attributes, source, 
 SELECT $1, 'con_' || lpad(to_hex(n), 24, '0'), format('user%s@example%s.test', n, n % ${DOMAINS}),
        ($3::text[])[n % 20 + 1] || ' ' || ($4::text[])[(n / 20) % 50 + 1], NULL, '{}'::jsonb,
        (ARRAY['manual', 'auto', 'form'])[n % 3 + 1],
-       CASE WHEN n % 10 < 7 THEN now() - (((n::bigint * 7919) % 31536000) || ' seconds')::interval END,
+       CASE WHEN (hashint4(n) & 1023) < 717 THEN now() - (((hashint4(n + 1)::bigint & 2147483647) % 31536000) || ' seconds')::interval END,
        now() - ((${CONTACTS} - n) * (${YEARS_MS}::bigint / ${CONTACTS}) || ' milliseconds')::interval,
        now() - ((${CONTACTS} - n) * (${YEARS_MS}::bigint / ${CONTACTS}) || ' milliseconds')::interval
 FROM generate_series($2::int, $5::int) AS n`;

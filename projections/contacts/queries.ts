@@ -72,19 +72,45 @@ const COLUMNS = ['workspace_id', 'id', 'email', 'name', 'notes', 'attributes', '
  * name, lower-cased): every word of `q` must be a word of the contact, and the last one may be the
  * beginning of a word (search as you type). Null when `q` holds no letter or digit.
  *
- * `indexed` is the one word the GIN index looks up (the longest: the rarest, in practice); the
- * others are checked on the rows it finds (`rest`). Looking up a common word costs the whole
- * posting list, and a common beginning (a partial match) costs it without the skipping GIN does
- * for whole words, so the index is asked about one word only.
+ * `indexed` are the words the GIN index looks up; `rest` are checked on the rows it finds. A word
+ * in a tenth or more of the book (per the column's statistics, `common`) is left to `rest`:
+ * looking it up reads a posting list as long as the book, and a common beginning (a partial
+ * match) reads it without the skipping GIN does for whole words. When every word is that common,
+ * the rarest is looked up.
  */
-export function searchQuery(q: string): { all: string; indexed: string; rest: string | null } | null {
+export function searchQuery(q: string, common: ReadonlyMap<string, number> = new Map()): { all: string; indexed: string; rest: string | null } | null {
   const words = q.toLowerCase().split(/[^\p{L}\p{N}]+/u).filter((w) => w !== '');
   if (words.length === 0) return null;
-  const terms = words.map((w, i) => `'${w}'${i === words.length - 1 ? ':*' : ''}`);
-  let pick = 0;
-  for (let i = 1; i < words.length; i++) if (words[i]!.length > words[pick]!.length) pick = i;
-  const rest = terms.filter((_, i) => i !== pick);
-  return { all: terms.join(' & '), indexed: terms[pick]!, rest: rest.length > 0 ? rest.join(' & ') : null };
+  const last = words.length - 1;
+  const terms = words.map((w, i) => `'${w}'${i === last ? ':*' : ''}`);
+  const frequency = words.map((w, i) => {
+    if (i !== last) return common.get(w) ?? 0;
+    let sum = 0;
+    for (const [word, f] of common) if (word.startsWith(w)) sum += f;
+    return Math.min(1, sum);
+  });
+  let picked = words.map((_, i) => i).filter((i) => frequency[i]! < COMMON);
+  if (picked.length === 0) picked = [frequency.indexOf(Math.min(...frequency))];
+  const rest = terms.filter((_, i) => !picked.includes(i));
+  return { all: terms.join(' & '), indexed: picked.map((i) => terms[i]).join(' & '), rest: rest.length > 0 ? rest.join(' & ') : null };
+}
+
+/** A word in this share of the book or more is not looked up in the index. */
+const COMMON = 0.1;
+let commonCache: { at: number; words: Map<string, number> } | null = null;
+
+/** The most common words of the book and their share of rows (from ANALYZE), kept for a minute. */
+async function commonWords(db: Kysely<any>): Promise<Map<string, number>> {
+  if (commonCache && Date.now() - commonCache.at < 60_000) return commonCache.words;
+  const row = (
+    await sql<{ elems: string[] | null; freqs: number[] | null }>`
+      SELECT most_common_elems::text::text[] AS elems, most_common_elem_freqs AS freqs
+      FROM pg_stats WHERE schemaname = 'public' AND tablename = 'contacts' AND attname = 'search'`.execute(db)
+  ).rows[0];
+  const words = new Map<string, number>();
+  (row?.elems ?? []).forEach((w, i) => words.set(w, row!.freqs![i]!));
+  commonCache = { at: Date.now(), words };
+  return words;
 }
 
 /** Rows walked in sort order before a search decides how to find the rest of its page. */
@@ -118,7 +144,7 @@ export async function listContacts(
     if (after) q = q.where(sql<boolean>`(${seen}, id) < (${after[0] ?? '-infinity'}::timestamptz, ${after[1]})`);
     return q;
   };
-  const search = filter.q === undefined ? null : searchQuery(filter.q);
+  const search = filter.q === undefined ? null : searchQuery(filter.q, await commonWords(db));
   if (search === null) {
     return (await base().select(COLUMNS).orderBy(seen, 'desc').orderBy('id', 'desc').limit(limit + 1).execute()) as ContactRow[];
   }

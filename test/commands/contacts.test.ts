@@ -52,7 +52,11 @@ t.test('search: the walk, the longer walk and the index lookup find the same row
     await createContact(h.system.commands, actor, { email, name: i % 2 ? `Ada Smith ${i}` : `Bob Jones ${i}`, source: 'auto' }, NOW());
     if (i % 4 !== 0) await touchContact(h.system.commands, actor, email, new Date(base + (i % 10) * 60_000).toISOString());
   }
-  t.same(searchQuery('  Ada.SMITH  12 '), { all: "'ada' & 'smith' & '12':*", indexed: "'smith'", rest: "'ada' & '12':*" });
+  t.same(searchQuery('  Ada.SMITH  12 '), { all: "'ada' & 'smith' & '12':*", indexed: "'ada' & 'smith' & '12':*", rest: null });
+  const common = new Map([['test', 1], ['ada', 0.05], ['com', 0.5], ['comet', 0.02], ['example', 0.3]]);
+  t.same(searchQuery('x9@example.test', common), { all: "'x9' & 'example' & 'test':*", indexed: "'x9'", rest: "'example' & 'test':*" }, 'common words are checked, not looked up');
+  t.same(searchQuery('ada co', common), { all: "'ada' & 'co':*", indexed: "'ada'", rest: "'co':*" }, 'a beginning counts every word it begins');
+  t.same(searchQuery('example test', common), { all: "'example' & 'test':*", indexed: "'example'", rest: "'test':*" }, 'all common: the rarest is looked up');
   t.equal(searchQuery('@ % -'), null);
   const walkAll = async (q: string, limit: number, walk: number) => {
     const seen: string[] = [];
