@@ -34,6 +34,9 @@ t.test('a rebuilt read model equals the live one, and swaps in while the server 
     await h.request(ws.apiKey, 'PATCH', `/webhooks/${hook.id}`, { enabled: false, description: 'paused' });
     const unhooked = (await h.request(ws.apiKey, 'POST', '/webhooks', { url: 'https://hooks.example.com/gone' })).json();
     await h.request(ws.apiKey, 'DELETE', `/webhooks/${unhooked.id}`);
+    const aut = (await h.request(ws.apiKey, 'POST', '/automations', { name: `Aut ${w}`, trigger: { event: 'go' }, steps: [{ type: 'wait', minutes: 60 }] })).json();
+    await h.request(ws.apiKey, 'POST', `/automations/${aut.id}/pause`);
+    await h.request(ws.apiKey, 'POST', '/events/batch', { events: [{ name: 'go', email: `c@w${w}.test`, createContact: true, properties: { n: w } }, { name: 'seen', email: `c@w${w}.test` }] });
   }
   const { db, pool } = h.system.database;
   for (const projector of h.system.runner.projectors.filter((p) => p.rebuildable !== false)) {
