@@ -119,14 +119,17 @@ export function registerContactEvents(app: FastifyInstance, deps: ApiDeps): void
     const checked = inputs.map((input) => checkEvent(input, now));
     const params = new Map<number, string>();
     const valid = checked.flatMap((c) => (isBroken(c) ? [] : [c]));
-    let contacts = await lookupContacts(deps.db, credential.workspaceId, valid.flatMap((c) => (c.email ? [c.email] : [])), valid.flatMap((c) => (c.contactId ? [c.contactId] : [])));
+    const contacts = await lookupContacts(deps.db, credential.workspaceId, valid.flatMap((c) => (c.email ? [c.email] : [])), valid.flatMap((c) => (c.contactId ? [c.contactId] : [])));
     const toCreate = [...new Map(valid.filter((c) => c.createContact && c.email && !contacts.byEmail.has(c.email)).map((c) => [c.email!, c])).values()];
-    if (toCreate.length > 0) {
-      for (const c of toCreate) {
-        const made = await createContact(deps.commands, actor, { email: c.email!, name: c.contactName, source: 'auto' }, nowIso);
-        contacts.byEmail.set(c.email!, { id: made.contactId, email: c.email! });
-        contacts.byId.set(made.contactId, { id: made.contactId, email: c.email! });
-      }
+    // Ten at a time: each is a command of its own (the address's stream decides, so a concurrent create of one address is no race).
+    for (let i = 0; i < toCreate.length; i += 10) {
+      await Promise.all(
+        toCreate.slice(i, i + 10).map(async (c) => {
+          const made = await createContact(deps.commands, actor, { email: c.email!, name: c.contactName, source: 'auto' }, nowIso);
+          contacts.byEmail.set(c.email!, { id: made.contactId, email: c.email! });
+          contacts.byId.set(made.contactId, { id: made.contactId, email: c.email! });
+        }),
+      );
     }
     const items: Item[] = checked.map((c, index) => {
       if (isBroken(c)) {

@@ -96,8 +96,13 @@ t.test('case-sensitive names; createContact makes an auto contact once', async (
   t.equal(again.json().contactId, first.json().contactId, 'the second finds the contact the first made');
   const row = await h.system.database.pool.query('SELECT source, name FROM contacts WHERE workspace_id = $1 AND email = $2', [ws.workspaceId, 'new@example.com']);
   t.same(row.rows, [{ source: 'auto', name: 'New One' }]);
+  const many = await h.request(ws.apiKey, 'POST', '/events/batch', { events: Array.from({ length: 30 }, (_, i) => ({ name: 'made', email: `m${i % 25}@example.com`, createContact: true })) });
+  t.equal(many.json().accepted.length, 30, 'a batch making 25 contacts');
+  t.equal(new Set(many.json().accepted.map((a: any) => a.contactId)).size, 25);
+  const made = await h.system.database.pool.query("SELECT count(*)::int AS n FROM contacts WHERE workspace_id = $1 AND source = 'auto' AND email LIKE 'm%'", [ws.workspaceId]);
+  t.equal(made.rows[0].n, 25);
   const names = await h.request(ws.apiKey, 'GET', '/events/names');
-  t.same(names.json(), { object: 'list', data: [{ object: 'contact_event_name', name: 'Opened' }, { object: 'contact_event_name', name: 'opened' }] }, 'both, in byte order');
+  t.same(names.json(), { object: 'list', data: [{ object: 'contact_event_name', name: 'Opened' }, { object: 'contact_event_name', name: 'made' }, { object: 'contact_event_name', name: 'opened' }] }, 'distinct, in byte order');
   t.equal((await h.request(ws.apiKey, 'GET', '/contacts/new@example.com/events?name=opened')).json().data.length, 1, 'the name filter is exact');
 });
 
