@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { createContact } from '../../commands/contacts/handlers.ts';
 import { recordContactEvents } from '../../commands/contact-events/handlers.ts';
-import { fingerprintOf, keyStreamSuffix, newContactEventId, newRequestStreamSuffix } from '../../commands/contact-events/ids.ts';
+import { fingerprintOf, keyStreamSuffix, newContactEventIds, newRequestStreamSuffix } from '../../commands/contact-events/ids.ts';
 import type { Item, Outcome } from '../../domain/contact-events/decide.ts';
 import { BATCH_MAX, checkEvent, IDEMPOTENCY_KEY_PATTERN, isBroken, type EventInput } from '../../domain/contact-events/rules.ts';
 import { outcomesOf } from '../../projections/automations/queries.ts';
@@ -131,6 +131,7 @@ export function registerContactEvents(app: FastifyInstance, deps: ApiDeps): void
         }),
       );
     }
+    const ids = newContactEventIds(checked.length);
     const items: Item[] = checked.map((c, index) => {
       if (isBroken(c)) {
         params.set(index, c.param);
@@ -149,7 +150,7 @@ export function registerContactEvents(app: FastifyInstance, deps: ApiDeps): void
       return {
         index,
         fingerprint,
-        ready: { eventId: newContactEventId(), contactId: contact.id, email: contact.email, name: c.name, properties: c.properties, occurredAt: c.occurredAt, mode: credential.mode, createdAt: nowIso },
+        ready: { eventId: ids[index]!, contactId: contact.id, email: contact.email, name: c.name, properties: c.properties, occurredAt: c.occurredAt, mode: credential.mode, createdAt: nowIso },
       };
     });
     const outcomes: Outcome[] = await recordContactEvents(deps.commands, actor, { streamSuffix: key === null ? newRequestStreamSuffix() : keyStreamSuffix(key), fresh: key === null, items });
