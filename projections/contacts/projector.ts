@@ -9,8 +9,8 @@ import type { Projector } from '../projector.ts';
  */
 export const contactsProjector: Projector = {
   name: 'contacts',
-  version: 2,
-  tables: ['contacts', 'audiences', 'audience_members'],
+  version: 3,
+  tables: ['contacts', 'audiences', 'audience_members', 'audience_member_hours'],
   ddl: (s) => `
     CREATE TABLE IF NOT EXISTS ${s}.contacts (
       workspace_id text NOT NULL,
@@ -46,6 +46,14 @@ export const contactsProjector: Projector = {
       joined_at timestamptz NOT NULL,
       left_at timestamptz,
       PRIMARY KEY (audience_id, contact_id, joined_at)
+    );
+    -- Joins and leaves per audience and UTC hour: long growth windows add these up instead of rows.
+    CREATE TABLE IF NOT EXISTS ${s}.audience_member_hours (
+      audience_id text NOT NULL,
+      hour timestamp NOT NULL,
+      joins integer NOT NULL,
+      leaves integer NOT NULL,
+      PRIMARY KEY (audience_id, hour)
     );`,
   indexes: (s) => `
     CREATE UNIQUE INDEX IF NOT EXISTS contacts_workspace_email ON ${s}.contacts (workspace_id, email);
@@ -71,6 +79,11 @@ export const contactsProjector: Projector = {
   async apply(db, event) {
     const workspaceId = event.metadata.workspaceId as string;
     const d = event.data as any;
+    const hourly = (audienceId: string, at: string, joins: number, leaves: number) =>
+      sql`INSERT INTO audience_member_hours (audience_id, hour, joins, leaves)
+          VALUES (${audienceId}, date_trunc('hour', ${at}::timestamptz AT TIME ZONE 'UTC'), ${joins}, ${leaves})
+          ON CONFLICT (audience_id, hour) DO UPDATE
+          SET joins = audience_member_hours.joins + EXCLUDED.joins, leaves = audience_member_hours.leaves + EXCLUDED.leaves`.execute(db);
     const join = async (audienceId: string, contactId: string, at: string) => {
       // A join to an audience deleted meanwhile is no membership; a replayed join counts once.
       const inserted = await sql`
@@ -81,6 +94,7 @@ export const contactsProjector: Projector = {
         ON CONFLICT DO NOTHING`.execute(db);
       if (Number(inserted.numAffectedRows ?? 0) > 0) {
         await sql`UPDATE audiences SET member_count = member_count + 1 WHERE id = ${audienceId}`.execute(db);
+        await hourly(audienceId, at, 1, 0);
       }
     };
     switch (event.type) {
@@ -121,10 +135,14 @@ export const contactsProjector: Projector = {
             UPDATE audience_members SET left_at = ${d.deletedAt}::timestamptz
             WHERE contact_id = ${d.contactId} AND left_at IS NULL
             RETURNING audience_id
+          ), counts AS (
+            SELECT audience_id, count(*)::int AS n FROM closed GROUP BY audience_id
+          ), counted AS (
+            UPDATE audiences a SET member_count = a.member_count - c.n FROM counts c WHERE a.id = c.audience_id
           )
-          UPDATE audiences a SET member_count = a.member_count - c.n
-          FROM (SELECT audience_id, count(*)::int AS n FROM closed GROUP BY audience_id) c
-          WHERE a.id = c.audience_id`.execute(db);
+          INSERT INTO audience_member_hours (audience_id, hour, joins, leaves)
+          SELECT audience_id, date_trunc('hour', ${d.deletedAt}::timestamptz AT TIME ZONE 'UTC'), 0, n FROM counts
+          ON CONFLICT (audience_id, hour) DO UPDATE SET leaves = audience_member_hours.leaves + EXCLUDED.leaves`.execute(db);
         break;
       case 'ContactJoinedAudience':
         await join(d.audienceId, d.contactId, d.joinedAt);
@@ -135,6 +153,7 @@ export const contactsProjector: Projector = {
           WHERE audience_id = ${d.audienceId} AND contact_id = ${d.contactId} AND left_at IS NULL`.execute(db);
         if (Number(closed.numAffectedRows ?? 0) > 0) {
           await sql`UPDATE audiences SET member_count = member_count - 1 WHERE id = ${d.audienceId}`.execute(db);
+          await hourly(d.audienceId, d.leftAt, 0, 1);
         }
         break;
       }
@@ -166,6 +185,7 @@ export const contactsProjector: Projector = {
       case 'AudienceDeleted':
         await db.deleteFrom('audiences').where('workspace_id', '=', workspaceId).where('id', '=', d.audienceId).execute();
         await db.deleteFrom('audience_members').where('audience_id', '=', d.audienceId).execute();
+        await db.deleteFrom('audience_member_hours').where('audience_id', '=', d.audienceId).execute();
         break;
     }
   },

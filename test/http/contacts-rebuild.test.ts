@@ -25,6 +25,7 @@ t.test('a rebuilt contacts read model (contacts, audiences, membership history) 
     contacts: (await pool.query(`SELECT * FROM ${schema}.contacts ORDER BY id`)).rows,
     audiences: (await pool.query(`SELECT * FROM ${schema}.audiences ORDER BY id`)).rows,
     members: (await pool.query(`SELECT * FROM ${schema}.audience_members ORDER BY audience_id, contact_id, joined_at`)).rows,
+    hours: (await pool.query(`SELECT * FROM ${schema}.audience_member_hours ORDER BY audience_id, hour`)).rows,
   });
   const live = await rows('public');
   t.equal(live.contacts.length, 2);
