@@ -302,3 +302,17 @@ t.test('list: limit 1 to 200 (default 50), source and q filters', async (t) => {
   t.same(errorOf(await page(`q=${'x'.repeat(201)}`)), { status: 422, code: 'invalid_parameter', param: 'q' });
   t.same(errorOf(await page('sort=name')), { status: 422, code: 'unknown_parameter', param: 'sort' });
 });
+
+t.test('the OpenAPI document describes the contacts and audiences paths', async (t) => {
+  const h = await startTestApp(t);
+  const res = await h.request(null, 'GET', '/openapi.json');
+  t.equal(res.statusCode, 200);
+  const paths = res.json().paths;
+  t.ok(paths['/contacts']?.get && paths['/contacts']?.post);
+  t.ok(paths['/contacts/{email}']?.get && paths['/contacts/{email}']?.patch && paths['/contacts/{email}']?.delete);
+  t.ok(paths['/audiences']?.get && paths['/audiences']?.post && paths['/audiences/growth']?.get);
+  t.ok(paths['/audiences/{id}']?.get && paths['/audiences/{id}']?.patch && paths['/audiences/{id}']?.delete);
+  t.ok(paths['/audiences/{id}/contacts/{email}']?.put && paths['/audiences/{id}/contacts/{email}']?.delete);
+  const errors = await h.request(null, 'GET', '/docs/errors');
+  for (const code of ['contact_exists', 'contact_not_found', 'audience_not_found', 'builtin_audience']) t.match(errors.body, `id="${code}"`, code);
+});
