@@ -45,15 +45,16 @@ export async function registerContacts(app: FastifyInstance, deps: ApiDeps): Pro
     url: '/contacts',
     summary: 'List contacts',
     description:
-      'Scope: `contacts:read`. Most recently seen first, never-seen contacts last, then id descending. `q` is a substring of the ' +
-      'address or the name, ignoring case. Rows leave out `audienceIds`.',
+      'Scope: `contacts:read`. Most recently seen first, never-seen contacts last, then id descending. `q` searches words: every ' +
+      'word of `q` (runs of letters and digits, any case) must be a word of the address or the name; the last may be the beginning ' +
+      'of one. Rows leave out `audienceIds`.',
     tags,
     scope: 'contacts:read',
     query: z.strictObject({
       limit: limitParam(200, 50),
       cursor: cursorParam,
       source: z.enum(CONTACT_SOURCES).optional(),
-      q: z.string().max(200).optional().describe('Substring of the address or name, ignoring case; `%` and `_` match themselves.'),
+      q: z.string().max(200).optional().describe('Words of the address or name, any case; the last word may be the beginning of a word.'),
     }),
     response: pageSchema(contactView),
     handler: async ({ credential, query }) => {
