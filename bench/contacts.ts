@@ -58,12 +58,15 @@ export async function seedContacts(url: string, workspaceId: string, defaultId: 
         UNION ALL
         SELECT audience_id, date_trunc('hour', left_at AT TIME ZONE 'UTC'), 0, 1 FROM audience_members WHERE left_at IS NOT NULL
       ) c GROUP BY 1, 2`);
+    await client.query(`
+      INSERT INTO audience_member_days (audience_id, day, joins, leaves)
+      SELECT audience_id, date_trunc('day', hour), sum(joins)::int, sum(leaves)::int FROM audience_member_hours GROUP BY 1, 2`);
     await client.query(
       `UPDATE audiences a SET member_count = m.n FROM (SELECT audience_id, count(*)::int AS n FROM audience_members WHERE left_at IS NULL GROUP BY 1) m WHERE a.id = m.audience_id`,
     );
     await client.query(contactsProjector.indexes!('public'));
     // As autovacuum would leave them: statistics, and a visibility map for index-only scans.
-    await client.query('VACUUM ANALYZE contacts, audience_members, audience_member_hours, audiences');
+    await client.query('VACUUM ANALYZE contacts, audience_members, audience_member_hours, audience_member_days, audiences');
     return Number((await client.query('SELECT count(*) AS n FROM audience_members')).rows[0].n);
   } finally {
     await client.end();

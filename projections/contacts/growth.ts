@@ -47,7 +47,7 @@ export interface Growth {
  * live count of each audience is one row; the window's joins and leaves (and any after `until`)
  * are index range scans, so the cost follows the window's activity, not the audience's size:
  * total = live − joins after until + leaves after until; before = total − joins + leaves. Whole
- * hours inside the window come from `audience_member_hours` when the buckets are whole hours.
+ * days and hours inside the window come from `audience_member_days`/`_hours` when the buckets allow.
  */
 export async function audienceGrowth(
   db: Kysely<any>,
@@ -65,44 +65,58 @@ export async function audienceGrowth(
   const local = (expr: ReturnType<typeof sql>) =>
     sql`to_char(date_trunc(${grain}, ${expr} + make_interval(mins => ${offsetMinutes})), ${FORMAT[grain]})`;
   const bucket = (column: string) => sql`CASE WHEN ${sql.ref(column)} < ${until} THEN ${local(sql`(${sql.ref(column)} AT TIME ZONE 'UTC')`)} END`;
-  // Whole UTC hours inside the window are added up from the hourly counts when the buckets are
-  // made of whole hours (hour or day grain, an offset of whole hours); rows are read only for the
-  // partial hours at the two ends (and after `until`).
+  // Whole UTC days (day grain, no offset) and whole UTC hours (hour or day grain, an offset of
+  // whole hours) inside the window are added up from the daily and hourly counts; rows are read
+  // only for the partial hours at the two ends (and after `until`).
   const HOUR = 3_600_000;
-  const hoursFrom = new Date(Math.ceil(since.getTime() / HOUR) * HOUR);
-  const hoursTo = new Date(Math.floor(until.getTime() / HOUR) * HOUR);
-  const rollup = !window.rowsOnly && grain !== 'minute' && offsetMinutes % 60 === 0 && hoursFrom < hoursTo;
-  const [rowsFrom, rowsGap, rowsTo] = rollup ? [since, hoursFrom, hoursTo] : [since, since, since];
-  const inRows = (column: string) =>
-    sql`((${sql.ref(column)} >= ${rowsFrom} AND ${sql.ref(column)} < ${rowsGap}) OR ${sql.ref(column)} >= ${rowsTo})`;
+  const DAY = 24 * HOUR;
+  const ceil = (d: Date, unit: number) => new Date(Math.ceil(d.getTime() / unit) * unit);
+  const floor = (d: Date, unit: number) => new Date(Math.floor(d.getTime() / unit) * unit);
+  const [hoursFrom, hoursTo] = [ceil(since, HOUR), floor(until, HOUR)];
+  const [daysFrom, daysTo] = [ceil(since, DAY), floor(until, DAY)];
+  const useHours = !window.rowsOnly && grain !== 'minute' && offsetMinutes % 60 === 0 && hoursFrom < hoursTo;
+  const useDays = useHours && grain === 'day' && offsetMinutes === 0 && daysFrom < daysTo;
+  type Range = [Date, Date | null];
+  const rowRanges: Range[] = useHours ? [[since, hoursFrom], [hoursTo, null]] : [[since, null]];
+  const hourRanges: Range[] = !useHours ? [] : useDays ? [[hoursFrom, daysFrom], [daysTo, hoursTo]] : [[hoursFrom, hoursTo]];
+  const dayRanges: Range[] = useDays ? [[daysFrom, daysTo]] : [];
+  const within = (column: ReturnType<typeof sql>, ranges: Range[]) =>
+    sql.join(
+      ranges.map(([from, to]) => (to === null ? sql`${column} >= ${from}` : sql`(${column} >= ${from} AND ${column} < ${to})`)),
+      sql` OR `,
+    );
   const utc = (d: Date) => d.toISOString().slice(0, 19).replace('T', ' ');
-  const hourly = (kind: 'join' | 'leave', column: 'joins' | 'leaves') => sql`
-    SELECT audience_id, ${local(sql`hour`)} AS key, ${kind} AS kind, sum(${sql.ref(column)})::int AS n
-    FROM audience_member_hours WHERE audience_id = ANY(${ids}) AND hour >= ${utc(hoursFrom)}::timestamp AND hour < ${utc(hoursTo)}::timestamp
-    GROUP BY 1, 2 HAVING sum(${sql.ref(column)}) > 0`;
+  const counted = (table: 'audience_member_hours' | 'audience_member_days', ranges: Range[]) => {
+    const at = sql.ref(table === 'audience_member_hours' ? 'hour' : 'day');
+    const inRanges = sql.join(
+      ranges.map(([from, to]) => sql`(${at} >= ${utc(from)}::timestamp AND ${at} < ${utc(to!)}::timestamp)`),
+      sql` OR `,
+    );
+    return sql`
+      UNION ALL SELECT audience_id, ${local(sql`${at}`)} AS key, 'join' AS kind, sum(joins)::int AS n
+        FROM ${sql.table(table)} WHERE audience_id = ANY(${ids}) AND (${inRanges}) GROUP BY 1, 2 HAVING sum(joins) > 0
+      UNION ALL SELECT audience_id, ${local(sql`${at}`)} AS key, 'leave' AS kind, sum(leaves)::int AS n
+        FROM ${sql.table(table)} WHERE audience_id = ANY(${ids}) AND (${inRanges}) GROUP BY 1, 2 HAVING sum(leaves) > 0`;
+  };
   const changes =
     ids.length === 0
       ? []
       : (
-          await sql<{
-            audience_id: string;
-            key: string | null;
-            kind: 'join' | 'leave';
-            n: number;
-          }>`
+          await sql<{ audience_id: string; key: string | null; kind: 'join' | 'leave'; n: number }>`
             SELECT audience_id, ${bucket('joined_at')} AS key, 'join' AS kind, count(*)::int AS n
-              FROM audience_members WHERE audience_id = ANY(${ids}) AND ${inRows('joined_at')} GROUP BY 1, 2
+              FROM audience_members WHERE audience_id = ANY(${ids}) AND (${within(sql.ref('joined_at'), rowRanges)}) GROUP BY 1, 2
             UNION ALL
             SELECT audience_id, ${bucket('left_at')} AS key, 'leave' AS kind, count(*)::int AS n
-              FROM audience_members WHERE audience_id = ANY(${ids}) AND ${inRows('left_at')} GROUP BY 1, 2
-            ${rollup ? sql`UNION ALL ${hourly('join', 'joins')} UNION ALL ${hourly('leave', 'leaves')}` : sql``}`.execute(db)
+              FROM audience_members WHERE audience_id = ANY(${ids}) AND (${within(sql.ref('left_at'), rowRanges)}) GROUP BY 1, 2
+            ${hourRanges.length > 0 ? counted('audience_member_hours', hourRanges) : sql``}
+            ${dayRanges.length > 0 ? counted('audience_member_days', dayRanges) : sql``}`.execute(db)
         ).rows;
 
   const byAudience = new Map<string, { after: number; buckets: Map<string, GrowthBucket> }>(ids.map((id) => [id, { after: 0, buckets: new Map() }]));
   for (const c of changes) {
     const a = byAudience.get(c.audience_id)!;
     if (c.key === null) {
-      // After `until`: only the rows say so (the hourly counts stop before it).
+      // After `until`: only the rows say so (the hourly and daily counts stop before it).
       a.after += c.kind === 'join' ? -c.n : c.n;
       continue;
     }

@@ -9,8 +9,8 @@ import type { Projector } from '../projector.ts';
  */
 export const contactsProjector: Projector = {
   name: 'contacts',
-  version: 3,
-  tables: ['contacts', 'audiences', 'audience_members', 'audience_member_hours'],
+  version: 4,
+  tables: ['contacts', 'audiences', 'audience_members', 'audience_member_hours', 'audience_member_days'],
   ddl: (s) => `
     CREATE TABLE IF NOT EXISTS ${s}.contacts (
       workspace_id text NOT NULL,
@@ -54,6 +54,14 @@ export const contactsProjector: Projector = {
       joins integer NOT NULL,
       leaves integer NOT NULL,
       PRIMARY KEY (audience_id, hour)
+    );
+    -- The same per UTC day: long day-grain windows without an offset.
+    CREATE TABLE IF NOT EXISTS ${s}.audience_member_days (
+      audience_id text NOT NULL,
+      day timestamp NOT NULL,
+      joins integer NOT NULL,
+      leaves integer NOT NULL,
+      PRIMARY KEY (audience_id, day)
     );`,
   indexes: (s) => `
     CREATE UNIQUE INDEX IF NOT EXISTS contacts_workspace_email ON ${s}.contacts (workspace_id, email);
@@ -79,11 +87,16 @@ export const contactsProjector: Projector = {
   async apply(db, event) {
     const workspaceId = event.metadata.workspaceId as string;
     const d = event.data as any;
-    const hourly = (audienceId: string, at: string, joins: number, leaves: number) =>
-      sql`INSERT INTO audience_member_hours (audience_id, hour, joins, leaves)
+    const hourly = async (audienceId: string, at: string, joins: number, leaves: number) => {
+      await sql`INSERT INTO audience_member_hours (audience_id, hour, joins, leaves)
           VALUES (${audienceId}, date_trunc('hour', ${at}::timestamptz AT TIME ZONE 'UTC'), ${joins}, ${leaves})
           ON CONFLICT (audience_id, hour) DO UPDATE
           SET joins = audience_member_hours.joins + EXCLUDED.joins, leaves = audience_member_hours.leaves + EXCLUDED.leaves`.execute(db);
+      await sql`INSERT INTO audience_member_days (audience_id, day, joins, leaves)
+          VALUES (${audienceId}, date_trunc('day', ${at}::timestamptz AT TIME ZONE 'UTC'), ${joins}, ${leaves})
+          ON CONFLICT (audience_id, day) DO UPDATE
+          SET joins = audience_member_days.joins + EXCLUDED.joins, leaves = audience_member_days.leaves + EXCLUDED.leaves`.execute(db);
+    };
     const join = async (audienceId: string, contactId: string, at: string) => {
       // A join to an audience deleted meanwhile is no membership; a replayed join counts once.
       const inserted = await sql`
@@ -139,6 +152,10 @@ export const contactsProjector: Projector = {
             SELECT audience_id, count(*)::int AS n FROM closed GROUP BY audience_id
           ), counted AS (
             UPDATE audiences a SET member_count = a.member_count - c.n FROM counts c WHERE a.id = c.audience_id
+          ), daily AS (
+            INSERT INTO audience_member_days (audience_id, day, joins, leaves)
+            SELECT audience_id, date_trunc('day', ${d.deletedAt}::timestamptz AT TIME ZONE 'UTC'), 0, n FROM counts
+            ON CONFLICT (audience_id, day) DO UPDATE SET leaves = audience_member_days.leaves + EXCLUDED.leaves
           )
           INSERT INTO audience_member_hours (audience_id, hour, joins, leaves)
           SELECT audience_id, date_trunc('hour', ${d.deletedAt}::timestamptz AT TIME ZONE 'UTC'), 0, n FROM counts
@@ -186,6 +203,7 @@ export const contactsProjector: Projector = {
         await db.deleteFrom('audiences').where('workspace_id', '=', workspaceId).where('id', '=', d.audienceId).execute();
         await db.deleteFrom('audience_members').where('audience_id', '=', d.audienceId).execute();
         await db.deleteFrom('audience_member_hours').where('audience_id', '=', d.audienceId).execute();
+        await db.deleteFrom('audience_member_days').where('audience_id', '=', d.audienceId).execute();
         break;
     }
   },

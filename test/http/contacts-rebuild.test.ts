@@ -26,6 +26,7 @@ t.test('a rebuilt contacts read model (contacts, audiences, membership history) 
     audiences: (await pool.query(`SELECT * FROM ${schema}.audiences ORDER BY id`)).rows,
     members: (await pool.query(`SELECT * FROM ${schema}.audience_members ORDER BY audience_id, contact_id, joined_at`)).rows,
     hours: (await pool.query(`SELECT * FROM ${schema}.audience_member_hours ORDER BY audience_id, hour`)).rows,
+    days: (await pool.query(`SELECT * FROM ${schema}.audience_member_days ORDER BY audience_id, day`)).rows,
   });
   const live = await rows('public');
   t.equal(live.contacts.length, 2);
