@@ -78,39 +78,59 @@ const COLUMNS = ['workspace_id', 'id', 'email', 'name', 'notes', 'attributes', '
  * match) reads it without the skipping GIN does for whole words. When every word is that common,
  * the rarest is looked up.
  */
-export function searchQuery(q: string, common: ReadonlyMap<string, number> = new Map()): { all: string; indexed: string; rest: string | null } | null {
+export interface WordStats {
+  /** The most common words and their share of rows. */
+  words: ReadonlyMap<string, number>;
+  /** The share of the least common of them: every other word is rarer. */
+  floor: number;
+}
+
+export function searchQuery(
+  q: string,
+  stats: WordStats = { words: new Map(), floor: 0 },
+): { all: string; indexed: string; rest: string | null; share: number | null } | null {
+  const common = stats.words;
   const words = q.toLowerCase().split(/[^\p{L}\p{N}]+/u).filter((w) => w !== '');
   if (words.length === 0) return null;
   const last = words.length - 1;
   const terms = words.map((w, i) => `'${w}'${i === last ? ':*' : ''}`);
   const frequency = words.map((w, i) => {
-    if (i !== last) return common.get(w) ?? 0;
+    if (i !== last) return common.get(w) ?? stats.floor;
     let sum = 0;
     for (const [word, f] of common) if (word.startsWith(w)) sum += f;
-    return Math.min(1, sum);
+    return Math.min(1, Math.max(sum, stats.floor));
   });
   let picked = words.map((_, i) => i).filter((i) => frequency[i]! < COMMON);
   if (picked.length === 0) picked = [frequency.indexOf(Math.min(...frequency))];
   const rest = terms.filter((_, i) => !picked.includes(i));
-  return { all: terms.join(' & '), indexed: picked.map((i) => terms[i]).join(' & '), rest: rest.length > 0 ? rest.join(' & ') : null };
+  return {
+    all: terms.join(' & '),
+    indexed: picked.map((i) => terms[i]).join(' & '),
+    rest: rest.length > 0 ? rest.join(' & ') : null,
+    // The share of rows expected to hold every word (as if words were independent); null without statistics.
+    share: common.size === 0 ? null : frequency.reduce((a, b) => a * b, 1),
+  };
 }
 
 /** A word in this share of the book or more is not looked up in the index. */
 const COMMON = 0.1;
-let commonCache: { at: number; words: Map<string, number> } | null = null;
+let commonCache: { at: number; stats: WordStats } | null = null;
 
 /** The most common words of the book and their share of rows (from ANALYZE), kept for a minute. */
-async function commonWords(db: Kysely<any>): Promise<Map<string, number>> {
-  if (commonCache && Date.now() - commonCache.at < 60_000) return commonCache.words;
+async function commonWords(db: Kysely<any>): Promise<WordStats> {
+  if (commonCache && Date.now() - commonCache.at < 60_000) return commonCache.stats;
   const row = (
     await sql<{ elems: string[] | null; freqs: number[] | null }>`
       SELECT most_common_elems::text::text[] AS elems, most_common_elem_freqs AS freqs
       FROM pg_stats WHERE schemaname = 'public' AND tablename = 'contacts' AND attname = 'search'`.execute(db)
   ).rows[0];
   const words = new Map<string, number>();
-  (row?.elems ?? []).forEach((w, i) => words.set(w, row!.freqs![i]!));
-  commonCache = { at: Date.now(), words };
-  return words;
+  const elems = row?.elems ?? [];
+  elems.forEach((w, i) => words.set(w, row!.freqs![i]!));
+  // After the per-word shares, pg_stats lists their minimum, maximum and the share of nulls.
+  const stats = { words, floor: elems.length > 0 ? (row!.freqs![elems.length] ?? 0) : 0 };
+  commonCache = { at: Date.now(), stats };
+  return stats;
 }
 
 /** Rows walked in sort order before a search decides how to find the rest of its page. */
@@ -157,7 +177,8 @@ export async function listContacts(
       .orderBy('id', 'desc')
       .limit(limit + 1)
       .execute()) as ContactRow[];
-  const walked = await walk(walkRows);
+  // Statistics that expect not even two matches in the walk send the search straight to the index.
+  const walked = search.share !== null && search.share * walkRows < 2 ? [] : await walk(walkRows);
   if (walked.length > limit) return walked;
   // At least 10 matches in WALK rows (0.5%): walking on to fill the page reads fewer rows than the matches are.
   if (walked.length >= 10) {

@@ -52,11 +52,13 @@ t.test('search: the walk, the longer walk and the index lookup find the same row
     await createContact(h.system.commands, actor, { email, name: i % 2 ? `Ada Smith ${i}` : `Bob Jones ${i}`, source: 'auto' }, NOW());
     if (i % 4 !== 0) await touchContact(h.system.commands, actor, email, new Date(base + (i % 10) * 60_000).toISOString());
   }
-  t.same(searchQuery('  Ada.SMITH  12 '), { all: "'ada' & 'smith' & '12':*", indexed: "'ada' & 'smith' & '12':*", rest: null });
-  const common = new Map([['test', 1], ['ada', 0.05], ['com', 0.5], ['comet', 0.02], ['example', 0.3]]);
-  t.same(searchQuery('x9@example.test', common), { all: "'x9' & 'example' & 'test':*", indexed: "'x9'", rest: "'example' & 'test':*" }, 'common words are checked, not looked up');
-  t.same(searchQuery('ada co', common), { all: "'ada' & 'co':*", indexed: "'ada'", rest: "'co':*" }, 'a beginning counts every word it begins');
-  t.same(searchQuery('example test', common), { all: "'example' & 'test':*", indexed: "'example'", rest: "'test':*" }, 'all common: the rarest is looked up');
+  t.same(searchQuery('  Ada.SMITH  12 '), { all: "'ada' & 'smith' & '12':*", indexed: "'ada' & 'smith' & '12':*", rest: null, share: null });
+  const stats = { words: new Map([['test', 1], ['ada', 0.05], ['com', 0.5], ['comet', 0.02], ['example', 0.3]]), floor: 0.01 };
+  t.match(searchQuery('x9@example.test', stats), { all: "'x9' & 'example' & 'test':*", indexed: "'x9'", rest: "'example' & 'test':*" }, 'common words are checked, not looked up');
+  t.match(searchQuery('ada co', stats), { all: "'ada' & 'co':*", indexed: "'ada'", rest: "'co':*" }, 'a beginning counts every word it begins');
+  t.match(searchQuery('example test', stats), { all: "'example' & 'test':*", indexed: "'example'", rest: "'test':*" }, 'all common: the rarest is looked up');
+  t.equal(searchQuery('x9@example.test', stats)!.share, 0.01 * 0.3 * 1, 'the expected share of rows: unlisted words at the floor');
+  t.equal(searchQuery('ada co', stats)!.share!.toFixed(3), (0.05 * 0.52).toFixed(3));
   t.equal(searchQuery('@ % -'), null);
   const walkAll = async (q: string, limit: number, walk: number) => {
     const seen: string[] = [];
