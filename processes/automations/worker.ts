@@ -3,7 +3,8 @@ import crypto from 'node:crypto';
 import type pg from 'pg';
 import type { ReadModelBarrier } from '../../commands/execute.ts';
 import type { Instruction } from '../../domain/automations/steps.ts';
-import type { Consumer, Delivery as Job, JobOutcome, WorkQueue } from '../../infra/bus/port.ts';
+import type { Delivery as Job, JobOutcome, WorkQueue } from '../../infra/bus/port.ts';
+import { CLAIM_BATCH, DueWork } from '../due-work.ts';
 
 export interface AutomationRunOptions {
   /** The bus queue of run steps; one per database (jobs name rows of it). */
@@ -49,54 +50,36 @@ const MAX_STEPS_PER_JOB = 200;
  * published again after `staleAfterMs`. `seq` counts the run's moves, so a duplicate job is a no-op.
  */
 export class AutomationRunProcess {
-  private consumer: Consumer | null = null;
-  private timer: NodeJS.Timeout | null = null;
-  private stopped = false;
-  private running: Promise<void> = Promise.resolve();
+  private readonly work: DueWork;
 
   constructor(
     private readonly deps: { pool: pg.Pool; bus: WorkQueue; readModels: ReadModelBarrier },
     private readonly options: AutomationRunOptions = DEFAULT_AUTOMATION_OPTIONS,
-  ) {}
-
-  async start(): Promise<void> {
-    this.consumer = await this.deps.bus.consume(this.options.queue, (job) => this.handle(job), {
-      concurrency: this.options.concurrency,
-      retryOnErrorMs: 1000,
-      onError: (error) => console.error('automation run:', error),
-    });
-    this.running = this.dispatch(true);
-  }
-
-  async stop(): Promise<void> {
-    this.stopped = true;
-    if (this.timer) clearTimeout(this.timer);
-    await this.running;
-    await this.consumer?.close();
-  }
-
-  private async dispatch(everything: boolean): Promise<void> {
-    if (this.stopped) return;
-    let claimed = 0;
-    try {
+  ) {
+    this.work = new DueWork(deps.bus, options.queue, { pollMs: options.pollMs, label: 'automation' }, async (everything) => {
       const { rows } = await this.deps.pool.query<{ id: string; seq: number }>(
         `UPDATE automation_runs r SET enqueued_at = now()
          FROM (SELECT id FROM automation_runs
                WHERE status <> 'completed' AND wake_at <= now()
                  AND ($1 OR enqueued_at IS NULL OR enqueued_at < now() - make_interval(secs => $2::double precision / 1000))
-               ORDER BY wake_at LIMIT 500 FOR UPDATE SKIP LOCKED) due
+               ORDER BY wake_at LIMIT ${CLAIM_BATCH} FOR UPDATE SKIP LOCKED) due
          WHERE r.id = due.id RETURNING r.id, r.seq`,
         [everything, this.options.staleAfterMs],
       );
-      claimed = rows.length;
-      for (const r of rows) await this.deps.bus.publish(this.options.queue, { id: `${r.id}.${r.seq}`, payload: { runId: r.id, seq: r.seq } });
-    } catch (error) {
-      if (!this.stopped) console.error('automation dispatcher:', error);
-    }
-    if (this.stopped) return;
-    this.timer = setTimeout(() => {
-      this.running = this.dispatch(false);
-    }, claimed >= 500 ? 0 : this.options.pollMs);
+      return rows.map((r) => ({ id: `${r.id}.${r.seq}`, payload: { runId: r.id, seq: r.seq } }));
+    });
+  }
+
+  start(): Promise<void> {
+    return this.work.start((job) => this.handle(job), {
+      concurrency: this.options.concurrency,
+      retryOnErrorMs: 1000,
+      onError: (error) => console.error('automation run:', error),
+    });
+  }
+
+  stop(): Promise<void> {
+    return this.work.stop();
   }
 
   private async handle(job: Job): Promise<JobOutcome> {

@@ -6,9 +6,10 @@ import { execute, type CommandContext } from '../../commands/execute.ts';
 import { decideAutoDisable, FAILURES_TO_DISABLE } from '../../domain/webhooks/decide.ts';
 import { webhooksStream } from '../../domain/webhooks/events.ts';
 import { webhooksAggregate } from '../../domain/webhooks/state.ts';
-import type { Consumer, Delivery as Job, JobOutcome, WorkQueue } from '../../infra/bus/port.ts';
+import type { Delivery as Job, JobOutcome, WorkQueue } from '../../infra/bus/port.ts';
 import { postJson, type PostResult } from '../../infra/http/post.ts';
 import type { MailSender } from '../../infra/mail/port.ts';
+import { CLAIM_BATCH, DueWork } from '../due-work.ts';
 import { signatureHeader } from './signing.ts';
 
 /** Standard Webhooks' schedule after the first attempt: 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h (8 attempts in all). */
@@ -80,45 +81,26 @@ export interface WebhookDeliveryDeps {
  * `staleAfterMs`, and on start everything pending and due is enqueued at once.
  */
 export class WebhookDeliveryProcess {
-  private consumer: Consumer | null = null;
-  private timer: NodeJS.Timeout | null = null;
-  private stopped = false;
-  private running: Promise<void> = Promise.resolve();
+  private readonly work: DueWork;
 
   constructor(
     private readonly deps: WebhookDeliveryDeps,
     private readonly options: WebhookDeliveryOptions = DEFAULT_DELIVERY_OPTIONS,
-  ) {}
+  ) {
+    this.work = new DueWork(deps.bus, options.queue, { pollMs: options.pollMs, label: 'webhook' }, async (everything) =>
+      (await this.claimDue(everything)).map((d) => ({ id: `${d.id}.${d.attempts}`, payload: { deliveryId: d.id, attempts: d.attempts } })),
+    );
+  }
 
-  async start(): Promise<void> {
-    this.consumer = await this.deps.bus.consume(this.options.queue, (job) => this.handle(job), {
+  start(): Promise<void> {
+    return this.work.start((job) => this.handle(job), {
       concurrency: this.options.concurrency,
       onError: (error) => console.error('webhook delivery:', error),
     });
-    this.running = this.dispatch(true);
   }
 
-  async stop(): Promise<void> {
-    this.stopped = true;
-    if (this.timer) clearTimeout(this.timer);
-    await this.running;
-    await this.consumer?.close();
-  }
-
-  private async dispatch(everything: boolean): Promise<void> {
-    if (this.stopped) return;
-    let claimed = 0;
-    try {
-      const due = await this.claimDue(everything);
-      claimed = due.length;
-      for (const d of due) await this.deps.bus.publish(this.options.queue, { id: `${d.id}.${d.attempts}`, payload: { deliveryId: d.id, attempts: d.attempts } });
-    } catch (error) {
-      if (!this.stopped) console.error('webhook dispatcher:', error);
-    }
-    if (this.stopped) return;
-    this.timer = setTimeout(() => {
-      this.running = this.dispatch(false);
-    }, claimed >= 500 ? 0 : this.options.pollMs);
+  stop(): Promise<void> {
+    return this.work.stop();
   }
 
   /**
@@ -131,7 +113,7 @@ export class WebhookDeliveryProcess {
        FROM (SELECT id FROM webhook_deliveries
              WHERE status = 'pending' AND next_attempt_at <= now()
                AND ($1 OR enqueued_at IS NULL OR enqueued_at < now() - make_interval(secs => $2::double precision / 1000))
-             ORDER BY next_attempt_at LIMIT 500 FOR UPDATE SKIP LOCKED) due
+             ORDER BY next_attempt_at LIMIT ${CLAIM_BATCH} FOR UPDATE SKIP LOCKED) due
        WHERE d.id = due.id RETURNING d.id, d.attempts`,
       [everything, this.options.staleAfterMs],
     );
