@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { z } from 'zod';
-import { createAutomation, formatAutomationTag, parseAutomationTag, updateAutomation } from '../../commands/automations/handlers.ts';
+import { createAutomation, deleteAutomation, formatAutomationTag, parseAutomationTag, updateAutomation } from '../../commands/automations/handlers.ts';
 import { stepsSchema, triggerSchema, type Step } from '../../domain/automations/steps.ts';
 import { findAutomation, listAutomations, listRuns, listSends, type AutomationRow } from '../../projections/automations/queries.ts';
 import { actorOf } from '../credential.ts';
@@ -182,6 +182,31 @@ export function registerAutomations(app: FastifyInstance, deps: ApiDeps): void {
       },
     });
   }
+
+  route(app, {
+    method: 'DELETE',
+    url: '/automations/:id',
+    summary: 'Delete an automation',
+    description:
+      'Scope: `automations:write`. It enrols nobody from then on, and its runs under way end where they stand: no step of them runs after ' +
+      'this answers. Its runs and send requests go with it; afterwards every route of it is 404.',
+    tags,
+    scope: 'automations:write',
+    headers: ifMatchHeader,
+    params: idParams,
+    response: z.object({ object: z.literal('automation'), id: z.string(), deleted: z.literal(true) }),
+    handler: async ({ credential, params, request }) => {
+      const row = await rowOf(credential.workspaceId, params.id);
+      await deleteAutomation(
+        deps.commands,
+        actorOf(credential, request.id),
+        row.id,
+        { ifMatch: parseAutomationTag(request.headers['if-match'] as string | undefined) },
+        new Date().toISOString(),
+      );
+      return { object: 'automation' as const, id: row.id, deleted: true as const };
+    },
+  });
 
   route(app, {
     method: 'GET',

@@ -1,4 +1,4 @@
-import { decideCreate, decideUpdate, type Definition } from '../../domain/automations/decide.ts';
+import { decideCreate, decideDelete, decideUpdate, type Definition } from '../../domain/automations/decide.ts';
 import { automationStream } from '../../domain/automations/events.ts';
 import { automationAggregate } from '../../domain/automations/state.ts';
 import { execute, type Actor, type CommandContext } from '../execute.ts';
@@ -32,4 +32,9 @@ export async function updateAutomation(
   now: string,
 ): Promise<void> {
   await execute(ctx, actor, automationStream(actor.workspaceId, automationId), automationAggregate, (s) => decideUpdate(s, { ...input, now }));
+}
+
+/** Returns once the enrolment process has ended the automation's runs, so no step of them runs after the answer. */
+export async function deleteAutomation(ctx: CommandContext, actor: Actor, automationId: string, input: { ifMatch: number | null }, now: string): Promise<void> {
+  await execute(ctx, actor, automationStream(actor.workspaceId, automationId), automationAggregate, (s) => decideDelete(s, { ...input, now }));
 }

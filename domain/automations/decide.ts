@@ -11,7 +11,8 @@ export interface Definition {
 
 /** `ifMatch`: the stream revision the caller read (from the ETag); null writes unconditionally. */
 function guard(state: AutomationState, ifMatch: number | null): void {
-  if (state.automationId === null) fail('resource_not_found', 'No such automation.', 'id');
+  // A deleted automation answers like one that never existed.
+  if (state.automationId === null || state.deleted) fail('resource_not_found', 'No such automation.', 'id');
   if (ifMatch !== null && ifMatch !== state.revision) fail('version_conflict', 'The automation changed after you read it; read it again.');
 }
 
@@ -33,4 +34,9 @@ export function decideUpdate(
   if (cmd.status === 'paused' && state.status === 'live') events.push({ type: 'AutomationPaused', data: { automationId: id, pausedAt: cmd.now } });
   if (cmd.status === 'live' && state.status === 'paused') events.push({ type: 'AutomationResumed', data: { automationId: id, resumedAt: cmd.now } });
   return events;
+}
+
+export function decideDelete(state: AutomationState, cmd: { ifMatch: number | null; now: string }): AutomationEvent[] {
+  guard(state, cmd.ifMatch);
+  return [{ type: 'AutomationDeleted', data: { automationId: state.automationId!, deletedAt: cmd.now } }];
 }

@@ -15,13 +15,16 @@ export const AutomationCreated = defineEvent(
 export const AutomationUpdated = defineEvent('AutomationUpdated', z.object({ automationId: z.string(), ...definition, updatedAt: z.string() }));
 export const AutomationPaused = defineEvent('AutomationPaused', z.object({ automationId: z.string(), pausedAt: z.string() }));
 export const AutomationResumed = defineEvent('AutomationResumed', z.object({ automationId: z.string(), resumedAt: z.string() }));
+/** The automation is gone: it enrols nobody, and its runs under way end where they stand. */
+export const AutomationDeleted = defineEvent('AutomationDeleted', z.object({ automationId: z.string(), deletedAt: z.string() }));
 
-export const automationEvents = [AutomationCreated, AutomationUpdated, AutomationPaused, AutomationResumed];
+export const automationEvents = [AutomationCreated, AutomationUpdated, AutomationPaused, AutomationResumed, AutomationDeleted];
 export type AutomationEvent =
   | EventOf<typeof AutomationCreated>
   | EventOf<typeof AutomationUpdated>
   | EventOf<typeof AutomationPaused>
-  | EventOf<typeof AutomationResumed>;
+  | EventOf<typeof AutomationResumed>
+  | EventOf<typeof AutomationDeleted>;
 
 export const AUTOMATION_EVENT_TYPES = automationEvents.map((e) => e.type);
 export const automationStream = (workspaceId: string, automationId: string) => `ws-${workspaceId}.automation-${automationId}`;

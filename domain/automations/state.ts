@@ -7,12 +7,13 @@ export interface AutomationState {
   status: 'live' | 'paused';
   trigger: Trigger;
   steps: Step[];
+  deleted: boolean;
   /** The stream revision this state was built to (-1: no stream): the ETag. */
   revision: number;
 }
 
 export const automationAggregate = {
-  initialState: { automationId: null, name: '', status: 'paused', trigger: { event: '', filters: [] }, steps: [], revision: -1 } as AutomationState,
+  initialState: { automationId: null, name: '', status: 'paused', trigger: { event: '', filters: [] }, steps: [], deleted: false, revision: -1 } as AutomationState,
   evolve(prior: AutomationState, event: AutomationEvent): AutomationState {
     const state = { ...prior, revision: prior.revision + 1 };
     switch (event.type) {
@@ -24,6 +25,8 @@ export const automationAggregate = {
         return { ...state, status: 'paused' };
       case 'AutomationResumed':
         return { ...state, status: 'live' };
+      case 'AutomationDeleted':
+        return { ...state, deleted: true };
     }
   },
 };

@@ -90,7 +90,7 @@ export const automationEnrolment: Projector = {
       created_at timestamptz NOT NULL
     );
     CREATE INDEX IF NOT EXISTS automation_event_outcomes_created ON ${s}.automation_event_outcomes (created_at);`,
-  handles: ['AutomationCreated', 'AutomationUpdated', 'AutomationPaused', 'AutomationResumed', ...CONTACT_EVENT_TYPES],
+  handles: ['AutomationCreated', 'AutomationUpdated', 'AutomationPaused', 'AutomationResumed', 'AutomationDeleted', ...CONTACT_EVENT_TYPES],
   async apply(db, event) {
     await this.applyBatch!(db, [event]);
   },
@@ -124,6 +124,14 @@ async function applyDefinition(db: Db, event: ProjectedEvent): Promise<void> {
     case 'AutomationPaused':
     case 'AutomationResumed':
       await sql`UPDATE automation_defs SET live = ${event.type === 'AutomationResumed'} WHERE id = ${d.automationId}`.execute(db);
+      break;
+    case 'AutomationDeleted':
+      // Its runs end where they stand: a job already on the bus finds no row (worker.ts acks it), and a
+      // walk holding a run's lock finishes first, so no step of the automation runs after this commits.
+      // Nothing can read the runs or send requests of a deleted automation, so they go with it.
+      await sql`DELETE FROM automation_defs WHERE id = ${d.automationId}`.execute(db);
+      await sql`DELETE FROM automation_runs WHERE workspace_id = ${event.metadata.workspaceId as string} AND automation_id = ${d.automationId}`.execute(db);
+      await sql`DELETE FROM automation_sends WHERE workspace_id = ${event.metadata.workspaceId as string} AND automation_id = ${d.automationId}`.execute(db);
       break;
   }
 }

@@ -19,7 +19,7 @@ export const automationsProjector: Projector = {
       updated_at timestamptz NOT NULL
     );`,
   indexes: (s) => `CREATE INDEX IF NOT EXISTS automations_workspace_created ON ${s}.automations (workspace_id, created_at DESC, id DESC);`,
-  handles: ['AutomationCreated', 'AutomationUpdated', 'AutomationPaused', 'AutomationResumed'],
+  handles: ['AutomationCreated', 'AutomationUpdated', 'AutomationPaused', 'AutomationResumed', 'AutomationDeleted'],
   async apply(db, event) {
     const d = event.data as any;
     const at = event.recordedAt.toISOString();
@@ -38,6 +38,9 @@ export const automationsProjector: Projector = {
       case 'AutomationResumed':
         await sql`UPDATE automations SET status = ${event.type === 'AutomationPaused' ? 'paused' : 'live'}, revision = ${event.revision},
           updated_at = ${at} WHERE id = ${d.automationId}`.execute(db);
+        break;
+      case 'AutomationDeleted':
+        await sql`DELETE FROM automations WHERE id = ${d.automationId}`.execute(db);
         break;
     }
   },

@@ -149,6 +149,53 @@ t.test('wait_for_event ends on the event (resumed) or on its timeout; wait; bran
   t.equal((await send(h, ws.apiKey, { name: 'bought', email: 'd@example.com' })).json().resumed, 0, 'a plain wait is not ended by events');
 });
 
+t.test('delete: 404 afterwards and for foreign ids, scope, If-Match; runs under way end and their timers never fire', async (t) => {
+  const h = await startTestApp(t, FAST);
+  const ws = await h.workspace();
+  await contact(h, ws.workspaceId, 'a@example.com');
+  await contact(h, ws.workspaceId, 'b@example.com');
+  const timed = await automation(h, ws.apiKey, { trigger: { event: 'go' }, steps: [{ type: 'wait', minutes: 5 }, { type: 'send', template: 'late' }] });
+  const waiting = await automation(h, ws.apiKey, { trigger: { event: 'go' }, steps: [{ type: 'wait_for_event', name: 'activated', timeoutMinutes: 5 }, { type: 'send', template: 'late' }] });
+  // Not deleted: its timer firing shows the deleted ones had their chance to fire and did not.
+  const control = await automation(h, ws.apiKey, { trigger: { event: 'go' }, steps: [{ type: 'wait', minutes: 5 }, { type: 'send', template: 'control' }] });
+  t.same([...(await send(h, ws.apiKey, { name: 'go', email: 'a@example.com' })).json().enrolled].sort(), [timed.id, waiting.id, control.id].sort());
+  await eventually(async () => (await runs(h, ws.apiKey, timed.id))[0]?.status === 'waiting' && (await runs(h, ws.apiKey, waiting.id))[0]?.status === 'waiting');
+
+  const other = await h.workspace();
+  t.same(errorOf(await h.request(other.apiKey, 'DELETE', `/automations/${timed.id}`)), [404, 'resource_not_found', 'id'], 'foreign is 404');
+  const reader = (await h.request(ws.apiKey, 'POST', '/keys', { scopes: ['automations:read'] })).json().token;
+  t.same(errorOf(await h.request(reader, 'DELETE', `/automations/${timed.id}`)), [403, 'insufficient_scope', null]);
+  t.same(errorOf(await h.request(ws.apiKey, 'DELETE', `/automations/${timed.id}`, undefined, { 'if-match': '"7"' })), [409, 'version_conflict', null]);
+  t.equal((await h.request(ws.apiKey, 'GET', `/automations/${timed.id}`)).statusCode, 200, 'refusals delete nothing');
+
+  const gone = await h.request(ws.apiKey, 'DELETE', `/automations/${timed.id}`, undefined, { 'if-match': '"0"' });
+  t.equal(gone.statusCode, 200, gone.body);
+  t.same(gone.json(), { object: 'automation', id: timed.id, deleted: true });
+  t.same((await h.request(ws.apiKey, 'DELETE', `/automations/${waiting.id}`)).json(), { object: 'automation', id: waiting.id, deleted: true });
+  for (const [method, path] of [
+    ['GET', `/automations/${timed.id}`],
+    ['DELETE', `/automations/${timed.id}`],
+    ['PATCH', `/automations/${timed.id}`],
+    ['POST', `/automations/${timed.id}/pause`],
+    ['POST', `/automations/${timed.id}/resume`],
+    ['GET', `/automations/${timed.id}/runs`],
+    ['GET', `/automations/${timed.id}/sends`],
+  ] as const) {
+    t.same(errorOf(await h.request(ws.apiKey, method, path, method === 'PATCH' ? { name: 'x' } : undefined)), [404, 'resource_not_found', 'id'], `${method} ${path} after delete`);
+  }
+  t.same((await h.request(ws.apiKey, 'GET', '/automations')).json().data.map((a: any) => a.id), [control.id], 'not listed');
+
+  t.same((await send(h, ws.apiKey, { name: 'go', email: 'b@example.com' })).json().enrolled, [control.id], 'a deleted automation enrols nobody');
+  t.equal((await send(h, ws.apiKey, { name: 'activated', email: 'a@example.com' })).json().resumed, 0, 'its waits are over');
+  await eventually(async () => (await sends(h, ws.apiKey, control.id)).length === 2);
+  await new Promise((r) => setTimeout(r, 300));
+  const { rows } = await h.system.database.pool.query(
+    `SELECT (SELECT count(*)::int FROM automation_runs WHERE automation_id = ANY($1)) AS runs, (SELECT count(*)::int FROM automation_sends WHERE automation_id = ANY($1)) AS sends`,
+    [[timed.id, waiting.id]],
+  );
+  t.same(rows, [{ runs: 0, sends: 0 }], 'the 5-minute timers passed and no step of a deleted automation ran');
+});
+
 t.test('timers survive a restart of the system', async (t) => {
   const url = await freshDatabase(t);
   const options = { automations: { minuteMs: 200, pollMs: 20 } };
