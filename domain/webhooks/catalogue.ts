@@ -48,14 +48,29 @@ export interface WebhookMessage {
 type Mapper = (data: Record<string, unknown>, occurredAt: string) => WebhookMessage;
 
 /**
- * The one registry of domain events that become webhook events (so far `suppression.added`).
- * A feature that adds a webhook event adds its mapper here.
+ * The one registry of domain events that become webhook events. A feature that adds a webhook
+ * event adds its mapper here. Contact events concern the contact's address, so allowlists narrow them.
  */
 export const WEBHOOK_MAPPERS: Record<string, Mapper> = {
   SuppressionAdded: (d) => ({
     type: 'suppression.added',
     concerns: { address: d.email as string },
     data: { id: d.suppressionId, email: d.email, reason: d.reason, detail: d.detail, createdAt: d.createdAt },
+  }),
+  ContactCreated: (d) => ({
+    type: 'contact.created',
+    concerns: { address: d.email as string },
+    data: { id: d.contactId, email: d.email, name: d.name, notes: d.notes, attributes: d.attributes, source: d.source, audienceIds: d.audienceIds, createdAt: d.createdAt },
+  }),
+  ContactUpdated: (d) => ({
+    type: 'contact.updated',
+    concerns: { address: d.email as string },
+    data: { id: d.contactId, email: d.email, name: d.name, notes: d.notes, attributes: d.attributes, updatedAt: d.updatedAt },
+  }),
+  ContactDeleted: (d) => ({
+    type: 'contact.deleted',
+    concerns: { address: d.email as string },
+    data: { id: d.contactId, email: d.email, deletedAt: d.deletedAt },
   }),
 };
 

@@ -1,6 +1,6 @@
 import t from 'tap';
 import { refusal } from '../support/refusal.ts';
-import { covers, deliveryIdOf, subscribes, SUBSCRIPTION_PATTERN } from '../../domain/webhooks/catalogue.ts';
+import { covers, deliveryIdOf, subscribes, SUBSCRIPTION_PATTERN, WEBHOOK_MAPPERS } from '../../domain/webhooks/catalogue.ts';
 import {
   decideAutoDisable,
   decideCreate,
@@ -98,4 +98,29 @@ t.test('allowlists narrow by the address or domain an event concerns', async (t)
   t.notOk(covers(narrow, {}), 'an event about no address reaches only unrestricted endpoints');
   t.equal(deliveryIdOf(7, 'whe_1'), deliveryIdOf(7, 'whe_1'), 'delivery ids are deterministic');
   t.not(deliveryIdOf(7, 'whe_1'), deliveryIdOf(7, 'whe_2'));
+});
+
+t.test('contact events become contact.* webhook events about the contact\'s address', async (t) => {
+  const map = (type: string, data: Record<string, unknown>) => WEBHOOK_MAPPERS[type]!(data, NOW);
+  const contact = { contactId: 'con_1', email: 'ann@a.test', name: 'Ann', notes: null, attributes: { plan: 'pro' } };
+  t.same(map('ContactCreated', { ...contact, source: 'manual', audienceIds: ['aud_1'], createdAt: NOW }), {
+    type: 'contact.created',
+    concerns: { address: 'ann@a.test' },
+    data: { id: 'con_1', email: 'ann@a.test', name: 'Ann', notes: null, attributes: { plan: 'pro' }, source: 'manual', audienceIds: ['aud_1'], createdAt: NOW },
+  });
+  t.same(map('ContactUpdated', { ...contact, updatedAt: NOW }), {
+    type: 'contact.updated',
+    concerns: { address: 'ann@a.test' },
+    data: { id: 'con_1', email: 'ann@a.test', name: 'Ann', notes: null, attributes: { plan: 'pro' }, updatedAt: NOW },
+  });
+  t.same(map('ContactDeleted', { contactId: 'con_1', email: 'ann@a.test', deletedAt: NOW }), {
+    type: 'contact.deleted',
+    concerns: { address: 'ann@a.test' },
+    data: { id: 'con_1', email: 'ann@a.test', deletedAt: NOW },
+  });
+  for (const type of ['contact.created', 'contact.updated', 'contact.deleted']) {
+    t.notOk(subscribes(null, type), `the default set does not hear ${type}`);
+    t.ok(subscribes(['contact.*'], type));
+  }
+  t.notOk(WEBHOOK_MAPPERS.ContactSeen, 'activity of a contact is no webhook event');
 });

@@ -140,6 +140,39 @@ t.test('delivery: signed per Standard Webhooks, logged, subscriptions and allowl
   t.equal(receiver.received.filter((r) => r.path === '/narrow').length, 1);
 });
 
+t.test('contact.* events: a create, update and delete reach the contact family, not the default set; allowlists narrow by address', async (t) => {
+  const h = await startTestApp(t, { webhooks: FAST });
+  const ws = await h.workspace();
+  const receiver = await startReceiver(t);
+  const family = await endpoint(h, ws.apiKey, { url: `${receiver.url}/family`, eventTypes: ['contact.*'] });
+  await endpoint(h, ws.apiKey, { url: `${receiver.url}/deleted`, eventTypes: ['contact.deleted'] });
+  await endpoint(h, ws.apiKey, { url: `${receiver.url}/narrow`, eventTypes: ['contact.*'], domainAllowlist: ['a.test'] });
+  await endpoint(h, ws.apiKey, { url: `${receiver.url}/default` });
+
+  const created = await h.request(ws.apiKey, 'POST', '/contacts', { email: ' Ann@B.test ', name: 'Ann', attributes: { plan: 'pro' } });
+  t.equal(created.statusCode, 201, created.body);
+  const contact = created.json();
+  const updated = await h.request(ws.apiKey, 'PATCH', '/contacts/ann@b.test', { notes: 'VIP', attributes: { seats: '3' } });
+  t.equal(updated.statusCode, 200, updated.body);
+  t.equal((await h.request(ws.apiKey, 'DELETE', '/contacts/ann@b.test')).statusCode, 200);
+  t.equal((await h.request(ws.apiKey, 'POST', '/contacts', { email: 'x@a.test' })).statusCode, 201);
+  await receiver.waitFor(6);
+  await new Promise((r) => setTimeout(r, 200));
+  t.same(receiver.received.map((r) => r.path).sort(), ['/deleted', '/family', '/family', '/family', '/family', '/narrow'], 'the default set hears no contact event; the allowlist keeps b.test away');
+
+  const heard = (path: string) => receiver.received.filter((r) => r.path === path).map((r) => new Webhook(family.secret).verify(r.body, r.headers) as any);
+  const ann = heard('/family').filter((m) => m.data.email === 'ann@b.test');
+  const byType = Object.fromEntries(ann.map((m) => [m.type, m.data]));
+  t.same(byType['contact.created'], {
+    id: contact.id, email: 'ann@b.test', name: 'Ann', notes: null, attributes: { plan: 'pro' }, source: 'manual', audienceIds: contact.audienceIds, createdAt: contact.createdAt,
+  });
+  t.same(byType['contact.updated'], { id: contact.id, email: 'ann@b.test', name: 'Ann', notes: 'VIP', attributes: { plan: 'pro', seats: '3' }, updatedAt: updated.json().updatedAt });
+  t.match(byType['contact.deleted'], { id: contact.id, email: 'ann@b.test', deletedAt: String });
+  t.same(Object.keys(byType['contact.deleted']).sort(), ['deletedAt', 'email', 'id']);
+  t.match(JSON.parse(receiver.received.find((r) => r.path === '/narrow')!.body), { type: 'contact.created', data: { email: 'x@a.test' } });
+  t.match(JSON.parse(receiver.received.find((r) => r.path === '/deleted')!.body), { type: 'contact.deleted', data: { id: contact.id } });
+});
+
 t.test('retries after 500s and timeouts, honouring Retry-After; each attempt logged; 410 disables', async (t) => {
   const h = await startTestApp(t, { webhooks: FAST });
   const ws = await h.workspace();
