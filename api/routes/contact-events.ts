@@ -1,12 +1,12 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { createContact } from '../../commands/contacts/handlers.ts';
-import { recordContactEvents } from '../../commands/contact-events/handlers.ts';
+import { countNewContactEvents, recordContactEvents } from '../../commands/contact-events/handlers.ts';
 import { fingerprintOf, keyStreamSuffix, newContactEventIds, newRequestStreamSuffix } from '../../commands/contact-events/ids.ts';
 import type { Item, Outcome } from '../../domain/contact-events/decide.ts';
 import { BATCH_MAX, checkEvent, IDEMPOTENCY_KEY_PATTERN, isBroken, type EventInput } from '../../domain/contact-events/rules.ts';
 import { outcomesOf } from '../../projections/automations/queries.ts';
-import { lookupContacts } from '../../projections/contact-events/contacts-lookup.ts';
+import { lookupContacts, type ContactRef } from '../../projections/contact-events/contacts-lookup.ts';
 import { findContactEvent, listContactEvents, listEventNames, type ContactEventRow } from '../../projections/contact-events/queries.ts';
 import { actorOf, type Credential } from '../credential.ts';
 import { ApiError } from '../errors/api-error.ts';
@@ -104,56 +104,82 @@ type Answer =
 /** Registered in a scope of its own (api/server.ts): the hook refuses narrowed credentials on these routes, before scope and body checks, as on contacts. */
 export function registerContactEvents(app: FastifyInstance, deps: ApiDeps): void {
   refuseNarrowedCredentials(app);
-  /** Checks, finds (or makes) the contacts, stores in one append, and reads back what enrolment made of each event. */
+  /**
+   * Checks, finds (or makes) the contacts, stores in one append, and reads back what enrolment made
+   * of each event. The rate limit counts only the events that will be stored (not refused positions,
+   * not replays), decided before any contact is made, so a refused request makes and stores nothing.
+   */
   const record = async (credential: Credential, requestId: string, headers: Record<string, unknown>, inputs: EventInput[]): Promise<Answer[]> => {
     const key = idempotencyKeyOf(headers);
-    const allowance = await takeAllowance(deps.pool, `events:${credential.id ?? credential.clientId}`, inputs.length, EVENT_RATE_LIMIT);
-    if (!allowance.ok) {
-      throw new ApiError('event_rate_limited', `At most ${EVENT_RATE_LIMIT} contact events per minute per key; nothing was stored.`, null, 429, {
-        'Retry-After': String(allowance.resetSeconds),
-      });
-    }
     const now = new Date();
     const nowIso = now.toISOString();
     const actor = actorOf(credential, requestId);
     const checked = inputs.map((input) => checkEvent(input, now));
-    const params = new Map<number, string>();
     const valid = checked.flatMap((c) => (isBroken(c) ? [] : [c]));
     const contacts = await lookupContacts(deps.db, credential.workspaceId, valid.flatMap((c) => (c.email ? [c.email] : [])), valid.flatMap((c) => (c.contactId ? [c.contactId] : [])));
     const toCreate = [...new Map(valid.filter((c) => c.createContact && c.email && !contacts.byEmail.has(c.email)).map((c) => [c.email!, c])).values()];
-    // Ten at a time: each is a command of its own (the address's stream decides, so a concurrent create of one address is no race).
-    for (let i = 0; i < toCreate.length; i += 10) {
-      await Promise.all(
-        toCreate.slice(i, i + 10).map(async (c) => {
-          const made = await createContact(deps.commands, actor, { email: c.email!, name: c.contactName, source: 'auto' }, nowIso);
-          contacts.byEmail.set(c.email!, { id: made.contactId, email: c.email! });
-          contacts.byId.set(made.contactId, { id: made.contactId, email: c.email! });
-        }),
-      );
-    }
     const ids = newContactEventIds(checked.length);
-    const items: Item[] = checked.map((c, index) => {
-      if (isBroken(c)) {
-        params.set(index, c.param);
-        return { index, fingerprint: null, refused: { code: c.code, message: c.message } };
+    const itemsOf = (byEmail: Map<string, ContactRef>, byId: Map<string, ContactRef>) => {
+      const params = new Map<number, string>();
+      const items = checked.map((c, index): Item => {
+        if (isBroken(c)) {
+          params.set(index, c.param);
+          return { index, fingerprint: null, refused: { code: c.code, message: c.message } };
+        }
+        const fingerprint = fingerprintOf(c.canonical);
+        const contact = c.email !== null ? byEmail.get(c.email) : byId.get(c.contactId!);
+        if (!contact) {
+          params.set(index, c.email !== null ? 'email' : 'contactId');
+          return { index, fingerprint, refused: { code: 'contact_not_found', message: c.email !== null ? `No contact ${c.email} in the book (send \`createContact: true\` to make one).` : `No contact ${c.contactId}.` } };
+        }
+        if (c.email !== null && c.contactId !== null && contact.id !== c.contactId) {
+          params.set(index, 'contactId');
+          return { index, fingerprint, refused: { code: 'invalid_event', message: '`contactId` and `email` name different contacts.' } };
+        }
+        return {
+          index,
+          fingerprint,
+          ready: { eventId: ids[index]!, contactId: contact.id, email: contact.email, name: c.name, properties: c.properties, occurredAt: c.occurredAt, mode: credential.mode, createdAt: nowIso },
+        };
+      });
+      return { items, params };
+    };
+    const target = { streamSuffix: key === null ? newRequestStreamSuffix() : keyStreamSuffix(key), fresh: key === null };
+    // Counting needs to know which events would be stored, not the ids of contacts not made yet.
+    const planned = itemsOf(new Map([...contacts.byEmail, ...toCreate.map((c) => [c.email!, { id: '', email: c.email! }] as const)]), contacts.byId);
+    const units = await countNewContactEvents(deps.commands, actor, { ...target, items: planned.items });
+    const identity = `events:${credential.id ?? credential.clientId}`;
+    if (units > 0) {
+      const allowance = await takeAllowance(deps.pool, identity, units, EVENT_RATE_LIMIT, now.getTime());
+      if (!allowance.ok) {
+        throw new ApiError('event_rate_limited', `At most ${EVENT_RATE_LIMIT} contact events per minute per key; nothing was stored.`, null, 429, {
+          'Retry-After': String(allowance.resetSeconds),
+        });
       }
-      const fingerprint = fingerprintOf(c.canonical);
-      const contact = c.email !== null ? contacts.byEmail.get(c.email) : contacts.byId.get(c.contactId!);
-      if (!contact) {
-        params.set(index, c.email !== null ? 'email' : 'contactId');
-        return { index, fingerprint, refused: { code: 'contact_not_found', message: c.email !== null ? `No contact ${c.email} in the book (send \`createContact: true\` to make one).` : `No contact ${c.contactId}.` } };
+    }
+    let stored = 0;
+    let outcomes: Outcome[] = [];
+    let params = new Map<number, string>();
+    try {
+      // Ten at a time: each is a command of its own (the address's stream decides, so a concurrent create of one address is no race).
+      for (let i = 0; i < toCreate.length; i += 10) {
+        await Promise.all(
+          toCreate.slice(i, i + 10).map(async (c) => {
+            const made = await createContact(deps.commands, actor, { email: c.email!, name: c.contactName, source: 'auto' }, nowIso);
+            contacts.byEmail.set(c.email!, { id: made.contactId, email: c.email! });
+            contacts.byId.set(made.contactId, { id: made.contactId, email: c.email! });
+          }),
+        );
       }
-      if (c.email !== null && c.contactId !== null && contact.id !== c.contactId) {
-        params.set(index, 'contactId');
-        return { index, fingerprint, refused: { code: 'invalid_event', message: '`contactId` and `email` name different contacts.' } };
-      }
-      return {
-        index,
-        fingerprint,
-        ready: { eventId: ids[index]!, contactId: contact.id, email: contact.email, name: c.name, properties: c.properties, occurredAt: c.occurredAt, mode: credential.mode, createdAt: nowIso },
-      };
-    });
-    const outcomes: Outcome[] = await recordContactEvents(deps.commands, actor, { streamSuffix: key === null ? newRequestStreamSuffix() : keyStreamSuffix(key), fresh: key === null, items });
+      const resolved = itemsOf(contacts.byEmail, contacts.byId);
+      params = resolved.params;
+      outcomes = await recordContactEvents(deps.commands, actor, { ...target, items: resolved.items });
+      stored = outcomes.filter((o) => o.kind === 'stored').length;
+    } finally {
+      // Fewer stored than counted: a request under the same key stored some positions first (here they replayed), or the append failed.
+      // A negative take gives units back; the same instant lands it in the window the take counted in.
+      if (stored < units) await takeAllowance(deps.pool, identity, stored - units, EVENT_RATE_LIMIT, now.getTime());
+    }
     const started = outcomes.flatMap((o) => (o.kind === 'stored' && o.event.mode === 'live' ? [o.event.eventId] : []));
     const made = await outcomesOf(deps.db, started);
     return outcomes.map((o): Answer => {

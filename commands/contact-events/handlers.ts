@@ -1,7 +1,7 @@
 import { CONTACT_EVENT_TYPES } from '../../domain/contact-events/events.ts';
 import { decideRecord, keyAggregate, type Item, type Outcome } from '../../domain/contact-events/decide.ts';
 import { contactEventsStream } from '../../domain/contact-events/events.ts';
-import { execute, type Actor, type CommandContext } from '../execute.ts';
+import { execute, loadState, type Actor, type CommandContext } from '../execute.ts';
 
 /**
  * Stores the events of one request in one append: to the Idempotency-Key's stream (read first, so
@@ -19,6 +19,15 @@ export async function recordContactEvents(ctx: CommandContext, actor: Actor, inp
     return decided.events;
   });
   return outcomes;
+}
+
+/**
+ * How many of `items` the request would store now: positions its key already holds replay or
+ * conflict, refused items store nothing. What the contact-event rate limit counts.
+ */
+export async function countNewContactEvents(ctx: CommandContext, actor: Actor, input: { streamSuffix: string; fresh: boolean; items: Item[] }): Promise<number> {
+  const state = input.fresh ? keyAggregate.initialState : (await loadState(ctx, contactEventsStream(actor.workspaceId, input.streamSuffix), keyAggregate)).state;
+  return decideRecord(state, input.items).outcomes.filter((o) => o.kind === 'stored').length;
 }
 
 /** A request without a key writes a stream no one else can name: nothing to read first, "no stream" expected. */

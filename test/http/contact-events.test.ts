@@ -213,25 +213,55 @@ t.test('POST /events/batch: in order, per position, failures do not stop the res
   t.equal(names.length, 103);
 });
 
-t.test('rate limit: 600 events a minute per key, a batch counts as its size, nothing stored past it', async (t) => {
+t.test('rate limit: 600 stored events a minute per key, a batch counts as what it stores; refused and replayed events do not count', async (t) => {
   await freshMinute();
   const h = await startTestApp(t);
   const ws = await h.workspace();
   await contact(h, ws.workspaceId, 'a@example.com');
-  const batch = (n: number, key = ws.apiKey) => h.request(key, 'POST', '/events/batch', { events: Array.from({ length: n }, (_, i) => ({ name: `e${i}`, email: 'a@example.com' })) });
-  for (let i = 0; i < 5; i++) t.equal((await batch(100)).statusCode, 200);
-  t.equal((await batch(99)).statusCode, 200, '599');
-  const refused = await batch(2);
+  const events = (n: number, event: object = {}) => Array.from({ length: n }, (_, i) => ({ name: `e${i}`, email: 'a@example.com', ...event }));
+  const batch = (list: object[], headers?: Record<string, string>, key = ws.apiKey) => h.request(key, 'POST', '/events/batch', { events: list }, headers);
+  const stored = async () => (await h.system.database.pool.query('SELECT count(*)::int AS n FROM contact_events WHERE workspace_id = $1', [ws.workspaceId])).rows[0].n;
+  for (let i = 0; i < 5; i++) t.equal((await batch(events(100))).statusCode, 200);
+  const mixed = await batch([...events(40), ...events(30, { name: '_bad' }), ...events(30, { email: 'nobody@example.com' })]);
+  t.same([mixed.statusCode, mixed.json().accepted.length, mixed.json().failed.length], [200, 40, 60], '540 stored: the 60 refused do not count');
+  const keyed = events(59);
+  t.equal((await batch(keyed, { 'idempotency-key': 'k1' })).json().accepted.length, 59, '599 stored');
+  const replay = await batch(keyed, { 'idempotency-key': 'k1' });
+  t.equal(replay.statusCode, 200, 'a replay of 59 stores nothing and is not counted');
+  t.ok(replay.json().accepted.every((a: any) => a.replayed));
+  t.equal(await stored(), 599);
+
+  const refused = await batch(events(2));
   t.same(errorOf(refused), [429, 'event_rate_limited', null], '601 would pass the limit');
   t.ok(Number(refused.headers['retry-after']) >= 1 && Number(refused.headers['retry-after']) <= 60, 'Retry-After');
-  t.equal((await batch(1)).statusCode, 200, 'the 600th still fits: the refused batch took nothing');
+  const partly = await batch([...events(1, { name: 'last' }), ...events(1, { name: '_bad' })], { 'idempotency-key': 'k2' });
+  t.same([partly.statusCode, partly.json().accepted.length, partly.json().failed.length], [200, 1, 1], 'the 600th fits beside a refused one: the refused batch took nothing');
+  t.equal(await stored(), 600);
+
   t.same(errorOf(await h.request(ws.apiKey, 'POST', '/events', { name: 'x', email: 'a@example.com' })), [429, 'event_rate_limited', null], 'the 601st');
-  const stored = (await h.request(ws.apiKey, 'GET', '/contacts/a@example.com/events?limit=200')).json();
-  const count = await h.system.database.pool.query('SELECT count(*)::int AS n FROM contact_events WHERE workspace_id = $1', [ws.workspaceId]);
-  t.equal(count.rows[0].n, 600, 'exactly 600 stored');
-  t.ok(stored.hasMore);
+  t.same(errorOf(await h.request(ws.apiKey, 'POST', '/events', { name: 'x', email: 'new@example.com', createContact: true })), [429, 'event_rate_limited', null]);
+  t.equal((await h.request(ws.apiKey, 'GET', '/contacts/new@example.com')).statusCode, 404, 'a refused request makes no contact either');
+  t.same(errorOf(await h.request(ws.apiKey, 'POST', '/events', { name: 'x', email: 'a@example.com' }, { 'idempotency-key': 'k3' })), [429, 'event_rate_limited', null]);
+  t.equal((await batch(keyed, { 'idempotency-key': 'k1' })).statusCode, 200, 'at the limit a replay still answers');
+  const onlyBad = await batch(events(3, { name: '_bad' }));
+  t.same([onlyBad.statusCode, onlyBad.json().failed.length], [200, 3], 'at the limit a batch that stores nothing is answered, not refused');
+  t.equal(await stored(), 600, 'exactly 600 stored');
+  t.same(errorOf(await h.request(ws.apiKey, 'POST', '/events', { name: 'x', email: 'a@example.com' }, { 'idempotency-key': 'k3' })), [429, 'event_rate_limited', null], 'a refused key stored nothing to replay');
   const second = await keyWith(h, ws.apiKey, { scopes: ['contacts:write', 'contacts:read'] });
-  t.equal((await batch(100, second)).statusCode, 200, 'per key');
+  t.equal((await batch(events(100), undefined, second)).statusCode, 200, 'per key');
+});
+
+t.test('rate limit: requests racing under one key count the events stored once', async (t) => {
+  await freshMinute();
+  const h = await startTestApp(t);
+  const ws = await h.workspace();
+  await contact(h, ws.workspaceId, 'a@example.com');
+  const events = Array.from({ length: 100 }, (_, i) => ({ name: `e${i}`, email: 'a@example.com' }));
+  const race = await Promise.all(Array.from({ length: 5 }, () => h.request(ws.apiKey, 'POST', '/events/batch', { events }, { 'idempotency-key': 'race' })));
+  t.same(race.map((r) => r.statusCode), [200, 200, 200, 200, 200]);
+  t.equal(race.filter((r) => r.json().accepted.every((a: any) => !a.replayed)).length, 1, 'one stored, the others replayed');
+  for (let i = 0; i < 5; i++) t.equal((await h.request(ws.apiKey, 'POST', '/events/batch', { events })).statusCode, 200, `${200 + i * 100} counted`);
+  t.same(errorOf(await h.request(ws.apiKey, 'POST', '/events', { name: 'x', email: 'a@example.com' })), [429, 'event_rate_limited', null], 'the 601st');
 });
 
 t.test('test-mode keys store mode test; narrowed keys are refused; foreign contacts are 404', async (t) => {
