@@ -61,12 +61,20 @@ export async function seedContacts(url: string, workspaceId: string, defaultId: 
     await client.query(`
       INSERT INTO audience_member_days (audience_id, day, joins, leaves)
       SELECT audience_id, date_trunc('day', hour), sum(joins)::int, sum(leaves)::int FROM audience_member_hours GROUP BY 1, 2`);
+    // What the projector keeps for counting each person once: each contact's custom audiences, and contacts per such set.
+    await client.query(`
+      INSERT INTO contact_audience_sets (contact_id, workspace_id, audience_ids)
+      SELECT contact_id, workspace_id, array_agg(audience_id ORDER BY audience_id) FROM audience_members
+      WHERE left_at IS NULL AND audience_id <> $1 GROUP BY 1, 2`, [defaultId]);
+    await client.query(`
+      INSERT INTO audience_set_counts (workspace_id, audience_ids, contacts)
+      SELECT workspace_id, audience_ids, count(*)::int FROM contact_audience_sets GROUP BY 1, 2`);
     await client.query(
       `UPDATE audiences a SET member_count = m.n FROM (SELECT audience_id, count(*)::int AS n FROM audience_members WHERE left_at IS NULL GROUP BY 1) m WHERE a.id = m.audience_id`,
     );
     await client.query(contactsProjector.indexes!('public'));
     // As autovacuum would leave them: statistics, and a visibility map for index-only scans.
-    await client.query('VACUUM ANALYZE contacts, audience_members, audience_member_hours, audience_member_days, audiences');
+    await client.query('VACUUM ANALYZE contacts, audience_members, audience_member_hours, audience_member_days, audiences, contact_audience_sets, audience_set_counts');
     return Number((await client.query('SELECT count(*) AS n FROM audience_members')).rows[0].n);
   } finally {
     await client.end();

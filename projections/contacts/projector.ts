@@ -6,11 +6,17 @@ import type { Projector } from '../projector.ts';
  * per stay of a contact in an audience (joined_at, left_at null while it lasts), so growth for any
  * past window is counted from it; `audiences.member_count` is the live count, kept in the same
  * transaction, so a fresh `contactCount` and the growth totals cost one row read.
+ *
+ * Counting each person once over several custom audiences (growth's `totals.contacts`) would
+ * otherwise deduplicate all their members: `contact_audience_sets` keeps the custom audiences each
+ * contact is in now (sorted ids; no row when none), and `audience_set_counts` how many contacts of
+ * a workspace have each such set, so the contacts in any selection is a sum over the few sets that
+ * meet it. The default audience is left out: it holds everyone, so growth answers from its total.
  */
 export const contactsProjector: Projector = {
   name: 'contacts',
-  version: 4,
-  tables: ['contacts', 'audiences', 'audience_members', 'audience_member_hours', 'audience_member_days'],
+  version: 5,
+  tables: ['contacts', 'audiences', 'audience_members', 'audience_member_hours', 'audience_member_days', 'contact_audience_sets', 'audience_set_counts'],
   ddl: (s) => `
     CREATE TABLE IF NOT EXISTS ${s}.contacts (
       workspace_id text NOT NULL,
@@ -62,6 +68,17 @@ export const contactsProjector: Projector = {
       joins integer NOT NULL,
       leaves integer NOT NULL,
       PRIMARY KEY (audience_id, day)
+    );
+    CREATE TABLE IF NOT EXISTS ${s}.contact_audience_sets (
+      contact_id text PRIMARY KEY,
+      workspace_id text NOT NULL,
+      audience_ids text[] NOT NULL
+    );
+    CREATE TABLE IF NOT EXISTS ${s}.audience_set_counts (
+      workspace_id text NOT NULL,
+      audience_ids text[] NOT NULL,
+      contacts integer NOT NULL,
+      PRIMARY KEY (workspace_id, audience_ids)
     );`,
   indexes: (s) => `
     CREATE UNIQUE INDEX IF NOT EXISTS contacts_workspace_email ON ${s}.contacts (workspace_id, email);
@@ -72,7 +89,8 @@ export const contactsProjector: Projector = {
     CREATE INDEX IF NOT EXISTS audience_members_joined ON ${s}.audience_members (audience_id, joined_at);
     CREATE INDEX IF NOT EXISTS audience_members_left ON ${s}.audience_members (audience_id, left_at) WHERE left_at IS NOT NULL;
     CREATE INDEX IF NOT EXISTS audience_members_open ON ${s}.audience_members (contact_id) WHERE left_at IS NULL;
-    CREATE INDEX IF NOT EXISTS audience_members_current ON ${s}.audience_members (audience_id, contact_id) WHERE left_at IS NULL;`,
+    CREATE INDEX IF NOT EXISTS audience_members_current ON ${s}.audience_members (audience_id, contact_id) WHERE left_at IS NULL;
+    CREATE INDEX IF NOT EXISTS contact_audience_sets_ids ON ${s}.contact_audience_sets USING gin (audience_ids);`,
   handles: [
     'ContactCreated',
     'ContactUpdated',
@@ -97,7 +115,8 @@ export const contactsProjector: Projector = {
           ON CONFLICT (audience_id, day) DO UPDATE
           SET joins = audience_member_days.joins + EXCLUDED.joins, leaves = audience_member_days.leaves + EXCLUDED.leaves`.execute(db);
     };
-    const join = async (audienceId: string, contactId: string, at: string) => {
+    /** Answers whether the join made a membership (not when the audience is gone, or a replay). */
+    const join = async (audienceId: string, contactId: string, at: string): Promise<boolean> => {
       // A join to an audience deleted meanwhile is no membership; a replayed join counts once.
       const inserted = await sql`
         INSERT INTO audience_members (workspace_id, audience_id, contact_id, joined_at)
@@ -105,13 +124,51 @@ export const contactsProjector: Projector = {
         WHERE EXISTS (SELECT 1 FROM audiences WHERE id = ${audienceId} AND workspace_id = ${workspaceId})
           AND NOT EXISTS (SELECT 1 FROM audience_members WHERE audience_id = ${audienceId} AND contact_id = ${contactId} AND left_at IS NULL)
         ON CONFLICT DO NOTHING`.execute(db);
-      if (Number(inserted.numAffectedRows ?? 0) > 0) {
-        await sql`UPDATE audiences SET member_count = member_count + 1 WHERE id = ${audienceId}`.execute(db);
-        await hourly(audienceId, at, 1, 0);
-      }
+      if (Number(inserted.numAffectedRows ?? 0) === 0) return false;
+      await sql`UPDATE audiences SET member_count = member_count + 1 WHERE id = ${audienceId}`.execute(db);
+      await hourly(audienceId, at, 1, 0);
+      return true;
+    };
+    /**
+     * Moves a contact from its set of custom audiences to that set with the custom ones of `joined`
+     * and without `left`, and one count from the old set to the new. Called only with memberships
+     * this event made or ended, so applying an event twice moves nothing the second time.
+     */
+    const regroup = async (contactId: string, joined: string[], left: string[]) => {
+      await sql`
+        WITH old AS (
+          SELECT audience_ids AS ids FROM contact_audience_sets WHERE contact_id = ${contactId}
+        ), next AS (
+          SELECT ARRAY(
+            SELECT DISTINCT x FROM unnest(
+              coalesce((SELECT ids FROM old), '{}') ||
+              ARRAY(SELECT id FROM audiences WHERE id = ANY(${joined}::text[]) AND workspace_id = ${workspaceId} AND builtin IS NULL)
+            ) AS x
+            WHERE x <> ALL(${left}::text[]) ORDER BY x
+          ) AS ids
+        ), moved AS (
+          -- No row stands for no set; nothing to do when the set stays as it was.
+          SELECT (SELECT ids FROM old) AS before, (SELECT ids FROM next) AS after
+          WHERE (SELECT ids FROM old) IS DISTINCT FROM nullif((SELECT ids FROM next), '{}')
+        ), kept AS (
+          INSERT INTO contact_audience_sets (contact_id, workspace_id, audience_ids)
+          SELECT ${contactId}, ${workspaceId}, after FROM moved WHERE cardinality(after) > 0
+          ON CONFLICT (contact_id) DO UPDATE SET audience_ids = EXCLUDED.audience_ids
+        ), dropped AS (
+          DELETE FROM contact_audience_sets WHERE contact_id = ${contactId} AND EXISTS (SELECT 1 FROM moved WHERE cardinality(after) = 0)
+        ), fewer AS (
+          UPDATE audience_set_counts SET contacts = contacts - 1
+          WHERE workspace_id = ${workspaceId} AND audience_ids = (SELECT before FROM moved) AND contacts > 1
+        ), emptied AS (
+          -- A set nobody has any more goes, so the sets summed at read stay the ones in use.
+          DELETE FROM audience_set_counts WHERE workspace_id = ${workspaceId} AND audience_ids = (SELECT before FROM moved) AND contacts = 1
+        )
+        INSERT INTO audience_set_counts (workspace_id, audience_ids, contacts)
+        SELECT ${workspaceId}, after, 1 FROM moved WHERE cardinality(after) > 0
+        ON CONFLICT (workspace_id, audience_ids) DO UPDATE SET contacts = audience_set_counts.contacts + 1`.execute(db);
     };
     switch (event.type) {
-      case 'ContactCreated':
+      case 'ContactCreated': {
         await db
           .insertInto('contacts')
           .values({
@@ -128,8 +185,11 @@ export const contactsProjector: Projector = {
           })
           .onConflict((oc) => oc.doNothing())
           .execute();
-        for (const audienceId of d.audienceIds as string[]) await join(audienceId, d.contactId, d.createdAt);
+        const joined: string[] = [];
+        for (const audienceId of d.audienceIds as string[]) if (await join(audienceId, d.contactId, d.createdAt)) joined.push(audienceId);
+        if (joined.length > 0) await regroup(d.contactId, joined, []);
         break;
+      }
       case 'ContactUpdated':
         await db
           .updateTable('contacts')
@@ -141,9 +201,9 @@ export const contactsProjector: Projector = {
       case 'ContactSeen':
         await db.updateTable('contacts').set({ last_seen_at: d.seenAt }).where('workspace_id', '=', workspaceId).where('id', '=', d.contactId).execute();
         break;
-      case 'ContactDeleted':
+      case 'ContactDeleted': {
         await db.deleteFrom('contacts').where('workspace_id', '=', workspaceId).where('id', '=', d.contactId).execute();
-        await sql`
+        const closed = await sql<{ audience_id: string }>`
           WITH closed AS (
             UPDATE audience_members SET left_at = ${d.deletedAt}::timestamptz
             WHERE contact_id = ${d.contactId} AND left_at IS NULL
@@ -159,10 +219,13 @@ export const contactsProjector: Projector = {
           )
           INSERT INTO audience_member_hours (audience_id, hour, joins, leaves)
           SELECT audience_id, date_trunc('hour', ${d.deletedAt}::timestamptz AT TIME ZONE 'UTC'), 0, n FROM counts
-          ON CONFLICT (audience_id, hour) DO UPDATE SET leaves = audience_member_hours.leaves + EXCLUDED.leaves`.execute(db);
+          ON CONFLICT (audience_id, hour) DO UPDATE SET leaves = audience_member_hours.leaves + EXCLUDED.leaves
+          RETURNING audience_id`.execute(db);
+        if (closed.rows.length > 0) await regroup(d.contactId, [], closed.rows.map((r) => r.audience_id));
         break;
+      }
       case 'ContactJoinedAudience':
-        await join(d.audienceId, d.contactId, d.joinedAt);
+        if (await join(d.audienceId, d.contactId, d.joinedAt)) await regroup(d.contactId, [d.audienceId], []);
         break;
       case 'ContactLeftAudience': {
         const closed = await sql`
@@ -171,6 +234,7 @@ export const contactsProjector: Projector = {
         if (Number(closed.numAffectedRows ?? 0) > 0) {
           await sql`UPDATE audiences SET member_count = member_count - 1 WHERE id = ${d.audienceId}`.execute(db);
           await hourly(d.audienceId, d.leftAt, 0, 1);
+          await regroup(d.contactId, [], [d.audienceId]);
         }
         break;
       }
@@ -204,6 +268,21 @@ export const contactsProjector: Projector = {
         await db.deleteFrom('audience_members').where('audience_id', '=', d.audienceId).execute();
         await db.deleteFrom('audience_member_hours').where('audience_id', '=', d.audienceId).execute();
         await db.deleteFrom('audience_member_days').where('audience_id', '=', d.audienceId).execute();
+        // Its members' sets lose it, and the counts of sets that differed only by it are merged.
+        await sql`
+          WITH shrunk AS (
+            UPDATE contact_audience_sets SET audience_ids = array_remove(audience_ids, ${d.audienceId})
+            WHERE workspace_id = ${workspaceId} AND audience_ids @> ARRAY[${d.audienceId}]::text[] AND cardinality(audience_ids) > 1
+          ), emptied AS (
+            DELETE FROM contact_audience_sets WHERE workspace_id = ${workspaceId} AND audience_ids = ARRAY[${d.audienceId}]::text[]
+          ), gone AS (
+            DELETE FROM audience_set_counts WHERE workspace_id = ${workspaceId} AND audience_ids @> ARRAY[${d.audienceId}]::text[]
+            RETURNING audience_ids, contacts
+          )
+          INSERT INTO audience_set_counts (workspace_id, audience_ids, contacts)
+          SELECT ${workspaceId}, array_remove(audience_ids, ${d.audienceId}), sum(contacts)::int FROM gone
+          WHERE cardinality(audience_ids) > 1 GROUP BY 2
+          ON CONFLICT (workspace_id, audience_ids) DO UPDATE SET contacts = audience_set_counts.contacts + EXCLUDED.contacts`.execute(db);
         break;
     }
   },

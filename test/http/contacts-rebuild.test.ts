@@ -3,7 +3,7 @@ import { touchContact } from '../../commands/contacts/handlers.ts';
 import { rebuildProjection } from '../../projections/rebuild.ts';
 import { startTestApp } from '../support/app.ts';
 
-t.test('a rebuilt contacts read model (contacts, audiences, membership history) equals the live one', async (t) => {
+t.test('a rebuilt contacts read model (contacts, audiences, membership history, audience sets) equals the live one', async (t) => {
   const h = await startTestApp(t);
   const ws = await h.workspace();
   const req = (method: 'POST' | 'PUT' | 'PATCH' | 'DELETE', path: string, body?: object) => h.request(ws.apiKey, method, path, body);
@@ -16,6 +16,7 @@ t.test('a rebuilt contacts read model (contacts, audiences, membership history) 
   await req('PUT', `/audiences/${a}/contacts/one@example.com`);
   await req('DELETE', '/contacts/two@example.com');
   await req('POST', '/contacts', { email: 'two@example.com' });
+  await req('POST', '/contacts', { email: 'three@example.com', audienceIds: [a] });
   await req('DELETE', `/audiences/${b}`);
   await touchContact(h.system.commands, { workspaceId: ws.workspaceId, kind: 'system', id: null }, 'one@example.com', new Date().toISOString());
 
@@ -27,10 +28,17 @@ t.test('a rebuilt contacts read model (contacts, audiences, membership history) 
     members: (await pool.query(`SELECT * FROM ${schema}.audience_members ORDER BY audience_id, contact_id, joined_at`)).rows,
     hours: (await pool.query(`SELECT * FROM ${schema}.audience_member_hours ORDER BY audience_id, hour`)).rows,
     days: (await pool.query(`SELECT * FROM ${schema}.audience_member_days ORDER BY audience_id, day`)).rows,
+    sets: (await pool.query(`SELECT * FROM ${schema}.contact_audience_sets ORDER BY contact_id`)).rows,
+    setCounts: (await pool.query(`SELECT * FROM ${schema}.audience_set_counts ORDER BY workspace_id, audience_ids`)).rows,
   });
   const live = await rows('public');
-  t.equal(live.contacts.length, 2);
-  t.equal(live.members.filter((m: any) => m.audience_id === a).length, 2, 'a stay, a leave and a second stay');
+  t.equal(live.contacts.length, 3);
+  t.same(
+    live.setCounts.map((r: any) => [r.audience_ids, r.contacts]),
+    [[[a], 2]],
+    'one and three are in A alone: deleting B merged the set {A, B} into {A}',
+  );
+  t.equal(live.members.filter((m: any) => m.audience_id === a).length, 3, 'one: a stay, a leave and a second stay; three: a stay');
   await rebuildProjection(db, pool, h.system.store, h.system.runner, projector, { swap: false, schema: 'compare_contacts' });
   t.same(await rows('compare_contacts'), live);
   await pool.query('DROP SCHEMA compare_contacts CASCADE');
