@@ -154,23 +154,30 @@ export async function audienceGrowth(
   });
 
   // Each person once: the default audience holds every contact, so with it selected its total is
-  // the answer, as is the total of a single audience; otherwise the members at `until`, deduplicated
-  // (current members through the partial index, an index-only scan, plus the few who left since `until`).
+  // the answer, as is the total of a single audience. Otherwise the contacts in the selection now
+  // are a sum over `audience_set_counts` (one row per distinct set of custom audiences contacts are
+  // in, a few rows however many contacts), taken back to `until` by the contacts who joined or left
+  // a selected audience at or after it (index range scans, as for the totals): each is counted as
+  // the rows say it stood at `until` instead of now. One statement, so the sets and rows agree.
   const withDefault = result.find((a) => a.builtin === 'default');
   let contacts = withDefault?.total ?? (result.length === 1 ? result[0]!.total : 0);
   if (!withDefault && result.length > 1) {
-    // Deduplicating a few hundred thousand ids sorts on disk with the default work_mem; in memory it is about three times faster.
-    contacts = await db.transaction().execute(async (trx) => {
-      await sql`SET LOCAL work_mem = '64MB'`.execute(trx);
-      return (
-        await sql<{ n: number }>`
-        SELECT count(*)::int AS n FROM (
-          SELECT contact_id FROM audience_members WHERE audience_id = ANY(${ids}) AND left_at IS NULL
+    contacts = (
+      await sql<{ n: number }>`
+        WITH moved AS (
+          SELECT contact_id FROM audience_members WHERE audience_id = ANY(${ids}) AND joined_at >= ${until}
           UNION
-          SELECT contact_id FROM audience_members WHERE audience_id = ANY(${ids}) AND left_at >= ${until} AND joined_at < ${until}
-        ) m`.execute(trx)
-      ).rows[0]!.n;
-    });
+          SELECT contact_id FROM audience_members WHERE audience_id = ANY(${ids}) AND left_at >= ${until}
+        ), changed AS (
+          SELECT bool_or(m.joined_at < ${until} AND (m.left_at IS NULL OR m.left_at >= ${until})) AS was_in, bool_or(m.left_at IS NULL) AS is_in
+          FROM moved JOIN audience_members m ON m.contact_id = moved.contact_id AND m.audience_id = ANY(${ids})
+          GROUP BY moved.contact_id
+        )
+        SELECT (
+          (SELECT coalesce(sum(contacts), 0) FROM audience_set_counts WHERE workspace_id = ${audiences[0]!.workspace_id} AND audience_ids && ${ids}::text[])
+          + (SELECT count(*) FILTER (WHERE was_in AND NOT is_in) - count(*) FILTER (WHERE is_in AND NOT was_in) FROM changed)
+        )::int AS n`.execute(db)
+    ).rows[0]!.n;
   }
   let top: string | null = null;
   for (const [key, n] of [...busiest.entries()].sort((x, y) => (x[0] < y[0] ? -1 : 1))) if (top === null || n > busiest.get(top)!) top = key;

@@ -297,3 +297,107 @@ t.test('growth over a past window, hand-checked', async (t) => {
   const pastA = past.audiences.find((x) => x.audienceId === A)!;
   t.match(pastA, { before: 0, subscribed: 3, unsubscribed: 0, total: 3 }, 'a window that ended in the past: c1, c2, c4 joined; the day-2 changes come after it');
 });
+
+t.test('growth totals.contacts: each person once over overlapping audiences, through removals, deleted contacts and audiences, at the end of past windows', async (t) => {
+  const h = await startTestApp(t);
+  const ws = await h.workspace();
+  const actor = { workspaceId: ws.workspaceId, kind: 'system' as const, id: null };
+  const ctx = h.system.commands;
+  const { db, pool } = h.system.database;
+  const D = 86_400_000;
+  const T = Date.now();
+  const day = (n: number) => new Date(Math.floor((T - n * D) / D) * D + 12 * 3_600_000).toISOString();
+  const audience = async (name: string): Promise<string> => (await h.request(ws.apiKey, 'POST', '/audiences', { name })).json().id;
+  const [A, B, C] = [await audience('A'), await audience('B'), await audience('C')];
+  const defaultId = (await h.request(ws.apiKey, 'GET', '/audiences')).json().data[0].id;
+  const contacts = async (...ids: string[]) => {
+    const res = await h.request(ws.apiKey, 'GET', `/audiences/growth?days=30&audienceIds=${ids.join(',')}`);
+    t.equal(res.statusCode, 200, res.body);
+    return res.json().totals.contacts as number;
+  };
+  // The sets the projector keeps are those the membership rows give, and their counts add up.
+  const setsAgree = async (when: string) => {
+    const { rows } = await pool.query(
+      `SELECT
+         (SELECT coalesce(json_agg(s ORDER BY s.contact_id), '[]') FROM (SELECT contact_id, audience_ids FROM contact_audience_sets WHERE workspace_id = $1) s) AS kept,
+         (SELECT coalesce(json_agg(s ORDER BY s.contact_id), '[]') FROM (
+            SELECT m.contact_id, array_agg(m.audience_id ORDER BY m.audience_id) AS audience_ids
+            FROM audience_members m JOIN audiences a ON a.id = m.audience_id AND a.builtin IS NULL
+            WHERE m.workspace_id = $1 AND m.left_at IS NULL GROUP BY 1) s) AS derived,
+         (SELECT coalesce(json_agg(s ORDER BY s.audience_ids), '[]') FROM (SELECT audience_ids, contacts FROM audience_set_counts WHERE workspace_id = $1) s) AS counts,
+         (SELECT coalesce(json_agg(s ORDER BY s.audience_ids), '[]') FROM (
+            SELECT audience_ids, count(*)::int AS contacts FROM contact_audience_sets WHERE workspace_id = $1 GROUP BY 1) s) AS counted`,
+      [ws.workspaceId],
+    );
+    t.same(rows[0].kept, rows[0].derived, `${when}: contact sets follow the memberships`);
+    t.same(rows[0].counts, rows[0].counted, `${when}: set counts follow the contact sets`);
+  };
+
+  await createContact(ctx, actor, { email: 'c1@example.com', audienceIds: [A, B], source: 'manual' }, day(20));
+  await createContact(ctx, actor, { email: 'c2@example.com', audienceIds: [A], source: 'manual' }, day(10));
+  await createContact(ctx, actor, { email: 'c3@example.com', audienceIds: [B, C], source: 'manual' }, day(9));
+  await createContact(ctx, actor, { email: 'c4@example.com', source: 'manual' }, day(8));
+  await addToAudience(ctx, actor, { email: 'c4@example.com', audienceId: C }, day(7));
+  await createContact(ctx, actor, { email: 'c5@example.com', audienceIds: [A, B, C], source: 'manual' }, day(6));
+  await setsAgree('created');
+  // A: c1 c2 c5; B: c1 c3 c5; C: c3 c4 c5.
+  t.equal(await contacts(A, B, C), 5);
+  t.equal(await contacts(A, C), 5);
+  t.equal(await contacts(B, C), 4);
+  t.equal(await contacts(A, B), 4);
+  t.equal(await contacts(A, B, defaultId), 5, 'with the default audience: everyone');
+
+  await removeFromAudience(ctx, actor, { email: 'c1@example.com', audienceId: A }, day(5));
+  await setsAgree('a removal');
+  t.equal(await contacts(A, C), 4, 'c1 is out of A and never was in C');
+  t.equal(await contacts(A, B), 4, 'c1 is still in B');
+  await removeFromAudience(ctx, actor, { email: 'c1@example.com', audienceId: A }, day(5));
+  t.equal(await contacts(A, C), 4, 'taking out again changes nothing');
+
+  await deleteContact(ctx, actor, 'c2@example.com', day(4));
+  await setsAgree('a contact deleted');
+  t.equal(await contacts(A, C), 3);
+  t.equal(await contacts(A, B), 3);
+
+  await h.request(ws.apiKey, 'PUT', `/audiences/${A}/contacts/c4@example.com`);
+  t.equal(await contacts(A, B), 4, 'c4 joins A');
+  await h.request(ws.apiKey, 'DELETE', `/audiences/${A}/contacts/c4@example.com`);
+  t.equal(await contacts(A, B), 3, 'and leaves it');
+
+  await h.request(ws.apiKey, 'DELETE', `/audiences/${C}`);
+  await setsAgree('an audience deleted');
+  // A: c5; B: c1 c3 c5; c4 is in no audience but the default one.
+  t.equal(await contacts(A, B), 3);
+  const ab = (await h.request(ws.apiKey, 'GET', `/audiences/growth?days=30&audienceIds=${A},${B}`)).json();
+  t.match(ab.totals, { contacts: 3, memberships: 4, subscribed: 7, unsubscribed: 3 });
+
+  await addToAudience(ctx, actor, { email: 'c4@example.com', audienceId: A }, day(2));
+  await createContact(ctx, actor, { email: 'c2@example.com', audienceIds: [B], source: 'manual' }, day(1));
+  await setsAgree('rejoined and made again');
+  t.equal(await contacts(A, B), 5, 'c1 c2 c3 c4 c5');
+
+  // At the end of a past window: as the rows stood then (C's history went with it), whatever moved since.
+  const { audienceGrowth } = await import('../../projections/contacts/growth.ts');
+  const { allAudiences } = await import('../../projections/contacts/queries.ts');
+  const rows = (await allAudiences(db, ws.workspaceId)).filter((a) => a.id === A || a.id === B);
+  const atUntil = async (until: Date) =>
+    (
+      await pool.query(
+        `SELECT count(DISTINCT contact_id)::int AS n FROM audience_members
+         WHERE audience_id = ANY($1) AND joined_at < $2 AND (left_at IS NULL OR left_at >= $2)`,
+        [[A, B], until],
+      )
+    ).rows[0].n as number;
+  const expected = new Map([[day(5), 4], [day(3), 3], [day(9), 3], [day(15), 1], [day(25), 0]]);
+  for (const end of [day(25), day(15), day(9), day(5), day(3), day(2), day(1), new Date(T).toISOString()]) {
+    for (const shift of [-3_600_000, 0, 3_600_000]) {
+      const until = new Date(Date.parse(end) + shift);
+      const past = await audienceGrowth(db, rows, { since: new Date(until.getTime() - 7 * D), until, grain: 'day', offsetMinutes: 0 });
+      t.equal(past.totals.contacts, await atUntil(until), `until ${until.toISOString()}`);
+    }
+  }
+  for (const [end, n] of expected) {
+    const until = new Date(Date.parse(end) + 3_600_000);
+    t.equal((await audienceGrowth(db, rows, { since: new Date(until.getTime() - D), until, grain: 'hour', offsetMinutes: 0 })).totals.contacts, n, `hand-checked at ${end}`);
+  }
+});
