@@ -117,7 +117,8 @@ export function registerContactEvents(app: FastifyInstance, deps: ApiDeps): void
     const checked = inputs.map((input) => checkEvent(input, now));
     const valid = checked.flatMap((c) => (isBroken(c) ? [] : [c]));
     const contacts = await lookupContacts(deps.db, credential.workspaceId, valid.flatMap((c) => (c.email ? [c.email] : [])), valid.flatMap((c) => (c.contactId ? [c.contactId] : [])));
-    const toCreate = [...new Map(valid.filter((c) => c.createContact && c.email && !contacts.byEmail.has(c.email)).map((c) => [c.email!, c])).values()];
+    // Test mode must not change live data: a made contact would join the default audience, count in growth and fire contact.created.
+    const toCreate = credential.mode === 'live' ? [...new Map(valid.filter((c) => c.createContact && c.email && !contacts.byEmail.has(c.email)).map((c) => [c.email!, c])).values()] : [];
     const ids = newContactEventIds(checked.length);
     const itemsOf = (byEmail: Map<string, ContactRef>, byId: Map<string, ContactRef>) => {
       const params = new Map<number, string>();
@@ -130,7 +131,11 @@ export function registerContactEvents(app: FastifyInstance, deps: ApiDeps): void
         const contact = c.email !== null ? byEmail.get(c.email) : byId.get(c.contactId!);
         if (!contact) {
           params.set(index, c.email !== null ? 'email' : 'contactId');
-          return { index, fingerprint, refused: { code: 'contact_not_found', message: c.email !== null ? `No contact ${c.email} in the book (send \`createContact: true\` to make one).` : `No contact ${c.contactId}.` } };
+          const message =
+            c.email === null ? `No contact ${c.contactId}.`
+            : c.createContact && credential.mode === 'test' ? `No contact ${c.email} in the book, and a test key does not create contacts.`
+            : `No contact ${c.email} in the book (send \`createContact: true\` to make one).`;
+          return { index, fingerprint, refused: { code: 'contact_not_found', message } };
         }
         if (c.email !== null && c.contactId !== null && contact.id !== c.contactId) {
           params.set(index, 'contactId');

@@ -272,6 +272,11 @@ t.test('test-mode keys store mode test; narrowed keys are refused; foreign conta
   const res = await h.request(testKey, 'POST', '/events', { name: 'x', email: 'a@example.com' });
   t.equal(res.statusCode, 201, res.body);
   t.equal(res.json().mode, 'test');
+  t.same(errorOf(await h.request(testKey, 'POST', '/events', { name: 'x', email: 'new@example.com', createContact: true, contactName: 'New' })), [404, 'contact_not_found', 'email'], 'a test key creates no contact');
+  const batch = await h.request(testKey, 'POST', '/events/batch', { events: [{ name: 'x', email: 'new@example.com', createContact: true }, { name: 'x', email: 'a@example.com', createContact: true }] });
+  t.same(batch.json().failed.map((f: any) => [f.index, f.code]), [[0, 'contact_not_found']]);
+  t.same(batch.json().accepted.map((a: any) => [a.index, a.mode]), [[1, 'test']], 'an existing contact takes the test event');
+  t.equal((await h.request(ws.apiKey, 'GET', '/contacts/new@example.com')).statusCode, 404, 'the book is unchanged');
   const narrowed = await keyWith(h, ws.apiKey, { scopes: ['contacts:write', 'contacts:read', 'automations:read'], domainAllowlist: ['example.com'] });
   t.same(errorOf(await h.request(narrowed, 'POST', '/events', { name: 'x', email: 'a@example.com' })), [422, 'capability_unsupported', 'addressAllowlist']);
   t.same(errorOf(await h.request(narrowed, 'POST', '/events/batch', { events: [{ name: 'x', email: 'a@example.com' }] })), [422, 'capability_unsupported', 'addressAllowlist']);
