@@ -1,12 +1,11 @@
 import type { FastifyInstance } from 'fastify';
-import type { Kysely } from 'kysely';
-import { parseToken, secretMatches } from '../../commands/api-keys/token.ts';
+import type pg from 'pg';
+import { hashSecret, parseToken } from '../../commands/api-keys/token.ts';
 import { isPermission, type Permission } from '../../domain/shared/permissions.ts';
-import { findKeyForAuth } from '../../projections/api-keys/queries.ts';
 import type { Credential } from '../credential.ts';
 import { ApiError } from '../errors/api-error.ts';
-import { RequestLog } from '../request-log.ts';
-import { rateLimited, rateLimitHeaders, type RateLimiter } from './rate-limit.ts';
+import type { RequestLog } from '../request-log.ts';
+import { rateLimited, rateLimitHeaders, rateLimitState, type RateLimiter, type RateLimitState } from './rate-limit.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -15,59 +14,123 @@ declare module 'fastify' {
 }
 
 /**
- * The credential resolver. A token's prefix says its kind; API keys are resolved here, and OAuth
- * access tokens will get a branch of their own with the same Credential result.
+ * The one round trip in front of every request: it resolves the API key with its role's
+ * permissions (so a revocation or a role change applies to the very next request) and counts the
+ * request in its rate-limit window. A key whose id, secret hash and mode all match, unrevoked and
+ * unexpired, is counted under `key:<id>`; anything else (no token, a bogus id, a wrong secret, a
+ * revoked or expired key) under the client's `ip:<address>` identity, so a guessed key id never
+ * makes a counter row or spends a real key's allowance. The secret is compared as its SHA-256
+ * digest: timing what PostgreSQL's comparison takes could at most reveal a digest prefix, which
+ * does not help find a secret of 256 random bits.
+ * The counter table is unlogged and this transaction commits without waiting for the WAL flush,
+ * as the counter alone writes. Columns are named, not `k.*`: the statement is prepared once per
+ * connection, and a prepared statement must keep its result columns across a rebuild's swap.
+ *
+ * $1 key id (null: count by address only), $2 SHA-256 of the secret, $3 the token's mode,
+ * $4 now, $5 the identity counted when no usable key matches, $6 the window's start.
  */
-export async function resolveCredential(db: Kysely<any>, authorization: string | undefined, now: Date): Promise<Credential> {
-  if (!authorization) throw new ApiError('missing_api_key', 'Send a key as `Authorization: Bearer <key>`.');
-  const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization);
-  if (!match) throw new ApiError('missing_api_key', 'The credential goes in `Authorization: Bearer <key>`.');
-  const token = parseToken(match[1]!);
-  if (!token) throw new ApiError('invalid_api_key', 'This is not a valid API key.');
-  const key = await findKeyForAuth(db, token.keyId);
-  if (!key || key.mode !== token.mode || !secretMatches(token.secret, key.secret_hash)) {
-    throw new ApiError('invalid_api_key', 'This is not a valid API key.');
-  }
-  if (key.revoked_at) throw new ApiError('revoked_api_key', 'This API key was revoked.');
-  if (key.expires_at && key.expires_at <= now) throw new ApiError('expired_api_key', 'This API key has expired.');
-  const granted = key.scopes.filter(isPermission);
-  const ceiling = key.role_permissions === null ? null : new Set(key.role_permissions);
+const ADMIT = `
+WITH _ AS (SELECT set_config('synchronous_commit', 'off', true)),
+key AS (
+  SELECT k.id, k.workspace_id, k.mode, k.scopes, k.role_id, k.address_allowlist, k.domain_allowlist,
+         CASE WHEN k.revoked_at IS NOT NULL THEN 'revoked_api_key' WHEN k.expires_at <= $4::timestamptz THEN 'expired_api_key' END AS refusal,
+         CASE WHEN k.role_id IS NOT NULL THEN coalesce(r.permissions, '{}') END AS role_permissions
+  FROM api_keys k LEFT JOIN roles r ON r.id = k.role_id AND r.workspace_id = k.workspace_id
+  WHERE k.id = $1::text AND k.secret_hash = $2::text AND k.mode = $3::text
+),
+hit AS (
+  INSERT INTO rate_limit_windows (identity, window_start, count)
+  SELECT coalesce((SELECT 'key:' || id FROM key WHERE refusal IS NULL), $5::text), $6::bigint, 1 FROM _
+  ON CONFLICT (identity, window_start) DO UPDATE SET count = rate_limit_windows.count + 1
+  RETURNING count
+)
+SELECT hit.count, key.* FROM hit LEFT JOIN key ON true`;
+
+interface Admitted {
+  count: number;
+  /** Null when no key matched id, secret and mode. */
+  id: string | null;
+  workspace_id: string;
+  mode: 'live' | 'test';
+  scopes: string[];
+  role_id: string | null;
+  address_allowlist: string[] | null;
+  domain_allowlist: string[] | null;
+  refusal: 'revoked_api_key' | 'expired_api_key' | null;
+  /** The permissions of the key's role; null when the key has no role. */
+  role_permissions: string[] | null;
+}
+
+const REFUSALS = { revoked_api_key: 'This API key was revoked.', expired_api_key: 'This API key has expired.' } as const;
+
+/**
+ * The credential resolver and the rate-limit count, together. A token's prefix says its kind; API
+ * keys are resolved here, and OAuth access tokens will get a branch of their own with the same
+ * Credential result. `needed` false: the route takes no credential, the request is only counted.
+ */
+async function admit(
+  pool: pg.Pool,
+  rateLimiter: RateLimiter,
+  request: { authorization: string | undefined; needed: boolean; ip: string },
+): Promise<{ credential: Credential | null; refusal: ApiError | null; rateLimit: RateLimitState }> {
+  const token = request.needed ? bearerToken(request.authorization) : null;
+  const key = token instanceof ApiError ? null : token;
+  const window = rateLimiter.window();
+  const { rows } = await pool.query<Admitted>({
+    name: 'admit',
+    text: ADMIT,
+    values: [key?.keyId ?? null, key ? hashSecret(key.secret) : null, key?.mode ?? null, new Date(window.now), `ip:${request.ip}`, window.start],
+  });
+  const row = rows[0]!;
+  const rateLimit = rateLimitState(row.count, window);
+  if (token instanceof ApiError) return { credential: null, refusal: token, rateLimit };
+  if (key === null) return { credential: null, refusal: null, rateLimit };
+  if (row.id === null) return { credential: null, refusal: new ApiError('invalid_api_key', 'This is not a valid API key.'), rateLimit };
+  if (row.refusal) return { credential: null, refusal: new ApiError(row.refusal, REFUSALS[row.refusal]), rateLimit };
+  const granted = row.scopes.filter(isPermission);
+  const ceiling = row.role_permissions === null ? null : new Set(row.role_permissions);
   const scopes: Permission[] = ceiling === null ? granted : granted.filter((s) => ceiling.has(s));
-  return {
+  const credential: Credential = {
     kind: 'apiKey',
-    id: key.id,
-    workspaceId: key.workspace_id,
-    mode: key.mode,
+    id: row.id,
+    workspaceId: row.workspace_id,
+    mode: row.mode,
     grantedScopes: granted,
     scopes,
-    roleId: key.role_id,
-    addressAllowlist: key.address_allowlist,
-    domainAllowlist: key.domain_allowlist,
+    roleId: row.role_id,
+    addressAllowlist: row.address_allowlist,
+    domainAllowlist: row.domain_allowlist,
   };
+  return { credential, refusal: null, rateLimit };
+}
+
+function bearerToken(authorization: string | undefined): { mode: 'live' | 'test'; keyId: string; secret: string } | ApiError {
+  if (!authorization) return new ApiError('missing_api_key', 'Send a key as `Authorization: Bearer <key>`.');
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization);
+  if (!match) return new ApiError('missing_api_key', 'The credential goes in `Authorization: Bearer <key>`.');
+  return parseToken(match[1]!) ?? new ApiError('invalid_api_key', 'This is not a valid API key.');
 }
 
 /**
- * On every request: resolve the credential (routes that need one), count it against the rate
- * limit (by credential, or by client IP when there is none) and put the RateLimit headers on the
- * answer, whatever it turns out to be.
+ * On every request, in one round trip: resolve the credential (routes that need one), count the
+ * request against the rate limit (by credential, or by client IP when there is none) and put the
+ * RateLimit headers on the answer, whatever it turns out to be. The key's request log is written
+ * after the answer has gone, in batches (api/request-log.ts).
  */
-export function registerAuth(app: FastifyInstance, deps: { db: Kysely<any>; rateLimiter: RateLimiter; requestLog: RequestLog }): void {
+export function registerAuth(app: FastifyInstance, deps: { pool: pg.Pool; rateLimiter: RateLimiter; requestLog: RequestLog }): void {
   app.decorateRequest('credential', null);
   app.decorateRequest('errorCode', null);
   app.addHook('onRequest', async (request, reply) => {
-    let authError: unknown = null;
-    if (request.routeOptions.config?.auth === true) {
-      try {
-        request.credential = await resolveCredential(deps.db, request.headers.authorization, new Date());
-      } catch (error) {
-        authError = error;
-      }
-    }
-    const identity = request.credential ? `key:${request.credential.id}` : `ip:${request.ip}`;
-    const state = await deps.rateLimiter.hit(identity);
-    reply.headers(rateLimitHeaders(state));
-    if (state.exceeded) throw rateLimited(state);
-    if (authError) throw authError;
+    const needed = request.routeOptions.config?.auth === true;
+    const { credential, refusal, rateLimit } = await admit(deps.pool, deps.rateLimiter, {
+      authorization: request.headers.authorization,
+      needed,
+      ip: request.ip,
+    });
+    request.credential = credential;
+    reply.headers(rateLimitHeaders(rateLimit));
+    if (rateLimit.exceeded) throw rateLimited(rateLimit);
+    if (refusal) throw refusal;
   });
   app.addHook('onResponse', async (request, reply) => {
     const c = request.credential;

@@ -24,34 +24,42 @@ export interface RateLimitState {
   exceeded: boolean;
 }
 
+/** The fixed window a request counts in: it starts on the clock minute. */
+export interface RateLimitWindow {
+  now: number;
+  start: number;
+  resetSeconds: number;
+}
+
+/**
+ * The windows and their bookkeeping. The count itself is taken by the statement that also resolves
+ * the credential (api/plugins/auth.ts), so a request pays one round trip for both.
+ */
 export class RateLimiter {
   private lastPurge = 0;
 
   constructor(private readonly pool: pg.Pool, private readonly now: () => number = Date.now) {}
 
-  /** Counts this request in the clock minute's window (fixed window, starting on the minute). */
-  async hit(identity: string): Promise<RateLimitState> {
+  /** The window a request arriving now counts in; windows over a minute old are purged, at most once a minute. */
+  window(): RateLimitWindow {
     const now = this.now();
-    const windowStart = Math.floor(now / WINDOW_MS) * WINDOW_MS;
-    const { rows } = await this.pool.query(
-      `WITH _ AS (SELECT set_config('synchronous_commit', 'off', true))
-       INSERT INTO rate_limit_windows (identity, window_start, count) SELECT $1, $2, 1 FROM _
-       ON CONFLICT (identity, window_start) DO UPDATE SET count = rate_limit_windows.count + 1
-       RETURNING count`,
-      [identity, windowStart],
-    );
+    const start = Math.floor(now / WINDOW_MS) * WINDOW_MS;
     if (now - this.lastPurge > WINDOW_MS) {
       this.lastPurge = now;
-      void this.pool.query('DELETE FROM rate_limit_windows WHERE window_start < $1', [windowStart - WINDOW_MS]).catch(() => {});
+      void this.pool.query('DELETE FROM rate_limit_windows WHERE window_start < $1', [start - WINDOW_MS]).catch(() => {});
     }
-    const count: number = rows[0].count;
-    return {
-      limit: RATE_LIMIT,
-      remaining: Math.max(0, RATE_LIMIT - count),
-      resetSeconds: Math.max(1, Math.ceil((windowStart + WINDOW_MS - now) / 1000)),
-      exceeded: count > RATE_LIMIT,
-    };
+    return { now, start, resetSeconds: Math.max(1, Math.ceil((start + WINDOW_MS - now) / 1000)) };
   }
+}
+
+/** Where a request stands once it is counted as the `count`th of its window. */
+export function rateLimitState(count: number, window: RateLimitWindow): RateLimitState {
+  return {
+    limit: RATE_LIMIT,
+    remaining: Math.max(0, RATE_LIMIT - count),
+    resetSeconds: window.resetSeconds,
+    exceeded: count > RATE_LIMIT,
+  };
 }
 
 /**

@@ -32,9 +32,3 @@ export function parseToken(token: string): { mode: 'live' | 'test'; keyId: strin
 export function hashSecret(secret: string): string {
   return crypto.createHash('sha256').update(secret).digest('hex');
 }
-
-export function secretMatches(secret: string, storedHash: string): boolean {
-  const a = Buffer.from(hashSecret(secret), 'hex');
-  const b = Buffer.from(storedHash, 'hex');
-  return a.length === b.length && crypto.timingSafeEqual(a, b);
-}

@@ -18,30 +18,6 @@ export interface ApiKeyRow {
   revoked_at: Date | null;
 }
 
-export interface KeyForAuth extends ApiKeyRow {
-  /** The permissions of the key's role; null when the key has no role. */
-  role_permissions: string[] | null;
-}
-
-/** One query per request: the key and its role's permissions, so a role change applies at once. */
-export async function findKeyForAuth(db: Kysely<any>, keyId: string): Promise<KeyForAuth | undefined> {
-  return (await db
-    .selectFrom('api_keys as k')
-    .leftJoin('roles as r', (j) => j.onRef('r.id', '=', 'k.role_id').onRef('r.workspace_id', '=', 'k.workspace_id'))
-    .selectAll('k')
-    .select((eb) =>
-      eb
-        .case()
-        .when('k.role_id', 'is', null)
-        .then(null)
-        .else(eb.fn.coalesce('r.permissions', eb.val<string[]>([])))
-        .end()
-        .as('role_permissions'),
-    )
-    .where('k.id', '=', keyId)
-    .executeTakeFirst()) as KeyForAuth | undefined;
-}
-
 export async function findActiveKey(db: Kysely<any>, workspaceId: string, keyId: string): Promise<ApiKeyRow | undefined> {
   return (await db
     .selectFrom('api_keys')

@@ -8,6 +8,17 @@ async function awayFromMinuteEnd(seconds = 20) {
   if (intoMinute > 60 - seconds) await new Promise((r) => setTimeout(r, (60 - intoMinute + 0.2) * 1000));
 }
 
+/** The service once more on the same database, as another server process runs it. */
+async function secondServer(t: { teardown(fn: () => Promise<void>): void }, url: string) {
+  const system = await openSystem(url);
+  const app = await serve(system);
+  t.teardown(async () => {
+    await app.close();
+    await system.close();
+  });
+  return app;
+}
+
 t.test('wire contract', async (t) => {
   const h = await startTestApp(t);
   const ws = await h.workspace();
@@ -142,13 +153,44 @@ t.test('wire contract', async (t) => {
     t.equal((await h.request(key, 'GET', '/ping')).headers['ratelimit-remaining'], '598');
   });
 
+  t.test('rate limit: unknown key ids, wrong secrets and dead keys are counted by address, never under a key', async (t) => {
+    await awayFromMinuteEnd();
+    const windowStart = Math.floor(Date.now() / 60_000) * 60_000;
+    const counts = async () =>
+      new Map<string, number>(
+        (await h.system.database.pool.query('SELECT identity, count FROM rate_limit_windows WHERE window_start = $1', [windowStart])).rows.map((r) => [
+          r.identity,
+          r.count,
+        ]),
+      );
+    const live = (await h.request(ws.apiKey, 'POST', '/keys', { scopes: [] })).json();
+    const dead = (await h.request(ws.apiKey, 'POST', '/keys', { scopes: [] })).json();
+    t.equal((await h.request(ws.apiKey, 'DELETE', `/keys/${dead.id}`)).statusCode, 200);
+    const unknownId = 'q'.repeat(24);
+    const before = await counts();
+    const refusals: [string, string][] = [
+      [`wms_live_${unknownId}_${'A'.repeat(43)}`, 'invalid_api_key'],
+      [`wms_live_${unknownId}_${'B'.repeat(43)}`, 'invalid_api_key'],
+      [`${live.token.slice(0, live.token.lastIndexOf('_'))}_${'C'.repeat(43)}`, 'invalid_api_key'],
+      [live.token.replace('wms_live_', 'wms_test_'), 'invalid_api_key'],
+      [dead.token, 'revoked_api_key'],
+      ['wms_live_short', 'invalid_api_key'],
+    ];
+    for (const [token, code] of refusals) {
+      const res = await h.request(token, 'GET', '/ping');
+      t.equal(res.statusCode, 401);
+      t.equal(res.json().error.code, code);
+      t.equal(res.headers['ratelimit-limit'], '600');
+    }
+    const after = await counts();
+    t.notOk(after.has(`key:${unknownId}`), 'an unknown key id makes no counter row');
+    t.notOk(after.has(`key:${live.id}`), "a wrong secret or mode spends nothing of the key's allowance");
+    t.notOk(after.has(`key:${dead.id}`), 'a revoked key is counted by address');
+    t.equal(after.get('ip:127.0.0.1')! - (before.get('ip:127.0.0.1') ?? 0), refusals.length, 'each refusal counted once, by address');
+  });
+
   t.test('rate limit: one count across several servers on one database', async (t) => {
-    const second = await openSystem(h.url);
-    const app2 = await serve(second);
-    t.teardown(async () => {
-      await app2.close();
-      await second.close();
-    });
+    const app2 = await secondServer(t, h.url);
     await awayFromMinuteEnd();
     const key = (await h.request(ws.apiKey, 'POST', '/keys', { scopes: [] })).json().token;
     const headers = { authorization: `Bearer ${key}` };
@@ -160,5 +202,20 @@ t.test('wire contract', async (t) => {
     const b = await app2.inject({ method: 'GET', url: '/ping', headers });
     t.equal(a.statusCode, 429);
     t.equal(b.statusCode, 429);
+  });
+
+  t.test('a revocation or a role change through one server applies to the next request on another', async (t) => {
+    const app2 = await secondServer(t, h.url);
+    const fresh = await h.workspace();
+    const ping = (key: string) => app2.inject({ method: 'GET', url: '/ping', headers: { authorization: `Bearer ${key}` } });
+    const role = (await h.request(fresh.apiKey, 'POST', '/roles', { name: 'Readers', permissions: ['roles:read', 'emails:read'] })).json();
+    const key = (await h.request(fresh.apiKey, 'POST', '/keys', { scopes: ['roles:read', 'emails:read'], roleId: role.id })).json();
+    t.same((await ping(key.token)).json().scopes, ['emails:read', 'roles:read']);
+    t.equal((await h.request(fresh.apiKey, 'PATCH', `/roles/${role.id}`, { permissions: ['emails:read'] })).statusCode, 200);
+    t.same((await ping(key.token)).json().scopes, ['emails:read'], 'the narrowed role bounds the key at once');
+    t.equal((await h.request(fresh.apiKey, 'DELETE', `/keys/${key.id}`)).statusCode, 200);
+    const revoked = await ping(key.token);
+    t.equal(revoked.statusCode, 401);
+    t.equal(revoked.json().error.code, 'revoked_api_key');
   });
 });
