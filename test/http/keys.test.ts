@@ -172,6 +172,16 @@ t.test('API keys over HTTP', async (t) => {
     t.equal((await h.request(key, 'GET', '/keys/self/requests?statuses=abc')).json().error.param, 'statuses.0');
   });
 
+  t.test('the request log is written after the answer, with no reader asking for it', async (t) => {
+    const key = (await newKey(h, ws.apiKey, { scopes: [] })).json();
+    const res = await h.request(key.token, 'GET', '/ping');
+    const logged = async () =>
+      (await h.system.database.pool.query('SELECT request_id, status FROM api_key_requests WHERE key_id = $1', [key.id])).rows;
+    const deadline = Date.now() + 5000;
+    while ((await logged()).length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    t.same(await logged(), [{ request_id: res.headers['request-id'], status: 200 }]);
+  });
+
   t.test('list pages across keys added between pages', async (t) => {
     const fresh = await h.workspace();
     for (let i = 0; i < 4; i++) await newKey(h, fresh.apiKey, { scopes: [], name: `k${i}` });
