@@ -10,140 +10,113 @@ import {
   type SubscribeOptions,
   type Subscription,
 } from './port.ts';
+import { EVENT_STORE_SCHEMA } from './postgres-schema.ts';
+import { LogTail } from './postgres-tail.ts';
 
-const CONFLICT_STATE = 'ES409';
-const POSITION_LOCK = 72_626_001;
-/** Key space of the per-stream locks (two-int advisory keys never collide with POSITION_LOCK). */
-const STREAM_LOCKS = 72_626_002;
+export { EVENT_STORE_SCHEMA };
 
-/**
- * Append-only event table with per-stream optimistic concurrency and a global position.
- *
- * The out-of-order-commit gap: positions come from a sequence, and a transaction holding a lower
- * position may commit after one holding a higher position. A subscriber that already moved past
- * the higher one would skip the lower one forever. We close it in two steps:
- *  1. `es_append` takes the transaction id and its positions together under a short session lock,
- *     so position order equals transaction-id order.
- *  2. Readers only see rows whose transaction id is below the snapshot's xmin (every transaction
- *     below it has finished). A row can then only become visible later if its transaction id,
- *     and so its position, is above everything already read.
- * The lock covers a few statements, not the commit, so appends still commit (and fsync) in parallel.
- * Step 1 holds only if the transaction id is first assigned inside that lock, so es_append refuses
- * a transaction that has already written (or appended once).
- *
- * Appends to one stream queue on a per-stream transaction lock before taking positions; otherwise
- * a later revision could take a lower position and subscribers would see a stream out of order.
- * That lock assigns no transaction id, so step 1 still holds.
- */
-export const EVENT_STORE_SCHEMA = `
-CREATE TABLE IF NOT EXISTS es_streams (
-  stream_id text PRIMARY KEY,
-  revision integer NOT NULL
-);
-CREATE SEQUENCE IF NOT EXISTS es_position_seq;
-CREATE TABLE IF NOT EXISTS es_events (
-  position bigint PRIMARY KEY,
-  tx_id xid8 NOT NULL,
-  stream_id text NOT NULL,
-  revision integer NOT NULL,
-  type text NOT NULL,
-  version integer NOT NULL,
-  data jsonb NOT NULL,
-  metadata jsonb NOT NULL,
-  recorded_at timestamptz NOT NULL DEFAULT now(),
-  UNIQUE (stream_id, revision)
-);
-CREATE INDEX IF NOT EXISTS es_events_stream_prefix ON es_events (stream_id text_pattern_ops);
-CREATE OR REPLACE FUNCTION es_append(
-  p_stream text, p_expected_kind text, p_expected integer,
-  p_types text[], p_versions integer[], p_data jsonb[], p_metadata jsonb[]
-) RETURNS TABLE (out_revision integer, out_position bigint) LANGUAGE plpgsql AS $$
-DECLARE
-  n integer := cardinality(p_types);
-  v_tx xid8;
-  v_first bigint;
-  v_rev integer;
-  v_actual integer;
-BEGIN
-  IF pg_current_xact_id_if_assigned() IS NOT NULL THEN
-    RAISE EXCEPTION 'es_append must be the first write of its transaction';
-  END IF;
-  PERFORM pg_advisory_xact_lock(${STREAM_LOCKS}, hashtext(p_stream));
-  -- Lock and unlock both sit inside the block: a cancel landing between statements must never
-  -- leave the session lock held by a pooled connection, which would stall every append.
-  BEGIN
-    PERFORM pg_advisory_lock(${POSITION_LOCK});
-    v_tx := pg_current_xact_id();
-    v_first := nextval('es_position_seq');
-    IF n > 1 THEN PERFORM setval('es_position_seq', v_first + n - 1); END IF;
-    PERFORM pg_advisory_unlock(${POSITION_LOCK});
-  EXCEPTION WHEN OTHERS OR query_canceled THEN
-    PERFORM pg_advisory_unlock(${POSITION_LOCK});
-    RAISE;
-  END;
+/** Bounds of one es_append call; a queue longer than this goes out in several calls. */
+const MAX_APPENDS_PER_CALL = 500;
+const MAX_EVENTS_PER_CALL = 2000;
 
-  IF p_expected_kind = 'no_stream' THEN
-    INSERT INTO es_streams VALUES (p_stream, n - 1) ON CONFLICT DO NOTHING RETURNING revision INTO v_rev;
-  ELSIF p_expected_kind = 'any' THEN
-    INSERT INTO es_streams VALUES (p_stream, n - 1)
-      ON CONFLICT (stream_id) DO UPDATE SET revision = es_streams.revision + n RETURNING revision INTO v_rev;
-  ELSIF p_expected_kind = 'exists' THEN
-    UPDATE es_streams SET revision = revision + n WHERE stream_id = p_stream RETURNING revision INTO v_rev;
-  ELSE
-    UPDATE es_streams SET revision = revision + n
-      WHERE stream_id = p_stream AND revision = p_expected RETURNING revision INTO v_rev;
-  END IF;
-  IF v_rev IS NULL THEN
-    SELECT revision INTO v_actual FROM es_streams WHERE stream_id = p_stream;
-    RAISE EXCEPTION USING ERRCODE = '${CONFLICT_STATE}', MESSAGE = coalesce(v_actual, -1)::text;
-  END IF;
+interface QueuedAppend {
+  streamId: string;
+  events: EventToAppend[];
+  expected: ExpectedRevision;
+  resolve(result: AppendResult): void;
+  reject(error: unknown): void;
+}
 
-  INSERT INTO es_events (position, tx_id, stream_id, revision, type, version, data, metadata)
-  SELECT v_first + i - 1, v_tx, p_stream, v_rev - n + i, p_types[i], p_versions[i], p_data[i], p_metadata[i]
-  FROM generate_subscripts(p_types, 1) AS i;
-  RETURN QUERY SELECT v_rev, v_first + n - 1;
-END $$;
-`;
+export interface PostgresEventStoreOptions {
+  /** How often a live subscription looks for appends made by other processes. */
+  pollMs?: number;
+  /** es_append calls in flight at once; appends arriving meanwhile queue and go out together. */
+  concurrentAppends?: number;
+  /** Recent events the shared tail keeps in memory for live subscriptions. */
+  tailEvents?: number;
+}
 
 const VISIBLE = 'tx_id < pg_snapshot_xmin(pg_current_snapshot())';
 const COLUMNS = 'stream_id, revision, position, type, version, data, metadata, recorded_at';
 
 export class PostgresEventStore implements EventStore {
-  /** Local subscribers are woken at once after a local append; others find it by polling. */
-  private readonly wakers = new Set<() => void>();
+  private readonly tail: LogTail;
+  private readonly pollMs: number;
+  private readonly concurrentAppends: number;
+  private readonly queued: QueuedAppend[] = [];
+  private appending = 0;
 
-  constructor(private readonly pool: pg.Pool, private readonly pollMs = 50) {}
+  constructor(private readonly pool: pg.Pool, options: PostgresEventStoreOptions = {}) {
+    this.pollMs = options.pollMs ?? 50;
+    this.concurrentAppends = options.concurrentAppends ?? 2;
+    this.tail = new LogTail({ read: (after, limit) => this.readAll({ after, limit }), head: () => this.headPosition() }, this.pollMs, options.tailEvents);
+  }
 
   static async migrate(pool: pg.Pool): Promise<void> {
     await pool.query(EVENT_STORE_SCHEMA);
   }
 
-  async append(streamId: string, events: EventToAppend[], expected: ExpectedRevision): Promise<AppendResult> {
-    if (events.length === 0) throw new Error('append needs at least one event');
-    const kind = typeof expected === 'number' ? 'revision' : expected;
+  /**
+   * Appends go out at once while fewer than `concurrentAppends` calls are in flight; beyond that
+   * they queue, and the next free call carries the whole queue in one statement and one commit.
+   * Under load that turns many small transactions (each a round trip, a commit and a WAL flush)
+   * into few larger ones; a lone append waits for nobody.
+   */
+  append(streamId: string, events: EventToAppend[], expected: ExpectedRevision): Promise<AppendResult> {
+    if (events.length === 0) return Promise.reject(new Error('append needs at least one event'));
+    return new Promise((resolve, reject) => {
+      this.queued.push({ streamId, events, expected, resolve, reject });
+      this.sendQueued();
+    });
+  }
+
+  private sendQueued(): void {
+    while (this.appending < this.concurrentAppends && this.queued.length > 0) {
+      let n = 0;
+      let count = 0;
+      while (n < this.queued.length && n < MAX_APPENDS_PER_CALL) {
+        const size = this.queued[n]!.events.length;
+        if (n > 0 && count + size > MAX_EVENTS_PER_CALL) break;
+        count += size;
+        n++;
+      }
+      this.appending++;
+      void this.send(this.queued.splice(0, n)).finally(() => {
+        this.appending--;
+        this.sendQueued();
+      });
+    }
+  }
+
+  private async send(appends: QueuedAppend[]): Promise<void> {
+    const events = appends.flatMap((a) => a.events);
+    let rows: { out_revision: number | null; out_position: string | null; out_actual: number }[];
     try {
-      const { rows } = await this.pool.query({
+      ({ rows } = await this.pool.query({
         // A named statement: each pooled connection parses and plans the call once, not per append.
         name: 'es_append',
-        text: 'SELECT out_revision, out_position FROM es_append($1, $2, $3, $4, $5, $6::jsonb[], $7::jsonb[])',
+        text: 'SELECT out_revision, out_position, out_actual FROM es_append($1, $2, $3, $4, $5, $6, $7::jsonb[], $8::jsonb[])',
         values: [
-          streamId,
-          kind,
-          typeof expected === 'number' ? expected : null,
+          appends.map((a) => a.streamId),
+          appends.map((a) => (typeof a.expected === 'number' ? 'revision' : a.expected)),
+          appends.map((a) => (typeof a.expected === 'number' ? a.expected : null)),
+          appends.map((a) => a.events.length),
           events.map((e) => e.type),
           events.map((e) => e.version),
           events.map((e) => JSON.stringify(e.data)),
           events.map((e) => JSON.stringify(e.metadata ?? {})),
         ],
-      });
-      for (const wake of this.wakers) wake();
-      return { revision: rows[0].out_revision, position: Number(rows[0].out_position) };
+      }));
     } catch (error) {
-      if ((error as { code?: string }).code === CONFLICT_STATE) {
-        throw new WrongExpectedRevision(streamId, expected, Number((error as Error).message));
-      }
-      throw error;
+      for (const a of appends) a.reject(error);
+      return;
     }
+    this.tail.wake();
+    appends.forEach((a, i) => {
+      const row = rows[i]!;
+      if (row.out_revision === null) a.reject(new WrongExpectedRevision(a.streamId, a.expected, row.out_actual));
+      else a.resolve({ revision: row.out_revision, position: Number(row.out_position) });
+    });
   }
 
   async readStream(streamId: string, fromRevision = 0): Promise<RecordedEvent[]> {
@@ -173,43 +146,41 @@ export class PostgresEventStore implements EventStore {
     return Number(rows[0]?.position ?? 0);
   }
 
+  /**
+   * Catches up with its own reads of the table, then takes its batches from the shared tail
+   * (postgres-tail.ts); it falls back to its own reads whenever it lags further than the tail
+   * remembers.
+   */
   subscribeToAll(options: SubscribeOptions): Subscription {
     let position = options.after ?? 0;
     let closed = false;
-    let wake: () => void = () => {};
-    // A wake that lands while a read is in flight must not be lost to the following sleep.
-    let pending = false;
-    const waker = () => { pending = true; wake(); };
-    this.wakers.add(waker);
+    const closing = new AbortController();
     const batchSize = options.batchSize ?? 500;
+    const leave = this.tail.join(options.onError);
     const loop = (async () => {
       while (!closed) {
-        pending = false;
         try {
-          const events = await this.readAll({ after: position, limit: batchSize });
+          const events = this.tail.slice(position, batchSize) ?? (await this.readAll({ after: position, limit: batchSize }));
           if (closed) break;
           if (events.length > 0) {
             await options.onEvents(events);
             position = events[events.length - 1]!.position;
-            if (events.length === batchSize) continue;
+            continue;
           }
         } catch (error) {
           if (closed) break;
           options.onError?.(error);
+          await new Promise((resolve) => setTimeout(resolve, this.pollMs));
+          continue;
         }
-        if (pending) continue;
-        await new Promise<void>((resolve) => {
-          const timer = setTimeout(resolve, this.pollMs);
-          wake = () => { clearTimeout(timer); resolve(); };
-        });
-        wake = () => {};
+        await this.tail.waitPast(position, 1000, closing.signal);
       }
     })();
     return {
       close: async () => {
         closed = true;
-        this.wakers.delete(waker);
-        wake();
+        closing.abort();
+        leave();
         await loop;
       },
     };

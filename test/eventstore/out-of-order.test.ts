@@ -64,7 +64,7 @@ t.test('a committed event waits behind an open transaction holding a lower posit
   try {
     await open.query('BEGIN');
     const { rows } = await open.query(
-      `SELECT out_position FROM es_append('gap-early', 'no_stream', NULL, ARRAY['GapTested'], ARRAY[1], ARRAY['{"n":1}'::jsonb], ARRAY['{}'::jsonb])`,
+      `SELECT out_position FROM es_append(ARRAY['gap-early'], ARRAY['no_stream'], ARRAY[NULL::integer], ARRAY[1], ARRAY['GapTested'], ARRAY[1], ARRAY['{"n":1}'::jsonb], ARRAY['{}'::jsonb])`,
     );
     const early = Number(rows[0].out_position);
     const late = await store.append('gap-late', [event(2)], 'no_stream');
@@ -104,7 +104,7 @@ t.test('appends racing on one stream reach subscribers in revision order', async
 t.test('es_append refuses a transaction that has already written', async (t) => {
   const client = await pool.connect();
   const append = (stream: string) =>
-    client.query(`SELECT es_append($1, 'any', NULL, ARRAY['GapTested'], ARRAY[1], ARRAY['{}'::jsonb], ARRAY['{}'::jsonb])`, [stream]);
+    client.query(`SELECT es_append(ARRAY[$1], ARRAY['any'], ARRAY[NULL::integer], ARRAY[1], ARRAY['GapTested'], ARRAY[1], ARRAY['{}'::jsonb], ARRAY['{}'::jsonb])`, [stream]);
   try {
     await client.query('BEGIN');
     await client.query('CREATE TEMP TABLE scratch (x int)');

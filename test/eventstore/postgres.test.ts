@@ -1,5 +1,7 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import t from 'tap';
+import { WrongExpectedRevision } from '../../infra/eventstore/port.ts';
 import { PostgresEventStore } from '../../infra/eventstore/postgres.ts';
 import { freshDatabase } from '../support/database.ts';
 import { eventStoreContract } from './contract.ts';
@@ -19,4 +21,52 @@ t.test('an empty store has head position 0 and nothing to read', async (t) => {
 await eventStoreContract(t, 'PostgreSQL event store', async () => {
   const store = new PostgresEventStore(pool);
   return { store, cleanup: () => store.close() };
+});
+
+const event = (n: number) => ({ type: 'BatchTested', version: 1, data: { n } });
+
+t.test('appends queued behind a call in flight go out together, each with its own expectation', async (t) => {
+  const store = new PostgresEventStore(pool, { concurrentAppends: 1 });
+  t.teardown(() => store.close());
+  await store.append('batch-a', [event(0)], 'no_stream');
+  // The first append goes out alone; the other five queue behind it and share one call.
+  const results = await Promise.allSettled([
+    store.append('batch-b', [event(1)], 'no_stream'),
+    store.append('batch-a', [event(2), event(3)], 0),
+    store.append('batch-a', [event(4)], 0),
+    store.append('batch-a', [event(5)], 2),
+    store.append('batch-c', [event(6)], 'exists'),
+    store.append('batch-b', [event(7)], 'any'),
+  ]);
+  t.strictSame(results.map((r) => r.status), ['fulfilled', 'fulfilled', 'rejected', 'fulfilled', 'rejected', 'fulfilled']);
+  const refused = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected').map((r) => r.reason);
+  t.ok(refused[0] instanceof WrongExpectedRevision && refused[0].actual === 2, 'a stale revision sees the batch-mate that went first');
+  t.ok(refused[1] instanceof WrongExpectedRevision && refused[1].actual === -1, "'exists' on a missing stream");
+  t.strictSame((await store.readStream('batch-a')).map((e) => [e.revision, e.data.n]), [[0, 0], [1, 2], [2, 3], [3, 5]]);
+  t.strictSame((await store.readStream('batch-b')).map((e) => [e.revision, e.data.n]), [[0, 1], [1, 7]]);
+  t.strictSame(await store.readStream('batch-c'), [], 'a refused append writes nothing');
+  const positions = (await store.readAll({ after: 0, limit: 100 })).map((e) => e.position);
+  t.ok(positions.every((p, i) => i === 0 || p > positions[i - 1]!), 'positions increase across the batch');
+  const fulfilled = results.filter((r): r is PromiseFulfilledResult<{ revision: number; position: number }> => r.status === 'fulfilled');
+  t.strictSame(fulfilled.map((r) => r.value.revision), [0, 2, 3, 1], 'each append gets its own last revision');
+});
+
+t.test('a subscription further behind than the tail remembers catches up from the table, then follows the tail', async (t) => {
+  const store = new PostgresEventStore(pool, { tailEvents: 10 });
+  t.teardown(() => store.close());
+  const start = await store.headPosition();
+  const live: number[] = [];
+  const liveSubscription = store.subscribeToAll({ after: start, onEvents: async (events) => { live.push(...events.map((e) => e.data.n as number)); } });
+  for (let i = 0; i < 60; i++) await store.append(`tail-${i % 7}`, [event(i)], 'any');
+  const late: number[] = [];
+  const lateSubscription = store.subscribeToAll({ after: start, batchSize: 8, onEvents: async (events) => { late.push(...events.map((e) => e.data.n as number)); } });
+  await Promise.all(Array.from({ length: 20 }, (_, i) => store.append(`tail-${i % 7}`, [event(60 + i)], 'any')));
+  const deadline = Date.now() + 10_000;
+  while ((live.length < 80 || late.length < 80) && Date.now() < deadline) await sleep(20);
+  await liveSubscription.close();
+  await lateSubscription.close();
+  const expected = (await store.readAll({ after: start, limit: 1000 })).map((e) => e.data.n);
+  t.equal(expected.length, 80);
+  t.strictSame(live, expected, 'the live subscription saw every event once, in position order');
+  t.strictSame(late, expected, 'so did the one that started 60 events behind');
 });

@@ -1,0 +1,134 @@
+import type { RecordedEvent } from './port.ts';
+
+export interface TailSource {
+  /** The visible events after `after`, in position order (the store's readAll). */
+  read(after: number, limit: number): Promise<RecordedEvent[]>;
+  /** The newest visible position. */
+  head(): Promise<number>;
+}
+
+const READ_LIMIT = 1000;
+
+/**
+ * One reader of the head of the log, shared by every live subscription of a process.
+ *
+ * Without it each subscription polled the log itself, and every local append woke all of them:
+ * a dozen projectors meant a dozen queries per append, most finding nothing visible yet. The
+ * tail reads once and keeps the most recent events in memory; a subscription that has caught up
+ * takes its batches from there and only reads the table while it is further behind than the
+ * memory reaches (its catch-up).
+ *
+ * The memory holds every visible event in (start, end], with no gap: the tail reads "after end"
+ * under the same visibility rule as any reader, and an event at or below a position already read
+ * can never become visible later (see postgres-schema.ts). A slice of it is therefore exactly
+ * what a subscription's own read would have returned.
+ */
+export class LogTail {
+  private events: RecordedEvent[] = [];
+  private start = -1;
+  private end = -1;
+  private users = 0;
+  private running = false;
+  private pending = false;
+  private wakeSleeper: () => void = () => {};
+  private readonly listeners = new Set<() => void>();
+  private readonly errorSinks = new Set<(error: unknown) => void>();
+
+  constructor(
+    private readonly source: TailSource,
+    private readonly pollMs: number,
+    /** Events kept in memory; a subscription further behind reads the table itself. */
+    private readonly keep = 20_000,
+  ) {}
+
+  /** A subscription starts using the tail; its errors are reported to `onError`. */
+  join(onError?: (error: unknown) => void): () => void {
+    const sink = onError ?? (() => {});
+    this.errorSinks.add(sink);
+    this.users++;
+    if (!this.running) void this.run();
+    return () => {
+      this.errorSinks.delete(sink);
+      this.users--;
+      this.wake();
+    };
+  }
+
+  /** Something was appended: read again now rather than at the next poll. */
+  wake(): void {
+    this.pending = true;
+    this.wakeSleeper();
+  }
+
+  /** Up to `limit` events after `position` from memory, or null when memory does not reach back to it. */
+  slice(position: number, limit: number): RecordedEvent[] | null {
+    if (this.start < 0 || position < this.start) return null;
+    if (position >= this.end) return [];
+    let low = 0;
+    let high = this.events.length;
+    while (low < high) {
+      const mid = (low + high) >>> 1;
+      if (this.events[mid]!.position <= position) low = mid + 1;
+      else high = mid;
+    }
+    return this.events.slice(low, low + limit);
+  }
+
+  /** Resolves once the tail has read past `position`, after `ms` at the latest, or on `signal`. */
+  waitPast(position: number, ms: number, signal: AbortSignal): Promise<void> {
+    if (this.end > position || signal.aborted) return Promise.resolve();
+    return new Promise((resolve) => {
+      const finish = () => {
+        clearTimeout(timer);
+        this.listeners.delete(onRead);
+        signal.removeEventListener('abort', finish);
+        resolve();
+      };
+      const onRead = () => {
+        if (this.end > position) finish();
+      };
+      const timer = setTimeout(finish, ms);
+      this.listeners.add(onRead);
+      signal.addEventListener('abort', finish);
+    });
+  }
+
+  private async run(): Promise<void> {
+    this.running = true;
+    try {
+      while (this.users > 0) {
+        this.pending = false;
+        try {
+          if (this.start < 0) this.start = this.end = await this.source.head();
+          const events = await this.source.read(this.end, READ_LIMIT);
+          if (events.length > 0) {
+            this.remember(events);
+            for (const listener of [...this.listeners]) listener();
+            if (events.length === READ_LIMIT) continue;
+          }
+        } catch (error) {
+          for (const sink of this.errorSinks) sink(error);
+        }
+        if (this.pending || this.users === 0) continue;
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, this.pollMs);
+          this.wakeSleeper = () => { clearTimeout(timer); resolve(); };
+        });
+        this.wakeSleeper = () => {};
+      }
+    } finally {
+      this.running = false;
+    }
+  }
+
+  private remember(events: RecordedEvent[]): void {
+    for (const e of events) this.events.push(e);
+    this.end = events[events.length - 1]!.position;
+    // Trimming by half of `keep` at a time keeps the copy rare.
+    if (this.events.length > this.keep * 1.5) {
+      const dropped = this.events.length - this.keep;
+      this.start = this.events[dropped - 1]!.position;
+      this.events = this.events.slice(dropped);
+    }
+  }
+}
