@@ -139,6 +139,6 @@ export async function eventstoreBench(): Promise<void> {
     eventsPerSec: [a.eventsPerSec, b.eventsPerSec],
     p99Ms: [a.p99Ms, b.p99Ms],
     oursToEmmettThroughput: round(a.eventsPerSec / b.eventsPerSec, 2),
-    note: 'ours: one es_append statement per append (autocommit); emmett: BEGIN, emt_append_to_stream, COMMIT',
+    note: 'ours: es_append calls, at most two in flight, each carrying every append queued behind them (autocommit); emmett: BEGIN, emt_append_to_stream, COMMIT per append',
   });
 }

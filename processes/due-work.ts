@@ -40,7 +40,8 @@ export class DueWork {
     try {
       const jobs = await this.claim(everything);
       claimed = jobs.length;
-      for (const job of jobs) await this.bus.publish(this.queue, job);
+      // Publishes wait for the stream's acknowledgement; one after another they added a round trip per job.
+      await Promise.all(jobs.map((job) => this.bus.publish(this.queue, job)));
     } catch (error) {
       if (!this.stopped) console.error(`${this.options.label} dispatcher:`, error);
     }
