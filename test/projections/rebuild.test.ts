@@ -37,6 +37,11 @@ t.test('a rebuilt read model equals the live one, and swaps in while the server 
     const aut = (await h.request(ws.apiKey, 'POST', '/automations', { name: `Aut ${w}`, trigger: { event: 'go' }, steps: [{ type: 'wait', minutes: 60 }] })).json();
     await h.request(ws.apiKey, 'POST', `/automations/${aut.id}/pause`);
     await h.request(ws.apiKey, 'POST', '/events/batch', { events: [{ name: 'go', email: `c@w${w}.test`, createContact: true, properties: { n: w } }, { name: 'seen', email: `c@w${w}.test` }] });
+    const vip = (await h.request(ws.apiKey, 'POST', '/audiences', { name: `VIP ${w}` })).json();
+    const trial = (await h.request(ws.apiKey, 'POST', '/audiences', { name: `Trial ${w}` })).json();
+    await h.request(ws.apiKey, 'POST', '/contacts', { email: `v@w${w}.test`, audienceIds: [vip.id, trial.id] });
+    await h.request(ws.apiKey, 'PUT', `/audiences/${vip.id}/contacts/c@w${w}.test`);
+    await h.request(ws.apiKey, 'DELETE', `/audiences/${trial.id}/contacts/v@w${w}.test`);
   }
   const { db, pool } = h.system.database;
   for (const projector of h.system.runner.projectors.filter((p) => p.rebuildable !== false)) {
