@@ -54,6 +54,19 @@ export interface ReadAllOptions {
   streamPrefix?: string;
 }
 
+export interface ScanOptions {
+  /** Exclusive. */
+  after: number;
+  /**
+   * Inclusive, and a position readers have already seen (a checkpoint or `headPosition`), so no
+   * event at or below it is still being written.
+   */
+  until: number;
+  /** Only events of these types (a projector's `handles`). */
+  types: readonly string[];
+  batchSize?: number;
+}
+
 export interface Subscription {
   close(): Promise<void>;
 }
@@ -71,6 +84,11 @@ export interface EventStore {
   /** Events of one stream from `fromRevision` (inclusive); empty when the stream does not exist. */
   readStream(streamId: string, fromRevision?: number): Promise<RecordedEvent[]>;
   readAll(options?: ReadAllOptions): Promise<RecordedEvent[]>;
+  /**
+   * Optional, for projection rebuilds: the events of some types in (after, until], in position
+   * order, in large batches. A store without it is read with `readAll` pages.
+   */
+  scanAll?(options: ScanOptions): AsyncIterable<RecordedEvent[]>;
   /** Position of the newest event a subscriber may see now (0 when the store is empty). */
   headPosition(): Promise<number>;
   subscribeToAll(options: SubscribeOptions): Subscription;

@@ -7,10 +7,12 @@ import {
   type ExpectedRevision,
   type ReadAllOptions,
   type RecordedEvent,
+  type ScanOptions,
   type SubscribeOptions,
   type Subscription,
 } from './port.ts';
 import { EVENT_STORE_SCHEMA } from './postgres-schema.ts';
+import { scanEvents } from './postgres-scan.ts';
 import { LogTail } from './postgres-tail.ts';
 
 export { EVENT_STORE_SCHEMA };
@@ -139,6 +141,11 @@ export class PostgresEventStore implements EventStore {
       params,
     );
     return rows.map(toRecorded);
+  }
+
+  /** A rebuild's read, kept in its own file apart from the live subscription below. */
+  scanAll(options: ScanOptions): AsyncIterable<RecordedEvent[]> {
+    return scanEvents(this.pool, options);
   }
 
   async headPosition(): Promise<number> {
