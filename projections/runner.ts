@@ -117,11 +117,11 @@ export class ProjectionRunner {
     this.persistedAt.set(p.name, Date.now());
     await this.db.transaction().execute(async (trx) => {
       // The checkpoint row is locked first, so an operator's swap (which locks it too) never
-      // deadlocks against table locks taken by this batch.
-      await sql`UPDATE projection_checkpoints SET position = ${last}, updated_at = now() WHERE name = ${p.name}`.execute(trx);
-      // Read models are derived: a crash may lose the last few ms of this work, and the checkpoint
-      // committed with it replays exactly that. Skipping the fsync takes it off every write's wait.
-      await sql`SET LOCAL synchronous_commit = off`.execute(trx);
+      // deadlocks against table locks taken by this batch. Read models are derived: a crash may
+      // lose the last few ms of this work, and the checkpoint committed with it replays exactly
+      // that, so the transaction skips the WAL flush (set in the same statement, a round trip less).
+      await sql`UPDATE projection_checkpoints SET position = ${last}, updated_at = now()
+        WHERE name = ${p.name} AND (SELECT set_config('synchronous_commit', 'off', true)) IS NOT NULL`.execute(trx);
       if (p.applyBatch) await p.applyBatch(trx, relevant.map((e) => this.decode(e)));
       else for (const e of relevant) await p.apply(trx, this.decode(e));
     });

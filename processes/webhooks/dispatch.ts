@@ -77,14 +77,16 @@ export const webhookDispatch: Projector = {
     await this.applyBatch!(db, [event]);
   },
   async applyBatch(db, events) {
-    // Routes of a workspace are read once per batch, until an endpoint event of it changes them.
-    const routes = new Map<string, Route[]>();
+    // Routes of every workspace the batch maps events for are read in one query; an endpoint event
+    // drops its workspace's routes, which are then read again after it.
+    const mapped = new Set(events.filter((e) => WEBHOOK_MAPPERS[e.type]).map((e) => e.metadata.workspaceId as string));
+    const routes = await routesOf(db, [...mapped]);
     const pending: Delivery[] = [];
     for (const event of events) {
       const workspaceId = event.metadata.workspaceId as string;
       const mapper = WEBHOOK_MAPPERS[event.type];
       if (mapper) {
-        if (!routes.has(workspaceId)) routes.set(workspaceId, await routesOf(db, workspaceId));
+        if (!routes.has(workspaceId)) routes.set(workspaceId, (await routesOf(db, [workspaceId])).get(workspaceId)!);
         const message = mapper(event.data, event.recordedAt.toISOString());
         for (const route of routes.get(workspaceId)!) {
           if (subscribes(route.event_types, message.type) && covers({ addressAllowlist: route.address_allowlist, domainAllowlist: route.domain_allowlist }, message.concerns)) {
@@ -123,10 +125,14 @@ function delivery(event: ProjectedEvent, endpointId: string, message: Pick<Webho
   };
 }
 
-async function routesOf(db: Kysely<any> | Transaction<any>, workspaceId: string): Promise<Route[]> {
-  const { rows } = await sql<Route>`SELECT id, event_types, address_allowlist, domain_allowlist FROM webhook_routes
-    WHERE workspace_id = ${workspaceId} AND enabled ORDER BY id`.execute(db);
-  return rows;
+/** The enabled routes of each workspace asked for (an empty list for one without any). */
+async function routesOf(db: Kysely<any> | Transaction<any>, workspaceIds: string[]): Promise<Map<string, Route[]>> {
+  const byWorkspace = new Map<string, Route[]>(workspaceIds.map((w) => [w, []]));
+  if (workspaceIds.length === 0) return byWorkspace;
+  const { rows } = await sql<Route & { workspace_id: string }>`SELECT workspace_id, id, event_types, address_allowlist, domain_allowlist
+    FROM webhook_routes WHERE workspace_id = ANY(${workspaceIds}::text[]) AND enabled ORDER BY workspace_id, id`.execute(db);
+  for (const { workspace_id, ...route } of rows) byWorkspace.get(workspace_id)!.push(route);
+  return byWorkspace;
 }
 
 async function insertDeliveries(db: Kysely<any> | Transaction<any>, rows: Delivery[]): Promise<void> {
