@@ -13,7 +13,7 @@ import { openDatabase, type Database } from './infra/db.ts';
 import { startEmbeddedPostgres } from './infra/embedded-postgres.ts';
 import { EventStoreDbEventStore } from './infra/eventstore/eventstoredb.ts';
 import { InProcessWorkQueue } from './infra/bus/in-process.ts';
-import { NatsWorkQueue } from './infra/bus/nats.ts';
+import { NatsWorkQueue, type NatsWorkQueueOptions } from './infra/bus/nats.ts';
 import type { WorkQueue } from './infra/bus/port.ts';
 import type { EventStore } from './infra/eventstore/port.ts';
 import { PostgresEventStore } from './infra/eventstore/postgres.ts';
@@ -58,6 +58,8 @@ export async function resolveDatabaseUrl(config: Pick<Config, 'databaseUrl' | 'd
 export interface SystemOptions {
   eventStoreUrl?: string;
   natsUrl?: string;
+  /** With `natsUrl`: how the connection behaves (tests shorten the pause between reconnects). */
+  nats?: Pick<NatsWorkQueueOptions, 'reconnectWaitMs'>;
   /** false: no projectors run here (another process projects, or an operator tool). */
   project?: boolean;
   /** false: this process sends no webhooks (the CLI). */
@@ -79,7 +81,7 @@ export async function openSystem(databaseUrl: string, options: SystemOptions = {
   const store: EventStore = options.eventStoreUrl
     ? await EventStoreDbEventStore.connect(options.eventStoreUrl)
     : new PostgresEventStore(database.pool);
-  const bus: WorkQueue = options.natsUrl ? await NatsWorkQueue.connect(options.natsUrl) : new InProcessWorkQueue();
+  const bus: WorkQueue = options.natsUrl ? await NatsWorkQueue.connect(options.natsUrl, options.nats) : new InProcessWorkQueue();
   const runner = new ProjectionRunner(database.db, database.pool, store, registry, [...projectors, webhookDispatch, automationEnrolment]);
   await runner.migrate();
   if (options.project !== false) await runner.start();

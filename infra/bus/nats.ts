@@ -41,6 +41,8 @@ export interface NatsWorkQueueOptions {
   ackWaitMs?: number;
   /** The stream's duplicate window; applied only when this call creates the stream. */
   dedupWindowMs?: number;
+  /** Pause between attempts to reach a lost server. Default 2,000 ms. */
+  reconnectWaitMs?: number;
 }
 
 const STREAM_NOT_FOUND = 10059;
@@ -78,7 +80,14 @@ export class NatsWorkQueue implements WorkQueue {
   static async connect(url: string, options: NatsWorkQueueOptions = {}): Promise<NatsWorkQueue> {
     const streamName = options.streamName ?? 'WORK';
     const subjectPrefix = options.subjectPrefix ?? 'wms';
-    const nc = await connect({ servers: url, name: 'workspace-mail-service' });
+    // Reconnect for as long as it takes: nats.js gives up after 10 attempts by default, and a
+    // closed connection would leave the process unable to queue work until it is restarted.
+    const nc = await connect({
+      servers: url,
+      name: 'workspace-mail-service',
+      maxReconnectAttempts: -1,
+      reconnectTimeWait: options.reconnectWaitMs ?? 2_000,
+    });
     try {
       const jsm = await nc.jetstreamManager();
       try {

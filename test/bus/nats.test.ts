@@ -7,6 +7,7 @@ import { connect } from 'nats';
 import t from 'tap';
 import { NatsWorkQueue, type NatsWorkQueueOptions } from '../../infra/bus/nats.ts';
 import type { Delivery } from '../../infra/bus/port.ts';
+import { startTcpProxy } from '../support/tcp-proxy.ts';
 import { eventually, workQueueContract } from './contract.ts';
 
 const url = process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
@@ -32,6 +33,39 @@ t.teardown(async () => {
 t.test('contract', async (t) => {
   const ackWaitMs = 1_500;
   workQueueContract(t, { open: () => open({ ackWaitMs }), redeliveryWindowMs: ackWaitMs });
+});
+
+t.test('an outage longer than the NATS client gives up after by default: work published after it is consumed', async (t) => {
+  const proxy = await startTcpProxy('127.0.0.1', Number(new URL(url).port || 4222));
+  t.teardown(() => proxy.close());
+  // nats.js stops after 10 reconnect attempts unless told otherwise: 100 ms apart, 3 s is 30.
+  const bus = await NatsWorkQueue.connect(`nats://127.0.0.1:${proxy.port}`, { ...base, reconnectWaitMs: 100 });
+  t.teardown(() => bus.close());
+  const seen: Delivery[] = [];
+  const consumer = await bus.consume('outage', async (job) => (seen.push(job), { ack: true }));
+  t.teardown(() => consumer.close());
+  await bus.publish('outage', { id: 'before', payload: {} });
+  await eventually(() => seen.length === 1, 'the job published before the outage');
+
+  await proxy.cut();
+  // Whether JetStream stored it is unknown to the caller (the ack timed out): callers keep such
+  // work in the database until it is acknowledged, as the webhook sender does.
+  await t.rejects(bus.publish('outage', { id: 'during', payload: {} }), 'publishing fails while the server is away');
+  await sleep(3_000);
+  await proxy.restore();
+
+  // The client reconnects on its own; until it has, a publish still fails.
+  const deadline = performance.now() + 15_000;
+  for (;;) {
+    try {
+      await bus.publish('outage', { id: 'after', payload: {} });
+      break;
+    } catch (error) {
+      if (performance.now() > deadline) throw error;
+      await sleep(200);
+    }
+  }
+  await eventually(() => seen.some((d) => d.id === 'after'), 'the job published after the outage', 15_000);
 });
 
 t.test('a job outlives the connection that published it', async (t) => {

@@ -9,6 +9,7 @@ import { createWebhookEndpoint } from '../../commands/webhooks/handlers.ts';
 import { openSystem, type System } from '../../system.ts';
 import { freshDatabase } from '../support/database.ts';
 import { eventually, startReceiver } from '../support/receiver.ts';
+import { startTcpProxy } from '../support/tcp-proxy.ts';
 
 const NATS_URL = process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
 const now = () => new Date().toISOString();
@@ -94,4 +95,39 @@ t.test('deliveries made while no process sends are sent when one starts; a job t
   await c.end();
   await receiver.waitFor(2, 10_000);
   t.match(JSON.parse(receiver.received[1]!.body), { data: { email: 'lost@example.com' } });
+});
+
+t.test('a NATS outage delays deliveries and loses none', async (t) => {
+  const url = await freshDatabase(t);
+  const receiver = await startReceiver(t);
+  const { quiet, actor } = await setUp(t, url, receiver.url);
+  const proxy = await startTcpProxy('127.0.0.1', Number(new URL(NATS_URL).port || 4222));
+  t.teardown(() => proxy.close());
+  const queue = `webhooks-outage-${crypto.randomBytes(4).toString('hex')}`;
+  // 100 ms between reconnects: the 4 s outage is 40 attempts, past the 10 nats.js allows by default.
+  const sender: System = await openSystem(url, {
+    natsUrl: `nats://127.0.0.1:${proxy.port}`,
+    nats: { reconnectWaitMs: 100 },
+    project: false,
+    webhooks: { allowPrivate: true, pollMs: 100, staleAfterMs: 1_000, queue },
+  });
+  t.teardown(() => sender.close());
+  await addSuppression(quiet.commands, actor, { email: 'before@example.com', reason: 'manual', detail: null }, now());
+  await receiver.waitFor(1);
+
+  await proxy.cut();
+  for (const n of [1, 2, 3]) await addSuppression(quiet.commands, actor, { email: `during-${n}@example.com`, reason: 'manual', detail: null }, now());
+  await new Promise((r) => setTimeout(r, 4_000));
+  t.equal(receiver.received.length, 1, 'nothing is delivered while the bus is away');
+  t.match(await deliveryRows(url), [{ status: 'delivered' }, { status: 'pending' }, { status: 'pending' }, { status: 'pending' }]);
+
+  await proxy.restore();
+  await receiver.waitFor(4, 30_000);
+  const rows = await eventually(async () => {
+    const r = await deliveryRows(url);
+    return r.every((d) => d.status === 'delivered') && r;
+  });
+  t.equal(rows.length, 4);
+  const emails = receiver.received.map((r) => JSON.parse(r.body).data.email).sort();
+  t.same([...new Set(emails)], ['before@example.com', 'during-1@example.com', 'during-2@example.com', 'during-3@example.com']);
 });

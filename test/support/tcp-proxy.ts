@@ -1,0 +1,47 @@
+import net from 'node:net';
+
+export interface TcpProxy {
+  /** Where clients connect instead of the target. */
+  port: number;
+  /** An outage: open connections are cut and new ones refused, until `restore`. */
+  cut(): Promise<void>;
+  restore(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/**
+ * A loopback TCP relay to a real server (NATS here), so a test can take the server away from the
+ * service and give it back without stopping the server other tests share.
+ */
+export async function startTcpProxy(targetHost: string, targetPort: number): Promise<TcpProxy> {
+  const sockets = new Set<net.Socket>();
+  const track = (s: net.Socket) => {
+    sockets.add(s);
+    s.on('close', () => sockets.delete(s));
+    s.on('error', () => s.destroy());
+  };
+  const server = net.createServer((client) => {
+    const upstream = net.connect(targetPort, targetHost);
+    track(client);
+    track(upstream);
+    client.pipe(upstream).pipe(client);
+    client.on('close', () => upstream.destroy());
+    upstream.on('close', () => client.destroy());
+  });
+  const listen = (port: number) =>
+    new Promise<number>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(port, '127.0.0.1', () => {
+        server.off('error', reject);
+        resolve((server.address() as net.AddressInfo).port);
+      });
+    });
+  const stop = () =>
+    new Promise<void>((resolve) => {
+      for (const s of sockets) s.destroy();
+      if (!server.listening) return resolve();
+      server.close(() => resolve());
+    });
+  const port = await listen(0);
+  return { port, cut: stop, restore: async () => void (await listen(port)), close: stop };
+}
