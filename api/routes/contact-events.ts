@@ -149,7 +149,7 @@ export function registerContactEvents(app: FastifyInstance, deps: ApiDeps): void
       });
       return { items, params };
     };
-    const target = { streamSuffix: key === null ? newRequestStreamSuffix() : keyStreamSuffix(key), fresh: key === null };
+    const target = { streamSuffix: key === null ? newRequestStreamSuffix() : keyStreamSuffix(key, credential.mode), fresh: key === null };
     // Counting needs to know which events would be stored, not the ids of contacts not made yet.
     const planned = itemsOf(new Map([...contacts.byEmail, ...toCreate.map((c) => [c.email!, { id: '', email: c.email! }] as const)]), contacts.byId);
     const units = await countNewContactEvents(deps.commands, actor, { ...target, items: planned.items });

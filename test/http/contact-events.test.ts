@@ -79,6 +79,10 @@ t.test('every rule of one event: invalid_event with param, at the edges', async 
   t.same(errorOf(await h.request(ws.apiKey, 'POST', '/events', { name: 'x' })), [422, 'invalid_event', 'email'], 'no contact named');
   await bad({ name: 'x', email: 'not-an-address' }, 'email', 'an address that is not one');
   await bad({ name: 'x', email: `${'a'.repeat(310)}@example.com` }, 'email', 'address over 320');
+  for (const email of ['a..b@example.com', '.a@example.com', 'a!b@example.com', 'a@example.123']) {
+    await bad({ name: 'x', email, createContact: true }, 'email', `${email}: refused as POST /contacts refuses it`);
+    t.same(errorOf(await h.request(ws.apiKey, 'POST', '/contacts', { email })), [422, 'invalid_parameter', 'email'], `POST /contacts refuses ${email}`);
+  }
   t.same(errorOf(await h.request(ws.apiKey, 'POST', '/events', { name: 'x', contactId: 'c'.repeat(65) })), [422, 'invalid_event', 'contactId']);
   t.same(errorOf(await h.request(ws.apiKey, 'POST', '/events', { name: 'x', contactId: 'con_1', createContact: true })), [422, 'invalid_event', 'createContact'], 'createContact needs email');
   await ok({ name: 'x', createContact: true, contactName: 'n'.repeat(200), email: 'b@example.com' }, 'contactName of 200');
@@ -163,6 +167,11 @@ t.test('Idempotency-Key: replay, reuse, malformed, edges, races', async (t) => {
   t.ok(batches.every((r) => r.json().accepted.map((a: any) => a.id).join() === batches[0]!.json().accepted.map((a: any) => a.id).join()), 'all answer the same events');
   const count = await h.system.database.pool.query("SELECT count(*)::int AS n FROM contact_events WHERE workspace_id = $1 AND name IN ('b0', 'b1')", [ws.workspaceId]);
   t.equal(count.rows[0].n, 2);
+  const testKey = await keyWith(h, ws.apiKey, { scopes: ['contacts:write', 'contacts:read'], mode: 'test' });
+  const asTest = await h.request(testKey, 'POST', '/events', { name: 'signed-up', email: 'a@example.com' }, { 'idempotency-key': 'shared' });
+  const asLive = await post('shared', { name: 'signed-up' });
+  t.same([asTest.statusCode, asTest.json().mode, asLive.statusCode, asLive.json().mode, asLive.json().replayed], [201, 'test', 201, 'live', false], 'a test key\'s event under a key neither replays for nor blocks the live one');
+  t.equal((await post('shared', { name: 'other' })).statusCode, 422, 'the live event is what the key now holds for live keys');
   const mixed = await Promise.all([post('race2', { name: 'one' }), post('race2', { name: 'two' })]);
   t.same(mixed.map((r) => r.statusCode).sort(), [201, 422], 'two different events at once under one key: one stored, one refused');
 });
