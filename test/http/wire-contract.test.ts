@@ -144,7 +144,7 @@ t.test('wire contract', async (t) => {
     await awayFromMinuteEnd();
     const key = (await h.request(ws.apiKey, 'POST', '/keys', { scopes: [] })).json().token as string;
     t.equal((await h.request(key, 'GET', '/ping')).headers['ratelimit-remaining'], '599');
-    const forged = `${key.slice(0, key.lastIndexOf('_'))}_${'B'.repeat(43)}`;
+    const forged = `${key.slice(0, -43)}${'B'.repeat(43)}`;
     for (let i = 0; i < 5; i++) {
       const res = await h.request(forged, 'GET', '/ping');
       t.equal(res.json().error.code, 'invalid_api_key');
@@ -171,7 +171,7 @@ t.test('wire contract', async (t) => {
     const refusals: [string, string][] = [
       [`wms_live_${unknownId}_${'A'.repeat(43)}`, 'invalid_api_key'],
       [`wms_live_${unknownId}_${'B'.repeat(43)}`, 'invalid_api_key'],
-      [`${live.token.slice(0, live.token.lastIndexOf('_'))}_${'C'.repeat(43)}`, 'invalid_api_key'],
+      [`${live.token.slice(0, -43)}${'C'.repeat(43)}`, 'invalid_api_key'],
       [live.token.replace('wms_live_', 'wms_test_'), 'invalid_api_key'],
       [dead.token, 'revoked_api_key'],
       ['wms_live_short', 'invalid_api_key'],
