@@ -114,6 +114,8 @@ t.test('roles over HTTP', async (t) => {
     expectError(t, await post({ name: 'Bad', permissions: ['emails:send', 'emails:fly'] }), 422, 'invalid_parameter', 'permissions.1');
     expectError(t, await post({ name: 'Bad' }), 422, 'invalid_parameter', 'permissions');
     expectError(t, await post({ name: 'Bad', permissions: [], colour: 'red' }), 422, 'unknown_parameter', 'colour');
+    t.equal((await post({ name: 'Fifty-three', permissions: Array(53).fill('emails:send') })).statusCode, 201, 'permissions: 53 entries');
+    expectError(t, await post({ name: 'Fifty-four', permissions: Array(54).fill('emails:send') }), 422, 'invalid_parameter', 'permissions');
     t.equal((await roles(ws.apiKey)).some((r) => r.name === 'Bad'), false, 'refused, not created');
 
     const support = await createRole(ws.apiKey, { name: 'Support', permissions: [] });

@@ -223,6 +223,22 @@ t.test('a paging walk sees every older row once, in order, while rows are added'
   t.equal((await h.request(ws.apiKey, 'GET', '/suppressions?limit=100')).json().data.length, 15);
 });
 
+t.test('a paging walk survives rows deleted between pages, the cursor row included', async (t) => {
+  const h = await startTestApp(t);
+  const ws = await h.workspace();
+  const ids: string[] = [];
+  for (let i = 0; i < 30; i++) ids.push((await h.request(ws.apiKey, 'POST', '/suppressions', { email: `gone${i}@example.com` })).json().id);
+  const newestFirst = ids.toReversed();
+  const page1 = (await h.request(ws.apiKey, 'GET', '/suppressions')).json();
+  t.equal(page1.data.length, 25, 'the default limit is 25');
+  t.same(page1.data.map((r: { id: string }) => r.id), newestFirst.slice(0, 25));
+  // The row the cursor points at, and the first row after it, go before the next page is read.
+  for (const id of [newestFirst[24]!, newestFirst[25]!]) t.equal((await h.request(ws.apiKey, 'DELETE', `/suppressions/${id}`)).statusCode, 200);
+  const page2 = (await h.request(ws.apiKey, 'GET', `/suppressions?cursor=${encodeURIComponent(page1.nextCursor)}`)).json();
+  t.same(page2.data.map((r: { id: string }) => r.id), newestFirst.slice(26), 'the walk goes on after the deleted rows, nothing skipped or repeated');
+  t.equal(page2.hasMore, false);
+});
+
 t.test('ids of another workspace, unknown and malformed ids are all 404', async (t) => {
   const h = await startTestApp(t);
   const ws = await h.workspace();
