@@ -228,7 +228,7 @@ t.test('a paging walk survives rows deleted between pages, the cursor row includ
   const ws = await h.workspace();
   const ids: string[] = [];
   for (let i = 0; i < 30; i++) ids.push((await h.request(ws.apiKey, 'POST', '/suppressions', { email: `gone${i}@example.com` })).json().id);
-  const newestFirst = ids.toReversed();
+  const newestFirst = [...ids].reverse();
   const page1 = (await h.request(ws.apiKey, 'GET', '/suppressions')).json();
   t.equal(page1.data.length, 25, 'the default limit is 25');
   t.same(page1.data.map((r: { id: string }) => r.id), newestFirst.slice(0, 25));
