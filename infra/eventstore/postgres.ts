@@ -122,10 +122,12 @@ export class PostgresEventStore implements EventStore {
   }
 
   async readStream(streamId: string, fromRevision = 0): Promise<RecordedEvent[]> {
-    const { rows } = await this.pool.query(
-      `SELECT ${COLUMNS} FROM es_events WHERE stream_id = $1 AND revision >= $2 ORDER BY revision`,
-      [streamId, fromRevision],
-    );
+    // Named, like es_append: every command reads its stream first, so this is the hottest query.
+    const { rows } = await this.pool.query({
+      name: 'es_read_stream',
+      text: `SELECT ${COLUMNS} FROM es_events WHERE stream_id = $1 AND revision >= $2 ORDER BY revision`,
+      values: [streamId, fromRevision],
+    });
     return rows.map(toRecorded);
   }
 
