@@ -1,4 +1,4 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type pg from 'pg';
 import { hashSecret, parseToken } from '../../commands/api-keys/token.ts';
 import { isPermission, type Permission } from '../../domain/shared/permissions.ts';
@@ -66,7 +66,7 @@ const REFUSALS = { revoked_api_key: 'This API key was revoked.', expired_api_key
 /**
  * The credential resolver and the rate-limit count, together. A token's prefix says its kind; API
  * keys are resolved here, and OAuth access tokens will get a branch of their own with the same
- * Credential result. `needed` false: the route takes no credential, the request is only counted.
+ * Credential result. `needed` false: the credential is not looked at, the request is only counted.
  */
 async function admit(
   pool: pg.Pool,
@@ -111,42 +111,64 @@ function bearerToken(authorization: string | undefined): { mode: 'live' | 'test'
   return parseToken(match[1]!) ?? new ApiError('invalid_api_key', 'This is not a valid API key.');
 }
 
+type AuthDeps = { pool: pg.Pool; rateLimiter: RateLimiter; requestLog: RequestLog };
+
 /**
- * On every request, in one round trip: resolve the credential (routes that need one), count the
- * request against the rate limit (by credential, or by client IP when there is none) and put the
- * RateLimit headers on the answer, whatever it turns out to be. The key's request log is written
- * after the answer has gone, in batches (api/request-log.ts).
+ * What a request does with the credential it carries. `required`: a route that needs one, refused
+ * without it. `optional`: no route matched, so the answer is an error whatever the credential; a
+ * valid key still counts the request under itself and logs it (the limit covers every request a
+ * key makes), and anything else is counted by address without turning the 404 into a 401. `none`:
+ * a route that takes no credential, counted by address.
  */
-export function registerAuth(app: FastifyInstance, deps: { pool: pg.Pool; rateLimiter: RateLimiter; requestLog: RequestLog }): void {
+type CredentialUse = 'required' | 'optional' | 'none';
+
+/**
+ * Resolves the credential, counts the request and puts the RateLimit headers on its answer;
+ * throws the 429, and the credential's refusal when the route requires one.
+ */
+async function admitRequest(deps: AuthDeps, request: FastifyRequest, reply: FastifyReply, use: CredentialUse): Promise<void> {
+  const { credential, refusal, rateLimit } = await admit(deps.pool, deps.rateLimiter, {
+    authorization: request.headers.authorization,
+    needed: use !== 'none',
+    ip: request.ip,
+  });
+  request.credential = credential;
+  reply.headers(rateLimitHeaders(rateLimit));
+  if (rateLimit.exceeded) throw rateLimited(rateLimit);
+  if (refusal && use === 'required') throw refusal;
+}
+
+/** Puts an answered request in its key's log; requests without a key are not logged. */
+function recordRequest(requestLog: RequestLog, request: FastifyRequest, reply: FastifyReply, durationMs: number): void {
+  const c = request.credential;
+  if (c?.kind !== 'apiKey' || c.id === null) return;
+  requestLog.record({
+    workspace_id: c.workspaceId,
+    key_id: c.id,
+    request_id: request.id,
+    method: request.method,
+    path: request.url.split('?')[0]!,
+    status: reply.statusCode,
+    error_code: request.errorCode,
+    duration_ms: durationMs,
+    ip: request.ip,
+    user_agent: request.headers['user-agent'] ?? null,
+    created_at: new Date(),
+  });
+}
+
+/**
+ * On every request, in one round trip: resolve the credential, count the request against the rate
+ * limit (by credential, or by client IP when there is none) and put the RateLimit headers on the
+ * answer, whatever it turns out to be. The key's request log is written after the answer has
+ * gone, in batches (api/request-log.ts).
+ */
+export function registerAuth(app: FastifyInstance, deps: AuthDeps): void {
   app.decorateRequest('credential', null);
   app.decorateRequest('errorCode', null);
   app.addHook('onRequest', async (request, reply) => {
-    const needed = request.routeOptions.config?.auth === true;
-    const { credential, refusal, rateLimit } = await admit(deps.pool, deps.rateLimiter, {
-      authorization: request.headers.authorization,
-      needed,
-      ip: request.ip,
-    });
-    request.credential = credential;
-    reply.headers(rateLimitHeaders(rateLimit));
-    if (rateLimit.exceeded) throw rateLimited(rateLimit);
-    if (refusal) throw refusal;
+    const use: CredentialUse = request.routeOptions.config?.auth === true ? 'required' : request.is404 ? 'optional' : 'none';
+    await admitRequest(deps, request, reply, use);
   });
-  app.addHook('onResponse', async (request, reply) => {
-    const c = request.credential;
-    if (c?.kind !== 'apiKey' || c.id === null) return;
-    deps.requestLog.record({
-      workspace_id: c.workspaceId,
-      key_id: c.id,
-      request_id: request.id,
-      method: request.method,
-      path: request.url.split('?')[0]!,
-      status: reply.statusCode,
-      error_code: request.errorCode,
-      duration_ms: reply.elapsedTime,
-      ip: request.ip,
-      user_agent: request.headers['user-agent'] ?? null,
-      created_at: new Date(),
-    });
-  });
+  app.addHook('onResponse', async (request, reply) => recordRequest(deps.requestLog, request, reply, reply.elapsedTime));
 }

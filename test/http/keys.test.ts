@@ -148,11 +148,11 @@ t.test('API keys over HTTP', async (t) => {
     const log = await h.request(key, 'GET', '/keys/self/requests');
     t.equal(log.statusCode, 200);
     const rows = log.json().data;
-    t.same(rows.map((r: { method: string; path: string }) => `${r.method} ${r.path}`), ['POST /keys', 'GET /keys', 'GET /ping']);
-    t.match(rows[0], { status: 403, errorCode: 'insufficient_scope', userAgent: 'lightMyRequest', ip: '127.0.0.1' });
+    t.same(rows.map((r: { method: string; path: string }) => `${r.method} ${r.path}`), ['GET /nowhere', 'POST /keys', 'GET /keys', 'GET /ping']);
+    t.match(rows[1], { status: 403, errorCode: 'insufficient_scope', userAgent: 'lightMyRequest', ip: '127.0.0.1' });
     t.notOk(log.body.includes('limit=2'));
     const failed = await h.request(key, 'GET', '/keys/self/requests?failedOnly=true');
-    t.same(failed.json().data.map((r: { path: string }) => r.path), ['/keys']);
+    t.same(failed.json().data.map((r: { path: string }) => r.path), ['/nowhere', '/keys']);
     const byStatus = await h.request(key, 'GET', '/keys/self/requests?statuses=200,201');
     t.same(
       byStatus.json().data.map((r: { path: string }) => r.path),
