@@ -43,6 +43,9 @@ export async function buildServer(deps: ApiDeps, options: { logger?: boolean | o
     requestIdHeader: false,
     bodyLimit: 2 * 1024 * 1024,
     trustProxy: false,
+    // Contact routes take an address in the path (up to 320 characters, 400 accepted by their
+    // schema); the router's default of 100 refused longer ones with a 414 before any route ran.
+    routerOptions: { maxParamLength: 400 },
   });
   // The zod schemas validate (api/route.ts); the JSON schemas fastify sees are documentation only.
   app.setValidatorCompiler(() => (data) => ({ value: data }));

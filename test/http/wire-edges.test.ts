@@ -47,4 +47,12 @@ t.test('wire edges', async (t) => {
     t.equal(after.get('ip:127.0.0.1')! - (before.get('ip:127.0.0.1') ?? 0), callers.length);
     t.same(await loggedPaths(key.token), [], 'nothing in the log of the key whose secret was wrong');
   });
+
+  t.test('a path parameter may hold a whole address, longer than the router default of 100', async (t) => {
+    const email = `${'a'.repeat(64)}@${'b'.repeat(60)}.${'c'.repeat(60)}.example.com`;
+    t.equal((await h.request(ws.apiKey, 'POST', '/contacts', { email })).statusCode, 201);
+    const read = await h.request(ws.apiKey, 'GET', `/contacts/${encodeURIComponent(email)}`);
+    t.equal(read.statusCode, 200);
+    t.equal(read.json().email, email);
+  });
 });
