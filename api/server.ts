@@ -7,7 +7,7 @@ import type { CommandContext } from '../commands/execute.ts';
 import type { Cursors } from './paging.ts';
 import { REQUEST_ID_HEADER } from './headers.ts';
 import { registerAuth } from './plugins/auth.ts';
-import { registerErrorHandling } from './plugins/errors.ts';
+import { answerFrameworkError, registerErrorHandling } from './plugins/errors.ts';
 import type { RateLimiter } from './plugins/rate-limit.ts';
 import type { RequestLog } from './request-log.ts';
 import { registerAudiences } from './routes/audiences.ts';
@@ -46,6 +46,7 @@ export async function buildServer(deps: ApiDeps, options: { logger?: boolean | o
     // Contact routes take an address in the path (up to 320 characters, 400 accepted by their
     // schema); the router's default of 100 refused longer ones with a 414 before any route ran.
     routerOptions: { maxParamLength: 400 },
+    frameworkErrors: answerFrameworkError(deps),
   });
   // The zod schemas validate (api/route.ts); the JSON schemas fastify sees are documentation only.
   app.setValidatorCompiler(() => (data) => ({ value: data }));

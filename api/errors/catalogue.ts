@@ -23,7 +23,7 @@ export const TYPE_BY_STATUS: Record<number, string> = {
 export const CATALOGUE: Record<string, [number, string]> = {
   malformed_json: [400, 'The body is not valid JSON.'],
   invalid_cursor: [400, 'The cursor was not handed out by this list, for this workspace and sort.'],
-  invalid_request: [400, 'The request cannot be read (wrong content type, for example).'],
+  invalid_request: [400, 'The request cannot be read (a content type the operation does not take, a URL whose percent-encoding does not decode, for example).'],
   body_too_large: [413, 'The body is larger than the service accepts.'],
   missing_api_key: [401, 'No credential was sent. Send `Authorization: Bearer <key>`.'],
   invalid_api_key: [401, 'The credential is not a key of this service, or its secret is wrong.'],

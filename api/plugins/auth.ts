@@ -111,7 +111,7 @@ function bearerToken(authorization: string | undefined): { mode: 'live' | 'test'
   return parseToken(match[1]!) ?? new ApiError('invalid_api_key', 'This is not a valid API key.');
 }
 
-type AuthDeps = { pool: pg.Pool; rateLimiter: RateLimiter; requestLog: RequestLog };
+export type AuthDeps = { pool: pg.Pool; rateLimiter: RateLimiter; requestLog: RequestLog };
 
 /**
  * What a request does with the credential it carries. `required`: a route that needs one, refused
@@ -126,7 +126,7 @@ type CredentialUse = 'required' | 'optional' | 'none';
  * Resolves the credential, counts the request and puts the RateLimit headers on its answer;
  * throws the 429, and the credential's refusal when the route requires one.
  */
-async function admitRequest(deps: AuthDeps, request: FastifyRequest, reply: FastifyReply, use: CredentialUse): Promise<void> {
+export async function admitRequest(deps: AuthDeps, request: FastifyRequest, reply: FastifyReply, use: CredentialUse): Promise<void> {
   const { credential, refusal, rateLimit } = await admit(deps.pool, deps.rateLimiter, {
     authorization: request.headers.authorization,
     needed: use !== 'none',
@@ -139,7 +139,7 @@ async function admitRequest(deps: AuthDeps, request: FastifyRequest, reply: Fast
 }
 
 /** Puts an answered request in its key's log; requests without a key are not logged. */
-function recordRequest(requestLog: RequestLog, request: FastifyRequest, reply: FastifyReply, durationMs: number): void {
+export function recordRequest(requestLog: RequestLog, request: FastifyRequest, reply: FastifyReply, durationMs: number): void {
   const c = request.credential;
   if (c?.kind !== 'apiKey' || c.id === null) return;
   requestLog.record({

@@ -1,8 +1,10 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ZodError, type core } from 'zod';
 import { DomainError } from '../../domain/shared/errors.ts';
 import { ApiError, type ErrorBody } from '../errors/api-error.ts';
 import { CATALOGUE, TYPE_BY_STATUS } from '../errors/catalogue.ts';
+import { REQUEST_ID_HEADER } from '../headers.ts';
+import { admitRequest, recordRequest, type AuthDeps } from './auth.ts';
 
 /** The one place an exception becomes the spec's envelope. */
 export function registerErrorHandling(app: FastifyInstance): void {
@@ -14,6 +16,29 @@ export function registerErrorHandling(app: FastifyInstance): void {
   app.setNotFoundHandler((request, reply) =>
     sendError(request, reply, new ApiError('resource_not_found', `No route ${request.method} ${request.url.split('?')[0]}.`, null, 404)),
   );
+}
+
+/**
+ * Fastify's `frameworkErrors`: a URL the router cannot take (a percent-encoding that does not
+ * decode, a path parameter over the length limit) is answered before any hook runs, so this does
+ * what the hooks do for every other request: the request id, the count with its RateLimit headers
+ * (under a valid key, else by address, as on an unknown route), the envelope and the key's log.
+ */
+export function answerFrameworkError(deps: AuthDeps) {
+  return async (error: FastifyError, request: FastifyRequest, reply: FastifyReply): Promise<void> => {
+    const started = performance.now();
+    reply.header(REQUEST_ID_HEADER, request.id);
+    let cause: unknown = error;
+    try {
+      await admitRequest(deps, request, reply, 'optional');
+    } catch (refusal) {
+      cause = refusal;
+    }
+    const api = toApiError(cause);
+    if (api.status >= 500) request.log.error({ err: cause }, 'request failed');
+    sendError(request, reply, api);
+    recordRequest(deps.requestLog, request, reply, performance.now() - started);
+  };
 }
 
 export function sendError(request: FastifyRequest, reply: FastifyReply, error: ApiError): FastifyReply {
@@ -50,6 +75,10 @@ export function toApiError(error: unknown): ApiError {
       return new ApiError('malformed_json', 'The body is not valid JSON.', null, 400);
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
       return new ApiError('body_too_large', 'The body is larger than the service accepts.', null, 413);
+    case 'FST_ERR_BAD_URL':
+      return new ApiError('invalid_request', 'The URL cannot be read: a percent-encoded sequence in its path does not decode.', null, 400);
+    case 'FST_ERR_MAX_PARAM_LENGTH':
+      return new ApiError('resource_not_found', 'No resource of this service has an id that long.', null, 404);
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
       return new ApiError('invalid_request', e.message ?? 'The request cannot be read.', null, 400);

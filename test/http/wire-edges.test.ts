@@ -55,4 +55,52 @@ t.test('wire edges', async (t) => {
     t.equal(read.statusCode, 200);
     t.equal(read.json().email, email);
   });
+
+  t.test('a URL the router cannot take answers the envelope, with a request id and RateLimit headers', async (t) => {
+    await awayFromMinuteEnd();
+    const key = await newKey();
+    const badKey = await h.request(key.token, 'GET', '/keys/%zz');
+    t.equal(badKey.statusCode, 400);
+    t.match(badKey.headers['content-type'], /application\/json/);
+    t.match(badKey.json().error, { type: 'invalid_request_error', code: 'invalid_request', param: null, docUrl: /\/docs\/errors#invalid_request$/ });
+    t.match(badKey.headers['request-id'], /^req_[0-9a-f]{24}$/);
+    t.equal(badKey.json().error.requestId, badKey.headers['request-id']);
+    t.equal(badKey.headers['ratelimit-policy'], '600;w=60');
+    t.equal(badKey.headers['ratelimit-remaining'], '599', 'counted under the key');
+    const ipBefore = (await windowCounts()).get('ip:127.0.0.1') ?? 0;
+    const anonymous = await h.request(null, 'GET', '/suppressions/%E0');
+    t.equal(anonymous.statusCode, 400, 'not a 401: no route was reached');
+    t.match(anonymous.json().error, { type: 'invalid_request_error', code: 'invalid_request', requestId: anonymous.headers['request-id'] });
+    t.equal(anonymous.headers['ratelimit-limit'], '600');
+    const tooLong = await h.request(key.token, 'GET', `/keys/${'k'.repeat(401)}`);
+    t.equal(tooLong.statusCode, 404);
+    t.match(tooLong.json().error, { type: 'not_found_error', code: 'resource_not_found', requestId: tooLong.headers['request-id'] });
+    t.equal(tooLong.headers['ratelimit-remaining'], '598');
+    const counts = await windowCounts();
+    t.equal(counts.get(`key:${key.id}`), 2);
+    t.equal(counts.get('ip:127.0.0.1')! - ipBefore, 1, 'the anonymous one counted by address');
+    const logged = (await h.request(key.token, 'GET', '/keys/self/requests')).json().data;
+    t.match(logged, [
+      { path: `/keys/${'k'.repeat(401)}`, status: 404, errorCode: 'resource_not_found', requestId: tooLong.headers['request-id'] },
+      { path: '/keys/%zz', status: 400, errorCode: 'invalid_request', requestId: badKey.headers['request-id'] },
+    ]);
+  });
+
+  t.test('bodies Fastify refuses before the route answer the envelope with the same headers', async (t) => {
+    const post = (payload: string, headers: Record<string, string>) =>
+      h.app.inject({ method: 'POST', url: '/keys', payload, headers: { authorization: `Bearer ${ws.apiKey}`, ...headers } });
+    const cases: [string, Awaited<ReturnType<typeof post>>, number, string][] = [
+      ['unsupported type', await post('<key/>', { 'content-type': 'application/xml' }), 400, 'invalid_request'],
+      ['no type', await post('{}', { 'content-type': '' }), 400, 'invalid_request'],
+      ['wrong length', await post('{}', { 'content-type': 'application/json', 'content-length': '5' }), 400, 'invalid_request'],
+      ['not JSON', await post('{"scopes": [', { 'content-type': 'application/json' }), 400, 'malformed_json'],
+      ['too large', await post(JSON.stringify({ name: 'x'.repeat(2 * 1024 * 1024) }), { 'content-type': 'application/json' }), 413, 'body_too_large'],
+    ];
+    for (const [label, res, status, code] of cases) {
+      t.equal(res.statusCode, status, label);
+      t.match(res.json().error, { type: 'invalid_request_error', code, requestId: res.headers['request-id'] }, label);
+      t.match(res.headers['request-id'], /^req_/, label);
+      t.equal(res.headers['ratelimit-limit'], '600', label);
+    }
+  });
 });
