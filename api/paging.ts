@@ -17,6 +17,22 @@ export interface Page<T> {
   nextCursor: string | null;
 }
 
+/** A page from rows fetched with `limit + 1`, the extra row telling whether more exist. */
+function pageOf<R, T>(rows: R[], limit: number, view: (row: R) => T, cursorOf: (last: R) => string): Page<T> {
+  const hasMore = rows.length > limit;
+  const shown = hasMore ? rows.slice(0, limit) : rows;
+  return { object: 'list', data: shown.map(view), hasMore, nextCursor: hasMore ? cursorOf(shown[shown.length - 1]!) : null };
+}
+
+/**
+ * A page of a list whose cursor the spec fixes as the id of the last row (audiences, contact
+ * events). Such a route resolves the id back to the row's sort key itself, and must keep a walk
+ * going when that row is gone (see docs/decisions.md).
+ */
+export function pageByLastId<R extends { id: string }, T>(rows: R[], limit: number, view: (row: R) => T): Page<T> {
+  return pageOf(rows, limit, view, (last) => last.id);
+}
+
 /**
  * Opaque cursors: the last row's sort key, bound to the list (and sort) and the workspace that
  * produced it, signed so a tampered or transplanted cursor is refused.
@@ -48,17 +64,9 @@ export class Cursors {
     return parsed.k;
   }
 
-  /** Builds a page from rows fetched with `limit + 1`, the extra row telling whether more exist. */
+  /** A page whose `nextCursor` is the signed sort key of its last row. */
   page<R, T>(rows: R[], limit: number, list: string, workspaceId: string, keyOf: (row: R) => unknown[], view: (row: R) => T): Page<T> {
-    const hasMore = rows.length > limit;
-    const shown = hasMore ? rows.slice(0, limit) : rows;
-    const last = shown[shown.length - 1];
-    return {
-      object: 'list',
-      data: shown.map(view),
-      hasMore,
-      nextCursor: hasMore && last !== undefined ? this.encode(list, workspaceId, keyOf(last)) : null,
-    };
+    return pageOf(rows, limit, view, (last) => this.encode(list, workspaceId, keyOf(last)));
   }
 
   private sign(body: string): string {

@@ -5,10 +5,10 @@ import { addToAudience, removeFromAudience } from '../../commands/contacts/handl
 import { AUDIENCE_NAME_MAX } from '../../domain/audiences/decide.ts';
 import { idPatterns } from '../../domain/shared/ids.ts';
 import { audienceGrowth } from '../../projections/contacts/growth.ts';
-import { allAudiences, findAudience, listAudiences, type AudienceRow } from '../../projections/contacts/queries.ts';
+import { allAudiences, audienceKey, findAudience, listAudiences, type AudienceKey, type AudienceRow } from '../../projections/contacts/queries.ts';
 import { actorOf } from '../credential.ts';
 import { ApiError } from '../errors/api-error.ts';
-import { limitParam, pageSchema } from '../paging.ts';
+import { cursorParam, limitParam, pageByLastId, pageSchema } from '../paging.ts';
 import { listParam } from '../query.ts';
 import { route } from '../route.ts';
 import type { ApiDeps } from '../server.ts';
@@ -65,22 +65,20 @@ export async function registerAudiences(app: FastifyInstance, deps: ApiDeps): Pr
     summary: 'List audiences',
     description:
       'Scope: `audiences:read`. The default audience first, then newest first. `cursor` is the id of the last audience of the ' +
-      'previous page (`nextCursor`); an id that is not an audience of the workspace is 400 `invalid_cursor`.',
+      'previous page (`nextCursor`); the walk goes on from its place even when it was deleted meanwhile. An id that was never an ' +
+      'audience of the workspace is 400 `invalid_cursor`.',
     tags,
     scope: 'audiences:read',
-    query: z.strictObject({ limit: limitParam(), cursor: z.string().min(1).max(64).optional() }),
+    query: z.strictObject({ limit: limitParam(), cursor: cursorParam }),
     response: pageSchema(audienceView),
     handler: async ({ credential, query, request }) => {
       await ensureDefaultAudience(deps.commands, actorOf(credential, request.id), new Date().toISOString());
-      let after: AudienceRow | null = null;
+      let after: AudienceKey | null = null;
       if (query.cursor !== undefined) {
-        after = idPatterns.audience.test(query.cursor) ? ((await findAudience(deps.db, credential.workspaceId, query.cursor)) ?? null) : null;
+        after = idPatterns.audience.test(query.cursor) ? ((await audienceKey(deps.db, credential.workspaceId, query.cursor)) ?? null) : null;
         if (!after) throw new ApiError('invalid_cursor', 'The cursor is not an audience of this workspace.', 'cursor', 400);
       }
-      const rows = await listAudiences(deps.db, credential.workspaceId, query.limit, after);
-      const hasMore = rows.length > query.limit;
-      const shown = hasMore ? rows.slice(0, query.limit) : rows;
-      return { object: 'list' as const, data: shown.map(viewAudience), hasMore, nextCursor: hasMore ? shown.at(-1)!.id : null };
+      return pageByLastId(await listAudiences(deps.db, credential.workspaceId, query.limit, after), query.limit, viewAudience);
     },
   });
 

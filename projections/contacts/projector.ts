@@ -12,11 +12,24 @@ import type { Projector } from '../projector.ts';
  * contact is in now (sorted ids; no row when none), and `audience_set_counts` how many contacts of
  * a workspace have each such set, so the contacts in any selection is a sum over the few sets that
  * meet it. The default audience is left out: it holds everyone, so growth answers from its total.
+ *
+ * `audience_tombstones` keeps where a deleted audience stood in the list (its createdAt): the
+ * list's cursor is an audience id (spec), and a walk whose cursor audience was deleted between
+ * pages goes on from that place.
  */
 export const contactsProjector: Projector = {
   name: 'contacts',
-  version: 5,
-  tables: ['contacts', 'audiences', 'audience_members', 'audience_member_hours', 'audience_member_days', 'contact_audience_sets', 'audience_set_counts'],
+  version: 6,
+  tables: [
+    'contacts',
+    'audiences',
+    'audience_tombstones',
+    'audience_members',
+    'audience_member_hours',
+    'audience_member_days',
+    'contact_audience_sets',
+    'audience_set_counts',
+  ],
   ddl: (s) => `
     CREATE TABLE IF NOT EXISTS ${s}.contacts (
       workspace_id text NOT NULL,
@@ -44,6 +57,11 @@ export const contactsProjector: Projector = {
       member_count integer NOT NULL DEFAULT 0,
       created_at timestamptz NOT NULL,
       updated_at timestamptz NOT NULL
+    );
+    CREATE TABLE IF NOT EXISTS ${s}.audience_tombstones (
+      workspace_id text NOT NULL,
+      id text PRIMARY KEY,
+      created_at timestamptz NOT NULL
     );
     CREATE TABLE IF NOT EXISTS ${s}.audience_members (
       workspace_id text NOT NULL,
@@ -264,6 +282,9 @@ export const contactsProjector: Projector = {
           .execute();
         break;
       case 'AudienceDeleted':
+        await sql`INSERT INTO audience_tombstones (workspace_id, id, created_at)
+          SELECT workspace_id, id, created_at FROM audiences WHERE workspace_id = ${workspaceId} AND id = ${d.audienceId}
+          ON CONFLICT (id) DO NOTHING`.execute(db);
         await db.deleteFrom('audiences').where('workspace_id', '=', workspaceId).where('id', '=', d.audienceId).execute();
         await db.deleteFrom('audience_members').where('audience_id', '=', d.audienceId).execute();
         await db.deleteFrom('audience_member_hours').where('audience_id', '=', d.audienceId).execute();

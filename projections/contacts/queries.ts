@@ -200,12 +200,29 @@ export async function findAudience(db: Kysely<any>, workspaceId: string, id: str
     | undefined;
 }
 
-/** Default audience first, then newest first (created_at, id descending). */
-export async function listAudiences(db: Kysely<any>, workspaceId: string, limit: number, after: AudienceRow | null): Promise<AudienceRow[]> {
+/** Where an audience stands in the list: the default first, then newest first (created_at, id descending). */
+export interface AudienceKey {
+  isDefault: boolean;
+  createdAt: Date;
+  id: string;
+}
+
+/** The place of a live or deleted audience of the workspace; undefined for an id it never had. */
+export async function audienceKey(db: Kysely<any>, workspaceId: string, id: string): Promise<AudienceKey | undefined> {
+  const { rows } = await sql<AudienceKey>`
+    SELECT builtin IS NOT NULL AS "isDefault", created_at AS "createdAt", id FROM audiences WHERE workspace_id = ${workspaceId} AND id = ${id}
+    UNION ALL
+    SELECT false, created_at, id FROM audience_tombstones WHERE workspace_id = ${workspaceId} AND id = ${id}
+    LIMIT 1`.execute(db);
+  return rows[0];
+}
+
+/** The rows after `after` in list order. */
+export async function listAudiences(db: Kysely<any>, workspaceId: string, limit: number, after: AudienceKey | null): Promise<AudienceRow[]> {
   let q = db.selectFrom('audiences').selectAll().where('workspace_id', '=', workspaceId);
   if (after) {
     q = q.where('builtin', 'is', null);
-    if (after.builtin === null) q = q.where((eb) => eb(eb.refTuple('created_at', 'id'), '<', eb.tuple(after.created_at as any, after.id)));
+    if (!after.isDefault) q = q.where((eb) => eb(eb.refTuple('created_at', 'id'), '<', eb.tuple(after.createdAt as any, after.id)));
   }
   return (await q
     .orderBy(sql`builtin IS NULL`)

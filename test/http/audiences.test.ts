@@ -100,7 +100,7 @@ t.test('100 audiences besides the default one; the 101st is workspace_limit_reac
   t.equal((await h.request(ws.apiKey, 'GET', '/audiences')).json().data.length, 25, 'default 25');
 });
 
-t.test('list paging: cursor is an audience id; rows added between pages; unknown, foreign or deleted cursors are invalid_cursor', async (t) => {
+t.test('list paging: cursor is an audience id; rows added between pages; unknown or foreign cursors are invalid_cursor', async (t) => {
   const h = await startTestApp(t);
   const ws = await h.workspace();
   const other = await h.workspace();
@@ -121,10 +121,50 @@ t.test('list paging: cursor is an audience id; rows added between pages; unknown
   t.notSame(idsOf(await h.request(ws.apiKey, 'GET', `/audiences?limit=1&cursor=${defaultId}`)), [defaultId]);
 
   const foreign = (await h.request(other.apiKey, 'POST', '/audiences', { name: 'theirs' })).json().id;
-  await h.request(ws.apiKey, 'DELETE', `/audiences/${made[0]}`);
-  for (const cursor of [UNKNOWN, foreign, 'garbage', made[0]]) {
-    t.same(errorOf(await h.request(ws.apiKey, 'GET', `/audiences?cursor=${cursor}`)), { status: 400, code: 'invalid_cursor', param: 'cursor' }, cursor);
+  const foreignDeleted = (await h.request(other.apiKey, 'POST', '/audiences', { name: 'theirs, gone' })).json().id;
+  await h.request(other.apiKey, 'DELETE', `/audiences/${foreignDeleted}`);
+  const tampered = made[1]!.slice(0, -1) + (made[1]!.endsWith('0') ? '1' : '0');
+  const contactsCursor = await (async () => {
+    await h.request(ws.apiKey, 'POST', '/contacts', { email: 'c1@example.com' });
+    const c2 = (await h.request(ws.apiKey, 'POST', '/contacts', { email: 'c2@example.com' })).json().id;
+    return [(await h.request(ws.apiKey, 'GET', '/contacts?limit=1')).json().nextCursor, c2];
+  })();
+  for (const cursor of [UNKNOWN, foreign, foreignDeleted, 'garbage', tampered, ...contactsCursor]) {
+    t.same(errorOf(await h.request(ws.apiKey, 'GET', `/audiences?cursor=${encodeURIComponent(cursor)}`)), { status: 400, code: 'invalid_cursor', param: 'cursor' }, cursor);
   }
+});
+
+t.test('list paging: the cursor audience deleted between pages; the walk goes on from its place, no row twice, none skipped', async (t) => {
+  const h = await startTestApp(t);
+  const ws = await h.workspace();
+  const made: string[] = [];
+  for (let i = 0; i < 9; i++) made.push((await h.request(ws.apiKey, 'POST', '/audiences', { name: `A${i}` })).json().id);
+  const defaultId = idsOf(await h.request(ws.apiKey, 'GET', '/audiences?limit=1'))[0];
+  const expected = [defaultId, ...[...made].reverse()];
+
+  // Two at a time; after each page its last row is deleted and a newer audience is added.
+  const seen: string[] = [];
+  let res = await h.request(ws.apiKey, 'GET', '/audiences?limit=2');
+  seen.push(...idsOf(res));
+  while (res.json().hasMore) {
+    const cursor = res.json().nextCursor;
+    t.equal((await h.request(ws.apiKey, 'DELETE', `/audiences/${cursor}`)).statusCode, 200);
+    await h.request(ws.apiKey, 'POST', '/audiences', { name: 'late' });
+    res = await h.request(ws.apiKey, 'GET', `/audiences?limit=2&cursor=${cursor}`);
+    t.equal(res.statusCode, 200, res.body);
+    seen.push(...idsOf(res));
+  }
+  t.same(seen, expected, 'every row there at the start, once, in order; the newer ones sort before the cursor');
+  t.equal(res.json().nextCursor, null);
+
+  // The default audience is the cursor: the walk goes on with the newest custom one, the one added last.
+  const fromDefault = await h.request(ws.apiKey, 'GET', `/audiences?limit=1&cursor=${defaultId}`);
+  t.equal(fromDefault.json().data[0].name, 'late');
+  // A deleted cursor on the last page: nothing after it, an empty last page.
+  const last = made[0]!;
+  t.equal((await h.request(ws.apiKey, 'DELETE', `/audiences/${last}`)).statusCode, 200);
+  const after = await h.request(ws.apiKey, 'GET', `/audiences?cursor=${last}`);
+  t.same(after.json(), { object: 'list', data: [], hasMore: false, nextCursor: null });
 });
 
 t.test('members: PUT and DELETE /audiences/{id}/contacts/{email}, contactCount fresh, errors', async (t) => {

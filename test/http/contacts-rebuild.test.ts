@@ -25,6 +25,7 @@ t.test('a rebuilt contacts read model (contacts, audiences, membership history, 
   const rows = async (schema: string) => ({
     contacts: (await pool.query(`SELECT * FROM ${schema}.contacts ORDER BY id`)).rows,
     audiences: (await pool.query(`SELECT * FROM ${schema}.audiences ORDER BY id`)).rows,
+    tombstones: (await pool.query(`SELECT * FROM ${schema}.audience_tombstones ORDER BY id`)).rows,
     members: (await pool.query(`SELECT * FROM ${schema}.audience_members ORDER BY audience_id, contact_id, joined_at`)).rows,
     hours: (await pool.query(`SELECT * FROM ${schema}.audience_member_hours ORDER BY audience_id, hour`)).rows,
     days: (await pool.query(`SELECT * FROM ${schema}.audience_member_days ORDER BY audience_id, day`)).rows,
@@ -33,6 +34,7 @@ t.test('a rebuilt contacts read model (contacts, audiences, membership history, 
   });
   const live = await rows('public');
   t.equal(live.contacts.length, 3);
+  t.same(live.tombstones.map((r: any) => r.id), [b], 'deleted B keeps its place for list cursors');
   t.same(
     live.setCounts.map((r: any) => [r.audience_ids, r.contacts]),
     [[[a], 2]],
