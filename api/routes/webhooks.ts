@@ -62,12 +62,19 @@ export function registerWebhooks(app: FastifyInstance, deps: ApiDeps): void {
     if (!checked.ok) throw new ApiError('invalid_parameter', `\`url\`: ${checked.reason}`, 'url', 422);
     return checked.url.toString();
   };
-  /** A narrowed key writes only endpoints that hear no more than it may reach itself. */
+  /**
+   * A narrowed key writes only endpoints that hear no more than it may reach itself, and sends
+   * (tests, replays) only to those. The spec names `addressAllowlist` as the param whichever list is wider.
+   */
   const withinCaller = (credential: Credential, lists: { addressAllowlist: string[] | null; domainAllowlist: string[] | null }) => {
-    const within = allowlistsWithin(normaliseAllowlists(lists), credential);
-    if (!within.ok) {
-      throw new ApiError('capability_unsupported', 'A key narrowed to some addresses or domains may only manage endpoints narrowed inside its own lists.', within.param, 422);
+    if (!allowlistsWithin(normaliseAllowlists(lists), credential).ok) {
+      throw new ApiError('capability_unsupported', 'A key narrowed to some addresses or domains may only manage endpoints narrowed inside its own lists.', 'addressAllowlist', 422);
     }
+  };
+  const endpointWithinCaller = async (credential: Credential, id: string): Promise<WebhookEndpointRow> => {
+    const row = await endpointOr404(credential.workspaceId, id);
+    withinCaller(credential, { addressAllowlist: row.address_allowlist, domainAllowlist: row.domain_allowlist });
+    return row;
   };
 
   route(app, {
@@ -136,7 +143,7 @@ export function registerWebhooks(app: FastifyInstance, deps: ApiDeps): void {
     body: z.strictObject({ ...settingsFields, url: settingsFields.url.optional(), enabled: z.boolean().optional() }),
     response: endpointView,
     handler: async ({ credential, params, body, request }) => {
-      const row = await endpointOr404(credential.workspaceId, params.id);
+      const row = await endpointWithinCaller(credential, params.id);
       const settings = {
         ...(body.url !== undefined ? { url: checkUrl(body.url) } : {}),
         ...(body.description !== undefined ? { description: body.description } : {}),
@@ -144,7 +151,6 @@ export function registerWebhooks(app: FastifyInstance, deps: ApiDeps): void {
         ...(body.addressAllowlist !== undefined ? { addressAllowlist: body.addressAllowlist } : {}),
         ...(body.domainAllowlist !== undefined ? { domainAllowlist: body.domainAllowlist } : {}),
       };
-      withinCaller(credential, { addressAllowlist: row.address_allowlist, domainAllowlist: row.domain_allowlist });
       withinCaller(credential, {
         addressAllowlist: settings.addressAllowlist !== undefined ? settings.addressAllowlist : row.address_allowlist,
         domainAllowlist: settings.domainAllowlist !== undefined ? settings.domainAllowlist : row.domain_allowlist,
@@ -164,8 +170,7 @@ export function registerWebhooks(app: FastifyInstance, deps: ApiDeps): void {
     params: idParams,
     response: z.object({ object: z.literal('webhook_endpoint'), id: z.string(), deleted: z.literal(true) }),
     handler: async ({ credential, params, request }) => {
-      const row = await endpointOr404(credential.workspaceId, params.id);
-      withinCaller(credential, { addressAllowlist: row.address_allowlist, domainAllowlist: row.domain_allowlist });
+      const row = await endpointWithinCaller(credential, params.id);
       await deleteWebhookEndpoint(deps.commands, actorOf(credential, request.id), row.id, new Date().toISOString());
       return { object: 'webhook_endpoint' as const, id: row.id, deleted: true as const };
     },
@@ -181,8 +186,7 @@ export function registerWebhooks(app: FastifyInstance, deps: ApiDeps): void {
     params: idParams,
     response: withSecret,
     handler: async ({ credential, params, request }) => {
-      const row = await endpointOr404(credential.workspaceId, params.id);
-      withinCaller(credential, { addressAllowlist: row.address_allowlist, domainAllowlist: row.domain_allowlist });
+      const row = await endpointWithinCaller(credential, params.id);
       const { secret } = await rotateWebhookSecret(deps.commands, actorOf(credential, request.id), row.id, new Date().toISOString());
       return { ...(await read(credential.workspaceId, row.id)), secret };
     },
@@ -205,7 +209,7 @@ export function registerWebhooks(app: FastifyInstance, deps: ApiDeps): void {
     status: 202,
     response: deliveryView,
     handler: async ({ credential, params, request }) => {
-      const row = await endpointOr404(credential.workspaceId, params.id);
+      const row = await endpointWithinCaller(credential, params.id);
       const { position } = await requestWebhookTest(deps.commands, actorOf(credential, request.id), row.id, new Date().toISOString());
       return deliveryOf(row.id, deliveryIdOf(position!, row.id));
     },
@@ -253,7 +257,7 @@ export function registerWebhooks(app: FastifyInstance, deps: ApiDeps): void {
     status: 202,
     response: deliveryView,
     handler: async ({ credential, params, request }) => {
-      const row = await endpointOr404(credential.workspaceId, params.id);
+      const row = await endpointWithinCaller(credential, params.id);
       await deliveryOf(row.id, params.deliveryId);
       await replayWebhookDeliveries(deps.commands, actorOf(credential, request.id), { endpointId: row.id, deliveryIds: [params.deliveryId], since: null }, new Date().toISOString());
       return deliveryOf(row.id, params.deliveryId);
@@ -272,7 +276,7 @@ export function registerWebhooks(app: FastifyInstance, deps: ApiDeps): void {
     status: 202,
     response: z.object({ object: z.literal('webhook_replay'), endpointId: z.string(), since: z.string(), replayed: z.number().int() }),
     handler: async ({ credential, params, body, request }) => {
-      const row = await endpointOr404(credential.workspaceId, params.id);
+      const row = await endpointWithinCaller(credential, params.id);
       const since = new Date(body.since).toISOString();
       const replayed = await countFailedSince(deps.db, row.id, since);
       await replayWebhookDeliveries(deps.commands, actorOf(credential, request.id), { endpointId: row.id, deliveryIds: null, since }, new Date().toISOString());
