@@ -5,6 +5,7 @@ import { countNewContactEvents, recordContactEvents } from '../../commands/conta
 import { fingerprintOf, keyStreamSuffix, newContactEventIds, newRequestStreamSuffix } from '../../commands/contact-events/ids.ts';
 import type { Item, Outcome } from '../../domain/contact-events/decide.ts';
 import { BATCH_MAX, checkEvent, IDEMPOTENCY_KEY_PATTERN, isBroken, type EventInput } from '../../domain/contact-events/rules.ts';
+import { idPatterns } from '../../domain/shared/ids.ts';
 import { outcomesOf } from '../../projections/automations/queries.ts';
 import { lookupContacts, type ContactRef } from '../../projections/contact-events/contacts-lookup.ts';
 import { findContactEvent, listContactEvents, listEventNames, type ContactEventRow } from '../../projections/contact-events/queries.ts';
@@ -12,7 +13,7 @@ import { actorOf, type Credential } from '../credential.ts';
 import { ApiError } from '../errors/api-error.ts';
 import { refuseNarrowedCredentials } from './contact-views.ts';
 import { takeAllowance } from '../plugins/rate-limit.ts';
-import { limitParam } from '../paging.ts';
+import { cursorParam, limitParam, pageByLastId } from '../paging.ts';
 import { route } from '../route.ts';
 import type { ApiDeps } from '../server.ts';
 
@@ -263,14 +264,15 @@ export function registerContactEvents(app: FastifyInstance, deps: ApiDeps): void
     summary: 'A contact\'s events',
     description:
       'Scope: `contacts:read`. The path takes the address (trimmed, lower-cased) or a `con_` id. Most recent first by occurrence; ' +
-      '`cursor` is the id of the last event of the previous page (`nextCursor`); an id this list did not show is 400 `invalid_cursor`.',
+      '`cursor` is the id of the last event of the previous page (`nextCursor`); an event of another contact, workspace or `name` ' +
+      'is 400 `invalid_cursor`. When that event has since been purged (older than 90 days), so have all after it: an empty last page.',
     tags,
     scope: 'contacts:read',
     params: z.object({ email: z.string().min(1).max(320).describe('An address or a contact id.') }),
     query: z.strictObject({
       name: z.string().min(1).max(100).optional(),
       limit: limitParam(200, 50),
-      cursor: z.string().min(1).max(64).optional(),
+      cursor: cursorParam,
     }),
     response: z.object({ object: z.literal('list'), data: z.array(eventView), hasMore: z.boolean(), nextCursor: z.string().nullable() }),
     handler: async ({ credential, params, query }) => {
@@ -280,14 +282,18 @@ export function registerContactEvents(app: FastifyInstance, deps: ApiDeps): void
       if (!contact) throw new ApiError('contact_not_found', 'No such contact in the book.', 'email', 404);
       let after: { occurredAt: Date; id: string } | null = null;
       if (query.cursor !== undefined) {
-        const last = await findContactEvent(deps.db, credential.workspaceId, contact.id, query.cursor);
-        if (!last || (query.name !== undefined && last.name !== query.name)) throw new ApiError('invalid_cursor', 'The cursor is not an event of this list.', 'cursor', 400);
+        const invalid = () => new ApiError('invalid_cursor', 'The cursor is not an event of this list.', 'cursor', 400);
+        if (!idPatterns.contactEvent.test(query.cursor)) throw invalid();
+        const last = await findContactEvent(deps.db, query.cursor);
+        // Only retention removes events, and with one it removes every event listed after it (they
+        // occurred no later): a walk whose last row was purged is over. An id never handed out
+        // looks the same and gets the same empty page.
+        if (!last) return pageByLastId([], query.limit, rowView);
+        const ofThisList = last.workspace_id === credential.workspaceId && last.contact_id === contact.id && (query.name === undefined || last.name === query.name);
+        if (!ofThisList) throw invalid();
         after = { occurredAt: last.occurred_at, id: last.id };
       }
-      const rows = await listContactEvents(deps.db, credential.workspaceId, contact.id, { name: query.name, limit: query.limit, after });
-      const hasMore = rows.length > query.limit;
-      const shown = hasMore ? rows.slice(0, query.limit) : rows;
-      return { object: 'list' as const, data: shown.map(rowView), hasMore, nextCursor: hasMore ? shown.at(-1)!.id : null };
+      return pageByLastId(await listContactEvents(deps.db, credential.workspaceId, contact.id, { name: query.name, limit: query.limit, after }), query.limit, rowView);
     },
   });
 }

@@ -9,6 +9,7 @@ export const idPatterns = {
   template: /^tpl_[0-9a-f]{24}$/,
   contact: /^con_[0-9a-f]{24}$/,
   audience: /^aud_[0-9a-f]{24}$/,
+  contactEvent: /^cev_[0-9a-f]{24}$/,
   apiKey: /^[0-9a-z]{24}$/,
   suppression: /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/,
 } as const;

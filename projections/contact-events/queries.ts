@@ -12,7 +12,7 @@ export interface ContactEventRow {
   created_at: Date;
 }
 
-/** Most recent first by occurrence (id breaks ties); `after` is the id of the last row of the previous page. */
+/** Most recent first by occurrence (id breaks ties); `after` is the place of the last row of the previous page. */
 export async function listContactEvents(
   db: Kysely<any>,
   workspaceId: string,
@@ -27,8 +27,9 @@ export async function listContactEvents(
   return rows;
 }
 
-export async function findContactEvent(db: Kysely<any>, workspaceId: string, contactId: string, id: string): Promise<ContactEventRow | undefined> {
-  const { rows } = await sql<ContactEventRow>`SELECT * FROM contact_events WHERE workspace_id = ${workspaceId} AND contact_id = ${contactId} AND id = ${id}`.execute(db);
+/** An event of any workspace by id (ids are unique across workspaces): a cursor is checked against the list it came from. */
+export async function findContactEvent(db: Kysely<any>, id: string): Promise<ContactEventRow | undefined> {
+  const { rows } = await sql<ContactEventRow>`SELECT * FROM contact_events WHERE id = ${id}`.execute(db);
   return rows[0];
 }
 

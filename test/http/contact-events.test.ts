@@ -322,10 +322,64 @@ t.test('GET /contacts/{email}/events: limits, cursor = id of the last row, rows 
   t.same(errorOf(await h.request(ws.apiKey, 'GET', '/contacts/a@example.com/events?limit=201')), [422, 'invalid_parameter', 'limit']);
   t.same(errorOf(await h.request(ws.apiKey, 'GET', '/contacts/a@example.com/events?limit=0')), [422, 'invalid_parameter', 'limit']);
   t.same(errorOf(await h.request(ws.apiKey, 'GET', '/contacts/a@example.com/events?name=' + 'n'.repeat(101))), [422, 'invalid_parameter', 'name']);
-  t.same(errorOf(await h.request(ws.apiKey, 'GET', '/contacts/a@example.com/events?cursor=cev_000000000000000000000000')), [400, 'invalid_cursor', 'cursor']);
   await contact(h, ws.workspaceId, 'b@example.com');
   t.same(errorOf(await h.request(ws.apiKey, 'GET', `/contacts/b@example.com/events?cursor=${page1.nextCursor}`)), [400, 'invalid_cursor', 'cursor'], 'another contact\'s event id');
   t.same(errorOf(await h.request(ws.apiKey, 'GET', '/contacts/a@example.com/events?sort=x')), [422, 'unknown_parameter', 'sort']);
+});
+
+t.test('GET /contacts/{email}/events: the cursor event purged between pages ends the walk; other lists\' cursors are invalid_cursor', async (t) => {
+  const h = await startTestApp(t);
+  const ws = await h.workspace();
+  await contact(h, ws.workspaceId, 'a@example.com');
+  const now = Date.now();
+  const ago = (ms: number) => new Date(now - ms).toISOString();
+  // Three events about to expire, three recent ones.
+  const occurred = [89.5 * DAY, 89.4 * DAY, 89.3 * DAY, 60 * 60_000, 30 * 60_000, 10 * 60_000].map(ago);
+  await h.request(ws.apiKey, 'POST', '/events/batch', { events: occurred.map((occurredAt, i) => ({ name: `e${i}`, email: 'a@example.com', occurredAt })) });
+  const list = async (query: string) => {
+    const res = await h.request(ws.apiKey, 'GET', `/contacts/a@example.com/events?${query}`);
+    t.equal(res.statusCode, 200, res.body);
+    return res.json();
+  };
+  const namesOf = (page: any) => page.data.map((e: any) => e.name);
+
+  const p1 = await list('limit=2');
+  t.same(namesOf(p1), ['e5', 'e4']);
+  // Added between pages: one newer than the cursor (not shown again), one older (shown in its place).
+  await h.request(ws.apiKey, 'POST', '/events/batch', { events: [{ name: 'late', email: 'a@example.com' }, { name: 'x', email: 'a@example.com', occurredAt: ago(2 * 60 * 60_000) }] });
+  const p2 = await list(`limit=3&cursor=${p1.nextCursor}`);
+  t.same(namesOf(p2), ['e3', 'x', 'e2']);
+  t.equal(p2.nextCursor, p2.data[2].id);
+
+  const { ContactEventRetention } = await import('../../processes/contact-events/retention.ts');
+  const retention = new ContactEventRetention(h.system.database.pool, { everyMs: 3_600_000, purgeStore: false });
+  t.match(await retention.purge(new Date(now + 0.55 * DAY)), { rows: 1 }, 'e0 expires');
+  const p3 = await list(`limit=3&cursor=${p2.nextCursor}`);
+  t.same([namesOf(p3), p3.hasMore, p3.nextCursor], [['e1'], false, null], 'rows purged after the cursor are simply not there');
+  t.match(await retention.purge(new Date(now + 0.75 * DAY)), { rows: 2 }, 'e2, the cursor event, expires, and e1 with it');
+  t.same(await list(`limit=3&cursor=${p2.nextCursor}`), { object: 'list', data: [], hasMore: false, nextCursor: null }, 'a purged cursor: an empty last page');
+  t.same(namesOf(await list('limit=10')), ['late', 'e5', 'e4', 'e3', 'x']);
+
+  // Cursors this list did not hand out.
+  const cursorOf = async (apiKey: string, path: string) => (await h.request(apiKey, 'GET', path)).json().nextCursor as string;
+  const other = await h.workspace();
+  await contact(h, other.workspaceId, 'a@example.com');
+  await h.request(other.apiKey, 'POST', '/events/batch', { events: [{ name: 'e', email: 'a@example.com' }, { name: 'e', email: 'a@example.com' }] });
+  const foreign = await cursorOf(other.apiKey, '/contacts/a@example.com/events?limit=1');
+  const otherName = await cursorOf(ws.apiKey, '/contacts/a@example.com/events?limit=1');
+  await h.request(ws.apiKey, 'POST', '/contacts', { email: 'b@example.com' });
+  const contactsCursor = await cursorOf(ws.apiKey, '/contacts?limit=1');
+  for (const [cursor, what] of [
+    [foreign, 'an event of another workspace'],
+    [`${otherName}&name=e4`, 'an event outside the name filter'],
+    [otherName.slice(0, -1), 'a cut id'],
+    [`${otherName}0`, 'a lengthened id'],
+    ['garbage', 'garbage'],
+    [encodeURIComponent(contactsCursor), 'a cursor of the contacts list'],
+  ] as const) {
+    t.same(errorOf(await h.request(ws.apiKey, 'GET', `/contacts/a@example.com/events?cursor=${cursor}`)), [400, 'invalid_cursor', 'cursor'], what);
+  }
+  t.same(await list('cursor=cev_000000000000000000000000'), { object: 'list', data: [], hasMore: false, nextCursor: null }, 'an id naming no event reads as purged');
 });
 
 t.test('retention: rows and stored events older than 90 days are purged', async (t) => {
