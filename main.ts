@@ -9,7 +9,8 @@ const system = await openSystem(database.url, {
   natsUrl: config.natsUrl,
   smtpUrl: config.smtpUrl,
   outboxDir: path.join(config.dataDir, 'outbox'),
-  webhooks: { allowPrivate: config.webhookAllowPrivate, noticeFrom: config.mailFrom },
+  webhooks: { allowPrivate: config.webhookAllowPrivate },
+  webhookNotices: { from: config.mailFrom },
 });
 const app = await serve(system, { logger: { level: config.logLevel } });
 const address = await app.listen({ port: config.port, host: config.host });

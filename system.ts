@@ -26,6 +26,7 @@ import { webhookDispatch } from './processes/webhooks/dispatch.ts';
 import { automationEnrolment } from './processes/automations/enrol.ts';
 import { AutomationRunProcess, DEFAULT_AUTOMATION_OPTIONS, type AutomationRunOptions } from './processes/automations/worker.ts';
 import { ContactEventRetention } from './processes/contact-events/retention.ts';
+import { DEFAULT_NOTICE_OPTIONS, WebhookNoticeProcess, type WebhookNoticeOptions } from './processes/webhooks/notices.ts';
 import { DEFAULT_DELIVERY_OPTIONS, WebhookDeliveryProcess, type WebhookDeliveryOptions } from './processes/webhooks/worker.ts';
 import { ProjectionRunner } from './projections/runner.ts';
 
@@ -69,6 +70,8 @@ export interface SystemOptions {
   smtpUrl?: string;
   outboxDir?: string;
   webhooks?: Partial<WebhookDeliveryOptions> & { allowPrivate?: boolean };
+  /** The mail sent when deliveries switch an endpoint off. */
+  webhookNotices?: Partial<WebhookNoticeOptions>;
   /** Automation runs (timers); `minuteMs` shortens a minute in tests. */
   automations?: Partial<AutomationRunOptions>;
   /** How often expired contact events are purged (default hourly). */
@@ -93,11 +96,11 @@ export async function openSystem(databaseUrl: string, options: SystemOptions = {
   // Claims and attempt records are the bookkeeping of work done outside: a crash that loses the last
   // few ms of them only repeats a delivery (same webhook-id), so they skip the commit's fsync.
   const deliveryPool = new pg.Pool({ connectionString: databaseUrl, max: 10, options: '-c synchronous_commit=off' });
-  const deliveries = new WebhookDeliveryProcess(
-    { db: database.db, pool: deliveryPool, bus, commands, mail, agents },
-    { ...DEFAULT_DELIVERY_OPTIONS, ...options.webhooks },
-  );
+  const deliveries = new WebhookDeliveryProcess({ pool: deliveryPool, bus, commands, agents }, { ...DEFAULT_DELIVERY_OPTIONS, ...options.webhooks });
   if (options.deliver !== false) await deliveries.start();
+  // Marked sent with full durability: a lost mark would mail the notice again.
+  const notices = new WebhookNoticeProcess({ pool: database.pool, bus, mail }, { ...DEFAULT_NOTICE_OPTIONS, ...options.webhookNotices });
+  if (options.deliver !== false) await notices.start();
   const automationRuns = new AutomationRunProcess({ pool: database.pool, bus, readModels: runner }, { ...DEFAULT_AUTOMATION_OPTIONS, ...options.automations });
   if (options.deliver !== false) await automationRuns.start();
   const retention = new ContactEventRetention(database.pool, { everyMs: options.retentionEveryMs ?? 3_600_000, purgeStore: !options.eventStoreUrl });
@@ -116,6 +119,7 @@ export async function openSystem(databaseUrl: string, options: SystemOptions = {
     renderer: createTemplateRenderer({ cacheSize: 1000 }),
     async close() {
       await deliveries.stop();
+      await notices.stop();
       await automationRuns.stop();
       await retention.stop();
       await deliveryPool.end();

@@ -16,6 +16,7 @@ interface Route {
  * that maps to a webhook event into one pending delivery per endpoint subscribed to it at that
  * point of the log. It keeps its own copy of the routes (subscriptions and allowlists) so the
  * answer never depends on how far another read model has got. The worker (worker.ts) sends.
+ * A switch-off by deliveries leaves a notice owed (`webhook_notices`), which notices.ts mails.
  *
  * It runs under the projection runner (checkpoint in the same transaction, one leader, and
  * read-your-writes for the test and replay requests) but is never rebuilt: its tables are the
@@ -25,7 +26,7 @@ export const webhookDispatch: Projector = {
   name: 'webhook_dispatch',
   version: 1,
   rebuildable: false,
-  tables: ['webhook_routes', 'webhook_deliveries', 'webhook_attempts', 'webhook_health'],
+  tables: ['webhook_routes', 'webhook_deliveries', 'webhook_attempts', 'webhook_health', 'webhook_notices'],
   ddl: (s) => `
     CREATE TABLE IF NOT EXISTS ${s}.webhook_routes (
       id text PRIMARY KEY,
@@ -71,7 +72,20 @@ export const webhookDispatch: Projector = {
       endpoint_id text PRIMARY KEY,
       consecutive_failures integer NOT NULL DEFAULT 0,
       last_delivery_at timestamptz
-    );`,
+    );
+    CREATE TABLE IF NOT EXISTS ${s}.webhook_notices (
+      position bigint PRIMARY KEY,
+      workspace_id text NOT NULL,
+      endpoint_id text NOT NULL,
+      reason text NOT NULL,
+      disabled_at timestamptz NOT NULL,
+      attempts integer NOT NULL DEFAULT 0,
+      next_attempt_at timestamptz NOT NULL,
+      enqueued_at timestamptz,
+      last_error text,
+      sent_at timestamptz
+    );
+    CREATE INDEX IF NOT EXISTS webhook_notices_due ON ${s}.webhook_notices (next_attempt_at) WHERE sent_at IS NULL;`,
   handles: [...ENDPOINT_EVENTS, 'WebhookTestRequested', 'WebhookDeliveriesReplayed', ...Object.keys(WEBHOOK_MAPPERS)],
   async apply(db, event) {
     await this.applyBatch!(db, [event]);
@@ -160,6 +174,11 @@ async function applyControl(db: Kysely<any> | Transaction<any>, event: Projected
       break;
     case 'WebhookEndpointDisabled':
       await sql`UPDATE webhook_routes SET enabled = false WHERE id = ${d.endpointId}`.execute(db);
+      // Deliveries switched it off: the notice is owed from here on, and sent by notices.ts until it goes out.
+      if (d.reason !== null) {
+        await sql`INSERT INTO webhook_notices (position, workspace_id, endpoint_id, reason, disabled_at, next_attempt_at)
+          VALUES (${event.position}, ${workspaceId}, ${d.endpointId}, ${d.reason}, ${d.disabledAt}, now()) ON CONFLICT DO NOTHING`.execute(db);
+      }
       break;
     case 'WebhookEndpointEnabled':
       // Re-enabling starts the failure count again (spec, States).
@@ -171,6 +190,8 @@ async function applyControl(db: Kysely<any> | Transaction<any>, event: Projected
       await sql`DELETE FROM webhook_attempts WHERE endpoint_id = ${d.endpointId}`.execute(db);
       await sql`DELETE FROM webhook_deliveries WHERE endpoint_id = ${d.endpointId}`.execute(db);
       await sql`DELETE FROM webhook_health WHERE endpoint_id = ${d.endpointId}`.execute(db);
+      // Whoever deleted it has acted on it; a notice not yet sent would point at nothing.
+      await sql`DELETE FROM webhook_notices WHERE endpoint_id = ${d.endpointId} AND sent_at IS NULL`.execute(db);
       break;
     case 'WebhookTestRequested':
       await insertDeliveries(db, [

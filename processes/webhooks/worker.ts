@@ -1,6 +1,5 @@
 import type http from 'node:http';
 import type https from 'node:https';
-import { sql, type Kysely } from 'kysely';
 import type pg from 'pg';
 import { execute, type CommandContext } from '../../commands/execute.ts';
 import { decideAutoDisable, FAILURES_TO_DISABLE } from '../../domain/webhooks/decide.ts';
@@ -8,7 +7,6 @@ import { webhooksStream } from '../../domain/webhooks/events.ts';
 import { webhooksAggregate } from '../../domain/webhooks/state.ts';
 import type { Delivery as Job, JobOutcome, WorkQueue } from '../../infra/bus/port.ts';
 import { postJson, type PostResult } from '../../infra/http/post.ts';
-import type { MailSender } from '../../infra/mail/port.ts';
 import { CLAIM_BATCH, DueWork } from '../due-work.ts';
 import { signatureHeader } from './signing.ts';
 
@@ -26,8 +24,6 @@ export interface WebhookDeliveryOptions {
   staleAfterMs: number;
   pollMs: number;
   concurrency: number;
-  /** The sender of the notice mailed when an endpoint is switched off. */
-  noticeFrom: string;
 }
 
 export const DEFAULT_DELIVERY_OPTIONS: WebhookDeliveryOptions = {
@@ -37,7 +33,6 @@ export const DEFAULT_DELIVERY_OPTIONS: WebhookDeliveryOptions = {
   staleAfterMs: 60_000,
   pollMs: 50,
   concurrency: 32,
-  noticeFrom: 'Workspace Mail Service <no-reply@localhost>',
 };
 
 /** Retry-After is honoured within these bounds, so a receiver can slow us down but not park a delivery for ever. */
@@ -64,11 +59,9 @@ interface Target {
 }
 
 export interface WebhookDeliveryDeps {
-  db: Kysely<any>;
   pool: pg.Pool;
   bus: WorkQueue;
   commands: CommandContext;
-  mail: MailSender;
   agents: { http: http.Agent; https: https.Agent };
 }
 
@@ -78,7 +71,8 @@ export interface WebhookDeliveryDeps {
  * record the attempt, schedule the retry or settle the delivery, count the endpoint's consecutive
  * failures, and switch the endpoint off at 100 failures or on a 410. The database says what is
  * due, so a job the bus loses, or a worker killed mid-delivery, is enqueued again after
- * `staleAfterMs`, and on start everything pending and due is enqueued at once.
+ * `staleAfterMs`, and on start everything pending and due is enqueued at once. The notice mail
+ * reacts to the switch-off event (notices.ts).
  */
 export class WebhookDeliveryProcess {
   private readonly work: DueWork;
@@ -205,8 +199,8 @@ export class WebhookDeliveryProcess {
     );
     const failures = rows[0]?.failures ?? 0;
     if (!a.ok && t.url && t.enabled) {
-      if (a.status === 410) await this.switchOff(t, 'gone', 'The receiver answered 410 Gone.');
-      else if (failures >= FAILURES_TO_DISABLE) await this.switchOff(t, 'consecutive_failures', `${FAILURES_TO_DISABLE} deliveries in a row failed.`);
+      if (a.status === 410) await this.switchOff(t.workspace_id, t.endpoint_id, 'gone');
+      else if (failures >= FAILURES_TO_DISABLE) await this.switchOff(t.workspace_id, t.endpoint_id, 'consecutive_failures');
     }
   }
 
@@ -222,34 +216,10 @@ export class WebhookDeliveryProcess {
     return Math.min(RETRY_AFTER_MAX_MS, Math.max(scheduled, Number.isFinite(asked) ? asked : 0));
   }
 
-  private async switchOff(t: Target, reason: string, why: string): Promise<void> {
-    const actor = { workspaceId: t.workspace_id, kind: 'system' as const, id: null };
-    const now = new Date().toISOString();
-    const { events } = await execute(this.deps.commands, actor, webhooksStream(t.workspace_id), webhooksAggregate, (s) =>
-      decideAutoDisable(s, { endpointId: t.endpoint_id, reason, now }),
+  private async switchOff(workspaceId: string, endpointId: string, reason: string): Promise<void> {
+    const actor = { workspaceId, kind: 'system' as const, id: null };
+    await execute(this.deps.commands, actor, webhooksStream(workspaceId), webhooksAggregate, (s) =>
+      decideAutoDisable(s, { endpointId, reason, now: new Date().toISOString() }),
     );
-    // Only the process that wrote the switch-off mails about it.
-    if (events.length === 0) return;
-    const to = await this.noticeRecipients(t.workspace_id);
-    if (to.length === 0) return;
-    await this.deps.mail.send({
-      from: this.options.noticeFrom,
-      to,
-      subject: 'A webhook endpoint of your workspace was disabled',
-      text:
-        `The webhook endpoint ${t.endpoint_id} (${t.url}) was disabled at ${now}.\n\n${why}\n\n` +
-        'No more events are sent to it. Fix the receiver, then enable the endpoint again (PATCH /webhooks/{id} with "enabled": true) ' +
-        'and replay the failed deliveries (POST /webhooks/{id}/replay).\n',
-    });
-  }
-
-  /** The workspace owner and every member whose role can read webhooks. */
-  private async noticeRecipients(workspaceId: string): Promise<string[]> {
-    const { rows } = await sql<{ email: string }>`
-      SELECT owner_email AS email FROM workspaces WHERE id = ${workspaceId}
-      UNION
-      SELECT m.email FROM members m JOIN roles r ON r.id = m.role_id
-      WHERE m.workspace_id = ${workspaceId} AND 'webhooks:read' = ANY(r.permissions)`.execute(this.deps.db);
-    return rows.map((r) => r.email).sort();
   }
 }

@@ -267,6 +267,35 @@ t.test('list: lastSeenAt descending, never-seen last, id as the tiebreak; paging
   t.equal(errorOf(await h.request(ws.apiKey, 'GET', `/contacts?cursor=${encodeURIComponent(suppressionCursor)}`)).code, 'invalid_cursor', 'a cursor of another list');
 });
 
+t.test('list: the cursor contact deleted between pages; a tampered cursor is invalid_cursor', async (t) => {
+  const h = await startTestApp(t);
+  const ws = await h.workspace();
+  const actor = { workspaceId: ws.workspaceId, kind: 'system' as const, id: null };
+  for (let n = 1; n <= 7; n++) await h.request(ws.apiKey, 'POST', '/contacts', { email: `c${n}@example.com` });
+  // Seen ones first, never-seen after: the walk crosses from one to the other.
+  for (const n of [2, 5, 6]) await touchContact(h.system.commands, actor, `c${n}@example.com`, new Date(Date.now() - n * 60_000).toISOString());
+  const expected = emailsOf(await h.request(ws.apiKey, 'GET', '/contacts'));
+
+  const seen: string[] = [];
+  let res = await h.request(ws.apiKey, 'GET', '/contacts?limit=2');
+  seen.push(...emailsOf(res));
+  while (res.json().hasMore) {
+    t.equal((await h.request(ws.apiKey, 'DELETE', `/contacts/${seen.at(-1)}`)).statusCode, 200);
+    res = await h.request(ws.apiKey, 'GET', `/contacts?limit=2&cursor=${encodeURIComponent(res.json().nextCursor)}`);
+    t.equal(res.statusCode, 200, res.body);
+    seen.push(...emailsOf(res));
+  }
+  t.same(seen, expected, 'each row once, in order, none skipped');
+
+  const cursor: string = (await h.request(ws.apiKey, 'GET', '/contacts?limit=1')).json().nextCursor;
+  const [body, signature] = cursor.split('.') as [string, string];
+  const key = JSON.parse(Buffer.from(body, 'base64url').toString('utf8'));
+  const forged = Buffer.from(JSON.stringify({ ...key, k: [null, 'con_000000000000000000000000'] })).toString('base64url');
+  for (const tampered of [`${forged}.${signature}`, `${body}.${signature.slice(0, -1)}${signature.endsWith('A') ? 'B' : 'A'}`, body]) {
+    t.same(errorOf(await h.request(ws.apiKey, 'GET', `/contacts?cursor=${encodeURIComponent(tampered)}`)), { status: 400, code: 'invalid_cursor', param: 'cursor' });
+  }
+});
+
 t.test('list: limit 1 to 200 (default 50), source and q filters', async (t) => {
   const h = await startTestApp(t);
   const ws = await h.workspace();

@@ -1,6 +1,7 @@
 import t from 'tap';
 import { Webhook } from 'standardwebhooks';
 import { eventually, startReceiver } from '../support/receiver.ts';
+import { startSmtpServer } from '../support/smtp.ts';
 import { startTestApp, type TestApp } from '../support/app.ts';
 
 const FAST = { allowPrivate: true, retryScheduleMs: [50, 50, 50], timeoutMs: 400, pollMs: 20 };
@@ -311,41 +312,65 @@ t.test('rotation: both secrets sign for 24 hours; the audit log shows every chan
   t.same([...p1.data, ...p2.data].map((a: { type: string }) => a.type), audit.data.map((a: { type: string }) => a.type));
 });
 
-t.test('100 consecutive failures switch the endpoint off, mail the owner; re-enabling resets the count', async (t) => {
-  const { SMTPServer } = await import('smtp-server');
-  const { simpleParser } = await import('mailparser');
-  const mails: { to: string[]; subject: string; text: string }[] = [];
-  const smtp = new SMTPServer({
-    authOptional: true,
-    disabledCommands: ['STARTTLS'],
-    onData(stream, session, callback) {
-      simpleParser(stream).then((m) => {
-        mails.push({ to: session.envelope.rcptTo.map((r) => r.address), subject: m.subject ?? '', text: m.text ?? '' });
-        callback();
-      }, callback);
-    },
-  });
-  await new Promise<void>((resolve) => smtp.listen(0, '127.0.0.1', resolve));
-  t.teardown(() => new Promise<void>((resolve) => smtp.close(() => resolve())));
-  const port = (smtp.server.address() as { port: number }).port;
-  const h = await startTestApp(t, { smtpUrl: `smtp://127.0.0.1:${port}`, webhooks: { ...FAST, retryScheduleMs: Array(150).fill(1) } });
+/** Notices are tried every few ms in these tests. */
+const NOTICES = { pollMs: 20, retryMs: [50] };
+
+/** 100 failed attempts of one delivery, a millisecond apart: the endpoint's 100th failure comes quickly. */
+const FAILING = { ...FAST, retryScheduleMs: Array(150).fill(1) };
+
+const endpointNow = async (h: TestApp, key: string, id: string) => (await h.request(key, 'GET', `/webhooks/${id}`)).json();
+const switchedOff = (h: TestApp, key: string, id: string) =>
+  eventually(async () => {
+    const now = await endpointNow(h, key, id);
+    return !now.enabled && now;
+  }, 30_000);
+
+/**
+ * Members of a workspace under the roles named. Nothing adds a member yet (a workspace is created
+ * with its owner alone: no route, command or event does), so these rows are written here; the
+ * roles are real ones, seeded or made through the API.
+ */
+async function addMembers(h: TestApp, members: { workspaceId: string; email: string; roleId: string }[]): Promise<void> {
+  for (const [n, m] of members.entries()) {
+    await h.system.database.pool.query(
+      'INSERT INTO members (workspace_id, user_id, email, is_owner, role_id, created_at) VALUES ($1, $2, $3, false, $4, now())',
+      [m.workspaceId, `usr_test${n}`, m.email, m.roleId],
+    );
+  }
+}
+
+async function roleId(h: TestApp, key: string, name: string): Promise<string> {
+  return (await h.request(key, 'GET', '/roles')).json().data.find((r: { name: string }) => r.name === name).id;
+}
+
+t.test('100 consecutive failures switch the endpoint off and mail the owner and members who can read webhooks, until the mail is taken; re-enabling resets the count', async (t) => {
+  const smtp = await startSmtpServer(t, (n) => n > 1);
+  const h = await startTestApp(t, { smtpUrl: smtp.url, webhooks: FAILING, webhookNotices: NOTICES });
   const ws = await h.workspace();
+  const other = await h.workspace();
+  const hooksReader = (await h.request(ws.apiKey, 'POST', '/roles', { name: 'Hook reader', permissions: ['webhooks:read'] })).json().id;
+  await addMembers(h, [
+    { workspaceId: ws.workspaceId, email: 'developer@example.com', roleId: await roleId(h, ws.apiKey, 'Developer') },
+    { workspaceId: ws.workspaceId, email: 'reader@example.com', roleId: hooksReader },
+    { workspaceId: ws.workspaceId, email: 'viewer@example.com', roleId: await roleId(h, ws.apiKey, 'Viewer') },
+    { workspaceId: other.workspaceId, email: 'elsewhere@example.com', roleId: await roleId(h, other.apiKey, 'Developer') },
+  ]);
   const receiver = await startReceiver(t, () => ({ status: 500 }));
   const e = await endpoint(h, ws.apiKey, { url: receiver.url });
   await h.request(ws.apiKey, 'POST', `/webhooks/${e.id}/test`);
-  const off = await eventually(async () => {
-    const now = (await h.request(ws.apiKey, 'GET', `/webhooks/${e.id}`)).json();
-    return !now.enabled && now;
-  }, 30_000);
+  const off = await switchedOff(h, ws.apiKey, e.id);
   t.match(off, { enabled: false, disabledReason: 'consecutive_failures', consecutiveFailures: 100 });
   t.ok(off.lastDeliveryAt && off.disabledAt, 'lastDeliveryAt moved on failed attempts; disabledAt is set');
   await new Promise((r) => setTimeout(r, 300));
   t.equal(receiver.received.length, 100, 'exactly 100 attempts reached the receiver');
-  const mail = await eventually(async () => mails[0]);
-  t.same(mail.to, [`owner${1}@example.com`]);
+  const mail = await eventually(async () => smtp.mails[0]);
+  t.same(mail.to, ['developer@example.com', 'owner1@example.com', 'reader@example.com'], 'the owner and the members whose role holds webhooks:read');
   t.match(mail.subject, /webhook endpoint .* disabled/i);
   t.match(mail.text, new RegExp(e.id));
-  t.equal(mails.length, 1, 'mailed once');
+  t.match(mail.text, /100 deliveries in a row failed/);
+  t.equal(smtp.offered(), 2, 'the server refused the first offer; the notice was tried again');
+  await new Promise((r) => setTimeout(r, 300));
+  t.equal(smtp.mails.length, 1, 'mailed once');
 
   receiver.answer = () => ({ status: 200 });
   const on = (await h.request(ws.apiKey, 'PATCH', `/webhooks/${e.id}`, { enabled: true })).json();

@@ -9,6 +9,7 @@ import { createWebhookEndpoint } from '../../commands/webhooks/handlers.ts';
 import { openSystem, type System } from '../../system.ts';
 import { freshDatabase } from '../support/database.ts';
 import { eventually, startReceiver } from '../support/receiver.ts';
+import { startSmtpServer } from '../support/smtp.ts';
 import { startTcpProxy } from '../support/tcp-proxy.ts';
 
 const NATS_URL = process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
@@ -130,4 +131,31 @@ t.test('a NATS outage delays deliveries and loses none', async (t) => {
   t.equal(rows.length, 4);
   const emails = receiver.received.map((r) => JSON.parse(r.body).data.email).sort();
   t.same([...new Set(emails)], ['before@example.com', 'during-1@example.com', 'during-2@example.com', 'during-3@example.com']);
+});
+
+t.test('a switch-off notice the mail server refused until the process stopped is sent by the next one', async (t) => {
+  const url = await freshDatabase(t);
+  const receiver = await startReceiver(t, () => ({ status: 500 }));
+  const smtp = await startSmtpServer(t, () => false);
+  const { quiet, actor, endpointId } = await setUp(t, url, receiver.url);
+  const options = {
+    project: false,
+    smtpUrl: smtp.url,
+    webhooks: { allowPrivate: true, pollMs: 20, retryScheduleMs: Array(150).fill(1) },
+    webhookNotices: { pollMs: 20, retryMs: [200] },
+  };
+  const first = await openSystem(url, options);
+  await addSuppression(quiet.commands, actor, { email: 'failing@example.com', reason: 'manual', detail: null }, now());
+  await eventually(async () => smtp.offered() >= 1, 30_000);
+  await first.close();
+  t.equal(smtp.mails.length, 0, 'nothing was taken before the restart');
+
+  smtp.accept = () => true;
+  const second = await openSystem(url, options);
+  t.teardown(() => second.close());
+  const mail = await eventually(async () => smtp.mails[0]);
+  t.same(mail.to, ['owner@crash.test']);
+  t.match(mail.text, new RegExp(endpointId));
+  await new Promise((r) => setTimeout(r, 500));
+  t.equal(smtp.mails.length, 1, 'sent once');
 });
