@@ -146,6 +146,7 @@ interface Candidate {
   properties: string;
   program: string;
   position: number;
+  createdAt: string;
 }
 
 async function applyContactEvents(db: Db, events: Live[]): Promise<void> {
@@ -167,7 +168,7 @@ async function applyContactEvents(db: Db, events: Live[]): Promise<void> {
       if (!matches(def.filters, visible)) continue;
       candidates.push({
         runId: runIdOf(def.id, d.eventId), eventId: d.eventId, workspaceId, automationId: def.id, contactId: d.contactId, email: d.email,
-        properties: JSON.stringify(visible), program: JSON.stringify(def.program), position: d.position,
+        properties: JSON.stringify(visible), program: JSON.stringify(def.program), position: d.position, createdAt: d.createdAt,
       });
     }
   }
@@ -175,12 +176,15 @@ async function applyContactEvents(db: Db, events: Live[]): Promise<void> {
   if (candidates.length > 0) {
     const col = <K extends keyof Candidate>(k: K) => candidates.map((c) => c[k]);
     // In log order: the first event wins a contact's place in an automation; the partial unique index says who is already in.
+    // A run is enrolled when its trigger was stored, not when this process got to it: events sent with the
+    // trigger (same request, same default occurredAt) are then "since enrolment" for a branch.
     const { rows } = await sql<{ trigger_event_id: string; automation_id: string }>`INSERT INTO automation_runs
         (id, workspace_id, automation_id, contact_id, email, properties, program, status, wake_at, position, trigger_event_id, enrolled_at)
-      SELECT id, ws, aut, con, email, props::jsonb, prog::jsonb, 'ready', now(), pos, ev, date_trunc('milliseconds', now())
+      SELECT id, ws, aut, con, email, props::jsonb, prog::jsonb, 'ready', now(), pos, ev, at
       FROM unnest(${col('runId')}::text[], ${col('workspaceId')}::text[], ${col('automationId')}::text[], ${col('contactId')}::text[],
-                  ${col('email')}::text[], ${col('properties')}::text[], ${col('program')}::text[], ${col('position')}::bigint[], ${col('eventId')}::text[])
-           WITH ORDINALITY AS t(id, ws, aut, con, email, props, prog, pos, ev, n)
+                  ${col('email')}::text[], ${col('properties')}::text[], ${col('program')}::text[], ${col('position')}::bigint[], ${col('eventId')}::text[],
+                  ${col('createdAt')}::timestamptz[])
+           WITH ORDINALITY AS t(id, ws, aut, con, email, props, prog, pos, ev, at, n)
       ORDER BY n
       ON CONFLICT DO NOTHING RETURNING trigger_event_id, automation_id`.execute(db);
     for (const r of rows) enrolled.set(r.trigger_event_id, [...(enrolled.get(r.trigger_event_id) ?? []), r.automation_id]);

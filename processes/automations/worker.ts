@@ -33,6 +33,7 @@ interface Run {
   wake_at: Date | null;
   seq: number;
   position: string;
+  trigger_event_id: string;
   enrolled_at: Date;
 }
 
@@ -132,9 +133,11 @@ export class AutomationRunProcess {
         pc++;
       } else if (step.op === 'branch') {
         const since = step.withinMinutes === null ? run.enrolled_at : new Date(Date.now() - step.withinMinutes * minute);
+        // The trigger occurred as the run was enrolled; it is not an event since then.
         const { rows } = await client.query(
-          `SELECT 1 FROM contact_events WHERE workspace_id = $1 AND contact_id = $2 AND name = $3 AND mode = 'live' AND occurred_at >= $4 LIMIT 1`,
-          [run.workspace_id, run.contact_id, step.ifEvent, since],
+          `SELECT 1 FROM contact_events WHERE workspace_id = $1 AND contact_id = $2 AND name = $3 AND mode = 'live' AND occurred_at >= $4
+             AND id IS DISTINCT FROM $5 LIMIT 1`,
+          [run.workspace_id, run.contact_id, step.ifEvent, since, step.withinMinutes === null ? run.trigger_event_id : null],
         );
         pc = rows.length > 0 ? pc + 1 : step.elseAt;
       } else if (step.op === 'wait') {

@@ -149,6 +149,19 @@ t.test('wait_for_event ends on the event (resumed) or on its timeout; wait; bran
   t.equal((await send(h, ws.apiKey, { name: 'bought', email: 'd@example.com' })).json().resumed, 0, 'a plain wait is not ended by events');
 });
 
+t.test('branch since enrolment: events sent with the trigger count, the trigger itself does not', async (t) => {
+  const h = await startTestApp(t, FAST);
+  const ws = await h.workspace();
+  await contact(h, ws.workspaceId, 'a@example.com');
+  const clicked = await automation(h, ws.apiKey, { trigger: { event: 'signed_up' }, steps: [{ type: 'branch', ifEvent: 'clicked', then: [{ type: 'send', template: 'yes' }], else: [{ type: 'send', template: 'no' }] }] });
+  const again = await automation(h, ws.apiKey, { trigger: { event: 'signed_up' }, steps: [{ type: 'branch', ifEvent: 'signed_up', then: [{ type: 'send', template: 'again' }], else: [{ type: 'send', template: 'once' }] }] });
+  await h.request(ws.apiKey, 'POST', '/events/batch', { events: [{ name: 'signed_up', email: 'a@example.com' }, { name: 'clicked', email: 'a@example.com' }] });
+  const [yes] = await eventually(async () => { const l = await sends(h, ws.apiKey, clicked.id); return l.length === 1 && l; });
+  t.equal(yes.template, 'yes', 'the click in the trigger\'s request');
+  const [once] = await eventually(async () => { const l = await sends(h, ws.apiKey, again.id); return l.length === 1 && l; });
+  t.equal(once.template, 'once', 'the trigger is not an event since enrolment');
+});
+
 t.test('delete: 404 afterwards and for foreign ids, scope, If-Match; runs under way end and their timers never fire', async (t) => {
   const h = await startTestApp(t, FAST);
   const ws = await h.workspace();
