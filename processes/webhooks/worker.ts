@@ -20,7 +20,10 @@ export interface WebhookDeliveryOptions {
   retryScheduleMs: number[];
   /** Deadline of one POST, connection to last byte read. */
   timeoutMs: number;
-  /** A job enqueued this long ago without an outcome is enqueued again (lost by the bus, or its worker died). */
+  /**
+   * A job enqueued this long ago without an outcome is enqueued again (lost by the bus, or its
+   * worker died); a switch-off owed by the failure count but not written is written again as often.
+   */
   staleAfterMs: number;
   pollMs: number;
   concurrency: number;
@@ -76,6 +79,9 @@ export interface WebhookDeliveryDeps {
  */
 export class WebhookDeliveryProcess {
   private readonly work: DueWork;
+  private sweepTimer: NodeJS.Timeout | null = null;
+  private sweeping: Promise<void> = Promise.resolve();
+  private stopped = false;
 
   constructor(
     private readonly deps: WebhookDeliveryDeps,
@@ -86,15 +92,46 @@ export class WebhookDeliveryProcess {
     );
   }
 
-  start(): Promise<void> {
-    return this.work.start((job) => this.handle(job), {
+  async start(): Promise<void> {
+    await this.work.start((job) => this.handle(job), {
       concurrency: this.options.concurrency,
       onError: (error) => console.error('webhook delivery:', error),
     });
+    this.sweeping = this.switchOffOwed();
   }
 
-  stop(): Promise<void> {
-    return this.work.stop();
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.sweepTimer) clearTimeout(this.sweepTimer);
+    await this.sweeping;
+    await this.work.stop();
+  }
+
+  /**
+   * The count is committed before the switch-off is appended, so a failed append or a crash in
+   * between leaves an endpoint with 100 failures that the log still calls enabled; its deliveries
+   * are then refused uncounted and nothing else would ever write the switch-off. Every
+   * `staleAfterMs` (and on start) such endpoints are switched off again; the decider writes
+   * nothing for one that is off already. The routes say enabled until the switch-off is projected.
+   */
+  private async switchOffOwed(): Promise<void> {
+    if (this.stopped) return;
+    try {
+      const { rows } = await this.deps.pool.query<{ workspace_id: string; id: string }>(
+        `SELECT r.workspace_id, r.id FROM webhook_health h JOIN webhook_routes r ON r.id = h.endpoint_id
+         WHERE r.enabled AND h.consecutive_failures >= $1`,
+        [FAILURES_TO_DISABLE],
+      );
+      for (const r of rows) {
+        await this.switchOff(r.workspace_id, r.id, 'consecutive_failures').catch((error) => console.error('webhook switch-off:', error));
+      }
+    } catch (error) {
+      if (!this.stopped) console.error('webhook switch-off:', error);
+    }
+    if (this.stopped) return;
+    this.sweepTimer = setTimeout(() => {
+      this.sweeping = this.switchOffOwed();
+    }, this.options.staleAfterMs);
   }
 
   /**
@@ -176,6 +213,7 @@ export class WebhookDeliveryProcess {
     // The schedule's delay; whether the endpoint is switched off by this very failure is decided in SQL.
     const retryInMs = a.ok || !t.enabled || a.status === 410 ? null : this.retryDelay(t.attempts, retryAfter);
     // One statement, so one round trip: the attempt, the endpoint's count, the delivery's next step.
+    // The count stops at 100: attempts already in flight when it got there fail uncounted.
     const { rows } = await this.deps.pool.query<{ failures: number | null }>(
       `WITH attempt AS (
          INSERT INTO webhook_attempts (delivery_id, attempt, endpoint_id, ok, status_code, duration_ms, error, response_excerpt, at)
@@ -184,7 +222,7 @@ export class WebhookDeliveryProcess {
          INSERT INTO webhook_health (endpoint_id, consecutive_failures, last_delivery_at)
          SELECT $3, CASE WHEN $4 THEN 0 ELSE 1 END, now() WHERE $9
          ON CONFLICT (endpoint_id) DO UPDATE SET last_delivery_at = now(),
-           consecutive_failures = CASE WHEN $4 THEN 0 ELSE webhook_health.consecutive_failures + 1 END
+           consecutive_failures = CASE WHEN $4 THEN 0 ELSE least(webhook_health.consecutive_failures + 1, $11) END
          RETURNING consecutive_failures),
        next AS (
          SELECT CASE WHEN $4 THEN 'delivered'

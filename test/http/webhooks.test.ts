@@ -1,5 +1,6 @@
 import t from 'tap';
 import { Webhook } from 'standardwebhooks';
+import { openSystem } from '../../system.ts';
 import { eventually, startReceiver } from '../support/receiver.ts';
 import { startSmtpServer } from '../support/smtp.ts';
 import { startTestApp, type TestApp } from '../support/app.ts';
@@ -378,4 +379,53 @@ t.test('100 consecutive failures switch the endpoint off and mail the owner and 
   const replay = (await h.request(ws.apiKey, 'POST', `/webhooks/${e.id}/replay`, { since: new Date(0).toISOString() })).json();
   t.equal(replay.replayed, 1);
   await receiver.waitFor(101);
+});
+
+t.test('a switch-off whose append failed after the 100th failure was counted is written again, and mailed', async (t) => {
+  const smtp = await startSmtpServer(t);
+  // staleAfterMs: how soon an owed switch-off is looked for again.
+  const h = await startTestApp(t, { smtpUrl: smtp.url, webhooks: { ...FAILING, staleAfterMs: 1_000 }, webhookNotices: NOTICES });
+  // The first append of a switch-off fails in the database, after the count is committed.
+  await h.system.database.pool.query(`
+    CREATE SEQUENCE test_disable_appends;
+    CREATE FUNCTION test_fail_first_disable() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+      IF nextval('test_disable_appends') = 1 THEN RAISE EXCEPTION 'injected: the switch-off append fails'; END IF;
+      RETURN NEW;
+    END $$;
+    CREATE TRIGGER test_fail_first_disable BEFORE INSERT ON es_events FOR EACH ROW
+      WHEN (NEW.type = 'WebhookEndpointDisabled') EXECUTE FUNCTION test_fail_first_disable();`);
+  const ws = await h.workspace();
+  const receiver = await startReceiver(t, () => ({ status: 500 }));
+  const e = await endpoint(h, ws.apiKey, { url: receiver.url });
+  await h.request(ws.apiKey, 'POST', `/webhooks/${e.id}/test`);
+  const off = await switchedOff(h, ws.apiKey, e.id);
+  t.match(off, { enabled: false, disabledReason: 'consecutive_failures', consecutiveFailures: 100 });
+  t.ok(off.disabledAt);
+  const { rows } = await h.system.database.pool.query('SELECT last_value FROM test_disable_appends');
+  t.ok(Number(rows[0].last_value) >= 2, 'the first append failed; a later one wrote the switch-off');
+  const mail = await eventually(async () => smtp.mails[0]);
+  t.same(mail.to, ['owner1@example.com']);
+  t.equal(receiver.received.length, 100);
+  t.equal((await h.request(ws.apiKey, 'PATCH', `/webhooks/${e.id}`, { enabled: true })).json().consecutiveFailures, 0, 'and it can be switched on again');
+});
+
+t.test('failures of attempts in flight when the count reaches 100 are not counted', async (t) => {
+  const smtp = await startSmtpServer(t);
+  const h = await startTestApp(t, { deliver: false, smtpUrl: smtp.url, webhooks: FAST });
+  const ws = await h.workspace();
+  const receiver = await startReceiver(t, () => ({ status: 500, holdMs: 500 }));
+  const e = await endpoint(h, ws.apiKey, { url: receiver.url });
+  for (let i = 0; i < 120; i++) await h.request(ws.apiKey, 'POST', `/webhooks/${e.id}/test`);
+  // One sender takes all 120 at once: every attempt starts before the first one fails.
+  const sender = await openSystem(h.url, { project: false, smtpUrl: smtp.url, webhooks: { ...FAST, retryScheduleMs: [], timeoutMs: 5_000, concurrency: 200 }, webhookNotices: NOTICES });
+  t.teardown(() => sender.close());
+  await receiver.waitFor(120);
+  const off = await switchedOff(h, ws.apiKey, e.id);
+  await eventually(async () => (await h.request(ws.apiKey, 'GET', `/webhooks/${e.id}/stats`)).json().deliveries.failed === 120);
+  t.match(await endpointNow(h, ws.apiKey, e.id), { enabled: false, disabledReason: 'consecutive_failures', consecutiveFailures: 100 });
+  t.ok(off.disabledAt);
+  await eventually(async () => smtp.mails[0]);
+  await new Promise((r) => setTimeout(r, 300));
+  t.equal(smtp.mails.length, 1, 'one switch-off, one notice');
 });
