@@ -1,7 +1,7 @@
 import crypto from 'node:crypto';
 import { sql, type Kysely, type Transaction } from 'kysely';
 import { automationProperties } from '../../domain/contact-events/rules.ts';
-import { compile, matches, type Filter, type Step } from '../../domain/automations/steps.ts';
+import { compile, matches, type Filter, type Instruction, type Step } from '../../domain/automations/steps.ts';
 import { CONTACT_EVENT_TYPES, entriesOf, type StoredContactEvent } from '../../domain/contact-events/events.ts';
 import type { ProjectedEvent, Projector } from '../../projections/projector.ts';
 
@@ -26,7 +26,9 @@ export const runIdOf = (automationId: string, eventId: string) =>
  * leader, checkpoint in the same transaction) and, for each live contact event, in log order:
  *  - enrols the contact in every live automation whose trigger names the event and whose filters
  *    match its properties (less `email`), unless the contact is already in a run of it;
- *  - ends every wait of that contact for that name (the run moves on at once);
+ *  - ends every wait of that contact for that name (the run moves on at once), and keeps the name
+ *    on each of the contact's runs that is between steps (`arrivals`), so the next wait for it
+ *    that the run reaches (worker.ts) ends at once: a wait never depends on when the worker walks;
  *  - writes what it did for the event (`automation_event_outcomes`), which POST /events reads back
  *    after waiting for this process to pass the event's position (read-your-writes).
  * It keeps its own copy of the automations (definition as of that point of the log). The runs it
@@ -61,6 +63,7 @@ export const automationEnrolment: Projector = {
       wake_at timestamptz,
       enqueued_at timestamptz,
       seq integer NOT NULL DEFAULT 0,
+      arrivals jsonb NOT NULL DEFAULT '[]',
       position bigint NOT NULL,
       trigger_event_id text NOT NULL,
       enrolled_at timestamptz NOT NULL,
@@ -68,7 +71,9 @@ export const automationEnrolment: Projector = {
     );
     CREATE UNIQUE INDEX IF NOT EXISTS automation_runs_active ON ${s}.automation_runs (automation_id, contact_id) WHERE status <> 'completed';
     CREATE INDEX IF NOT EXISTS automation_runs_due ON ${s}.automation_runs (wake_at) WHERE status <> 'completed';
-    CREATE INDEX IF NOT EXISTS automation_runs_waits ON ${s}.automation_runs (workspace_id, contact_id, wait_event) WHERE status = 'waiting' AND wait_event IS NOT NULL;
+    ALTER TABLE ${s}.automation_runs ADD COLUMN IF NOT EXISTS arrivals jsonb NOT NULL DEFAULT '[]';
+    DROP INDEX IF EXISTS ${s}.automation_runs_waits;
+    CREATE INDEX IF NOT EXISTS automation_runs_contact ON ${s}.automation_runs (workspace_id, contact_id) WHERE status <> 'completed';
     CREATE INDEX IF NOT EXISTS automation_runs_automation ON ${s}.automation_runs (workspace_id, automation_id, enrolled_at DESC, id DESC);
     CREATE TABLE IF NOT EXISTS ${s}.automation_sends (
       id text PRIMARY KEY,
@@ -189,29 +194,100 @@ async function applyContactEvents(db: Db, events: Live[]): Promise<void> {
       ON CONFLICT DO NOTHING RETURNING trigger_event_id, automation_id`.execute(db);
     for (const r of rows) enrolled.set(r.trigger_event_id, [...(enrolled.get(r.trigger_event_id) ?? []), r.automation_id]);
   }
-  // Waits end on the first event of their name for their contact; runs only start waiting outside this
-  // transaction (worker.ts), so the set of waits is fixed for the whole batch.
-  const first = new Map<string, Live>();
-  for (const e of events) {
-    const k = `${e.workspaceId}\u0000${e.contactId}\u0000${e.name}`;
-    if (!first.has(k)) first.set(k, e);
-  }
-  const firsts = [...first.values()];
-  const { rows: resumedRows } = await sql<{ workspace_id: string; contact_id: string; name: string }>`
-    UPDATE automation_runs r SET status = 'ready', pc = r.pc + 1, wait_event = NULL, wake_at = now(), enqueued_at = NULL, seq = r.seq + 1, position = t.pos
-    FROM unnest(${firsts.map((e) => e.workspaceId)}::text[], ${firsts.map((e) => e.contactId)}::text[],
-                ${firsts.map((e) => e.name)}::text[], ${firsts.map((e) => e.position)}::bigint[]) AS t(ws, con, name, pos)
-    WHERE r.status = 'waiting' AND r.wait_event IS NOT NULL AND r.workspace_id = t.ws AND r.contact_id = t.con AND r.wait_event = t.name
-    RETURNING r.workspace_id, r.contact_id, t.name`.execute(db);
-  const resumed = new Map<string, number>();
-  for (const r of resumedRows) {
-    const eventId = first.get(`${r.workspace_id}\u0000${r.contact_id}\u0000${r.name}`)!.eventId;
-    resumed.set(eventId, (resumed.get(eventId) ?? 0) + 1);
-  }
+  const resumed = await endWaits(db, events);
   const touched = [...new Set([...enrolled.keys(), ...resumed.keys()])];
   if (touched.length === 0) return;
   await sql`INSERT INTO automation_event_outcomes (event_id, enrolled, resumed, created_at)
     SELECT ev, coalesce(string_to_array(nullif(aut, ''), ','), '{}'), n, now()
     FROM unnest(${touched}::text[], ${touched.map((id) => (enrolled.get(id) ?? []).join(','))}::text[], ${touched.map((id) => resumed.get(id) ?? 0)}::int[]) AS t(ev, aut, n)
     ON CONFLICT (event_id) DO NOTHING`.execute(db);
+}
+
+interface RunAtEvents {
+  id: string;
+  workspace_id: string;
+  contact_id: string;
+  trigger_event_id: string;
+  program: Instruction[];
+  pc: number;
+  status: 'ready' | 'waiting';
+  wait_event: string | null;
+  wake_at: Date;
+  arrivals: string[];
+}
+
+/**
+ * The contact's runs meet the events one after another, each from the first event after the one
+ * that enrolled it: a run waiting for the name (its timeout not yet passed when the event was
+ * stored) moves on, and a run between steps (ready, or its wait over but not walked yet) keeps
+ * the name for the next wait it reaches. The rows are locked, so a walk in progress finishes
+ * first and its outcome is what the events meet. Returns how many waits each event ended.
+ */
+async function endWaits(db: Db, events: Live[]): Promise<Map<string, number>> {
+  const order = new Map(events.map((e, i) => [e.eventId, i]));
+  const byContact = new Map<string, Live[]>();
+  for (const e of events) {
+    const k = `${e.workspaceId}\u0000${e.contactId}`;
+    byContact.set(k, [...(byContact.get(k) ?? []), e]);
+  }
+  const contacts = [...byContact.values()].map((l) => l[0]!);
+  const { rows } = await sql<RunAtEvents>`SELECT r.id, r.workspace_id, r.contact_id, r.trigger_event_id, r.program, r.pc, r.status, r.wait_event, r.wake_at, r.arrivals
+    FROM automation_runs r
+    WHERE (r.workspace_id, r.contact_id) IN (SELECT * FROM unnest(${contacts.map((e) => e.workspaceId)}::text[], ${contacts.map((e) => e.contactId)}::text[]))
+      AND r.status <> 'completed'
+      AND EXISTS (SELECT 1 FROM jsonb_array_elements(r.program) i WHERE i->>'op' = 'wait_for_event' AND i->>'name' = ANY(${[...new Set(events.map((e) => e.name))]}::text[]))
+    ORDER BY r.id FOR UPDATE`.execute(db);
+  const resumed = new Map<string, number>();
+  const changed: { run: RunAtEvents; resumed: boolean; position: number }[] = [];
+  for (const run of rows) {
+    const after = order.get(run.trigger_event_id) ?? -1;
+    const arrivals = new Set(run.arrivals);
+    let moved: { resumed: boolean; position: number } | null = null;
+    for (const e of byContact.get(`${run.workspace_id}\u0000${run.contact_id}`)!) {
+      if (order.get(e.eventId)! <= after) continue;
+      const over = run.status === 'waiting' && run.wake_at.getTime() <= Date.parse(e.createdAt);
+      if (run.status === 'waiting' && !over) {
+        if (run.wait_event !== e.name) continue;
+        run.status = 'ready';
+        run.pc++;
+        run.wait_event = null;
+        resumed.set(e.eventId, (resumed.get(e.eventId) ?? 0) + 1);
+        moved = { resumed: true, position: e.position };
+        continue;
+      }
+      if (arrivals.has(e.name) || !run.program.some((i) => i.op === 'wait_for_event' && i.name === e.name)) continue;
+      if (nextWaitFor(run.program, over ? run.pc + 1 : run.pc, arrivals) === e.name) resumed.set(e.eventId, (resumed.get(e.eventId) ?? 0) + 1);
+      arrivals.add(e.name);
+      moved = { resumed: moved?.resumed ?? false, position: e.position };
+    }
+    run.arrivals = [...arrivals];
+    if (moved) changed.push({ run, ...moved });
+  }
+  if (changed.length === 0) return resumed;
+  const col = <T>(f: (c: (typeof changed)[number]) => T) => changed.map(f);
+  // A new `seq` voids a job already on the bus, whose walk would not wait for the contact events
+  // read model to hold these events (a branch reads it); the run is claimed again at once.
+  await sql`UPDATE automation_runs r SET status = t.status, pc = t.pc, wait_event = t.wait_event, arrivals = t.arrivals::jsonb,
+      wake_at = CASE WHEN t.resumed THEN now() ELSE r.wake_at END, enqueued_at = NULL, seq = r.seq + 1, position = t.pos
+    FROM unnest(${col((c) => c.run.id)}::text[], ${col((c) => c.run.status)}::text[], ${col((c) => c.run.pc)}::int[], ${col((c) => c.run.wait_event)}::text[],
+                ${col((c) => JSON.stringify(c.run.arrivals))}::text[], ${col((c) => c.resumed)}::boolean[], ${col((c) => c.position)}::bigint[])
+         AS t(id, status, pc, wait_event, arrivals, resumed, pos)
+    WHERE r.id = t.id`.execute(db);
+  return resumed;
+}
+
+/**
+ * The name of the wait a run at `pc` stops at next, passing the waits its arrivals end; null when
+ * that is not settled yet (a branch or a timed wait comes first) or the run ends before any.
+ */
+function nextWaitFor(program: Instruction[], pc: number, arrivals: ReadonlySet<string>): string | null {
+  const kept = new Set(arrivals);
+  while (pc < program.length) {
+    const step = program[pc]!;
+    if (step.op === 'jump') pc = step.to;
+    else if (step.op === 'send') pc++;
+    else if (step.op === 'wait_for_event' && kept.delete(step.name)) pc++;
+    else return step.op === 'wait_for_event' ? step.name : null;
+  }
+  return null;
 }

@@ -32,6 +32,8 @@ interface Run {
   wait_event: string | null;
   wake_at: Date | null;
   seq: number;
+  /** Names of events that came while the run was between steps (enrol.ts). */
+  arrivals: string[];
   position: string;
   trigger_event_id: string;
   enrolled_at: Date;
@@ -46,9 +48,11 @@ const MAX_STEPS_PER_JOB = 200;
  * LOCKED`, so several processes share the work) and publishes one job each on the bus; a job walks
  * its run in one transaction, from where it stands to the next wait or the end: a `send` records a
  * send request, a `branch` asks the contact events read model whether the event came, `wait` and
- * `wait_for_event` store their deadline in the row. The database holds every timer, so a restart
- * loses none: a starting process publishes everything due at once, and a job the bus lost is
- * published again after `staleAfterMs`. `seq` counts the run's moves, so a duplicate job is a no-op.
+ * `wait_for_event` store their deadline in the row, unless an event of that name already came
+ * while the run was on its way there (`arrivals`): then that wait is over at once. The database
+ * holds every timer, so a restart loses none: a starting process publishes everything due at once,
+ * and a job the bus lost is published again after `staleAfterMs`. `seq` counts the run's moves,
+ * so a duplicate job is a no-op.
  */
 export class AutomationRunProcess {
   private readonly work: DueWork;
@@ -114,6 +118,7 @@ export class AutomationRunProcess {
     const minute = this.options.minuteMs;
     // A due waiting run: its wait is over (the duration passed, or the event did not come in time).
     let pc = run.status === 'waiting' ? run.pc + 1 : run.pc;
+    const arrivals = new Set(run.arrivals);
     let next: { status: Run['status']; waitEvent: string | null; wakeAt: Date | null } = { status: 'completed', waitEvent: null, wakeAt: null };
     for (let steps = 0; pc < run.program.length; steps++) {
       if (steps >= MAX_STEPS_PER_JOB) {
@@ -143,16 +148,20 @@ export class AutomationRunProcess {
       } else if (step.op === 'wait') {
         next = { status: 'waiting', waitEvent: null, wakeAt: new Date(Date.now() + step.minutes * minute) };
         break;
+      } else if (arrivals.delete(step.name)) {
+        pc++;
       } else {
         next = { status: 'waiting', waitEvent: step.name, wakeAt: new Date(Date.now() + step.timeoutMinutes * minute) };
         break;
       }
     }
+    // Once the run stops at a wait, what came before that wait began ends nothing.
+    const kept = next.status === 'ready' ? [...arrivals] : [];
     await client.query(
-      `UPDATE automation_runs SET pc = $2, status = $3, wait_event = $4, wake_at = $5, enqueued_at = NULL, seq = seq + 1,
+      `UPDATE automation_runs SET pc = $2, status = $3, wait_event = $4, wake_at = $5, arrivals = $6::jsonb, enqueued_at = NULL, seq = seq + 1,
          completed_at = CASE WHEN $3 = 'completed' THEN now() ELSE NULL END
        WHERE id = $1`,
-      [run.id, pc, next.status, next.waitEvent, next.wakeAt],
+      [run.id, pc, next.status, next.waitEvent, next.wakeAt, JSON.stringify(kept)],
     );
   }
 }

@@ -162,6 +162,65 @@ t.test('branch since enrolment: events sent with the trigger count, the trigger 
   t.equal(once.template, 'once', 'the trigger is not an event since enrolment');
 });
 
+/** Ends on `activated`; its timeout (600 minutes, 60 s here) is far beyond `eventually`'s 15 s. */
+const heldForActivation = {
+  trigger: { event: 'trial_started' },
+  steps: [
+    { type: 'wait_for_event', name: 'activated', timeoutMinutes: 600 },
+    { type: 'branch', ifEvent: 'activated', then: [{ type: 'send', template: 'thanks' }], else: [{ type: 'send', template: 'nudge' }] },
+  ],
+};
+
+t.test('an event that comes before its run reaches the wait still ends that wait', async (t) => {
+  const h = await startTestApp(t, FAST);
+  const ws = await h.workspace();
+  for (const e of ['a', 'b', 'c']) await contact(h, ws.workspaceId, `${e}@example.com`);
+  const held = await automation(h, ws.apiKey, heldForActivation);
+  const started = Date.now();
+  const batch = await h.request(ws.apiKey, 'POST', '/events/batch', { events: [{ name: 'trial_started', email: 'a@example.com' }, { name: 'activated', email: 'a@example.com' }] });
+  t.same(batch.json().accepted.map((r: any) => [r.enrolled, r.resumed]), [[[held.id], 0], [[], 1]], 'the wait its run was heading for counts as ended');
+  const [thanks] = await eventually(async () => { const l = await sends(h, ws.apiKey, held.id); return l.length === 1 && l; });
+  t.match(thanks, { email: 'a@example.com', template: 'thanks' }, 'the branch after the wait sees the event');
+  t.ok(Date.now() - started < 10_000, 'long before the timeout');
+
+  const reversed = await h.request(ws.apiKey, 'POST', '/events/batch', { events: [{ name: 'activated', email: 'b@example.com' }, { name: 'trial_started', email: 'b@example.com' }] });
+  t.same(reversed.json().accepted.map((r: any) => [r.enrolled, r.resumed]), [[[], 0], [[held.id], 0]], 'an event before the trigger ends nothing');
+  await eventually(async () => (await runs(h, ws.apiKey, held.id)).some((r: any) => r.email === 'b@example.com' && r.status === 'waiting' && r.waitingFor === 'activated'));
+
+  // An event during a timed step is not kept for the wait after it.
+  const later = await automation(h, ws.apiKey, { trigger: { event: 'bought' }, steps: [{ type: 'wait', minutes: 5 }, { type: 'wait_for_event', name: 'reviewed', timeoutMinutes: 600 }, { type: 'send', template: 'review-thanks' }] });
+  t.same((await send(h, ws.apiKey, { name: 'bought', email: 'c@example.com' })).json().enrolled, [later.id]);
+  t.equal((await send(h, ws.apiKey, { name: 'reviewed', email: 'c@example.com' })).json().resumed, 0);
+  await eventually(async () => (await runs(h, ws.apiKey, later.id))[0]?.waitingFor === 'reviewed');
+  t.same(await sends(h, ws.apiKey, later.id), [], 'the wait began after the event and still waits');
+  t.equal((await send(h, ws.apiKey, { name: 'reviewed', email: 'c@example.com' })).json().resumed, 1);
+  await eventually(async () => (await sends(h, ws.apiKey, later.id)).length === 1);
+});
+
+t.test('an event right after the trigger ends the wait, however late the worker reaches it', async (t) => {
+  // Runs are claimed once a second: each run is still `ready` when its `activated` arrives.
+  const h = await startTestApp(t, { automations: { minuteMs: 100, pollMs: 1000 } });
+  const ws = await h.workspace();
+  const emails = ['a@example.com', 'b@example.com', 'c@example.com'];
+  for (const e of emails) await contact(h, ws.workspaceId, e);
+  const held = await automation(h, ws.apiKey, heldForActivation);
+  const started = Date.now();
+  for (const email of emails) {
+    t.same((await send(h, ws.apiKey, { name: 'trial_started', email })).json().enrolled, [held.id]);
+    t.equal((await send(h, ws.apiKey, { name: 'activated', email })).json().resumed, 1, `${email}: the wait ended`);
+  }
+  const done = await eventually(async () => { const l = await sends(h, ws.apiKey, held.id); return l.length === 3 && l; });
+  t.same(done.map((s: any) => [s.email, s.template]).sort(), emails.map((e) => [e, 'thanks']));
+  t.ok(Date.now() - started < 10_000, 'long before the timeout');
+
+  const testKey = (await h.request(ws.apiKey, 'POST', '/keys', { scopes: ['contacts:write'], mode: 'test' })).json().token;
+  await contact(h, ws.workspaceId, 'd@example.com');
+  t.same((await send(h, ws.apiKey, { name: 'trial_started', email: 'd@example.com' })).json().enrolled, [held.id]);
+  t.equal((await send(h, testKey, { name: 'activated', email: 'd@example.com' })).json().resumed, 0, 'a test-key event ends nothing');
+  await eventually(async () => (await runs(h, ws.apiKey, held.id)).some((r: any) => r.email === 'd@example.com' && r.status === 'waiting'));
+  t.equal((await sends(h, ws.apiKey, held.id)).length, 3, 'and the run waits on');
+});
+
 t.test('delete: 404 afterwards and for foreign ids, scope, If-Match; runs under way end and their timers never fire', async (t) => {
   const h = await startTestApp(t, FAST);
   const ws = await h.workspace();
