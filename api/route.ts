@@ -92,8 +92,9 @@ export function route<P = Record<string, never>, Q = Record<string, never>, B = 
         if (refusal) throw new ApiError('step_up_required', refusal, null, 403);
       }
       const params = parse(spec.params, request.params ?? {});
+      if (!spec.query) noFields(request.query);
       const query = parse(spec.query, request.query ?? {});
-      const body = spec.body ? parse(spec.body, request.body ?? {}, spec.issueCodes) : noBody(request.body);
+      const body = spec.body ? parse(spec.body, request.body ?? {}, spec.issueCodes) : noFields(request.body);
       // The documented success status, unless the handler answers otherwise (201 new / 200 existing).
       reply.code(status);
       const result = await spec.handler({ request, reply, params, query, body: body as B, credential });
@@ -109,9 +110,10 @@ function parse<T>(schema: ZodType<T> | undefined, input: unknown, codes?: Record
   return result.data;
 }
 
-function noBody(body: unknown): undefined {
-  if (body && typeof body === 'object' && !Array.isArray(body)) {
-    const first = Object.keys(body)[0];
+/** The query string or body of an operation that declares none must be empty, as strict as a declared one. */
+function noFields(input: unknown): undefined {
+  if (input && typeof input === 'object' && !Array.isArray(input)) {
+    const first = Object.keys(input)[0];
     if (first !== undefined) throw new ApiError('unknown_parameter', `\`${first}\` is not a parameter of this operation.`, first, 422);
   }
   return undefined;

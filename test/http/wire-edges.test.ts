@@ -103,4 +103,22 @@ t.test('wire edges', async (t) => {
       t.equal(res.headers['ratelimit-limit'], '600', label);
     }
   });
+
+  t.test('an operation that declares no query parameters refuses any: 422 unknown_parameter naming it', async (t) => {
+    const ping = await h.request(ws.apiKey, 'GET', '/ping?x=1');
+    t.equal(ping.statusCode, 422);
+    t.match(ping.json().error, { type: 'validation_error', code: 'unknown_parameter', param: 'x' });
+    t.equal((await h.request(ws.apiKey, 'GET', '/ping?flag')).json().error.param, 'flag', 'a name without a value too');
+    t.equal((await h.request(ws.apiKey, 'GET', '/ping?')).statusCode, 200, 'an empty query string holds no parameter');
+    const add = await h.request(ws.apiKey, 'POST', '/suppressions?email=query@example.com', { email: 'body@example.com' });
+    t.equal(add.statusCode, 422);
+    t.match(add.json().error, { code: 'unknown_parameter', param: 'email' });
+    const added = await h.request(ws.apiKey, 'POST', '/suppressions', { email: 'body@example.com' });
+    t.equal(added.statusCode, 201, 'the refused request stored nothing');
+    const id = added.json().id;
+    const remove = await h.request(ws.apiKey, 'DELETE', `/suppressions/${id}?force=true`);
+    t.equal(remove.statusCode, 422);
+    t.match(remove.json().error, { code: 'unknown_parameter', param: 'force' });
+    t.equal((await h.request(ws.apiKey, 'GET', `/suppressions/${id}`)).statusCode, 200, 'nothing removed');
+  });
 });
