@@ -42,6 +42,8 @@ t.test('a rebuilt read model equals the live one, and swaps in while the server 
     await h.request(ws.apiKey, 'POST', '/contacts', { email: `v@w${w}.test`, audienceIds: [vip.id, trial.id] });
     await h.request(ws.apiKey, 'PUT', `/audiences/${vip.id}/contacts/c@w${w}.test`);
     await h.request(ws.apiKey, 'DELETE', `/audiences/${trial.id}/contacts/v@w${w}.test`);
+    const closed = (await h.request(ws.apiKey, 'POST', '/audiences', { name: `Closed ${w}` })).json();
+    await h.request(ws.apiKey, 'DELETE', `/audiences/${closed.id}`);
   }
   const { db, pool } = h.system.database;
   for (const projector of h.system.runner.projectors.filter((p) => p.rebuildable !== false)) {
