@@ -29,7 +29,7 @@ export const CATALOGUE: Record<string, [number, string]> = {
   invalid_api_key: [401, 'The credential is not a key of this service, or its secret is wrong.'],
   revoked_api_key: [401, 'The key was revoked.'],
   expired_api_key: [401, 'The key passed its expiry time.'],
-  insufficient_scope: [403, 'The credential lacks the scope named in `param`.'],
+  insufficient_scope: [403, 'The credential lacks a scope the operation needs; the message names the scope. `param` is null, or the request field that calls for the scope.'],
   beyond_caller_authority: [403, 'A key cannot be created wider than the key creating it.'],
   insufficient_authority: [403, 'The caller lacks a permission it tries to grant.'],
   step_up_required: [403, 'A sensitive change by an OAuth app needs step-up verification first; nothing was changed.'],

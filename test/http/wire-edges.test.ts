@@ -121,4 +121,18 @@ t.test('wire edges', async (t) => {
     t.match(remove.json().error, { code: 'unknown_parameter', param: 'force' });
     t.equal((await h.request(ws.apiKey, 'GET', `/suppressions/${id}`)).statusCode, 200, 'nothing removed');
   });
+
+  t.test('insufficient_scope names the scope in its message; param stays for request fields', async (t) => {
+    const key = await newKey();
+    const list = await h.request(key.token, 'GET', '/keys');
+    t.equal(list.statusCode, 403);
+    t.match(list.json().error, { code: 'insufficient_scope', param: null, message: /`keys:read`/ });
+    const contacts = (await h.request(ws.apiKey, 'POST', '/keys', { scopes: ['contacts:write'] })).json().token;
+    const add = await h.request(contacts, 'POST', '/contacts', { email: 'scoped@example.com', audienceIds: ['aud_x'] });
+    t.match(add.json().error, { code: 'insufficient_scope', param: 'audienceIds', message: /`audiences:write`/ });
+    const docs = await h.app.inject({ method: 'GET', url: '/docs/errors' });
+    const row = /<tr id="insufficient_scope">.*<\/tr>/.exec(docs.body)![0];
+    t.match(row, /the message names the scope/);
+    t.notMatch(row, /named in `param`/);
+  });
 });
