@@ -135,4 +135,24 @@ t.test('wire edges', async (t) => {
     t.match(row, /the message names the scope/);
     t.notMatch(row, /named in `param`/);
   });
+
+  t.test('the owner role: a body of the wrong shape is 422 first, then 409 before any rule of the role', async (t) => {
+    const roles = (await h.request(ws.apiKey, 'GET', '/roles')).json().data as { id: string; builtin: string | null }[];
+    const owner = roles.find((r) => r.builtin === 'owner')!.id;
+    const patch = (body: unknown) => h.request(ws.apiKey, 'PATCH', `/roles/${owner}`, body);
+    t.match((await patch({ colour: 1 })).json().error, { code: 'unknown_parameter', param: 'colour' });
+    t.match((await patch({ name: 1 })).json().error, { code: 'invalid_parameter', param: 'name' });
+    t.match((await patch({ permissions: ['nope'] })).json().error, { code: 'invalid_parameter', param: 'permissions.0' });
+    for (const body of [{}, { name: '' }, { name: 'x'.repeat(49) }, { name: 'Admin' }, { permissions: [] }]) {
+      const res = await patch(body);
+      t.equal(res.statusCode, 409, JSON.stringify(body));
+      t.equal(res.json().error.code, 'role_immutable');
+    }
+    t.match((await h.request(ws.apiKey, 'DELETE', `/roles/${owner}?force=true`)).json().error, { code: 'unknown_parameter', param: 'force' });
+    for (const query of ['', `?reassignTo=${owner}`, '?reassignTo=role_000000000000000000000000']) {
+      const res = await h.request(ws.apiKey, 'DELETE', `/roles/${owner}${query}`);
+      t.equal(res.statusCode, 409, query);
+      t.equal(res.json().error.code, 'role_undeletable');
+    }
+  });
 });
