@@ -160,6 +160,10 @@ t.test('API keys over HTTP', async (t) => {
     );
     const byPath = await h.request(key, 'GET', '/keys/self/requests?path=/ping');
     t.same(byPath.json().data.map((r: { path: string }) => r.path), ['/ping']);
+    const combined = await h.request(key, 'GET', `/keys/self/requests?failedOnly=true&statuses=403,404&path=/keys&since=${encodeURIComponent(new Date(Date.now() - 60_000).toISOString())}&until=${encodeURIComponent(new Date(Date.now() + 60_000).toISOString())}`);
+    t.same(combined.json().data.map((r: { method: string; path: string }) => `${r.method} ${r.path}`), ['POST /keys'], 'filters combine (AND)');
+    const excluded = await h.request(key, 'GET', '/keys/self/requests?failedOnly=true&path=/ping');
+    t.same(excluded.json().data, [], 'failedOnly and path together: /ping never failed');
     const future = await h.request(key, 'GET', `/keys/self/requests?since=${encodeURIComponent(new Date(Date.now() + 60_000).toISOString())}`);
     t.same(future.json().data, []);
     const until = await h.request(key, 'GET', `/keys/self/requests?until=${encodeURIComponent('2000-01-01T00:00:00Z')}`);
