@@ -57,7 +57,30 @@ export async function execute<S, E extends DomainEvent>(
   streamId: string,
   aggregate: Aggregate<S, E>,
   decide: (state: S) => E[],
+  options: { likelyNew?: boolean } = {},
 ): Promise<Executed<S, E>> {
+  const append = async (state: S, events: E[], expected: number | 'no_stream'): Promise<Executed<S, E>> => {
+    const encoded = events.map((e) => ({
+      ...ctx.registry.encode(e),
+      metadata: { workspaceId: actor.workspaceId, actor: { kind: actor.kind, id: actor.id }, requestId: actor.requestId ?? null },
+    }));
+    const result = await ctx.store.append(streamId, encoded, expected);
+    await ctx.readModels.waitFor(result.position, events.map((e) => e.type));
+    return { state: events.reduce(aggregate.evolve, state), events, position: result.position };
+  };
+  if (options.likelyNew) {
+    // Most such streams do not exist yet: decide on the initial state and append expecting no
+    // stream, a round trip less than reading first. A stream that exists fails only this append
+    // (the store checks the expectation), and the usual read, decide and append follow.
+    const events = decide(aggregate.initialState);
+    if (events.length > 0) {
+      try {
+        return await append(aggregate.initialState, events, 'no_stream');
+      } catch (error) {
+        if (!(error instanceof WrongExpectedRevision)) throw error;
+      }
+    }
+  }
   for (let attempt = 1; ; attempt++) {
     const { state, revision, last } = await loadState(ctx, streamId, aggregate);
     const events = decide(state);
@@ -65,14 +88,8 @@ export async function execute<S, E extends DomainEvent>(
       if (last) await ctx.readModels.waitFor(last.position, [last.type]);
       return { state, events, position: null };
     }
-    const encoded = events.map((e) => ({
-      ...ctx.registry.encode(e),
-      metadata: { workspaceId: actor.workspaceId, actor: { kind: actor.kind, id: actor.id }, requestId: actor.requestId ?? null },
-    }));
     try {
-      const result = await ctx.store.append(streamId, encoded, revision < 0 ? 'no_stream' : revision);
-      await ctx.readModels.waitFor(result.position, events.map((e) => e.type));
-      return { state: events.reduce(aggregate.evolve, state), events, position: result.position };
+      return await append(state, events, revision < 0 ? 'no_stream' : revision);
     } catch (error) {
       if (error instanceof WrongExpectedRevision && attempt < MAX_ATTEMPTS) continue;
       throw error;

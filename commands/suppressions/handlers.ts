@@ -24,6 +24,8 @@ export async function addSuppression(
   const email = normaliseAddress(input.email);
   const { state, events } = await execute(ctx, actor, suppressionStream(actor.workspaceId, email), suppressionAggregate, (s) =>
     decideAddSuppression(s, { suppressionId: newId.uuid(), email, reason: input.reason, detail: input.detail, now }),
+    // Adding is mostly of addresses never suppressed: the bulk adds of an import, the pipeline's bounces.
+    { likelyNew: true },
   );
   const entry = state.entry!;
   return { created: events.length > 0, suppressionId: entry.suppressionId, entry };
