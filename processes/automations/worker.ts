@@ -4,7 +4,7 @@ import type pg from 'pg';
 import type { ReadModelBarrier } from '../../commands/execute.ts';
 import type { Instruction } from '../../domain/automations/steps.ts';
 import type { Delivery as Job, JobOutcome, WorkQueue } from '../../infra/bus/port.ts';
-import { CLAIM_BATCH, DueWork } from '../due-work.ts';
+import { DueWork } from '../due-work.ts';
 
 export interface AutomationRunOptions {
   /** The bus queue of run steps; one per database (jobs name rows of it). */
@@ -55,24 +55,19 @@ const MAX_STEPS_PER_JOB = 200;
  * so a duplicate job is a no-op.
  */
 export class AutomationRunProcess {
-  private readonly work: DueWork;
+  private readonly work: DueWork<{ id: string; seq: number }>;
 
   constructor(
     private readonly deps: { pool: pg.Pool; bus: WorkQueue; readModels: ReadModelBarrier },
     private readonly options: AutomationRunOptions = DEFAULT_AUTOMATION_OPTIONS,
   ) {
-    this.work = new DueWork(deps.bus, options.queue, { pollMs: options.pollMs, label: 'automation' }, async (everything) => {
-      const { rows } = await this.deps.pool.query<{ id: string; seq: number }>(
-        `UPDATE automation_runs r SET enqueued_at = now()
-         FROM (SELECT id FROM automation_runs
-               WHERE status <> 'completed' AND wake_at <= now()
-                 AND ($1 OR enqueued_at IS NULL OR enqueued_at < now() - make_interval(secs => $2::double precision / 1000))
-               ORDER BY wake_at LIMIT ${CLAIM_BATCH} FOR UPDATE SKIP LOCKED) due
-         WHERE r.id = due.id RETURNING r.id, r.seq`,
-        [everything, this.options.staleAfterMs],
-      );
-      return rows.map((r) => ({ id: `${r.id}.${r.seq}`, payload: { runId: r.id, seq: r.seq } }));
-    });
+    this.work = new DueWork<{ id: string; seq: number }>(
+      deps,
+      options.queue,
+      { pollMs: options.pollMs, staleAfterMs: options.staleAfterMs, label: 'automation' },
+      { table: 'automation_runs', key: 'id', due: "status <> 'completed' AND wake_at <= now()", order: 'wake_at', returning: 'r.id, r.seq' },
+      (r) => ({ id: `${r.id}.${r.seq}`, payload: { runId: r.id, seq: r.seq } }),
+    );
   }
 
   start(): Promise<void> {

@@ -1,6 +1,7 @@
 import type pg from 'pg';
 import { CONTACT_EVENT_STREAM_LIKE } from '../../domain/contact-events/events.ts';
 import { RETENTION_MS } from '../../domain/contact-events/rules.ts';
+import { Repeating } from '../repeating.ts';
 
 export interface RetentionOptions {
   /** How often the purge runs (and once shortly after start). */
@@ -31,27 +32,22 @@ const BATCH = 10_000;
  * Positions of deleted events are far behind every checkpoint; subscribers never look back.
  */
 export class ContactEventRetention {
-  private timer: NodeJS.Timeout | null = null;
-  private running: Promise<unknown> = Promise.resolve();
-  private stopped = false;
+  private readonly loop: Repeating;
 
-  constructor(private readonly pool: pg.Pool, private readonly options: RetentionOptions) {}
-
-  start(): void {
-    const tick = (delay: number) => {
-      this.timer = setTimeout(() => {
-        this.running = this.purge(new Date()).catch((error) => console.error('contact event retention:', error)).finally(() => {
-          if (!this.stopped) tick(this.options.everyMs);
-        });
-      }, delay);
+  constructor(private readonly pool: pg.Pool, private readonly options: RetentionOptions) {
+    const purgeNow = async () => {
+      await this.purge(new Date());
+      return options.everyMs;
     };
-    tick(Math.min(5_000, this.options.everyMs));
+    this.loop = new Repeating('contact event retention', purgeNow, options.everyMs);
   }
 
-  async stop(): Promise<void> {
-    this.stopped = true;
-    if (this.timer) clearTimeout(this.timer);
-    await this.running;
+  start(): void {
+    this.loop.start(Math.min(5_000, this.options.everyMs));
+  }
+
+  stop(): Promise<void> {
+    return this.loop.stop();
   }
 
   async purge(now: Date): Promise<PurgeResult> {

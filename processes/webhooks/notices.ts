@@ -2,7 +2,7 @@ import type pg from 'pg';
 import type { Delivery as Job, JobOutcome, WorkQueue } from '../../infra/bus/port.ts';
 import type { MailSender } from '../../infra/mail/port.ts';
 import { FAILURES_TO_DISABLE } from '../../domain/webhooks/decide.ts';
-import { CLAIM_BATCH, DueWork } from '../due-work.ts';
+import { DueWork } from '../due-work.ts';
 
 export interface WebhookNoticeOptions {
   /** The bus queue of notice jobs; one per database (jobs name rows of it). */
@@ -47,24 +47,26 @@ const WHY: Record<string, string> = {
  * and the mark, or a send outlasts `staleAfterMs`.
  */
 export class WebhookNoticeProcess {
-  private readonly work: DueWork;
+  private readonly work: DueWork<{ position: string; attempts: number }>;
 
   constructor(
     private readonly deps: { pool: pg.Pool; bus: WorkQueue; mail: MailSender },
     private readonly options: WebhookNoticeOptions = DEFAULT_NOTICE_OPTIONS,
   ) {
-    this.work = new DueWork(deps.bus, options.queue, { pollMs: options.pollMs, label: 'webhook notice' }, async (everything) => {
-      const { rows } = await deps.pool.query<{ position: string; attempts: number }>(
-        `UPDATE webhook_notices n SET enqueued_at = now(), attempts = n.attempts + 1
-         FROM (SELECT position FROM webhook_notices
-               WHERE sent_at IS NULL AND next_attempt_at <= now()
-                 AND ($1 OR enqueued_at IS NULL OR enqueued_at < now() - make_interval(secs => $2::double precision / 1000))
-               ORDER BY next_attempt_at LIMIT ${CLAIM_BATCH} FOR UPDATE SKIP LOCKED) due
-         WHERE n.position = due.position RETURNING n.position, n.attempts`,
-        [everything, options.staleAfterMs],
-      );
-      return rows.map((n) => ({ id: `whn-${n.position}.${n.attempts}`, payload: { position: n.position, attempts: n.attempts } }));
-    });
+    this.work = new DueWork<{ position: string; attempts: number }>(
+      deps,
+      options.queue,
+      { pollMs: options.pollMs, staleAfterMs: options.staleAfterMs, label: 'webhook notice' },
+      {
+        table: 'webhook_notices',
+        key: 'position',
+        due: 'sent_at IS NULL AND next_attempt_at <= now()',
+        order: 'next_attempt_at',
+        set: 'attempts = r.attempts + 1',
+        returning: 'r.position, r.attempts',
+      },
+      (n) => ({ id: `whn-${n.position}.${n.attempts}`, payload: { position: n.position, attempts: n.attempts } }),
+    );
   }
 
   start(): Promise<void> {

@@ -7,7 +7,8 @@ import { webhooksStream } from '../../domain/webhooks/events.ts';
 import { webhooksAggregate } from '../../domain/webhooks/state.ts';
 import type { Delivery as Job, JobOutcome, WorkQueue } from '../../infra/bus/port.ts';
 import { postJson, type PostResult } from '../../infra/http/post.ts';
-import { CLAIM_BATCH, DueWork } from '../due-work.ts';
+import { DueWork } from '../due-work.ts';
+import { Repeating } from '../repeating.ts';
 import { signatureHeader } from './signing.ts';
 
 /** Standard Webhooks' schedule after the first attempt: 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h (8 attempts in all). */
@@ -78,18 +79,29 @@ export interface WebhookDeliveryDeps {
  * reacts to the switch-off event (notices.ts).
  */
 export class WebhookDeliveryProcess {
-  private readonly work: DueWork;
-  private sweepTimer: NodeJS.Timeout | null = null;
-  private sweeping: Promise<void> = Promise.resolve();
-  private stopped = false;
+  private readonly work: DueWork<Due>;
+  private readonly sweep: Repeating;
 
   constructor(
     private readonly deps: WebhookDeliveryDeps,
     private readonly options: WebhookDeliveryOptions = DEFAULT_DELIVERY_OPTIONS,
   ) {
-    this.work = new DueWork(deps.bus, options.queue, { pollMs: options.pollMs, label: 'webhook' }, async (everything) =>
-      (await this.claimDue(everything)).map((d) => ({ id: `${d.id}.${d.attempts}`, payload: { deliveryId: d.id, attempts: d.attempts } })),
+    // Each due delivery is claimed for its next attempt: the attempt is counted here, so a worker only reads.
+    this.work = new DueWork<Due>(
+      deps,
+      options.queue,
+      { pollMs: options.pollMs, staleAfterMs: options.staleAfterMs, label: 'webhook' },
+      {
+        table: 'webhook_deliveries',
+        key: 'id',
+        due: "status = 'pending' AND next_attempt_at <= now()",
+        order: 'next_attempt_at',
+        set: 'attempts = r.attempts + 1, last_attempt_at = now()',
+        returning: 'r.id, r.attempts',
+      },
+      (d) => ({ id: `${d.id}.${d.attempts}`, payload: { deliveryId: d.id, attempts: d.attempts } }),
     );
+    this.sweep = new Repeating('webhook switch-off', () => this.switchOffOwed(), options.staleAfterMs);
   }
 
   async start(): Promise<void> {
@@ -97,13 +109,11 @@ export class WebhookDeliveryProcess {
       concurrency: this.options.concurrency,
       onError: (error) => console.error('webhook delivery:', error),
     });
-    this.sweeping = this.switchOffOwed();
+    this.sweep.start();
   }
 
   async stop(): Promise<void> {
-    this.stopped = true;
-    if (this.sweepTimer) clearTimeout(this.sweepTimer);
-    await this.sweeping;
+    await this.sweep.stop();
     await this.work.stop();
   }
 
@@ -114,41 +124,16 @@ export class WebhookDeliveryProcess {
    * `staleAfterMs` (and on start) such endpoints are switched off again; the decider writes
    * nothing for one that is off already. The routes say enabled until the switch-off is projected.
    */
-  private async switchOffOwed(): Promise<void> {
-    if (this.stopped) return;
-    try {
-      const { rows } = await this.deps.pool.query<{ workspace_id: string; id: string }>(
-        `SELECT r.workspace_id, r.id FROM webhook_health h JOIN webhook_routes r ON r.id = h.endpoint_id
-         WHERE r.enabled AND h.consecutive_failures >= $1`,
-        [FAILURES_TO_DISABLE],
-      );
-      for (const r of rows) {
-        await this.switchOff(r.workspace_id, r.id, 'consecutive_failures').catch((error) => console.error('webhook switch-off:', error));
-      }
-    } catch (error) {
-      if (!this.stopped) console.error('webhook switch-off:', error);
-    }
-    if (this.stopped) return;
-    this.sweepTimer = setTimeout(() => {
-      this.sweeping = this.switchOffOwed();
-    }, this.options.staleAfterMs);
-  }
-
-  /**
-   * Due deliveries not on the bus (or on it too long), each claimed for its next attempt: the
-   * attempt is counted here, so a worker only reads. SKIP LOCKED lets several processes share the work.
-   */
-  private async claimDue(everything: boolean): Promise<Due[]> {
-    const { rows } = await this.deps.pool.query<Due>(
-      `UPDATE webhook_deliveries d SET enqueued_at = now(), attempts = d.attempts + 1, last_attempt_at = now()
-       FROM (SELECT id FROM webhook_deliveries
-             WHERE status = 'pending' AND next_attempt_at <= now()
-               AND ($1 OR enqueued_at IS NULL OR enqueued_at < now() - make_interval(secs => $2::double precision / 1000))
-             ORDER BY next_attempt_at LIMIT ${CLAIM_BATCH} FOR UPDATE SKIP LOCKED) due
-       WHERE d.id = due.id RETURNING d.id, d.attempts`,
-      [everything, this.options.staleAfterMs],
+  private async switchOffOwed(): Promise<number> {
+    const { rows } = await this.deps.pool.query<{ workspace_id: string; id: string }>(
+      `SELECT r.workspace_id, r.id FROM webhook_health h JOIN webhook_routes r ON r.id = h.endpoint_id
+       WHERE r.enabled AND h.consecutive_failures >= $1`,
+      [FAILURES_TO_DISABLE],
     );
-    return rows;
+    for (const r of rows) {
+      await this.switchOff(r.workspace_id, r.id, 'consecutive_failures').catch((error) => console.error('webhook switch-off:', error));
+    }
+    return this.options.staleAfterMs;
   }
 
   private async handle(job: Job): Promise<JobOutcome> {
