@@ -46,6 +46,26 @@ export async function loadState<S, E extends DomainEvent>(
 }
 
 /**
+ * Appends decided events with who caused them in their metadata, and returns once the read models
+ * that handle them hold them (read-your-writes): the global position of the last one.
+ */
+export async function appendDecided<E extends DomainEvent>(
+  ctx: CommandContext,
+  actor: Actor,
+  streamId: string,
+  events: E[],
+  expected: number | 'no_stream',
+): Promise<number> {
+  const encoded = events.map((e) => ({
+    ...ctx.registry.encode(e),
+    metadata: { workspaceId: actor.workspaceId, actor: { kind: actor.kind, id: actor.id }, requestId: actor.requestId ?? null },
+  }));
+  const { position } = await ctx.store.append(streamId, encoded, expected);
+  await ctx.readModels.waitFor(position, events.map((e) => e.type));
+  return position;
+}
+
+/**
  * Load, decide, append with the revision we decided on; on a concurrent write, decide again on
  * the newer state. The decider is pure, so repeating it is safe. A decision to write nothing
  * still waits for the read models to hold the state it was made on: the loser of a race answers
@@ -60,13 +80,8 @@ export async function execute<S, E extends DomainEvent>(
   options: { likelyNew?: boolean } = {},
 ): Promise<Executed<S, E>> {
   const append = async (state: S, events: E[], expected: number | 'no_stream'): Promise<Executed<S, E>> => {
-    const encoded = events.map((e) => ({
-      ...ctx.registry.encode(e),
-      metadata: { workspaceId: actor.workspaceId, actor: { kind: actor.kind, id: actor.id }, requestId: actor.requestId ?? null },
-    }));
-    const result = await ctx.store.append(streamId, encoded, expected);
-    await ctx.readModels.waitFor(result.position, events.map((e) => e.type));
-    return { state: events.reduce(aggregate.evolve, state), events, position: result.position };
+    const position = await appendDecided(ctx, actor, streamId, events, expected);
+    return { state: events.reduce(aggregate.evolve, state), events, position };
   };
   if (options.likelyNew) {
     // Most such streams do not exist yet: decide on the initial state and append expecting no

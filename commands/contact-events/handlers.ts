@@ -1,7 +1,6 @@
-import { CONTACT_EVENT_TYPES } from '../../domain/contact-events/events.ts';
 import { decideRecord, keyAggregate, type Item, type Outcome } from '../../domain/contact-events/decide.ts';
 import { contactEventsStream } from '../../domain/contact-events/events.ts';
-import { execute, loadState, type Actor, type CommandContext } from '../execute.ts';
+import { appendDecided, execute, loadState, type Actor, type CommandContext } from '../execute.ts';
 
 /**
  * Stores the events of one request in one append: to the Idempotency-Key's stream (read first, so
@@ -33,12 +32,6 @@ export async function countNewContactEvents(ctx: CommandContext, actor: Actor, i
 /** A request without a key writes a stream no one else can name: nothing to read first, "no stream" expected. */
 async function recordFresh(ctx: CommandContext, actor: Actor, streamSuffix: string, items: Item[]): Promise<Outcome[]> {
   const { events, outcomes } = decideRecord(keyAggregate.initialState, items);
-  if (events.length === 0) return outcomes;
-  const result = await ctx.store.append(
-    contactEventsStream(actor.workspaceId, streamSuffix),
-    events.map((e) => ({ ...ctx.registry.encode(e), metadata: { workspaceId: actor.workspaceId, actor: { kind: actor.kind, id: actor.id }, requestId: actor.requestId ?? null } })),
-    'no_stream',
-  );
-  await ctx.readModels.waitFor(result.position, CONTACT_EVENT_TYPES);
+  if (events.length > 0) await appendDecided(ctx, actor, contactEventsStream(actor.workspaceId, streamSuffix), events, 'no_stream');
   return outcomes;
 }
