@@ -1,6 +1,7 @@
 import t from 'tap';
 import { createContact } from '../../commands/contacts/handlers.ts';
 import { startTestApp, type TestApp } from '../support/app.ts';
+import { awayFromMinuteEnd } from '../support/clock.ts';
 
 const errorOf = (res: { statusCode: number; json: () => any }) => [res.statusCode, res.json().error?.code, res.json().error?.param];
 const DAY = 24 * 60 * 60 * 1000;
@@ -14,12 +15,6 @@ async function keyWith(h: TestApp, ownerKey: string, body: object): Promise<stri
   const res = await h.request(ownerKey, 'POST', '/keys', body);
   if (res.statusCode !== 201) throw new Error(`key not created: ${res.body}`);
   return res.json().token;
-}
-
-/** Rate-limit windows start on the clock minute: a test that counts to 600 starts early in one. */
-async function freshMinute(): Promise<void> {
-  const into = Date.now() % 60_000;
-  if (into > 45_000) await new Promise((r) => setTimeout(r, 60_000 - into + 100));
 }
 
 t.test('POST /events: stored against the contact, the shapes of the spec', async (t) => {
@@ -223,7 +218,7 @@ t.test('POST /events/batch: in order, per position, failures do not stop the res
 });
 
 t.test('rate limit: 600 stored events a minute per key, a batch counts as what it stores; refused and replayed events do not count', async (t) => {
-  await freshMinute();
+  await awayFromMinuteEnd(15);
   const h = await startTestApp(t);
   const ws = await h.workspace();
   await contact(h, ws.workspaceId, 'a@example.com');
@@ -261,7 +256,7 @@ t.test('rate limit: 600 stored events a minute per key, a batch counts as what i
 });
 
 t.test('rate limit: requests racing under one key count the events stored once', async (t) => {
-  await freshMinute();
+  await awayFromMinuteEnd(15);
   const h = await startTestApp(t);
   const ws = await h.workspace();
   await contact(h, ws.workspaceId, 'a@example.com');

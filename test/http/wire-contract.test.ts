@@ -1,12 +1,7 @@
 import t from 'tap';
 import { openSystem, serve } from '../../system.ts';
 import { startTestApp } from '../support/app.ts';
-
-/** Waits out the end of a clock minute so a burst stays inside one rate-limit window. */
-async function awayFromMinuteEnd(seconds = 20) {
-  const intoMinute = (Date.now() % 60_000) / 1000;
-  if (intoMinute > 60 - seconds) await new Promise((r) => setTimeout(r, (60 - intoMinute + 0.2) * 1000));
-}
+import { awayFromMinuteEnd } from '../support/clock.ts';
 
 /** The service once more on the same database, as another server process runs it. */
 async function secondServer(t: { teardown(fn: () => Promise<void>): void }, url: string) {
