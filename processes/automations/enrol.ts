@@ -228,7 +228,9 @@ async function endWaits(db: Db, events: Live[]): Promise<Map<string, number>> {
   const byContact = new Map<string, Live[]>();
   for (const e of events) {
     const k = `${e.workspaceId}\u0000${e.contactId}`;
-    byContact.set(k, [...(byContact.get(k) ?? []), e]);
+    const list = byContact.get(k);
+    if (list) list.push(e);
+    else byContact.set(k, [e]);
   }
   const contacts = [...byContact.values()].map((l) => l[0]!);
   const { rows } = await sql<RunAtEvents>`SELECT r.id, r.workspace_id, r.contact_id, r.trigger_event_id, r.program, r.pc, r.status, r.wait_event, r.wake_at, r.arrivals
