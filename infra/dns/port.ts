@@ -40,3 +40,21 @@ export interface Dns {
   a(name: string): Promise<DnsAnswer<string>>;
   aaaa(name: string): Promise<DnsAnswer<string>>;
 }
+
+export type DnsRecordType = 'TXT' | 'MX' | 'CNAME' | 'A' | 'AAAA';
+
+/** One lookup by record type, for callers that hold a list of queries. */
+export function lookup(dns: Dns, type: DnsRecordType, name: string): Promise<DnsAnswer<string> | DnsAnswer<MxRecord>> {
+  switch (type) {
+    case 'TXT':
+      return dns.txt(name);
+    case 'MX':
+      return dns.mx(name);
+    case 'CNAME':
+      return dns.cname(name);
+    case 'A':
+      return dns.a(name);
+    case 'AAAA':
+      return dns.aaaa(name);
+  }
+}
