@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { parseDnsServers } from './dns/resolver.ts';
 
 /** Everything the process reads from its environment, read once at start-up. */
 export interface Config {
@@ -15,11 +16,18 @@ export interface Config {
   /** Development only: webhook receivers on `http://` and loopback or private addresses. */
   webhookAllowPrivate: boolean;
   mailFrom: string;
+  /** `DNS_SERVERS` (`host:port,...`); empty: the system resolver's servers. */
+  dnsServers: string[];
+  /** Hosts domains point their records at, from `MAIL_HOSTNAME` unless each is set on its own. */
+  mailHosts: { mx: string; spfInclude: string; returnPath: string; tracking: string };
+  /** `SECRETS_KEY`: base64 of the 32-byte master key; without it, a key file under `dataDir`. */
+  secretsKey: string | undefined;
 }
 
 export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const port = Number(env.PORT ?? 3000);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`PORT must be a TCP port, got ${env.PORT}`);
+  const mailHostname = (env.MAIL_HOSTNAME || 'localhost').toLowerCase();
   return {
     port,
     host: env.HOST ?? '127.0.0.1',
@@ -31,5 +39,13 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
     smtpUrl: env.SMTP_URL || undefined,
     webhookAllowPrivate: env.WEBHOOK_ALLOW_PRIVATE === 'true',
     mailFrom: env.MAIL_FROM ?? 'Workspace Mail Service <no-reply@localhost>',
+    dnsServers: parseDnsServers(env.DNS_SERVERS),
+    mailHosts: {
+      mx: env.MAIL_MX_HOST || mailHostname,
+      spfInclude: env.MAIL_SPF_INCLUDE || `spf.${mailHostname}`,
+      returnPath: env.MAIL_RETURN_PATH_HOST || `bounces.${mailHostname}`,
+      tracking: env.MAIL_TRACKING_HOST || `track.${mailHostname}`,
+    },
+    secretsKey: env.SECRETS_KEY || undefined,
   };
 }
