@@ -264,8 +264,9 @@ export function registerContactEvents(app: FastifyInstance, deps: ApiDeps): void
     summary: 'A contact\'s events',
     description:
       'Scope: `contacts:read`. The path takes the address (trimmed, lower-cased) or a `con_` id. Most recent first by occurrence; ' +
-      '`cursor` is the id of the last event of the previous page (`nextCursor`); an event of another contact, workspace or `name` ' +
-      'is 400 `invalid_cursor`. When that event has since been purged (older than 90 days), so have all after it: an empty last page.',
+      '`cursor` is the id of the last event of the previous page (`nextCursor`); an event of another contact or `name` is 400 ' +
+      '`invalid_cursor`. When that event has since been purged (older than 90 days), so have all after it: an empty last page, as for ' +
+      'an id naming no event of the workspace.',
     tags,
     scope: 'contacts:read',
     params: z.object({ email: z.string().min(1).max(320).describe('An address or a contact id.') }),
@@ -284,12 +285,13 @@ export function registerContactEvents(app: FastifyInstance, deps: ApiDeps): void
       if (query.cursor !== undefined) {
         const invalid = () => new ApiError('invalid_cursor', 'The cursor is not an event of this list.', 'cursor', 400);
         if (!idPatterns.contactEvent.test(query.cursor)) throw invalid();
-        const last = await findContactEvent(deps.db, query.cursor);
+        const last = await findContactEvent(deps.db, credential.workspaceId, query.cursor);
         // Only retention removes events, and with one it removes every event listed after it (they
         // occurred no later): a walk whose last row was purged is over. An id never handed out
-        // looks the same and gets the same empty page.
+        // looks the same and gets the same empty page, and so does another workspace's event:
+        // answering it otherwise would tell that it exists.
         if (!last) return pageByLastId([], query.limit, rowView);
-        const ofThisList = last.workspace_id === credential.workspaceId && last.contact_id === contact.id && (query.name === undefined || last.name === query.name);
+        const ofThisList = last.contact_id === contact.id && (query.name === undefined || last.name === query.name);
         if (!ofThisList) throw invalid();
         after = { occurredAt: last.occurred_at, id: last.id };
       }
