@@ -50,7 +50,7 @@ const batchView = z.object({
   failed: z.array(z.object({ index: z.number().int(), code: z.enum(['invalid_event', 'contact_not_found', 'idempotency_key_reuse']), message: z.string() })),
 });
 const idempotencyHeader = {
-  'idempotency-key': 'Up to 255 of letters, digits, `_ . : -`. The same key with the same event answers the stored event (`replayed: true`) and starts nothing; with a different event, 422 `idempotency_key_reuse`. Keys are per workspace and kept as long as their events (90 days).',
+  'idempotency-key': 'Up to 255 of letters, digits, `_ . : -`. The same key with the same event answers the stored event (`replayed: true`) and starts nothing; with a different event, 422 `idempotency_key_reuse`. Keys are per workspace and mode, and kept as long as their events (90 days).',
 };
 
 interface StoredView {
@@ -118,8 +118,7 @@ export function registerContactEvents(app: FastifyInstance, deps: ApiDeps): void
     const checked = inputs.map((input) => checkEvent(input, now));
     const valid = checked.flatMap((c) => (isBroken(c) ? [] : [c]));
     const contacts = await lookupContacts(deps.db, credential.workspaceId, valid.flatMap((c) => (c.email ? [c.email] : [])), valid.flatMap((c) => (c.contactId ? [c.contactId] : [])));
-    // Test mode must not change live data: a made contact would join the default audience, count in growth and fire contact.created.
-    const toCreate = credential.mode === 'live' ? [...new Map(valid.filter((c) => c.createContact && c.email && !contacts.byEmail.has(c.email)).map((c) => [c.email!, c])).values()] : [];
+    const toCreate = [...new Map(valid.filter((c) => c.createContact && c.email && !contacts.byEmail.has(c.email)).map((c) => [c.email!, c])).values()];
     const ids = newContactEventIds(checked.length);
     const itemsOf = (byEmail: Map<string, ContactRef>, byId: Map<string, ContactRef>) => {
       const params = new Map<number, string>();
@@ -132,10 +131,7 @@ export function registerContactEvents(app: FastifyInstance, deps: ApiDeps): void
         const contact = c.email !== null ? byEmail.get(c.email) : byId.get(c.contactId!);
         if (!contact) {
           params.set(index, c.email !== null ? 'email' : 'contactId');
-          const message =
-            c.email === null ? `No contact ${c.contactId}.`
-            : c.createContact && credential.mode === 'test' ? `No contact ${c.email} in the book, and a test key does not create contacts.`
-            : `No contact ${c.email} in the book (send \`createContact: true\` to make one).`;
+          const message = c.email === null ? `No contact ${c.contactId}.` : `No contact ${c.email} in the book (send \`createContact: true\` to make one).`;
           return { index, fingerprint, refused: { code: 'contact_not_found', message } };
         }
         if (c.email !== null && c.contactId !== null && contact.id !== c.contactId) {
@@ -150,7 +146,7 @@ export function registerContactEvents(app: FastifyInstance, deps: ApiDeps): void
       });
       return { items, params };
     };
-    const target = { streamSuffix: key === null ? newRequestStreamSuffix() : keyStreamSuffix(key, credential.mode), fresh: key === null };
+    const target = { streamSuffix: key === null ? newRequestStreamSuffix() : keyStreamSuffix(key), fresh: key === null };
     // Counting needs to know which events would be stored, not the ids of contacts not made yet.
     const planned = itemsOf(new Map([...contacts.byEmail, ...toCreate.map((c) => [c.email!, { id: '', email: c.email! }] as const)]), contacts.byId);
     const units = await countNewContactEvents(deps.commands, actor, { ...target, items: planned.items });
@@ -248,7 +244,7 @@ export function registerContactEvents(app: FastifyInstance, deps: ApiDeps): void
     method: 'GET',
     url: '/events/names',
     summary: 'Event names in use',
-    description: 'Scope: `automations:read`. Distinct names of the workspace\'s stored contact events (both modes), in byte order, at most 100; not paginated.',
+    description: 'Scope: `automations:read`. Distinct names of the stored contact events of the caller\'s mode, in byte order, at most 100; not paginated.',
     tags,
     scope: 'automations:read',
     response: z.object({ object: z.literal('list'), data: z.array(z.object({ object: z.literal('contact_event_name'), name: z.string() })) }),

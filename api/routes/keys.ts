@@ -69,6 +69,7 @@ export function registerKeys(app: FastifyInstance, deps: ApiDeps): void {
     method: 'POST',
     url: '/keys',
     summary: 'Create an API key',
+    openToTestKeys: true,
     description:
       'Scope: `keys:manage`. Never wider than the calling key: scopes it holds, allowlists inside its own, a test key makes test keys. ' +
       'An address on an allowlisted domain is dropped. The token is shown only in this answer. At most 20 active keys.',
@@ -106,6 +107,7 @@ export function registerKeys(app: FastifyInstance, deps: ApiDeps): void {
     method: 'DELETE',
     url: '/keys/:id',
     summary: 'Revoke an API key',
+    openToTestKeys: true,
     description:
       'Scope: `keys:manage`. The key stops working at once. A key revokes itself, or keys inside its own authority (scopes it holds, ' +
       'allowlists inside its own; a test key only test keys): 403 `beyond_caller_authority` otherwise.',
