@@ -26,7 +26,7 @@ export interface CreateKey extends Allowlists {
 }
 
 /** What a key may reach: what a caller's authority is measured against. */
-export interface KeyReach extends Allowlists {
+interface KeyReach extends Allowlists {
   mode: 'live' | 'test';
   scopes: readonly Permission[];
 }
