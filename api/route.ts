@@ -3,6 +3,7 @@ import { z, type ZodType } from 'zod';
 import type { Permission } from '../domain/shared/permissions.ts';
 import { stepUpRefusal, type Credential } from './credential.ts';
 import { ApiError } from './errors/api-error.ts';
+import { modeView } from './modes.ts';
 import { fromZod } from './plugins/errors.ts';
 
 declare module 'fastify' {
@@ -40,6 +41,8 @@ export interface RouteSpec<P, Q, B> {
   response?: ZodType;
   /** A sensitive operation: an OAuth token must be step-up elevated (403 `step_up_required`); keys are never asked. */
   stepUp?: boolean;
+  /** A write of shared configuration that test keys may call: it changes nothing, or keeps them to test-mode objects itself. */
+  openToTestKeys?: boolean;
   /** Fields whose validation problems carry a code of their own instead of `invalid_parameter`. */
   issueCodes?: Record<string, string>;
   /** Bodies larger than the server's default (bytes). */
@@ -82,8 +85,8 @@ export function route<P = Record<string, never>, Q = Record<string, never>, B = 
       },
     },
     handler: async (request, reply) => {
-      const credential = request.credential;
-      if (!credential) throw new ApiError('missing_api_key', 'Send a key as `Authorization: Bearer <key>`.');
+      if (!request.credential) throw new ApiError('missing_api_key', 'Send a key as `Authorization: Bearer <key>`.');
+      const credential = modeView(request.credential, request.routeOptions.config.partitioned === true, spec);
       if (spec.scope && !credential.scopes.includes(spec.scope)) {
         throw new ApiError('insufficient_scope', `This operation needs the \`${spec.scope}\` scope.`, null);
       }

@@ -6,6 +6,7 @@ import type { Kysely } from 'kysely';
 import type { CommandContext } from '../commands/execute.ts';
 import type { Cursors } from './paging.ts';
 import { REQUEST_ID_HEADER } from './headers.ts';
+import { partitionByMode } from './modes.ts';
 import { registerAuth } from './plugins/auth.ts';
 import { answerFrameworkError, registerErrorHandling } from './plugins/errors.ts';
 import type { RateLimiter } from './plugins/rate-limit.ts';
@@ -69,13 +70,17 @@ export async function buildServer(deps: ApiDeps, options: { logger?: boolean | o
   registerSelf(app, deps);
   registerKeys(app, deps);
   registerRoles(app, deps);
-  registerSuppressions(app, deps);
   registerTemplates(app, deps);
-  registerWebhooks(app, deps);
-  await app.register((scope) => registerContactEvents(scope, deps));
-  registerAutomations(app, deps);
-  // Each in its own scope: their hook refuses narrowed credentials on these routes alone.
-  await app.register((scope) => registerContacts(scope, deps));
-  await app.register((scope) => registerAudiences(scope, deps));
+  // The resources test mode keeps apart (api/modes.ts); everything outside is configuration both modes share.
+  await app.register(async (partitioned) => {
+    partitionByMode(partitioned);
+    registerSuppressions(partitioned, deps);
+    registerWebhooks(partitioned, deps);
+    registerAutomations(partitioned, deps);
+    // Each in its own scope: their hook refuses narrowed credentials on these routes alone.
+    await partitioned.register((scope) => registerContactEvents(scope, deps));
+    await partitioned.register((scope) => registerContacts(scope, deps));
+    await partitioned.register((scope) => registerAudiences(scope, deps));
+  });
   return app;
 }

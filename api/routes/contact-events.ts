@@ -50,7 +50,7 @@ const batchView = z.object({
   failed: z.array(z.object({ index: z.number().int(), code: z.enum(['invalid_event', 'contact_not_found', 'idempotency_key_reuse']), message: z.string() })),
 });
 const idempotencyHeader = {
-  'idempotency-key': 'Up to 255 of letters, digits, `_ . : -`. The same key with the same event answers the stored event (`replayed: true`) and starts nothing; with a different event, 422 `idempotency_key_reuse`. Keys are per workspace and kept as long as their events (90 days).',
+  'idempotency-key': 'Up to 255 of letters, digits, `_ . : -`. The same key with the same event answers the stored event (`replayed: true`) and starts nothing; with a different event, 422 `idempotency_key_reuse`. Keys are per workspace and mode, and kept as long as their events (90 days).',
 };
 
 interface StoredView {
@@ -118,8 +118,7 @@ export function registerContactEvents(app: FastifyInstance, deps: ApiDeps): void
     const checked = inputs.map((input) => checkEvent(input, now));
     const valid = checked.flatMap((c) => (isBroken(c) ? [] : [c]));
     const contacts = await lookupContacts(deps.db, credential.workspaceId, valid.flatMap((c) => (c.email ? [c.email] : [])), valid.flatMap((c) => (c.contactId ? [c.contactId] : [])));
-    // Test mode must not change live data: a made contact would join the default audience, count in growth and fire contact.created.
-    const toCreate = credential.mode === 'live' ? [...new Map(valid.filter((c) => c.createContact && c.email && !contacts.byEmail.has(c.email)).map((c) => [c.email!, c])).values()] : [];
+    const toCreate = [...new Map(valid.filter((c) => c.createContact && c.email && !contacts.byEmail.has(c.email)).map((c) => [c.email!, c])).values()];
     const ids = newContactEventIds(checked.length);
     const itemsOf = (byEmail: Map<string, ContactRef>, byId: Map<string, ContactRef>) => {
       const params = new Map<number, string>();
@@ -132,10 +131,7 @@ export function registerContactEvents(app: FastifyInstance, deps: ApiDeps): void
         const contact = c.email !== null ? byEmail.get(c.email) : byId.get(c.contactId!);
         if (!contact) {
           params.set(index, c.email !== null ? 'email' : 'contactId');
-          const message =
-            c.email === null ? `No contact ${c.contactId}.`
-            : c.createContact && credential.mode === 'test' ? `No contact ${c.email} in the book, and a test key does not create contacts.`
-            : `No contact ${c.email} in the book (send \`createContact: true\` to make one).`;
+          const message = c.email === null ? `No contact ${c.contactId}.` : `No contact ${c.email} in the book (send \`createContact: true\` to make one).`;
           return { index, fingerprint, refused: { code: 'contact_not_found', message } };
         }
         if (c.email !== null && c.contactId !== null && contact.id !== c.contactId) {
@@ -150,7 +146,7 @@ export function registerContactEvents(app: FastifyInstance, deps: ApiDeps): void
       });
       return { items, params };
     };
-    const target = { streamSuffix: key === null ? newRequestStreamSuffix() : keyStreamSuffix(key, credential.mode), fresh: key === null };
+    const target = { streamSuffix: key === null ? newRequestStreamSuffix() : keyStreamSuffix(key), fresh: key === null };
     // Counting needs to know which events would be stored, not the ids of contacts not made yet.
     const planned = itemsOf(new Map([...contacts.byEmail, ...toCreate.map((c) => [c.email!, { id: '', email: c.email! }] as const)]), contacts.byId);
     const units = await countNewContactEvents(deps.commands, actor, { ...target, items: planned.items });
@@ -248,7 +244,7 @@ export function registerContactEvents(app: FastifyInstance, deps: ApiDeps): void
     method: 'GET',
     url: '/events/names',
     summary: 'Event names in use',
-    description: 'Scope: `automations:read`. Distinct names of the workspace\'s stored contact events (both modes), in byte order, at most 100; not paginated.',
+    description: 'Scope: `automations:read`. Distinct names of the stored contact events of the caller\'s mode, in byte order, at most 100; not paginated.',
     tags,
     scope: 'automations:read',
     response: z.object({ object: z.literal('list'), data: z.array(z.object({ object: z.literal('contact_event_name'), name: z.string() })) }),
@@ -264,8 +260,9 @@ export function registerContactEvents(app: FastifyInstance, deps: ApiDeps): void
     summary: 'A contact\'s events',
     description:
       'Scope: `contacts:read`. The path takes the address (trimmed, lower-cased) or a `con_` id. Most recent first by occurrence; ' +
-      '`cursor` is the id of the last event of the previous page (`nextCursor`); an event of another contact, workspace or `name` ' +
-      'is 400 `invalid_cursor`. When that event has since been purged (older than 90 days), so have all after it: an empty last page.',
+      '`cursor` is the id of the last event of the previous page (`nextCursor`); an event of another contact or `name` is 400 ' +
+      '`invalid_cursor`. When that event has since been purged (older than 90 days), so have all after it: an empty last page, as for ' +
+      'an id naming no event of the workspace.',
     tags,
     scope: 'contacts:read',
     params: z.object({ email: z.string().min(1).max(320).describe('An address or a contact id.') }),
@@ -284,12 +281,13 @@ export function registerContactEvents(app: FastifyInstance, deps: ApiDeps): void
       if (query.cursor !== undefined) {
         const invalid = () => new ApiError('invalid_cursor', 'The cursor is not an event of this list.', 'cursor', 400);
         if (!idPatterns.contactEvent.test(query.cursor)) throw invalid();
-        const last = await findContactEvent(deps.db, query.cursor);
+        const last = await findContactEvent(deps.db, credential.workspaceId, query.cursor);
         // Only retention removes events, and with one it removes every event listed after it (they
         // occurred no later): a walk whose last row was purged is over. An id never handed out
-        // looks the same and gets the same empty page.
+        // looks the same and gets the same empty page, and so does another workspace's event:
+        // answering it otherwise would tell that it exists.
         if (!last) return pageByLastId([], query.limit, rowView);
-        const ofThisList = last.workspace_id === credential.workspaceId && last.contact_id === contact.id && (query.name === undefined || last.name === query.name);
+        const ofThisList = last.contact_id === contact.id && (query.name === undefined || last.name === query.name);
         if (!ofThisList) throw invalid();
         after = { occurredAt: last.occurred_at, id: last.id };
       }

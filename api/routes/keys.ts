@@ -1,10 +1,11 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { createApiKey, revokeApiKey } from '../../commands/api-keys/handlers.ts';
+import type { CallerAuthority } from '../../domain/api-keys/decide.ts';
 import { PERMISSIONS, type Permission } from '../../domain/shared/permissions.ts';
 import { findActiveKey, listKeys } from '../../projections/api-keys/queries.ts';
 import { findRole } from '../../projections/roles/queries.ts';
-import { actorOf } from '../credential.ts';
+import { actorOf, type Credential } from '../credential.ts';
 import { ApiError } from '../errors/api-error.ts';
 import { cursorParam, limitParam, pageSchema } from '../paging.ts';
 import { route } from '../route.ts';
@@ -24,6 +25,14 @@ const createKeyBody = z.strictObject({
 });
 
 const keyIdParams = z.object({ id: z.string() });
+
+const authorityOf = (c: Credential): CallerAuthority => ({
+  keyId: c.id,
+  mode: c.mode,
+  scopes: c.scopes,
+  addressAllowlist: c.addressAllowlist,
+  domainAllowlist: c.domainAllowlist,
+});
 
 export function registerKeys(app: FastifyInstance, deps: ApiDeps): void {
   route(app, {
@@ -60,6 +69,7 @@ export function registerKeys(app: FastifyInstance, deps: ApiDeps): void {
     method: 'POST',
     url: '/keys',
     summary: 'Create an API key',
+    openToTestKeys: true,
     description:
       'Scope: `keys:manage`. Never wider than the calling key: scopes it holds, allowlists inside its own, a test key makes test keys. ' +
       'An address on an allowlisted domain is dropped. The token is shown only in this answer. At most 20 active keys.',
@@ -76,13 +86,7 @@ export function registerKeys(app: FastifyInstance, deps: ApiDeps): void {
       const { keyId, token } = await createApiKey(
         deps.commands,
         actorOf(credential, request.id),
-        {
-          keyId: credential.id,
-          mode: credential.mode,
-          scopes: credential.scopes,
-          addressAllowlist: credential.addressAllowlist,
-          domainAllowlist: credential.domainAllowlist,
-        },
+        authorityOf(credential),
         {
           name: body.name ?? null,
           mode: body.mode ?? credential.mode,
@@ -103,13 +107,16 @@ export function registerKeys(app: FastifyInstance, deps: ApiDeps): void {
     method: 'DELETE',
     url: '/keys/:id',
     summary: 'Revoke an API key',
-    description: 'Scope: `keys:manage`. The key stops working at once.',
+    openToTestKeys: true,
+    description:
+      'Scope: `keys:manage`. The key stops working at once. A key revokes itself, or keys inside its own authority (scopes it holds, ' +
+      'allowlists inside its own; a test key only test keys): 403 `beyond_caller_authority` otherwise.',
     tags,
     scope: 'keys:manage',
     params: keyIdParams,
     response: z.object({ object: z.literal('api_key'), id: z.string(), deleted: z.literal(true) }),
     handler: async ({ credential, params, request }) => {
-      await revokeApiKey(deps.commands, actorOf(credential, request.id), params.id, new Date().toISOString());
+      await revokeApiKey(deps.commands, actorOf(credential, request.id), authorityOf(credential), params.id, new Date().toISOString());
       return { object: 'api_key' as const, id: params.id, deleted: true as const };
     },
   });

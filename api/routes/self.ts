@@ -70,6 +70,7 @@ export function registerSelf(app: FastifyInstance, deps: ApiDeps): void {
     method: 'POST',
     url: '/keys/self/rotate',
     summary: 'Rotate the calling key',
+    openToTestKeys: true,
     description: 'Scope: `keys:write`. The old secret stops working at once. The new token is shown only in this answer.',
     tags,
     scope: 'keys:write',

@@ -369,6 +369,7 @@ export function registerTemplates(app: FastifyInstance, deps: ApiDeps): void {
     method: 'POST',
     url: '/templates/:id/render',
     summary: 'Render a version',
+    openToTestKeys: true,
     description:
       'Scope: `templates:read`. With `version`, renders that version (draft or published) as a preview. Without it, renders what a ' +
       'send would send: the published version, refused for an archived (422 `template_archived`) or unpublished (422 ' +

@@ -11,9 +11,8 @@ export const newAutomationId = () => `aut_${crypto.randomBytes(12).toString('hex
 /** A request without an Idempotency-Key gets a stream of its own. */
 export const newRequestStreamSuffix = () => `r${crypto.randomBytes(12).toString('hex')}`;
 /**
- * A key's stream: a digest of the workspace-wide key, so any allowed key fits a stream id. Test
- * keys remember theirs apart (`kt`), so a test event never replays for, or blocks, a live one.
+ * A key's stream: a digest of the key, so any allowed key fits a stream id. Streams are per mode
+ * partition (domain/shared/partitions.ts), so a test event never replays for, or blocks, a live one.
  */
-export const keyStreamSuffix = (idempotencyKey: string, mode: 'live' | 'test') =>
-  `k${mode === 'test' ? 't' : ''}${crypto.createHash('sha256').update(idempotencyKey).digest('hex').slice(0, 40)}`;
+export const keyStreamSuffix = (idempotencyKey: string) => `k${crypto.createHash('sha256').update(idempotencyKey).digest('hex').slice(0, 40)}`;
 export const fingerprintOf = (canonical: string) => crypto.createHash('sha256').update(canonical).digest('base64url');

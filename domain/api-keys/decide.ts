@@ -6,7 +6,7 @@ import { isActive, type ApiKeysState } from './state.ts';
 
 export const ACTIVE_KEY_LIMIT = 20;
 
-/** The authority of whoever creates a key: a new key may never reach further. */
+/** The authority of whoever creates or revokes a key: the key may never reach further. */
 export interface CallerAuthority extends Allowlists {
   keyId: string | null;
   mode: 'live' | 'test';
@@ -25,17 +25,33 @@ export interface CreateKey extends Allowlists {
   caller: CallerAuthority;
 }
 
+/** What a key may reach: what a caller's authority is measured against. */
+interface KeyReach extends Allowlists {
+  mode: 'live' | 'test';
+  scopes: readonly Permission[];
+}
+
+/**
+ * Why a key (one to be made, or one to be revoked) reaches beyond the caller, or null when it sits
+ * inside: every scope held by the caller, a live key only for a live caller, allowlists inside the
+ * caller's. A key may act only on keys it could have made.
+ */
+function beyondCaller(key: KeyReach, caller: CallerAuthority): { param: string; reason: string } | null {
+  const scope = key.scopes.findIndex((s) => !caller.scopes.includes(s));
+  if (scope >= 0) return { param: `scopes.${scope}`, reason: `holds \`${key.scopes[scope]}\`, which the calling key does not` };
+  if (caller.mode === 'test' && key.mode === 'live') return { param: 'mode', reason: 'is a live key, and a test key never touches live keys' };
+  const within = allowlistsWithin(key, caller);
+  if (!within.ok) return { param: within.param, reason: 'reaches addresses the calling key cannot' };
+  return null;
+}
+
 export function decideCreateKey(state: ApiKeysState, cmd: CreateKey): ApiKeyEvent[] {
   cmd.scopes.forEach((s, i) => {
     if (CONSOLE_ONLY.has(s)) fail('invalid_parameter', `\`${s}\` is a console-only permission; no key can hold it.`, `scopes.${i}`);
   });
-  cmd.scopes.forEach((s, i) => {
-    if (!cmd.caller.scopes.includes(s)) fail('beyond_caller_authority', `The calling key does not hold \`${s}\`.`, `scopes.${i}`);
-  });
-  if (cmd.caller.mode === 'test' && cmd.mode === 'live') fail('beyond_caller_authority', 'A test key cannot create live keys.', 'mode');
   const allowlists = normaliseAllowlists(cmd);
-  const within = allowlistsWithin(allowlists, cmd.caller);
-  if (!within.ok) fail('beyond_caller_authority', 'The new key would reach addresses the calling key cannot.', within.param);
+  const beyond = beyondCaller({ mode: cmd.mode, scopes: cmd.scopes, ...allowlists }, cmd.caller);
+  if (beyond) fail('beyond_caller_authority', `The new key ${beyond.reason}.`, beyond.param);
   if (cmd.expiresAt !== null && cmd.expiresAt <= cmd.now) fail('invalid_parameter', '`expiresAt` must be in the future.', 'expiresAt');
   const active = [...state.keys.values()].filter((k) => isActive(k, cmd.now)).length;
   if (active >= ACTIVE_KEY_LIMIT) {
@@ -73,9 +89,12 @@ export function decideRotateKey(state: ApiKeysState, cmd: { keyId: string; secre
   ];
 }
 
-export function decideRevokeKey(state: ApiKeysState, cmd: { keyId: string; now: string }): ApiKeyEvent[] {
+/** A key revokes itself, or keys inside its own authority (the owner's key only from one as wide). */
+export function decideRevokeKey(state: ApiKeysState, cmd: { keyId: string; now: string; caller: CallerAuthority }): ApiKeyEvent[] {
   const key = state.keys.get(cmd.keyId);
   if (!key || key.revokedAt !== null) fail('resource_not_found', 'No such API key.', 'id');
+  const beyond = cmd.keyId === cmd.caller.keyId ? null : beyondCaller(key, cmd.caller);
+  if (beyond) fail('beyond_caller_authority', `The key ${beyond.reason}; a key revokes only keys inside its own authority.`, 'id');
   return [{ type: 'ApiKeyRevoked', data: { keyId: cmd.keyId, revokedAt: cmd.now } }];
 }
 

@@ -1,7 +1,12 @@
+import { isPermission, type Permission } from '../shared/permissions.ts';
 import type { ApiKeyEvent } from './events.ts';
 
 export interface KeyState {
   mode: 'live' | 'test';
+  /** What the key was granted, and the addresses it reaches: how far it reaches, whatever its role. */
+  scopes: Permission[];
+  addressAllowlist: string[] | null;
+  domainAllowlist: string[] | null;
   roleId: string | null;
   expiresAt: string | null;
   revokedAt: string | null;
@@ -19,7 +24,16 @@ export const apiKeysAggregate = {
     switch (event.type) {
       case 'ApiKeyCreated': {
         const d = event.data;
-        keys.set(d.keyId, { mode: d.mode, roleId: d.roleId, expiresAt: d.expiresAt, revokedAt: null, rotationCount: 0 });
+        keys.set(d.keyId, {
+          mode: d.mode,
+          scopes: d.scopes.filter(isPermission),
+          addressAllowlist: d.addressAllowlist,
+          domainAllowlist: d.domainAllowlist,
+          roleId: d.roleId,
+          expiresAt: d.expiresAt,
+          revokedAt: null,
+          rotationCount: 0,
+        });
         break;
       }
       case 'ApiKeyRotated': {

@@ -95,11 +95,12 @@ export function decideDeleteRole(state: RolesState, cmd: DeleteRole): RoleEvent[
   if (cmd.reassignTo !== null) {
     if (cmd.reassignTo === cmd.roleId) fail('invalid_parameter', '`reassignTo` must name another role.', 'reassignTo');
     const target = existingRole(state, cmd.reassignTo, 'reassignTo');
-    // Moving people to a role grants them what it adds; keys never exceed their own scopes.
-    if (cmd.holders.members > 0) {
-      const added = target.permissions.find((p) => !role.permissions.includes(p) && !cmd.caller.scopes.includes(p));
-      if (added) fail('insufficient_authority', `Reassigning members would grant \`${added}\`, which the caller does not hold.`, 'reassignTo');
-    }
+    // Everyone moved (the caller's own key among them when it holds the role) gets the target's
+    // permissions as their ceiling, so only a caller who could grant each of them may move anyone
+    // there. Checked whatever the holder counts say: they come from read models, and the keys move
+    // afterwards from their own stream.
+    const lacking = target.permissions.find((p) => !cmd.caller.scopes.includes(p));
+    if (lacking) fail('insufficient_authority', `Reassigning to this role would grant \`${lacking}\`, which the caller does not hold.`, 'reassignTo');
   } else if (cmd.holders.members + cmd.holders.keys > 0) {
     fail('role_in_use', 'Members, keys or invitations hold the role; pass `reassignTo` to move them to another role.', 'reassignTo');
   }

@@ -1,6 +1,7 @@
 import type pg from 'pg';
 import type { Delivery as Job, JobOutcome, WorkQueue } from '../../infra/bus/port.ts';
 import type { MailSender } from '../../infra/mail/port.ts';
+import { workspaceOfPartition } from '../../domain/shared/partitions.ts';
 import { FAILURES_TO_DISABLE } from '../../domain/webhooks/decide.ts';
 import { DueWork } from '../due-work.ts';
 
@@ -105,15 +106,18 @@ export class WebhookNoticeProcess {
   }
 
   private async send(n: Notice): Promise<void> {
-    const to = await this.recipients(n.workspace_id);
+    // A test-mode endpoint lives in the workspace's test partition; the same people hear of it.
+    const workspaceId = workspaceOfPartition(n.workspace_id);
+    const kind = workspaceId === n.workspace_id ? 'webhook endpoint' : 'test-mode webhook endpoint';
+    const to = await this.recipients(workspaceId);
     // The owner is always one: none means the workspaces read model has not got this far yet.
-    if (to.length === 0) throw new Error(`no recipients in workspace ${n.workspace_id} yet`);
+    if (to.length === 0) throw new Error(`no recipients in workspace ${workspaceId} yet`);
     await this.deps.mail.send({
       from: this.options.from,
       to,
-      subject: 'A webhook endpoint of your workspace was disabled',
+      subject: `A ${kind} of your workspace was disabled`,
       text:
-        `The webhook endpoint ${n.endpoint_id}${n.url ? ` (${n.url})` : ''} was disabled at ${n.disabled_at.toISOString()}.\n\n${WHY[n.reason] ?? n.reason}\n\n` +
+        `The ${kind} ${n.endpoint_id}${n.url ? ` (${n.url})` : ''} was disabled at ${n.disabled_at.toISOString()}.\n\n${WHY[n.reason] ?? n.reason}\n\n` +
         'No more events are sent to it. Fix the receiver, then enable the endpoint again (PATCH /webhooks/{id} with "enabled": true) ' +
         'and replay the failed deliveries (POST /webhooks/{id}/replay).\n',
     });

@@ -27,9 +27,9 @@ export async function listContactEvents(
   return rows;
 }
 
-/** An event of any workspace by id (ids are unique across workspaces): a cursor is checked against the list it came from. */
-export async function findContactEvent(db: Kysely<any>, id: string): Promise<ContactEventRow | undefined> {
-  const { rows } = await sql<ContactEventRow>`SELECT * FROM contact_events WHERE id = ${id}`.execute(db);
+/** An event of the workspace by id: a cursor is checked against the list it came from. */
+export async function findContactEvent(db: Kysely<any>, workspaceId: string, id: string): Promise<ContactEventRow | undefined> {
+  const { rows } = await sql<ContactEventRow>`SELECT * FROM contact_events WHERE workspace_id = ${workspaceId} AND id = ${id}`.execute(db);
   return rows[0];
 }
 

@@ -76,10 +76,35 @@ t.test('rotate: counts rotations; refuses missing, revoked and expired keys', as
   t.match(refusal(() => decideRotateKey(given([created('k1', { expiresAt: NOW })]), { keyId: 'k1', secretHash: 'h', now: NOW })), { code: 'expired' });
 });
 
+t.test('revoke: only keys inside the caller\'s authority, or itself', async (t) => {
+  const state = given([
+    created('owner', { scopes: [...SCOPEABLE] }),
+    created('wide', { scopes: ['emails:send', 'keys:manage'] }),
+    created('narrow', { scopes: ['keys:manage'], addressAllowlist: ['a@example.com'] }),
+    created('test', { mode: 'test', scopes: ['keys:manage'], addressAllowlist: ['a@example.com'] }),
+    created('other', { mode: 'test', scopes: ['keys:manage'], addressAllowlist: ['b@example.com'] }),
+  ]);
+  const authority = (keyId: string) => {
+    const k = state.keys.get(keyId)!;
+    return { keyId, mode: k.mode, scopes: k.scopes, addressAllowlist: k.addressAllowlist, domainAllowlist: k.domainAllowlist };
+  };
+  const revoke = (keyId: string, by: string) => decideRevokeKey(state, { keyId, now: NOW, caller: authority(by) });
+  t.match(refusal(() => revoke('owner', 'test')), { code: 'beyond_caller_authority', param: 'id' }, "a narrowed test key cannot revoke the owner's key");
+  t.match(refusal(() => revoke('wide', 'test')), { code: 'beyond_caller_authority', param: 'id' }, 'nor a wider live key');
+  t.match(refusal(() => revoke('narrow', 'test')), { code: 'beyond_caller_authority', param: 'id' }, 'nor a live key as narrow as itself');
+  t.match(refusal(() => revoke('other', 'test')), { code: 'beyond_caller_authority', param: 'id' }, 'nor a test key reaching other addresses');
+  t.match(refusal(() => revoke('owner', 'wide')), { code: 'beyond_caller_authority', param: 'id' }, 'a live key holding fewer scopes cannot revoke the owner key');
+  t.equal(revoke('test', 'test').length, 1, 'itself');
+  t.equal(revoke('test', 'narrow').length, 1, 'a live key revokes a test key inside its authority');
+  t.equal(revoke('narrow', 'wide').length, 1, 'and a narrower live key');
+  t.equal(revoke('wide', 'owner').length, 1, "the owner's key revokes any");
+  t.equal(revoke('owner', 'owner').length, 1);
+});
+
 t.test('revoke once; reassign moves only unrevoked keys of the role', async (t) => {
-  t.same(decideRevokeKey(given([created('k1')]), { keyId: 'k1', now: NOW }), [{ type: 'ApiKeyRevoked', data: { keyId: 'k1', revokedAt: NOW } }]);
+  t.same(decideRevokeKey(given([created('k1')]), { keyId: 'k1', now: NOW, caller: owner }), [{ type: 'ApiKeyRevoked', data: { keyId: 'k1', revokedAt: NOW } }]);
   const revoked = given([created('k1'), { type: 'ApiKeyRevoked', data: { keyId: 'k1', revokedAt: NOW } }]);
-  t.match(refusal(() => decideRevokeKey(revoked, { keyId: 'k1', now: NOW })), { code: 'resource_not_found' });
+  t.match(refusal(() => decideRevokeKey(revoked, { keyId: 'k1', now: NOW, caller: owner })), { code: 'resource_not_found' });
   const state = given([
     created('a', { roleId: 'role_a' }),
     created('b', { roleId: 'role_a' }),

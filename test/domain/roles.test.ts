@@ -186,12 +186,18 @@ t.test('delete: owner undeletable, held roles need reassignTo to another existin
   t.same(decideDeleteRole(state, remove({ roleId: IDS.admin })), [{ type: 'RoleDeleted', data: { roleId: IDS.admin, reassignTo: null, deletedAt: LATER } }]);
 });
 
-t.test('delete: moving members to a wider role needs the authority to grant what it adds', async (t) => {
+t.test('delete: moving holders to a role needs the authority to grant every permission of it', async (t) => {
   const state = given([seeded, custom('role_c1', 'Support')]);
-  t.match(refusal(() => decideDeleteRole(state, remove({ reassignTo: IDS.owner, holders: { members: 1, keys: 0 } }))), {
+  for (const holders of [{ members: 1, keys: 0 }, { members: 0, keys: 1 }, { members: 0, keys: 0 }]) {
+    t.match(refusal(() => decideDeleteRole(state, remove({ reassignTo: IDS.owner, holders }))), { code: 'insufficient_authority', param: 'reassignTo' },
+      `${holders.members} members, ${holders.keys} keys: no caller of the API holds console-only permissions`);
+  }
+  const roleWriter = { scopes: ['roles:read', 'roles:write', 'members:read'] as Permission[] };
+  const narrow = given([seeded, custom('role_c1', 'Role writers', ['roles:write']), custom('role_c2', 'Readers', ['roles:read', 'members:read'])]);
+  t.match(refusal(() => decideDeleteRole(narrow, remove({ reassignTo: IDS.viewer, holders: { members: 0, keys: 1 }, caller: roleWriter }))), {
     code: 'insufficient_authority',
     param: 'reassignTo',
-  });
-  t.equal(decideDeleteRole(state, remove({ reassignTo: IDS.owner, holders: { members: 0, keys: 1 } })).length, 1, 'keys stay within their own scopes');
+  }, 'a key under the role cannot move itself to a role wider than it');
+  t.equal(decideDeleteRole(narrow, remove({ reassignTo: 'role_c2', holders: { members: 0, keys: 1 }, caller: roleWriter })).length, 1, 'to a role inside its authority it may');
   t.equal(decideDeleteRole(state, remove({ reassignTo: IDS.viewer, holders: { members: 1, keys: 0 } })).length, 1);
 });

@@ -101,10 +101,12 @@ t.test('enrolment: matching live automations only, answered synchronously; email
   t.same((await runs(h, ws.apiKey, paused.id)), []);
   t.same((await send(h, ws.apiKey, { name: 'signed_up', email: 'a@example.com', properties: { plan: 'pro' } })).json().enrolled, [pro.id], 'after its run completed, enrolled again');
 
-  const testKey = (await h.request(ws.apiKey, 'POST', '/keys', { scopes: ['contacts:write'], mode: 'test' })).json().token;
-  const quiet = await send(h, testKey, { name: 'batch_evt', email: 'b@example.com' });
-  t.same([quiet.json().mode, quiet.json().enrolled, quiet.json().resumed], ['test', [], 0], 'a test key starts nothing');
+  const testKey = (await h.request(ws.apiKey, 'POST', '/keys', { scopes: ['contacts:write', 'automations:read', 'automations:write'], mode: 'test' })).json().token;
+  const testAutomation = await automation(h, testKey, { trigger: { event: 'batch_evt' }, steps: [{ type: 'send', template: 't' }] });
+  const quiet = await send(h, testKey, { name: 'batch_evt', email: 'b@example.com', createContact: true });
+  t.same([quiet.json().mode, quiet.json().enrolled, quiet.json().resumed], ['test', [], 0], 'a test key starts nothing, not even its own test-mode automation');
   t.same(await runs(h, ws.apiKey, batchy.id), []);
+  t.same(await runs(h, testKey, testAutomation.id), []);
   const batch = await h.request(ws.apiKey, 'POST', '/events/batch', { events: [{ name: 'batch_evt', email: 'b@example.com' }, { name: 'batch_evt', email: 'b@example.com' }] }, { 'idempotency-key': 'k1' });
   t.same(batch.json().accepted.map((a: any) => a.enrolled), [[batchy.id], []], 'in a batch, the first event enrols');
   const again = await h.request(ws.apiKey, 'POST', '/events/batch', { events: [{ name: 'batch_evt', email: 'b@example.com' }] }, { 'idempotency-key': 'k1' });
@@ -216,7 +218,7 @@ t.test('an event right after the trigger ends the wait, however late the worker 
   const testKey = (await h.request(ws.apiKey, 'POST', '/keys', { scopes: ['contacts:write'], mode: 'test' })).json().token;
   await contact(h, ws.workspaceId, 'd@example.com');
   t.same((await send(h, ws.apiKey, { name: 'trial_started', email: 'd@example.com' })).json().enrolled, [held.id]);
-  t.equal((await send(h, testKey, { name: 'activated', email: 'd@example.com' })).json().resumed, 0, 'a test-key event ends nothing');
+  t.equal((await send(h, testKey, { name: 'activated', email: 'd@example.com', createContact: true })).json().resumed, 0, 'a test-key event ends nothing');
   await eventually(async () => (await runs(h, ws.apiKey, held.id)).some((r: any) => r.email === 'd@example.com' && r.status === 'waiting'));
   t.equal((await sends(h, ws.apiKey, held.id)).length, 3, 'and the run waits on');
 });

@@ -163,7 +163,7 @@ t.test('Idempotency-Key: replay, reuse, malformed, edges, races', async (t) => {
   const count = await h.system.database.pool.query("SELECT count(*)::int AS n FROM contact_events WHERE workspace_id = $1 AND name IN ('b0', 'b1')", [ws.workspaceId]);
   t.equal(count.rows[0].n, 2);
   const testKey = await keyWith(h, ws.apiKey, { scopes: ['contacts:write', 'contacts:read'], mode: 'test' });
-  const asTest = await h.request(testKey, 'POST', '/events', { name: 'signed-up', email: 'a@example.com' }, { 'idempotency-key': 'shared' });
+  const asTest = await h.request(testKey, 'POST', '/events', { name: 'signed-up', email: 'a@example.com', createContact: true }, { 'idempotency-key': 'shared' });
   const asLive = await post('shared', { name: 'signed-up' });
   t.same([asTest.statusCode, asTest.json().mode, asLive.statusCode, asLive.json().mode, asLive.json().replayed], [201, 'test', 201, 'live', false], 'a test key\'s event under a key neither replays for nor blocks the live one');
   t.equal((await post('shared', { name: 'other' })).statusCode, 422, 'the live event is what the key now holds for live keys');
@@ -268,19 +268,22 @@ t.test('rate limit: requests racing under one key count the events stored once',
   t.same(errorOf(await h.request(ws.apiKey, 'POST', '/events', { name: 'x', email: 'a@example.com' })), [429, 'event_rate_limited', null], 'the 601st');
 });
 
-t.test('test-mode keys store mode test; narrowed keys are refused; foreign contacts are 404', async (t) => {
+t.test('test-mode keys store mode test in the test book; narrowed keys are refused; foreign contacts are 404', async (t) => {
   const h = await startTestApp(t);
   const ws = await h.workspace();
   await contact(h, ws.workspaceId, 'a@example.com');
   const testKey = await keyWith(h, ws.apiKey, { scopes: ['contacts:write', 'contacts:read'], mode: 'test' });
-  const res = await h.request(testKey, 'POST', '/events', { name: 'x', email: 'a@example.com' });
+  t.same(errorOf(await h.request(testKey, 'POST', '/events', { name: 'x', email: 'a@example.com' })), [404, 'contact_not_found', 'email'], 'the live book is not the test book');
+  const res = await h.request(testKey, 'POST', '/events', { name: 'x', email: 'new@example.com', createContact: true, contactName: 'New' });
   t.equal(res.statusCode, 201, res.body);
   t.equal(res.json().mode, 'test');
-  t.same(errorOf(await h.request(testKey, 'POST', '/events', { name: 'x', email: 'new@example.com', createContact: true, contactName: 'New' })), [404, 'contact_not_found', 'email'], 'a test key creates no contact');
-  const batch = await h.request(testKey, 'POST', '/events/batch', { events: [{ name: 'x', email: 'new@example.com', createContact: true }, { name: 'x', email: 'a@example.com', createContact: true }] });
+  const made = await h.request(testKey, 'GET', '/contacts/new@example.com/events');
+  t.same([made.json().data.map((e: any) => e.mode), made.json().data[0].contactId], [['test'], res.json().contactId], 'createContact makes the contact in the test book');
+  const batch = await h.request(testKey, 'POST', '/events/batch', { events: [{ name: 'x', email: 'other@example.com' }, { name: 'x', email: 'new@example.com' }] });
   t.same(batch.json().failed.map((f: any) => [f.index, f.code]), [[0, 'contact_not_found']]);
-  t.same(batch.json().accepted.map((a: any) => [a.index, a.mode]), [[1, 'test']], 'an existing contact takes the test event');
-  t.equal((await h.request(ws.apiKey, 'GET', '/contacts/new@example.com')).statusCode, 404, 'the book is unchanged');
+  t.same(batch.json().accepted.map((a: any) => [a.index, a.mode]), [[1, 'test']], 'a contact of the test book takes the test event');
+  t.equal((await h.request(ws.apiKey, 'GET', '/contacts/new@example.com')).statusCode, 404, 'the live book is unchanged');
+  t.same((await h.request(ws.apiKey, 'GET', '/contacts/a@example.com/events')).json().data, [], 'and its contact has no test events');
   const narrowed = await keyWith(h, ws.apiKey, { scopes: ['contacts:write', 'contacts:read', 'automations:read'], domainAllowlist: ['example.com'] });
   t.same(errorOf(await h.request(narrowed, 'POST', '/events', { name: 'x', email: 'a@example.com' })), [422, 'capability_unsupported', 'addressAllowlist']);
   t.same(errorOf(await h.request(narrowed, 'POST', '/events/batch', { events: [{ name: 'x', email: 'a@example.com' }] })), [422, 'capability_unsupported', 'addressAllowlist']);
@@ -365,7 +368,6 @@ t.test('GET /contacts/{email}/events: the cursor event purged between pages ends
   await h.request(ws.apiKey, 'POST', '/contacts', { email: 'b@example.com' });
   const contactsCursor = await cursorOf(ws.apiKey, '/contacts?limit=1');
   for (const [cursor, what] of [
-    [foreign, 'an event of another workspace'],
     [`${otherName}&name=e4`, 'an event outside the name filter'],
     [otherName.slice(0, -1), 'a cut id'],
     [`${otherName}0`, 'a lengthened id'],
@@ -375,6 +377,7 @@ t.test('GET /contacts/{email}/events: the cursor event purged between pages ends
     t.same(errorOf(await h.request(ws.apiKey, 'GET', `/contacts/a@example.com/events?cursor=${cursor}`)), [400, 'invalid_cursor', 'cursor'], what);
   }
   t.same(await list('cursor=cev_000000000000000000000000'), { object: 'list', data: [], hasMore: false, nextCursor: null }, 'an id naming no event reads as purged');
+  t.same(await list(`cursor=${foreign}`), { object: 'list', data: [], hasMore: false, nextCursor: null }, "and so does another workspace's event: its existence is not told");
 });
 
 t.test('retention: rows and stored events older than 90 days are purged', async (t) => {

@@ -99,6 +99,29 @@ t.test('API keys over HTTP', async (t) => {
     t.equal((await h.request(ws.apiKey, 'GET', `/keys/${key.id}`)).statusCode, 404);
   });
 
+  t.test('revoke: only keys inside the caller\'s authority; a test key never touches live keys', async (t) => {
+    const fresh = await h.workspace();
+    const wide = (await newKey(h, fresh.apiKey, { scopes: ['keys:manage', 'keys:read', 'emails:send'] })).json();
+    const narrowTest = (await newKey(h, fresh.apiKey, { scopes: ['keys:manage'], mode: 'test', addressAllowlist: ['a@example.com'] })).json();
+    const ownerId = fresh.apiKey.split('_')[2];
+    for (const [id, what] of [[wide.id, 'a wide live key'], [ownerId, "the owner's key"]]) {
+      const refused = await h.request(narrowTest.token, 'DELETE', `/keys/${id}`);
+      t.equal(refused.statusCode, 403, what);
+      t.match(refused.json().error, { type: 'permission_error', code: 'beyond_caller_authority', param: 'id' });
+    }
+    const narrowLive = (await newKey(h, fresh.apiKey, { scopes: ['keys:manage'], addressAllowlist: ['a@example.com'] })).json();
+    t.match((await h.request(narrowTest.token, 'DELETE', `/keys/${narrowLive.id}`)).json().error, { code: 'beyond_caller_authority', param: 'id' }, 'nor a live key as narrow as itself');
+    t.match((await h.request(wide.token, 'DELETE', `/keys/${ownerId}`)).json().error, { code: 'beyond_caller_authority', param: 'id' }, 'a live key holding fewer scopes than the owner key');
+    t.equal((await h.request(fresh.apiKey, 'GET', '/ping')).statusCode, 200, 'the owner key still works');
+    t.equal((await h.request(wide.token, 'GET', '/ping')).statusCode, 200, 'and the wide one');
+
+    const madeByTest = (await newKey(h, narrowTest.token, { scopes: ['keys:manage'], addressAllowlist: ['a@example.com'] })).json();
+    t.equal((await h.request(narrowTest.token, 'DELETE', `/keys/${madeByTest.id}`)).statusCode, 200, 'a test key revokes a test key inside its authority');
+    t.equal((await h.request(narrowLive.token, 'DELETE', `/keys/${narrowTest.id}`)).statusCode, 200, 'a live key revokes a test key inside its authority');
+    t.equal((await h.request(fresh.apiKey, 'DELETE', `/keys/${wide.id}`)).statusCode, 200, "the owner's key revokes any");
+    t.equal((await h.request(narrowLive.token, 'DELETE', `/keys/${narrowLive.id}`)).statusCode, 200, 'every key may revoke itself');
+  });
+
   t.test('expired key: 401 expired_api_key', async (t) => {
     const key = (await newKey(h, ws.apiKey, { scopes: [], expiresAt: new Date(Date.now() + 1500).toISOString() })).json();
     t.equal((await h.request(key.token, 'GET', '/ping')).statusCode, 200);

@@ -186,6 +186,27 @@ t.test('roles over HTTP', async (t) => {
     expectError(t, await h.request(ws.apiKey, 'POST', '/keys', { scopes: ['emails:read'], roleId: support.id }), 404, 'role_not_found', 'roleId');
   });
 
+  t.test('a key cannot escape its role by deleting it with reassignTo a wider role', async (t) => {
+    const ws = await h.workspace();
+    const { owner, admin, viewer } = await seeded(ws.apiKey);
+    const writers = await createRole(ws.apiKey, { name: 'Role writers', permissions: ['roles:write'] });
+    const readers = await createRole(ws.apiKey, { name: 'Role readers', permissions: ['roles:read'] });
+    const all = (await h.request(ws.apiKey, 'GET', '/ping')).json().scopes;
+    const key = await createKey(ws.apiKey, { scopes: all, roleId: writers.id });
+    t.same((await h.request(key.token, 'GET', '/ping')).json().scopes, ['members:read', 'roles:read', 'roles:write'], 'the role is its ceiling');
+
+    for (const wider of [owner!, admin!, viewer!]) {
+      expectError(t, await h.request(key.token, 'DELETE', `/roles/${writers.id}?reassignTo=${wider.id}`), 403, 'insufficient_authority', 'reassignTo');
+    }
+    t.equal((await h.request(ws.apiKey, 'GET', `/roles/${writers.id}`)).statusCode, 200, 'the role is still there');
+    const after = (await h.request(key.token, 'GET', '/ping')).json();
+    t.same([after.roleId, after.scopes], [writers.id, ['members:read', 'roles:read', 'roles:write']], 'and the key is as narrow as before');
+
+    const moved = await h.request(key.token, 'DELETE', `/roles/${writers.id}?reassignTo=${readers.id}`);
+    t.same(moved.json(), { object: 'role', id: writers.id, deleted: true, reassigned: 0, keysReassigned: 1 }, 'to a role inside its authority it may move itself');
+    t.same((await h.request(key.token, 'GET', '/ping')).json().scopes, ['roles:read']);
+  });
+
   t.test('narrowing a role takes effect on the next request of its keys', async (t) => {
     const ws = await h.workspace();
     const role = await createRole(ws.apiKey, { name: 'Auditors', permissions: ['roles:read', 'emails:read'] });
