@@ -4,6 +4,7 @@
  * to stderr). Figures only: nothing here asserts a time.
  *
  *   eventstore          50,000 single-event appends, 32 writers: ours vs emmett-postgresql
+ *                       (and ours again with one append in 1,000 refused by PostgreSQL)
  *   http-suppressions   POST /suppressions over HTTP with autocannon, 64 connections, 20 s
  *   suppressions-list   GET /suppressions paging and search over 1,000,000 rows (seeded in SQL)
  *   rebuild             online rebuild of the suppressions read model from those events

@@ -110,6 +110,14 @@ export class PostgresEventStore implements EventStore {
         ],
       }));
     } catch (error) {
+      if (appends.length > 1 && refusedInput(error)) {
+        // One append's data (a NUL, a lone surrogate) fails the whole call, and the call wrote
+        // nothing: halves go again until the refused appends stand alone, so only they fail.
+        const half = Math.ceil(appends.length / 2);
+        await this.send(appends.slice(0, half));
+        await this.send(appends.slice(half));
+        return;
+      }
       for (const a of appends) a.reject(error);
       return;
     }
@@ -196,6 +204,16 @@ export class PostgresEventStore implements EventStore {
   }
 
   async close(): Promise<void> {}
+}
+
+/**
+ * PostgreSQL refused what a call carried (SQLSTATE class 22, data exception: NUL in text or jsonb,
+ * an unpaired surrogate in jsonb; class 54, a program limit), before anything was written. A lost
+ * connection or a timeout is not such a refusal: resending could then append twice.
+ */
+function refusedInput(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && (code.startsWith('22') || code.startsWith('54'));
 }
 
 function toRecorded(row: Record<string, any>): RecordedEvent {

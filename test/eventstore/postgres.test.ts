@@ -70,3 +70,30 @@ t.test('a subscription further behind than the tail remembers catches up from th
   t.strictSame(live, expected, 'the live subscription saw every event once, in position order');
   t.strictSame(late, expected, 'so did the one that started 60 events behind');
 });
+
+t.test('an append PostgreSQL cannot store fails alone, not the appends that shared its call', async (t) => {
+  const store = new PostgresEventStore(pool, { concurrentAppends: 1 });
+  t.teardown(() => store.close());
+  // Each kind of string PostgreSQL refuses: NUL in jsonb, lone and reversed surrogates, NUL in a text column.
+  const bad: [string, string, Record<string, unknown>][] = [
+    ['unstorable-nul', 'UnstorableTested', { s: 'a\u0000b' }],
+    ['unstorable-lone', 'UnstorableTested', { s: 'a\ud800b' }],
+    ['unstorable-reversed', 'UnstorableTested', { s: '\udc00\ud800' }],
+    ['unstorable-key', 'UnstorableTested', { ['k\u0000']: 1 }],
+    ['unstorable-stream\u0000', 'UnstorableTested', { s: 'fine' }],
+  ];
+  for (const [stream, type, data] of bad) {
+    // The first append goes out alone; the twenty behind it, the bad one in their middle, share one call.
+    const appends = [store.append('unstorable-first', [event(0)], 'any')];
+    for (let i = 0; i < 20; i++) {
+      appends.push(i === 10 ? store.append(stream, [{ type, version: 1, data }], 'any') : store.append(`unstorable-ws-${i}`, [event(i)], 'any'));
+    }
+    const results = await Promise.allSettled(appends);
+    const failed = results.flatMap((r, i) => (r.status === 'rejected' ? [i] : []));
+    t.strictSame(failed, [11], `only the append holding ${JSON.stringify(stream + JSON.stringify(data))} failed`);
+    t.match((results[11] as PromiseRejectedResult).reason, { code: /^22/ }, "PostgreSQL's own refusal reaches its caller");
+    // A stream id holding NUL cannot even be read; the id without it shows nothing was written either.
+    t.strictSame(await store.readStream(stream.replace('\u0000', '')), [], 'and it wrote nothing');
+  }
+  for (let i = 0; i < 20; i++) if (i !== 10) t.equal((await store.readStream(`unstorable-ws-${i}`)).length, bad.length, `stream ${i} holds every append`);
+});
