@@ -6,6 +6,7 @@ import type { Kysely } from 'kysely';
 import type { CommandContext } from '../commands/execute.ts';
 import type { Cursors } from './paging.ts';
 import { REQUEST_ID_HEADER } from './headers.ts';
+import { refuseUnsafeHeaders } from './input.ts';
 import { registerAuth } from './plugins/auth.ts';
 import { answerFrameworkError, registerErrorHandling } from './plugins/errors.ts';
 import type { RateLimiter } from './plugins/rate-limit.ts';
@@ -57,6 +58,8 @@ export async function buildServer(deps: ApiDeps, options: { logger?: boolean | o
   });
   registerErrorHandling(app);
   registerAuth(app, deps);
+  // After the count, so a refused request is counted and logged as every other refusal is.
+  app.addHook('onRequest', async (request) => refuseUnsafeHeaders(request.headers));
 
   await app.register(swagger, {
     openapi: {
