@@ -2,7 +2,7 @@ import crypto from 'node:crypto';
 import pg from 'pg';
 import { openDatabase } from '../infra/db.ts';
 import { WrongExpectedRevision } from '../infra/eventstore/port.ts';
-import { PostgresEventStore } from '../infra/eventstore/postgres.ts';
+import { PostgresEventStore, UnstorableAppend } from '../infra/eventstore/postgres.ts';
 import { concurrently, emit, freshDatabase, msSince, note, round, Samples } from './support.ts';
 
 const EVENTS = 50_000;
@@ -17,12 +17,10 @@ interface Impl {
   /** Appends one event expecting `count` events already in the stream (0: a new stream). */
   append(stream: string, count: number, data: Record<string, unknown>, metadata: Record<string, unknown>): Promise<void>;
   isConflict(error: unknown): boolean;
-  /** PostgreSQL refused the append's data (a NUL in its JSON). */
+  /** The append's data was refused (a NUL in its JSON): by the adapter, or by PostgreSQL. */
   isRefused(error: unknown): boolean;
   close(): Promise<void>;
 }
-
-const refusedByPostgres = (e: unknown) => String((e as { code?: unknown } | null)?.code ?? '').startsWith('22');
 
 async function ours(url: string): Promise<Impl> {
   const database = openDatabase(url, POOL_SIZE);
@@ -34,7 +32,7 @@ async function ours(url: string): Promise<Impl> {
       await store.append(stream, [{ type: 'BenchEventHappened', version: 1, data, metadata }], count === 0 ? 'no_stream' : count - 1);
     },
     isConflict: (e) => e instanceof WrongExpectedRevision,
-    isRefused: refusedByPostgres,
+    isRefused: (e) => e instanceof UnstorableAppend,
     close: () => database.close(),
   };
 }
@@ -57,7 +55,7 @@ async function emmett(url: string): Promise<Impl> {
       await store.appendToStream(stream, [{ type: 'BenchEventHappened', data, metadata }], { expectedStreamVersion: BigInt(count) });
     },
     isConflict: (e) => isExpectedVersionConflictError(e),
-    isRefused: refusedByPostgres,
+    isRefused: (e) => String((e as { code?: unknown } | null)?.code ?? '').startsWith('22'),
     close: async () => {
       await store.close();
       await pool.end();
@@ -75,8 +73,8 @@ interface Result {
 }
 
 /**
- * `refuseEvery`: every n-th append carries a NUL in its JSON, which PostgreSQL refuses; it must
- * fail alone, and the figure says what the appends that shared its call pay for that.
+ * `refuseEvery`: every n-th append carries a NUL in its JSON, which PostgreSQL cannot store; it must
+ * fail alone, and the figure says what that costs the others.
  */
 async function measure(open: (url: string) => Promise<Impl>, label: string, refuseEvery = 0): Promise<Result> {
   const database = await freshDatabase(`es_${label}`);
