@@ -10,5 +10,3 @@ export function listParam<T>(item: ZodType<T, string>, max = 50) {
     .transform((v) => (Array.isArray(v) ? v : [v]).flatMap((s) => s.split(',')).map((s) => s.trim()).filter((s) => s !== ''))
     .pipe(z.array(item).max(max));
 }
-
-export const isoInstant = z.iso.datetime({ offset: true });

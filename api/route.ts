@@ -4,6 +4,7 @@ import type { Permission } from '../domain/shared/permissions.ts';
 import { stepUpRefusal, type Credential } from './credential.ts';
 import { ApiError } from './errors/api-error.ts';
 import { modeView } from './modes.ts';
+import { refuseUnsafeInput } from './input.ts';
 import { fromZod } from './plugins/errors.ts';
 
 declare module 'fastify' {
@@ -94,6 +95,11 @@ export function route<P = Record<string, never>, Q = Record<string, never>, B = 
         const refusal = stepUpRefusal(credential, Date.now());
         if (refusal) throw new ApiError('step_up_required', refusal, null, 403);
       }
+      // Every route's input passes here before its schema sees it: the strings PostgreSQL cannot
+      // store, and nesting deep enough to exhaust a recursive walk, are refused once for all.
+      refuseUnsafeInput('path', request.params);
+      refuseUnsafeInput('query', request.query);
+      refuseUnsafeInput('body', request.body);
       const params = parse(spec.params, request.params ?? {});
       if (!spec.query) noFields(request.query);
       const query = parse(spec.query, request.query ?? {});

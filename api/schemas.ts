@@ -10,3 +10,16 @@ export const domainName = z
 /** Narrowing lists as keys and webhook endpoints take them; null or absent means the whole workspace. */
 export const addressAllowlist = z.array(z.email().max(320)).max(1000).nullable().optional();
 export const domainAllowlist = z.array(domainName).max(1000).nullable().optional();
+
+/**
+ * Every date-time a request takes: ISO 8601 with a zone, at a UTC year from 1 to 9999. PostgreSQL
+ * has no year 0, and JavaScript writes years past 9999 or before 1 in a six-digit form that
+ * PostgreSQL cannot read (`2023-…-05:00` near the end of 9999 lands in year 10000 UTC).
+ */
+export const dateTime = z.iso.datetime({ offset: true }).refine(
+  (value) => {
+    const year = new Date(value).getUTCFullYear();
+    return year >= 1 && year <= 9999;
+  },
+  { message: 'must fall between the years 0001 and 9999 in UTC' },
+);

@@ -1,14 +1,15 @@
-import crypto from 'node:crypto';
 import Fastify, { type FastifyInstance } from 'fastify';
 import swagger from '@fastify/swagger';
 import type pg from 'pg';
 import type { Kysely } from 'kysely';
 import type { CommandContext } from '../commands/execute.ts';
 import type { Cursors } from './paging.ts';
-import { REQUEST_ID_HEADER } from './headers.ts';
+
 import { partitionByMode } from './modes.ts';
+import { newRequestId, REQUEST_ID_HEADER } from './headers.ts';
+import { refuseUnsafeHeaders } from './input.ts';
 import { registerAuth } from './plugins/auth.ts';
-import { answerFrameworkError, registerErrorHandling } from './plugins/errors.ts';
+import { answerClientError, answerFrameworkError, registerErrorHandling } from './plugins/errors.ts';
 import type { RateLimiter } from './plugins/rate-limit.ts';
 import type { RequestLog } from './request-log.ts';
 import { registerAudiences } from './routes/audiences.ts';
@@ -39,7 +40,7 @@ export interface ApiDeps {
 export async function buildServer(deps: ApiDeps, options: { logger?: boolean | object } = {}): Promise<FastifyInstance> {
   const app = Fastify({
     logger: options.logger ?? false,
-    genReqId: () => `req_${crypto.randomBytes(12).toString('hex')}`,
+    genReqId: newRequestId,
     // Ids are ours alone: a client-sent id would let one caller forge another's log lines.
     requestIdHeader: false,
     bodyLimit: 2 * 1024 * 1024,
@@ -48,6 +49,7 @@ export async function buildServer(deps: ApiDeps, options: { logger?: boolean | o
     // schema); the router's default of 100 refused longer ones with a 414 before any route ran.
     routerOptions: { maxParamLength: 400 },
     frameworkErrors: answerFrameworkError(deps),
+    clientErrorHandler: answerClientError,
   });
   // The zod schemas validate (api/route.ts); the JSON schemas fastify sees are documentation only.
   app.setValidatorCompiler(() => (data) => ({ value: data }));
@@ -58,6 +60,8 @@ export async function buildServer(deps: ApiDeps, options: { logger?: boolean | o
   });
   registerErrorHandling(app);
   registerAuth(app, deps);
+  // After the count, so a refused request is counted and logged as every other refusal is.
+  app.addHook('onRequest', async (request) => refuseUnsafeHeaders(request.headers));
 
   await app.register(swagger, {
     openapi: {

@@ -2,7 +2,7 @@ import crypto from 'node:crypto';
 import pg from 'pg';
 import { openDatabase } from '../infra/db.ts';
 import { WrongExpectedRevision } from '../infra/eventstore/port.ts';
-import { PostgresEventStore } from '../infra/eventstore/postgres.ts';
+import { PostgresEventStore, UnstorableAppend } from '../infra/eventstore/postgres.ts';
 import { concurrently, emit, freshDatabase, msSince, note, round, Samples } from './support.ts';
 
 const EVENTS = 50_000;
@@ -17,6 +17,8 @@ interface Impl {
   /** Appends one event expecting `count` events already in the stream (0: a new stream). */
   append(stream: string, count: number, data: Record<string, unknown>, metadata: Record<string, unknown>): Promise<void>;
   isConflict(error: unknown): boolean;
+  /** The append's data was refused (a NUL in its JSON): by the adapter, or by PostgreSQL. */
+  isRefused(error: unknown): boolean;
   close(): Promise<void>;
 }
 
@@ -30,6 +32,7 @@ async function ours(url: string): Promise<Impl> {
       await store.append(stream, [{ type: 'BenchEventHappened', version: 1, data, metadata }], count === 0 ? 'no_stream' : count - 1);
     },
     isConflict: (e) => e instanceof WrongExpectedRevision,
+    isRefused: (e) => e instanceof UnstorableAppend,
     close: () => database.close(),
   };
 }
@@ -52,6 +55,7 @@ async function emmett(url: string): Promise<Impl> {
       await store.appendToStream(stream, [{ type: 'BenchEventHappened', data, metadata }], { expectedStreamVersion: BigInt(count) });
     },
     isConflict: (e) => isExpectedVersionConflictError(e),
+    isRefused: (e) => String((e as { code?: unknown } | null)?.code ?? '').startsWith('22'),
     close: async () => {
       await store.close();
       await pool.end();
@@ -68,7 +72,11 @@ interface Result {
   seconds: number;
 }
 
-async function measure(open: (url: string) => Promise<Impl>, label: string): Promise<Result> {
+/**
+ * `refuseEvery`: every n-th append carries a NUL in its JSON, which PostgreSQL cannot store; it must
+ * fail alone, and the figure says what that costs the others.
+ */
+async function measure(open: (url: string) => Promise<Impl>, label: string, refuseEvery = 0): Promise<Result> {
   const database = await freshDatabase(`es_${label}`);
   const impl = await open(database.url);
   try {
@@ -79,6 +87,7 @@ async function measure(open: (url: string) => Promise<Impl>, label: string): Pro
       detail: null,
       removable: true,
       createdAt: new Date().toISOString(),
+      ...(refuseEvery > 0 && i % refuseEvery === refuseEvery - 1 ? { detail: 'nul \u0000' } : {}),
     });
     const metadata = { workspaceId: 'ws_bench', actor: { kind: 'system', id: null }, requestId: null };
     // Warm-up, not timed: one append per writer on streams of their own opens the pool's connections.
@@ -90,6 +99,7 @@ async function measure(open: (url: string) => Promise<Impl>, label: string): Pro
     const samples = new Samples(EVENTS);
     let issued = 0;
     let conflicts = 0;
+    let refused = 0;
     note(`eventstore: ${impl.name}: ${EVENTS} appends, ${WRITERS} writers, ${WRITERS * STREAMS_PER_WRITER} streams, pool ${POOL_SIZE}`);
     const started = process.hrtime.bigint();
     await concurrently(WRITERS, async (w) => {
@@ -103,19 +113,23 @@ async function measure(open: (url: string) => Promise<Impl>, label: string): Pro
           await impl.append(`ws-bench.item-${w}-${s}`, count, payload(i), metadata);
           counts[w]![s] = count + 1;
         } catch (error) {
-          if (!impl.isConflict(error)) throw error;
-          conflicts++;
+          if (impl.isRefused(error)) refused++;
+          else if (impl.isConflict(error)) conflicts++;
+          else throw error;
         }
         samples.add(msSince(t0));
       }
     });
     const seconds = msSince(started) / 1000;
     if (conflicts > 0) note(`eventstore: ${impl.name}: ${conflicts} unexpected conflicts`);
+    const expectedRefusals = refuseEvery > 0 ? Math.floor(EVENTS / refuseEvery) : 0;
+    if (refused !== expectedRefusals) throw new Error(`${impl.name}: ${refused} appends refused, ${expectedRefusals} carried a NUL`);
     const [p50, p99] = samples.percentiles();
     const result = { impl: impl.name, eventsPerSec: round(EVENTS / seconds), p50Ms: p50!, p99Ms: p99!, seconds: round(seconds, 2) };
     await emit({
-      bench: 'eventstore.append',
+      bench: refuseEvery > 0 ? 'eventstore.append-with-refusals' : 'eventstore.append',
       ...result,
+      ...(refuseEvery > 0 ? { refused, refuseEvery } : {}),
       events: EVENTS,
       writers: WRITERS,
       streams: WRITERS * STREAMS_PER_WRITER,
@@ -132,6 +146,7 @@ async function measure(open: (url: string) => Promise<Impl>, label: string): Pro
 
 export async function eventstoreBench(): Promise<void> {
   const a = await measure(ours, 'ours');
+  await measure(ours, 'ours_refusals', 1000);
   const b = await measure(emmett, 'emmett');
   await emit({
     bench: 'eventstore.compare',

@@ -4,6 +4,7 @@
  * to stderr). Figures only: nothing here asserts a time.
  *
  *   eventstore          50,000 single-event appends, 32 writers: ours vs emmett-postgresql
+ *                       (and ours again with one append in 1,000 refused by PostgreSQL)
  *   http-suppressions   POST /suppressions over HTTP with autocannon, 64 connections, 20 s
  *   suppressions-list   GET /suppressions paging and search over 1,000,000 rows (seeded in SQL)
  *   rebuild             online rebuild of the suppressions read model from those events
@@ -13,9 +14,12 @@
  *   contact-events      POST /events/batch of 100 events over HTTP for 15 s: events/s stored, request p50/p99
  *   contacts            GET /contacts `q` searches and GET /audiences/growth over 1,000,000 contacts (read model seeded in SQL)
  *
+ *   contention          concurrent creates of templates and audiences in one workspace (one registry stream), 1 and 3 systems
+ *
  * `rebuild` reuses the database `suppressions-list` seeded when both run; alone, it seeds its own.
  */
 import { contactsBench } from './contacts.ts';
+import { contentionBench } from './contention.ts';
 import { eventstoreBench } from './eventstore.ts';
 import { httpSuppressionsBench } from './http-suppressions.ts';
 import { rebuildBench } from './rebuild.ts';
@@ -26,7 +30,7 @@ import { templatesListBench } from './templates-list.ts';
 import { webhooksBench } from './webhooks.ts';
 import { contactEventsBench } from './contact-events.ts';
 
-const ORDER = ['eventstore', 'http-suppressions', 'suppressions-list', 'rebuild', 'template-render', 'templates-list', 'webhooks', 'contacts', 'contact-events'] as const;
+const ORDER = ['eventstore', 'http-suppressions', 'suppressions-list', 'rebuild', 'template-render', 'templates-list', 'webhooks', 'contacts', 'contact-events', 'contention'] as const;
 type Name = (typeof ORDER)[number];
 
 async function main(argv: string[]): Promise<number> {
@@ -77,6 +81,8 @@ async function main(argv: string[]): Promise<number> {
         return contactsBench();
       case 'contact-events':
         return contactEventsBench();
+      case 'contention':
+        return contentionBench();
     }
   }
 }

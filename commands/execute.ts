@@ -1,5 +1,6 @@
 import { WrongExpectedRevision, type EventStore } from '../infra/eventstore/port.ts';
 import type { DomainEvent, EventRegistry } from '../domain/shared/events.ts';
+import { Turns } from './turns.ts';
 
 export interface Aggregate<S, E extends DomainEvent> {
   initialState: S;
@@ -55,19 +56,24 @@ export async function appendDecided<E extends DomainEvent>(
   streamId: string,
   events: E[],
   expected: number | 'no_stream',
+  appended?: () => void,
 ): Promise<number> {
   const encoded = events.map((e) => ({
     ...ctx.registry.encode(e),
     metadata: { workspaceId: actor.workspaceId, actor: { kind: actor.kind, id: actor.id }, requestId: actor.requestId ?? null },
   }));
   const { position } = await ctx.store.append(streamId, encoded, expected);
+  appended?.();
   await ctx.readModels.waitFor(position, events.map((e) => e.type));
   return position;
 }
 
 /**
  * Load, decide, append with the revision we decided on; on a concurrent write, decide again on
- * the newer state. The decider is pure, so repeating it is safe. A decision to write nothing
+ * the newer state. The decider is pure, so repeating it is safe. Commands of this process take
+ * turns on the stream from load to append (commands/turns.ts), so only another process's write
+ * can make them decide again: many at once on one registry stream no longer lose to each other
+ * until their attempts run out. A decision to write nothing
  * still waits for the read models to hold the state it was made on: the loser of a race answers
  * with what the winner wrote, and a GET right after must see it.
  */
@@ -79,8 +85,8 @@ export async function execute<S, E extends DomainEvent>(
   decide: (state: S) => E[],
   options: { likelyNew?: boolean } = {},
 ): Promise<Executed<S, E>> {
-  const append = async (state: S, events: E[], expected: number | 'no_stream'): Promise<Executed<S, E>> => {
-    const position = await appendDecided(ctx, actor, streamId, events, expected);
+  const append = async (state: S, events: E[], expected: number | 'no_stream', appended?: () => void): Promise<Executed<S, E>> => {
+    const position = await appendDecided(ctx, actor, streamId, events, expected, appended);
     return { state: events.reduce(aggregate.evolve, state), events, position };
   };
   if (options.likelyNew) {
@@ -97,17 +103,29 @@ export async function execute<S, E extends DomainEvent>(
     }
   }
   for (let attempt = 1; ; attempt++) {
-    const { state, revision, last } = await loadState(ctx, streamId, aggregate);
-    const events = decide(state);
-    if (events.length === 0) {
-      if (last) await ctx.readModels.waitFor(last.position, [last.type]);
-      return { state, events, position: null };
-    }
+    const endTurn = await turnsOf(ctx.store).take(streamId);
     try {
-      return await append(state, events, revision < 0 ? 'no_stream' : revision);
+      const { state, revision, last } = await loadState(ctx, streamId, aggregate);
+      const events = decide(state);
+      if (events.length === 0) {
+        endTurn();
+        if (last) await ctx.readModels.waitFor(last.position, [last.type]);
+        return { state, events, position: null };
+      }
+      return await append(state, events, revision < 0 ? 'no_stream' : revision, endTurn);
     } catch (error) {
       if (error instanceof WrongExpectedRevision && attempt < MAX_ATTEMPTS) continue;
       throw error;
+    } finally {
+      endTurn();
     }
   }
+}
+
+/** Per event store, so several systems in one process (tests, benches) contend like processes. */
+const turns = new WeakMap<EventStore, Turns>();
+function turnsOf(store: EventStore): Turns {
+  let t = turns.get(store);
+  if (!t) turns.set(store, (t = new Turns()));
+  return t;
 }

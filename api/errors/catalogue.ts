@@ -5,12 +5,14 @@
  */
 export const TYPE_BY_STATUS: Record<number, string> = {
   400: 'invalid_request_error',
+  408: 'invalid_request_error',
   401: 'authentication_error',
   403: 'permission_error',
   404: 'not_found_error',
   409: 'conflict_error',
   412: 'conflict_error',
   413: 'invalid_request_error',
+  431: 'invalid_request_error',
   422: 'validation_error',
   429: 'rate_limit_error',
   500: 'api_error',
@@ -25,6 +27,8 @@ export const CATALOGUE: Record<string, [number, string]> = {
   invalid_cursor: [400, 'The cursor was not handed out by this list, for this workspace and sort.'],
   invalid_request: [400, 'The request cannot be read (a content type the operation does not take, a URL whose percent-encoding does not decode, for example).'],
   body_too_large: [413, 'The body is larger than the service accepts.'],
+  request_timeout: [408, 'The request did not arrive whole in time; the connection was closed.'],
+  headers_too_large: [431, 'The request line and headers together are larger than the service reads (16 KiB); the connection was closed.'],
   missing_api_key: [401, 'No credential was sent. Send `Authorization: Bearer <key>`.'],
   invalid_api_key: [401, 'The credential is not a key of this service, or its secret is wrong.'],
   revoked_api_key: [401, 'The key was revoked.'],

@@ -3,6 +3,7 @@ import type pg from 'pg';
 import { hashSecret, parseToken } from '../../commands/api-keys/token.ts';
 import { isPermission, type Permission } from '../../domain/shared/permissions.ts';
 import type { Credential } from '../credential.ts';
+import { storableText } from '../input.ts';
 import { ApiError } from '../errors/api-error.ts';
 import type { RequestLog } from '../request-log.ts';
 import { rateLimited, rateLimitHeaders, rateLimitState, type RateLimiter, type RateLimitState } from './rate-limit.ts';
@@ -147,12 +148,13 @@ export function recordRequest(requestLog: RequestLog, request: FastifyRequest, r
     key_id: c.id,
     request_id: request.id,
     method: request.method,
-    path: request.url.split('?')[0]!,
+    path: storableText(request.url.split('?')[0]!),
     status: reply.statusCode,
     error_code: request.errorCode,
     duration_ms: durationMs,
     ip: request.ip,
-    user_agent: request.headers['user-agent'] ?? null,
+    // A refused request is logged too: one unstorable User-Agent would fail the whole batch insert.
+    user_agent: request.headers['user-agent'] === undefined ? null : storableText(request.headers['user-agent']),
     created_at: new Date(),
   });
 }

@@ -1,9 +1,11 @@
+import { STATUS_CODES } from 'node:http';
+import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ZodError, type core } from 'zod';
 import { DomainError } from '../../domain/shared/errors.ts';
 import { ApiError, type ErrorBody } from '../errors/api-error.ts';
 import { CATALOGUE, TYPE_BY_STATUS } from '../errors/catalogue.ts';
-import { REQUEST_ID_HEADER } from '../headers.ts';
+import { newRequestId, REQUEST_ID_HEADER } from '../headers.ts';
 import { admitRequest, recordRequest, type AuthDeps } from './auth.ts';
 
 /** The one place an exception becomes the spec's envelope. */
@@ -39,6 +41,41 @@ export function answerFrameworkError(deps: AuthDeps) {
     sendError(request, reply, api);
     recordRequest(deps.requestLog, request, reply, performance.now() - started);
   };
+}
+
+/**
+ * Fastify's `clientErrorHandler`: bytes Node's parser refuses before they make a request (headers
+ * past its size limit, broken framing, a request that did not arrive in time) get the envelope
+ * and a request id, as every other refusal does, instead of Node's or Fastify's own bodies. They
+ * are not counted: no request was read, so there is no credential, and a flood of garbage should
+ * not cost a database write each. The connection closes after the answer, as Node's does; nothing
+ * is written once an answer to a request on it has begun, which would corrupt that answer.
+ */
+export function answerClientError(this: FastifyInstance, error: Error & { code?: string }, socket: Socket): void {
+  if (error.code === 'ECONNRESET' || socket.destroyed) return;
+  const inFlight = (socket as Socket & { _httpMessage?: { headersSent?: boolean } })._httpMessage;
+  if (!socket.writable || inFlight?.headersSent) {
+    socket.destroy();
+    return;
+  }
+  const api =
+    error.code === 'HPE_HEADER_OVERFLOW'
+      ? new ApiError('headers_too_large', 'The request line and headers are larger than the service reads (16 KiB).', null, 431)
+      : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? new ApiError('request_timeout', 'The request did not arrive whole in time.', null, 408)
+        : new ApiError('invalid_request', 'The request cannot be read: it is not well-formed HTTP/1.1.', null, 400);
+  const requestId = newRequestId();
+  this.log.info({ err: error, requestId }, 'unreadable request');
+  const origin = `${'encrypted' in socket ? 'https' : 'http'}://${socket.localFamily === 'IPv6' ? `[${socket.localAddress}]` : socket.localAddress}:${socket.localPort}`;
+  const body: ErrorBody = {
+    error: { type: api.type, code: api.code, message: api.message, param: null, docUrl: `${origin}/docs/errors#${api.code}`, requestId },
+  };
+  const json = JSON.stringify(body);
+  socket.end(
+    `HTTP/1.1 ${api.status} ${STATUS_CODES[api.status]}\r\n${REQUEST_ID_HEADER}: ${requestId}\r\nContent-Type: application/json; charset=utf-8\r\n` +
+      `Content-Length: ${Buffer.byteLength(json)}\r\nConnection: close\r\n\r\n${json}`,
+    () => socket.destroy(),
+  );
 }
 
 export function sendError(request: FastifyRequest, reply: FastifyReply, error: ApiError): FastifyReply {

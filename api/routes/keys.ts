@@ -10,7 +10,7 @@ import { ApiError } from '../errors/api-error.ts';
 import { cursorParam, limitParam, pageSchema } from '../paging.ts';
 import { route } from '../route.ts';
 import type { ApiDeps } from '../server.ts';
-import { addressAllowlist, domainAllowlist } from '../schemas.ts';
+import { addressAllowlist, dateTime, domainAllowlist } from '../schemas.ts';
 import { apiKeyView, viewApiKey } from './api-key-views.ts';
 
 const tags = ['API keys'];
@@ -21,7 +21,7 @@ const createKeyBody = z.strictObject({
   mode: z.enum(['live', 'test']).optional(),
   addressAllowlist,
   domainAllowlist,
-  expiresAt: z.iso.datetime({ offset: true }).nullable().optional(),
+  expiresAt: dateTime.nullable().optional(),
 });
 
 const keyIdParams = z.object({ id: z.string() });

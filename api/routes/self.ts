@@ -4,7 +4,8 @@ import { rotateApiKey } from '../../commands/api-keys/handlers.ts';
 import { actorOf } from '../credential.ts';
 import { ApiError } from '../errors/api-error.ts';
 import { cursorParam, limitParam, pageSchema } from '../paging.ts';
-import { booleanParam, isoInstant, listParam } from '../query.ts';
+import { booleanParam, listParam } from '../query.ts';
+import { dateTime } from '../schemas.ts';
 import { listRequests } from '../request-log.ts';
 import { route } from '../route.ts';
 import type { ApiDeps } from '../server.ts';
@@ -96,8 +97,8 @@ export function registerSelf(app: FastifyInstance, deps: ApiDeps): void {
       failedOnly: booleanParam.optional(),
       statuses: listParam(z.string().regex(/^[1-5][0-9]{2}$/).transform(Number)).optional(),
       path: z.string().startsWith('/').max(2000).optional(),
-      since: isoInstant.optional(),
-      until: isoInstant.optional(),
+      since: dateTime.optional(),
+      until: dateTime.optional(),
     }),
     handler: async ({ credential, query }) => {
       if (credential.kind !== 'apiKey' || !credential.id) throw new ApiError('api_key_only', 'Only an API key has a request log.', null, 403);

@@ -26,7 +26,7 @@ import { actorOf, type Credential } from '../credential.ts';
 import { ApiError } from '../errors/api-error.ts';
 import { cursorParam, limitParam, pageSchema } from '../paging.ts';
 import { route } from '../route.ts';
-import { addressAllowlist, domainAllowlist } from '../schemas.ts';
+import { addressAllowlist, dateTime, domainAllowlist } from '../schemas.ts';
 import type { ApiDeps } from '../server.ts';
 import { deliveryView, endpointView, viewDelivery, viewEndpoint } from './webhook-views.ts';
 
@@ -272,7 +272,7 @@ export function registerWebhooks(app: FastifyInstance, deps: ApiDeps): void {
     tags,
     scope: 'webhooks:write',
     params: idParams,
-    body: z.strictObject({ since: z.iso.datetime({ offset: true }) }),
+    body: z.strictObject({ since: dateTime }),
     status: 202,
     response: z.object({ object: z.literal('webhook_replay'), endpointId: z.string(), since: z.string(), replayed: z.number().int() }),
     handler: async ({ credential, params, body, request }) => {
@@ -313,7 +313,7 @@ export function registerWebhooks(app: FastifyInstance, deps: ApiDeps): void {
     tags,
     scope: 'webhooks:read',
     params: idParams,
-    query: z.strictObject({ since: z.iso.datetime({ offset: true }).optional() }),
+    query: z.strictObject({ since: dateTime.optional() }),
     response: z.object({
       object: z.literal('webhook_stats'),
       endpointId: z.string(),

@@ -98,7 +98,8 @@ export interface EditTemplateInput {
 export async function editTemplate(ctx: CommandContext, actor: Actor, templateId: string, input: EditTemplateInput, now: string): Promise<void> {
   const registry = await registryOf(ctx, actor.workspaceId);
   const ifMatch = ifMatchRevision(input.tag, registry, templateId);
-  const rename = (state: TemplateRegistryState) => (input.name === undefined ? [] : decideRename(state, { templateId, name: input.name, now }));
+  const renames = input.tag === null || input.tag === '*' ? null : input.tag.renames;
+  const rename = (state: TemplateRegistryState) => (input.name === undefined ? [] : decideRename(state, { templateId, name: input.name, renames, now }));
   rename(registry);
   const versionId = newId.templateVersion();
   await execute(ctx, actor, templateStream(actor.workspaceId, templateId), templateAggregate, (s) =>

@@ -71,9 +71,19 @@ function freeSlug(state: TemplateRegistryState, base: string): string {
   }
 }
 
-export function decideRename(state: TemplateRegistryState, cmd: { templateId: string; name: string; now: string }): TemplateRegistryEvent[] {
+/**
+ * `renames`: the rename count of the caller's If-Match, or null to rename whatever it is. Checked
+ * here, on the state the append is made on, so of concurrent renames under one ETag one wins.
+ */
+export function decideRename(
+  state: TemplateRegistryState,
+  cmd: { templateId: string; name: string; renames: number | null; now: string },
+): TemplateRegistryEvent[] {
   const entry = state.entries.get(cmd.templateId);
   if (!entry) fail('resource_not_found', 'No such template.', 'id');
+  if (cmd.renames !== null && cmd.renames !== entry.renames) {
+    fail('version_conflict', 'The template changed after you read it; read it again and reapply your change.');
+  }
   const name = cmd.name.trim();
   if (name === entry.name) return [];
   const holder = entryByName(state, name);

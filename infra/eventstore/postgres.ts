@@ -24,6 +24,9 @@ const MAX_EVENTS_PER_CALL = 2000;
 interface QueuedAppend {
   streamId: string;
   events: EventToAppend[];
+  /** Each event's data and metadata as JSON, serialised once when the append is queued. */
+  data: string[];
+  metadata: string[];
   expected: ExpectedRevision;
   resolve(result: AppendResult): void;
   reject(error: unknown): void;
@@ -66,8 +69,14 @@ export class PostgresEventStore implements EventStore {
    */
   append(streamId: string, events: EventToAppend[], expected: ExpectedRevision): Promise<AppendResult> {
     if (events.length === 0) return Promise.reject(new Error('append needs at least one event'));
+    const data = events.map((e) => JSON.stringify(e.data));
+    const metadata = events.map((e) => JSON.stringify(e.metadata ?? {}));
+    // Refused here, alone, what PostgreSQL would refuse for the whole call the append joins.
+    if (streamId.includes('\u0000') || events.some((e) => e.type.includes('\u0000')) || data.some(unstorableJson) || metadata.some(unstorableJson)) {
+      return Promise.reject(new UnstorableAppend(streamId));
+    }
     return new Promise((resolve, reject) => {
-      this.queued.push({ streamId, events, expected, resolve, reject });
+      this.queued.push({ streamId, events, data, metadata, expected, resolve, reject });
       this.sendQueued();
     });
   }
@@ -105,11 +114,19 @@ export class PostgresEventStore implements EventStore {
           appends.map((a) => a.events.length),
           events.map((e) => e.type),
           events.map((e) => e.version),
-          events.map((e) => JSON.stringify(e.data)),
-          events.map((e) => JSON.stringify(e.metadata ?? {})),
+          appends.flatMap((a) => a.data),
+          appends.flatMap((a) => a.metadata),
         ],
       }));
     } catch (error) {
+      if (appends.length > 1 && refusedInput(error)) {
+        // Something in one append that `append` did not catch fails the whole call, which wrote
+        // nothing: halves go again until the refused appends stand alone, so only they fail.
+        const half = Math.ceil(appends.length / 2);
+        await this.send(appends.slice(0, half));
+        await this.send(appends.slice(half));
+        return;
+      }
       for (const a of appends) a.reject(error);
       return;
     }
@@ -196,6 +213,33 @@ export class PostgresEventStore implements EventStore {
   }
 
   async close(): Promise<void> {}
+}
+
+/**
+ * PostgreSQL refused what a call carried (SQLSTATE class 22, data exception: a value out of its
+ * column's range, say; class 54, a program limit such as a call's JSON past 256 MB), before
+ * anything was written. A lost connection or a timeout is not such a refusal: resending could
+ * then append twice.
+ */
+/**
+ * NUL and unpaired surrogates, which jsonb refuses, as JSON.stringify writes them: `\u0000` and
+ * `\udXXX` (it writes a whole pair as the character itself), after an even run of backslashes (an
+ * odd one escapes the backslash, not the character). Most JSON holds no `\u` at all.
+ */
+const UNSTORABLE_ESCAPE = /(?<!\\)(?:\\\\)*\\u(?:0000|d[89a-f][0-9a-f]{2})/;
+const unstorableJson = (json: string) => json.includes('\\u') && UNSTORABLE_ESCAPE.test(json);
+
+/** An append holding a string PostgreSQL cannot store (NUL, an unpaired surrogate); nothing was written. */
+export class UnstorableAppend extends Error {
+  constructor(readonly streamId: string) {
+    super(`stream ${streamId}: an event holds a string PostgreSQL cannot store (NUL or an unpaired surrogate)`);
+    this.name = 'UnstorableAppend';
+  }
+}
+
+function refusedInput(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && (code.startsWith('22') || code.startsWith('54'));
 }
 
 function toRecorded(row: Record<string, any>): RecordedEvent {

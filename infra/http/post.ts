@@ -46,7 +46,8 @@ export function postJson(url: URL, options: PostOptions): Promise<PostResult> {
         resolve({
           status: res.statusCode ?? 0,
           retryAfter: typeof retryAfter === 'string' ? retryAfter : null,
-          excerpt: Buffer.concat(chunks).subarray(0, limit).toString('utf8'),
+          // Kept in PostgreSQL, whose text cannot hold NUL (invalid UTF-8 already decodes to U+FFFD).
+          excerpt: Buffer.concat(chunks).subarray(0, limit).toString('utf8').replaceAll('\u0000', '\ufffd'),
           durationMs: Math.round(Number(process.hrtime.bigint() - started) / 1e6),
         });
       };

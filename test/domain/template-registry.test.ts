@@ -34,12 +34,21 @@ t.test('register: 200 places, archived ones included; only unregistering frees o
 
 t.test('rename: keeps the slug, refuses a taken name, a same-name rename writes nothing', async (t) => {
   const state = given([registered('tpl_1', 'Welcome', 'welcome'), registered('tpl_2', 'Receipt', 'receipt')]);
-  t.same(decideRename(state, { templateId: 'tpl_1', name: 'Hello', now: NOW }), [{ type: 'TemplateRenamed', data: { templateId: 'tpl_1', name: 'Hello', renamedAt: NOW } }]);
-  t.same(decideRename(state, { templateId: 'tpl_1', name: 'Welcome', now: NOW }), []);
-  t.equal(decideRename(state, { templateId: 'tpl_1', name: 'WELCOME', now: NOW }).length, 1, 'a change of case is a rename of its own name');
-  t.equal(refusal(() => decideRename(state, { templateId: 'tpl_1', name: 'receipt', now: NOW })).code, 'template_name_taken');
-  const after = given([registered('tpl_1', 'Welcome', 'welcome'), ...decideRename(state, { templateId: 'tpl_1', name: 'Hello', now: NOW })]);
+  t.same(decideRename(state, { templateId: 'tpl_1', name: 'Hello', renames: null, now: NOW }), [{ type: 'TemplateRenamed', data: { templateId: 'tpl_1', name: 'Hello', renamedAt: NOW } }]);
+  t.same(decideRename(state, { templateId: 'tpl_1', name: 'Welcome', renames: null, now: NOW }), []);
+  t.equal(decideRename(state, { templateId: 'tpl_1', name: 'WELCOME', renames: null, now: NOW }).length, 1, 'a change of case is a rename of its own name');
+  t.equal(refusal(() => decideRename(state, { templateId: 'tpl_1', name: 'receipt', renames: null, now: NOW })).code, 'template_name_taken');
+  const after = given([registered('tpl_1', 'Welcome', 'welcome'), ...decideRename(state, { templateId: 'tpl_1', name: 'Hello', renames: null, now: NOW })]);
   t.same(after.entries.get('tpl_1'), { templateId: 'tpl_1', name: 'Hello', slug: 'welcome', renames: 1 });
+});
+
+t.test("rename under an ETag: the rename count it holds must be the entry's, a rename to the same name included", async (t) => {
+  const renamed: TemplateRegistryEvent = { type: 'TemplateRenamed', data: { templateId: 'tpl_1', name: 'Hello', renamedAt: NOW } };
+  const state = given([registered('tpl_1', 'Welcome', 'welcome'), renamed]);
+  t.equal(decideRename(state, { templateId: 'tpl_1', name: 'Again', renames: 1, now: NOW }).length, 1);
+  t.equal(refusal(() => decideRename(state, { templateId: 'tpl_1', name: 'Again', renames: 0, now: NOW })).code, 'version_conflict');
+  t.equal(refusal(() => decideRename(state, { templateId: 'tpl_1', name: 'Hello', renames: 0, now: NOW })).code, 'version_conflict', 'a stale tag is refused even when nothing would change');
+  t.equal(refusal(() => decideRename(state, { templateId: 'tpl_2', name: 'Again', renames: 0, now: NOW })).code, 'resource_not_found');
 });
 
 t.test('copy names are free and within 100 characters', async (t) => {

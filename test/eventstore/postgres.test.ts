@@ -2,7 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import t from 'tap';
 import { WrongExpectedRevision } from '../../infra/eventstore/port.ts';
-import { PostgresEventStore } from '../../infra/eventstore/postgres.ts';
+import { PostgresEventStore, UnstorableAppend } from '../../infra/eventstore/postgres.ts';
 import { freshDatabase } from '../support/database.ts';
 import { eventStoreContract } from './contract.ts';
 
@@ -55,18 +55,66 @@ t.test('a subscription further behind than the tail remembers catches up from th
   const store = new PostgresEventStore(pool, { tailEvents: 10 });
   t.teardown(() => store.close());
   const start = await store.headPosition();
+  // Only this test's streams: the tests before it may still have events that become visible after
+  // `start` was read, while a transaction elsewhere on the shared server holds the horizon back.
+  const ours = (events: { streamId: string; data: Record<string, unknown> }[]) => events.filter((e) => e.streamId.startsWith('tail-')).map((e) => e.data.n as number);
   const live: number[] = [];
-  const liveSubscription = store.subscribeToAll({ after: start, onEvents: async (events) => { live.push(...events.map((e) => e.data.n as number)); } });
+  const liveSubscription = store.subscribeToAll({ after: start, onEvents: async (events) => { live.push(...ours(events)); } });
   for (let i = 0; i < 60; i++) await store.append(`tail-${i % 7}`, [event(i)], 'any');
   const late: number[] = [];
-  const lateSubscription = store.subscribeToAll({ after: start, batchSize: 8, onEvents: async (events) => { late.push(...events.map((e) => e.data.n as number)); } });
+  const lateSubscription = store.subscribeToAll({ after: start, batchSize: 8, onEvents: async (events) => { late.push(...ours(events)); } });
   await Promise.all(Array.from({ length: 20 }, (_, i) => store.append(`tail-${i % 7}`, [event(60 + i)], 'any')));
   const deadline = Date.now() + 10_000;
   while ((live.length < 80 || late.length < 80) && Date.now() < deadline) await sleep(20);
   await liveSubscription.close();
   await lateSubscription.close();
-  const expected = (await store.readAll({ after: start, limit: 1000 })).map((e) => e.data.n);
+  const expected = ours(await store.readAll({ after: start, limit: 1000 }));
   t.equal(expected.length, 80);
   t.strictSame(live, expected, 'the live subscription saw every event once, in position order');
   t.strictSame(late, expected, 'so did the one that started 60 events behind');
+});
+
+/** Twenty appends queued behind one in flight, so they share one call; the tenth holds `bad`. */
+async function sharedCall(store: PostgresEventStore, bad: () => Promise<unknown>, tag: string): Promise<PromiseSettledResult<unknown>[]> {
+  const appends: Promise<unknown>[] = [store.append(`${tag}-first`, [event(0)], 'any')];
+  for (let i = 0; i < 20; i++) appends.push(i === 10 ? bad() : store.append(`${tag}-${i}`, [event(i)], 'any'));
+  return Promise.allSettled(appends);
+}
+
+t.test('an append holding a string PostgreSQL cannot store fails alone, before it joins a call', async (t) => {
+  const store = new PostgresEventStore(pool, { concurrentAppends: 1 });
+  t.teardown(() => store.close());
+  const bad: [string, string, Record<string, unknown>, Record<string, unknown>?][] = [
+    ['unstorable-nul', 'UnstorableTested', { s: 'a\u0000b' }],
+    ['unstorable-lone', 'UnstorableTested', { s: 'a\ud800b' }],
+    ['unstorable-reversed', 'UnstorableTested', { s: '\udc00\ud800' }],
+    ['unstorable-key', 'UnstorableTested', { ['k\u0000']: 1 }],
+    ['unstorable-escaped', 'UnstorableTested', { s: '\\\u0000' }],
+    ['unstorable-metadata', 'UnstorableTested', { s: 'fine' }, { requestId: '\ud800' }],
+    ['unstorable-stream\u0000', 'UnstorableTested', { s: 'fine' }],
+    ['unstorable-type', 'Unstorable\u0000Tested', { s: 'fine' }],
+  ];
+  for (const [stream, type, data, metadata] of bad) {
+    const results = await sharedCall(store, () => store.append(stream, [{ type, version: 1, data, metadata }], 'any'), 'unstorable');
+    const failed = results.flatMap((r, i) => (r.status === 'rejected' ? [i] : []));
+    t.strictSame(failed, [11], `only the append holding ${JSON.stringify([stream, type, data, metadata])} failed`);
+    t.ok((results[11] as PromiseRejectedResult).reason instanceof UnstorableAppend, 'refused by the adapter');
+    // A stream id holding NUL cannot even be read; the id without it shows nothing was written either.
+    t.strictSame(await store.readStream(stream.replace('\u0000', '')), [], 'and it wrote nothing');
+  }
+  for (let i = 0; i < 20; i++) if (i !== 10) t.equal((await store.readStream(`unstorable-${i}`)).length, bad.length, `stream ${i} holds every append`);
+  const fine = ['\\u0000 as text', '\ud83d\ude00 a pair', 'tab\tand\u0001'];
+  for (const s of fine) await store.append('storable', [{ type: 'StorableTested', version: 1, data: { s } }], 'any');
+  t.strictSame((await store.readStream('storable')).map((e) => e.data.s), fine, 'escaped backslashes, whole pairs and other control characters are stored');
+});
+
+t.test("an append PostgreSQL refuses in a shared call fails alone: the call's others go again without it", async (t) => {
+  const store = new PostgresEventStore(pool, { concurrentAppends: 1 });
+  t.teardown(() => store.close());
+  // A version past the integer column's range: nothing the adapter checks, refused by PostgreSQL (22003).
+  const results = await sharedCall(store, () => store.append('refused-version', [{ type: 'RefusedTested', version: 2 ** 31, data: {} }], 'any'), 'refused');
+  t.strictSame(results.flatMap((r, i) => (r.status === 'rejected' ? [i] : [])), [11], 'only the refused append failed');
+  t.match((results[11] as PromiseRejectedResult).reason, { code: '22003' }, "PostgreSQL's own refusal reaches its caller");
+  t.strictSame(await store.readStream('refused-version'), []);
+  for (let i = 0; i < 20; i++) if (i !== 10) t.equal((await store.readStream(`refused-${i}`)).length, 1, `stream ${i} holds its append`);
 });

@@ -399,3 +399,22 @@ t.test('the OpenAPI document lists every template path we chose', async (t) => {
   }
   t.ok(doc.paths['/templates'].post.requestBody, 'the create body is described');
 });
+
+t.test('concurrent renames under one If-Match: exactly one wins, the rest 409 version_conflict', async (t) => {
+  const h = await startTestApp(t);
+  const ws = await h.workspace();
+  const created = await h.request(ws.apiKey, 'POST', '/templates', { name: 'Contended', ...blocksBody() });
+  const id = created.json().id;
+  const tag = created.headers.etag as string;
+  const results = await Promise.all(
+    Array.from({ length: 20 }, (_, i) => h.request(ws.apiKey, 'PATCH', `/templates/${id}`, { name: `Renamed ${i}` }, { 'if-match': tag })),
+  );
+  const won = results.flatMap((r, i) => (r.statusCode === 200 ? [i] : []));
+  t.equal(won.length, 1, 'one 200');
+  for (const r of results.filter((r) => r.statusCode !== 200)) t.same(errorOf(r), [409, 'version_conflict', null]);
+  const read = await h.request(ws.apiKey, 'GET', `/templates/${id}`);
+  t.equal(read.json().name, `Renamed ${won[0]}`, 'the winner named it');
+  t.equal(read.headers.etag, results[won[0]!]!.headers.etag, "and the winner's ETag is current");
+  const same = await Promise.all(Array.from({ length: 5 }, () => h.request(ws.apiKey, 'PATCH', `/templates/${id}`, { name: 'One name' }, { 'if-match': read.headers.etag as string })));
+  t.same(same.map((r) => r.statusCode).sort(), [200, 409, 409, 409, 409], 'also when they all ask for the same name');
+});

@@ -429,3 +429,16 @@ t.test('failures of attempts in flight when the count reaches 100 are not counte
   await new Promise((r) => setTimeout(r, 300));
   t.equal(smtp.mails.length, 1, 'one switch-off, one notice');
 });
+
+t.test("a receiver's answer holding NUL is logged with the attempt, not left unstorable", async (t) => {
+  const h = await startTestApp(t, { webhooks: FAST });
+  const ws = await h.workspace();
+  const receiver = await startReceiver(t, () => ({ status: 200, body: 'ok \u0000 done' }));
+  const e = await endpoint(h, ws.apiKey, { url: receiver.url, eventTypes: ['suppression.added'] });
+  await h.request(ws.apiKey, 'POST', '/suppressions', { email: 'nul-answer@example.com' });
+  const [d] = await eventually(async () => {
+    const rows = await deliveries(h, ws.apiKey, e.id);
+    return rows[0]?.status === 'delivered' && rows;
+  }, 5_000);
+  t.match(d.attempts, [{ attempt: 1, ok: true, statusCode: 200, responseExcerpt: 'ok \ufffd done' }]);
+});
