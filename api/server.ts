@@ -4,7 +4,6 @@ import type pg from 'pg';
 import type { Kysely } from 'kysely';
 import type { CommandContext } from '../commands/execute.ts';
 import type { Cursors } from './paging.ts';
-
 import { partitionByMode } from './modes.ts';
 import { newRequestId, REQUEST_ID_HEADER } from './headers.ts';
 import { refuseUnsafeHeaders } from './input.ts';
