@@ -1,7 +1,7 @@
 import crypto from 'node:crypto';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
-import pg from 'pg';
+import type pg from 'pg';
 import { buildServer } from './api/server.ts';
 import { Cursors } from './api/paging.ts';
 import { RATE_LIMIT_SCHEMA, RateLimiter } from './api/plugins/rate-limit.ts';
@@ -9,7 +9,7 @@ import { REQUEST_LOG_SCHEMA, RequestLog } from './api/request-log.ts';
 import type { CommandContext } from './commands/execute.ts';
 import { registry } from './domain/registry.ts';
 import type { Config } from './infra/config.ts';
-import { openDatabase, type Database } from './infra/db.ts';
+import { openDatabase, openPool, type Database } from './infra/db.ts';
 import { startEmbeddedPostgres } from './infra/embedded-postgres.ts';
 import { EventStoreDbEventStore } from './infra/eventstore/eventstoredb.ts';
 import { InProcessWorkQueue } from './infra/bus/in-process.ts';
@@ -28,7 +28,7 @@ import { AutomationRunProcess, DEFAULT_AUTOMATION_OPTIONS, type AutomationRunOpt
 import { ContactEventRetention } from './processes/contact-events/retention.ts';
 import { DEFAULT_NOTICE_OPTIONS, WebhookNoticeProcess, type WebhookNoticeOptions } from './processes/webhooks/notices.ts';
 import { DEFAULT_DELIVERY_OPTIONS, WebhookDeliveryProcess, type WebhookDeliveryOptions } from './processes/webhooks/worker.ts';
-import { ProjectionRunner } from './projections/runner.ts';
+import { DEFAULT_READ_MODEL_DEADLINE_MS, ProjectionRunner } from './projections/runner.ts';
 
 /**
  * The composition root: the one place that knows every layer and wires the adapters that the
@@ -76,6 +76,8 @@ export interface SystemOptions {
   automations?: Partial<AutomationRunOptions>;
   /** How often expired contact events are purged (default hourly). */
   retentionEveryMs?: number;
+  /** How long a write waits for its read models; default 10 s. */
+  readModelDeadlineMs?: number;
 }
 
 export async function openSystem(databaseUrl: string, options: SystemOptions = {}): Promise<System> {
@@ -85,7 +87,8 @@ export async function openSystem(databaseUrl: string, options: SystemOptions = {
     ? await EventStoreDbEventStore.connect(options.eventStoreUrl)
     : new PostgresEventStore(database.pool);
   const bus: WorkQueue = options.natsUrl ? await NatsWorkQueue.connect(options.natsUrl, options.nats) : new InProcessWorkQueue();
-  const runner = new ProjectionRunner(database.db, database.pool, store, registry, [...projectors, webhookDispatch, automationEnrolment]);
+  const readModelDeadlineMs = options.readModelDeadlineMs ?? DEFAULT_READ_MODEL_DEADLINE_MS;
+  const runner = new ProjectionRunner(database.db, database.pool, store, registry, [...projectors, webhookDispatch, automationEnrolment], { readModelDeadlineMs });
   await runner.migrate();
   if (options.project !== false) await runner.start();
   const requestLog = new RequestLog(database.pool);
@@ -95,7 +98,7 @@ export async function openSystem(databaseUrl: string, options: SystemOptions = {
   const agents = createOutboundAgents({ allowPrivate });
   // Claims and attempt records are the bookkeeping of work done outside: a crash that loses the last
   // few ms of them only repeats a delivery (same webhook-id), so they skip the commit's fsync.
-  const deliveryPool = new pg.Pool({ connectionString: databaseUrl, max: 10, options: '-c synchronous_commit=off' });
+  const deliveryPool = openPool({ connectionString: databaseUrl, max: 10, options: '-c synchronous_commit=off' });
   const deliveries = new WebhookDeliveryProcess({ pool: deliveryPool, bus, commands, agents }, { ...DEFAULT_DELIVERY_OPTIONS, ...options.webhooks });
   if (options.deliver !== false) await deliveries.start();
   // Marked sent with full durability: a lost mark would mail the notice again.

@@ -67,4 +67,5 @@ export const CATALOGUE: Record<string, [number, string]> = {
   idempotency_key_reuse: [422, 'The Idempotency-Key was used for a different event (at this position of the batch).'],
   event_rate_limited: [429, 'More than 600 contact events per minute for this key (a batch counts as its size); nothing was stored. See Retry-After.'],
   internal_error: [500, 'A fault of the service; report it with the request id.'],
+  unreachable: [503, 'A dependency (the database) did not answer in time; retry after Retry-After seconds. The message says whether the change was stored; with an Idempotency-Key a retry is always safe.'],
 };
