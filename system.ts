@@ -3,6 +3,7 @@ import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import type pg from 'pg';
 import { buildServer } from './api/server.ts';
+import { IDEMPOTENCY_SCHEMA, IdempotencyKeys } from './api/idempotency.ts';
 import { Cursors } from './api/paging.ts';
 import { RATE_LIMIT_SCHEMA, RateLimiter } from './api/plugins/rate-limit.ts';
 import { REQUEST_LOG_SCHEMA, RequestLog } from './api/request-log.ts';
@@ -44,6 +45,7 @@ export interface System {
   cursors: Cursors;
   rateLimiter: RateLimiter;
   requestLog: RequestLog;
+  idempotencyKeys: IdempotencyKeys;
   renderer: TemplateRenderer;
   mail: MailSender;
   webhooks: { allowPrivate: boolean };
@@ -76,7 +78,10 @@ export interface SystemOptions {
   automations?: Partial<AutomationRunOptions>;
   /** How often expired contact events are purged (default hourly). */
   retentionEveryMs?: number;
-  /** How long a write waits for its read models; default 10 s. */
+  /**
+   * How long a write waits for its read models before its request answers 503 (the change stored,
+   * the handler finishing in the background); default 10 s.
+   */
   readModelDeadlineMs?: number;
 }
 
@@ -92,6 +97,9 @@ export async function openSystem(databaseUrl: string, options: SystemOptions = {
   await runner.migrate();
   if (options.project !== false) await runner.start();
   const requestLog = new RequestLog(database.pool);
+  // A repeat of a request waits for the first as long as the first may wait for its read models.
+  const idempotencyKeys = new IdempotencyKeys(database.pool, readModelDeadlineMs);
+  idempotencyKeys.start();
   const commands: CommandContext = { store, registry, readModels: runner };
   const mail = openMailSender({ smtpUrl: options.smtpUrl, outboxDir: options.outboxDir ?? path.resolve('.data', 'outbox') });
   const allowPrivate = options.webhooks?.allowPrivate ?? false;
@@ -119,6 +127,7 @@ export async function openSystem(databaseUrl: string, options: SystemOptions = {
     cursors: new Cursors(await serverSecret(database.pool, 'cursor')),
     rateLimiter: new RateLimiter(database.pool),
     requestLog,
+    idempotencyKeys,
     renderer: createTemplateRenderer({ cacheSize: 1000 }),
     async close() {
       await deliveries.stop();
@@ -127,6 +136,7 @@ export async function openSystem(databaseUrl: string, options: SystemOptions = {
       await retention.stop();
       await deliveryPool.end();
       await runner.stop();
+      await idempotencyKeys.close();
       await requestLog.flush();
       await bus.close();
       await store.close();
@@ -147,6 +157,7 @@ export function serve(system: System, options: { logger?: boolean | object } = {
       cursors: system.cursors,
       rateLimiter: system.rateLimiter,
       requestLog: system.requestLog,
+      idempotencyKeys: system.idempotencyKeys,
       renderer: system.renderer,
       webhooks: system.webhooks,
     },
@@ -164,6 +175,7 @@ async function migrate(pool: pg.Pool): Promise<void> {
     await PostgresEventStore.migrate(pool);
     await client.query(RATE_LIMIT_SCHEMA);
     await client.query(REQUEST_LOG_SCHEMA);
+    await client.query(IDEMPOTENCY_SCHEMA);
     await client.query('CREATE TABLE IF NOT EXISTS server_secrets (name text PRIMARY KEY, value bytea NOT NULL)');
   } finally {
     await client.query('SELECT pg_advisory_unlock(72626000)');

@@ -6,6 +6,7 @@ import type { Kysely } from 'kysely';
 import type { CommandContext } from '../commands/execute.ts';
 import type { Cursors } from './paging.ts';
 import { REQUEST_ID_HEADER } from './headers.ts';
+import type { IdempotencyKeys } from './idempotency.ts';
 import { registerAuth } from './plugins/auth.ts';
 import { answerFrameworkError, registerErrorHandling } from './plugins/errors.ts';
 import type { RateLimiter } from './plugins/rate-limit.ts';
@@ -30,6 +31,7 @@ export interface ApiDeps {
   cursors: Cursors;
   rateLimiter: RateLimiter;
   requestLog: RequestLog;
+  idempotencyKeys: IdempotencyKeys;
   renderer: TemplateRenderer;
   /** Webhook receivers: may `http://` and private addresses be used (a development setting)? */
   webhooks: { allowPrivate: boolean };
@@ -52,6 +54,8 @@ export async function buildServer(deps: ApiDeps, options: { logger?: boolean | o
   app.setValidatorCompiler(() => (data) => ({ value: data }));
   app.setSerializerCompiler(() => (data) => JSON.stringify(data));
 
+  // Every route's handler runs under it (api/route.ts), in whatever scope the route is registered.
+  app.decorate('idempotencyKeys', deps.idempotencyKeys);
   app.addHook('onRequest', async (request, reply) => {
     reply.header(REQUEST_ID_HEADER, request.id);
   });

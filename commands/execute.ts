@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { WrongExpectedRevision, type EventStore } from '../infra/eventstore/port.ts';
 import type { DomainEvent, EventRegistry } from '../domain/shared/events.ts';
 
@@ -16,7 +17,31 @@ export interface Actor {
 
 /** Lets a write return only once the read models it touches have seen it (read-your-writes). */
 export interface ReadModelBarrier {
-  waitFor(position: number, eventTypes: readonly string[]): Promise<void>;
+  /**
+   * Resolves once the read models that handle `eventTypes` have passed `position`. Past its
+   * deadline it rejects, unless `onDeadline` answers true: then it waits on, with no deadline.
+   */
+  waitFor(position: number, eventTypes: readonly string[], wait?: { onDeadline?(): boolean }): Promise<void>;
+}
+
+/**
+ * The request a command runs for (api/ runs every handler inside one). When the read models pass
+ * their deadline, the request answers at once, saying whether a change of its own is stored by
+ * then, and the command goes on to its end in the background (`readModelsLate` answers true);
+ * outside a request the wait rejects at the deadline.
+ */
+export interface RequestWrites {
+  /** An append of this request has committed. */
+  stored: boolean;
+  readModelsLate(): boolean;
+}
+
+export const requestWrites = new AsyncLocalStorage<RequestWrites>();
+
+/** Read-your-writes: waits for the read models that handle `eventTypes` to pass `position`. */
+async function readYourWrites(ctx: CommandContext, position: number, eventTypes: readonly string[]): Promise<void> {
+  const request = requestWrites.getStore();
+  await ctx.readModels.waitFor(position, eventTypes, request ? { onDeadline: () => request.readModelsLate() } : {});
 }
 
 export interface CommandContext {
@@ -61,7 +86,9 @@ export async function appendDecided<E extends DomainEvent>(
     metadata: { workspaceId: actor.workspaceId, actor: { kind: actor.kind, id: actor.id }, requestId: actor.requestId ?? null },
   }));
   const { position } = await ctx.store.append(streamId, encoded, expected);
-  await ctx.readModels.waitFor(position, events.map((e) => e.type));
+  const request = requestWrites.getStore();
+  if (request) request.stored = true;
+  await readYourWrites(ctx, position, events.map((e) => e.type));
   return position;
 }
 
@@ -100,7 +127,7 @@ export async function execute<S, E extends DomainEvent>(
     const { state, revision, last } = await loadState(ctx, streamId, aggregate);
     const events = decide(state);
     if (events.length === 0) {
-      if (last) await ctx.readModels.waitFor(last.position, [last.type]);
+      if (last) await readYourWrites(ctx, last.position, [last.type]);
       return { state, events, position: null };
     }
     try {
