@@ -20,7 +20,7 @@ import { errorBody, RETRY_AFTER_SECONDS, toApiError, unreachable } from './plugi
  * the Idempotency-Key itself: answers that carry a secret (a key's token, a webhook's secret)
  * are unreadable to anyone holding only the table.
  *
- * Every handler runs inside a `RequestWrites` scope (commands/execute.ts): when its read models
+ * Every handler runs registered as a `RequestWrites` (commands/execute.ts): when its read models
  * pass their deadline, the request answers 503 `unreachable` at once, saying whether its change
  * is stored, and the handler goes on in the background until they catch up, then stores its
  * answer under the key, so a retry with the key gets the original answer, not a duplicate.
@@ -245,38 +245,62 @@ export async function answer(keys: IdempotencyKeys, a: Answering, handler: (head
       });
     }
   }
-  const head = { status: a.status, headers: {} as Record<string, string> };
-  let settled = false;
-  let late: (stored: boolean) => void = () => {};
-  const readModelsLate = new Promise<{ late: boolean }>((resolve) => (late = (stored) => resolve({ late: stored })));
-  const scope: RequestWrites = {
-    stored: false,
-    readModelsLate: () => {
-      // Work this request started that outlives it (a job it published) waits as if outside a request.
-      if (settled) return false;
-      late(scope.stored);
-      return true;
-    },
-  };
-  const work = requestWrites
-    .run(scope, () => handler({ code: (status) => void (head.status = status), header: (name, value) => void (head.headers[name.toLowerCase()] = value) }))
-    .then((result) => ({ ok: true as const, result }), (error: unknown) => ({ ok: false as const, error }))
-    .finally(() => (settled = true));
-  const stored = (outcome: Awaited<typeof work>): StoredAnswer | null => {
-    if (outcome.ok) return { status: head.status, headers: head.headers, body: outcome.result === undefined ? null : JSON.stringify(outcome.result) };
-    const refusal = toApiError(outcome.error);
-    return refusal.status >= 500 ? null : { status: refusal.status, headers: refusal.headers, body: JSON.stringify(errorBody(request, refusal)) };
-  };
-  const first = await Promise.race([work, readModelsLate]);
+  const run = new HandlerRun(a.status);
+  // While registered, the commands this request runs tell it when their read models are late.
+  requestWrites.set(request.id, run);
+  const work = handler(run).then(
+    (result): Done => ({ ok: true, result }),
+    (error: unknown): Done => ({ ok: false, error }),
+  );
+  void work.then((done) => {
+    requestWrites.delete(request.id);
+    run.end(done);
+  });
+  const first = await run.ending;
   if ('late' in first) {
-    if (slot) keys.finishInBackground(work.then((outcome) => keys.settle(slot, request.id, stored(outcome))));
-    else keys.finishInBackground(work.then(() => {}));
+    keys.finishInBackground(work.then((done) => (slot ? keys.settle(slot, request.id, storedAnswer(request, run, done)) : undefined)));
     throw unreachable(lateMessage(first.late, slot !== null));
   }
-  if (slot) await keys.settle(slot, request.id, stored(first));
+  if (slot) await keys.settle(slot, request.id, storedAnswer(request, run, first));
   if (!first.ok) throw first.error;
-  reply.code(head.status).headers(head.headers);
+  reply.code(run.status).headers(run.headers);
   return first.result === undefined ? reply.send() : first.result;
+}
+
+type Done = { ok: true; result: unknown } | { ok: false; error: unknown };
+
+/**
+ * One run of a handler: the status and headers it set, whether it stored a change, and how it
+ * ended for its request: done, or late (its read models passed their deadline) while it goes on.
+ * A class rather than closures: one is made per request.
+ */
+class HandlerRun implements AnswerHead, RequestWrites {
+  stored = false;
+  readonly headers: Record<string, string> = {};
+  end!: (ending: Done | { late: boolean }) => void;
+  readonly ending = new Promise<Done | { late: boolean }>((resolve) => (this.end = resolve));
+
+  constructor(public status: number) {}
+
+  code(status: number): void {
+    this.status = status;
+  }
+
+  header(name: string, value: string): void {
+    this.headers[name.toLowerCase()] = value;
+  }
+
+  readModelsLate(): boolean {
+    this.end({ late: this.stored });
+    return true;
+  }
+}
+
+/** What a repeat under the key gets: the answer, or null (a failure) to free the key. */
+function storedAnswer(request: FastifyRequest, run: HandlerRun, done: Done): StoredAnswer | null {
+  if (done.ok) return { status: run.status, headers: run.headers, body: done.result === undefined ? null : JSON.stringify(done.result) };
+  const refusal = toApiError(done.error);
+  return refusal.status >= 500 ? null : { status: refusal.status, headers: refusal.headers, body: JSON.stringify(errorBody(request, refusal)) };
 }
 
 function replay(request: FastifyRequest, reply: FastifyReply, stored: StoredAnswer): FastifyReply {

@@ -51,7 +51,9 @@ export async function buildServer(deps: ApiDeps, options: { logger?: boolean | o
     frameworkErrors: answerFrameworkError(deps),
   });
   // The zod schemas validate (api/route.ts); the JSON schemas fastify sees are documentation only.
-  app.setValidatorCompiler(() => (data) => ({ value: data }));
+  // `true`, not `{value}`: a value makes fastify set it back, and a set `request.headers` is a fresh
+  // merged copy on every later read.
+  app.setValidatorCompiler(() => () => true);
   app.setSerializerCompiler(() => (data) => JSON.stringify(data));
 
   // Every route's handler runs under it (api/route.ts), in whatever scope the route is registered.

@@ -1,4 +1,3 @@
-import { AsyncLocalStorage } from 'node:async_hooks';
 import { WrongExpectedRevision, type EventStore } from '../infra/eventstore/port.ts';
 import type { DomainEvent, EventRegistry } from '../domain/shared/events.ts';
 
@@ -25,10 +24,10 @@ export interface ReadModelBarrier {
 }
 
 /**
- * The request a command runs for (api/ runs every handler inside one). When the read models pass
- * their deadline, the request answers at once, saying whether a change of its own is stored by
- * then, and the command goes on to its end in the background (`readModelsLate` answers true);
- * outside a request the wait rejects at the deadline.
+ * The request a command runs for. When the read models pass their deadline, the request answers
+ * at once, saying whether a change of its own is stored by then, and the command goes on to its
+ * end in the background (`readModelsLate` answers true); outside a request the wait rejects at the
+ * deadline.
  */
 export interface RequestWrites {
   /** An append of this request has committed. */
@@ -36,13 +35,19 @@ export interface RequestWrites {
   readModelsLate(): boolean;
 }
 
-export const requestWrites = new AsyncLocalStorage<RequestWrites>();
+/**
+ * Requests whose handlers are running, by request id (api/ registers each); a command finds its
+ * own through its actor's `requestId`. A map rather than an AsyncLocalStorage, which on Node 20
+ * costs every promise of the process a hook.
+ */
+export const requestWrites = new Map<string, RequestWrites>();
 
 /** Read-your-writes: waits for the read models that handle `eventTypes` to pass `position`. */
-async function readYourWrites(ctx: CommandContext, position: number, eventTypes: readonly string[]): Promise<void> {
-  const request = requestWrites.getStore();
+async function readYourWrites(ctx: CommandContext, request: RequestWrites | undefined, position: number, eventTypes: readonly string[]): Promise<void> {
   await ctx.readModels.waitFor(position, eventTypes, request ? { onDeadline: () => request.readModelsLate() } : {});
 }
+
+const requestOf = (actor: Actor): RequestWrites | undefined => (actor.requestId === undefined ? undefined : requestWrites.get(actor.requestId));
 
 export interface CommandContext {
   store: EventStore;
@@ -86,9 +91,9 @@ export async function appendDecided<E extends DomainEvent>(
     metadata: { workspaceId: actor.workspaceId, actor: { kind: actor.kind, id: actor.id }, requestId: actor.requestId ?? null },
   }));
   const { position } = await ctx.store.append(streamId, encoded, expected);
-  const request = requestWrites.getStore();
+  const request = requestOf(actor);
   if (request) request.stored = true;
-  await readYourWrites(ctx, position, events.map((e) => e.type));
+  await readYourWrites(ctx, request, position, events.map((e) => e.type));
   return position;
 }
 
@@ -127,7 +132,7 @@ export async function execute<S, E extends DomainEvent>(
     const { state, revision, last } = await loadState(ctx, streamId, aggregate);
     const events = decide(state);
     if (events.length === 0) {
-      if (last) await readYourWrites(ctx, last.position, [last.type]);
+      if (last) await readYourWrites(ctx, requestOf(actor), last.position, [last.type]);
       return { state, events, position: null };
     }
     try {

@@ -195,7 +195,7 @@ export class ProjectionRunner {
     if (term !== this.term) throw new Error('this process no longer leads the projections');
     const from = this.positions.get(p.name) ?? 0;
     // After a resync (below) the subscription may hand over events the checkpoint has passed.
-    const events = batch.filter((e) => e.position > from);
+    const events = batch[0]!.position > from ? batch : batch.filter((e) => e.position > from);
     if (events.length === 0) return;
     const last = events[events.length - 1]!.position;
     const relevant = events.filter((e) => p.handles.includes(e.type));
