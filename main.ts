@@ -16,14 +16,29 @@ const app = await serve(system, { logger: { level: config.logLevel } });
 const address = await app.listen({ port: config.port, host: config.host });
 console.log(`Workspace Mail Service listening on ${address} (database: ${config.databaseUrl ? 'DATABASE_URL' : `embedded, data in ${config.dataDir}`})`);
 
+// Ctrl-C signals the whole process group. The embedded PostgreSQL runs in a session of its own
+// (infra/embedded-postgres.ts), so it is stopped here, last: after the HTTP server has answered
+// its requests and the workers have stopped.
 let stopping = false;
+async function shutdown(): Promise<never> {
+  let code = 0;
+  // A keep-alive connection whose request ends after the close began would hold it for the whole
+  // keep-alive timeout: idle connections are closed as they fall idle.
+  const sweep = setInterval(() => app.server.closeIdleConnections(), 100);
+  try {
+    await app.close().finally(() => clearInterval(sweep));
+    await system.close();
+  } catch (error) {
+    console.error('shutdown:', error);
+    code = 1;
+  }
+  await database.stop();
+  process.exit(code);
+}
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-  process.on(signal, async () => {
+  process.on(signal, () => {
     if (stopping) return;
     stopping = true;
-    await app.close();
-    await system.close();
-    await database.stop();
-    process.exit(0);
+    void shutdown();
   });
 }

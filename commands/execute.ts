@@ -17,8 +17,38 @@ export interface Actor {
 
 /** Lets a write return only once the read models it touches have seen it (read-your-writes). */
 export interface ReadModelBarrier {
-  waitFor(position: number, eventTypes: readonly string[]): Promise<void>;
+  /**
+   * Resolves once the read models that handle `eventTypes` have passed `position`. Past its
+   * deadline it rejects, unless `onDeadline` answers true: then it waits on, with no deadline.
+   */
+  waitFor(position: number, eventTypes: readonly string[], wait?: { onDeadline?(): boolean }): Promise<void>;
 }
+
+/**
+ * The request a command runs for. When the read models pass their deadline, the request answers
+ * at once, saying whether a change of its own is stored by then, and the command goes on to its
+ * end in the background (`readModelsLate` answers true); outside a request the wait rejects at the
+ * deadline.
+ */
+export interface RequestWrites {
+  /** An append of this request has committed. */
+  stored: boolean;
+  readModelsLate(): boolean;
+}
+
+/**
+ * Requests whose handlers are running, by request id (api/ registers each); a command finds its
+ * own through its actor's `requestId`. A map rather than an AsyncLocalStorage, which on Node 20
+ * costs every promise of the process a hook.
+ */
+export const requestWrites = new Map<string, RequestWrites>();
+
+/** Read-your-writes: waits for the read models that handle `eventTypes` to pass `position`. */
+async function readYourWrites(ctx: CommandContext, request: RequestWrites | undefined, position: number, eventTypes: readonly string[]): Promise<void> {
+  await ctx.readModels.waitFor(position, eventTypes, request ? { onDeadline: () => request.readModelsLate() } : {});
+}
+
+const requestOf = (actor: Actor): RequestWrites | undefined => (actor.requestId === undefined ? undefined : requestWrites.get(actor.requestId));
 
 export interface CommandContext {
   store: EventStore;
@@ -64,7 +94,9 @@ export async function appendDecided<E extends DomainEvent>(
   }));
   const { position } = await ctx.store.append(streamId, encoded, expected);
   appended?.();
-  await ctx.readModels.waitFor(position, events.map((e) => e.type));
+  const request = requestOf(actor);
+  if (request) request.stored = true;
+  await readYourWrites(ctx, request, position, events.map((e) => e.type));
   return position;
 }
 
@@ -109,7 +141,7 @@ export async function execute<S, E extends DomainEvent>(
       const events = decide(state);
       if (events.length === 0) {
         endTurn();
-        if (last) await ctx.readModels.waitFor(last.position, [last.type]);
+        if (last) await readYourWrites(ctx, requestOf(actor), last.position, [last.type]);
         return { state, events, position: null };
       }
       return await append(state, events, revision < 0 ? 'no_stream' : revision, endTurn);

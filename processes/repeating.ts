@@ -1,12 +1,20 @@
+/** While a tick keeps failing, it is logged at most this often, and retried at most this far apart. */
+const LOG_FAILURES_EVERY_MS = 10_000;
+const MAX_BACKOFF_MS = 1000;
+
 /**
  * A background loop of a process: runs `tick`, then runs it again after the delay `tick` answers,
- * until stopped. A failed tick is logged under `label` and the loop goes on after `afterErrorMs`.
+ * until stopped. A failed tick is logged under `label` and the loop goes on after `afterErrorMs`,
+ * doubled after each further failure up to a second (or `afterErrorMs` when longer): a database
+ * away for a restart is not asked twenty times a second, nor logged each time.
  * `stop` waits for a tick in progress, so nothing of the loop outlives it.
  */
 export class Repeating {
   private timer: NodeJS.Timeout | null = null;
   private running: Promise<void> = Promise.resolve();
   private stopped = false;
+  private failures = 0;
+  private loggedAt = 0;
 
   constructor(
     private readonly label: string,
@@ -31,11 +39,18 @@ export class Repeating {
   }
 
   private async run(): Promise<void> {
-    let next = this.afterErrorMs;
+    let next: number;
     try {
       next = await this.tick();
+      this.failures = 0;
+      this.loggedAt = 0;
     } catch (error) {
-      if (!this.stopped) console.error(`${this.label}:`, error);
+      next = Math.min(this.afterErrorMs * 2 ** this.failures, Math.max(this.afterErrorMs, MAX_BACKOFF_MS));
+      this.failures++;
+      if (!this.stopped && Date.now() - this.loggedAt >= LOG_FAILURES_EVERY_MS) {
+        this.loggedAt = Date.now();
+        console.error(`${this.label}:`, error);
+      }
     }
     if (!this.stopped) this.schedule(next);
   }

@@ -5,7 +5,11 @@ import type { EventRegistry } from '../domain/shared/events.ts';
 import type { ProjectedEvent, Projector } from './projector.ts';
 
 const LEADER_LOCK = 72_626_002;
-const WAIT_TIMEOUT_MS = 10_000;
+/** How long a write waits for its read models by default (`ProjectionRunnerOptions.readModelDeadlineMs`). */
+export const DEFAULT_READ_MODEL_DEADLINE_MS = 10_000;
+/** Between two tries at the leader lock, and at most one error report per projector this often. */
+const RETRY_LEAD_MS = 1000;
+const ERROR_REPORT_MS = 10_000;
 
 const CHECKPOINTS = `
 CREATE TABLE IF NOT EXISTS projection_checkpoints (
@@ -24,16 +28,40 @@ export interface ProjectionStatus {
   running: boolean;
 }
 
+export interface ProjectionRunnerOptions {
+  /** How long `waitFor` waits before it gives up (or asks its caller what to do). */
+  readModelDeadlineMs?: number;
+}
+
+/** What a waiter does when the read models pass the deadline. */
+export interface ReadModelWait {
+  /** true: wait on, with no deadline; false (or absent): `waitFor` rejects. */
+  onDeadline?(): boolean;
+}
+
 /**
  * Runs every projector from its checkpoint. One process at a time projects (a session advisory
  * lock elects it); the others only read the checkpoints, so several servers can share a database.
+ *
+ * The lock lives as long as the leader's session. When that session ends (PostgreSQL restarted, the
+ * backend terminated, the network cut), another process may take the lock at once, so this one
+ * stops projecting that instant and tries for the lock again until it gets it back, going on from
+ * the checkpoints. A batch already under way when the session ended is fenced by its checkpoint:
+ * it commits only if the checkpoint still stands where this process left it, so two processes never
+ * both apply an event, whatever the timing.
  */
 export class ProjectionRunner {
   private readonly positions = new Map<string, number>();
-  private readonly subscriptions: Subscription[] = [];
+  private subscriptions: Subscription[] = [];
   private leaderClient: pg.PoolClient | null = null;
+  /** Counts leaderships: a batch handed to an earlier one is not applied. */
+  private term = 0;
   private leaderRetry: NodeJS.Timeout | null = null;
+  private leading: Promise<void> = Promise.resolve();
+  private unsubscribing: Promise<void> = Promise.resolve();
+  private readonly reportedAt = new Map<string, number>();
   private stopped = false;
+  private readonly deadlineMs: number;
 
   constructor(
     private readonly db: Kysely<any>,
@@ -41,7 +69,10 @@ export class ProjectionRunner {
     private readonly store: EventStore,
     private readonly registry: EventRegistry,
     readonly projectors: readonly Projector[],
-  ) {}
+    options: ProjectionRunnerOptions = {},
+  ) {
+    this.deadlineMs = options.readModelDeadlineMs ?? DEFAULT_READ_MODEL_DEADLINE_MS;
+  }
 
   /** Creates checkpoint rows and tables; a projector whose version changed starts over. */
   async migrate(): Promise<void> {
@@ -65,7 +96,7 @@ export class ProjectionRunner {
         );
         await client.query('COMMIT');
       } catch (error) {
-        await client.query('ROLLBACK');
+        await client.query('ROLLBACK').catch(() => {});
         throw error;
       } finally {
         client.release();
@@ -74,37 +105,98 @@ export class ProjectionRunner {
   }
 
   async start(): Promise<void> {
-    await this.tryLead();
+    this.leading = this.tryLead();
+    await this.leading;
+  }
+
+  private retryLead(): void {
+    if (this.stopped) return;
+    this.leaderRetry = setTimeout(() => {
+      this.leaderRetry = null;
+      this.leading = this.tryLead();
+    }, RETRY_LEAD_MS);
   }
 
   private async tryLead(): Promise<void> {
+    await this.unsubscribing;
     if (this.stopped) return;
-    const client = await this.pool.connect();
-    const { rows } = await client.query('SELECT pg_try_advisory_lock($1) AS ok', [LEADER_LOCK]);
-    if (!rows[0].ok) {
+    let client: pg.PoolClient | null = null;
+    try {
+      client = await this.pool.connect();
+      const { rows } = await client.query('SELECT pg_try_advisory_lock($1) AS ok', [LEADER_LOCK]);
+      if (!rows[0].ok) {
+        client.release();
+        client = null;
+      }
+    } catch (error) {
+      // A connection that failed is dropped, not pooled; the database may be away for a while.
+      client?.release(error as Error);
+      client = null;
+      this.report('leader lock', error);
+    }
+    if (!client) return this.retryLead();
+    if (this.stopped) {
+      await client.query('SELECT pg_advisory_unlock($1)', [LEADER_LOCK]).catch(() => {});
       client.release();
-      this.leaderRetry = setTimeout(() => void this.tryLead().catch(() => {}), 1000);
       return;
     }
+    const term = ++this.term;
     this.leaderClient = client;
-    for (const p of this.projectors) {
-      const { rows: cp } = await this.pool.query('SELECT position FROM projection_checkpoints WHERE name = $1', [p.name]);
-      const after = cp[0]?.position ?? 0;
-      this.positions.set(p.name, after);
-      this.subscriptions.push(
-        this.store.subscribeToAll({
-          after,
-          batchSize: 1000,
-          onEvents: (events) => this.applyBatch(p, events),
-          onError: (error) => console.error(`projection ${p.name}:`, error),
-        }),
-      );
+    client.on('error', () => this.loseLead(term));
+    try {
+      const { rows } = await this.pool.query('SELECT name, position FROM projection_checkpoints WHERE name = ANY($1)', [this.projectors.map((p) => p.name)]);
+      if (term !== this.term) return;
+      const checkpoints = new Map(rows.map((r) => [r.name as string, Number(r.position)]));
+      for (const p of this.projectors) {
+        const after = checkpoints.get(p.name) ?? 0;
+        this.positions.set(p.name, after);
+        this.subscriptions.push(
+          this.store.subscribeToAll({
+            after,
+            batchSize: 1000,
+            onEvents: (events) => this.applyBatch(p, term, events),
+            onError: (error) => this.report(`projection ${p.name}`, error),
+          }),
+        );
+      }
+    } catch (error) {
+      this.report('projections', error);
+      this.loseLead(term);
     }
+  }
+
+  /**
+   * The leader's session ended, so the lock is gone with it: stop projecting now (another process
+   * may be taking over) and try for the lock again once the subscriptions are closed.
+   */
+  private loseLead(term: number): void {
+    if (term !== this.term || !this.leaderClient) return;
+    const client = this.leaderClient;
+    this.leaderClient = null;
+    this.term++;
+    client.release(new Error('the leader session ended'));
+    if (!this.stopped) console.error('projections: the leader session ended; projecting stops until this process holds the lock again');
+    this.unsubscribing = Promise.all(this.subscriptions.splice(0).map((s) => s.close())).then(() => {});
+    this.notify();
+    this.retryLead();
+  }
+
+  /** Logs a failure of a projector's loop at most once per ERROR_REPORT_MS, not on every retry. */
+  private report(what: string, error: unknown): void {
+    const now = Date.now();
+    if (now - (this.reportedAt.get(what) ?? 0) < ERROR_REPORT_MS) return;
+    this.reportedAt.set(what, now);
+    console.error(`${what}:`, error);
   }
 
   private readonly persistedAt = new Map<string, number>();
 
-  private async applyBatch(p: Projector, events: RecordedEvent[]): Promise<void> {
+  private async applyBatch(p: Projector, term: number, batch: RecordedEvent[]): Promise<void> {
+    if (term !== this.term) throw new Error('this process no longer leads the projections');
+    const from = this.positions.get(p.name) ?? 0;
+    // After a resync (below) the subscription may hand over events the checkpoint has passed.
+    const events = batch[0]!.position > from ? batch : batch.filter((e) => e.position > from);
+    if (events.length === 0) return;
     const last = events[events.length - 1]!.position;
     const relevant = events.filter((e) => p.handles.includes(e.type));
     // A batch of events this projector ignores changes no table: its checkpoint is written at most
@@ -115,16 +207,28 @@ export class ProjectionRunner {
       return;
     }
     this.persistedAt.set(p.name, Date.now());
-    await this.db.transaction().execute(async (trx) => {
+    const applied = await this.db.transaction().execute(async (trx) => {
       // The checkpoint row is locked first, so an operator's swap (which locks it too) never
-      // deadlocks against table locks taken by this batch. Read models are derived: a crash may
-      // lose the last few ms of this work, and the checkpoint committed with it replays exactly
-      // that, so the transaction skips the WAL flush (set in the same statement, a round trip less).
-      await sql`UPDATE projection_checkpoints SET position = ${last}, updated_at = now()
-        WHERE name = ${p.name} AND (SELECT set_config('synchronous_commit', 'off', true)) IS NOT NULL`.execute(trx);
+      // deadlocks against table locks taken by this batch. It moves only from where this process
+      // left it (never further than `from`: batches it ignored are not always written): a
+      // checkpoint further on means another process projected these events. Read models are
+      // derived: a crash may lose the last few ms of this work, and the checkpoint committed with
+      // it replays exactly that, so the transaction skips the WAL flush (set in the same
+      // statement, a round trip less).
+      const moved = await sql`UPDATE projection_checkpoints SET position = ${last}, updated_at = now()
+        WHERE name = ${p.name} AND position <= ${from} AND (SELECT set_config('synchronous_commit', 'off', true)) IS NOT NULL`.execute(trx);
+      if (moved.numAffectedRows === 0n) return false;
       if (p.applyBatch) await p.applyBatch(trx, relevant.map((e) => this.decode(e)));
       else for (const e of relevant) await p.apply(trx, this.decode(e));
+      return true;
     });
+    if (term !== this.term) return;
+    if (!applied) {
+      const { rows } = await this.pool.query('SELECT position FROM projection_checkpoints WHERE name = $1', [p.name]);
+      if (!rows[0]) throw new Error(`projection ${p.name} has no checkpoint`);
+      this.positions.set(p.name, Math.max(from, Number(rows[0].position)));
+      return this.applyBatch(p, term, batch);
+    }
     this.positions.set(p.name, last);
     this.notify();
   }
@@ -140,32 +244,44 @@ export class ProjectionRunner {
     for (const w of this.waiters) w();
   }
 
-  /** Resolves once every projector that handles one of `eventTypes` has passed `position`. */
-  async waitFor(position: number, eventTypes: readonly string[]): Promise<void> {
+  /**
+   * Resolves once every projector that handles one of `eventTypes` has passed `position`. Past the
+   * deadline it rejects, unless `wait.onDeadline` asks to wait on. Rejects when the runner stops.
+   */
+  async waitFor(position: number, eventTypes: readonly string[], wait: ReadModelWait = {}): Promise<void> {
     const concerned = this.projectors.filter((p) => eventTypes.some((t) => p.handles.includes(t)));
     if (concerned.length === 0) return;
-    const deadline = Date.now() + WAIT_TIMEOUT_MS;
-    while (Date.now() < deadline) {
+    let deadline = Date.now() + this.deadlineMs;
+    for (;;) {
+      if (this.stopped) throw new Error('the projections stopped');
       const behind = this.leaderClient
         ? concerned.filter((p) => (this.positions.get(p.name) ?? 0) < position)
         : await this.behindInDatabase(concerned, position);
       if (behind.length === 0) return;
+      if (Date.now() >= deadline) {
+        if (!wait.onDeadline?.()) throw new Error(`read models did not reach position ${position} within ${this.deadlineMs} ms`);
+        deadline = Infinity;
+      }
       await new Promise<void>((resolve) => {
         const done = () => { clearTimeout(timer); this.waiters.delete(done); resolve(); };
-        const timer = setTimeout(done, this.leaderClient ? 100 : 10);
+        const timer = setTimeout(done, Math.min(this.leaderClient ? 100 : 10, Math.max(0, deadline - Date.now())));
         this.waiters.add(done);
       });
     }
-    throw new Error(`read models did not reach position ${position} within ${WAIT_TIMEOUT_MS} ms`);
   }
 
+  /** Which of them the checkpoints say are behind; all of them while the database does not answer. */
   private async behindInDatabase(concerned: Projector[], position: number): Promise<Projector[]> {
-    const { rows } = await this.pool.query('SELECT name FROM projection_checkpoints WHERE name = ANY($1) AND position >= $2', [
-      concerned.map((p) => p.name),
-      position,
-    ]);
-    const done = new Set(rows.map((r) => r.name));
-    return concerned.filter((p) => !done.has(p.name));
+    try {
+      const { rows } = await this.pool.query('SELECT name FROM projection_checkpoints WHERE name = ANY($1) AND position >= $2', [
+        concerned.map((p) => p.name),
+        position,
+      ]);
+      const done = new Set(rows.map((r) => r.name));
+      return concerned.filter((p) => !done.has(p.name));
+    } catch {
+      return concerned;
+    }
   }
 
   async status(): Promise<ProjectionStatus[]> {
@@ -182,14 +298,23 @@ export class ProjectionRunner {
   async stop(): Promise<void> {
     this.stopped = true;
     if (this.leaderRetry) clearTimeout(this.leaderRetry);
+    this.notify();
+    await this.leading;
+    await this.unsubscribing;
     await Promise.all(this.subscriptions.splice(0).map((s) => s.close()));
-    if (this.leaderClient) {
+    const client = this.leaderClient;
+    if (!client) return;
+    this.leaderClient = null;
+    this.term++;
+    try {
       for (const [name, position] of this.positions) {
         await this.pool.query('UPDATE projection_checkpoints SET position = $2, updated_at = now() WHERE name = $1 AND position < $2', [name, position]);
       }
-      await this.leaderClient.query('SELECT pg_advisory_unlock($1)', [LEADER_LOCK]).catch(() => {});
-      this.leaderClient.release();
-      this.leaderClient = null;
+      await client.query('SELECT pg_advisory_unlock($1)', [LEADER_LOCK]);
+      client.release();
+    } catch (error) {
+      // The database went away first: the checkpoints written stand, and the lock ended with the session.
+      client.release(error as Error);
     }
   }
 }

@@ -68,7 +68,9 @@ export const CATALOGUE: Record<string, [number, string]> = {
   rate_limited: [429, 'Too many requests for this credential in this minute; see Retry-After.'],
   invalid_idempotency_key: [400, 'The Idempotency-Key header is not 1 to 255 of letters, digits, `_`, `.`, `:` and `-`.'],
   invalid_event: [422, 'A contact event breaks a rule (name, email or contactId, properties, occurredAt, createContact, contactName); `param` names the field.'],
-  idempotency_key_reuse: [422, 'The Idempotency-Key was used for a different event (at this position of the batch).'],
+  idempotency_key_reuse: [422, 'The Idempotency-Key was used for a different request (for contact events: a different event at this position of the batch).'],
+  idempotency_key_in_use: [409, 'A request with this Idempotency-Key is still being answered; retry after Retry-After seconds to get its answer.'],
   event_rate_limited: [429, 'More than 600 contact events per minute for this key (a batch counts as its size); nothing was stored. See Retry-After.'],
   internal_error: [500, 'A fault of the service; report it with the request id.'],
+  unreachable: [503, 'A dependency (the database) did not answer in time; retry after Retry-After seconds. The message says whether the change was stored; with an Idempotency-Key a retry is always safe.'],
 };

@@ -3,6 +3,7 @@ import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ZodError, type core } from 'zod';
 import { DomainError } from '../../domain/shared/errors.ts';
+import { isUnreachable } from '../../infra/db.ts';
 import { ApiError, type ErrorBody } from '../errors/api-error.ts';
 import { CATALOGUE, TYPE_BY_STATUS } from '../errors/catalogue.ts';
 import { newRequestId, REQUEST_ID_HEADER } from '../headers.ts';
@@ -79,7 +80,13 @@ export function answerClientError(this: FastifyInstance, error: Error & { code?:
 }
 
 export function sendError(request: FastifyRequest, reply: FastifyReply, error: ApiError): FastifyReply {
-  const body: ErrorBody = {
+  request.errorCode = error.code;
+  for (const [name, value] of Object.entries(error.headers)) reply.header(name, value);
+  return reply.code(error.status).type('application/json').send(errorBody(request, error));
+}
+
+export function errorBody(request: FastifyRequest, error: ApiError): ErrorBody {
+  return {
     error: {
       type: error.type,
       code: error.code,
@@ -89,9 +96,13 @@ export function sendError(request: FastifyRequest, reply: FastifyReply, error: A
       requestId: request.id,
     },
   };
-  request.errorCode = error.code;
-  for (const [name, value] of Object.entries(error.headers)) reply.header(name, value);
-  return reply.code(error.status).type('application/json').send(body);
+}
+
+/** Seconds a client is asked to wait before retrying a 503. */
+export const RETRY_AFTER_SECONDS = 2;
+
+export function unreachable(message: string): ApiError {
+  return new ApiError('unreachable', message, null, 503, { 'Retry-After': String(RETRY_AFTER_SECONDS) });
 }
 
 function docUrl(request: FastifyRequest, code: string): string {
@@ -105,6 +116,11 @@ export function toApiError(error: unknown): ApiError {
     return new ApiError(error.code, error.message, error.param, status);
   }
   if (error instanceof ZodError) return fromZod(error.issues);
+  if (isUnreachable(error)) {
+    return unreachable(
+      'The database did not answer; retry shortly. A change in flight may or may not have been stored: a retry with the same Idempotency-Key is always safe.',
+    );
+  }
   const e = error as { code?: string; statusCode?: number; message?: string };
   switch (e.code) {
     case 'FST_ERR_CTP_INVALID_JSON_BODY':

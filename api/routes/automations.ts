@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { createAutomation, deleteAutomation, formatAutomationTag, parseAutomationTag, updateAutomation } from '../../commands/automations/handlers.ts';
 import { stepsSchema, triggerSchema, type Step } from '../../domain/automations/steps.ts';
@@ -6,6 +6,7 @@ import { findAutomation, listAutomations, listRuns, listSends, type AutomationRo
 import { actorOf } from '../credential.ts';
 import { ApiError } from '../errors/api-error.ts';
 import { cursorParam, limitParam, pageSchema } from '../paging.ts';
+import type { AnswerHead } from '../idempotency.ts';
 import { route } from '../route.ts';
 import type { ApiDeps } from '../server.ts';
 
@@ -67,7 +68,7 @@ export function registerAutomations(app: FastifyInstance, deps: ApiDeps): void {
     if (!row) throw new ApiError('resource_not_found', 'No such automation.', 'id', 404);
     return row;
   };
-  const answer = async (reply: FastifyReply, workspaceId: string, id: string) => {
+  const answer = async (reply: AnswerHead, workspaceId: string, id: string) => {
     const row = await rowOf(workspaceId, id);
     reply.header('etag', formatAutomationTag(row.revision));
     return viewAutomation(row);

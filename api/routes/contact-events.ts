@@ -4,13 +4,14 @@ import { createContact } from '../../commands/contacts/handlers.ts';
 import { countNewContactEvents, recordContactEvents } from '../../commands/contact-events/handlers.ts';
 import { fingerprintOf, keyStreamSuffix, newContactEventIds, newRequestStreamSuffix } from '../../commands/contact-events/ids.ts';
 import type { Item, Outcome } from '../../domain/contact-events/decide.ts';
-import { BATCH_MAX, checkEvent, IDEMPOTENCY_KEY_PATTERN, isBroken, type EventInput } from '../../domain/contact-events/rules.ts';
+import { BATCH_MAX, checkEvent, isBroken, type EventInput } from '../../domain/contact-events/rules.ts';
 import { idPatterns } from '../../domain/shared/ids.ts';
 import { outcomesOf } from '../../projections/automations/queries.ts';
 import { lookupContacts, type ContactRef } from '../../projections/contact-events/contacts-lookup.ts';
 import { findContactEvent, listContactEvents, listEventNames, type ContactEventRow } from '../../projections/contact-events/queries.ts';
 import { actorOf, type Credential } from '../credential.ts';
 import { ApiError } from '../errors/api-error.ts';
+import { idempotencyKeyOf } from '../idempotency.ts';
 import { refuseNarrowedCredentials } from './contact-views.ts';
 import { takeAllowance } from '../plugins/rate-limit.ts';
 import { cursorParam, limitParam, pageByLastId } from '../paging.ts';
@@ -87,16 +88,6 @@ const rowView = (r: ContactEventRow) => ({
   mode: r.mode,
   createdAt: r.created_at.toISOString(),
 });
-
-
-function idempotencyKeyOf(headers: Record<string, unknown>): string | null {
-  const raw = headers['idempotency-key'];
-  if (raw === undefined) return null;
-  if (typeof raw !== 'string' || !IDEMPOTENCY_KEY_PATTERN.test(raw)) {
-    throw new ApiError('invalid_idempotency_key', 'An Idempotency-Key is 1 to 255 of letters, digits, `_`, `.`, `:` and `-`.', 'Idempotency-Key', 400);
-  }
-  return raw;
-}
 
 type Answer =
   | { index: number; ok: true; result: ReturnType<typeof view> & { replayed: boolean; enrolled: string[]; resumed: number } }
@@ -202,6 +193,8 @@ export function registerContactEvents(app: FastifyInstance, deps: ApiDeps): void
     tags,
     scope: 'contacts:write',
     headers: idempotencyHeader,
+    // Per event and position, as the spec defines for contact events (above), not the generic layer.
+    idempotency: false,
     body: eventShape,
     status: 201,
     response: resultView,
@@ -228,6 +221,8 @@ export function registerContactEvents(app: FastifyInstance, deps: ApiDeps): void
     tags,
     scope: 'contacts:write',
     headers: idempotencyHeader,
+    // Per event and position, as the spec defines for contact events (above), not the generic layer.
+    idempotency: false,
     body: z.strictObject({ events: z.array(eventShape).min(1).max(BATCH_MAX) }),
     response: batchView,
     handler: async ({ credential, body, request }) => {

@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { renderVersion } from '../../commands/templates/render.ts';
 import {
@@ -30,6 +30,7 @@ import {
 import { actorOf } from '../credential.ts';
 import { ApiError } from '../errors/api-error.ts';
 import { cursorParam, limitParam, pageSchema } from '../paging.ts';
+import type { AnswerHead } from '../idempotency.ts';
 import { route } from '../route.ts';
 import type { ApiDeps } from '../server.ts';
 import { etagOf, templateView, versionView, viewTemplate, viewVersion } from './template-views.ts';
@@ -87,7 +88,7 @@ export function registerTemplates(app: FastifyInstance, deps: ApiDeps): void {
     return row;
   };
   /** The template as it now stands, with `latest` and its ETag. */
-  const answer = async (reply: FastifyReply, workspaceId: string, templateId: string) => {
+  const answer = async (reply: AnswerHead, workspaceId: string, templateId: string) => {
     const row = await rowOf(workspaceId, templateId);
     const latest = await findTemplateVersion(deps.db, row.id, row.latest_version);
     reply.header('etag', etagOf(row));

