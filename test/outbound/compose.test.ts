@@ -77,7 +77,7 @@ t.test('DKIM: the signed message verifies against the key published on DNS, and 
   const signature = /^DKIM-Signature: ([^]*?)\r\n(?=\S)/.exec(header)?.[1]?.replace(/\r\n\s+/g, ' ') ?? '';
   t.match(signature, /c=relaxed\/relaxed/);
   t.match(signature, /a=rsa-sha256/);
-  const signedHeaders = /h=([^;]+)/.exec(signature)?.[1]?.split(':').map((h) => h.trim().toLowerCase()) ?? [];
+  const signedHeaders = /(?:^|;\s*)h=([^;]+)/.exec(signature)?.[1]?.split(':').map((h) => h.trim().toLowerCase()) ?? [];
   for (const name of ['from', 'to', 'cc', 'reply-to', 'subject', 'date', 'message-id', 'in-reply-to', 'references', 'mime-version', 'content-type', 'list-unsubscribe', 'list-unsubscribe-post']) {
     t.ok(signedHeaders.includes(name), `${name} is signed`);
   }
@@ -100,10 +100,13 @@ t.test('DKIM: the signed message verifies against the key published on DNS, and 
   t.equal(wrongKey?.status.result, 'fail', 'another published key does not verify it');
 });
 
-t.test('DKIM signing refuses a key receivers would discard, and a malformed selector', async (t) => {
+t.test('DKIM signing refuses a key receivers would discard, a key that does not parse, and a malformed selector', async (t) => {
   const { raw } = await composeMessage(fullMessage());
   const { privateKey } = crypto.generateKeyPairSync('rsa', { modulusLength: 512, privateKeyEncoding: { type: 'pkcs8', format: 'pem' }, publicKeyEncoding: { type: 'spki', format: 'der' } });
-  await t.rejects(signMessage(raw, { domain: DOMAIN, selector: SELECTOR, privateKeyPem: privateKey }), { message: /could not sign/ });
+  await t.rejects(signMessage(raw, { domain: DOMAIN, selector: SELECTOR, privateKeyPem: privateKey }), { message: /at least 1024 bits/ });
   const key = await generateDkimKeyPair();
-  await t.rejects(signMessage(raw, { domain: DOMAIN, selector: 'bad selector;', privateKeyPem: key.privateKeyPem }), { message: /could not sign/ });
+  await t.rejects(signMessage(raw, { domain: DOMAIN, selector: 'bad selector;', privateKeyPem: key.privateKeyPem }), { message: /not a selector/ });
+  await t.rejects(signMessage(raw, { domain: DOMAIN, selector: SELECTOR, privateKeyPem: 'not a key' }), { message: /does not parse/ });
+  const ec = crypto.generateKeyPairSync('ec', { namedCurve: 'P-256', privateKeyEncoding: { type: 'pkcs8', format: 'pem' }, publicKeyEncoding: { type: 'spki', format: 'der' } });
+  await t.rejects(signMessage(raw, { domain: DOMAIN, selector: SELECTOR, privateKeyPem: ec.privateKey }), { message: /RSA key/ });
 });
