@@ -1,6 +1,5 @@
-import { randomBytes } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import MailComposer from 'nodemailer/lib/mail-composer';
-import { ulid } from 'ulid';
 import { checkCustomHeaders } from '../../domain/sending/headers.ts';
 
 export interface MailAddress {
@@ -50,9 +49,9 @@ export interface ComposedMessage {
   recipients: string[];
 }
 
-/** A Message-ID on the sending domain: a ULID (sortable by time) and 64 random bits. */
+/** A Message-ID on the sending domain: 122 random bits, unique without coordination (RFC 5322 3.6.4). */
 export function newMessageId(domain: string): string {
-  return `<${ulid()}.${randomBytes(8).toString('hex')}@${domain}>`;
+  return `<${randomUUID()}@${domain}>`;
 }
 
 const ADDRESS_UNSAFE = /[\r\n\0<>]/;

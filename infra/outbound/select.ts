@@ -1,3 +1,4 @@
+import { CachedDns } from '../dns/cache.ts';
 import type { Dns } from '../dns/port.ts';
 import type { Delivery } from './delivery.ts';
 import { DirectDelivery } from './direct.ts';
@@ -17,5 +18,5 @@ export interface DeliveryConfig {
 /** The relay when one is configured, else direct delivery to the recipients' MX hosts. */
 export function openDelivery(config: DeliveryConfig, dns: Dns): Delivery {
   if (config.relayUrl) return new RelayDelivery(config.relayUrl);
-  return new DirectDelivery({ dns, heloName: config.heloName, port: config.mxPort, allowPrivateAddresses: config.mxAllowPrivate });
+  return new DirectDelivery({ dns: new CachedDns(dns), heloName: config.heloName, port: config.mxPort, allowPrivateAddresses: config.mxAllowPrivate });
 }

@@ -26,7 +26,7 @@ t.test('the composed message carries every field, bcc left out, CRLF only', asyn
   t.same(addresses(mail.replyTo), [`support@${DOMAIN}`]);
   t.equal(mail.subject, message.subject);
   t.equal(mail.messageId, message.messageId);
-  t.match(message.messageId, /^<[0-9A-Z]{26}\.[0-9a-f]{16}@sender\.example\.com>$/, 'a Message-ID on the sending domain');
+  t.match(message.messageId, /^<[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}@sender\.example\.com>$/, 'a Message-ID on the sending domain');
   t.equal(mail.date?.toISOString(), '2026-11-22T10:00:00.000Z');
   t.equal(mail.inReplyTo, '<previous@example.org>');
   t.same(mail.references, ['<first@example.org>', '<previous@example.org>']);
