@@ -232,7 +232,7 @@ export class DirectDelivery implements Delivery {
       const deferred = open.map((r) => fromUs(r, 'deferred', '4.4.2', `connection lost after the message was sent: ${why}`, hop));
       return { settled: [...refused, ...deferred], unsettled: [], failure: failureOf(why, '4.4.2', hop) };
     }
-    return { settled: refused, unsettled: open, failure: failureOf(why, '4.4.2', hop) };
+    return { settled: refused, unsettled: open, failure: failureOf(why, noAnswerCode({ code: error?.code, message: why }), hop) };
   }
 
   async #open(host: string, address: string): Promise<Session | { failure: Failure }> {
@@ -283,8 +283,13 @@ export class DirectDelivery implements Delivery {
   #sessions(host: string): HostSessions {
     let sessions = this.#hosts.get(host);
     if (!sessions) {
-      sessions = new HostSessions(this.#options.maxConnectionsPerHost);
-      this.#hosts.set(host, sessions);
+      // A host nobody is using and nothing is kept for is forgotten, so the map does not grow
+      // with every domain ever sent to.
+      const created: HostSessions = new HostSessions(this.#options.maxConnectionsPerHost, () => {
+        if (this.#hosts.get(host) === created) this.#hosts.delete(host);
+      });
+      this.#hosts.set(host, created);
+      sessions = created;
     }
     return sessions;
   }
@@ -344,12 +349,14 @@ function failureOf(response: string, enhancedCode: string, hop: Hop): Failure {
 /** The sessions of one MX host: the ones idle for reuse, and the limit on those in use. */
 class HostSessions {
   readonly #limit: number;
+  readonly #onUnused: () => void;
   readonly #idle: Session[] = [];
   readonly #waiting: (() => void)[] = [];
   #active = 0;
 
-  constructor(limit: number) {
+  constructor(limit: number, onUnused: () => void) {
     this.#limit = limit;
+    this.#onUnused = onUnused;
   }
 
   async acquire(): Promise<void> {
@@ -365,6 +372,11 @@ class HostSessions {
     const next = this.#waiting.shift();
     if (next) next();
     else this.#active--;
+    this.#checkUnused();
+  }
+
+  #checkUnused(): void {
+    if (this.#active === 0 && this.#idle.length === 0) this.#onUnused();
   }
 
   takeIdle(): Session | undefined {
@@ -385,6 +397,7 @@ class HostSessions {
       const at = this.#idle.indexOf(session);
       if (at >= 0) this.#idle.splice(at, 1);
       quit(session);
+      this.#checkUnused();
     }, options.idleTimeoutMs);
     session.idleTimer.unref();
     this.#idle.push(session);
