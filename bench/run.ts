@@ -13,6 +13,7 @@
  *   webhooks            10,000 events fanned out to 5 endpoints: deliveries/s, event-to-delivery latency
  *   contact-events      POST /events/batch of 100 events over HTTP for 15 s: events/s stored, request p50/p99
  *   contacts            GET /contacts `q` searches and GET /audiences/growth over 1,000,000 contacts (read model seeded in SQL)
+ *   outbound            20,000 messages composed, DKIM-signed and delivered to a loopback MX: ours vs nodemailer alone
  *
  *   contention          concurrent creates of templates and audiences in one workspace (one registry stream), 1 and 3 systems
  *
@@ -29,8 +30,9 @@ import { templateRenderBench } from './template-render.ts';
 import { templatesListBench } from './templates-list.ts';
 import { webhooksBench } from './webhooks.ts';
 import { contactEventsBench } from './contact-events.ts';
+import { outboundBench } from './outbound.ts';
 
-const ORDER = ['eventstore', 'http-suppressions', 'suppressions-list', 'rebuild', 'template-render', 'templates-list', 'webhooks', 'contacts', 'contact-events', 'contention'] as const;
+const ORDER = ['eventstore', 'http-suppressions', 'suppressions-list', 'rebuild', 'template-render', 'templates-list', 'webhooks', 'contacts', 'contact-events', 'outbound', 'contention'] as const;
 type Name = (typeof ORDER)[number];
 
 async function main(argv: string[]): Promise<number> {
@@ -81,6 +83,8 @@ async function main(argv: string[]): Promise<number> {
         return contactsBench();
       case 'contact-events':
         return contactEventsBench();
+      case 'outbound':
+        return outboundBench();
       case 'contention':
         return contentionBench();
     }

@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { parseDnsServers } from './dns/resolver.ts';
+import type { DeliveryConfig } from './outbound/select.ts';
 
 /** Everything the process reads from its environment, read once at start-up. */
 export interface Config {
@@ -22,6 +23,12 @@ export interface Config {
   mailHosts: { mx: string; spfInclude: string; returnPath: string; tracking: string };
   /** `SECRETS_KEY`: base64 of the 32-byte master key; without it, a key file under `dataDir`. */
   secretsKey: string | undefined;
+  /**
+   * Outbound mail delivery: `SMTP_RELAY_URL` (a relay for every message) or direct to MX hosts,
+   * greeting as `MAIL_HOSTNAME`. `SMTP_MX_PORT` is for tests only: it points direct delivery at
+   * a loopback server instead of port 25, and lets MX hosts resolve to loopback addresses.
+   */
+  outbound: DeliveryConfig;
 }
 
 export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
@@ -47,5 +54,18 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
       tracking: env.MAIL_TRACKING_HOST || `track.${mailHostname}`,
     },
     secretsKey: env.SECRETS_KEY || undefined,
+    outbound: {
+      relayUrl: env.SMTP_RELAY_URL || undefined,
+      mxPort: mxPort(env.SMTP_MX_PORT),
+      mxAllowPrivate: Boolean(env.SMTP_MX_PORT),
+      heloName: mailHostname,
+    },
   };
+}
+
+function mxPort(value: string | undefined): number {
+  if (!value) return 25;
+  const port = Number(value);
+  if (!Number.isInteger(port) || port < 1 || port > 65535) throw new Error(`SMTP_MX_PORT must be a TCP port, got ${value}`);
+  return port;
 }

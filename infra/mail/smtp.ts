@@ -38,39 +38,24 @@ const DROPPED_PARAMETERS = ['logger', 'debug', 'transactionLog'];
 export class SmtpSender implements MailSender {
   /** `smtp://host:port`, without the credentials. */
   readonly endpoint: string;
-  readonly #transport: ReturnType<typeof createPooled>;
-  readonly #secrets: string[];
+  readonly #smtp: SmtpUrlTransport;
   readonly #inFlight = new Set<Promise<unknown>>();
   #closed = false;
 
   constructor(smtpUrl: string) {
-    let url: URL;
-    try {
-      url = new URL(smtpUrl);
-    } catch {
-      // Node's own error would quote the input, password and all.
-      throw new TypeError('SMTP_URL is not a valid URL (smtp://user:pass@host:port or smtps://...)');
-    }
-    if (url.protocol !== 'smtp:' && url.protocol !== 'smtps:') {
-      throw new TypeError(`SMTP_URL must use smtp: or smtps:, not ${url.protocol}`);
-    }
-    if (url.hostname === '') throw new TypeError('SMTP_URL has no host');
-    for (const name of DROPPED_PARAMETERS) url.searchParams.delete(name);
-
-    this.endpoint = `${url.protocol}//${url.host}`;
-    this.#secrets = secretForms(safeDecode(url.username), safeDecode(url.password), smtpUrl);
-    this.#transport = createPooled(url.href, url.protocol === 'smtp:' && !isLoopback(url.hostname));
+    this.#smtp = openSmtpUrl(smtpUrl, 'SMTP_URL');
+    this.endpoint = this.#smtp.endpoint;
   }
 
   async send(message: OutboundMessage): Promise<{ messageId: string }> {
     if (this.#closed) throw new Error('mail: the SMTP sender is closed');
-    const work = this.#transport.sendMail(checkedMessage(message));
+    const work = this.#smtp.transport.sendMail(checkedMessage(message));
     this.#inFlight.add(work);
     try {
       const info = await work;
       return { messageId: info.messageId };
     } catch (error) {
-      throw this.#scrubbed(error);
+      throw this.#smtp.scrubbed(error);
     } finally {
       this.#inFlight.delete(work);
     }
@@ -79,28 +64,62 @@ export class SmtpSender implements MailSender {
   /** Connects and logs in once, without sending: a start-up check of `SMTP_URL`. */
   async verify(): Promise<void> {
     try {
-      await this.#transport.verify();
+      await this.#smtp.transport.verify();
     } catch (error) {
-      throw this.#scrubbed(error);
+      throw this.#smtp.scrubbed(error);
     }
   }
 
   async close(): Promise<void> {
     this.#closed = true;
     await Promise.allSettled([...this.#inFlight]);
-    this.#transport.close();
+    this.#smtp.transport.close();
   }
+}
 
-  #scrubbed(error: unknown): MailSendError {
-    const source = (error ?? {}) as { message?: unknown; code?: unknown; responseCode?: unknown; command?: unknown };
-    let text = typeof source.message === 'string' ? source.message : String(error);
-    for (const secret of this.#secrets) text = text.split(secret).join('[redacted]');
-    return new MailSendError(`SMTP ${this.endpoint}: ${text}`, {
-      ...(typeof source.code === 'string' ? { code: source.code } : {}),
-      ...(typeof source.responseCode === 'number' ? { responseCode: source.responseCode } : {}),
-      ...(typeof source.command === 'string' ? { command: source.command } : {}),
-    });
+export interface SmtpUrlTransport {
+  /** `smtp://host:port`, without the credentials. */
+  endpoint: string;
+  /** A pooled nodemailer transport; never log its options. */
+  transport: ReturnType<typeof createPooled>;
+  /** nodemailer's error as a MailSendError with every form of the credentials taken out. */
+  scrubbed(error: unknown): MailSendError;
+}
+
+/**
+ * A pooled transport for an SMTP URL (the rules above SmtpSender), shared by the notices sender
+ * and the outbound relay. `variable` names the setting in errors, which never quote the URL.
+ */
+export function openSmtpUrl(smtpUrl: string, variable: string): SmtpUrlTransport {
+  let url: URL;
+  try {
+    url = new URL(smtpUrl);
+  } catch {
+    // Node's own error would quote the input, password and all.
+    throw new TypeError(`${variable} is not a valid URL (smtp://user:pass@host:port or smtps://...)`);
   }
+  if (url.protocol !== 'smtp:' && url.protocol !== 'smtps:') {
+    throw new TypeError(`${variable} must use smtp: or smtps:, not ${url.protocol}`);
+  }
+  if (url.hostname === '') throw new TypeError(`${variable} has no host`);
+  for (const name of DROPPED_PARAMETERS) url.searchParams.delete(name);
+
+  const endpoint = `${url.protocol}//${url.host}`;
+  const secrets = secretForms(safeDecode(url.username), safeDecode(url.password), smtpUrl);
+  return {
+    endpoint,
+    transport: createPooled(url.href, url.protocol === 'smtp:' && !isLoopback(url.hostname)),
+    scrubbed(error: unknown): MailSendError {
+      const source = (error ?? {}) as { message?: unknown; code?: unknown; responseCode?: unknown; command?: unknown };
+      let text = typeof source.message === 'string' ? source.message : String(error);
+      for (const secret of secrets) text = text.split(secret).join('[redacted]');
+      return new MailSendError(`SMTP ${endpoint}: ${text}`, {
+        ...(typeof source.code === 'string' ? { code: source.code } : {}),
+        ...(typeof source.responseCode === 'number' ? { responseCode: source.responseCode } : {}),
+        ...(typeof source.command === 'string' ? { command: source.command } : {}),
+      });
+    },
+  };
 }
 
 function createPooled(url: string, requireTLS: boolean) {
