@@ -2,7 +2,7 @@ import { decideCreateAutomation, decideDeleteAutomation, decideUpdateAutomation,
 import { automationStream } from '../../domain/automations/events.ts';
 import { automationAggregate } from '../../domain/automations/state.ts';
 import { execute, type Actor, type CommandContext } from '../execute.ts';
-import { newAutomationId } from '../contact-events/ids.ts';
+import { newId } from '../ids.ts';
 
 /** An automation's ETag: its stream revision. */
 export const formatAutomationTag = (revision: number) => `"${revision}"`;
@@ -15,7 +15,7 @@ export function parseAutomationTag(header: string | undefined): number | null {
 }
 
 export async function createAutomation(ctx: CommandContext, actor: Actor, input: { definition: Definition; status: 'live' | 'paused' }, now: string): Promise<string> {
-  const automationId = newAutomationId();
+  const automationId = newId.automation();
   await execute(ctx, actor, automationStream(actor.workspaceId, automationId), automationAggregate, (s) => decideCreateAutomation(s, { automationId, ...input, now }));
   return automationId;
 }

@@ -41,7 +41,7 @@ export const deleteWebhookEndpoint = (ctx: CommandContext, actor: Actor, endpoin
   run(ctx, actor, (s) => decideDeleteWebhookEndpoint(s, { endpointId, now }));
 
 export const requestWebhookTest = (ctx: CommandContext, actor: Actor, endpointId: string, now: string) =>
-  run(ctx, actor, (s) => decideTestWebhookEndpoint(s, { endpointId, testId: newId.uuid(), now }));
+  run(ctx, actor, (s) => decideTestWebhookEndpoint(s, { endpointId, testId: newId.webhookTest(), now }));
 
 export const replayWebhookDeliveries = (
   ctx: CommandContext,

@@ -1,5 +1,5 @@
-import { createHash } from 'node:crypto';
 import { domainOf } from '../shared/allowlists.ts';
+import { digestId } from '../shared/ids.ts';
 
 /** The event families the spec names; every later feature adds its event names to one of them. */
 export const FAMILIES = ['email', 'domain', 'suppression', 'file', 'form', 'automation', 'contact', 'sending'] as const;
@@ -75,5 +75,4 @@ export const WEBHOOK_MAPPERS: Record<string, Mapper> = {
 };
 
 /** A delivery's id follows from the event's position and the endpoint: replaying the log never makes a second one. */
-export const deliveryIdOf = (position: number, endpointId: string) =>
-  `whd_${createHash('sha256').update(`${position}:${endpointId}`).digest('hex').slice(0, 24)}`;
+export const deliveryIdOf = (position: number, endpointId: string) => digestId('webhookDelivery', `${position}:${endpointId}`);

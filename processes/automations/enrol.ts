@@ -1,7 +1,7 @@
-import crypto from 'node:crypto';
 import { sql, type Kysely, type Transaction } from 'kysely';
 import { automationProperties } from '../../domain/contact-events/rules.ts';
 import { compile, matches, type Filter, type Instruction, type Step } from '../../domain/automations/steps.ts';
+import { digestId } from '../../domain/shared/ids.ts';
 import { CONTACT_EVENT_TYPES, entriesOf, type StoredContactEvent } from '../../domain/contact-events/events.ts';
 import type { ProjectedEvent, Projector } from '../../projections/projector.ts';
 
@@ -18,8 +18,7 @@ interface Def {
 }
 
 /** A run's id: one per automation and triggering event, so a replay of the log never enrols twice. */
-export const runIdOf = (automationId: string, eventId: string) =>
-  `aur_${crypto.createHash('sha256').update(`${automationId}/${eventId}`).digest('hex').slice(0, 24)}`;
+export const runIdOf = (automationId: string, eventId: string) => digestId('automationRun', `${automationId}/${eventId}`);
 
 /**
  * The enrolment half of automations: follows the event log under the projection runner (one

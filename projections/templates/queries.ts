@@ -1,4 +1,5 @@
 import { sql, type Kysely } from 'kysely';
+import { idPatterns } from '../../domain/shared/ids.ts';
 
 export interface TemplateRow {
   id: string;
@@ -45,7 +46,7 @@ export async function findTemplate(db: Kysely<any>, workspaceId: string, idOrSlu
     .select(ROW)
     .where('workspace_id', '=', workspaceId)
     .where('registered', '=', true)
-    .where(idOrSlug.startsWith('tpl_') ? 'id' : 'slug', '=', idOrSlug)
+    .where(idPatterns.template.test(idOrSlug) ? 'id' : 'slug', '=', idOrSlug)
     .executeTakeFirst()) as TemplateRow | undefined;
 }
 
