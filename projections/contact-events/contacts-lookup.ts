@@ -1,4 +1,5 @@
 import { sql, type Kysely } from 'kysely';
+import type { ContactsTables } from '../contacts/tables.ts';
 
 export interface ContactRef {
   id: string;
@@ -6,7 +7,7 @@ export interface ContactRef {
 }
 
 /** Contacts of a workspace named by address or id, in one round trip (a batch names up to 100). */
-export async function lookupContacts(db: Kysely<any>, workspaceId: string, emails: string[], ids: string[]): Promise<{ byEmail: Map<string, ContactRef>; byId: Map<string, ContactRef> }> {
+export async function lookupContacts(db: Kysely<ContactsTables>, workspaceId: string, emails: string[], ids: string[]): Promise<{ byEmail: Map<string, ContactRef>; byId: Map<string, ContactRef> }> {
   const byEmail = new Map<string, ContactRef>();
   const byId = new Map<string, ContactRef>();
   if (emails.length === 0 && ids.length === 0) return { byEmail, byId };

@@ -1,65 +1,34 @@
-import { sql, type Kysely } from 'kysely';
+import { sql, type Kysely, type Selectable } from 'kysely';
 import { idPatterns } from '../../domain/shared/ids.ts';
+import type { TemplatesTables } from './tables.ts';
 
-export interface TemplateRow {
-  id: string;
-  workspace_id: string;
-  name: string;
-  slug: string;
-  description: string | null;
-  archived: boolean;
-  published_version: number | null;
-  latest_version: number;
-  subject: string | null;
-  engine: 'blocks' | 'html' | null;
-  slots: Record<string, unknown>[] | null;
-  props: Record<string, unknown>[] | null;
-  revision: number;
-  renames: number;
-  created_at: Date;
-  updated_at: Date;
-}
-
-export interface TemplateVersionRow {
-  template_id: string;
-  version: number;
-  id: string;
-  published: boolean;
-  engine: 'blocks' | 'html';
-  subject: string;
-  document: Record<string, unknown> | null;
-  html: string | null;
-  sanitised_html: string | null;
-  slots: Record<string, unknown>[];
-  props: Record<string, unknown>[];
-  restored_from: number | null;
-  created_at: Date;
-  published_at: Date | null;
-}
+type Db = Kysely<TemplatesTables>;
 
 const ROW = ['id', 'workspace_id', 'name', 'slug', 'description', 'archived', 'published_version', 'latest_version', 'subject', 'engine', 'slots', 'props', 'revision', 'renames', 'created_at', 'updated_at'] as const;
 
+/** A template as lists and reads show it (not the columns that only order or filter). */
+export type TemplateRow = Pick<Selectable<TemplatesTables['templates']>, (typeof ROW)[number]>;
+export type TemplateVersionRow = Selectable<TemplatesTables['template_versions']>;
+
 /** By `tpl_` id or by slug (slugs have no underscore, so the two never collide). */
-export async function findTemplate(db: Kysely<any>, workspaceId: string, idOrSlug: string): Promise<TemplateRow | undefined> {
-  return (await db
+export async function findTemplate(db: Db, workspaceId: string, idOrSlug: string): Promise<TemplateRow | undefined> {
+  return db
     .selectFrom('templates')
     .select(ROW)
     .where('workspace_id', '=', workspaceId)
     .where('registered', '=', true)
     .where(idPatterns.template.test(idOrSlug) ? 'id' : 'slug', '=', idOrSlug)
-    .executeTakeFirst()) as TemplateRow | undefined;
+    .executeTakeFirst();
 }
 
-export async function findTemplateVersion(db: Kysely<any>, templateId: string, version: number): Promise<TemplateVersionRow | undefined> {
-  return (await db.selectFrom('template_versions').selectAll().where('template_id', '=', templateId).where('version', '=', version).executeTakeFirst()) as
-    | TemplateVersionRow
-    | undefined;
+export async function findTemplateVersion(db: Db, templateId: string, version: number): Promise<TemplateVersionRow | undefined> {
+  return db.selectFrom('template_versions').selectAll().where('template_id', '=', templateId).where('version', '=', version).executeTakeFirst();
 }
 
-export async function listTemplateVersions(db: Kysely<any>, templateId: string, limit: number, before: number | null): Promise<TemplateVersionRow[]> {
+export async function listTemplateVersions(db: Db, templateId: string, limit: number, before: number | null): Promise<TemplateVersionRow[]> {
   let q = db.selectFrom('template_versions').selectAll().where('template_id', '=', templateId);
   if (before !== null) q = q.where('version', '<', before);
-  return (await q.orderBy('version', 'desc').limit(limit + 1).execute()) as TemplateVersionRow[];
+  return q.orderBy('version', 'desc').limit(limit + 1).execute();
 }
 
 export const TEMPLATE_SORTS = ['updated-newest', 'updated-oldest', 'created-newest', 'created-oldest', 'name', 'name-reversed'] as const;
@@ -96,7 +65,7 @@ export const searchWords = (search: string) => search.toLowerCase().split(/\s+/)
  * whole workspace, not the page, keeps one walk in one mode.
  */
 export async function listTemplates(
-  db: Kysely<any>,
+  db: Db,
   workspaceId: string,
   filter: TemplateFilter,
   sort: TemplateSort,
@@ -123,7 +92,7 @@ export async function listTemplates(
   if (after) {
     const op = direction === 'desc' ? '<' : '>';
     const value = column === 'name_key' ? after[0] : new Date(after[0]);
-    q = q.where((eb) => eb(eb.refTuple(column, 'id'), op, eb.tuple(value as any, after[1])));
+    q = q.where(sql<boolean>`(${sql.ref(column)}, id) ${sql.raw(op)} (${value}, ${after[1]})`);
   }
-  return (await q.orderBy(column, direction).orderBy('id', direction).limit(limit + 1).execute()) as TemplateRow[];
+  return q.orderBy(column, direction).orderBy('id', direction).limit(limit + 1).execute();
 }
