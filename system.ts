@@ -169,7 +169,7 @@ async function migrate(pool: pg.Pool): Promise<void> {
   const client = await pool.connect();
   try {
     await client.query('SELECT pg_advisory_lock(72626000)');
-    // Trigram indexes serve substring search and close spellings (suppressions, templates).
+    // Trigram indexes serve the suppressions' substring search.
     await client.query('CREATE EXTENSION IF NOT EXISTS pg_trgm');
     await PostgresEventStore.migrate(pool);
     await client.query(RATE_LIMIT_SCHEMA);

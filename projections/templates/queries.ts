@@ -1,6 +1,7 @@
-import { sql, type Kysely, type Selectable } from 'kysely';
+import { sql, type Kysely, type RawBuilder, type Selectable } from 'kysely';
 import { idPatterns } from '../../domain/shared/ids.ts';
 import type { TemplatesTables } from './tables.ts';
+import { closeWords, editsAllowed } from './typos.ts';
 
 type Db = Kysely<TemplatesTables>;
 
@@ -60,9 +61,12 @@ export const searchWords = (search: string) => search.toLowerCase().split(/\s+/)
 
 /**
  * Every word of `search` must be a substring of the row's search text (`%` and `_` literal).
- * When no template of the workspace matches that way, close spellings count: each word must
- * then be similar to some word of the text (pg_trgm word similarity). Deciding the mode on the
- * whole workspace, not the page, keeps one walk in one mode.
+ * When no template of the workspace matches that way, typos count too: each word must then be a
+ * substring of the text or a few edits from one of its words (typos.ts: a letter missing, extra,
+ * doubled, wrong, or two swapped). Deciding the mode on the whole workspace, not the page, keeps
+ * one walk in one mode. An exact search is one round trip. A loose one reads the search text of
+ * the workspace's templates (at most 200, TEMPLATES_MAX), matches them here and reads the page of
+ * those that match: three.
  */
 export async function listTemplates(
   db: Db,
@@ -80,19 +84,34 @@ export async function listTemplates(
     if (filter.status === 'draft') q = q.where('archived', '=', false).where('published_version', 'is', null);
     return q;
   };
-  let q = filtered().select(ROW);
+  const page = (matching: RawBuilder<boolean> | null) => {
+    let q = filtered().select(ROW);
+    if (matching) q = q.where(matching);
+    if (after) {
+      const op = direction === 'desc' ? '<' : '>';
+      const value = column === 'name_key' ? after[0] : new Date(after[0]);
+      q = q.where(sql<boolean>`(${sql.ref(column)}, id) ${sql.raw(op)} (${value}, ${after[1]})`);
+    }
+    return q.orderBy(column, direction).orderBy('id', direction).limit(limit + 1).execute();
+  };
   const words = filter.search ? searchWords(filter.search) : [];
-  if (words.length > 0) {
-    const exact = sql.join(words.map((w) => sql`search LIKE ${'%' + escapeLike(w) + '%'}`), sql` AND `);
-    const loose = sql.join(words.map((w) => sql`${w} <% search`), sql` AND `);
-    // One round trip: the uncorrelated EXISTS runs once, as an init plan.
-    const anyExact = filtered().select(sql`1`.as('one')).where(sql<boolean>`${exact}`);
-    q = q.where(sql<boolean>`CASE WHEN EXISTS (${anyExact}) THEN ${exact} ELSE ${loose} END`);
-  }
-  if (after) {
-    const op = direction === 'desc' ? '<' : '>';
-    const value = column === 'name_key' ? after[0] : new Date(after[0]);
-    q = q.where(sql<boolean>`(${sql.ref(column)}, id) ${sql.raw(op)} (${value}, ${after[1]})`);
-  }
-  return q.orderBy(column, direction).orderBy('id', direction).limit(limit + 1).execute();
+  if (words.length === 0) return page(null);
+  const exact = sql<boolean>`${sql.join(words.map((w) => sql`search LIKE ${'%' + escapeLike(w) + '%'}`), sql` AND `)}`;
+  const rows = await page(exact);
+  if (rows.length > 0 || !words.some((w) => editsAllowed(w) > 0)) return rows;
+  // None when some template matches exactly: this empty page is then the end of an exact walk.
+  const anyExact = filtered().select(sql`1`.as('one')).where(exact);
+  const texts = await filtered().select(['id', 'search']).where(sql<boolean>`NOT EXISTS (${anyExact})`).execute();
+  const ids = withTypos(words, texts);
+  return ids.length === 0 ? [] : page(sql<boolean>`id = ANY(${ids})`);
+}
+
+/** The templates every word matches as typed (a substring) or with typos (close to one of its words). */
+function withTypos(words: string[], templates: { id: string; search: string }[]): string[] {
+  const wordsOf = new Map(templates.map((t) => [t.id, new Set(t.search.split(/[^\p{L}\p{N}]+/u))]));
+  const known = [...new Set([...wordsOf.values()].flatMap((w) => [...w]))];
+  const close = words.map((w) => new Set(closeWords(w, known)));
+  return templates
+    .filter((t) => words.every((w, i) => t.search.includes(w) || [...close[i]!].some((c) => wordsOf.get(t.id)!.has(c))))
+    .map((t) => t.id);
 }
