@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
 import { addressAllowlist, domainAllowlist } from '../api/schemas.ts';
 import { issueOperatorKey } from '../commands/api-keys/handlers.ts';
-import { createWorkspace } from '../commands/workspaces/create-workspace.ts';
+import { createWorkspace } from '../commands/workspaces/handlers.ts';
 import { DomainError } from '../domain/shared/errors.ts';
 import { isPermission, SCOPEABLE, type Permission } from '../domain/shared/permissions.ts';
 import { readConfig } from '../infra/config.ts';

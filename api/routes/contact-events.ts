@@ -8,7 +8,7 @@ import type { Item, Outcome } from '../../domain/contact-events/decide.ts';
 import { BATCH_MAX, checkEvent, isBroken, type EventInput } from '../../domain/contact-events/rules.ts';
 import { idPatterns } from '../../domain/shared/ids.ts';
 import { outcomesOf } from '../../projections/automations/queries.ts';
-import { lookupContacts, type ContactRef } from '../../projections/contact-events/contacts-lookup.ts';
+import { lookupContacts, type ContactRef } from '../../projections/contacts/queries.ts';
 import { findContactEvent, listContactEvents, listEventNames, type ContactEventRow } from '../../projections/contact-events/queries.ts';
 import { actorOf, type Credential } from '../credential.ts';
 import { ApiError } from '../errors/api-error.ts';
