@@ -23,8 +23,7 @@ import { openMailSender } from './infra/mail/select.ts';
 import type { MailSender } from './infra/mail/port.ts';
 import { createOutboundAgents } from './infra/net/outbound-url.ts';
 import { projectors } from './projections/all.ts';
-import { webhookDispatch } from './processes/webhooks/dispatch.ts';
-import { automationEnrolment } from './processes/automations/enrol.ts';
+import { reactors } from './processes/all.ts';
 import { AutomationRunProcess, DEFAULT_AUTOMATION_OPTIONS, type AutomationRunOptions } from './processes/automations/worker.ts';
 import { ContactEventRetention } from './processes/contact-events/retention.ts';
 import { DEFAULT_NOTICE_OPTIONS, WebhookNoticeProcess, type WebhookNoticeOptions } from './processes/webhooks/notices.ts';
@@ -93,7 +92,7 @@ export async function openSystem(databaseUrl: string, options: SystemOptions = {
     : new PostgresEventStore(database.pool);
   const bus: WorkQueue = options.natsUrl ? await NatsWorkQueue.connect(options.natsUrl, options.nats) : new InProcessWorkQueue();
   const readModelDeadlineMs = options.readModelDeadlineMs ?? DEFAULT_READ_MODEL_DEADLINE_MS;
-  const runner = new ProjectionRunner(database.db, database.pool, store, registry, [...projectors, webhookDispatch, automationEnrolment], { readModelDeadlineMs });
+  const runner = new ProjectionRunner(database.db, database.pool, store, registry, projectors, reactors, { readModelDeadlineMs });
   await runner.migrate();
   if (options.project !== false) await runner.start();
   const requestLog = new RequestLog(database.pool);
@@ -170,7 +169,7 @@ async function migrate(pool: pg.Pool): Promise<void> {
   const client = await pool.connect();
   try {
     await client.query('SELECT pg_advisory_lock(72626000)');
-    // Trigram indexes serve substring search and close spellings (suppressions, templates).
+    // Trigram indexes serve the suppressions' substring search.
     await client.query('CREATE EXTENSION IF NOT EXISTS pg_trgm');
     await PostgresEventStore.migrate(pool);
     await client.query(RATE_LIMIT_SCHEMA);

@@ -1,5 +1,5 @@
 import pg from 'pg';
-import { createWorkspace } from '../commands/workspaces/create-workspace.ts';
+import { createWorkspace } from '../commands/workspaces/handlers.ts';
 import { contactsProjector } from '../projections/contacts/projector.ts';
 import { openSystem } from '../system.ts';
 import { createKeys, emit, freshDatabase, msSince, note, round, Samples, startServer } from './support.ts';

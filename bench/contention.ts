@@ -1,6 +1,6 @@
 import { createAudience } from '../commands/audiences/handlers.ts';
 import { createTemplate } from '../commands/templates/handlers.ts';
-import { createWorkspace } from '../commands/workspaces/create-workspace.ts';
+import { createWorkspace } from '../commands/workspaces/handlers.ts';
 import { EMPTY_DOCUMENT } from '../domain/templates/decide.ts';
 import type { TemplateContent } from '../domain/templates/events.ts';
 import { openSystem, type System } from '../system.ts';

@@ -3,7 +3,7 @@
  * the server's event loop: `openSystem` + `serve` + `listen` on 127.0.0.1:0, exactly as main.ts.
  * Forked by bench/support.ts (startServer); talks to its parent over IPC.
  */
-import { createWorkspace } from '../commands/workspaces/create-workspace.ts';
+import { createWorkspace } from '../commands/workspaces/handlers.ts';
 import { openSystem, serve, type SystemOptions } from '../system.ts';
 
 export type ServerRequest = { type: 'close' } | { type: 'cpu' };

@@ -1,6 +1,6 @@
 import pg from 'pg';
 import { Cursors } from '../api/paging.ts';
-import { createWorkspace } from '../commands/workspaces/create-workspace.ts';
+import { createWorkspace } from '../commands/workspaces/handlers.ts';
 import { openSystem } from '../system.ts';
 import { createKeys, emit, freshDatabase, msSince, note, round, Samples, startServer, type BenchServer, type FreshDatabase } from './support.ts';
 

@@ -79,8 +79,8 @@ export async function templatesListBench(): Promise<void> {
     await measure('search.number', () => ({ search: String(1 + Math.floor(Math.random() * PER_WORKSPACE)) }));
     await measure('search.subject', () => ({ search: 'is here' }));
     await measure('search.id', () => ({ search: someId }), { note: 'matches in one workspace of the 25' });
-    await measure('search.misspelt', () => ({ search: 'recipt' }), { note: 'no exact match: the close-spelling query runs after the exact one' });
-    await measure('search.nothing', () => ({ search: 'zzqxv' }), { note: 'both queries run and find nothing' });
+    await measure('search.misspelt', () => ({ search: 'recipt' }), { note: 'no exact match: the texts are read and matched for typos, then the page of those that match' });
+    await measure('search.nothing', () => ({ search: 'zzqxv' }), { note: 'the exact page and the texts are read; nothing is close' });
   } finally {
     await server.close().catch(() => {});
     await database.drop();

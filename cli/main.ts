@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
 import { addressAllowlist, domainAllowlist } from '../api/schemas.ts';
 import { issueOperatorKey } from '../commands/api-keys/handlers.ts';
-import { createWorkspace } from '../commands/workspaces/create-workspace.ts';
+import { createWorkspace } from '../commands/workspaces/handlers.ts';
 import { DomainError } from '../domain/shared/errors.ts';
 import { isPermission, SCOPEABLE, type Permission } from '../domain/shared/permissions.ts';
 import { readConfig } from '../infra/config.ts';
@@ -76,10 +76,10 @@ async function run(system: System, command: string, values: Record<string, strin
       for (const s of await system.runner.status()) console.log(JSON.stringify(s));
       return 0;
     case 'projections rebuild': {
-      const rebuildable = system.runner.projectors.filter((p) => p.rebuildable !== false);
-      const projector = rebuildable.find((p) => p.name === arg);
+      // Reactors are never rebuilt: replaying the log would do their work (sent webhooks) again.
+      const projector = system.runner.projectors.find((p) => p.name === arg);
       if (!projector) {
-        console.error(`unknown projection ${arg ?? '(none)'}; rebuildable: ${rebuildable.map((p) => p.name).join(', ')}`);
+        console.error(`unknown projection ${arg ?? '(none)'}; rebuildable: ${system.runner.projectors.map((p) => p.name).join(', ')}`);
         return 2;
       }
       const { db, pool } = system.database;

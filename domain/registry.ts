@@ -1,23 +1,35 @@
 import { apiKeyEvents } from './api-keys/events.ts';
 import { audienceEvents } from './audiences/events.ts';
-import { contactEvents } from './contacts/events.ts';
 import { automationEvents } from './automations/events.ts';
 import { contactEventEvents } from './contact-events/events.ts';
+import { contactEvents } from './contacts/events.ts';
 import { roleEvents } from './roles/events.ts';
-import { EventRegistry } from './shared/events.ts';
+import { EventRegistry, type EventOf } from './shared/events.ts';
 import { suppressionEvents } from './suppressions/events.ts';
-import { templateRegistryEvents } from './template-registry/events.ts';
+import { templateNameEvents } from './template-names/events.ts';
 import { templateEvents } from './templates/events.ts';
 import { webhookEvents } from './webhooks/events.ts';
-import { workspaceEvents } from './workspace/events.ts';
+import { workspaceEvents } from './workspaces/events.ts';
 
-/** Every event type of the service, in one registry; each aggregate contributes its list. */
-export const registry = new EventRegistry([...workspaceEvents, ...apiKeyEvents, ...roleEvents, ...suppressionEvents,
-  ...templateRegistryEvents,
+/** Every event definition of the service: each aggregate contributes its list, one line per slice. */
+const definitions = [
+  ...workspaceEvents,
+  ...apiKeyEvents,
+  ...roleEvents,
+  ...suppressionEvents,
+  ...templateNameEvents,
   ...templateEvents,
   ...webhookEvents,
   ...contactEvents,
   ...audienceEvents,
   ...contactEventEvents,
   ...automationEvents,
-]);
+];
+
+export const registry = new EventRegistry(definitions);
+
+type Definition = (typeof definitions)[number];
+/** The name of every event type; a projector's or reactor's keys are checked against it. */
+export type EventType = Definition['type'];
+/** The typed event (`{type, data}`) of one or more event types. */
+export type EventOfType<T extends EventType> = EventOf<Extract<Definition, { type: T }>>;

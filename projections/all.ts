@@ -9,5 +9,15 @@ import { templatesProjector } from './templates/projector.ts';
 import { webhookEndpointsProjector } from './webhooks/projector.ts';
 import { workspacesProjector } from './workspaces/projector.ts';
 
-/** Every read model the runner keeps up to date. */
-export const projectors: Projector[] = [workspacesProjector, apiKeysProjector, rolesProjector, suppressionsProjector, templatesProjector, webhookEndpointsProjector, contactsProjector, contactEventsProjector, automationsProjector];
+/** Every read model the runner keeps up to date: one line per slice. */
+export const projectors: readonly Projector[] = [
+  workspacesProjector,
+  apiKeysProjector,
+  rolesProjector,
+  suppressionsProjector,
+  templatesProjector,
+  webhookEndpointsProjector,
+  contactsProjector,
+  contactEventsProjector,
+  automationsProjector,
+];

@@ -1,43 +1,42 @@
-import type { Kysely, Transaction } from 'kysely';
+import type { ColumnType, Kysely } from 'kysely';
+import type { EventOfType, EventType } from '../domain/registry.ts';
 import type { DomainEvent } from '../domain/shared/events.ts';
 
-export interface ProjectedEvent extends DomainEvent {
+/** What commands/execute.ts writes beside every event: the workspace whose stream holds it, and who caused it. */
+export interface EventMetadata {
+  workspaceId: string;
+  [key: string]: unknown;
+}
+
+/** Where an event sits in the log and whose it is, beside its type and data. */
+export interface Envelope {
   streamId: string;
   revision: number;
   position: number;
   recordedAt: Date;
-  metadata: Record<string, unknown>;
+  metadata: EventMetadata;
 }
 
-/**
- * One read model: the tables it owns, how to create them in a given schema (the live one is
- * `public`; a rebuild builds in a scratch schema and swaps), and how an event changes them.
- * `apply` must be idempotent per event; the runner commits it with the checkpoint.
- */
-export interface Projector {
-  name: string;
-  /** Bump when the tables or the apply logic change: the runner rebuilds it from position 0. */
-  version: number;
-  /**
-   * false for a process manager that follows the log like a projector but whose tables are the
-   * state of work done outside (sent webhooks): it is never rebuilt, only migrated forward.
-   */
-  rebuildable?: false;
-  tables: readonly string[];
-  ddl(schema: string): string;
-  /**
-   * Secondary indexes, kept apart from `ddl` so a rebuild loads its rows first and builds these
-   * once at the end, which is several times cheaper than maintaining them row by row. Statements
-   * end with a `;` at the end of a line; a rebuild builds them two at a time.
-   */
-  indexes?(schema: string): string;
-  /** Optional: a faster replay for rebuilds than `applyBatch` (a fresh one per rebuild). */
-  bulkLoad?(): BulkLoad;
-  handles: readonly string[];
-  apply(db: Transaction<any> | Kysely<any>, event: ProjectedEvent): Promise<void>;
-  /** Optional: the same as `apply` on each event in order, in fewer round trips. */
-  applyBatch?(db: Transaction<any> | Kysely<any>, events: ProjectedEvent[]): Promise<void>;
-}
+/** An event as the runner hands it over: decoded (upcast and validated) and in its envelope. */
+export type ProjectedEvent = DomainEvent & Envelope;
+
+/** A typed event of the given type(s), in its envelope. */
+export type Projected<T extends EventType> = EventOfType<T> & Envelope;
+
+/** timestamptz: read as a Date; written as the ISO text events carry, or a Date. */
+export type Timestamp = ColumnType<Date, string | Date, string | Date>;
+export type NullableTimestamp = ColumnType<Date | null, string | Date | null, string | Date | null>;
+/** jsonb: read parsed; written as JSON text. */
+export type Json<T> = ColumnType<T, string, string>;
+
+/** How one event type changes the tables of `DB`. Must be idempotent: the runner may hand it over again after a crash. */
+export type Applier<DB, T extends EventType> = (db: Kysely<DB>, event: Projected<T>) => Promise<void>;
+
+/** One applier per event type handled; a key that names no event type is a compile error. */
+export type Appliers<DB, O> = { [T in keyof O]: T extends EventType ? Applier<DB, T> : never };
+
+/** The event types an appliers object declares. */
+type Handled<O> = Extract<keyof O, EventType>;
 
 /**
  * How a rebuild replays the log into fresh tables when the projector offers it: tables from
@@ -46,8 +45,127 @@ export interface Projector {
  * `finish` once before the projector's `indexes`. It leaves the tables exactly as `ddl` and
  * `applyBatch` would have; `applyBatch` takes over for the events after that.
  */
-export interface BulkLoad {
+export interface BulkLoad<DB = unknown, E extends ProjectedEvent = ProjectedEvent> {
   ddl(schema: string): string;
-  load(db: Transaction<any> | Kysely<any>, events: ProjectedEvent[]): Promise<void>;
+  load(db: Kysely<DB>, events: E[]): Promise<void>;
   finish(schema: string): string;
 }
+
+/** The tables a model owns and how to create them in a given schema (the live one is `public`). */
+interface Owned<DB> {
+  name: string;
+  /** Bump when the tables or what is written to them change (see each kind for what follows). */
+  version: number;
+  tables: readonly (keyof DB & string)[];
+  ddl(schema: string): string;
+}
+
+export interface ProjectorSpec<DB, O> extends Owned<DB> {
+  /**
+   * Secondary indexes, kept apart from `ddl` so a rebuild loads its rows first and builds these
+   * once at the end, which is several times cheaper than maintaining them row by row. Statements
+   * end with a `;` at the end of a line; a rebuild builds them two at a time.
+   */
+  indexes?(schema: string): string;
+  /** What each event type does to the tables; the types named here are the ones the projector handles. */
+  on: O & Appliers<DB, O>;
+  /** Optional: the same as the appliers on each event in order, in fewer round trips. */
+  applyBatch?(db: Kysely<DB>, events: Projected<Handled<O>>[]): Promise<void>;
+  /** Optional: a faster replay for rebuilds than `applyBatch` (a fresh one per rebuild). */
+  bulkLoad?(): BulkLoad<DB, Projected<Handled<O>>>;
+}
+
+/**
+ * One read model, as the runner and a rebuild see it: rebuildable from position 0, and rebuilt
+ * from there by the runner when its `version` changes. Made by `defineProjector`.
+ */
+export interface Projector {
+  kind: 'projector';
+  name: string;
+  version: number;
+  tables: readonly string[];
+  ddl(schema: string): string;
+  indexes?(schema: string): string;
+  /** Derived from the appliers: the event types whose events reach `apply` and `applyBatch`. */
+  handles: readonly EventType[];
+  /** One event, by its type's applier. */
+  apply(db: Kysely<unknown>, event: ProjectedEvent): Promise<void>;
+  /** Events in order: the projector's `applyBatch` when it has one, else `apply` on each. */
+  applyBatch(db: Kysely<unknown>, events: ProjectedEvent[]): Promise<void>;
+  bulkLoad?(): BulkLoad;
+}
+
+/**
+ * A read model over the tables `DB` (curried so `DB` is named and the appliers' types inferred):
+ * `defineProjector<SuppressionsTables>()({ name, version, tables, ddl, on: { SuppressionAdded: add, ... } })`.
+ *
+ * The runner hands a projector only events of the types it handles, decoded by the registry (so
+ * their data has the definition's shape), in a transaction on the database that holds its tables:
+ * here, and in `defineReactor`, is where those types are asserted rather than checked.
+ */
+export function defineProjector<DB>() {
+  return <O extends object>(spec: ProjectorSpec<DB, O>): Projector => {
+    const handles = Object.keys(spec.on) as Handled<O>[];
+    const on: Partial<Record<string, Applier<DB, Handled<O>>>> = spec.on;
+    const apply = (db: Kysely<unknown>, event: ProjectedEvent) => {
+      const applier = on[event.type];
+      if (!applier) throw new Error(`projector ${spec.name} handles no ${event.type}`);
+      return applier(db as Kysely<DB>, event as Projected<Handled<O>>);
+    };
+    return {
+      kind: 'projector',
+      name: spec.name,
+      version: spec.version,
+      tables: spec.tables,
+      ddl: spec.ddl,
+      indexes: spec.indexes,
+      handles,
+      apply,
+      applyBatch: async (db, events) => {
+        if (spec.applyBatch) return spec.applyBatch(db as Kysely<DB>, events as Projected<Handled<O>>[]);
+        for (const e of events) await apply(db, e);
+      },
+      bulkLoad: spec.bulkLoad as (() => BulkLoad) | undefined,
+    };
+  };
+}
+
+export interface ReactorSpec<DB, R extends EventType> extends Owned<DB> {
+  /** The event types it reacts to. */
+  reactsTo: readonly R[];
+  /** Reacts to a batch of them, in log order, in the transaction that moves its checkpoint. */
+  react(db: Kysely<DB>, events: Projected<R>[]): Promise<void>;
+}
+
+/**
+ * A process manager that follows the log like a projector (one leader, its checkpoint moved in
+ * the same transaction as what it writes, read-your-writes for the commands that wait on it) but
+ * whose tables are the state of work done outside: sent webhooks, enrolled runs. It is never
+ * rebuilt, since replaying the log would do that work again; a new `version` only runs its `ddl`,
+ * which migrates its tables forward. Made by `defineReactor`.
+ */
+export interface Reactor {
+  kind: 'reactor';
+  name: string;
+  version: number;
+  tables: readonly string[];
+  ddl(schema: string): string;
+  handles: readonly EventType[];
+  applyBatch(db: Kysely<unknown>, events: ProjectedEvent[]): Promise<void>;
+}
+
+/** `defineReactor<DispatchTables>()({ name, version, tables, ddl, reactsTo: [...], react })`. */
+export function defineReactor<DB>() {
+  return <R extends EventType>(spec: ReactorSpec<DB, R>): Reactor => ({
+    kind: 'reactor',
+    name: spec.name,
+    version: spec.version,
+    tables: spec.tables,
+    ddl: spec.ddl,
+    handles: spec.reactsTo,
+    applyBatch: (db, events) => spec.react(db as Kysely<DB>, events as Projected<R>[]),
+  });
+}
+
+/** Either kind of log follower the runner runs. */
+export type Follower = Projector | Reactor;

@@ -25,14 +25,13 @@ export interface RebuildResult {
  * tables from exactly where the rebuilt copy stands.
  */
 export async function rebuildProjection(
-  db: Kysely<any>,
+  db: Kysely<unknown>,
   pool: pg.Pool,
   store: EventStore,
   runner: ProjectionRunner,
   projector: Projector,
   options: { swap?: boolean; schema?: string } = {},
 ): Promise<RebuildResult> {
-  if (projector.rebuildable === false) throw new Error(`${projector.name} is the state of a process manager and is never rebuilt`);
   const started = process.hrtime.bigint();
   const schema = options.schema ?? `rebuild_${projector.name.replace(/\W/g, '_')}`;
   await pool.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE; CREATE SCHEMA ${schema}`);
@@ -48,8 +47,7 @@ export async function rebuildProjection(
       // Raw SQL in a projector names tables unqualified: point it at the scratch schema too.
       await sql.raw(`SET LOCAL synchronous_commit = off; SET LOCAL search_path TO ${schema}, public`).execute(trx);
       if (bulk) await bulk.load(trx, events);
-      else if (projector.applyBatch) await projector.applyBatch(trx, events);
-      else for (const e of events) await projector.apply(trx, e);
+      else await projector.applyBatch(trx, events);
     });
   const catchUp = async (until: number) => {
     // Batch N is decoded while batch N - 1 is written (and the store reads N + 1 meanwhile);

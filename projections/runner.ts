@@ -2,7 +2,7 @@ import type pg from 'pg';
 import { sql, type Kysely } from 'kysely';
 import type { EventStore, RecordedEvent, Subscription } from '../infra/eventstore/port.ts';
 import type { EventRegistry } from '../domain/shared/events.ts';
-import type { ProjectedEvent, Projector } from './projector.ts';
+import type { EventMetadata, Follower, ProjectedEvent, Projector, Reactor } from './projector.ts';
 
 const LEADER_LOCK = 72_626_002;
 /** How long a write waits for its read models by default (`ProjectionRunnerOptions.readModelDeadlineMs`). */
@@ -40,8 +40,9 @@ export interface ReadModelWait {
 }
 
 /**
- * Runs every projector from its checkpoint. One process at a time projects (a session advisory
- * lock elects it); the others only read the checkpoints, so several servers can share a database.
+ * Runs every projector and reactor (both follow the log: "followers") from its checkpoint. One
+ * process at a time projects (a session advisory lock elects it); the others only read the
+ * checkpoints, so several servers can share a database.
  *
  * The lock lives as long as the leader's session. When that session ends (PostgreSQL restarted, the
  * backend terminated, the network cut), another process may take the lock at once, so this one
@@ -62,33 +63,48 @@ export class ProjectionRunner {
   private readonly reportedAt = new Map<string, number>();
   private stopped = false;
   private readonly deadlineMs: number;
+  /** Projectors, then reactors: everything that follows the log here. */
+  private readonly followers: readonly Follower[];
+  /** The event types each follower handles, by name. */
+  private readonly handled = new Map<string, ReadonlySet<string>>();
 
   constructor(
-    private readonly db: Kysely<any>,
+    private readonly db: Kysely<unknown>,
     private readonly pool: pg.Pool,
     private readonly store: EventStore,
     private readonly registry: EventRegistry,
+    /** The read models: what `projections rebuild` may rebuild. */
     readonly projectors: readonly Projector[],
+    readonly reactors: readonly Reactor[],
     options: ProjectionRunnerOptions = {},
   ) {
     this.deadlineMs = options.readModelDeadlineMs ?? DEFAULT_READ_MODEL_DEADLINE_MS;
+    this.followers = [...projectors, ...reactors];
+    for (const f of this.followers) this.handled.set(f.name, new Set(f.handles));
   }
 
-  /** Creates checkpoint rows and tables; a projector whose version changed starts over. */
+  private follows(f: Follower, type: string): boolean {
+    return this.handled.get(f.name)!.has(type);
+  }
+
+  /**
+   * Creates checkpoint rows and tables. A projector whose version changed starts over from
+   * position 0; a reactor's tables are the state of work done outside, so it only runs its ddl.
+   */
   async migrate(): Promise<void> {
     await this.pool.query(CHECKPOINTS);
-    for (const p of this.projectors) {
+    for (const p of this.followers) {
       const { rows } = await this.pool.query('SELECT version FROM projection_checkpoints WHERE name = $1', [p.name]);
-      if (rows[0]?.version === p.version || (rows[0] && p.rebuildable === false)) {
+      if (rows[0]?.version === p.version || (rows[0] && p.kind === 'reactor')) {
         if (rows[0].version !== p.version) await this.pool.query('UPDATE projection_checkpoints SET version = $2 WHERE name = $1', [p.name, p.version]);
-        await this.pool.query(p.ddl('public') + (p.indexes?.('public') ?? ''));
+        await this.pool.query(p.ddl('public') + (indexesOf(p) ?? ''));
         continue;
       }
       const client = await this.pool.connect();
       try {
         await client.query('BEGIN');
         for (const t of p.tables) await client.query(`DROP TABLE IF EXISTS public.${t} CASCADE`);
-        await client.query(p.ddl('public') + (p.indexes?.('public') ?? ''));
+        await client.query(p.ddl('public') + (indexesOf(p) ?? ''));
         await client.query(
           `INSERT INTO projection_checkpoints (name, position, version) VALUES ($1, 0, $2)
            ON CONFLICT (name) DO UPDATE SET position = 0, version = $2, updated_at = now()`,
@@ -144,10 +160,10 @@ export class ProjectionRunner {
     this.leaderClient = client;
     client.on('error', () => this.loseLead(term));
     try {
-      const { rows } = await this.pool.query('SELECT name, position FROM projection_checkpoints WHERE name = ANY($1)', [this.projectors.map((p) => p.name)]);
+      const { rows } = await this.pool.query('SELECT name, position FROM projection_checkpoints WHERE name = ANY($1)', [this.followers.map((p) => p.name)]);
       if (term !== this.term) return;
       const checkpoints = new Map(rows.map((r) => [r.name as string, Number(r.position)]));
-      for (const p of this.projectors) {
+      for (const p of this.followers) {
         const after = checkpoints.get(p.name) ?? 0;
         this.positions.set(p.name, after);
         this.subscriptions.push(
@@ -191,14 +207,14 @@ export class ProjectionRunner {
 
   private readonly persistedAt = new Map<string, number>();
 
-  private async applyBatch(p: Projector, term: number, batch: RecordedEvent[]): Promise<void> {
+  private async applyBatch(p: Follower, term: number, batch: RecordedEvent[]): Promise<void> {
     if (term !== this.term) throw new Error('this process no longer leads the projections');
     const from = this.positions.get(p.name) ?? 0;
     // After a resync (below) the subscription may hand over events the checkpoint has passed.
     const events = batch[0]!.position > from ? batch : batch.filter((e) => e.position > from);
     if (events.length === 0) return;
     const last = events[events.length - 1]!.position;
-    const relevant = events.filter((e) => p.handles.includes(e.type));
+    const relevant = events.filter((e) => this.follows(p, e.type));
     // A batch of events this projector ignores changes no table: its checkpoint is written at most
     // once a second (for `projections status`), not once per append of every other aggregate.
     if (relevant.length === 0 && Date.now() - (this.persistedAt.get(p.name) ?? 0) < 1000) {
@@ -218,8 +234,7 @@ export class ProjectionRunner {
       const moved = await sql`UPDATE projection_checkpoints SET position = ${last}, updated_at = now()
         WHERE name = ${p.name} AND position <= ${from} AND (SELECT set_config('synchronous_commit', 'off', true)) IS NOT NULL`.execute(trx);
       if (moved.numAffectedRows === 0n) return false;
-      if (p.applyBatch) await p.applyBatch(trx, relevant.map((e) => this.decode(e)));
-      else for (const e of relevant) await p.apply(trx, this.decode(e));
+      if (relevant.length > 0) await p.applyBatch(trx, relevant.map((e) => this.decode(e)));
       return true;
     });
     if (term !== this.term) return;
@@ -235,7 +250,9 @@ export class ProjectionRunner {
 
   decode(e: RecordedEvent): ProjectedEvent {
     const { type, data } = this.registry.decode(e.type, e.version, e.data);
-    return { type, data, streamId: e.streamId, revision: e.revision, position: e.position, recordedAt: e.recordedAt, metadata: e.metadata };
+    // Every event is appended by commands/execute.ts, which writes the workspace into its metadata.
+    const metadata = e.metadata as EventMetadata;
+    return { type, data, streamId: e.streamId, revision: e.revision, position: e.position, recordedAt: e.recordedAt, metadata };
   }
 
   private waiters = new Set<() => void>();
@@ -245,11 +262,11 @@ export class ProjectionRunner {
   }
 
   /**
-   * Resolves once every projector that handles one of `eventTypes` has passed `position`. Past the
+   * Resolves once every follower that handles one of `eventTypes` has passed `position`. Past the
    * deadline it rejects, unless `wait.onDeadline` asks to wait on. Rejects when the runner stops.
    */
   async waitFor(position: number, eventTypes: readonly string[], wait: ReadModelWait = {}): Promise<void> {
-    const concerned = this.projectors.filter((p) => eventTypes.some((t) => p.handles.includes(t)));
+    const concerned = this.followers.filter((p) => eventTypes.some((t) => this.follows(p, t)));
     if (concerned.length === 0) return;
     let deadline = Date.now() + this.deadlineMs;
     for (;;) {
@@ -271,7 +288,7 @@ export class ProjectionRunner {
   }
 
   /** Which of them the checkpoints say are behind; all of them while the database does not answer. */
-  private async behindInDatabase(concerned: Projector[], position: number): Promise<Projector[]> {
+  private async behindInDatabase(concerned: Follower[], position: number): Promise<Follower[]> {
     try {
       const { rows } = await this.pool.query('SELECT name FROM projection_checkpoints WHERE name = ANY($1) AND position >= $2', [
         concerned.map((p) => p.name),
@@ -288,7 +305,7 @@ export class ProjectionRunner {
     const head = await this.store.headPosition();
     const { rows } = await this.pool.query('SELECT name, position, version FROM projection_checkpoints');
     const byName = new Map(rows.map((r) => [r.name, r]));
-    return this.projectors.map((p) => {
+    return this.followers.map((p) => {
       const row = byName.get(p.name);
       const position = row?.position ?? 0;
       return { name: p.name, version: p.version, position, head, lag: Math.max(0, head - position), running: this.leaderClient !== null };
@@ -318,3 +335,5 @@ export class ProjectionRunner {
     }
   }
 }
+
+const indexesOf = (f: Follower) => (f.kind === 'projector' ? f.indexes?.('public') : undefined);

@@ -2,12 +2,13 @@ import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { createContact } from '../../commands/contacts/handlers.ts';
 import { countNewContactEvents, recordContactEvents } from '../../commands/contact-events/handlers.ts';
-import { fingerprintOf, keyStreamSuffix, newContactEventIds, newRequestStreamSuffix } from '../../commands/contact-events/ids.ts';
+import { fingerprintOf, keyStreamSuffix, newRequestStreamSuffix } from '../../commands/contact-events/streams.ts';
+import { newIds } from '../../commands/ids.ts';
 import type { Item, Outcome } from '../../domain/contact-events/decide.ts';
 import { BATCH_MAX, checkEvent, isBroken, type EventInput } from '../../domain/contact-events/rules.ts';
 import { idPatterns } from '../../domain/shared/ids.ts';
 import { outcomesOf } from '../../projections/automations/queries.ts';
-import { lookupContacts, type ContactRef } from '../../projections/contact-events/contacts-lookup.ts';
+import { lookupContacts, type ContactRef } from '../../projections/contacts/queries.ts';
 import { findContactEvent, listContactEvents, listEventNames, type ContactEventRow } from '../../projections/contact-events/queries.ts';
 import { actorOf, type Credential } from '../credential.ts';
 import { ApiError } from '../errors/api-error.ts';
@@ -110,7 +111,7 @@ export function registerContactEvents(app: FastifyInstance, deps: ApiDeps): void
     const valid = checked.flatMap((c) => (isBroken(c) ? [] : [c]));
     const contacts = await lookupContacts(deps.db, credential.workspaceId, valid.flatMap((c) => (c.email ? [c.email] : [])), valid.flatMap((c) => (c.contactId ? [c.contactId] : [])));
     const toCreate = [...new Map(valid.filter((c) => c.createContact && c.email && !contacts.byEmail.has(c.email)).map((c) => [c.email!, c])).values()];
-    const ids = newContactEventIds(checked.length);
+    const ids = newIds('contactEvent', checked.length);
     const itemsOf = (byEmail: Map<string, ContactRef>, byId: Map<string, ContactRef>) => {
       const params = new Map<number, string>();
       const items = checked.map((c, index): Item => {

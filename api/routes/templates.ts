@@ -17,7 +17,7 @@ import { EMPTY_DOCUMENT, mergeContent, sendableVersion, type ContentPatch } from
 import { documentSchema, htmlSchema, propsSchema, slotsSchema, subjectSchema } from '../../domain/templates/document.ts';
 import { ENGINES, type TemplateContent } from '../../domain/templates/events.ts';
 import { findStarter, STARTERS } from '../../domain/templates/starters.ts';
-import { SLUG_MAX, SLUG_PATTERN } from '../../domain/template-registry/decide.ts';
+import { SLUG_MAX, SLUG_PATTERN } from '../../domain/template-names/decide.ts';
 import {
   findTemplate,
   findTemplateVersion,

@@ -10,6 +10,7 @@ import {
   updateWebhookEndpoint,
 } from '../../commands/webhooks/handlers.ts';
 import { allowlistsWithin, normaliseAllowlists } from '../../domain/shared/allowlists.ts';
+import { idPatterns } from '../../domain/shared/ids.ts';
 import { deliveryIdOf, SUBSCRIPTION_PATTERN } from '../../domain/webhooks/catalogue.ts';
 import { checkReceiverUrl } from '../../infra/net/outbound-url.ts';
 import {
@@ -52,7 +53,7 @@ const withSecret = endpointView.extend({ secret: z.string().describe('Shown only
 
 export function registerWebhooks(app: FastifyInstance, deps: ApiDeps): void {
   const endpointOr404 = async (workspaceId: string, id: string): Promise<WebhookEndpointRow> => {
-    const row = /^whe_[0-9a-f]{24}$/.test(id) ? await findWebhookEndpoint(deps.db, workspaceId, id) : undefined;
+    const row = idPatterns.webhookEndpoint.test(id) ? await findWebhookEndpoint(deps.db, workspaceId, id) : undefined;
     if (!row) throw new ApiError('resource_not_found', 'No such webhook endpoint.', 'id', 404);
     return row;
   };

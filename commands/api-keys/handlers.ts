@@ -1,4 +1,4 @@
-import { decideCreateKey, decideReassignKeys, decideRevokeKey, decideRotateKey, type CallerAuthority } from '../../domain/api-keys/decide.ts';
+import { decideCreateApiKey, decideReassignApiKeys, decideRevokeApiKey, decideRotateApiKey, type CallerAuthority } from '../../domain/api-keys/decide.ts';
 import { apiKeysStream } from '../../domain/api-keys/events.ts';
 import { apiKeysAggregate } from '../../domain/api-keys/state.ts';
 import { rolesStream } from '../../domain/roles/events.ts';
@@ -6,8 +6,8 @@ import { rolesAggregate } from '../../domain/roles/state.ts';
 import type { Allowlists } from '../../domain/shared/allowlists.ts';
 import { fail } from '../../domain/shared/errors.ts';
 import { SCOPEABLE, type Permission } from '../../domain/shared/permissions.ts';
-import { workspaceAggregate } from '../../domain/workspace/decide.ts';
-import { workspaceStream } from '../../domain/workspace/events.ts';
+import { workspaceAggregate } from '../../domain/workspaces/decide.ts';
+import { workspaceStream } from '../../domain/workspaces/events.ts';
 import { execute, loadState, type Actor, type CommandContext } from '../execute.ts';
 import { mintToken } from './token.ts';
 
@@ -23,7 +23,7 @@ export interface CreateKeyInput extends Allowlists {
 export async function createApiKey(ctx: CommandContext, actor: Actor, caller: CallerAuthority, input: CreateKeyInput, now: string) {
   const minted = mintToken(input.mode);
   await execute(ctx, actor, apiKeysStream(actor.workspaceId), apiKeysAggregate, (state) =>
-    decideCreateKey(state, { ...input, keyId: minted.keyId, secretHash: minted.secretHash, now, caller }),
+    decideCreateApiKey(state, { ...input, keyId: minted.keyId, secretHash: minted.secretHash, now, caller }),
   );
   return { keyId: minted.keyId, token: minted.token };
 }
@@ -49,7 +49,7 @@ export async function issueOperatorKey(ctx: CommandContext, workspaceId: string,
 export async function rotateApiKey(ctx: CommandContext, actor: Actor, keyId: string, mode: 'live' | 'test', now: string) {
   const minted = mintToken(mode, keyId);
   const { events } = await execute(ctx, actor, apiKeysStream(actor.workspaceId), apiKeysAggregate, (state) =>
-    decideRotateKey(state, { keyId, secretHash: minted.secretHash, now }),
+    decideRotateApiKey(state, { keyId, secretHash: minted.secretHash, now }),
   );
   const [rotated] = events;
   if (rotated?.type !== 'ApiKeyRotated') throw new Error('a rotation decides exactly one ApiKeyRotated');
@@ -57,12 +57,12 @@ export async function rotateApiKey(ctx: CommandContext, actor: Actor, keyId: str
 }
 
 export async function revokeApiKey(ctx: CommandContext, actor: Actor, caller: CallerAuthority, keyId: string, now: string) {
-  await execute(ctx, actor, apiKeysStream(actor.workspaceId), apiKeysAggregate, (state) => decideRevokeKey(state, { keyId, now, caller }));
+  await execute(ctx, actor, apiKeysStream(actor.workspaceId), apiKeysAggregate, (state) => decideRevokeApiKey(state, { keyId, now, caller }));
 }
 
 export async function reassignApiKeys(ctx: CommandContext, actor: Actor, fromRoleId: string, toRoleId: string): Promise<number> {
   const { events } = await execute(ctx, actor, apiKeysStream(actor.workspaceId), apiKeysAggregate, (state) =>
-    decideReassignKeys(state, { fromRoleId, toRoleId }),
+    decideReassignApiKeys(state, { fromRoleId, toRoleId }),
   );
   const e = events[0];
   return e?.type === 'ApiKeysReassigned' ? e.data.keyIds.length : 0;

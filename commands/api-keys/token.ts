@@ -1,6 +1,6 @@
 import crypto from 'node:crypto';
+import { newId } from '../ids.ts';
 
-const ALPHABET = '0123456789abcdefghijklmnopqrstuvwxyz';
 const TOKEN = /^wms_(live|test)_([0-9a-z]{24})_([A-Za-z0-9_-]{43})$/;
 
 /**
@@ -8,20 +8,9 @@ const TOKEN = /^wms_(live|test)_([0-9a-z]{24})_([A-Za-z0-9_-]{43})$/;
  * secret (32 random bytes) is checked against its SHA-256. A fast hash is right here: the secret
  * has 256 bits of entropy, so there is nothing for a slow hash to protect.
  */
-export function mintToken(mode: 'live' | 'test', keyId = newKeyId()): { keyId: string; token: string; secretHash: string } {
+export function mintToken(mode: 'live' | 'test', keyId = newId.apiKey()): { keyId: string; token: string; secretHash: string } {
   const secret = crypto.randomBytes(32).toString('base64url');
   return { keyId, token: `wms_${mode}_${keyId}_${secret}`, secretHash: hashSecret(secret) };
-}
-
-export function newKeyId(): string {
-  let id = '';
-  while (id.length < 24) {
-    for (const byte of crypto.randomBytes(32)) {
-      // 252 = 7 * 36: rejecting the top bytes keeps every character equally likely.
-      if (byte < 252 && id.length < 24) id += ALPHABET[byte % 36];
-    }
-  }
-  return id;
 }
 
 export function parseToken(token: string): { mode: 'live' | 'test'; keyId: string; secret: string } | null {

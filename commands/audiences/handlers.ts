@@ -1,4 +1,4 @@
-import { decideCreateAudience, decideDeleteAudience, decideEnsureDefault, decideUpdateAudience, type UpdateAudience } from '../../domain/audiences/decide.ts';
+import { decideCreateAudience, decideDeleteAudience, decideEnsureDefaultAudience, decideUpdateAudience, type UpdateAudience } from '../../domain/audiences/decide.ts';
 import { audiencesStream } from '../../domain/audiences/events.ts';
 import { audiencesAggregate, type AudiencesState } from '../../domain/audiences/state.ts';
 import { execute, loadState, type Actor, type CommandContext } from '../execute.ts';
@@ -16,7 +16,7 @@ export async function ensureDefaultAudience(ctx: CommandContext, actor: Actor, n
   const loaded = await loadAudiences(ctx, actor.workspaceId);
   if (loaded.defaultId !== null) return loaded;
   const { state } = await execute(ctx, actor, audiencesStream(actor.workspaceId), audiencesAggregate, (s) =>
-    decideEnsureDefault(s, { audienceId: newId.audience(), now }),
+    decideEnsureDefaultAudience(s, { audienceId: newId.audience(), now }),
   );
   return state;
 }

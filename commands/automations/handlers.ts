@@ -1,8 +1,8 @@
-import { decideCreate, decideDelete, decideUpdate, type Definition } from '../../domain/automations/decide.ts';
+import { decideCreateAutomation, decideDeleteAutomation, decideUpdateAutomation, type Definition } from '../../domain/automations/decide.ts';
 import { automationStream } from '../../domain/automations/events.ts';
 import { automationAggregate } from '../../domain/automations/state.ts';
 import { execute, type Actor, type CommandContext } from '../execute.ts';
-import { newAutomationId } from '../contact-events/ids.ts';
+import { newId } from '../ids.ts';
 
 /** An automation's ETag: its stream revision. */
 export const formatAutomationTag = (revision: number) => `"${revision}"`;
@@ -15,8 +15,8 @@ export function parseAutomationTag(header: string | undefined): number | null {
 }
 
 export async function createAutomation(ctx: CommandContext, actor: Actor, input: { definition: Definition; status: 'live' | 'paused' }, now: string): Promise<string> {
-  const automationId = newAutomationId();
-  await execute(ctx, actor, automationStream(actor.workspaceId, automationId), automationAggregate, (s) => decideCreate(s, { automationId, ...input, now }));
+  const automationId = newId.automation();
+  await execute(ctx, actor, automationStream(actor.workspaceId, automationId), automationAggregate, (s) => decideCreateAutomation(s, { automationId, ...input, now }));
   return automationId;
 }
 
@@ -31,10 +31,10 @@ export async function updateAutomation(
   input: { ifMatch: number | null; patch: Partial<Definition>; status?: 'live' | 'paused' },
   now: string,
 ): Promise<void> {
-  await execute(ctx, actor, automationStream(actor.workspaceId, automationId), automationAggregate, (s) => decideUpdate(s, { ...input, now }));
+  await execute(ctx, actor, automationStream(actor.workspaceId, automationId), automationAggregate, (s) => decideUpdateAutomation(s, { ...input, now }));
 }
 
 /** Returns once the enrolment process has ended the automation's runs, so no step of them runs after the answer. */
 export async function deleteAutomation(ctx: CommandContext, actor: Actor, automationId: string, input: { ifMatch: number | null }, now: string): Promise<void> {
-  await execute(ctx, actor, automationStream(actor.workspaceId, automationId), automationAggregate, (s) => decideDelete(s, { ...input, now }));
+  await execute(ctx, actor, automationStream(actor.workspaceId, automationId), automationAggregate, (s) => decideDeleteAutomation(s, { ...input, now }));
 }

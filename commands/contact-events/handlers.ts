@@ -1,4 +1,4 @@
-import { decideRecord, keyAggregate, type Item, type Outcome } from '../../domain/contact-events/decide.ts';
+import { decideRecordContactEvents, keyAggregate, type Item, type Outcome } from '../../domain/contact-events/decide.ts';
 import { contactEventsStream } from '../../domain/contact-events/events.ts';
 import { appendDecided, execute, loadState, type Actor, type CommandContext } from '../execute.ts';
 
@@ -13,7 +13,7 @@ export async function recordContactEvents(ctx: CommandContext, actor: Actor, inp
   if (input.fresh) return recordFresh(ctx, actor, input.streamSuffix, input.items);
   let outcomes: Outcome[] = [];
   await execute(ctx, actor, contactEventsStream(actor.workspaceId, input.streamSuffix), keyAggregate, (state) => {
-    const decided = decideRecord(state, input.items);
+    const decided = decideRecordContactEvents(state, input.items);
     outcomes = decided.outcomes;
     return decided.events;
   });
@@ -26,12 +26,12 @@ export async function recordContactEvents(ctx: CommandContext, actor: Actor, inp
  */
 export async function countNewContactEvents(ctx: CommandContext, actor: Actor, input: { streamSuffix: string; fresh: boolean; items: Item[] }): Promise<number> {
   const state = input.fresh ? keyAggregate.initialState : (await loadState(ctx, contactEventsStream(actor.workspaceId, input.streamSuffix), keyAggregate)).state;
-  return decideRecord(state, input.items).outcomes.filter((o) => o.kind === 'stored').length;
+  return decideRecordContactEvents(state, input.items).outcomes.filter((o) => o.kind === 'stored').length;
 }
 
 /** A request without a key writes a stream no one else can name: nothing to read first, "no stream" expected. */
 async function recordFresh(ctx: CommandContext, actor: Actor, streamSuffix: string, items: Item[]): Promise<Outcome[]> {
-  const { events, outcomes } = decideRecord(keyAggregate.initialState, items);
+  const { events, outcomes } = decideRecordContactEvents(keyAggregate.initialState, items);
   if (events.length > 0) await appendDecided(ctx, actor, contactEventsStream(actor.workspaceId, streamSuffix), events, 'no_stream');
   return outcomes;
 }

@@ -1,7 +1,7 @@
 import {
   decideCreateRole,
   decideDeleteRole,
-  decideEnsureSeeded,
+  decideSeedRoles,
   decideUpdateRole,
   type DeleteRole,
   type RoleCaller,
@@ -21,7 +21,7 @@ const seedIds = (): SeedIds => Object.fromEntries(BUILTINS.map((b) => [b, newId.
 /** Seeds the six roles the first time, afterwards restores the owner role if it is missing. */
 export async function ensureSeeded(ctx: CommandContext, actor: Actor, now: string): Promise<void> {
   const ids = seedIds();
-  await execute(ctx, actor, rolesStream(actor.workspaceId), rolesAggregate, (state) => decideEnsureSeeded(state, { seedIds: ids, now }));
+  await execute(ctx, actor, rolesStream(actor.workspaceId), rolesAggregate, (state) => decideSeedRoles(state, { seedIds: ids, now }));
 }
 
 export interface CreateRoleInput {

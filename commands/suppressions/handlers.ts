@@ -23,7 +23,7 @@ export async function addSuppression(
 ): Promise<{ created: boolean; suppressionId: string; entry: SuppressionEntry }> {
   const email = normaliseAddress(input.email);
   const { state, events } = await execute(ctx, actor, suppressionStream(actor.workspaceId, email), suppressionAggregate, (s) =>
-    decideAddSuppression(s, { suppressionId: newId.uuid(), email, reason: input.reason, detail: input.detail, now }),
+    decideAddSuppression(s, { suppressionId: newId.suppression(), email, reason: input.reason, detail: input.detail, now }),
     // Adding is mostly of addresses never suppressed: the bulk adds of an import, the pipeline's bounces.
     { likelyNew: true },
   );

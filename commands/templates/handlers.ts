@@ -1,19 +1,19 @@
 import {
-  decideArchive,
-  decideCreate,
-  decideDelete,
-  decideDeleteVersion,
-  decideEdit,
-  decidePublish,
-  decideRestore,
-  decideUnarchive,
+  decideArchiveTemplate,
+  decideCreateTemplate,
+  decideDeleteTemplate,
+  decideDeleteTemplateVersion,
+  decideEditTemplate,
+  decidePublishTemplate,
+  decideRestoreTemplateVersion,
+  decideUnarchiveTemplate,
   type ContentPatch,
 } from '../../domain/templates/decide.ts';
 import { templateStream, type TemplateContent } from '../../domain/templates/events.ts';
 import { templateAggregate, type TemplateState } from '../../domain/templates/state.ts';
-import { copyName, decideRegister, decideRename, decideUnregister } from '../../domain/template-registry/decide.ts';
-import { templateRegistryStream } from '../../domain/template-registry/events.ts';
-import { templateRegistryAggregate, type TemplateRegistryState } from '../../domain/template-registry/state.ts';
+import { copyName, decideRegisterTemplate, decideRenameTemplate, decideUnregisterTemplate } from '../../domain/template-names/decide.ts';
+import { templateNamesStream } from '../../domain/template-names/events.ts';
+import { templateNamesAggregate, type TemplateNamesState } from '../../domain/template-names/state.ts';
 import { fail } from '../../domain/shared/errors.ts';
 import { sanitiseHtml } from '../../infra/templates/renderer.ts';
 import { execute, loadState, type Actor, type CommandContext } from '../execute.ts';
@@ -40,10 +40,10 @@ export function parseTag(header: string | undefined): TemplateTag | '*' | null {
 }
 
 const registryOf = (ctx: CommandContext, workspaceId: string) =>
-  loadState(ctx, templateRegistryStream(workspaceId), templateRegistryAggregate).then((r) => r.state);
+  loadState(ctx, templateNamesStream(workspaceId), templateNamesAggregate).then((r) => r.state);
 
 /** Checks the renames half of an If-Match; the revision half is checked by the decider at append. */
-function ifMatchRevision(tag: TemplateTag | '*' | null, registry: TemplateRegistryState, templateId: string): number | null {
+function ifMatchRevision(tag: TemplateTag | '*' | null, registry: TemplateNamesState, templateId: string): number | null {
   if (tag === null || tag === '*') return null;
   if ((registry.entries.get(templateId)?.renames ?? -1) !== tag.renames) {
     fail('version_conflict', 'The template changed after you read it; read it again and reapply your change.');
@@ -67,17 +67,17 @@ export interface CreateTemplateInput {
  */
 export async function createTemplate(ctx: CommandContext, actor: Actor, input: CreateTemplateInput, now: string): Promise<string> {
   const templateId = newId.template();
-  const register = (state: TemplateRegistryState) => decideRegister(state, { templateId, name: input.name, slug: input.slug, now });
+  const register = (state: TemplateNamesState) => decideRegisterTemplate(state, { templateId, name: input.name, slug: input.slug, now });
   register(await registryOf(ctx, actor.workspaceId));
   const stream = templateStream(actor.workspaceId, templateId);
   const versionId = newId.templateVersion();
   await execute(ctx, actor, stream, templateAggregate, (s) =>
-    decideCreate(s, { templateId, versionId, description: input.description, starter: input.starter, content: input.content, publish: input.publish, sanitise: sanitiseHtml, now }),
+    decideCreateTemplate(s, { templateId, versionId, description: input.description, starter: input.starter, content: input.content, publish: input.publish, sanitise: sanitiseHtml, now }),
   );
   try {
-    await execute(ctx, actor, templateRegistryStream(actor.workspaceId), templateRegistryAggregate, register);
+    await execute(ctx, actor, templateNamesStream(actor.workspaceId), templateNamesAggregate, register);
   } catch (error) {
-    await execute(ctx, actor, stream, templateAggregate, (s) => decideDelete(s, { ifMatch: null, now }));
+    await execute(ctx, actor, stream, templateAggregate, (s) => decideDeleteTemplate(s, { ifMatch: null, now }));
     throw error;
   }
   return templateId;
@@ -99,13 +99,13 @@ export async function editTemplate(ctx: CommandContext, actor: Actor, templateId
   const registry = await registryOf(ctx, actor.workspaceId);
   const ifMatch = ifMatchRevision(input.tag, registry, templateId);
   const renames = input.tag === null || input.tag === '*' ? null : input.tag.renames;
-  const rename = (state: TemplateRegistryState) => (input.name === undefined ? [] : decideRename(state, { templateId, name: input.name, renames, now }));
+  const rename = (state: TemplateNamesState) => (input.name === undefined ? [] : decideRenameTemplate(state, { templateId, name: input.name, renames, now }));
   rename(registry);
   const versionId = newId.templateVersion();
   await execute(ctx, actor, templateStream(actor.workspaceId, templateId), templateAggregate, (s) =>
-    decideEdit(s, { ifMatch, now, description: input.description, content: input.content, publish: input.publish, versionId, sanitise: sanitiseHtml }),
+    decideEditTemplate(s, { ifMatch, now, description: input.description, content: input.content, publish: input.publish, versionId, sanitise: sanitiseHtml }),
   );
-  if (input.name !== undefined) await execute(ctx, actor, templateRegistryStream(actor.workspaceId), templateRegistryAggregate, rename);
+  if (input.name !== undefined) await execute(ctx, actor, templateNamesStream(actor.workspaceId), templateNamesAggregate, rename);
 }
 
 type Guarded = { tag: TemplateTag | '*' | null };
@@ -115,28 +115,28 @@ async function guarded(
   actor: Actor,
   templateId: string,
   tag: Guarded['tag'],
-  decide: (state: TemplateState, ifMatch: number | null) => ReturnType<typeof decideEdit>,
+  decide: (state: TemplateState, ifMatch: number | null) => ReturnType<typeof decideEditTemplate>,
 ): Promise<void> {
   const ifMatch = ifMatchRevision(tag, await registryOf(ctx, actor.workspaceId), templateId);
   await execute(ctx, actor, templateStream(actor.workspaceId, templateId), templateAggregate, (s) => decide(s, ifMatch));
 }
 
 export const publishTemplate = (ctx: CommandContext, actor: Actor, templateId: string, input: Guarded & { version: number | null }, now: string) =>
-  guarded(ctx, actor, templateId, input.tag, (s, ifMatch) => decidePublish(s, { ifMatch, now, version: input.version, sanitise: sanitiseHtml }));
+  guarded(ctx, actor, templateId, input.tag, (s, ifMatch) => decidePublishTemplate(s, { ifMatch, now, version: input.version, sanitise: sanitiseHtml }));
 
 export const archiveTemplate = (ctx: CommandContext, actor: Actor, templateId: string, input: Guarded, now: string) =>
-  guarded(ctx, actor, templateId, input.tag, (s, ifMatch) => decideArchive(s, { ifMatch, now }));
+  guarded(ctx, actor, templateId, input.tag, (s, ifMatch) => decideArchiveTemplate(s, { ifMatch, now }));
 
 export const unarchiveTemplate = (ctx: CommandContext, actor: Actor, templateId: string, input: Guarded, now: string) =>
-  guarded(ctx, actor, templateId, input.tag, (s, ifMatch) => decideUnarchive(s, { ifMatch, now }));
+  guarded(ctx, actor, templateId, input.tag, (s, ifMatch) => decideUnarchiveTemplate(s, { ifMatch, now }));
 
 export const restoreTemplateVersion = (ctx: CommandContext, actor: Actor, templateId: string, input: Guarded & { version: number }, now: string) =>
   guarded(ctx, actor, templateId, input.tag, (s, ifMatch) =>
-    decideRestore(s, { ifMatch, now, version: input.version, versionId: newId.templateVersion() }),
+    decideRestoreTemplateVersion(s, { ifMatch, now, version: input.version, versionId: newId.templateVersion() }),
   );
 
 export const deleteTemplateVersion = (ctx: CommandContext, actor: Actor, templateId: string, input: Guarded & { version: number }, now: string) =>
-  guarded(ctx, actor, templateId, input.tag, (s, ifMatch) => decideDeleteVersion(s, { ifMatch, now, version: input.version }));
+  guarded(ctx, actor, templateId, input.tag, (s, ifMatch) => decideDeleteTemplateVersion(s, { ifMatch, now, version: input.version }));
 
 /**
  * The place is freed first: once unregistered the template is gone from every list and read, so
@@ -147,9 +147,9 @@ export async function deleteTemplate(ctx: CommandContext, actor: Actor, template
   const ifMatch = ifMatchRevision(input.tag, registry, templateId);
   const stream = templateStream(actor.workspaceId, templateId);
   const { state } = await loadState(ctx, stream, templateAggregate);
-  decideDelete(state, { ifMatch, now });
-  await execute(ctx, actor, templateRegistryStream(actor.workspaceId), templateRegistryAggregate, (s) => decideUnregister(s, { templateId, now }));
-  await execute(ctx, actor, stream, templateAggregate, (s) => decideDelete(s, { ifMatch: null, now }));
+  decideDeleteTemplate(state, { ifMatch, now });
+  await execute(ctx, actor, templateNamesStream(actor.workspaceId), templateNamesAggregate, (s) => decideUnregisterTemplate(s, { templateId, now }));
+  await execute(ctx, actor, stream, templateAggregate, (s) => decideDeleteTemplate(s, { ifMatch: null, now }));
 }
 
 /** A new template with the source's head content as its draft version 1. */

@@ -1,10 +1,10 @@
 import {
-  decideCreate,
-  decideDelete,
-  decideReplay,
-  decideRotate,
-  decideTest,
-  decideUpdate,
+  decideCreateWebhookEndpoint,
+  decideDeleteWebhookEndpoint,
+  decideReplayWebhookDeliveries,
+  decideRotateWebhookSecret,
+  decideTestWebhookEndpoint,
+  decideUpdateWebhookEndpoint,
   type EndpointSettings,
 } from '../../domain/webhooks/decide.ts';
 import { webhooksStream } from '../../domain/webhooks/events.ts';
@@ -13,14 +13,14 @@ import { execute, type Actor, type CommandContext } from '../execute.ts';
 import { newId } from '../ids.ts';
 import { newWebhookSecret } from './secrets.ts';
 
-const run = (ctx: CommandContext, actor: Actor, decide: (s: WebhooksState) => ReturnType<typeof decideCreate>) =>
+const run = (ctx: CommandContext, actor: Actor, decide: (s: WebhooksState) => ReturnType<typeof decideCreateWebhookEndpoint>) =>
   execute(ctx, actor, webhooksStream(actor.workspaceId), webhooksAggregate, decide);
 
 /** Creates an endpoint, enabled at once; answers its id and the secret, shown this once. */
 export async function createWebhookEndpoint(ctx: CommandContext, actor: Actor, settings: EndpointSettings, now: string) {
   const endpointId = newId.webhookEndpoint();
   const secret = newWebhookSecret();
-  await run(ctx, actor, (s) => decideCreate(s, { endpointId, settings, secret, now }));
+  await run(ctx, actor, (s) => decideCreateWebhookEndpoint(s, { endpointId, settings, secret, now }));
   return { endpointId, secret };
 }
 
@@ -29,23 +29,23 @@ export const updateWebhookEndpoint = (
   actor: Actor,
   input: { endpointId: string; settings: Partial<EndpointSettings>; enabled?: boolean },
   now: string,
-) => run(ctx, actor, (s) => decideUpdate(s, { ...input, now }));
+) => run(ctx, actor, (s) => decideUpdateWebhookEndpoint(s, { ...input, now }));
 
 export async function rotateWebhookSecret(ctx: CommandContext, actor: Actor, endpointId: string, now: string) {
   const secret = newWebhookSecret();
-  await run(ctx, actor, (s) => decideRotate(s, { endpointId, secret, now }));
+  await run(ctx, actor, (s) => decideRotateWebhookSecret(s, { endpointId, secret, now }));
   return { secret };
 }
 
 export const deleteWebhookEndpoint = (ctx: CommandContext, actor: Actor, endpointId: string, now: string) =>
-  run(ctx, actor, (s) => decideDelete(s, { endpointId, now }));
+  run(ctx, actor, (s) => decideDeleteWebhookEndpoint(s, { endpointId, now }));
 
 export const requestWebhookTest = (ctx: CommandContext, actor: Actor, endpointId: string, now: string) =>
-  run(ctx, actor, (s) => decideTest(s, { endpointId, testId: newId.uuid(), now }));
+  run(ctx, actor, (s) => decideTestWebhookEndpoint(s, { endpointId, testId: newId.webhookTest(), now }));
 
 export const replayWebhookDeliveries = (
   ctx: CommandContext,
   actor: Actor,
   input: { endpointId: string; deliveryIds: string[] | null; since: string | null },
   now: string,
-) => run(ctx, actor, (s) => decideReplay(s, { ...input, now }));
+) => run(ctx, actor, (s) => decideReplayWebhookDeliveries(s, { ...input, now }));

@@ -45,7 +45,7 @@ function beyondCaller(key: KeyReach, caller: CallerAuthority): { param: string; 
   return null;
 }
 
-export function decideCreateKey(state: ApiKeysState, cmd: CreateKey): ApiKeyEvent[] {
+export function decideCreateApiKey(state: ApiKeysState, cmd: CreateKey): ApiKeyEvent[] {
   cmd.scopes.forEach((s, i) => {
     if (CONSOLE_ONLY.has(s)) fail('invalid_parameter', `\`${s}\` is a console-only permission; no key can hold it.`, `scopes.${i}`);
   });
@@ -76,7 +76,7 @@ export function decideCreateKey(state: ApiKeysState, cmd: CreateKey): ApiKeyEven
   ];
 }
 
-export function decideRotateKey(state: ApiKeysState, cmd: { keyId: string; secretHash: string; now: string }): ApiKeyEvent[] {
+export function decideRotateApiKey(state: ApiKeysState, cmd: { keyId: string; secretHash: string; now: string }): ApiKeyEvent[] {
   const key = state.keys.get(cmd.keyId);
   if (!key) fail('resource_not_found', 'No such API key.', 'id');
   if (key.revokedAt !== null) fail('revoked', 'The key was revoked.');
@@ -90,7 +90,7 @@ export function decideRotateKey(state: ApiKeysState, cmd: { keyId: string; secre
 }
 
 /** A key revokes itself, or keys inside its own authority (the owner's key only from one as wide). */
-export function decideRevokeKey(state: ApiKeysState, cmd: { keyId: string; now: string; caller: CallerAuthority }): ApiKeyEvent[] {
+export function decideRevokeApiKey(state: ApiKeysState, cmd: { keyId: string; now: string; caller: CallerAuthority }): ApiKeyEvent[] {
   const key = state.keys.get(cmd.keyId);
   if (!key || key.revokedAt !== null) fail('resource_not_found', 'No such API key.', 'id');
   const beyond = cmd.keyId === cmd.caller.keyId ? null : beyondCaller(key, cmd.caller);
@@ -98,7 +98,7 @@ export function decideRevokeKey(state: ApiKeysState, cmd: { keyId: string; now: 
   return [{ type: 'ApiKeyRevoked', data: { keyId: cmd.keyId, revokedAt: cmd.now } }];
 }
 
-export function decideReassignKeys(state: ApiKeysState, cmd: { fromRoleId: string; toRoleId: string }): ApiKeyEvent[] {
+export function decideReassignApiKeys(state: ApiKeysState, cmd: { fromRoleId: string; toRoleId: string }): ApiKeyEvent[] {
   const keyIds = [...state.keys.entries()].filter(([, k]) => k.revokedAt === null && k.roleId === cmd.fromRoleId).map(([id]) => id);
   if (keyIds.length === 0) return [];
   return [{ type: 'ApiKeysReassigned', data: { fromRoleId: cmd.fromRoleId, toRoleId: cmd.toRoleId, keyIds } }];

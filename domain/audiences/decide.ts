@@ -8,7 +8,7 @@ export const AUDIENCE_NAME_MAX = 120;
 export const DEFAULT_AUDIENCE_NAME = 'All contacts';
 
 /** The default audience, when the workspace has none yet (first use of contacts or audiences). */
-export function decideEnsureDefault(state: AudiencesState, cmd: { audienceId: string; now: string }): AudienceEvent[] {
+export function decideEnsureDefaultAudience(state: AudiencesState, cmd: { audienceId: string; now: string }): AudienceEvent[] {
   if (state.defaultId !== null) return [];
   return [
     {
@@ -34,7 +34,7 @@ export function decideCreateAudience(state: AudiencesState, cmd: CreateAudience)
     fail('workspace_limit_reached', `A workspace holds at most ${AUDIENCES_MAX} audiences besides the default one; delete one to free a place.`);
   }
   return [
-    ...decideEnsureDefault(state, { audienceId: cmd.defaultId, now: cmd.now }),
+    ...decideEnsureDefaultAudience(state, { audienceId: cmd.defaultId, now: cmd.now }),
     {
       type: 'AudienceCreated',
       data: { audienceId: cmd.audienceId, name: cmd.name.trim(), description: cmd.description, showOnPreferences: cmd.showOnPreferences, builtin: null, createdAt: cmd.now },

@@ -16,12 +16,12 @@ function guard(state: AutomationState, ifMatch: number | null): void {
   if (ifMatch !== null && ifMatch !== state.revision) fail('version_conflict', 'The automation changed after you read it; read it again.');
 }
 
-export function decideCreate(state: AutomationState, cmd: { automationId: string; definition: Definition; status: 'live' | 'paused'; now: string }): AutomationEvent[] {
+export function decideCreateAutomation(state: AutomationState, cmd: { automationId: string; definition: Definition; status: 'live' | 'paused'; now: string }): AutomationEvent[] {
   if (state.automationId !== null) return [];
   return [{ type: 'AutomationCreated', data: { automationId: cmd.automationId, ...cmd.definition, status: cmd.status, createdAt: cmd.now } }];
 }
 
-export function decideUpdate(
+export function decideUpdateAutomation(
   state: AutomationState,
   cmd: { ifMatch: number | null; patch: Partial<Definition>; status?: 'live' | 'paused'; now: string },
 ): AutomationEvent[] {
@@ -36,7 +36,7 @@ export function decideUpdate(
   return events;
 }
 
-export function decideDelete(state: AutomationState, cmd: { ifMatch: number | null; now: string }): AutomationEvent[] {
+export function decideDeleteAutomation(state: AutomationState, cmd: { ifMatch: number | null; now: string }): AutomationEvent[] {
   guard(state, cmd.ifMatch);
   return [{ type: 'AutomationDeleted', data: { automationId: state.automationId!, deletedAt: cmd.now } }];
 }

@@ -34,7 +34,7 @@ export type Outcome =
  * Everything stored by one request is one `ContactEventsRecorded` (all ready items share the
  * request's mode and time).
  */
-export function decideRecord(state: KeyState, items: Item[]): { events: ContactEventEvent[]; outcomes: Outcome[] } {
+export function decideRecordContactEvents(state: KeyState, items: Item[]): { events: ContactEventEvent[]; outcomes: Outcome[] } {
   const stored: StoredEvent[] = [];
   const outcomes: Outcome[] = [];
   for (const item of items) {

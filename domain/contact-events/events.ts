@@ -44,9 +44,9 @@ export interface StoredContactEvent {
   createdAt: string;
 }
 
-export function entriesOf(event: { type: string; data: Record<string, unknown> }): StoredContactEvent[] {
-  if (event.type === 'ContactEventRecorded') return [event.data as unknown as StoredContactEvent];
-  const d = event.data as unknown as { mode: 'live' | 'test'; createdAt: string; events: Omit<StoredContactEvent, 'mode' | 'createdAt'>[] };
+export function entriesOf(event: ContactEventEvent): StoredContactEvent[] {
+  if (event.type === 'ContactEventRecorded') return [event.data];
+  const d = event.data;
   return d.events.map((e) => ({ ...e, mode: d.mode, createdAt: d.createdAt }));
 }
 

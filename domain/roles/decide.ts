@@ -17,12 +17,13 @@ export interface RoleCaller {
 /** Ids for the seeded roles, minted by the command in case this decision seeds. */
 export type SeedIds = Record<Builtin, string>;
 
-export interface EnsureSeeded {
+export interface SeedRoles {
   seedIds: SeedIds;
   now: string;
 }
 
-export function decideEnsureSeeded(state: RolesState, cmd: EnsureSeeded): RoleEvent[] {
+/** Seeds the built-in roles once, and brings the owner role back if it was ever gone. */
+export function decideSeedRoles(state: RolesState, cmd: SeedRoles): RoleEvent[] {
   if (!state.seeded) {
     return [{ type: 'RolesSeeded', data: { roles: BUILTINS.map((b) => seedRole(b, cmd.seedIds[b])), seededAt: cmd.now } }];
   }
@@ -32,7 +33,7 @@ export function decideEnsureSeeded(state: RolesState, cmd: EnsureSeeded): RoleEv
   return [];
 }
 
-export interface CreateRole extends EnsureSeeded {
+export interface CreateRole extends SeedRoles {
   roleId: string;
   name: string;
   description: string | null;
@@ -45,7 +46,7 @@ export interface CreateRole extends EnsureSeeded {
  * collide with a seeded one arriving later.
  */
 export function decideCreateRole(state: RolesState, cmd: CreateRole): RoleEvent[] {
-  const seeding = state.seeded ? [] : decideEnsureSeeded(state, cmd);
+  const seeding = state.seeded ? [] : decideSeedRoles(state, cmd);
   const current = seeding.reduce(rolesAggregate.evolve, state);
   const name = roleName(cmd.name);
   const description = roleDescription(cmd.description);

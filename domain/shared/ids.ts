@@ -1,15 +1,56 @@
+import { createHash } from 'node:crypto';
+
 /**
- * Id shapes from the spec's Conventions. Random bytes are passed in by the caller (commands),
- * so deciders stay pure and tests can use fixed ids.
+ * What follows an id's prefix: 24 hex digits (12 random bytes, or a digest), 24 base-36
+ * characters (api keys: they travel inside the token, so no `_`), or a UUID (the spec's
+ * suppression ids).
  */
-export const idPatterns = {
-  workspace: /^ws_[0-9a-f]{24}$/,
-  user: /^usr_[0-9a-f]{24}$/,
-  role: /^role_[0-9a-f]{24}$/,
-  template: /^tpl_[0-9a-f]{24}$/,
-  contact: /^con_[0-9a-f]{24}$/,
-  audience: /^aud_[0-9a-f]{24}$/,
-  contactEvent: /^cev_[0-9a-f]{24}$/,
-  apiKey: /^[0-9a-z]{24}$/,
-  suppression: /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/,
-} as const;
+type Body = 'hex24' | 'base36x24' | 'uuid';
+
+/**
+ * Every id kind of the service, one line each: its prefix, its body, and whether commands draw it
+ * at random or it follows from a digest of what it names (so a replay of the log names it again).
+ * Patterns are derived below; the random ids are drawn by commands/ids.ts from this same table.
+ * The table is here, in the shared kernel, because the shapes are the spec's and every layer
+ * checks them; drawing is not, so a decider can only ever receive an id through its command.
+ */
+export const ID_KINDS = {
+  workspace: { prefix: 'ws_', body: 'hex24', from: 'random' },
+  user: { prefix: 'usr_', body: 'hex24', from: 'random' },
+  role: { prefix: 'role_', body: 'hex24', from: 'random' },
+  apiKey: { prefix: '', body: 'base36x24', from: 'random' },
+  template: { prefix: 'tpl_', body: 'hex24', from: 'random' },
+  templateVersion: { prefix: 'tplv_', body: 'hex24', from: 'random' },
+  suppression: { prefix: '', body: 'uuid', from: 'random' },
+  webhookEndpoint: { prefix: 'whe_', body: 'hex24', from: 'random' },
+  webhookTest: { prefix: '', body: 'uuid', from: 'random' },
+  webhookDelivery: { prefix: 'whd_', body: 'hex24', from: 'digest' },
+  /** The delivery's digest under its own prefix (processes/webhooks/dispatch.ts writes it in SQL). */
+  webhookMessage: { prefix: 'msg_', body: 'hex24', from: 'digest' },
+  contact: { prefix: 'con_', body: 'hex24', from: 'random' },
+  audience: { prefix: 'aud_', body: 'hex24', from: 'random' },
+  contactEvent: { prefix: 'cev_', body: 'hex24', from: 'random' },
+  automation: { prefix: 'aut_', body: 'hex24', from: 'random' },
+  automationRun: { prefix: 'aur_', body: 'hex24', from: 'digest' },
+  automationSend: { prefix: 'asr_', body: 'hex24', from: 'digest' },
+  request: { prefix: 'req_', body: 'hex24', from: 'random' },
+} as const satisfies Record<string, { prefix: string; body: Body; from: 'random' | 'digest' }>;
+
+export type IdKind = keyof typeof ID_KINDS;
+export type RandomIdKind = { [K in IdKind]: (typeof ID_KINDS)[K]['from'] extends 'random' ? K : never }[IdKind];
+type DigestIdKind = Exclude<IdKind, RandomIdKind>;
+
+const BODY: Record<Body, string> = {
+  hex24: '[0-9a-f]{24}',
+  base36x24: '[0-9a-z]{24}',
+  uuid: '[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}',
+};
+
+/** The shape of each kind: a lookup checks it first, so a malformed id answers 404 without a query. */
+export const idPatterns = Object.fromEntries(
+  Object.entries(ID_KINDS).map(([kind, { prefix, body }]) => [kind, new RegExp(`^${prefix}${BODY[body]}$`)]),
+) as Record<IdKind, RegExp>;
+
+/** The id a digest of `text` gives: the same text names the same id, however often it is replayed. */
+export const digestId = (kind: DigestIdKind, text: string) =>
+  `${ID_KINDS[kind].prefix}${createHash('sha256').update(text).digest('hex').slice(0, 24)}`;

@@ -56,7 +56,7 @@ export interface CreateTemplate {
   now: string;
 }
 
-export function decideCreate(state: TemplateState, cmd: CreateTemplate): TemplateEvent[] {
+export function decideCreateTemplate(state: TemplateState, cmd: CreateTemplate): TemplateEvent[] {
   if (state.templateId !== null) return [];
   checkSaved(cmd.content);
   const events: TemplateEvent[] = [
@@ -115,7 +115,7 @@ export interface EditTemplate extends Guarded {
  * An edit of an unpublished head replaces it; an edit of a published head mints a new draft
  * version, so sends keep using the published one until the next publish.
  */
-export function decideEdit(state: TemplateState, cmd: EditTemplate): TemplateEvent[] {
+export function decideEditTemplate(state: TemplateState, cmd: EditTemplate): TemplateEvent[] {
   const templateId = existing(state, cmd.ifMatch);
   const events: TemplateEvent[] = [];
   if (cmd.description !== undefined && cmd.description !== state.description) {
@@ -155,25 +155,25 @@ function versionOf(state: TemplateState, version: number): VersionState {
  * Publishing freezes a version and makes it the one sends use. Publishing an older published
  * version makes it live again (a rollback); it stays as it was frozen.
  */
-export function decidePublish(state: TemplateState, cmd: Guarded & { version: number | null; sanitise: Sanitise }): TemplateEvent[] {
+export function decidePublishTemplate(state: TemplateState, cmd: Guarded & { version: number | null; sanitise: Sanitise }): TemplateEvent[] {
   const templateId = existing(state, cmd.ifMatch);
   const v = versionOf(state, cmd.version ?? state.latestVersion);
   if (state.publishedVersion === v.version) return [];
   return [publishedEvent(templateId, v, cmd.sanitise, cmd.now)];
 }
 
-export function decideArchive(state: TemplateState, cmd: Guarded): TemplateEvent[] {
+export function decideArchiveTemplate(state: TemplateState, cmd: Guarded): TemplateEvent[] {
   const templateId = existing(state, cmd.ifMatch);
   return state.archived ? [] : [{ type: 'TemplateArchived', data: { templateId, archivedAt: cmd.now } }];
 }
 
-export function decideUnarchive(state: TemplateState, cmd: Guarded): TemplateEvent[] {
+export function decideUnarchiveTemplate(state: TemplateState, cmd: Guarded): TemplateEvent[] {
   const templateId = existing(state, cmd.ifMatch);
   return state.archived ? [{ type: 'TemplateUnarchived', data: { templateId, unarchivedAt: cmd.now } }] : [];
 }
 
 /** An old version's content comes back as a new draft head; the old version itself is untouched. */
-export function decideRestore(state: TemplateState, cmd: Guarded & { version: number; versionId: string }): TemplateEvent[] {
+export function decideRestoreTemplateVersion(state: TemplateState, cmd: Guarded & { version: number; versionId: string }): TemplateEvent[] {
   const templateId = existing(state, cmd.ifMatch);
   const v = versionOf(state, cmd.version);
   const version = state.latestVersion + 1;
@@ -186,7 +186,7 @@ export function decideRestore(state: TemplateState, cmd: Guarded & { version: nu
 }
 
 /** The only version, the live one and the head (the one being edited) stay. */
-export function decideDeleteVersion(state: TemplateState, cmd: Guarded & { version: number }): TemplateEvent[] {
+export function decideDeleteTemplateVersion(state: TemplateState, cmd: Guarded & { version: number }): TemplateEvent[] {
   const templateId = existing(state, cmd.ifMatch);
   const v = versionOf(state, cmd.version);
   if (state.versions.size === 1) fail('template_version_not_deletable', 'A template keeps at least one version.', 'version');
@@ -195,7 +195,7 @@ export function decideDeleteVersion(state: TemplateState, cmd: Guarded & { versi
   return [{ type: 'TemplateVersionDeleted', data: { templateId, version: v.version, deletedAt: cmd.now } }];
 }
 
-export function decideDelete(state: TemplateState, cmd: Guarded): TemplateEvent[] {
+export function decideDeleteTemplate(state: TemplateState, cmd: Guarded): TemplateEvent[] {
   const templateId = existing(state, cmd.ifMatch);
   return [{ type: 'TemplateDeleted', data: { templateId, deletedAt: cmd.now } }];
 }

@@ -1,5 +1,6 @@
-import { createHash } from 'node:crypto';
 import { domainOf } from '../shared/allowlists.ts';
+import type { EventOfType, EventType } from '../registry.ts';
+import { digestId } from '../shared/ids.ts';
 
 /** The event families the spec names; every later feature adds its event names to one of them. */
 export const FAMILIES = ['email', 'domain', 'suppression', 'file', 'form', 'automation', 'contact', 'sending'] as const;
@@ -45,35 +46,46 @@ export interface WebhookMessage {
   data: Record<string, unknown>;
 }
 
-type Mapper = (data: Record<string, unknown>, occurredAt: string) => WebhookMessage;
+type Mapper<T extends EventType> = (data: EventOfType<T>['data'], occurredAt: string) => WebhookMessage;
 
 /**
  * The one registry of domain events that become webhook events. A feature that adds a webhook
  * event adds its mapper here. Contact events concern the contact's address, so allowlists narrow them.
  */
-export const WEBHOOK_MAPPERS: Record<string, Mapper> = {
+const mappers = {
   SuppressionAdded: (d) => ({
     type: 'suppression.added',
-    concerns: { address: d.email as string },
+    concerns: { address: d.email },
     data: { id: d.suppressionId, email: d.email, reason: d.reason, detail: d.detail, createdAt: d.createdAt },
   }),
   ContactCreated: (d) => ({
     type: 'contact.created',
-    concerns: { address: d.email as string },
+    concerns: { address: d.email },
     data: { id: d.contactId, email: d.email, name: d.name, notes: d.notes, attributes: d.attributes, source: d.source, audienceIds: d.audienceIds, createdAt: d.createdAt },
   }),
   ContactUpdated: (d) => ({
     type: 'contact.updated',
-    concerns: { address: d.email as string },
+    concerns: { address: d.email },
     data: { id: d.contactId, email: d.email, name: d.name, notes: d.notes, attributes: d.attributes, updatedAt: d.updatedAt },
   }),
   ContactDeleted: (d) => ({
     type: 'contact.deleted',
-    concerns: { address: d.email as string },
+    concerns: { address: d.email },
     data: { id: d.contactId, email: d.email, deletedAt: d.deletedAt },
   }),
-};
+} satisfies { [T in EventType]?: Mapper<T> };
+
+/** The domain event types that become webhook events. */
+export type WebhookSourceType = keyof typeof mappers;
+export const WEBHOOK_SOURCE_TYPES = Object.keys(mappers) as WebhookSourceType[];
+
+/** The webhook message a decoded event becomes; null when its type becomes none. */
+export function webhookMessageOf(event: { type: string; data: Record<string, unknown> }, occurredAt: string): WebhookMessage | null {
+  if (!Object.hasOwn(mappers, event.type)) return null;
+  // The registry decoded the event, so its data has the shape its type's mapper takes.
+  const map = mappers[event.type as WebhookSourceType] as Mapper<WebhookSourceType>;
+  return map(event.data as EventOfType<WebhookSourceType>['data'], occurredAt);
+}
 
 /** A delivery's id follows from the event's position and the endpoint: replaying the log never makes a second one. */
-export const deliveryIdOf = (position: number, endpointId: string) =>
-  `whd_${createHash('sha256').update(`${position}:${endpointId}`).digest('hex').slice(0, 24)}`;
+export const deliveryIdOf = (position: number, endpointId: string) => digestId('webhookDelivery', `${position}:${endpointId}`);

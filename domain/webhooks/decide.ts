@@ -29,14 +29,14 @@ function endpointOf(state: WebhooksState, endpointId: string): EndpointState {
   return e;
 }
 
-export function decideCreate(state: WebhooksState, cmd: { endpointId: string; settings: EndpointSettings; secret: string; now: string }): WebhookEvent[] {
+export function decideCreateWebhookEndpoint(state: WebhooksState, cmd: { endpointId: string; settings: EndpointSettings; secret: string; now: string }): WebhookEvent[] {
   if (state.endpoints.has(cmd.endpointId)) return [];
   if (state.endpoints.size >= ENDPOINTS_MAX) fail('workspace_limit_reached', `A workspace has at most ${ENDPOINTS_MAX} webhook endpoints.`);
   return [{ type: 'WebhookEndpointCreated', data: { endpointId: cmd.endpointId, ...normaliseSettings(cmd.settings), secret: cmd.secret, createdAt: cmd.now } }];
 }
 
 /** `enabled` true re-enables (the failure count starts again); false is a person's switch-off, without a reason. */
-export function decideUpdate(
+export function decideUpdateWebhookEndpoint(
   state: WebhooksState,
   cmd: { endpointId: string; settings: Partial<EndpointSettings>; enabled?: boolean; now: string },
 ): WebhookEvent[] {
@@ -53,30 +53,30 @@ export function decideUpdate(
 }
 
 /** Deliveries switched the endpoint off; a second report of the same kind writes nothing. */
-export function decideAutoDisable(state: WebhooksState, cmd: { endpointId: string; reason: string; now: string }): WebhookEvent[] {
+export function decideAutoDisableWebhookEndpoint(state: WebhooksState, cmd: { endpointId: string; reason: string; now: string }): WebhookEvent[] {
   const e = state.endpoints.get(cmd.endpointId);
   if (!e || !e.enabled) return [];
   return [{ type: 'WebhookEndpointDisabled', data: { endpointId: e.endpointId, reason: cmd.reason, disabledAt: cmd.now } }];
 }
 
-export function decideRotate(state: WebhooksState, cmd: { endpointId: string; secret: string; now: string }): WebhookEvent[] {
+export function decideRotateWebhookSecret(state: WebhooksState, cmd: { endpointId: string; secret: string; now: string }): WebhookEvent[] {
   const e = endpointOf(state, cmd.endpointId);
   const previousSecretExpiresAt = new Date(Date.parse(cmd.now) + PREVIOUS_SECRET_TTL_MS).toISOString();
   return [{ type: 'WebhookSecretRotated', data: { endpointId: e.endpointId, secret: cmd.secret, previousSecretExpiresAt, rotatedAt: cmd.now } }];
 }
 
-export function decideDelete(state: WebhooksState, cmd: { endpointId: string; now: string }): WebhookEvent[] {
+export function decideDeleteWebhookEndpoint(state: WebhooksState, cmd: { endpointId: string; now: string }): WebhookEvent[] {
   const e = endpointOf(state, cmd.endpointId);
   return [{ type: 'WebhookEndpointDeleted', data: { endpointId: e.endpointId, deletedAt: cmd.now } }];
 }
 
-export function decideTest(state: WebhooksState, cmd: { endpointId: string; testId: string; now: string }): WebhookEvent[] {
+export function decideTestWebhookEndpoint(state: WebhooksState, cmd: { endpointId: string; testId: string; now: string }): WebhookEvent[] {
   const e = endpointOf(state, cmd.endpointId);
   if (!e.enabled) fail('webhook_disabled', 'The endpoint is disabled; enable it first.');
   return [{ type: 'WebhookTestRequested', data: { endpointId: e.endpointId, testId: cmd.testId, requestedAt: cmd.now } }];
 }
 
-export function decideReplay(
+export function decideReplayWebhookDeliveries(
   state: WebhooksState,
   cmd: { endpointId: string; deliveryIds: string[] | null; since: string | null; now: string },
 ): WebhookEvent[] {

@@ -1,25 +1,25 @@
-import crypto from 'node:crypto';
-import { sql, type Kysely, type Transaction } from 'kysely';
+import { sql, type Kysely, type Selectable } from 'kysely';
 import { automationProperties } from '../../domain/contact-events/rules.ts';
-import { compile, matches, type Filter, type Instruction, type Step } from '../../domain/automations/steps.ts';
+import { compile, matches, type Instruction, type Step } from '../../domain/automations/steps.ts';
+import { digestId } from '../../domain/shared/ids.ts';
 import { CONTACT_EVENT_TYPES, entriesOf, type StoredContactEvent } from '../../domain/contact-events/events.ts';
-import type { ProjectedEvent, Projector } from '../../projections/projector.ts';
+import { defineReactor, type Projected } from '../../projections/projector.ts';
+import type { EnrolmentTables } from './tables.ts';
 
 /** One live contact event with where it sits in the log. */
 type Live = StoredContactEvent & { workspaceId: string; position: number };
 
-type Db = Kysely<any> | Transaction<any>;
+type Db = Kysely<EnrolmentTables>;
 
-interface Def {
-  id: string;
-  trigger_event: string;
-  filters: Filter[];
-  program: unknown[];
-}
+const DEFINITIONS = ['AutomationCreated', 'AutomationUpdated', 'AutomationPaused', 'AutomationResumed', 'AutomationDeleted'] as const;
+type Definition = Projected<(typeof DEFINITIONS)[number]>;
+type ContactEvents = Projected<(typeof CONTACT_EVENT_TYPES)[number]>;
+const isContactEvents = (e: Definition | ContactEvents): e is ContactEvents => (CONTACT_EVENT_TYPES as readonly string[]).includes(e.type);
+
+type Def = Pick<Selectable<EnrolmentTables['automation_defs']>, 'id' | 'trigger_event' | 'filters' | 'program'>;
 
 /** A run's id: one per automation and triggering event, so a replay of the log never enrols twice. */
-export const runIdOf = (automationId: string, eventId: string) =>
-  `aur_${crypto.createHash('sha256').update(`${automationId}/${eventId}`).digest('hex').slice(0, 24)}`;
+export const runIdOf = (automationId: string, eventId: string) => digestId('automationRun', `${automationId}/${eventId}`);
 
 /**
  * The enrolment half of automations: follows the event log under the projection runner (one
@@ -34,10 +34,9 @@ export const runIdOf = (automationId: string, eventId: string) =>
  * It keeps its own copy of the automations (definition as of that point of the log). The runs it
  * makes are walked by worker.ts. Never rebuilt: its tables are the state of work under way.
  */
-export const automationEnrolment: Projector = {
+export const automationEnrolment = defineReactor<EnrolmentTables>()({
   name: 'automation_enrolment',
   version: 1,
-  rebuildable: false,
   tables: ['automation_defs', 'automation_runs', 'automation_sends', 'automation_event_outcomes'],
   ddl: (s) => `
     CREATE TABLE IF NOT EXISTS ${s}.automation_defs (
@@ -95,49 +94,52 @@ export const automationEnrolment: Projector = {
       created_at timestamptz NOT NULL
     );
     CREATE INDEX IF NOT EXISTS automation_event_outcomes_created ON ${s}.automation_event_outcomes (created_at);`,
-  handles: ['AutomationCreated', 'AutomationUpdated', 'AutomationPaused', 'AutomationResumed', 'AutomationDeleted', ...CONTACT_EVENT_TYPES],
-  async apply(db, event) {
-    await this.applyBatch!(db, [event]);
-  },
-  async applyBatch(db, events) {
-    let segment: Live[] = [];
-    for (const event of events) {
-      if ((CONTACT_EVENT_TYPES as readonly string[]).includes(event.type)) {
-        for (const e of entriesOf(event)) if (e.mode === 'live') segment.push({ ...e, workspaceId: event.metadata.workspaceId as string, position: event.position });
-        continue;
-      }
-      await applyContactEvents(db, segment);
-      segment = [];
-      await applyDefinition(db, event);
+  reactsTo: [...DEFINITIONS, ...CONTACT_EVENT_TYPES],
+  react: enrol,
+});
+
+/** Contact events are taken a run of them at a time, between the definition changes that come in order with them. */
+async function enrol(db: Db, events: (Definition | ContactEvents)[]): Promise<void> {
+  let segment: Live[] = [];
+  for (const event of events) {
+    if (isContactEvents(event)) {
+      for (const e of entriesOf(event)) if (e.mode === 'live') segment.push({ ...e, workspaceId: event.metadata.workspaceId, position: event.position });
+      continue;
     }
     await applyContactEvents(db, segment);
-  },
-};
+    segment = [];
+    await applyDefinition(db, event);
+  }
+  await applyContactEvents(db, segment);
+}
 
-async function applyDefinition(db: Db, event: ProjectedEvent): Promise<void> {
-  const d = event.data as any;
+async function applyDefinition(db: Db, event: Definition): Promise<void> {
+  const { workspaceId } = event.metadata;
   switch (event.type) {
     case 'AutomationCreated':
     case 'AutomationUpdated': {
+      const d = event.data;
       const program = JSON.stringify(compile(d.steps as Step[]));
       await sql`INSERT INTO automation_defs (id, workspace_id, live, trigger_event, filters, program)
-        VALUES (${d.automationId}, ${event.metadata.workspaceId as string}, ${event.type === 'AutomationCreated' ? d.status === 'live' : false},
+        VALUES (${d.automationId}, ${workspaceId}, ${event.type === 'AutomationCreated' ? event.data.status === 'live' : false},
                 ${d.trigger.event}, ${JSON.stringify(d.trigger.filters)}::jsonb, ${program}::jsonb)
         ON CONFLICT (id) DO UPDATE SET trigger_event = excluded.trigger_event, filters = excluded.filters, program = excluded.program`.execute(db);
-      break;
+      return;
     }
     case 'AutomationPaused':
     case 'AutomationResumed':
-      await sql`UPDATE automation_defs SET live = ${event.type === 'AutomationResumed'} WHERE id = ${d.automationId}`.execute(db);
-      break;
-    case 'AutomationDeleted':
+      await sql`UPDATE automation_defs SET live = ${event.type === 'AutomationResumed'} WHERE id = ${event.data.automationId}`.execute(db);
+      return;
+    case 'AutomationDeleted': {
+      const d = event.data;
       // Its runs end where they stand: a job already on the bus finds no row (worker.ts acks it), and a
       // walk holding a run's lock finishes first, so no step of the automation runs after this commits.
       // Nothing can read the runs or send requests of a deleted automation, so they go with it.
       await sql`DELETE FROM automation_defs WHERE id = ${d.automationId}`.execute(db);
-      await sql`DELETE FROM automation_runs WHERE workspace_id = ${event.metadata.workspaceId as string} AND automation_id = ${d.automationId}`.execute(db);
-      await sql`DELETE FROM automation_sends WHERE workspace_id = ${event.metadata.workspaceId as string} AND automation_id = ${d.automationId}`.execute(db);
-      break;
+      await sql`DELETE FROM automation_runs WHERE workspace_id = ${workspaceId} AND automation_id = ${d.automationId}`.execute(db);
+      await sql`DELETE FROM automation_sends WHERE workspace_id = ${workspaceId} AND automation_id = ${d.automationId}`.execute(db);
+      return;
+    }
   }
 }
 

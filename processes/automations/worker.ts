@@ -1,5 +1,5 @@
 import { CONTACT_EVENT_TYPES } from '../../domain/contact-events/events.ts';
-import crypto from 'node:crypto';
+import { digestId } from '../../domain/shared/ids.ts';
 import type pg from 'pg';
 import type { ReadModelBarrier } from '../../commands/execute.ts';
 import type { Instruction } from '../../domain/automations/steps.ts';
@@ -124,7 +124,7 @@ export class AutomationRunProcess {
       if (step.op === 'jump') {
         pc = step.to;
       } else if (step.op === 'send') {
-        const id = `asr_${crypto.createHash('sha256').update(`${run.id}/${pc}/${run.seq}`).digest('hex').slice(0, 24)}`;
+        const id = digestId('automationSend', `${run.id}/${pc}/${run.seq}`);
         await client.query(
           `INSERT INTO automation_sends (id, workspace_id, automation_id, run_id, contact_id, email, template, subject, data, created_at)
            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, date_trunc('milliseconds', now())) ON CONFLICT (id) DO NOTHING`,

@@ -1,15 +1,36 @@
-import { sql, type Kysely, type Transaction } from 'kysely';
-import { covers, deliveryIdOf, subscribes, TEST_EVENT_TYPE, WEBHOOK_MAPPERS, type WebhookMessage } from '../../domain/webhooks/catalogue.ts';
-import type { ProjectedEvent, Projector } from '../../projections/projector.ts';
+import { sql, type Kysely, type Selectable } from 'kysely';
+import {
+  covers,
+  deliveryIdOf,
+  subscribes,
+  TEST_EVENT_TYPE,
+  WEBHOOK_SOURCE_TYPES,
+  webhookMessageOf,
+  type WebhookMessage,
+  type WebhookSourceType,
+} from '../../domain/webhooks/catalogue.ts';
+import { defineReactor, type Projected } from '../../projections/projector.ts';
+import type { DispatchTables } from './tables.ts';
 
-const ENDPOINT_EVENTS = ['WebhookEndpointCreated', 'WebhookEndpointUpdated', 'WebhookEndpointDisabled', 'WebhookEndpointEnabled', 'WebhookEndpointDeleted'];
+type Db = Kysely<DispatchTables>;
 
-interface Route {
-  id: string;
-  event_types: string[] | null;
-  address_allowlist: string[] | null;
-  domain_allowlist: string[] | null;
-}
+/** What changes the routes, or asks for deliveries to one endpoint. */
+const CONTROL = [
+  'WebhookEndpointCreated',
+  'WebhookEndpointUpdated',
+  'WebhookEndpointDisabled',
+  'WebhookEndpointEnabled',
+  'WebhookEndpointDeleted',
+  'WebhookTestRequested',
+  'WebhookDeliveriesReplayed',
+] as const;
+type Control = Projected<(typeof CONTROL)[number]>;
+type Source = Projected<WebhookSourceType>;
+
+const SOURCES: ReadonlySet<string> = new Set(WEBHOOK_SOURCE_TYPES);
+const isSource = (e: Control | Source): e is Source => SOURCES.has(e.type);
+
+type Route = Omit<Selectable<DispatchTables['webhook_routes']>, 'workspace_id' | 'enabled'>;
 
 /**
  * The fan-out half of webhook delivery: follows the event log in order and turns each domain event
@@ -22,10 +43,9 @@ interface Route {
  * read-your-writes for the test and replay requests) but is never rebuilt: its tables are the
  * state of deliveries, and rebuilding from position 0 would send every event again.
  */
-export const webhookDispatch: Projector = {
+export const webhookDispatch = defineReactor<DispatchTables>()({
   name: 'webhook_dispatch',
   version: 1,
-  rebuildable: false,
   tables: ['webhook_routes', 'webhook_deliveries', 'webhook_attempts', 'webhook_health', 'webhook_notices'],
   ddl: (s) => `
     CREATE TABLE IF NOT EXISTS ${s}.webhook_routes (
@@ -86,36 +106,33 @@ export const webhookDispatch: Projector = {
       sent_at timestamptz
     );
     CREATE INDEX IF NOT EXISTS webhook_notices_due ON ${s}.webhook_notices (next_attempt_at) WHERE sent_at IS NULL;`,
-  handles: [...ENDPOINT_EVENTS, 'WebhookTestRequested', 'WebhookDeliveriesReplayed', ...Object.keys(WEBHOOK_MAPPERS)],
-  async apply(db, event) {
-    await this.applyBatch!(db, [event]);
-  },
-  async applyBatch(db, events) {
-    // Routes of every workspace the batch maps events for are read in one query; an endpoint event
-    // drops its workspace's routes, which are then read again after it.
-    const mapped = new Set(events.filter((e) => WEBHOOK_MAPPERS[e.type]).map((e) => e.metadata.workspaceId as string));
-    const routes = await routesOf(db, [...mapped]);
-    const pending: Delivery[] = [];
-    for (const event of events) {
-      const workspaceId = event.metadata.workspaceId as string;
-      const mapper = WEBHOOK_MAPPERS[event.type];
-      if (mapper) {
-        if (!routes.has(workspaceId)) routes.set(workspaceId, (await routesOf(db, [workspaceId])).get(workspaceId)!);
-        const message = mapper(event.data, event.recordedAt.toISOString());
-        for (const route of routes.get(workspaceId)!) {
-          if (subscribes(route.event_types, message.type) && covers({ addressAllowlist: route.address_allowlist, domainAllowlist: route.domain_allowlist }, message.concerns)) {
-            pending.push(delivery(event, route.id, message));
-          }
+  reactsTo: [...CONTROL, ...WEBHOOK_SOURCE_TYPES],
+  react: dispatch,
+});
+
+async function dispatch(db: Db, events: (Control | Source)[]): Promise<void> {
+  // Routes of every workspace the batch maps events for are read in one query; an endpoint event
+  // drops its workspace's routes, which are then read again after it.
+  const routes = await routesOf(db, [...new Set(events.filter(isSource).map((e) => e.metadata.workspaceId))]);
+  const pending: Delivery[] = [];
+  for (const event of events) {
+    const { workspaceId } = event.metadata;
+    if (isSource(event)) {
+      if (!routes.has(workspaceId)) routes.set(workspaceId, (await routesOf(db, [workspaceId])).get(workspaceId)!);
+      const message = webhookMessageOf(event, event.recordedAt.toISOString())!;
+      for (const route of routes.get(workspaceId)!) {
+        if (subscribes(route.event_types, message.type) && covers({ addressAllowlist: route.address_allowlist, domainAllowlist: route.domain_allowlist }, message.concerns)) {
+          pending.push(delivery(event, route.id, message));
         }
-        continue;
       }
-      await insertDeliveries(db, pending.splice(0));
-      routes.delete(workspaceId);
-      await applyControl(db, event, workspaceId);
+      continue;
     }
-    await insertDeliveries(db, pending);
-  },
-};
+    await insertDeliveries(db, pending.splice(0));
+    routes.delete(workspaceId);
+    await applyControl(db, event);
+  }
+  await insertDeliveries(db, pending);
+}
 
 interface Delivery {
   id: string;
@@ -127,11 +144,11 @@ interface Delivery {
 }
 
 /** The body receivers get: Standard Webhooks' `{type, timestamp, data}`. */
-function delivery(event: ProjectedEvent, endpointId: string, message: Pick<WebhookMessage, 'type' | 'data'>): Delivery {
+function delivery(event: Control | Source, endpointId: string, message: Pick<WebhookMessage, 'type' | 'data'>): Delivery {
   const createdAt = event.recordedAt.toISOString();
   return {
     id: deliveryIdOf(event.position, endpointId),
-    workspaceId: event.metadata.workspaceId as string,
+    workspaceId: event.metadata.workspaceId,
     endpointId,
     type: message.type,
     payload: JSON.stringify({ type: message.type, timestamp: createdAt, data: message.data }),
@@ -140,7 +157,7 @@ function delivery(event: ProjectedEvent, endpointId: string, message: Pick<Webho
 }
 
 /** The enabled routes of each workspace asked for (an empty list for one without any). */
-async function routesOf(db: Kysely<any> | Transaction<any>, workspaceIds: string[]): Promise<Map<string, Route[]>> {
+async function routesOf(db: Db, workspaceIds: string[]): Promise<Map<string, Route[]>> {
   const byWorkspace = new Map<string, Route[]>(workspaceIds.map((w) => [w, []]));
   if (workspaceIds.length === 0) return byWorkspace;
   const { rows } = await sql<Route & { workspace_id: string }>`SELECT workspace_id, id, event_types, address_allowlist, domain_allowlist
@@ -149,7 +166,7 @@ async function routesOf(db: Kysely<any> | Transaction<any>, workspaceIds: string
   return byWorkspace;
 }
 
-async function insertDeliveries(db: Kysely<any> | Transaction<any>, rows: Delivery[]): Promise<void> {
+async function insertDeliveries(db: Db, rows: Delivery[]): Promise<void> {
   if (rows.length === 0) return;
   const col = <K extends keyof Delivery>(k: K) => rows.map((r) => r[k]);
   // The message id is the delivery id: it stays the same across retries, so receivers can de-duplicate.
@@ -160,50 +177,62 @@ async function insertDeliveries(db: Kysely<any> | Transaction<any>, rows: Delive
     ON CONFLICT (id) DO NOTHING`.execute(db);
 }
 
-async function applyControl(db: Kysely<any> | Transaction<any>, event: ProjectedEvent, workspaceId: string): Promise<void> {
-  const d = event.data as any;
+async function applyControl(db: Db, event: Control): Promise<void> {
+  const { workspaceId } = event.metadata;
   switch (event.type) {
-    case 'WebhookEndpointCreated':
+    case 'WebhookEndpointCreated': {
+      const d = event.data;
       await sql`INSERT INTO webhook_routes (id, workspace_id, event_types, address_allowlist, domain_allowlist, enabled)
         VALUES (${d.endpointId}, ${workspaceId}, ${d.eventTypes}, ${d.addressAllowlist}, ${d.domainAllowlist}, true) ON CONFLICT (id) DO NOTHING`.execute(db);
       await sql`INSERT INTO webhook_health (endpoint_id) VALUES (${d.endpointId}) ON CONFLICT DO NOTHING`.execute(db);
-      break;
-    case 'WebhookEndpointUpdated':
+      return;
+    }
+    case 'WebhookEndpointUpdated': {
+      const d = event.data;
       await sql`UPDATE webhook_routes SET event_types = ${d.eventTypes}, address_allowlist = ${d.addressAllowlist}, domain_allowlist = ${d.domainAllowlist}
         WHERE id = ${d.endpointId}`.execute(db);
-      break;
-    case 'WebhookEndpointDisabled':
+      return;
+    }
+    case 'WebhookEndpointDisabled': {
+      const d = event.data;
       await sql`UPDATE webhook_routes SET enabled = false WHERE id = ${d.endpointId}`.execute(db);
       // Deliveries switched it off: the notice is owed from here on, and sent by notices.ts until it goes out.
       if (d.reason !== null) {
         await sql`INSERT INTO webhook_notices (position, workspace_id, endpoint_id, reason, disabled_at, next_attempt_at)
           VALUES (${event.position}, ${workspaceId}, ${d.endpointId}, ${d.reason}, ${d.disabledAt}, now()) ON CONFLICT DO NOTHING`.execute(db);
       }
-      break;
-    case 'WebhookEndpointEnabled':
+      return;
+    }
+    case 'WebhookEndpointEnabled': {
+      const d = event.data;
       // Re-enabling starts the failure count again (spec, States).
       await sql`UPDATE webhook_routes SET enabled = true WHERE id = ${d.endpointId}`.execute(db);
       await sql`UPDATE webhook_health SET consecutive_failures = 0 WHERE endpoint_id = ${d.endpointId}`.execute(db);
-      break;
-    case 'WebhookEndpointDeleted':
+      return;
+    }
+    case 'WebhookEndpointDeleted': {
+      const d = event.data;
       await sql`DELETE FROM webhook_routes WHERE id = ${d.endpointId}`.execute(db);
       await sql`DELETE FROM webhook_attempts WHERE endpoint_id = ${d.endpointId}`.execute(db);
       await sql`DELETE FROM webhook_deliveries WHERE endpoint_id = ${d.endpointId}`.execute(db);
       await sql`DELETE FROM webhook_health WHERE endpoint_id = ${d.endpointId}`.execute(db);
       // Whoever deleted it has acted on it; a notice not yet sent would point at nothing.
       await sql`DELETE FROM webhook_notices WHERE endpoint_id = ${d.endpointId} AND sent_at IS NULL`.execute(db);
-      break;
-    case 'WebhookTestRequested':
+      return;
+    }
+    case 'WebhookTestRequested': {
+      const d = event.data;
       await insertDeliveries(db, [
         delivery(event, d.endpointId, { type: TEST_EVENT_TYPE, data: { endpointId: d.endpointId, testId: d.testId, requestedAt: d.requestedAt } }),
       ]);
-      break;
+      return;
+    }
     case 'WebhookDeliveriesReplayed': {
-      const at = d.requestedAt as string;
-      await sql`UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = ${at}, enqueued_at = NULL, completed_at = NULL
+      const d = event.data;
+      await sql`UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = ${d.requestedAt}, enqueued_at = NULL, completed_at = NULL
         WHERE endpoint_id = ${d.endpointId}
           AND ${d.deliveryIds === null ? sql`status = 'failed' AND created_at >= ${d.since}` : sql`id = ANY(${d.deliveryIds})`}`.execute(db);
-      break;
+      return;
     }
   }
 }

@@ -2,7 +2,7 @@ import type http from 'node:http';
 import type https from 'node:https';
 import type pg from 'pg';
 import { execute, type CommandContext } from '../../commands/execute.ts';
-import { decideAutoDisable, FAILURES_TO_DISABLE } from '../../domain/webhooks/decide.ts';
+import { decideAutoDisableWebhookEndpoint, FAILURES_TO_DISABLE } from '../../domain/webhooks/decide.ts';
 import { webhooksStream } from '../../domain/webhooks/events.ts';
 import { webhooksAggregate } from '../../domain/webhooks/state.ts';
 import type { Delivery as Job, JobOutcome, WorkQueue } from '../../infra/bus/port.ts';
@@ -242,7 +242,7 @@ export class WebhookDeliveryProcess {
   private async switchOff(workspaceId: string, endpointId: string, reason: string): Promise<void> {
     const actor = { workspaceId, kind: 'system' as const, id: null };
     await execute(this.deps.commands, actor, webhooksStream(workspaceId), webhooksAggregate, (s) =>
-      decideAutoDisable(s, { endpointId, reason, now: new Date().toISOString() }),
+      decideAutoDisableWebhookEndpoint(s, { endpointId, reason, now: new Date().toISOString() }),
     );
   }
 }

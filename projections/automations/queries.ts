@@ -1,25 +1,19 @@
-import { sql, type Kysely } from 'kysely';
+import { sql, type Kysely, type Selectable } from 'kysely';
+import type { AutomationsTables } from './tables.ts';
 
-export interface AutomationRow {
-  id: string;
-  workspace_id: string;
-  name: string;
-  status: 'live' | 'paused';
-  trigger: { event: string; filters: Record<string, unknown>[] };
-  steps: Record<string, unknown>[];
-  revision: number;
-  created_at: Date;
-  updated_at: Date;
-}
+/** Also reads the tables of automation enrolment (processes/automations/enrol.ts), in raw SQL. */
+type Db = Kysely<AutomationsTables>;
 
-export async function findAutomation(db: Kysely<any>, workspaceId: string, id: string): Promise<AutomationRow | undefined> {
+export type AutomationRow = Selectable<AutomationsTables['automations']>;
+
+export async function findAutomation(db: Db, workspaceId: string, id: string): Promise<AutomationRow | undefined> {
   const { rows } = await sql<AutomationRow>`SELECT * FROM automations WHERE workspace_id = ${workspaceId} AND id = ${id}`.execute(db);
   return rows[0];
 }
 
 /** Newest first; `after` is the (createdAt, id) of the last row shown. */
 export async function listAutomations(
-  db: Kysely<any>,
+  db: Db,
   workspaceId: string,
   options: { status?: 'live' | 'paused'; limit: number; after: [string, string] | null },
 ): Promise<AutomationRow[]> {
@@ -43,7 +37,7 @@ export interface SendRow {
   created_at: Date;
 }
 
-export async function listSends(db: Kysely<any>, workspaceId: string, automationId: string, limit: number, after: [string, string] | null): Promise<SendRow[]> {
+export async function listSends(db: Db, workspaceId: string, automationId: string, limit: number, after: [string, string] | null): Promise<SendRow[]> {
   const { rows } = await sql<SendRow>`SELECT * FROM automation_sends WHERE workspace_id = ${workspaceId} AND automation_id = ${automationId}
     ${after ? sql`AND (created_at, id) < (${after[0]}::timestamptz, ${after[1]})` : sql``}
     ORDER BY created_at DESC, id DESC LIMIT ${limit + 1}`.execute(db);
@@ -63,7 +57,7 @@ export interface RunRow {
   completed_at: Date | null;
 }
 
-export async function listRuns(db: Kysely<any>, workspaceId: string, automationId: string, limit: number, after: [string, string] | null): Promise<RunRow[]> {
+export async function listRuns(db: Db, workspaceId: string, automationId: string, limit: number, after: [string, string] | null): Promise<RunRow[]> {
   const { rows } = await sql<RunRow>`SELECT id, automation_id, contact_id, email, status, pc, wait_event, wake_at, enrolled_at, completed_at
     FROM automation_runs WHERE workspace_id = ${workspaceId} AND automation_id = ${automationId}
     ${after ? sql`AND (enrolled_at, id) < (${after[0]}::timestamptz, ${after[1]})` : sql``}
@@ -72,7 +66,7 @@ export async function listRuns(db: Kysely<any>, workspaceId: string, automationI
 }
 
 /** What enrolment (processes/automations/enrol.ts) made of some events; absent: nothing. */
-export async function outcomesOf(db: Kysely<any>, eventIds: string[]): Promise<Map<string, { enrolled: string[]; resumed: number }>> {
+export async function outcomesOf(db: Db, eventIds: string[]): Promise<Map<string, { enrolled: string[]; resumed: number }>> {
   if (eventIds.length === 0) return new Map();
   const { rows } = await sql<{ event_id: string; enrolled: string[]; resumed: number }>`SELECT event_id, enrolled, resumed FROM automation_event_outcomes
     WHERE event_id = ANY(${eventIds})`.execute(db);

@@ -1,20 +1,13 @@
-import { sql, type Kysely } from 'kysely';
+import { sql, type Kysely, type Selectable } from 'kysely';
+import type { ContactEventsTables } from './tables.ts';
 
-export interface ContactEventRow {
-  id: string;
-  workspace_id: string;
-  contact_id: string;
-  email: string;
-  name: string;
-  properties: Record<string, unknown>;
-  occurred_at: Date;
-  mode: 'live' | 'test';
-  created_at: Date;
-}
+type Db = Kysely<ContactEventsTables>;
+
+export type ContactEventRow = Selectable<ContactEventsTables['contact_events']>;
 
 /** Most recent first by occurrence (id breaks ties); `after` is the place of the last row of the previous page. */
 export async function listContactEvents(
-  db: Kysely<any>,
+  db: Db,
   workspaceId: string,
   contactId: string,
   options: { name?: string; limit: number; after: { occurredAt: Date; id: string } | null },
@@ -28,13 +21,13 @@ export async function listContactEvents(
 }
 
 /** An event of the workspace by id: a cursor is checked against the list it came from. */
-export async function findContactEvent(db: Kysely<any>, workspaceId: string, id: string): Promise<ContactEventRow | undefined> {
+export async function findContactEvent(db: Db, workspaceId: string, id: string): Promise<ContactEventRow | undefined> {
   const { rows } = await sql<ContactEventRow>`SELECT * FROM contact_events WHERE workspace_id = ${workspaceId} AND id = ${id}`.execute(db);
   return rows[0];
 }
 
 /** Distinct names in byte order (the column's collation is "C"), at most `limit`. */
-export async function listEventNames(db: Kysely<any>, workspaceId: string, limit = 100): Promise<string[]> {
+export async function listEventNames(db: Db, workspaceId: string, limit = 100): Promise<string[]> {
   const { rows } = await sql<{ name: string }>`SELECT name FROM contact_event_names WHERE workspace_id = ${workspaceId} ORDER BY name LIMIT ${limit}`.execute(db);
   return rows.map((r) => r.name);
 }

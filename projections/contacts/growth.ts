@@ -1,5 +1,8 @@
-import { sql, type Kysely } from 'kysely';
+import { sql, type Kysely, type RawBuilder } from 'kysely';
 import type { AudienceRow } from './queries.ts';
+import type { ContactsTables } from './tables.ts';
+
+type Db = Kysely<ContactsTables>;
 
 export type Grain = 'minute' | 'hour' | 'day';
 
@@ -41,6 +44,15 @@ export interface Growth {
   until: string;
 }
 
+export interface GrowthWindow {
+  since: Date;
+  until: Date;
+  grain: Grain;
+  offsetMinutes: number;
+  /** Tests: count from the rows alone. */
+  rowsOnly?: boolean;
+}
+
 /**
  * Growth of audiences over [since, until), from the membership history: a join is `subscribed`,
  * a leave (taken out, or the contact deleted) is `unsubscribed`, `added` is the net change. The
@@ -49,38 +61,65 @@ export interface Growth {
  * total = live − joins after until + leaves after until; before = total − joins + leaves. Whole
  * days and hours inside the window come from `audience_member_days`/`_hours` when the buckets allow.
  */
-export async function audienceGrowth(
-  db: Kysely<any>,
-  audiences: AudienceRow[],
-  window: {
-    since: Date;
-    until: Date;
-    grain: Grain;
-    offsetMinutes: number;
-    /** Tests: count from the rows alone. */ rowsOnly?: boolean;
-  },
-): Promise<Growth> {
+export async function audienceGrowth(db: Db, audiences: AudienceRow[], window: GrowthWindow): Promise<Growth> {
   const ids = audiences.map((a) => a.id);
-  const { since, until, grain, offsetMinutes } = window;
-  const local = (expr: ReturnType<typeof sql>) =>
-    sql`to_char(date_trunc(${grain}, ${expr} + make_interval(mins => ${offsetMinutes})), ${FORMAT[grain]})`;
-  const bucket = (column: string) => sql`CASE WHEN ${sql.ref(column)} < ${until} THEN ${local(sql`(${sql.ref(column)} AT TIME ZONE 'UTC')`)} END`;
-  // Whole UTC days (day grain, no offset) and whole UTC hours (hour or day grain, an offset of
-  // whole hours) inside the window are added up from the daily and hourly counts; rows are read
-  // only for the partial hours at the two ends (and after `until`).
-  const HOUR = 3_600_000;
-  const DAY = 24 * HOUR;
+  const byAudience = new Map<string, Change[]>(ids.map((id) => [id, []]));
+  for (const c of ids.length === 0 ? [] : await changesOf(db, ids, window)) byAudience.get(c.audience_id)!.push(c);
+  const result = audiences.map((row) => growthOf(row, byAudience.get(row.id)!));
+  return {
+    audiences: result,
+    totals: {
+      contacts: await contactsIn(db, audiences, result, window.until),
+      memberships: result.reduce((n, a) => n + a.total, 0),
+      subscribed: result.reduce((n, a) => n + a.subscribed, 0),
+      unsubscribed: result.reduce((n, a) => n + a.unsubscribed, 0),
+      busiest: busiestOf(result),
+    },
+    since: window.since.toISOString(),
+    until: window.until.toISOString(),
+  };
+}
+
+/** Joins or leaves of an audience in one bucket (`key`), or after `until` (key null). */
+interface Change {
+  audience_id: string;
+  key: string | null;
+  kind: 'join' | 'leave';
+  n: number;
+}
+
+/** [from, to): to null is open-ended. */
+type Range = [Date, Date | null];
+
+const HOUR = 3_600_000;
+const DAY = 24 * HOUR;
+
+/**
+ * Where each part of the window is counted from. Whole UTC days (day grain, no offset) and whole
+ * UTC hours (hour or day grain, an offset of whole hours) inside the window are added up from the
+ * daily and hourly counts; rows are read only for the partial hours at the two ends (and after `until`).
+ */
+function sourcesOf({ since, until, grain, offsetMinutes, rowsOnly }: GrowthWindow): { rows: Range[]; hours: Range[]; days: Range[] } {
   const ceil = (d: Date, unit: number) => new Date(Math.ceil(d.getTime() / unit) * unit);
   const floor = (d: Date, unit: number) => new Date(Math.floor(d.getTime() / unit) * unit);
   const [hoursFrom, hoursTo] = [ceil(since, HOUR), floor(until, HOUR)];
   const [daysFrom, daysTo] = [ceil(since, DAY), floor(until, DAY)];
-  const useHours = !window.rowsOnly && grain !== 'minute' && offsetMinutes % 60 === 0 && hoursFrom < hoursTo;
+  const useHours = !rowsOnly && grain !== 'minute' && offsetMinutes % 60 === 0 && hoursFrom < hoursTo;
   const useDays = useHours && grain === 'day' && offsetMinutes === 0 && daysFrom < daysTo;
-  type Range = [Date, Date | null];
-  const rowRanges: Range[] = useHours ? [[since, hoursFrom], [hoursTo, null]] : [[since, null]];
-  const hourRanges: Range[] = !useHours ? [] : useDays ? [[hoursFrom, daysFrom], [daysTo, hoursTo]] : [[hoursFrom, hoursTo]];
-  const dayRanges: Range[] = useDays ? [[daysFrom, daysTo]] : [];
-  const within = (column: ReturnType<typeof sql>, ranges: Range[]) =>
+  return {
+    rows: useHours ? [[since, hoursFrom], [hoursTo, null]] : [[since, null]],
+    hours: !useHours ? [] : useDays ? [[hoursFrom, daysFrom], [daysTo, hoursTo]] : [[hoursFrom, hoursTo]],
+    days: useDays ? [[daysFrom, daysTo]] : [],
+  };
+}
+
+/** The joins and leaves of the audiences per bucket of the window, and after it, in one statement. */
+async function changesOf(db: Db, ids: string[], window: GrowthWindow): Promise<Change[]> {
+  const { until, grain, offsetMinutes } = window;
+  const sources = sourcesOf(window);
+  const local = (expr: RawBuilder<unknown>) => sql`to_char(date_trunc(${grain}, ${expr} + make_interval(mins => ${offsetMinutes})), ${FORMAT[grain]})`;
+  const bucket = (column: string) => sql`CASE WHEN ${sql.ref(column)} < ${until} THEN ${local(sql`(${sql.ref(column)} AT TIME ZONE 'UTC')`)} END`;
+  const within = (column: RawBuilder<unknown>, ranges: Range[]) =>
     sql.join(
       ranges.map(([from, to]) => (to === null ? sql`${column} >= ${from}` : sql`(${column} >= ${from} AND ${column} < ${to})`)),
       sql` OR `,
@@ -98,99 +137,85 @@ export async function audienceGrowth(
       UNION ALL SELECT audience_id, ${local(sql`${at}`)} AS key, 'leave' AS kind, sum(leaves)::int AS n
         FROM ${sql.table(table)} WHERE audience_id = ANY(${ids}) AND (${inRanges}) GROUP BY 1, 2 HAVING sum(leaves) > 0`;
   };
-  const changes =
-    ids.length === 0
-      ? []
-      : (
-          await sql<{ audience_id: string; key: string | null; kind: 'join' | 'leave'; n: number }>`
-            SELECT audience_id, ${bucket('joined_at')} AS key, 'join' AS kind, count(*)::int AS n
-              FROM audience_members WHERE audience_id = ANY(${ids}) AND (${within(sql.ref('joined_at'), rowRanges)}) GROUP BY 1, 2
-            UNION ALL
-            SELECT audience_id, ${bucket('left_at')} AS key, 'leave' AS kind, count(*)::int AS n
-              FROM audience_members WHERE audience_id = ANY(${ids}) AND (${within(sql.ref('left_at'), rowRanges)}) GROUP BY 1, 2
-            ${hourRanges.length > 0 ? counted('audience_member_hours', hourRanges) : sql``}
-            ${dayRanges.length > 0 ? counted('audience_member_days', dayRanges) : sql``}`.execute(db)
-        ).rows;
+  const { rows } = await sql<Change>`
+    SELECT audience_id, ${bucket('joined_at')} AS key, 'join' AS kind, count(*)::int AS n
+      FROM audience_members WHERE audience_id = ANY(${ids}) AND (${within(sql.ref('joined_at'), sources.rows)}) GROUP BY 1, 2
+    UNION ALL
+    SELECT audience_id, ${bucket('left_at')} AS key, 'leave' AS kind, count(*)::int AS n
+      FROM audience_members WHERE audience_id = ANY(${ids}) AND (${within(sql.ref('left_at'), sources.rows)}) GROUP BY 1, 2
+    ${sources.hours.length > 0 ? counted('audience_member_hours', sources.hours) : sql``}
+    ${sources.days.length > 0 ? counted('audience_member_days', sources.days) : sql``}`.execute(db);
+  return rows;
+}
 
-  const byAudience = new Map<string, { after: number; buckets: Map<string, GrowthBucket> }>(ids.map((id) => [id, { after: 0, buckets: new Map() }]));
+/** One audience's growth from its live count and its changes. */
+function growthOf(row: AudienceRow, changes: Change[]): AudienceGrowth {
+  let after = 0;
+  const byKey = new Map<string, GrowthBucket>();
   for (const c of changes) {
-    const a = byAudience.get(c.audience_id)!;
     if (c.key === null) {
       // After `until`: only the rows say so (the hourly and daily counts stop before it).
-      a.after += c.kind === 'join' ? -c.n : c.n;
+      after += c.kind === 'join' ? -c.n : c.n;
       continue;
     }
-    const b = a.buckets.get(c.key) ?? {
-      key: c.key,
-      subscribed: 0,
-      unsubscribed: 0,
-      added: 0,
-    };
+    const b = byKey.get(c.key) ?? { key: c.key, subscribed: 0, unsubscribed: 0, added: 0 };
     if (c.kind === 'join') b.subscribed += c.n;
     else b.unsubscribed += c.n;
     b.added = b.subscribed - b.unsubscribed;
-    a.buckets.set(c.key, b);
+    byKey.set(c.key, b);
   }
+  const buckets = [...byKey.values()].sort((x, y) => (x.key < y.key ? -1 : 1));
+  const subscribed = buckets.reduce((n, b) => n + b.subscribed, 0);
+  const unsubscribed = buckets.reduce((n, b) => n + b.unsubscribed, 0);
+  const total = row.member_count + after;
+  return {
+    audienceId: row.id,
+    name: row.name,
+    builtin: row.builtin,
+    total,
+    before: total - subscribed + unsubscribed,
+    added: subscribed - unsubscribed,
+    subscribed,
+    unsubscribed,
+    buckets,
+  };
+}
 
+/** The bucket with the most joins and leaves over all the audiences; the earliest of equals. */
+function busiestOf(audiences: AudienceGrowth[]): string | null {
   const busiest = new Map<string, number>();
-  const result: AudienceGrowth[] = audiences.map((row) => {
-    const a = byAudience.get(row.id)!;
-    const buckets = [...a.buckets.values()].sort((x, y) => (x.key < y.key ? -1 : 1));
-    const subscribed = buckets.reduce((n, b) => n + b.subscribed, 0);
-    const unsubscribed = buckets.reduce((n, b) => n + b.unsubscribed, 0);
-    for (const b of buckets) busiest.set(b.key, (busiest.get(b.key) ?? 0) + b.subscribed + b.unsubscribed);
-    const total = row.member_count + a.after;
-    return {
-      audienceId: row.id,
-      name: row.name,
-      builtin: row.builtin,
-      total,
-      before: total - subscribed + unsubscribed,
-      added: subscribed - unsubscribed,
-      subscribed,
-      unsubscribed,
-      buckets,
-    };
-  });
-
-  // Each person once: the default audience holds every contact, so with it selected its total is
-  // the answer, as is the total of a single audience. Otherwise the contacts in the selection now
-  // are a sum over `audience_set_counts` (one row per distinct set of custom audiences contacts are
-  // in, a few rows however many contacts), taken back to `until` by the contacts who joined or left
-  // a selected audience at or after it (index range scans, as for the totals): each is counted as
-  // the rows say it stood at `until` instead of now. One statement, so the sets and rows agree.
-  const withDefault = result.find((a) => a.builtin === 'default');
-  let contacts = withDefault?.total ?? (result.length === 1 ? result[0]!.total : 0);
-  if (!withDefault && result.length > 1) {
-    contacts = (
-      await sql<{ n: number }>`
-        WITH moved AS (
-          SELECT contact_id FROM audience_members WHERE audience_id = ANY(${ids}) AND joined_at >= ${until}
-          UNION
-          SELECT contact_id FROM audience_members WHERE audience_id = ANY(${ids}) AND left_at >= ${until}
-        ), changed AS (
-          SELECT bool_or(m.joined_at < ${until} AND (m.left_at IS NULL OR m.left_at >= ${until})) AS was_in, bool_or(m.left_at IS NULL) AS is_in
-          FROM moved JOIN audience_members m ON m.contact_id = moved.contact_id AND m.audience_id = ANY(${ids})
-          GROUP BY moved.contact_id
-        )
-        SELECT (
-          (SELECT coalesce(sum(contacts), 0) FROM audience_set_counts WHERE workspace_id = ${audiences[0]!.workspace_id} AND audience_ids && ${ids}::text[])
-          + (SELECT count(*) FILTER (WHERE was_in AND NOT is_in) - count(*) FILTER (WHERE is_in AND NOT was_in) FROM changed)
-        )::int AS n`.execute(db)
-    ).rows[0]!.n;
-  }
+  for (const a of audiences) for (const b of a.buckets) busiest.set(b.key, (busiest.get(b.key) ?? 0) + b.subscribed + b.unsubscribed);
   let top: string | null = null;
   for (const [key, n] of [...busiest.entries()].sort((x, y) => (x[0] < y[0] ? -1 : 1))) if (top === null || n > busiest.get(top)!) top = key;
-  return {
-    audiences: result,
-    totals: {
-      contacts,
-      memberships: result.reduce((n, a) => n + a.total, 0),
-      subscribed: result.reduce((n, a) => n + a.subscribed, 0),
-      unsubscribed: result.reduce((n, a) => n + a.unsubscribed, 0),
-      busiest: top,
-    },
-    since: since.toISOString(),
-    until: until.toISOString(),
-  };
+  return top;
+}
+
+/**
+ * Each person once: the default audience holds every contact, so with it selected its total is
+ * the answer, as is the total of a single audience. Otherwise the contacts in the selection now
+ * are a sum over `audience_set_counts` (one row per distinct set of custom audiences contacts are
+ * in, a few rows however many contacts), taken back to `until` by the contacts who joined or left
+ * a selected audience at or after it (index range scans, as for the totals): each is counted as
+ * the rows say it stood at `until` instead of now. One statement, so the sets and rows agree.
+ */
+async function contactsIn(db: Db, audiences: AudienceRow[], result: AudienceGrowth[], until: Date): Promise<number> {
+  const withDefault = result.find((a) => a.builtin === 'default');
+  if (withDefault) return withDefault.total;
+  if (result.length <= 1) return result.length === 1 ? result[0]!.total : 0;
+  const ids = audiences.map((a) => a.id);
+  const { rows } = await sql<{ n: number }>`
+    WITH moved AS (
+      SELECT contact_id FROM audience_members WHERE audience_id = ANY(${ids}) AND joined_at >= ${until}
+      UNION
+      SELECT contact_id FROM audience_members WHERE audience_id = ANY(${ids}) AND left_at >= ${until}
+    ), changed AS (
+      SELECT bool_or(m.joined_at < ${until} AND (m.left_at IS NULL OR m.left_at >= ${until})) AS was_in, bool_or(m.left_at IS NULL) AS is_in
+      FROM moved JOIN audience_members m ON m.contact_id = moved.contact_id AND m.audience_id = ANY(${ids})
+      GROUP BY moved.contact_id
+    )
+    SELECT (
+      (SELECT coalesce(sum(contacts), 0) FROM audience_set_counts WHERE workspace_id = ${audiences[0]!.workspace_id} AND audience_ids && ${ids}::text[])
+      + (SELECT count(*) FILTER (WHERE was_in AND NOT is_in) - count(*) FILTER (WHERE is_in AND NOT was_in) FROM changed)
+    )::int AS n`.execute(db);
+  return rows[0]!.n;
 }

@@ -1,5 +1,8 @@
-import { sql } from 'kysely';
-import type { Projector } from '../projector.ts';
+import { sql, type Kysely } from 'kysely';
+import { defineProjector, type Projected } from '../projector.ts';
+import type { ContactsTables } from './tables.ts';
+
+type Db = Kysely<ContactsTables>;
 
 /**
  * The contact book, the audiences and the membership history. `audience_members` holds one row
@@ -17,7 +20,7 @@ import type { Projector } from '../projector.ts';
  * list's cursor is an audience id (spec), and a walk whose cursor audience was deleted between
  * pages goes on from that place.
  */
-export const contactsProjector: Projector = {
+export const contactsProjector = defineProjector<ContactsTables>()({
   name: 'contacts',
   version: 6,
   tables: [
@@ -109,202 +112,197 @@ export const contactsProjector: Projector = {
     CREATE INDEX IF NOT EXISTS audience_members_open ON ${s}.audience_members (contact_id) WHERE left_at IS NULL;
     CREATE INDEX IF NOT EXISTS audience_members_current ON ${s}.audience_members (audience_id, contact_id) WHERE left_at IS NULL;
     CREATE INDEX IF NOT EXISTS contact_audience_sets_ids ON ${s}.contact_audience_sets USING gin (audience_ids);`,
-  handles: [
-    'ContactCreated',
-    'ContactUpdated',
-    'ContactDeleted',
-    'ContactJoinedAudience',
-    'ContactLeftAudience',
-    'ContactSeen',
-    'AudienceCreated',
-    'AudienceUpdated',
-    'AudienceDeleted',
-  ],
-  async apply(db, event) {
-    const workspaceId = event.metadata.workspaceId as string;
-    const d = event.data as any;
-    const hourly = async (audienceId: string, at: string, joins: number, leaves: number) => {
-      await sql`INSERT INTO audience_member_hours (audience_id, hour, joins, leaves)
-          VALUES (${audienceId}, date_trunc('hour', ${at}::timestamptz AT TIME ZONE 'UTC'), ${joins}, ${leaves})
-          ON CONFLICT (audience_id, hour) DO UPDATE
-          SET joins = audience_member_hours.joins + EXCLUDED.joins, leaves = audience_member_hours.leaves + EXCLUDED.leaves`.execute(db);
-      await sql`INSERT INTO audience_member_days (audience_id, day, joins, leaves)
-          VALUES (${audienceId}, date_trunc('day', ${at}::timestamptz AT TIME ZONE 'UTC'), ${joins}, ${leaves})
-          ON CONFLICT (audience_id, day) DO UPDATE
-          SET joins = audience_member_days.joins + EXCLUDED.joins, leaves = audience_member_days.leaves + EXCLUDED.leaves`.execute(db);
-    };
-    /** Answers whether the join made a membership (not when the audience is gone, or a replay). */
-    const join = async (audienceId: string, contactId: string, at: string): Promise<boolean> => {
-      // A join to an audience deleted meanwhile is no membership; a replayed join counts once.
-      const inserted = await sql`
-        INSERT INTO audience_members (workspace_id, audience_id, contact_id, joined_at)
-        SELECT ${workspaceId}, ${audienceId}, ${contactId}, ${at}::timestamptz
-        WHERE EXISTS (SELECT 1 FROM audiences WHERE id = ${audienceId} AND workspace_id = ${workspaceId})
-          AND NOT EXISTS (SELECT 1 FROM audience_members WHERE audience_id = ${audienceId} AND contact_id = ${contactId} AND left_at IS NULL)
-        ON CONFLICT DO NOTHING`.execute(db);
-      if (Number(inserted.numAffectedRows ?? 0) === 0) return false;
-      await sql`UPDATE audiences SET member_count = member_count + 1 WHERE id = ${audienceId}`.execute(db);
-      await hourly(audienceId, at, 1, 0);
-      return true;
-    };
-    /**
-     * Moves a contact from its set of custom audiences to that set with the custom ones of `joined`
-     * and without `left`, and one count from the old set to the new. Called only with memberships
-     * this event made or ended, so applying an event twice moves nothing the second time.
-     */
-    const regroup = async (contactId: string, joined: string[], left: string[]) => {
-      await sql`
-        WITH old AS (
-          SELECT audience_ids AS ids FROM contact_audience_sets WHERE contact_id = ${contactId}
-        ), next AS (
-          SELECT ARRAY(
-            SELECT DISTINCT x FROM unnest(
-              coalesce((SELECT ids FROM old), '{}') ||
-              ARRAY(SELECT id FROM audiences WHERE id = ANY(${joined}::text[]) AND workspace_id = ${workspaceId} AND builtin IS NULL)
-            ) AS x
-            WHERE x <> ALL(${left}::text[]) ORDER BY x
-          ) AS ids
-        ), moved AS (
-          -- No row stands for no set; nothing to do when the set stays as it was.
-          SELECT (SELECT ids FROM old) AS before, (SELECT ids FROM next) AS after
-          WHERE (SELECT ids FROM old) IS DISTINCT FROM nullif((SELECT ids FROM next), '{}')
-        ), kept AS (
-          INSERT INTO contact_audience_sets (contact_id, workspace_id, audience_ids)
-          SELECT ${contactId}, ${workspaceId}, after FROM moved WHERE cardinality(after) > 0
-          ON CONFLICT (contact_id) DO UPDATE SET audience_ids = EXCLUDED.audience_ids
-        ), dropped AS (
-          DELETE FROM contact_audience_sets WHERE contact_id = ${contactId} AND EXISTS (SELECT 1 FROM moved WHERE cardinality(after) = 0)
-        ), fewer AS (
-          UPDATE audience_set_counts SET contacts = contacts - 1
-          WHERE workspace_id = ${workspaceId} AND audience_ids = (SELECT before FROM moved) AND contacts > 1
-        ), emptied AS (
-          -- A set nobody has any more goes, so the sets summed at read stay the ones in use.
-          DELETE FROM audience_set_counts WHERE workspace_id = ${workspaceId} AND audience_ids = (SELECT before FROM moved) AND contacts = 1
-        )
-        INSERT INTO audience_set_counts (workspace_id, audience_ids, contacts)
-        SELECT ${workspaceId}, after, 1 FROM moved WHERE cardinality(after) > 0
-        ON CONFLICT (workspace_id, audience_ids) DO UPDATE SET contacts = audience_set_counts.contacts + 1`.execute(db);
-    };
-    switch (event.type) {
-      case 'ContactCreated': {
-        await db
-          .insertInto('contacts')
-          .values({
-            workspace_id: workspaceId,
-            id: d.contactId,
-            email: d.email,
-            name: d.name,
-            notes: d.notes,
-            attributes: JSON.stringify(d.attributes),
-            source: d.source,
-            last_seen_at: null,
-            created_at: d.createdAt,
-            updated_at: d.createdAt,
-          })
-          .onConflict((oc) => oc.doNothing())
-          .execute();
-        const joined: string[] = [];
-        for (const audienceId of d.audienceIds as string[]) if (await join(audienceId, d.contactId, d.createdAt)) joined.push(audienceId);
-        if (joined.length > 0) await regroup(d.contactId, joined, []);
-        break;
-      }
-      case 'ContactUpdated':
-        await db
-          .updateTable('contacts')
-          .set({ name: d.name, notes: d.notes, attributes: JSON.stringify(d.attributes), updated_at: d.updatedAt })
-          .where('workspace_id', '=', workspaceId)
-          .where('id', '=', d.contactId)
-          .execute();
-        break;
-      case 'ContactSeen':
-        await db.updateTable('contacts').set({ last_seen_at: d.seenAt }).where('workspace_id', '=', workspaceId).where('id', '=', d.contactId).execute();
-        break;
-      case 'ContactDeleted': {
-        await db.deleteFrom('contacts').where('workspace_id', '=', workspaceId).where('id', '=', d.contactId).execute();
-        const closed = await sql<{ audience_id: string }>`
-          WITH closed AS (
-            UPDATE audience_members SET left_at = ${d.deletedAt}::timestamptz
-            WHERE contact_id = ${d.contactId} AND left_at IS NULL
-            RETURNING audience_id
-          ), counts AS (
-            SELECT audience_id, count(*)::int AS n FROM closed GROUP BY audience_id
-          ), counted AS (
-            UPDATE audiences a SET member_count = a.member_count - c.n FROM counts c WHERE a.id = c.audience_id
-          ), daily AS (
-            INSERT INTO audience_member_days (audience_id, day, joins, leaves)
-            SELECT audience_id, date_trunc('day', ${d.deletedAt}::timestamptz AT TIME ZONE 'UTC'), 0, n FROM counts
-            ON CONFLICT (audience_id, day) DO UPDATE SET leaves = audience_member_days.leaves + EXCLUDED.leaves
-          )
-          INSERT INTO audience_member_hours (audience_id, hour, joins, leaves)
-          SELECT audience_id, date_trunc('hour', ${d.deletedAt}::timestamptz AT TIME ZONE 'UTC'), 0, n FROM counts
-          ON CONFLICT (audience_id, hour) DO UPDATE SET leaves = audience_member_hours.leaves + EXCLUDED.leaves
-          RETURNING audience_id`.execute(db);
-        if (closed.rows.length > 0) await regroup(d.contactId, [], closed.rows.map((r) => r.audience_id));
-        break;
-      }
-      case 'ContactJoinedAudience':
-        if (await join(d.audienceId, d.contactId, d.joinedAt)) await regroup(d.contactId, [d.audienceId], []);
-        break;
-      case 'ContactLeftAudience': {
-        const closed = await sql`
-          UPDATE audience_members SET left_at = ${d.leftAt}::timestamptz
-          WHERE audience_id = ${d.audienceId} AND contact_id = ${d.contactId} AND left_at IS NULL`.execute(db);
-        if (Number(closed.numAffectedRows ?? 0) > 0) {
-          await sql`UPDATE audiences SET member_count = member_count - 1 WHERE id = ${d.audienceId}`.execute(db);
-          await hourly(d.audienceId, d.leftAt, 0, 1);
-          await regroup(d.contactId, [], [d.audienceId]);
-        }
-        break;
-      }
-      case 'AudienceCreated':
-        await db
-          .insertInto('audiences')
-          .values({
-            workspace_id: workspaceId,
-            id: d.audienceId,
-            name: d.name,
-            description: d.description,
-            show_on_preferences: d.showOnPreferences,
-            builtin: d.builtin,
-            member_count: 0,
-            created_at: d.createdAt,
-            updated_at: d.createdAt,
-          })
-          .onConflict((oc) => oc.doNothing())
-          .execute();
-        break;
-      case 'AudienceUpdated':
-        await db
-          .updateTable('audiences')
-          .set({ name: d.name, description: d.description, show_on_preferences: d.showOnPreferences, updated_at: d.updatedAt })
-          .where('workspace_id', '=', workspaceId)
-          .where('id', '=', d.audienceId)
-          .execute();
-        break;
-      case 'AudienceDeleted':
-        await sql`INSERT INTO audience_tombstones (workspace_id, id, created_at)
-          SELECT workspace_id, id, created_at FROM audiences WHERE workspace_id = ${workspaceId} AND id = ${d.audienceId}
-          ON CONFLICT (id) DO NOTHING`.execute(db);
-        await db.deleteFrom('audiences').where('workspace_id', '=', workspaceId).where('id', '=', d.audienceId).execute();
-        await db.deleteFrom('audience_members').where('audience_id', '=', d.audienceId).execute();
-        await db.deleteFrom('audience_member_hours').where('audience_id', '=', d.audienceId).execute();
-        await db.deleteFrom('audience_member_days').where('audience_id', '=', d.audienceId).execute();
-        // Its members' sets lose it, and the counts of sets that differed only by it are merged.
-        await sql`
-          WITH shrunk AS (
-            UPDATE contact_audience_sets SET audience_ids = array_remove(audience_ids, ${d.audienceId})
-            WHERE workspace_id = ${workspaceId} AND audience_ids @> ARRAY[${d.audienceId}]::text[] AND cardinality(audience_ids) > 1
-          ), emptied AS (
-            DELETE FROM contact_audience_sets WHERE workspace_id = ${workspaceId} AND audience_ids = ARRAY[${d.audienceId}]::text[]
-          ), gone AS (
-            DELETE FROM audience_set_counts WHERE workspace_id = ${workspaceId} AND audience_ids @> ARRAY[${d.audienceId}]::text[]
-            RETURNING audience_ids, contacts
-          )
-          INSERT INTO audience_set_counts (workspace_id, audience_ids, contacts)
-          SELECT ${workspaceId}, array_remove(audience_ids, ${d.audienceId}), sum(contacts)::int FROM gone
-          WHERE cardinality(audience_ids) > 1 GROUP BY 2
-          ON CONFLICT (workspace_id, audience_ids) DO UPDATE SET contacts = audience_set_counts.contacts + EXCLUDED.contacts`.execute(db);
-        break;
-    }
+  on: {
+    ContactCreated: createContact,
+    ContactUpdated: async (db, { metadata: { workspaceId }, data: d }) => {
+      await db
+        .updateTable('contacts')
+        .set({ name: d.name, notes: d.notes, attributes: JSON.stringify(d.attributes), updated_at: d.updatedAt })
+        .where('workspace_id', '=', workspaceId)
+        .where('id', '=', d.contactId)
+        .execute();
+    },
+    ContactSeen: async (db, { metadata: { workspaceId }, data: d }) => {
+      await db.updateTable('contacts').set({ last_seen_at: d.seenAt }).where('workspace_id', '=', workspaceId).where('id', '=', d.contactId).execute();
+    },
+    ContactDeleted: deleteContact,
+    ContactJoinedAudience: async (db, { metadata: { workspaceId }, data: d }) => {
+      if (await join(db, workspaceId, d.audienceId, d.contactId, d.joinedAt)) await regroup(db, workspaceId, d.contactId, [d.audienceId], []);
+    },
+    ContactLeftAudience: leaveAudience,
+    AudienceCreated: async (db, { metadata: { workspaceId }, data: d }) => {
+      await db
+        .insertInto('audiences')
+        .values({
+          workspace_id: workspaceId,
+          id: d.audienceId,
+          name: d.name,
+          description: d.description,
+          show_on_preferences: d.showOnPreferences,
+          builtin: d.builtin,
+          member_count: 0,
+          created_at: d.createdAt,
+          updated_at: d.createdAt,
+        })
+        .onConflict((oc) => oc.doNothing())
+        .execute();
+    },
+    AudienceUpdated: async (db, { metadata: { workspaceId }, data: d }) => {
+      await db
+        .updateTable('audiences')
+        .set({ name: d.name, description: d.description, show_on_preferences: d.showOnPreferences, updated_at: d.updatedAt })
+        .where('workspace_id', '=', workspaceId)
+        .where('id', '=', d.audienceId)
+        .execute();
+    },
+    AudienceDeleted: deleteAudience,
   },
-};
+});
+
+async function createContact(db: Db, { metadata: { workspaceId }, data: d }: Projected<'ContactCreated'>): Promise<void> {
+  await db
+    .insertInto('contacts')
+    .values({
+      workspace_id: workspaceId,
+      id: d.contactId,
+      email: d.email,
+      name: d.name,
+      notes: d.notes,
+      attributes: JSON.stringify(d.attributes),
+      source: d.source,
+      last_seen_at: null,
+      created_at: d.createdAt,
+      updated_at: d.createdAt,
+    })
+    .onConflict((oc) => oc.doNothing())
+    .execute();
+  const joined: string[] = [];
+  for (const audienceId of d.audienceIds) if (await join(db, workspaceId, audienceId, d.contactId, d.createdAt)) joined.push(audienceId);
+  if (joined.length > 0) await regroup(db, workspaceId, d.contactId, joined, []);
+}
+
+/** The contact's open memberships close at `deletedAt`, counted as leaves. */
+async function deleteContact(db: Db, { metadata: { workspaceId }, data: d }: Projected<'ContactDeleted'>): Promise<void> {
+  await db.deleteFrom('contacts').where('workspace_id', '=', workspaceId).where('id', '=', d.contactId).execute();
+  const closed = await sql<{ audience_id: string }>`
+    WITH closed AS (
+      UPDATE audience_members SET left_at = ${d.deletedAt}::timestamptz
+      WHERE contact_id = ${d.contactId} AND left_at IS NULL
+      RETURNING audience_id
+    ), counts AS (
+      SELECT audience_id, count(*)::int AS n FROM closed GROUP BY audience_id
+    ), counted AS (
+      UPDATE audiences a SET member_count = a.member_count - c.n FROM counts c WHERE a.id = c.audience_id
+    ), daily AS (
+      INSERT INTO audience_member_days (audience_id, day, joins, leaves)
+      SELECT audience_id, date_trunc('day', ${d.deletedAt}::timestamptz AT TIME ZONE 'UTC'), 0, n FROM counts
+      ON CONFLICT (audience_id, day) DO UPDATE SET leaves = audience_member_days.leaves + EXCLUDED.leaves
+    )
+    INSERT INTO audience_member_hours (audience_id, hour, joins, leaves)
+    SELECT audience_id, date_trunc('hour', ${d.deletedAt}::timestamptz AT TIME ZONE 'UTC'), 0, n FROM counts
+    ON CONFLICT (audience_id, hour) DO UPDATE SET leaves = audience_member_hours.leaves + EXCLUDED.leaves
+    RETURNING audience_id`.execute(db);
+  if (closed.rows.length > 0) await regroup(db, workspaceId, d.contactId, [], closed.rows.map((r) => r.audience_id));
+}
+
+async function leaveAudience(db: Db, { metadata: { workspaceId }, data: d }: Projected<'ContactLeftAudience'>): Promise<void> {
+  const closed = await sql`
+    UPDATE audience_members SET left_at = ${d.leftAt}::timestamptz
+    WHERE audience_id = ${d.audienceId} AND contact_id = ${d.contactId} AND left_at IS NULL`.execute(db);
+  if (Number(closed.numAffectedRows ?? 0) === 0) return;
+  await sql`UPDATE audiences SET member_count = member_count - 1 WHERE id = ${d.audienceId}`.execute(db);
+  await hourly(db, d.audienceId, d.leftAt, 0, 1);
+  await regroup(db, workspaceId, d.contactId, [], [d.audienceId]);
+}
+
+/** The audience goes with its history; where it stood in the list stays (a tombstone). */
+async function deleteAudience(db: Db, { metadata: { workspaceId }, data: d }: Projected<'AudienceDeleted'>): Promise<void> {
+  await sql`INSERT INTO audience_tombstones (workspace_id, id, created_at)
+    SELECT workspace_id, id, created_at FROM audiences WHERE workspace_id = ${workspaceId} AND id = ${d.audienceId}
+    ON CONFLICT (id) DO NOTHING`.execute(db);
+  await db.deleteFrom('audiences').where('workspace_id', '=', workspaceId).where('id', '=', d.audienceId).execute();
+  await db.deleteFrom('audience_members').where('audience_id', '=', d.audienceId).execute();
+  await db.deleteFrom('audience_member_hours').where('audience_id', '=', d.audienceId).execute();
+  await db.deleteFrom('audience_member_days').where('audience_id', '=', d.audienceId).execute();
+  // Its members' sets lose it, and the counts of sets that differed only by it are merged.
+  await sql`
+    WITH shrunk AS (
+      UPDATE contact_audience_sets SET audience_ids = array_remove(audience_ids, ${d.audienceId})
+      WHERE workspace_id = ${workspaceId} AND audience_ids @> ARRAY[${d.audienceId}]::text[] AND cardinality(audience_ids) > 1
+    ), emptied AS (
+      DELETE FROM contact_audience_sets WHERE workspace_id = ${workspaceId} AND audience_ids = ARRAY[${d.audienceId}]::text[]
+    ), gone AS (
+      DELETE FROM audience_set_counts WHERE workspace_id = ${workspaceId} AND audience_ids @> ARRAY[${d.audienceId}]::text[]
+      RETURNING audience_ids, contacts
+    )
+    INSERT INTO audience_set_counts (workspace_id, audience_ids, contacts)
+    SELECT ${workspaceId}, array_remove(audience_ids, ${d.audienceId}), sum(contacts)::int FROM gone
+    WHERE cardinality(audience_ids) > 1 GROUP BY 2
+    ON CONFLICT (workspace_id, audience_ids) DO UPDATE SET contacts = audience_set_counts.contacts + EXCLUDED.contacts`.execute(db);
+}
+
+/** Joins and leaves counted into the audience's hour and day. */
+async function hourly(db: Db, audienceId: string, at: string, joins: number, leaves: number): Promise<void> {
+  await sql`INSERT INTO audience_member_hours (audience_id, hour, joins, leaves)
+    VALUES (${audienceId}, date_trunc('hour', ${at}::timestamptz AT TIME ZONE 'UTC'), ${joins}, ${leaves})
+    ON CONFLICT (audience_id, hour) DO UPDATE
+    SET joins = audience_member_hours.joins + EXCLUDED.joins, leaves = audience_member_hours.leaves + EXCLUDED.leaves`.execute(db);
+  await sql`INSERT INTO audience_member_days (audience_id, day, joins, leaves)
+    VALUES (${audienceId}, date_trunc('day', ${at}::timestamptz AT TIME ZONE 'UTC'), ${joins}, ${leaves})
+    ON CONFLICT (audience_id, day) DO UPDATE
+    SET joins = audience_member_days.joins + EXCLUDED.joins, leaves = audience_member_days.leaves + EXCLUDED.leaves`.execute(db);
+}
+
+/** Answers whether the join made a membership (not when the audience is gone, or a replay). */
+async function join(db: Db, workspaceId: string, audienceId: string, contactId: string, at: string): Promise<boolean> {
+  // A join to an audience deleted meanwhile is no membership; a replayed join counts once.
+  const inserted = await sql`
+    INSERT INTO audience_members (workspace_id, audience_id, contact_id, joined_at)
+    SELECT ${workspaceId}, ${audienceId}, ${contactId}, ${at}::timestamptz
+    WHERE EXISTS (SELECT 1 FROM audiences WHERE id = ${audienceId} AND workspace_id = ${workspaceId})
+      AND NOT EXISTS (SELECT 1 FROM audience_members WHERE audience_id = ${audienceId} AND contact_id = ${contactId} AND left_at IS NULL)
+    ON CONFLICT DO NOTHING`.execute(db);
+  if (Number(inserted.numAffectedRows ?? 0) === 0) return false;
+  await sql`UPDATE audiences SET member_count = member_count + 1 WHERE id = ${audienceId}`.execute(db);
+  await hourly(db, audienceId, at, 1, 0);
+  return true;
+}
+
+/**
+ * Moves a contact from its set of custom audiences to that set with the custom ones of `joined`
+ * and without `left`, and one count from the old set to the new. Called only with memberships
+ * this event made or ended, so applying an event twice moves nothing the second time.
+ */
+async function regroup(db: Db, workspaceId: string, contactId: string, joined: string[], left: string[]): Promise<void> {
+  await sql`
+    WITH old AS (
+      SELECT audience_ids AS ids FROM contact_audience_sets WHERE contact_id = ${contactId}
+    ), next AS (
+      SELECT ARRAY(
+        SELECT DISTINCT x FROM unnest(
+          coalesce((SELECT ids FROM old), '{}') ||
+          ARRAY(SELECT id FROM audiences WHERE id = ANY(${joined}::text[]) AND workspace_id = ${workspaceId} AND builtin IS NULL)
+        ) AS x
+        WHERE x <> ALL(${left}::text[]) ORDER BY x
+      ) AS ids
+    ), moved AS (
+      -- No row stands for no set; nothing to do when the set stays as it was.
+      SELECT (SELECT ids FROM old) AS before, (SELECT ids FROM next) AS after
+      WHERE (SELECT ids FROM old) IS DISTINCT FROM nullif((SELECT ids FROM next), '{}')
+    ), kept AS (
+      INSERT INTO contact_audience_sets (contact_id, workspace_id, audience_ids)
+      SELECT ${contactId}, ${workspaceId}, after FROM moved WHERE cardinality(after) > 0
+      ON CONFLICT (contact_id) DO UPDATE SET audience_ids = EXCLUDED.audience_ids
+    ), dropped AS (
+      DELETE FROM contact_audience_sets WHERE contact_id = ${contactId} AND EXISTS (SELECT 1 FROM moved WHERE cardinality(after) = 0)
+    ), fewer AS (
+      UPDATE audience_set_counts SET contacts = contacts - 1
+      WHERE workspace_id = ${workspaceId} AND audience_ids = (SELECT before FROM moved) AND contacts > 1
+    ), emptied AS (
+      -- A set nobody has any more goes, so the sets summed at read stay the ones in use.
+      DELETE FROM audience_set_counts WHERE workspace_id = ${workspaceId} AND audience_ids = (SELECT before FROM moved) AND contacts = 1
+    )
+    INSERT INTO audience_set_counts (workspace_id, audience_ids, contacts)
+    SELECT ${workspaceId}, after, 1 FROM moved WHERE cardinality(after) > 0
+    ON CONFLICT (workspace_id, audience_ids) DO UPDATE SET contacts = audience_set_counts.contacts + 1`.execute(db);
+}

@@ -1,48 +1,23 @@
-import { sql, type Kysely } from 'kysely';
+import { sql, type Kysely, type Selectable } from 'kysely';
 import type { ContactSource } from '../../domain/contacts/events.ts';
+import type { ContactsTables } from './tables.ts';
 
-export interface ContactRow {
-  workspace_id: string;
-  id: string;
-  email: string;
-  name: string | null;
-  notes: string | null;
-  attributes: Record<string, string>;
-  source: ContactSource;
-  last_seen_at: Date | null;
-  created_at: Date;
-  updated_at: Date;
+type Db = Kysely<ContactsTables>;
+
+/** A contact as reads show it (not the search words). */
+export type ContactRow = Omit<Selectable<ContactsTables['contacts']>, 'search'>;
+export type AudienceRow = Selectable<ContactsTables['audiences']>;
+
+export async function findContactByEmail(db: Db, workspaceId: string, email: string): Promise<ContactRow | undefined> {
+  return db.selectFrom('contacts').select(COLUMNS).where('workspace_id', '=', workspaceId).where('email', '=', email.trim().toLowerCase()).executeTakeFirst();
 }
 
-export interface AudienceRow {
-  workspace_id: string;
-  id: string;
-  name: string;
-  description: string | null;
-  show_on_preferences: boolean;
-  builtin: 'default' | null;
-  member_count: number;
-  created_at: Date;
-  updated_at: Date;
-}
-
-export async function findContactByEmail(db: Kysely<any>, workspaceId: string, email: string): Promise<ContactRow | undefined> {
-  return (await db
-    .selectFrom('contacts')
-    .select(COLUMNS)
-    .where('workspace_id', '=', workspaceId)
-    .where('email', '=', email.trim().toLowerCase())
-    .executeTakeFirst()) as ContactRow | undefined;
-}
-
-export async function findContactById(db: Kysely<any>, workspaceId: string, id: string): Promise<ContactRow | undefined> {
-  return (await db.selectFrom('contacts').select(COLUMNS).where('workspace_id', '=', workspaceId).where('id', '=', id).executeTakeFirst()) as
-    | ContactRow
-    | undefined;
+export async function findContactById(db: Db, workspaceId: string, id: string): Promise<ContactRow | undefined> {
+  return db.selectFrom('contacts').select(COLUMNS).where('workspace_id', '=', workspaceId).where('id', '=', id).executeTakeFirst();
 }
 
 /** The audiences a contact is in now. */
-export async function contactAudienceIds(db: Kysely<any>, workspaceId: string, contactId: string): Promise<string[]> {
+export async function contactAudienceIds(db: Db, workspaceId: string, contactId: string): Promise<string[]> {
   const rows = await db
     .selectFrom('audience_members')
     .select('audience_id')
@@ -52,7 +27,7 @@ export async function contactAudienceIds(db: Kysely<any>, workspaceId: string, c
     .orderBy('joined_at')
     .orderBy('audience_id')
     .execute();
-  return rows.map((r) => r.audience_id as string);
+  return rows.map((r) => r.audience_id);
 }
 
 export interface ContactFilter {
@@ -117,7 +92,7 @@ const COMMON = 0.1;
 let commonCache: { at: number; stats: WordStats } | null = null;
 
 /** The most common words of the book and their share of rows (from ANALYZE), kept for a minute. */
-async function commonWords(db: Kysely<any>): Promise<WordStats> {
+async function commonWords(db: Db): Promise<WordStats> {
   if (commonCache && Date.now() - commonCache.at < 60_000) return commonCache.stats;
   const row = (
     await sql<{ elems: string[] | null; freqs: number[] | null }>`
@@ -150,7 +125,7 @@ const WALK_MAX = 200_000;
  * planner's guess between the two plans.
  */
 export async function listContacts(
-  db: Kysely<any>,
+  db: Db,
   workspaceId: string,
   filter: ContactFilter,
   limit: number,
@@ -166,17 +141,17 @@ export async function listContacts(
   };
   const search = filter.q === undefined ? null : searchQuery(filter.q, await commonWords(db));
   if (search === null) {
-    return (await base().select(COLUMNS).orderBy(seen, 'desc').orderBy('id', 'desc').limit(limit + 1).execute()) as ContactRow[];
+    return base().select(COLUMNS).orderBy(seen, 'desc').orderBy('id', 'desc').limit(limit + 1).execute();
   }
-  const walk = async (rows: number) =>
-    (await db
+  const walk = (rows: number) =>
+    db
       .selectFrom(base().select([...COLUMNS, 'search']).orderBy(seen, 'desc').orderBy('id', 'desc').limit(rows).as('w'))
       .select(COLUMNS)
       .where(sql<boolean>`search @@ ${search.all}::tsquery`)
       .orderBy(sql`coalesce(last_seen_at, '-infinity'::timestamptz)`, 'desc')
       .orderBy('id', 'desc')
       .limit(limit + 1)
-      .execute()) as ContactRow[];
+      .execute();
   // Statistics that expect not even two matches in the walk send the search straight to the index.
   const walked = search.share !== null && search.share * walkRows < 2 ? [] : await walk(walkRows);
   if (walked.length > limit) return walked;
@@ -194,10 +169,27 @@ export async function listContacts(
   return found.rows;
 }
 
-export async function findAudience(db: Kysely<any>, workspaceId: string, id: string): Promise<AudienceRow | undefined> {
-  return (await db.selectFrom('audiences').selectAll().where('workspace_id', '=', workspaceId).where('id', '=', id).executeTakeFirst()) as
-    | AudienceRow
-    | undefined;
+export interface ContactRef {
+  id: string;
+  email: string;
+}
+
+/** Contacts of a workspace named by address or id, in one round trip (a batch names up to 100). */
+export async function lookupContacts(db: Db, workspaceId: string, emails: string[], ids: string[]): Promise<{ byEmail: Map<string, ContactRef>; byId: Map<string, ContactRef> }> {
+  const byEmail = new Map<string, ContactRef>();
+  const byId = new Map<string, ContactRef>();
+  if (emails.length === 0 && ids.length === 0) return { byEmail, byId };
+  const { rows } = await sql<ContactRef>`SELECT id, email FROM contacts
+    WHERE workspace_id = ${workspaceId} AND (email = ANY(${emails}::text[]) OR id = ANY(${ids}::text[]))`.execute(db);
+  for (const r of rows) {
+    byEmail.set(r.email, r);
+    byId.set(r.id, r);
+  }
+  return { byEmail, byId };
+}
+
+export async function findAudience(db: Db, workspaceId: string, id: string): Promise<AudienceRow | undefined> {
+  return db.selectFrom('audiences').selectAll().where('workspace_id', '=', workspaceId).where('id', '=', id).executeTakeFirst();
 }
 
 /** Where an audience stands in the list: the default first, then newest first (created_at, id descending). */
@@ -208,7 +200,7 @@ export interface AudienceKey {
 }
 
 /** The place of a live or deleted audience of the workspace; undefined for an id it never had. */
-export async function audienceKey(db: Kysely<any>, workspaceId: string, id: string): Promise<AudienceKey | undefined> {
+export async function audienceKey(db: Db, workspaceId: string, id: string): Promise<AudienceKey | undefined> {
   const { rows } = await sql<AudienceKey>`
     SELECT builtin IS NOT NULL AS "isDefault", created_at AS "createdAt", id FROM audiences WHERE workspace_id = ${workspaceId} AND id = ${id}
     UNION ALL
@@ -218,27 +210,22 @@ export async function audienceKey(db: Kysely<any>, workspaceId: string, id: stri
 }
 
 /** The rows after `after` in list order. */
-export async function listAudiences(db: Kysely<any>, workspaceId: string, limit: number, after: AudienceKey | null): Promise<AudienceRow[]> {
+export async function listAudiences(db: Db, workspaceId: string, limit: number, after: AudienceKey | null): Promise<AudienceRow[]> {
   let q = db.selectFrom('audiences').selectAll().where('workspace_id', '=', workspaceId);
   if (after) {
     q = q.where('builtin', 'is', null);
-    if (!after.isDefault) q = q.where((eb) => eb(eb.refTuple('created_at', 'id'), '<', eb.tuple(after.createdAt as any, after.id)));
+    if (!after.isDefault) q = q.where(sql<boolean>`(created_at, id) < (${after.createdAt}, ${after.id})`);
   }
-  return (await q
-    .orderBy(sql`builtin IS NULL`)
-    .orderBy('created_at', 'desc')
-    .orderBy('id', 'desc')
-    .limit(limit + 1)
-    .execute()) as AudienceRow[];
+  return q.orderBy(sql`builtin IS NULL`).orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit + 1).execute();
 }
 
-export async function allAudiences(db: Kysely<any>, workspaceId: string): Promise<AudienceRow[]> {
-  return (await db
+export async function allAudiences(db: Db, workspaceId: string): Promise<AudienceRow[]> {
+  return db
     .selectFrom('audiences')
     .selectAll()
     .where('workspace_id', '=', workspaceId)
     .orderBy(sql`builtin IS NULL`)
     .orderBy('created_at', 'desc')
     .orderBy('id', 'desc')
-    .execute()) as AudienceRow[];
+    .execute();
 }

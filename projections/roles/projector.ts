@@ -1,5 +1,9 @@
+import type { Kysely } from 'kysely';
 import { rankOf, type Builtin } from '../../domain/roles/seeds.ts';
-import type { Projector } from '../projector.ts';
+import { defineProjector, type Projected } from '../projector.ts';
+import type { RolesTables } from './tables.ts';
+
+type Db = Kysely<RolesTables>;
 
 interface RoleData {
   roleId: string;
@@ -12,7 +16,7 @@ interface RoleData {
  * The roles of every workspace. api/plugins/auth.ts joins this table on every request to bound a
  * key by its role, so a deleted role's row goes away: a key left on it resolves to no permissions.
  */
-export const rolesProjector: Projector = {
+export const rolesProjector = defineProjector<RolesTables>()({
   name: 'roles',
   version: 1,
   tables: ['roles'],
@@ -30,48 +34,43 @@ export const rolesProjector: Projector = {
       updated_at timestamptz NOT NULL
     );
     CREATE INDEX IF NOT EXISTS roles_workspace_order ON ${s}.roles (workspace_id, rank, name_lower, id);`,
-  handles: ['RolesSeeded', 'OwnerRoleRestored', 'RoleCreated', 'RoleUpdated', 'RoleDeleted'],
-  async apply(db, event) {
-    const workspaceId = event.metadata.workspaceId as string;
-    const insert = (r: RoleData, builtin: Builtin | null, at: string) =>
-      db
-        .insertInto('roles')
-        .values({
-          id: r.roleId,
-          workspace_id: workspaceId,
-          name: r.name,
-          name_lower: r.name.toLowerCase(),
-          description: r.description,
-          permissions: r.permissions,
-          builtin,
-          rank: rankOf(builtin),
-          created_at: at,
-          updated_at: at,
-        })
-        .onConflict((oc) => oc.column('id').doNothing())
-        .execute();
-    const d = event.data as any;
-    switch (event.type) {
-      case 'RolesSeeded':
-        for (const r of d.roles) await insert(r, r.builtin, d.seededAt);
-        break;
-      case 'OwnerRoleRestored':
-        await insert(d.role, d.role.builtin, d.restoredAt);
-        break;
-      case 'RoleCreated':
-        await insert(d, null, d.createdAt);
-        break;
-      case 'RoleUpdated':
-        await db
-          .updateTable('roles')
-          .set({ name: d.name, name_lower: d.name.toLowerCase(), description: d.description, permissions: d.permissions, updated_at: d.updatedAt })
-          .where('workspace_id', '=', workspaceId)
-          .where('id', '=', d.roleId)
-          .execute();
-        break;
-      case 'RoleDeleted':
-        await db.deleteFrom('roles').where('workspace_id', '=', workspaceId).where('id', '=', d.roleId).execute();
-        break;
-    }
+  on: {
+    RolesSeeded: async (db, { metadata: { workspaceId }, data: d }) => {
+      for (const r of d.roles) await insertRole(db, workspaceId, r, r.builtin, d.seededAt);
+    },
+    OwnerRoleRestored: (db, { metadata: { workspaceId }, data: d }) => insertRole(db, workspaceId, d.role, d.role.builtin, d.restoredAt),
+    RoleCreated: (db, { metadata: { workspaceId }, data: d }) => insertRole(db, workspaceId, d, null, d.createdAt),
+    RoleUpdated: updateRole,
+    RoleDeleted: async (db, { metadata: { workspaceId }, data: d }) => {
+      await db.deleteFrom('roles').where('workspace_id', '=', workspaceId).where('id', '=', d.roleId).execute();
+    },
   },
-};
+});
+
+async function insertRole(db: Db, workspaceId: string, r: RoleData, builtin: Builtin | null, at: string): Promise<void> {
+  await db
+    .insertInto('roles')
+    .values({
+      id: r.roleId,
+      workspace_id: workspaceId,
+      name: r.name,
+      name_lower: r.name.toLowerCase(),
+      description: r.description,
+      permissions: r.permissions,
+      builtin,
+      rank: rankOf(builtin),
+      created_at: at,
+      updated_at: at,
+    })
+    .onConflict((oc) => oc.column('id').doNothing())
+    .execute();
+}
+
+async function updateRole(db: Db, { metadata: { workspaceId }, data: d }: Projected<'RoleUpdated'>): Promise<void> {
+  await db
+    .updateTable('roles')
+    .set({ name: d.name, name_lower: d.name.toLowerCase(), description: d.description, permissions: d.permissions, updated_at: d.updatedAt })
+    .where('workspace_id', '=', workspaceId)
+    .where('id', '=', d.roleId)
+    .execute();
+}

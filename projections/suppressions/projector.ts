@@ -1,5 +1,6 @@
-import { sql, type Kysely, type Transaction } from 'kysely';
-import type { BulkLoad, ProjectedEvent, Projector } from '../projector.ts';
+import { sql, type Kysely } from 'kysely';
+import { defineProjector, type BulkLoad, type Projected } from '../projector.ts';
+import type { SuppressionsTables } from './tables.ts';
 
 const table = (s: string, id: string) => `
     CREATE TABLE IF NOT EXISTS ${s}.suppressions (
@@ -12,21 +13,17 @@ const table = (s: string, id: string) => `
       created_at timestamptz NOT NULL
     );`;
 
-type Db = Transaction<any> | Kysely<any>;
+type Db = Kysely<SuppressionsTables>;
+type Event = Projected<'SuppressionAdded' | 'SuppressionRemoved'>;
 
 // Rows travel as one JSON text: serialising that is several times cheaper than array literals.
-function insertAdds(db: Db, adds: Iterable<ProjectedEvent>, onConflict: 'ON CONFLICT (id) DO NOTHING' | '') {
+function insertAdds(db: Db, adds: Iterable<Projected<'SuppressionAdded'>>, onConflict: 'ON CONFLICT (id) DO NOTHING' | '') {
   const rows = [];
-  for (const e of adds) {
-    const d = e.data as any;
-    rows.push([e.metadata.workspaceId, d.suppressionId, d.email, d.reason, d.detail, d.removable, d.createdAt]);
-  }
+  for (const { metadata: { workspaceId }, data: d } of adds) rows.push([workspaceId, d.suppressionId, d.email, d.reason, d.detail, d.removable, d.createdAt]);
   return sql`INSERT INTO suppressions (workspace_id, id, email, reason, detail, removable, created_at)
     SELECT r->>0, (r->>1)::uuid, r->>2, r->>3, r->>4, (r->>5)::boolean, (r->>6)::timestamptz
     FROM jsonb_array_elements(${JSON.stringify(rows)}::jsonb) r ${sql.raw(onConflict)}`.execute(db);
 }
-
-const idOf = (e: ProjectedEvent) => (e.data as { suppressionId: string }).suppressionId;
 
 /**
  * A rebuild's replay without the primary key, which is built once at the end: the random ids
@@ -36,16 +33,16 @@ const idOf = (e: ProjectedEvent) => (e.data as { suppressionId: string }).suppre
  * an id is added once and never after its removal. Were it not so, the rebuild fails rather than
  * differ from the live table: the key refuses an id added twice, and `load` an add after removal.
  */
-function bulkLoad(): BulkLoad {
+function bulkLoad(): BulkLoad<SuppressionsTables, Event> {
   const removedIds = new Set<string>();
   return {
     ddl: (s) => `${table(s, 'NOT NULL')}
       CREATE UNLOGGED TABLE ${s}.suppressions_removed (workspace_id text NOT NULL, id uuid NOT NULL);`,
     async load(db, events) {
-      const adds = new Map<string, ProjectedEvent>();
-      const removed: [workspaceId: unknown, id: string][] = [];
+      const adds = new Map<string, Projected<'SuppressionAdded'>>();
+      const removed: [workspaceId: string, id: string][] = [];
       for (const e of events) {
-        const id = idOf(e);
+        const id = e.data.suppressionId;
         if (e.type === 'SuppressionAdded') {
           if (removedIds.has(id)) throw new Error(`suppression ${id} is added again after its removal: the bulk replay cannot tell the order`);
           if (!adds.has(id)) adds.set(id, e);
@@ -73,7 +70,7 @@ function bulkLoad(): BulkLoad {
  * The workspace's suppression list. The newest-first index serves the keyset pages; the trigram
  * index (pg_trgm, installed by the migration in system.ts) serves `q`, a substring search.
  */
-export const suppressionsProjector: Projector = {
+export const suppressionsProjector = defineProjector<SuppressionsTables>()({
   name: 'suppressions',
   version: 1,
   tables: ['suppressions'],
@@ -85,60 +82,57 @@ export const suppressionsProjector: Projector = {
     CREATE INDEX IF NOT EXISTS suppressions_workspace_created ON ${s}.suppressions (workspace_id, created_at DESC, id DESC);
     CREATE INDEX IF NOT EXISTS suppressions_workspace_reason_created ON ${s}.suppressions (workspace_id, reason, created_at DESC, id DESC);`,
   bulkLoad,
-  handles: ['SuppressionAdded', 'SuppressionRemoved'],
-  async apply(db, event) {
-    const workspaceId = event.metadata.workspaceId as string;
-    const d = event.data as any;
-    switch (event.type) {
-      case 'SuppressionAdded':
-        await db
-          .insertInto('suppressions')
-          .values({
-            workspace_id: workspaceId,
-            id: d.suppressionId,
-            email: d.email,
-            reason: d.reason,
-            detail: d.detail,
-            removable: d.removable,
-            created_at: d.createdAt,
-          })
-          .onConflict((oc) => oc.column('id').doNothing())
-          .execute();
-        break;
-      case 'SuppressionRemoved':
-        await db.deleteFrom('suppressions').where('workspace_id', '=', workspaceId).where('id', '=', d.suppressionId).execute();
-        break;
-    }
+  on: {
+    SuppressionAdded: async (db, { metadata: { workspaceId }, data: d }) => {
+      await db
+        .insertInto('suppressions')
+        .values({
+          workspace_id: workspaceId,
+          id: d.suppressionId,
+          email: d.email,
+          reason: d.reason,
+          detail: d.detail,
+          removable: d.removable,
+          created_at: d.createdAt,
+        })
+        .onConflict((oc) => oc.column('id').doNothing())
+        .execute();
+    },
+    SuppressionRemoved: async (db, { metadata: { workspaceId }, data: d }) => {
+      await db.deleteFrom('suppressions').where('workspace_id', '=', workspaceId).where('id', '=', d.suppressionId).execute();
+    },
   },
-  async applyBatch(db, events) {
-    // A batch comes down to one delete and one insert. Per id, in order: an add counts only when
-    // the id is absent (the first add wins, as ON CONFLICT DO NOTHING does), and a remove deletes
-    // the row and drops an add of the same id earlier in the batch. Deletes go first, so an address
-    // removed and added again under a new id never meets its old row in the unique index.
-    let adds = new Map<string, ProjectedEvent>();
-    let removed: [workspaceId: unknown, id: string][] = [];
-    const flush = async () => {
-      if (removed.length > 0) {
-        await sql`DELETE FROM suppressions s USING jsonb_array_elements(${JSON.stringify(removed)}::jsonb) r
-          WHERE s.workspace_id = r->>0 AND s.id = (r->>1)::uuid`.execute(db);
-      }
-      if (adds.size > 0) await insertAdds(db, adds.values(), 'ON CONFLICT (id) DO NOTHING');
-      adds = new Map();
-      removed = [];
-    };
-    for (const e of events) {
-      const id = idOf(e);
-      if (e.type === 'SuppressionAdded') {
-        if (!adds.has(id)) adds.set(id, e);
-      } else if (e.type === 'SuppressionRemoved') {
-        const add = adds.get(id);
-        // An add of that id from another workspace took effect only if the id was absent, which the
-        // table knows: write what came before, then go on.
-        if (add && add.metadata.workspaceId !== e.metadata.workspaceId) await flush();
-        else if (add) adds.delete(id);
-        removed.push([e.metadata.workspaceId, id]);
-      }
+  applyBatch,
+});
+
+async function applyBatch(db: Db, events: Event[]): Promise<void> {
+  // A batch comes down to one delete and one insert. Per id, in order: an add counts only when
+  // the id is absent (the first add wins, as ON CONFLICT DO NOTHING does), and a remove deletes
+  // the row and drops an add of the same id earlier in the batch. Deletes go first, so an address
+  // removed and added again under a new id never meets its old row in the unique index.
+  let adds = new Map<string, Projected<'SuppressionAdded'>>();
+  let removed: [workspaceId: string, id: string][] = [];
+  const flush = async () => {
+    if (removed.length > 0) {
+      await sql`DELETE FROM suppressions s USING jsonb_array_elements(${JSON.stringify(removed)}::jsonb) r
+        WHERE s.workspace_id = r->>0 AND s.id = (r->>1)::uuid`.execute(db);
     }
-    await flush();
-  },
-};
+    if (adds.size > 0) await insertAdds(db, adds.values(), 'ON CONFLICT (id) DO NOTHING');
+    adds = new Map();
+    removed = [];
+  };
+  for (const e of events) {
+    const id = e.data.suppressionId;
+    if (e.type === 'SuppressionAdded') {
+      if (!adds.has(id)) adds.set(id, e);
+    } else if (e.type === 'SuppressionRemoved') {
+      const add = adds.get(id);
+      // An add of that id from another workspace took effect only if the id was absent, which the
+      // table knows: write what came before, then go on.
+      if (add && add.metadata.workspaceId !== e.metadata.workspaceId) await flush();
+      else if (add) adds.delete(id);
+      removed.push([e.metadata.workspaceId, id]);
+    }
+  }
+  await flush();
+}

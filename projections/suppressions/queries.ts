@@ -1,15 +1,10 @@
-import type { Kysely } from 'kysely';
+import { sql, type Kysely, type Selectable } from 'kysely';
 import { SUPPRESSION_REASONS, type SuppressionReason } from '../../domain/suppressions/events.ts';
+import type { SuppressionsTables } from './tables.ts';
 
-export interface SuppressionRow {
-  workspace_id: string;
-  id: string;
-  email: string;
-  reason: SuppressionReason;
-  detail: string | null;
-  removable: boolean;
-  created_at: Date;
-}
+type Db = Kysely<SuppressionsTables>;
+
+export type SuppressionRow = Selectable<SuppressionsTables['suppressions']>;
 
 export interface SuppressionFilter {
   /** Substring of the address, reason or detail, any case; `%` and `_` match themselves. */
@@ -17,13 +12,8 @@ export interface SuppressionFilter {
   reason?: SuppressionReason;
 }
 
-export async function findSuppression(db: Kysely<any>, workspaceId: string, id: string): Promise<SuppressionRow | undefined> {
-  return (await db
-    .selectFrom('suppressions')
-    .selectAll()
-    .where('workspace_id', '=', workspaceId)
-    .where('id', '=', id)
-    .executeTakeFirst()) as SuppressionRow | undefined;
+export async function findSuppression(db: Db, workspaceId: string, id: string): Promise<SuppressionRow | undefined> {
+  return db.selectFrom('suppressions').selectAll().where('workspace_id', '=', workspaceId).where('id', '=', id).executeTakeFirst();
 }
 
 /**
@@ -31,7 +21,7 @@ export async function findSuppression(db: Kysely<any>, workspaceId: string, id: 
  * bound, so a page deep in a million rows costs what the first one does.
  */
 export async function listSuppressions(
-  db: Kysely<any>,
+  db: Db,
   workspaceId: string,
   filter: SuppressionFilter,
   limit: number,
@@ -48,6 +38,6 @@ export async function listSuppressions(
       eb.or([eb('email', 'ilike', pattern), eb('detail', 'ilike', pattern), ...(reasons.length > 0 ? [eb('reason', 'in', reasons)] : [])]),
     );
   }
-  if (after) q = q.where((eb) => eb(eb.refTuple('created_at', 'id'), '<', eb.tuple(after[0], after[1])));
-  return (await q.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit + 1).execute()) as SuppressionRow[];
+  if (after) q = q.where(sql<boolean>`(created_at, id) < (${after[0]}, ${after[1]})`);
+  return q.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit + 1).execute();
 }

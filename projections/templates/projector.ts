@@ -1,6 +1,9 @@
-import { sql } from 'kysely';
-import type { Projector } from '../projector.ts';
+import { sql, type Kysely, type RawBuilder } from 'kysely';
+import type { TemplateContent } from '../../domain/templates/events.ts';
+import { defineProjector, type Projected } from '../projector.ts';
+import type { TemplatesTables } from './tables.ts';
 
+type Db = Kysely<TemplatesTables>;
 const json = (v: unknown) => JSON.stringify(v);
 
 /**
@@ -10,7 +13,7 @@ const json = (v: unknown) => JSON.stringify(v);
  * older than what the row already holds changes nothing. `search` is what the list's `search`
  * matches: id, name, slug, description and the published subject.
  */
-export const templatesProjector: Projector = {
+export const templatesProjector = defineProjector<TemplatesTables>()({
   name: 'templates',
   version: 1,
   tables: ['templates', 'template_versions'],
@@ -62,93 +65,99 @@ export const templatesProjector: Projector = {
     CREATE INDEX IF NOT EXISTS templates_created ON ${s}.templates (workspace_id, created_at, id);
     CREATE INDEX IF NOT EXISTS templates_name ON ${s}.templates (workspace_id, name_key, id);
     CREATE INDEX IF NOT EXISTS templates_slug ON ${s}.templates (workspace_id, slug);`,
-  handles: [
-    'TemplateCreated',
-    'TemplateVersionDrafted',
-    'TemplateDraftEdited',
-    'TemplateDescriptionChanged',
-    'TemplateVersionPublished',
-    'TemplateArchived',
-    'TemplateUnarchived',
-    'TemplateVersionDeleted',
-    'TemplateDeleted',
-    'TemplateRegistered',
-    'TemplateRenamed',
-    'TemplateUnregistered',
-  ],
-  async apply(db, event) {
-    const workspaceId = event.metadata.workspaceId as string;
-    const d = event.data as any;
-    // Each event carries the time of its command; the row's updatedAt is the latest of them.
-    const at: string = d.draftedAt ?? d.editedAt ?? d.changedAt ?? d.publishedAt ?? d.archivedAt ?? d.unarchivedAt ?? d.deletedAt ??
-      d.registeredAt ?? d.renamedAt ?? event.recordedAt.toISOString();
-    /** Moves the row to this stream event; false when the row already holds it (a replay). */
-    const advance = async (set = sql``): Promise<boolean> => {
-      const r = await sql`UPDATE templates SET revision = ${event.revision}, updated_at = ${at} ${set}
-        WHERE id = ${d.templateId} AND revision < ${event.revision}`.execute(db);
-      return Number(r.numAffectedRows ?? 0) > 0;
-    };
-    const fromRegistry = (set: ReturnType<typeof sql>) =>
-      sql`UPDATE templates SET registry_position = ${event.position}, updated_at = ${at}, ${set}
-        WHERE id = ${d.templateId} AND registry_position < ${event.position}`.execute(db);
-    const content = (v: any) => [v.engine, v.subject, v.document === null ? null : json(v.document), v.html, json(v.slots), json(v.props)];
-    const remove = async () => {
-      await sql`DELETE FROM template_versions WHERE template_id = ${d.templateId}`.execute(db);
-      await sql`DELETE FROM templates WHERE id = ${d.templateId}`.execute(db);
-    };
-    switch (event.type) {
-      case 'TemplateCreated':
-        await sql`INSERT INTO templates (id, workspace_id, description, revision, created_at, updated_at)
-          VALUES (${d.templateId}, ${workspaceId}, ${d.description}, ${event.revision}, ${d.createdAt}, ${d.createdAt})
-          ON CONFLICT (id) DO NOTHING`.execute(db);
-        break;
-      case 'TemplateVersionDrafted':
-        if (await advance(sql`, latest_version = greatest(latest_version, ${d.version})`)) {
-          const [engine, subject, document, html, slots, props] = content(d);
-          await sql`INSERT INTO template_versions
-            (template_id, version, workspace_id, id, engine, subject, document, html, slots, props, restored_from, created_at)
-            VALUES (${d.templateId}, ${d.version}, ${workspaceId}, ${d.versionId}, ${engine}, ${subject}, ${document}::jsonb, ${html},
-              ${slots}::jsonb, ${props}::jsonb, ${d.restoredFrom}, ${d.draftedAt})
-            ON CONFLICT DO NOTHING`.execute(db);
-        }
-        break;
-      case 'TemplateDraftEdited':
-        if (await advance()) {
-          const [engine, subject, document, html, slots, props] = content(d);
-          await sql`UPDATE template_versions SET engine = ${engine}, subject = ${subject}, document = ${document}::jsonb, html = ${html},
-            slots = ${slots}::jsonb, props = ${props}::jsonb WHERE template_id = ${d.templateId} AND version = ${d.version}`.execute(db);
-        }
-        break;
-      case 'TemplateDescriptionChanged':
-        await advance(sql`, description = ${d.description}`);
-        break;
-      case 'TemplateVersionPublished':
-        if (await advance()) {
-          await sql`UPDATE template_versions SET published = true, published_at = ${d.publishedAt}, sanitised_html = ${d.sanitisedHtml}
-            WHERE template_id = ${d.templateId} AND version = ${d.version}`.execute(db);
-          await sql`UPDATE templates t SET published_version = v.version, subject = v.subject, engine = v.engine, slots = v.slots, props = v.props
-            FROM template_versions v WHERE t.id = ${d.templateId} AND v.template_id = t.id AND v.version = ${d.version}`.execute(db);
-        }
-        break;
-      case 'TemplateArchived':
-        await advance(sql`, archived = true`);
-        break;
-      case 'TemplateUnarchived':
-        await advance(sql`, archived = false`);
-        break;
-      case 'TemplateVersionDeleted':
-        if (await advance()) await sql`DELETE FROM template_versions WHERE template_id = ${d.templateId} AND version = ${d.version}`.execute(db);
-        break;
-      case 'TemplateDeleted':
-      case 'TemplateUnregistered':
-        await remove();
-        break;
-      case 'TemplateRegistered':
-        await fromRegistry(sql`registered = true, name = ${d.name}, name_key = ${d.name.toLowerCase()}, slug = ${d.slug}`);
-        break;
-      case 'TemplateRenamed':
-        await fromRegistry(sql`name = ${d.name}, name_key = ${d.name.toLowerCase()}, renames = renames + 1`);
-        break;
-    }
+  on: {
+    TemplateCreated: async (db, { metadata: { workspaceId }, revision, data: d }) => {
+      await sql`INSERT INTO templates (id, workspace_id, description, revision, created_at, updated_at)
+        VALUES (${d.templateId}, ${workspaceId}, ${d.description}, ${revision}, ${d.createdAt}, ${d.createdAt})
+        ON CONFLICT (id) DO NOTHING`.execute(db);
+    },
+    TemplateVersionDrafted: draftVersion,
+    TemplateDraftEdited: editDraft,
+    TemplateDescriptionChanged: async (db, e) => {
+      await advance(db, e, e.data.changedAt, sql`, description = ${e.data.description}`);
+    },
+    TemplateVersionPublished: publishVersion,
+    TemplateArchived: async (db, e) => {
+      await advance(db, e, e.data.archivedAt, sql`, archived = true`);
+    },
+    TemplateUnarchived: async (db, e) => {
+      await advance(db, e, e.data.unarchivedAt, sql`, archived = false`);
+    },
+    TemplateVersionDeleted: async (db, e) => {
+      const d = e.data;
+      if (await advance(db, e, d.deletedAt)) await sql`DELETE FROM template_versions WHERE template_id = ${d.templateId} AND version = ${d.version}`.execute(db);
+    },
+    TemplateDeleted: (db, e) => removeTemplate(db, e.data.templateId),
+    TemplateRegistered: async (db, e) => {
+      const d = e.data;
+      await fromRegistry(db, e, d.registeredAt, sql`registered = true, name = ${d.name}, name_key = ${d.name.toLowerCase()}, slug = ${d.slug}`);
+    },
+    TemplateRenamed: async (db, e) => {
+      const d = e.data;
+      await fromRegistry(db, e, d.renamedAt, sql`name = ${d.name}, name_key = ${d.name.toLowerCase()}, renames = renames + 1`);
+    },
+    TemplateUnregistered: (db, e) => removeTemplate(db, e.data.templateId),
   },
-};
+});
+
+/** An event of the template's own stream, ordered by its stream revision. */
+type StreamEvent = Projected<
+  | 'TemplateVersionDrafted'
+  | 'TemplateDraftEdited'
+  | 'TemplateDescriptionChanged'
+  | 'TemplateVersionPublished'
+  | 'TemplateArchived'
+  | 'TemplateUnarchived'
+  | 'TemplateVersionDeleted'
+>;
+
+/**
+ * Moves the row to this stream event, `at` (the time of its command) becoming its updatedAt;
+ * false when the row already holds it (a replay).
+ */
+async function advance(db: Db, e: StreamEvent, at: string, set: RawBuilder<unknown> = sql``): Promise<boolean> {
+  const r = await sql`UPDATE templates SET revision = ${e.revision}, updated_at = ${at} ${set}
+    WHERE id = ${e.data.templateId} AND revision < ${e.revision}`.execute(db);
+  return Number(r.numAffectedRows ?? 0) > 0;
+}
+
+/** The registry's events are ordered by their place in the log: they are not in the template's stream. */
+async function fromRegistry(db: Db, e: Projected<'TemplateRegistered' | 'TemplateRenamed'>, at: string, set: RawBuilder<unknown>): Promise<void> {
+  await sql`UPDATE templates SET registry_position = ${e.position}, updated_at = ${at}, ${set}
+    WHERE id = ${e.data.templateId} AND registry_position < ${e.position}`.execute(db);
+}
+
+const content = (v: TemplateContent) => [v.engine, v.subject, v.document === null ? null : json(v.document), v.html, json(v.slots), json(v.props)];
+
+async function draftVersion(db: Db, e: Projected<'TemplateVersionDrafted'>): Promise<void> {
+  const d = e.data;
+  if (!(await advance(db, e, d.draftedAt, sql`, latest_version = greatest(latest_version, ${d.version})`))) return;
+  const [engine, subject, document, html, slots, props] = content(d);
+  await sql`INSERT INTO template_versions
+    (template_id, version, workspace_id, id, engine, subject, document, html, slots, props, restored_from, created_at)
+    VALUES (${d.templateId}, ${d.version}, ${e.metadata.workspaceId}, ${d.versionId}, ${engine}, ${subject}, ${document}::jsonb, ${html},
+      ${slots}::jsonb, ${props}::jsonb, ${d.restoredFrom}, ${d.draftedAt})
+    ON CONFLICT DO NOTHING`.execute(db);
+}
+
+async function editDraft(db: Db, e: Projected<'TemplateDraftEdited'>): Promise<void> {
+  const d = e.data;
+  if (!(await advance(db, e, d.editedAt))) return;
+  const [engine, subject, document, html, slots, props] = content(d);
+  await sql`UPDATE template_versions SET engine = ${engine}, subject = ${subject}, document = ${document}::jsonb, html = ${html},
+    slots = ${slots}::jsonb, props = ${props}::jsonb WHERE template_id = ${d.templateId} AND version = ${d.version}`.execute(db);
+}
+
+async function publishVersion(db: Db, e: Projected<'TemplateVersionPublished'>): Promise<void> {
+  const d = e.data;
+  if (!(await advance(db, e, d.publishedAt))) return;
+  await sql`UPDATE template_versions SET published = true, published_at = ${d.publishedAt}, sanitised_html = ${d.sanitisedHtml}
+    WHERE template_id = ${d.templateId} AND version = ${d.version}`.execute(db);
+  await sql`UPDATE templates t SET published_version = v.version, subject = v.subject, engine = v.engine, slots = v.slots, props = v.props
+    FROM template_versions v WHERE t.id = ${d.templateId} AND v.template_id = t.id AND v.version = ${d.version}`.execute(db);
+}
+
+async function removeTemplate(db: Db, templateId: string): Promise<void> {
+  await sql`DELETE FROM template_versions WHERE template_id = ${templateId}`.execute(db);
+  await sql`DELETE FROM templates WHERE id = ${templateId}`.execute(db);
+}

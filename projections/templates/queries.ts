@@ -1,64 +1,35 @@
-import { sql, type Kysely } from 'kysely';
+import { sql, type Kysely, type RawBuilder, type Selectable } from 'kysely';
+import { idPatterns } from '../../domain/shared/ids.ts';
+import type { TemplatesTables } from './tables.ts';
+import { closeWords, editsAllowed } from './typos.ts';
 
-export interface TemplateRow {
-  id: string;
-  workspace_id: string;
-  name: string;
-  slug: string;
-  description: string | null;
-  archived: boolean;
-  published_version: number | null;
-  latest_version: number;
-  subject: string | null;
-  engine: 'blocks' | 'html' | null;
-  slots: Record<string, unknown>[] | null;
-  props: Record<string, unknown>[] | null;
-  revision: number;
-  renames: number;
-  created_at: Date;
-  updated_at: Date;
-}
-
-export interface TemplateVersionRow {
-  template_id: string;
-  version: number;
-  id: string;
-  published: boolean;
-  engine: 'blocks' | 'html';
-  subject: string;
-  document: Record<string, unknown> | null;
-  html: string | null;
-  sanitised_html: string | null;
-  slots: Record<string, unknown>[];
-  props: Record<string, unknown>[];
-  restored_from: number | null;
-  created_at: Date;
-  published_at: Date | null;
-}
+type Db = Kysely<TemplatesTables>;
 
 const ROW = ['id', 'workspace_id', 'name', 'slug', 'description', 'archived', 'published_version', 'latest_version', 'subject', 'engine', 'slots', 'props', 'revision', 'renames', 'created_at', 'updated_at'] as const;
 
+/** A template as lists and reads show it (not the columns that only order or filter). */
+export type TemplateRow = Pick<Selectable<TemplatesTables['templates']>, (typeof ROW)[number]>;
+export type TemplateVersionRow = Selectable<TemplatesTables['template_versions']>;
+
 /** By `tpl_` id or by slug (slugs have no underscore, so the two never collide). */
-export async function findTemplate(db: Kysely<any>, workspaceId: string, idOrSlug: string): Promise<TemplateRow | undefined> {
-  return (await db
+export async function findTemplate(db: Db, workspaceId: string, idOrSlug: string): Promise<TemplateRow | undefined> {
+  return db
     .selectFrom('templates')
     .select(ROW)
     .where('workspace_id', '=', workspaceId)
     .where('registered', '=', true)
-    .where(idOrSlug.startsWith('tpl_') ? 'id' : 'slug', '=', idOrSlug)
-    .executeTakeFirst()) as TemplateRow | undefined;
+    .where(idPatterns.template.test(idOrSlug) ? 'id' : 'slug', '=', idOrSlug)
+    .executeTakeFirst();
 }
 
-export async function findTemplateVersion(db: Kysely<any>, templateId: string, version: number): Promise<TemplateVersionRow | undefined> {
-  return (await db.selectFrom('template_versions').selectAll().where('template_id', '=', templateId).where('version', '=', version).executeTakeFirst()) as
-    | TemplateVersionRow
-    | undefined;
+export async function findTemplateVersion(db: Db, templateId: string, version: number): Promise<TemplateVersionRow | undefined> {
+  return db.selectFrom('template_versions').selectAll().where('template_id', '=', templateId).where('version', '=', version).executeTakeFirst();
 }
 
-export async function listTemplateVersions(db: Kysely<any>, templateId: string, limit: number, before: number | null): Promise<TemplateVersionRow[]> {
+export async function listTemplateVersions(db: Db, templateId: string, limit: number, before: number | null): Promise<TemplateVersionRow[]> {
   let q = db.selectFrom('template_versions').selectAll().where('template_id', '=', templateId);
   if (before !== null) q = q.where('version', '<', before);
-  return (await q.orderBy('version', 'desc').limit(limit + 1).execute()) as TemplateVersionRow[];
+  return q.orderBy('version', 'desc').limit(limit + 1).execute();
 }
 
 export const TEMPLATE_SORTS = ['updated-newest', 'updated-oldest', 'created-newest', 'created-oldest', 'name', 'name-reversed'] as const;
@@ -90,12 +61,15 @@ export const searchWords = (search: string) => search.toLowerCase().split(/\s+/)
 
 /**
  * Every word of `search` must be a substring of the row's search text (`%` and `_` literal).
- * When no template of the workspace matches that way, close spellings count: each word must
- * then be similar to some word of the text (pg_trgm word similarity). Deciding the mode on the
- * whole workspace, not the page, keeps one walk in one mode.
+ * When no template of the workspace matches that way, typos count too: each word must then be a
+ * substring of the text or a few edits from one of its words (typos.ts: a letter missing, extra,
+ * doubled, wrong, or two swapped). Deciding the mode on the whole workspace, not the page, keeps
+ * one walk in one mode. An exact search is one round trip. A loose one reads the search text of
+ * the workspace's templates (at most 200, TEMPLATES_MAX), matches them here and reads the page of
+ * those that match: three.
  */
 export async function listTemplates(
-  db: Kysely<any>,
+  db: Db,
   workspaceId: string,
   filter: TemplateFilter,
   sort: TemplateSort,
@@ -110,19 +84,34 @@ export async function listTemplates(
     if (filter.status === 'draft') q = q.where('archived', '=', false).where('published_version', 'is', null);
     return q;
   };
-  let q = filtered().select(ROW);
+  const page = (matching: RawBuilder<boolean> | null) => {
+    let q = filtered().select(ROW);
+    if (matching) q = q.where(matching);
+    if (after) {
+      const op = direction === 'desc' ? '<' : '>';
+      const value = column === 'name_key' ? after[0] : new Date(after[0]);
+      q = q.where(sql<boolean>`(${sql.ref(column)}, id) ${sql.raw(op)} (${value}, ${after[1]})`);
+    }
+    return q.orderBy(column, direction).orderBy('id', direction).limit(limit + 1).execute();
+  };
   const words = filter.search ? searchWords(filter.search) : [];
-  if (words.length > 0) {
-    const exact = sql.join(words.map((w) => sql`search LIKE ${'%' + escapeLike(w) + '%'}`), sql` AND `);
-    const loose = sql.join(words.map((w) => sql`${w} <% search`), sql` AND `);
-    // One round trip: the uncorrelated EXISTS runs once, as an init plan.
-    const anyExact = filtered().select(sql`1`.as('one')).where(sql<boolean>`${exact}`);
-    q = q.where(sql<boolean>`CASE WHEN EXISTS (${anyExact}) THEN ${exact} ELSE ${loose} END`);
-  }
-  if (after) {
-    const op = direction === 'desc' ? '<' : '>';
-    const value = column === 'name_key' ? after[0] : new Date(after[0]);
-    q = q.where((eb) => eb(eb.refTuple(column, 'id'), op, eb.tuple(value as any, after[1])));
-  }
-  return (await q.orderBy(column, direction).orderBy('id', direction).limit(limit + 1).execute()) as TemplateRow[];
+  if (words.length === 0) return page(null);
+  const exact = sql<boolean>`${sql.join(words.map((w) => sql`search LIKE ${'%' + escapeLike(w) + '%'}`), sql` AND `)}`;
+  const rows = await page(exact);
+  if (rows.length > 0 || !words.some((w) => editsAllowed(w) > 0)) return rows;
+  // None when some template matches exactly: this empty page is then the end of an exact walk.
+  const anyExact = filtered().select(sql`1`.as('one')).where(exact);
+  const texts = await filtered().select(['id', 'search']).where(sql<boolean>`NOT EXISTS (${anyExact})`).execute();
+  const ids = withTypos(words, texts);
+  return ids.length === 0 ? [] : page(sql<boolean>`id = ANY(${ids})`);
+}
+
+/** The templates every word matches as typed (a substring) or with typos (close to one of its words). */
+function withTypos(words: string[], templates: { id: string; search: string }[]): string[] {
+  const wordsOf = new Map(templates.map((t) => [t.id, new Set(t.search.split(/[^\p{L}\p{N}]+/u))]));
+  const known = [...new Set([...wordsOf.values()].flatMap((w) => [...w]))];
+  const close = words.map((w) => new Set(closeWords(w, known)));
+  return templates
+    .filter((t) => words.every((w, i) => t.search.includes(w) || [...close[i]!].some((c) => wordsOf.get(t.id)!.has(c))))
+    .map((t) => t.id);
 }

@@ -1,12 +1,13 @@
 import { sql } from 'kysely';
-import type { Projector } from '../projector.ts';
+import { defineProjector } from '../projector.ts';
+import type { WebhooksTables } from './tables.ts';
 
 /**
  * Webhook endpoints as the API shows them and the delivery worker signs with. The secrets are
  * here because deliveries are signed from them; no route ever selects them after create/rotate.
  * Failure counts and delivery times are the delivery process's (processes/webhooks), not here.
  */
-export const webhookEndpointsProjector: Projector = {
+export const webhookEndpointsProjector = defineProjector<WebhooksTables>()({
   name: 'webhook_endpoints',
   version: 1,
   tables: ['webhook_endpoints'],
@@ -29,36 +30,31 @@ export const webhookEndpointsProjector: Projector = {
       updated_at timestamptz NOT NULL
     );`,
   indexes: (s) => `CREATE INDEX IF NOT EXISTS webhook_endpoints_workspace ON ${s}.webhook_endpoints (workspace_id, created_at DESC, id DESC);`,
-  handles: ['WebhookEndpointCreated', 'WebhookEndpointUpdated', 'WebhookEndpointDisabled', 'WebhookEndpointEnabled', 'WebhookSecretRotated', 'WebhookEndpointDeleted'],
-  async apply(db, event) {
-    const d = event.data as any;
-    const id = d.endpointId as string;
-    switch (event.type) {
-      case 'WebhookEndpointCreated':
-        await sql`INSERT INTO webhook_endpoints (id, workspace_id, url, description, event_types, address_allowlist, domain_allowlist, enabled, secret, created_at, updated_at)
-          VALUES (${id}, ${event.metadata.workspaceId as string}, ${d.url}, ${d.description}, ${d.eventTypes}, ${d.addressAllowlist}, ${d.domainAllowlist},
-            true, ${d.secret}, ${d.createdAt}, ${d.createdAt})
-          ON CONFLICT (id) DO NOTHING`.execute(db);
-        break;
-      case 'WebhookEndpointUpdated':
-        await sql`UPDATE webhook_endpoints SET url = ${d.url}, description = ${d.description}, event_types = ${d.eventTypes},
-          address_allowlist = ${d.addressAllowlist}, domain_allowlist = ${d.domainAllowlist}, updated_at = ${d.updatedAt} WHERE id = ${id}`.execute(db);
-        break;
-      case 'WebhookEndpointDisabled':
-        // A person's switch-off leaves disabledAt and disabledReason null (spec, States).
-        await sql`UPDATE webhook_endpoints SET enabled = false, updated_at = ${d.disabledAt},
-          disabled_at = ${d.reason === null ? null : d.disabledAt}, disabled_reason = ${d.reason} WHERE id = ${id}`.execute(db);
-        break;
-      case 'WebhookEndpointEnabled':
-        await sql`UPDATE webhook_endpoints SET enabled = true, disabled_at = NULL, disabled_reason = NULL, updated_at = ${d.enabledAt} WHERE id = ${id}`.execute(db);
-        break;
-      case 'WebhookSecretRotated':
-        await sql`UPDATE webhook_endpoints SET previous_secret = secret, secret = ${d.secret}, previous_secret_expires_at = ${d.previousSecretExpiresAt},
-          updated_at = ${d.rotatedAt} WHERE id = ${id} AND secret <> ${d.secret}`.execute(db);
-        break;
-      case 'WebhookEndpointDeleted':
-        await sql`DELETE FROM webhook_endpoints WHERE id = ${id}`.execute(db);
-        break;
-    }
+  on: {
+    WebhookEndpointCreated: async (db, { metadata: { workspaceId }, data: d }) => {
+      await sql`INSERT INTO webhook_endpoints (id, workspace_id, url, description, event_types, address_allowlist, domain_allowlist, enabled, secret, created_at, updated_at)
+        VALUES (${d.endpointId}, ${workspaceId}, ${d.url}, ${d.description}, ${d.eventTypes}, ${d.addressAllowlist}, ${d.domainAllowlist},
+          true, ${d.secret}, ${d.createdAt}, ${d.createdAt})
+        ON CONFLICT (id) DO NOTHING`.execute(db);
+    },
+    WebhookEndpointUpdated: async (db, { data: d }) => {
+      await sql`UPDATE webhook_endpoints SET url = ${d.url}, description = ${d.description}, event_types = ${d.eventTypes},
+        address_allowlist = ${d.addressAllowlist}, domain_allowlist = ${d.domainAllowlist}, updated_at = ${d.updatedAt} WHERE id = ${d.endpointId}`.execute(db);
+    },
+    WebhookEndpointDisabled: async (db, { data: d }) => {
+      // A person's switch-off leaves disabledAt and disabledReason null (spec, States).
+      await sql`UPDATE webhook_endpoints SET enabled = false, updated_at = ${d.disabledAt},
+        disabled_at = ${d.reason === null ? null : d.disabledAt}, disabled_reason = ${d.reason} WHERE id = ${d.endpointId}`.execute(db);
+    },
+    WebhookEndpointEnabled: async (db, { data: d }) => {
+      await sql`UPDATE webhook_endpoints SET enabled = true, disabled_at = NULL, disabled_reason = NULL, updated_at = ${d.enabledAt} WHERE id = ${d.endpointId}`.execute(db);
+    },
+    WebhookSecretRotated: async (db, { data: d }) => {
+      await sql`UPDATE webhook_endpoints SET previous_secret = secret, secret = ${d.secret}, previous_secret_expires_at = ${d.previousSecretExpiresAt},
+        updated_at = ${d.rotatedAt} WHERE id = ${d.endpointId} AND secret <> ${d.secret}`.execute(db);
+    },
+    WebhookEndpointDeleted: async (db, { data: d }) => {
+      await sql`DELETE FROM webhook_endpoints WHERE id = ${d.endpointId}`.execute(db);
+    },
   },
-};
+});

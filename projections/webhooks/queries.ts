@@ -1,35 +1,28 @@
-import { sql, type Kysely } from 'kysely';
+import { sql, type Kysely, type Selectable } from 'kysely';
+import type { WebhooksTables } from './tables.ts';
 
-export interface WebhookEndpointRow {
-  id: string;
-  workspace_id: string;
-  url: string;
-  description: string | null;
-  event_types: string[] | null;
-  address_allowlist: string[] | null;
-  domain_allowlist: string[] | null;
-  enabled: boolean;
-  disabled_at: Date | null;
-  disabled_reason: string | null;
-  previous_secret_expires_at: Date | null;
-  created_at: Date;
+/** Also reads the tables of webhook dispatch (processes/webhooks/dispatch.ts), in raw SQL. */
+type Db = Kysely<WebhooksTables>;
+
+/** An endpoint without its secrets, with its delivery health (dispatch's `webhook_health`). */
+export type WebhookEndpointRow = Omit<Selectable<WebhooksTables['webhook_endpoints']>, 'secret' | 'previous_secret' | 'updated_at'> & {
   consecutive_failures: number;
   last_delivery_at: Date | null;
-}
+};
 
 /** Never the secrets: reads of an endpoint do not show them. */
 const ENDPOINT = sql`e.id, e.workspace_id, e.url, e.description, e.event_types, e.address_allowlist, e.domain_allowlist, e.enabled,
   e.disabled_at, e.disabled_reason, e.previous_secret_expires_at, e.created_at,
   coalesce(h.consecutive_failures, 0) AS consecutive_failures, h.last_delivery_at`;
 
-export async function findWebhookEndpoint(db: Kysely<any>, workspaceId: string, id: string): Promise<WebhookEndpointRow | undefined> {
+export async function findWebhookEndpoint(db: Db, workspaceId: string, id: string): Promise<WebhookEndpointRow | undefined> {
   const { rows } = await sql<WebhookEndpointRow>`SELECT ${ENDPOINT} FROM webhook_endpoints e LEFT JOIN webhook_health h ON h.endpoint_id = e.id
     WHERE e.workspace_id = ${workspaceId} AND e.id = ${id}`.execute(db);
   return rows[0];
 }
 
 /** Newest first, after the cursor's (createdAt, id). */
-export async function listWebhookEndpoints(db: Kysely<any>, workspaceId: string, limit: number, after: [string, string] | null): Promise<WebhookEndpointRow[]> {
+export async function listWebhookEndpoints(db: Db, workspaceId: string, limit: number, after: [string, string] | null): Promise<WebhookEndpointRow[]> {
   const { rows } = await sql<WebhookEndpointRow>`SELECT ${ENDPOINT} FROM webhook_endpoints e LEFT JOIN webhook_health h ON h.endpoint_id = e.id
     WHERE e.workspace_id = ${workspaceId} ${after ? sql`AND (e.created_at, e.id) < (${after[0]}::timestamptz, ${after[1]})` : sql``}
     ORDER BY e.created_at DESC, e.id DESC LIMIT ${limit + 1}`.execute(db);
@@ -64,7 +57,7 @@ export interface AttemptRow {
 const DELIVERY = sql`id, endpoint_id, event_type, message_id, status, attempts, next_attempt_at, last_attempt_at, last_status_code, created_at, completed_at`;
 
 export async function listDeliveries(
-  db: Kysely<any>,
+  db: Db,
   endpointId: string,
   filter: { status?: string },
   limit: number,
@@ -77,12 +70,12 @@ export async function listDeliveries(
   return rows;
 }
 
-export async function findDelivery(db: Kysely<any>, endpointId: string, id: string): Promise<DeliveryRow | undefined> {
+export async function findDelivery(db: Db, endpointId: string, id: string): Promise<DeliveryRow | undefined> {
   const { rows } = await sql<DeliveryRow>`SELECT ${DELIVERY} FROM webhook_deliveries WHERE endpoint_id = ${endpointId} AND id = ${id}`.execute(db);
   return rows[0];
 }
 
-export async function attemptsOf(db: Kysely<any>, deliveryIds: string[]): Promise<Map<string, AttemptRow[]>> {
+export async function attemptsOf(db: Db, deliveryIds: string[]): Promise<Map<string, AttemptRow[]>> {
   const byDelivery = new Map<string, AttemptRow[]>();
   if (deliveryIds.length === 0) return byDelivery;
   const { rows } = await sql<AttemptRow>`SELECT delivery_id, attempt, ok, status_code, duration_ms, error, response_excerpt, at
@@ -91,7 +84,7 @@ export async function attemptsOf(db: Kysely<any>, deliveryIds: string[]): Promis
   return byDelivery;
 }
 
-export async function countFailedSince(db: Kysely<any>, endpointId: string, since: string): Promise<number> {
+export async function countFailedSince(db: Db, endpointId: string, since: string): Promise<number> {
   const { rows } = await sql<{ n: string }>`SELECT count(*) AS n FROM webhook_deliveries WHERE endpoint_id = ${endpointId} AND status = 'failed' AND created_at >= ${since}`.execute(db);
   return Number(rows[0]!.n);
 }
@@ -102,7 +95,7 @@ export interface DeliveryStats {
   durationMs: { p50: number | null; p95: number | null };
 }
 
-export async function deliveryStats(db: Kysely<any>, endpointId: string, since: string): Promise<DeliveryStats> {
+export async function deliveryStats(db: Db, endpointId: string, since: string): Promise<DeliveryStats> {
   const [deliveries, attempts] = await Promise.all([
     sql<{ status: string; n: string }>`SELECT status, count(*) AS n FROM webhook_deliveries WHERE endpoint_id = ${endpointId} AND created_at >= ${since} GROUP BY status`.execute(db),
     sql<{ total: string; ok: string; p50: number | null; p95: number | null }>`SELECT count(*) AS total, count(*) FILTER (WHERE ok) AS ok,

@@ -1,10 +1,14 @@
-import type { Projector } from '../projector.ts';
+import type { Kysely } from 'kysely';
+import { defineProjector, type Projected } from '../projector.ts';
+import type { WorkspacesTables } from './tables.ts';
+
+type Db = Kysely<WorkspacesTables>;
 
 /**
  * Workspaces and the people in them. Until members can be invited, the owner is the only member;
  * the owner holds the owner role implicitly (`role_id` null, `is_owner` true).
  */
-export const workspacesProjector: Projector = {
+export const workspacesProjector = defineProjector<WorkspacesTables>()({
   name: 'workspaces',
   version: 1,
   tables: ['workspaces', 'members'],
@@ -25,30 +29,24 @@ export const workspacesProjector: Projector = {
       created_at timestamptz NOT NULL,
       PRIMARY KEY (workspace_id, user_id)
     );`,
-  handles: ['WorkspaceCreated', 'RoleDeleted'],
-  async apply(db, event) {
-    if (event.type === 'RoleDeleted') {
-      // Members of a deleted role move to the role named by `reassignTo` (required while any hold it).
-      const r = event.data as { roleId: string; reassignTo: string | null };
-      if (r.reassignTo === null) return;
-      await db
-        .updateTable('members')
-        .set({ role_id: r.reassignTo })
-        .where('workspace_id', '=', event.metadata.workspaceId as string)
-        .where('role_id', '=', r.roleId)
-        .execute();
-      return;
-    }
-    const d = event.data as { workspaceId: string; name: string; ownerUserId: string; ownerEmail: string; createdAt: string };
-    await db
-      .insertInto('workspaces')
-      .values({ id: d.workspaceId, name: d.name, owner_user_id: d.ownerUserId, owner_email: d.ownerEmail, created_at: d.createdAt })
-      .onConflict((oc) => oc.column('id').doNothing())
-      .execute();
-    await db
-      .insertInto('members')
-      .values({ workspace_id: d.workspaceId, user_id: d.ownerUserId, email: d.ownerEmail, is_owner: true, role_id: null, created_at: d.createdAt })
-      .onConflict((oc) => oc.columns(['workspace_id', 'user_id']).doNothing())
-      .execute();
-  },
-};
+  on: { WorkspaceCreated: createWorkspace, RoleDeleted: reassignMembers },
+});
+
+async function createWorkspace(db: Db, { data: d }: Projected<'WorkspaceCreated'>): Promise<void> {
+  await db
+    .insertInto('workspaces')
+    .values({ id: d.workspaceId, name: d.name, owner_user_id: d.ownerUserId, owner_email: d.ownerEmail, created_at: d.createdAt })
+    .onConflict((oc) => oc.column('id').doNothing())
+    .execute();
+  await db
+    .insertInto('members')
+    .values({ workspace_id: d.workspaceId, user_id: d.ownerUserId, email: d.ownerEmail, is_owner: true, role_id: null, created_at: d.createdAt })
+    .onConflict((oc) => oc.columns(['workspace_id', 'user_id']).doNothing())
+    .execute();
+}
+
+/** Members of a deleted role move to the role named by `reassignTo` (required while any hold it). */
+async function reassignMembers(db: Db, { metadata: { workspaceId }, data: d }: Projected<'RoleDeleted'>): Promise<void> {
+  if (d.reassignTo === null) return;
+  await db.updateTable('members').set({ role_id: d.reassignTo }).where('workspace_id', '=', workspaceId).where('role_id', '=', d.roleId).execute();
+}

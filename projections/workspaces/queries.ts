@@ -1,7 +1,8 @@
 import type { Kysely } from 'kysely';
+import type { WorkspacesTables } from './tables.ts';
 
 /** Explicit memberships per role id; the owner counts under the owner role. */
-export async function countMembersByRole(db: Kysely<any>, workspaceId: string): Promise<{ byRole: Map<string, number>; owners: number }> {
+export async function countMembersByRole(db: Kysely<WorkspacesTables>, workspaceId: string): Promise<{ byRole: Map<string, number>; owners: number }> {
   const rows = await db
     .selectFrom('members')
     .select(['role_id', 'is_owner', (eb) => eb.fn.countAll<number>().as('n')])
@@ -12,7 +13,7 @@ export async function countMembersByRole(db: Kysely<any>, workspaceId: string): 
   let owners = 0;
   for (const r of rows) {
     if (r.is_owner) owners += Number(r.n);
-    else if (r.role_id) byRole.set(r.role_id as string, (byRole.get(r.role_id as string) ?? 0) + Number(r.n));
+    else if (r.role_id) byRole.set(r.role_id, (byRole.get(r.role_id) ?? 0) + Number(r.n));
   }
   return { byRole, owners };
 }

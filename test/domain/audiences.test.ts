@@ -1,6 +1,6 @@
 import t from 'tap';
 import { refusal } from '../support/refusal.ts';
-import { AUDIENCES_MAX, decideCreateAudience, decideDeleteAudience, decideEnsureDefault, decideUpdateAudience, type CreateAudience } from '../../domain/audiences/decide.ts';
+import { AUDIENCES_MAX, decideCreateAudience, decideDeleteAudience, decideEnsureDefaultAudience, decideUpdateAudience, type CreateAudience } from '../../domain/audiences/decide.ts';
 import { audiencesStream, type AudienceEvent } from '../../domain/audiences/events.ts';
 import { audiencesAggregate, type AudiencesState } from '../../domain/audiences/state.ts';
 
@@ -26,8 +26,8 @@ t.test('one stream per workspace', async (t) => {
 });
 
 t.test('the default audience is made once', async (t) => {
-  t.same(decideEnsureDefault(given([]), { audienceId: DEF, now: NOW }), [defaultCreated]);
-  t.same(decideEnsureDefault(given([defaultCreated]), { audienceId: id(9), now: NOW }), []);
+  t.same(decideEnsureDefaultAudience(given([]), { audienceId: DEF, now: NOW }), [defaultCreated]);
+  t.same(decideEnsureDefaultAudience(given([defaultCreated]), { audienceId: id(9), now: NOW }), []);
   t.equal(given([defaultCreated]).defaultId, DEF);
 });
 

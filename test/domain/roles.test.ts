@@ -4,7 +4,7 @@ import {
   CUSTOM_ROLE_LIMIT,
   decideCreateRole,
   decideDeleteRole,
-  decideEnsureSeeded,
+  decideSeedRoles,
   decideUpdateRole,
   type CreateRole,
   type DeleteRole,
@@ -51,21 +51,21 @@ const remove = (o: Partial<DeleteRole> = {}): DeleteRole => ({
 });
 
 t.test('seeding: the six roles once, then only the owner role comes back', async (t) => {
-  const [first] = decideEnsureSeeded(given([]), { seedIds: IDS, now: NOW });
+  const [first] = decideSeedRoles(given([]), { seedIds: IDS, now: NOW });
   t.same(first, seeded);
-  t.same(decideEnsureSeeded(given([seeded]), { seedIds: OTHER_IDS, now: LATER }), []);
+  t.same(decideSeedRoles(given([seeded]), { seedIds: OTHER_IDS, now: LATER }), []);
 
   const noViewer = given([seeded, { type: 'RoleDeleted', data: { roleId: IDS.viewer, reassignTo: null, deletedAt: NOW } }]);
-  t.same(decideEnsureSeeded(noViewer, { seedIds: OTHER_IDS, now: LATER }), [], 'a deleted seeded role stays deleted');
+  t.same(decideSeedRoles(noViewer, { seedIds: OTHER_IDS, now: LATER }), [], 'a deleted seeded role stays deleted');
 
   const noOwner = given([seeded, { type: 'RoleDeleted', data: { roleId: IDS.owner, reassignTo: null, deletedAt: NOW } }]);
-  t.same(decideEnsureSeeded(noOwner, { seedIds: OTHER_IDS, now: LATER }), [
+  t.same(decideSeedRoles(noOwner, { seedIds: OTHER_IDS, now: LATER }), [
     { type: 'OwnerRoleRestored', data: { role: seedRole('owner', OTHER_IDS.owner), restoredAt: LATER } },
   ]);
 });
 
 t.test('seeded permission sets are stored expanded and in canonical order', async (t) => {
-  const [event] = decideEnsureSeeded(given([]), { seedIds: IDS, now: NOW });
+  const [event] = decideSeedRoles(given([]), { seedIds: IDS, now: NOW });
   const roles = event!.type === 'RolesSeeded' ? event!.data.roles : [];
   const byBuiltin = Object.fromEntries(roles.map((r) => [r.builtin, r.permissions]));
   t.same(byBuiltin.owner, PERMISSIONS);

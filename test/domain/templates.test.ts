@@ -1,14 +1,14 @@
 import t from 'tap';
 import { refusal } from '../support/refusal.ts';
 import {
-  decideArchive,
-  decideCreate,
-  decideDelete,
-  decideDeleteVersion,
-  decideEdit,
-  decidePublish,
-  decideRestore,
-  decideUnarchive,
+  decideArchiveTemplate,
+  decideCreateTemplate,
+  decideDeleteTemplate,
+  decideDeleteTemplateVersion,
+  decideEditTemplate,
+  decidePublishTemplate,
+  decideRestoreTemplateVersion,
+  decideUnarchiveTemplate,
   mergeContent,
   sendableVersion,
   type CreateTemplate,
@@ -33,13 +33,13 @@ const content = (overrides: Partial<TemplateContent> = {}): TemplateContent => (
 const create = (overrides: Partial<CreateTemplate> = {}): CreateTemplate => ({
   templateId: T, versionId: 'tplv_1', description: null, starter: null, content: content(), publish: false, sanitise, now: NOW, ...overrides,
 });
-const edit = (patch: Parameters<typeof decideEdit>[1]['content'], extra: Partial<Parameters<typeof decideEdit>[1]> = {}) => ({
+const edit = (patch: Parameters<typeof decideEditTemplate>[1]['content'], extra: Partial<Parameters<typeof decideEditTemplate>[1]> = {}) => ({
   ifMatch: null, now: NOW, content: patch, publish: false, versionId: 'tplv_next', sanitise, ...extra,
 });
 const types = (events: TemplateEvent[]) => events.map((e) => e.type);
 
 t.test('create without publish: status draft, version 1 a draft', async (t) => {
-  const events = decideCreate(given([]), create());
+  const events = decideCreateTemplate(given([]), create());
   t.same(types(events), ['TemplateCreated', 'TemplateVersionDrafted']);
   const s = given(events);
   t.equal(statusOf(s), 'draft');
@@ -48,62 +48,62 @@ t.test('create without publish: status draft, version 1 a draft', async (t) => {
 });
 
 t.test('create with publish: version 1 published, status active, sendable', async (t) => {
-  const s = given(decideCreate(given([]), create({ publish: true })));
+  const s = given(decideCreateTemplate(given([]), create({ publish: true })));
   t.same([statusOf(s), s.publishedVersion, s.versions.get(1)!.published], ['active', 1, true]);
   t.equal(sendableVersion(s), 1);
 });
 
 t.test('publishing needs a subject and a body', async (t) => {
-  const noSubject = refusal(() => decideCreate(given([]), create({ publish: true, content: content({ subject: ' ' }) })));
+  const noSubject = refusal(() => decideCreateTemplate(given([]), create({ publish: true, content: content({ subject: ' ' }) })));
   t.same([noSubject.code, noSubject.param], ['invalid_template', 'subject']);
-  const noBody = refusal(() => decideCreate(given([]), create({ publish: true, content: content({ document: { body: [] } }) })));
+  const noBody = refusal(() => decideCreateTemplate(given([]), create({ publish: true, content: content({ document: { body: [] } }) })));
   t.same([noBody.code, noBody.param], ['invalid_template', 'document.body']);
-  const noHtml = refusal(() => decideCreate(given([]), create({ publish: true, content: content({ engine: 'html', document: null, html: '' }) })));
+  const noHtml = refusal(() => decideCreateTemplate(given([]), create({ publish: true, content: content({ engine: 'html', document: null, html: '' }) })));
   t.same([noHtml.code, noHtml.param], ['invalid_template', 'html']);
 });
 
 t.test('a placeholder naming nothing declared is refused at save', async (t) => {
-  const e = refusal(() => decideCreate(given([]), create({ content: content({ document: { body: [text('Hi {{nobody}}')] } }) })));
+  const e = refusal(() => decideCreateTemplate(given([]), create({ content: content({ document: { body: [text('Hi {{nobody}}')] } }) })));
   t.equal(e.code, 'invalid_template');
   t.match(e.param, /^document\.body\.0/);
 });
 
 t.test('html engine: sanitised when published, stored as submitted', async (t) => {
   const html = '<p>Hi {{name}}</p><script>alert(1)</script>';
-  const events = decideCreate(given([]), create({ publish: true, content: content({ engine: 'html', document: null, html }) }));
+  const events = decideCreateTemplate(given([]), create({ publish: true, content: content({ engine: 'html', document: null, html }) }));
   const published = events.find((e) => e.type === 'TemplateVersionPublished')!;
   t.equal((published.data as { sanitisedHtml: string }).sanitisedHtml, '<p>Hi {{name}}</p>');
   t.equal(given(events).versions.get(1)!.html, html);
 });
 
 t.test('editing an unpublished head replaces it; no new version', async (t) => {
-  const s0 = given(decideCreate(given([]), create()));
-  const events = decideEdit(s0, edit({ subject: 'New {{name}}' }));
+  const s0 = given(decideCreateTemplate(given([]), create()));
+  const events = decideEditTemplate(s0, edit({ subject: 'New {{name}}' }));
   t.same(types(events), ['TemplateDraftEdited']);
-  const s1 = given([...decideCreate(given([]), create()), ...events]);
+  const s1 = given([...decideCreateTemplate(given([]), create()), ...events]);
   t.same([s1.latestVersion, s1.versions.get(1)!.subject], [1, 'New {{name}}']);
 });
 
 t.test('editing a published head mints a new draft; the published version stays live and frozen', async (t) => {
-  const h0 = decideCreate(given([]), create({ publish: true }));
-  const e1 = decideEdit(given(h0), edit({ subject: 'Changed {{name}}' }));
+  const h0 = decideCreateTemplate(given([]), create({ publish: true }));
+  const e1 = decideEditTemplate(given(h0), edit({ subject: 'Changed {{name}}' }));
   t.same(types(e1), ['TemplateVersionDrafted']);
   const s1 = given([...h0, ...e1]);
   t.same([s1.latestVersion, s1.publishedVersion, statusOf(s1)], [2, 1, 'active']);
   t.equal(s1.versions.get(1)!.subject, 'Hello {{name}}', 'version 1 unchanged');
   t.equal(sendableVersion(s1), 1, 'sends keep the published version');
-  const e2 = decideEdit(s1, edit({ subject: 'Again {{name}}' }));
+  const e2 = decideEditTemplate(s1, edit({ subject: 'Again {{name}}' }));
   t.same(types(e2), ['TemplateDraftEdited'], 'the new head is a draft: edited in place');
   const s2 = given([...h0, ...e1, ...e2]);
-  const e3 = decidePublish(s2, { ifMatch: null, now: NOW, version: null, sanitise });
+  const e3 = decidePublishTemplate(s2, { ifMatch: null, now: NOW, version: null, sanitise });
   const s3 = given([...h0, ...e1, ...e2, ...e3]);
   t.same([s3.publishedVersion, s3.versions.get(2)!.subject], [2, 'Again {{name}}']);
 });
 
 t.test('an edit that changes nothing writes nothing; publish in the same edit', async (t) => {
-  const h0 = decideCreate(given([]), create({ publish: true }));
-  t.same(decideEdit(given(h0), edit({ subject: 'Hello {{name}}' })), []);
-  const e = decideEdit(given(h0), edit({ subject: 'Next {{name}}' }, { publish: true }));
+  const h0 = decideCreateTemplate(given([]), create({ publish: true }));
+  t.same(decideEditTemplate(given(h0), edit({ subject: 'Hello {{name}}' })), []);
+  const e = decideEditTemplate(given(h0), edit({ subject: 'Next {{name}}' }, { publish: true }));
   t.same(types(e), ['TemplateVersionDrafted', 'TemplateVersionPublished']);
   t.equal(given([...h0, ...e]).publishedVersion, 2);
 });
@@ -117,69 +117,69 @@ t.test('mergeContent follows the engine that was sent and drops the other body',
 });
 
 t.test('publish: unknown version 422; publishing the live one again writes nothing; an older one is a rollback', async (t) => {
-  const h0 = decideCreate(given([]), create({ publish: true }));
-  const h1 = [...h0, ...decideEdit(given(h0), edit({ subject: 'Two {{name}}' }, { publish: true }))];
+  const h0 = decideCreateTemplate(given([]), create({ publish: true }));
+  const h1 = [...h0, ...decideEditTemplate(given(h0), edit({ subject: 'Two {{name}}' }, { publish: true }))];
   const s = given(h1);
-  t.equal(refusal(() => decidePublish(s, { ifMatch: null, now: NOW, version: 9, sanitise })).code, 'template_version_not_found');
-  t.same(decidePublish(s, { ifMatch: null, now: NOW, version: 2, sanitise }), []);
-  const back = given([...h1, ...decidePublish(s, { ifMatch: null, now: NOW, version: 1, sanitise })]);
+  t.equal(refusal(() => decidePublishTemplate(s, { ifMatch: null, now: NOW, version: 9, sanitise })).code, 'template_version_not_found');
+  t.same(decidePublishTemplate(s, { ifMatch: null, now: NOW, version: 2, sanitise }), []);
+  const back = given([...h1, ...decidePublishTemplate(s, { ifMatch: null, now: NOW, version: 1, sanitise })]);
   t.equal(back.publishedVersion, 1);
 });
 
 t.test('archive and unarchive: status follows, sends refuse archived, both idempotent', async (t) => {
-  const h0 = decideCreate(given([]), create({ publish: true }));
-  const h1 = [...h0, ...decideArchive(given(h0), { ifMatch: null, now: NOW })];
+  const h0 = decideCreateTemplate(given([]), create({ publish: true }));
+  const h1 = [...h0, ...decideArchiveTemplate(given(h0), { ifMatch: null, now: NOW })];
   t.equal(statusOf(given(h1)), 'archived');
   t.equal(refusal(() => sendableVersion(given(h1))).code, 'template_archived');
-  t.same(decideArchive(given(h1), { ifMatch: null, now: NOW }), []);
-  const h2 = [...h1, ...decideUnarchive(given(h1), { ifMatch: null, now: NOW })];
+  t.same(decideArchiveTemplate(given(h1), { ifMatch: null, now: NOW }), []);
+  const h2 = [...h1, ...decideUnarchiveTemplate(given(h1), { ifMatch: null, now: NOW })];
   t.equal(statusOf(given(h2)), 'active');
-  t.same(decideUnarchive(given(h2), { ifMatch: null, now: NOW }), []);
-  const draft = decideCreate(given([]), create());
-  const d1 = [...draft, ...decideArchive(given(draft), { ifMatch: null, now: NOW })];
-  t.equal(statusOf(given([...d1, ...decideUnarchive(given(d1), { ifMatch: null, now: NOW })])), 'draft', 'a never-published template goes back to draft');
+  t.same(decideUnarchiveTemplate(given(h2), { ifMatch: null, now: NOW }), []);
+  const draft = decideCreateTemplate(given([]), create());
+  const d1 = [...draft, ...decideArchiveTemplate(given(draft), { ifMatch: null, now: NOW })];
+  t.equal(statusOf(given([...d1, ...decideUnarchiveTemplate(given(d1), { ifMatch: null, now: NOW })])), 'draft', 'a never-published template goes back to draft');
 });
 
 t.test('restore: the old content as a new draft head', async (t) => {
-  const h0 = decideCreate(given([]), create({ publish: true }));
-  const h1 = [...h0, ...decideEdit(given(h0), edit({ subject: 'Two {{name}}' }, { publish: true }))];
-  const e = decideRestore(given(h1), { ifMatch: null, now: NOW, version: 1, versionId: 'tplv_3' });
+  const h0 = decideCreateTemplate(given([]), create({ publish: true }));
+  const h1 = [...h0, ...decideEditTemplate(given(h0), edit({ subject: 'Two {{name}}' }, { publish: true }))];
+  const e = decideRestoreTemplateVersion(given(h1), { ifMatch: null, now: NOW, version: 1, versionId: 'tplv_3' });
   const s = given([...h1, ...e]);
   t.same([s.latestVersion, s.publishedVersion, s.versions.get(3)!.subject, s.versions.get(3)!.published, s.versions.get(3)!.restoredFrom], [3, 2, 'Hello {{name}}', false, 1]);
-  t.equal(refusal(() => decideRestore(s, { ifMatch: null, now: NOW, version: 7, versionId: 'x' })).code, 'template_version_not_found');
+  t.equal(refusal(() => decideRestoreTemplateVersion(s, { ifMatch: null, now: NOW, version: 7, versionId: 'x' })).code, 'template_version_not_found');
 });
 
 t.test('delete version: never the only, the live or the head one', async (t) => {
-  const h0 = decideCreate(given([]), create({ publish: true }));
-  t.equal(refusal(() => decideDeleteVersion(given(h0), { ifMatch: null, now: NOW, version: 1 })).code, 'template_version_not_deletable');
-  const h1 = [...h0, ...decideEdit(given(h0), edit({ subject: 'Two {{name}}' }, { publish: true }))];
-  const h2 = [...h1, ...decideEdit(given(h1), edit({ subject: 'Three {{name}}' }))];
+  const h0 = decideCreateTemplate(given([]), create({ publish: true }));
+  t.equal(refusal(() => decideDeleteTemplateVersion(given(h0), { ifMatch: null, now: NOW, version: 1 })).code, 'template_version_not_deletable');
+  const h1 = [...h0, ...decideEditTemplate(given(h0), edit({ subject: 'Two {{name}}' }, { publish: true }))];
+  const h2 = [...h1, ...decideEditTemplate(given(h1), edit({ subject: 'Three {{name}}' }))];
   const s = given(h2);
-  t.equal(refusal(() => decideDeleteVersion(s, { ifMatch: null, now: NOW, version: 2 })).code, 'template_version_not_deletable', 'live');
-  t.equal(refusal(() => decideDeleteVersion(s, { ifMatch: null, now: NOW, version: 3 })).code, 'template_version_not_deletable', 'head');
-  const e = decideDeleteVersion(s, { ifMatch: null, now: NOW, version: 1 });
+  t.equal(refusal(() => decideDeleteTemplateVersion(s, { ifMatch: null, now: NOW, version: 2 })).code, 'template_version_not_deletable', 'live');
+  t.equal(refusal(() => decideDeleteTemplateVersion(s, { ifMatch: null, now: NOW, version: 3 })).code, 'template_version_not_deletable', 'head');
+  const e = decideDeleteTemplateVersion(s, { ifMatch: null, now: NOW, version: 1 });
   t.same(types(e), ['TemplateVersionDeleted']);
   const after = given([...h2, ...e]);
   t.same([...after.versions.keys()], [2, 3]);
-  t.equal(refusal(() => decideDeleteVersion(after, { ifMatch: null, now: NOW, version: 1 })).code, 'template_version_not_found');
+  t.equal(refusal(() => decideDeleteTemplateVersion(after, { ifMatch: null, now: NOW, version: 1 })).code, 'template_version_not_found');
 });
 
 t.test('If-Match: a stale revision is a version conflict and changes nothing', async (t) => {
-  const h0 = decideCreate(given([]), create());
+  const h0 = decideCreateTemplate(given([]), create());
   const s = given(h0);
   t.equal(s.revision, 1);
-  t.equal(refusal(() => decideEdit(s, edit({ subject: 'x' }, { ifMatch: 0 }))).code, 'version_conflict');
-  t.equal(refusal(() => decideArchive(s, { ifMatch: 5, now: NOW })).code, 'version_conflict');
-  t.equal(decideEdit(s, edit({ subject: 'x' }, { ifMatch: 1 })).length, 1);
+  t.equal(refusal(() => decideEditTemplate(s, edit({ subject: 'x' }, { ifMatch: 0 }))).code, 'version_conflict');
+  t.equal(refusal(() => decideArchiveTemplate(s, { ifMatch: 5, now: NOW })).code, 'version_conflict');
+  t.equal(decideEditTemplate(s, edit({ subject: 'x' }, { ifMatch: 1 })).length, 1);
 });
 
 t.test('a deleted or unknown template is not found for every decision', async (t) => {
-  const h0 = decideCreate(given([]), create());
-  const gone = given([...h0, ...decideDelete(given(h0), { ifMatch: null, now: NOW })]);
+  const h0 = decideCreateTemplate(given([]), create());
+  const gone = given([...h0, ...decideDeleteTemplate(given(h0), { ifMatch: null, now: NOW })]);
   for (const s of [given([]), gone]) {
-    t.equal(refusal(() => decideEdit(s, edit({ subject: 'x' }))).code, 'resource_not_found');
-    t.equal(refusal(() => decidePublish(s, { ifMatch: null, now: NOW, version: null, sanitise })).code, 'resource_not_found');
-    t.equal(refusal(() => decideDelete(s, { ifMatch: null, now: NOW })).code, 'resource_not_found');
+    t.equal(refusal(() => decideEditTemplate(s, edit({ subject: 'x' }))).code, 'resource_not_found');
+    t.equal(refusal(() => decidePublishTemplate(s, { ifMatch: null, now: NOW, version: null, sanitise })).code, 'resource_not_found');
+    t.equal(refusal(() => decideDeleteTemplate(s, { ifMatch: null, now: NOW })).code, 'resource_not_found');
   }
-  t.same(decideCreate(given(h0), create()), [], 'a retried create writes nothing');
+  t.same(decideCreateTemplate(given(h0), create()), [], 'a retried create writes nothing');
 });

@@ -1,14 +1,14 @@
 import t from 'tap';
 import { refusal } from '../support/refusal.ts';
-import { covers, deliveryIdOf, subscribes, SUBSCRIPTION_PATTERN, WEBHOOK_MAPPERS } from '../../domain/webhooks/catalogue.ts';
+import { covers, deliveryIdOf, subscribes, SUBSCRIPTION_PATTERN, webhookMessageOf } from '../../domain/webhooks/catalogue.ts';
 import {
-  decideAutoDisable,
-  decideCreate,
-  decideDelete,
-  decideReplay,
-  decideRotate,
-  decideTest,
-  decideUpdate,
+  decideAutoDisableWebhookEndpoint,
+  decideCreateWebhookEndpoint,
+  decideDeleteWebhookEndpoint,
+  decideReplayWebhookDeliveries,
+  decideRotateWebhookSecret,
+  decideTestWebhookEndpoint,
+  decideUpdateWebhookEndpoint,
   ENDPOINTS_MAX,
   type EndpointSettings,
 } from '../../domain/webhooks/decide.ts';
@@ -25,46 +25,46 @@ const created = (endpointId: string, extra: Partial<EndpointSettings> = {}): Web
 });
 
 t.test('create: normalised settings, enabled; ten endpoints at most', async (t) => {
-  const events = decideCreate(given([]), { endpointId: 'whe_1', settings: settings({ eventTypes: [], domainAllowlist: [' A.test '], addressAllowlist: ['x@a.test', 'Y@b.test'] }), secret: 'whsec_x', now: NOW });
+  const events = decideCreateWebhookEndpoint(given([]), { endpointId: 'whe_1', settings: settings({ eventTypes: [], domainAllowlist: [' A.test '], addressAllowlist: ['x@a.test', 'Y@b.test'] }), secret: 'whsec_x', now: NOW });
   t.match(events, [{ type: 'WebhookEndpointCreated', data: { eventTypes: null, domainAllowlist: ['a.test'], addressAllowlist: ['y@b.test'] } }]);
   t.equal(given(events).endpoints.get('whe_1')!.enabled, true);
   const full = given(Array.from({ length: ENDPOINTS_MAX }, (_, i) => created(`whe_${i}`)));
-  t.equal(refusal(() => decideCreate(full, { endpointId: 'whe_new', settings: settings(), secret: 's', now: NOW })).code, 'workspace_limit_reached');
-  t.same(decideCreate(given([created('whe_1')]), { endpointId: 'whe_1', settings: settings(), secret: 's', now: NOW }), [], 'a retried create writes nothing');
+  t.equal(refusal(() => decideCreateWebhookEndpoint(full, { endpointId: 'whe_new', settings: settings(), secret: 's', now: NOW })).code, 'workspace_limit_reached');
+  t.same(decideCreateWebhookEndpoint(given([created('whe_1')]), { endpointId: 'whe_1', settings: settings(), secret: 's', now: NOW }), [], 'a retried create writes nothing');
 });
 
 t.test('update: only what changed; enable and disable; a person disables without a reason', async (t) => {
   const s = given([created('whe_1')]);
-  t.same(decideUpdate(s, { endpointId: 'whe_1', settings: { url: 'https://hooks.example.com/x' }, now: NOW }), []);
-  t.match(decideUpdate(s, { endpointId: 'whe_1', settings: { description: 'd' }, now: NOW }), [{ type: 'WebhookEndpointUpdated', data: { description: 'd', url: 'https://hooks.example.com/x' } }]);
-  const off = decideUpdate(s, { endpointId: 'whe_1', settings: {}, enabled: false, now: NOW });
+  t.same(decideUpdateWebhookEndpoint(s, { endpointId: 'whe_1', settings: { url: 'https://hooks.example.com/x' }, now: NOW }), []);
+  t.match(decideUpdateWebhookEndpoint(s, { endpointId: 'whe_1', settings: { description: 'd' }, now: NOW }), [{ type: 'WebhookEndpointUpdated', data: { description: 'd', url: 'https://hooks.example.com/x' } }]);
+  const off = decideUpdateWebhookEndpoint(s, { endpointId: 'whe_1', settings: {}, enabled: false, now: NOW });
   t.same(off, [{ type: 'WebhookEndpointDisabled', data: { endpointId: 'whe_1', reason: null, disabledAt: NOW } }]);
   const disabled = given([created('whe_1'), ...off]);
-  t.same(decideUpdate(disabled, { endpointId: 'whe_1', settings: {}, enabled: false, now: NOW }), [], 'twice changes nothing');
-  t.same(decideUpdate(disabled, { endpointId: 'whe_1', settings: {}, enabled: true, now: NOW }), [{ type: 'WebhookEndpointEnabled', data: { endpointId: 'whe_1', enabledAt: NOW } }]);
-  t.equal(refusal(() => decideUpdate(s, { endpointId: 'whe_2', settings: {}, now: NOW })).code, 'resource_not_found');
+  t.same(decideUpdateWebhookEndpoint(disabled, { endpointId: 'whe_1', settings: {}, enabled: false, now: NOW }), [], 'twice changes nothing');
+  t.same(decideUpdateWebhookEndpoint(disabled, { endpointId: 'whe_1', settings: {}, enabled: true, now: NOW }), [{ type: 'WebhookEndpointEnabled', data: { endpointId: 'whe_1', enabledAt: NOW } }]);
+  t.equal(refusal(() => decideUpdateWebhookEndpoint(s, { endpointId: 'whe_2', settings: {}, now: NOW })).code, 'resource_not_found');
 });
 
 t.test('deliveries switch an enabled endpoint off once; test and replay need it enabled', async (t) => {
   const s = given([created('whe_1')]);
-  const off = decideAutoDisable(s, { endpointId: 'whe_1', reason: 'consecutive_failures', now: NOW });
+  const off = decideAutoDisableWebhookEndpoint(s, { endpointId: 'whe_1', reason: 'consecutive_failures', now: NOW });
   t.same(off, [{ type: 'WebhookEndpointDisabled', data: { endpointId: 'whe_1', reason: 'consecutive_failures', disabledAt: NOW } }]);
   const disabled = given([created('whe_1'), ...off]);
-  t.same(decideAutoDisable(disabled, { endpointId: 'whe_1', reason: 'gone', now: NOW }), [], 'only the first report writes');
-  t.same(decideAutoDisable(s, { endpointId: 'whe_gone', reason: 'gone', now: NOW }), [], 'a deleted endpoint is left alone');
-  t.equal(refusal(() => decideTest(disabled, { endpointId: 'whe_1', testId: 't', now: NOW })).code, 'webhook_disabled');
-  t.equal(refusal(() => decideReplay(disabled, { endpointId: 'whe_1', deliveryIds: null, since: NOW, now: NOW })).code, 'webhook_disabled');
-  t.equal(decideTest(s, { endpointId: 'whe_1', testId: 't', now: NOW }).length, 1);
+  t.same(decideAutoDisableWebhookEndpoint(disabled, { endpointId: 'whe_1', reason: 'gone', now: NOW }), [], 'only the first report writes');
+  t.same(decideAutoDisableWebhookEndpoint(s, { endpointId: 'whe_gone', reason: 'gone', now: NOW }), [], 'a deleted endpoint is left alone');
+  t.equal(refusal(() => decideTestWebhookEndpoint(disabled, { endpointId: 'whe_1', testId: 't', now: NOW })).code, 'webhook_disabled');
+  t.equal(refusal(() => decideReplayWebhookDeliveries(disabled, { endpointId: 'whe_1', deliveryIds: null, since: NOW, now: NOW })).code, 'webhook_disabled');
+  t.equal(decideTestWebhookEndpoint(s, { endpointId: 'whe_1', testId: 't', now: NOW }).length, 1);
 });
 
 t.test('rotate: the previous secret expires in 24 hours; delete', async (t) => {
   const s = given([created('whe_1')]);
-  t.same(decideRotate(s, { endpointId: 'whe_1', secret: 'whsec_new', now: NOW }), [
+  t.same(decideRotateWebhookSecret(s, { endpointId: 'whe_1', secret: 'whsec_new', now: NOW }), [
     { type: 'WebhookSecretRotated', data: { endpointId: 'whe_1', secret: 'whsec_new', previousSecretExpiresAt: '2026-01-02T00:00:00.000Z', rotatedAt: NOW } },
   ]);
-  const gone = given([created('whe_1'), ...decideDelete(s, { endpointId: 'whe_1', now: NOW })]);
+  const gone = given([created('whe_1'), ...decideDeleteWebhookEndpoint(s, { endpointId: 'whe_1', now: NOW })]);
   t.equal(gone.endpoints.size, 0);
-  t.equal(refusal(() => decideRotate(gone, { endpointId: 'whe_1', secret: 'x', now: NOW })).code, 'resource_not_found');
+  t.equal(refusal(() => decideRotateWebhookSecret(gone, { endpointId: 'whe_1', secret: 'x', now: NOW })).code, 'resource_not_found');
 });
 
 t.test('subscriptions: the default set is email.* but email.replied; families and names', async (t) => {
@@ -101,7 +101,7 @@ t.test('allowlists narrow by the address or domain an event concerns', async (t)
 });
 
 t.test('contact events become contact.* webhook events about the contact\'s address', async (t) => {
-  const map = (type: string, data: Record<string, unknown>) => WEBHOOK_MAPPERS[type]!(data, NOW);
+  const map = (type: string, data: Record<string, unknown>) => webhookMessageOf({ type, data }, NOW);
   const contact = { contactId: 'con_1', email: 'ann@a.test', name: 'Ann', notes: null, attributes: { plan: 'pro' } };
   t.same(map('ContactCreated', { ...contact, source: 'manual', audienceIds: ['aud_1'], createdAt: NOW }), {
     type: 'contact.created',
@@ -122,5 +122,5 @@ t.test('contact events become contact.* webhook events about the contact\'s addr
     t.notOk(subscribes(null, type), `the default set does not hear ${type}`);
     t.ok(subscribes(['contact.*'], type));
   }
-  t.notOk(WEBHOOK_MAPPERS.ContactSeen, 'activity of a contact is no webhook event');
+  t.equal(webhookMessageOf({ type: 'ContactSeen', data: { contactId: 'con_1', email: 'ann@a.test', seenAt: NOW } }, NOW), null, 'activity of a contact is no webhook event');
 });

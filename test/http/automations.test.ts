@@ -1,6 +1,6 @@
 import t from 'tap';
 import { createContact } from '../../commands/contacts/handlers.ts';
-import { createWorkspace } from '../../commands/workspaces/create-workspace.ts';
+import { createWorkspace } from '../../commands/workspaces/handlers.ts';
 import { openSystem, serve } from '../../system.ts';
 import { startTestApp, type TestApp } from '../support/app.ts';
 import { freshDatabase } from '../support/database.ts';

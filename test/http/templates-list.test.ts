@@ -106,6 +106,34 @@ t.test('search: every word over name, slug, description, published subject and i
   t.same(names(await h.request(other.apiKey, 'GET', '/templates?search=welcome')), [], "another workspace's templates never show");
 });
 
+t.test('search: a typo finds what was meant when nothing matches as typed', async (t) => {
+  const h = await startTestApp(t);
+  const ws = await h.workspace();
+  await create(h, ws.apiKey, { name: 'Order receipt' });
+  await create(h, ws.apiKey, { name: 'Refund receipt' });
+  await create(h, ws.apiKey, { name: 'Weekly news digest' });
+  await create(h, ws.apiKey, { name: 'Shipping alert' });
+  await create(h, ws.apiKey, { name: 'Account verification' });
+  const search = async (q: string) => names(await h.request(ws.apiKey, 'GET', `/templates?sort=name&search=${encodeURIComponent(q)}`));
+
+  t.same(await search('recepit'), ['Order receipt', 'Refund receipt'], 'two letters swapped');
+  t.same(await search('neews'), ['Weekly news digest'], 'a letter doubled');
+  t.same(await search('recipt'), ['Order receipt', 'Refund receipt'], 'a letter missing');
+  t.same(await search('aldert'), ['Shipping alert'], 'a letter extra');
+  t.same(await search('reveipt'), ['Order receipt', 'Refund receipt'], 'a wrong letter');
+  t.same(await search('weekly neews'), ['Weekly news digest'], 'a typo beside a word typed right');
+  t.same(await search('refnud recepit'), ['Refund receipt'], 'every word must still match');
+  t.same(await search('verifcaton'), ['Account verification'], 'two edits in a word of 8 letters or more');
+  t.same(await search('recpiet'), [], 'two edits in a shorter word are too many');
+  t.same(await search('nws'), [], 'a word under 4 letters must be typed right');
+
+  const first = (await h.request(ws.apiKey, 'GET', '/templates?sort=name&limit=1&search=recepit')).json();
+  t.same([names({ json: () => first }), first.hasMore], [['Order receipt'], true]);
+  await create(h, ws.apiKey, { name: 'Another receipt' });
+  const second = (await h.request(ws.apiKey, 'GET', `/templates?sort=name&limit=1&search=recepit&cursor=${first.nextCursor}`)).json();
+  t.same([names({ json: () => second }), second.hasMore], [['Refund receipt'], false], 'a walk goes on in the same mode, a template added before its cursor unseen');
+});
+
 t.test('a rebuilt templates read model equals the live one', async (t) => {
   const h = await startTestApp(t);
   const ws = await h.workspace();

@@ -2,7 +2,7 @@ import { fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import t from 'tap';
 import { createContact } from '../../commands/contacts/handlers.ts';
-import { createWorkspace } from '../../commands/workspaces/create-workspace.ts';
+import { createWorkspace } from '../../commands/workspaces/handlers.ts';
 import { openSystem, serve } from '../../system.ts';
 import { freshDatabase } from '../support/database.ts';
 import { eventually } from '../support/receiver.ts';

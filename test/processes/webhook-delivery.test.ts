@@ -3,7 +3,7 @@ import crypto from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import t from 'tap';
-import { createWorkspace } from '../../commands/workspaces/create-workspace.ts';
+import { createWorkspace } from '../../commands/workspaces/handlers.ts';
 import { addSuppression } from '../../commands/suppressions/handlers.ts';
 import { createWebhookEndpoint } from '../../commands/webhooks/handlers.ts';
 import { openSystem, type System } from '../../system.ts';

@@ -1,7 +1,7 @@
 import pg from 'pg';
 import t from 'tap';
 import { addSuppression } from '../../commands/suppressions/handlers.ts';
-import { createWorkspace } from '../../commands/workspaces/create-workspace.ts';
+import { createWorkspace } from '../../commands/workspaces/handlers.ts';
 import { openSystem, type System } from '../../system.ts';
 import { freshDatabase } from '../support/database.ts';
 import { eventually } from '../support/receiver.ts';

@@ -1,5 +1,5 @@
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
-import { createWorkspace } from '../../commands/workspaces/create-workspace.ts';
+import { createWorkspace } from '../../commands/workspaces/handlers.ts';
 import { openSystem, serve, type System, type SystemOptions } from '../../system.ts';
 import { freshDatabase } from './database.ts';
 

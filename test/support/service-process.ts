@@ -3,7 +3,7 @@
  * opens the system on argv[2], makes argv[3] workspaces, listens on a free port and says
  * `{type: 'ready', url, keys}` over IPC. Options for `openSystem` may come as JSON in argv[4].
  */
-import { createWorkspace } from '../../commands/workspaces/create-workspace.ts';
+import { createWorkspace } from '../../commands/workspaces/handlers.ts';
 import { openSystem, serve } from '../../system.ts';
 
 const [url, workspaces, options] = process.argv.slice(2);

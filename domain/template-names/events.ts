@@ -12,12 +12,12 @@ export const TemplateRenamed = defineEvent('TemplateRenamed', z.object({ templat
 /** The template was deleted: its place, name and slug are free again. */
 export const TemplateUnregistered = defineEvent('TemplateUnregistered', z.object({ templateId: z.string(), unregisteredAt: z.string() }));
 
-export const templateRegistryEvents = [TemplateRegistered, TemplateRenamed, TemplateUnregistered];
-export type TemplateRegistryEvent = EventOf<typeof TemplateRegistered> | EventOf<typeof TemplateRenamed> | EventOf<typeof TemplateUnregistered>;
+export const templateNameEvents = [TemplateRegistered, TemplateRenamed, TemplateUnregistered];
+export type TemplateNameEvent = EventOf<typeof TemplateRegistered> | EventOf<typeof TemplateRenamed> | EventOf<typeof TemplateUnregistered>;
 
 /**
  * The names, slugs and places of all templates of a workspace are one small aggregate: name and
  * slug uniqueness and the 200-template limit are decided on one stream, so optimistic concurrency
  * settles races between creates. Each template's content and versions live in its own stream.
  */
-export const templateRegistryStream = (workspaceId: string) => `ws-${workspaceId}.templates`;
+export const templateNamesStream = (workspaceId: string) => `ws-${workspaceId}.templates`;

@@ -1,6 +1,6 @@
 import { SCOPEABLE } from '../../domain/shared/permissions.ts';
-import { decideCreateWorkspace, workspaceAggregate } from '../../domain/workspace/decide.ts';
-import { workspaceStream } from '../../domain/workspace/events.ts';
+import { decideCreateWorkspace, workspaceAggregate } from '../../domain/workspaces/decide.ts';
+import { workspaceStream } from '../../domain/workspaces/events.ts';
 import { execute, type CommandContext } from '../execute.ts';
 import { newId } from '../ids.ts';
 import { issueOperatorKey } from '../api-keys/handlers.ts';

@@ -1,6 +1,6 @@
 import { fail } from '../shared/errors.ts';
-import type { TemplateRegistryEvent } from './events.ts';
-import type { RegistryEntry, TemplateRegistryState } from './state.ts';
+import type { TemplateNameEvent } from './events.ts';
+import type { TemplateNameEntry, TemplateNamesState } from './state.ts';
 
 /** Archived templates count; only deleting frees a place. */
 export const TEMPLATES_MAX = 200;
@@ -23,13 +23,13 @@ export function slugFromName(name: string): string {
   return slug === '' ? 'template' : slug;
 }
 
-export function entryByName(state: TemplateRegistryState, name: string): RegistryEntry | undefined {
+export function entryByName(state: TemplateNamesState, name: string): TemplateNameEntry | undefined {
   const key = nameKey(name);
   for (const e of state.entries.values()) if (nameKey(e.name) === key) return e;
   return undefined;
 }
 
-export function entryBySlug(state: TemplateRegistryState, slug: string): RegistryEntry | undefined {
+export function entryBySlug(state: TemplateNamesState, slug: string): TemplateNameEntry | undefined {
   for (const e of state.entries.values()) if (e.slug === slug) return e;
   return undefined;
 }
@@ -46,7 +46,7 @@ export interface RegisterTemplate {
  * A slug the caller chose must be free (409); a derived one takes the first free `-2`, `-3`, ...
  * suffix, since the caller never asked for that exact slug.
  */
-export function decideRegister(state: TemplateRegistryState, cmd: RegisterTemplate): TemplateRegistryEvent[] {
+export function decideRegisterTemplate(state: TemplateNamesState, cmd: RegisterTemplate): TemplateNameEvent[] {
   if (state.entries.has(cmd.templateId)) return [];
   if (state.entries.size >= TEMPLATES_MAX) {
     fail('workspace_limit_reached', `A workspace holds at most ${TEMPLATES_MAX} templates, archived ones included; delete one to free a place.`);
@@ -62,7 +62,7 @@ export function decideRegister(state: TemplateRegistryState, cmd: RegisterTempla
   return [{ type: 'TemplateRegistered', data: { templateId: cmd.templateId, name: cmd.name.trim(), slug, registeredAt: cmd.now } }];
 }
 
-function freeSlug(state: TemplateRegistryState, base: string): string {
+function freeSlug(state: TemplateNamesState, base: string): string {
   if (!entryBySlug(state, base)) return base;
   for (let n = 2; ; n++) {
     const suffix = `-${n}`;
@@ -75,10 +75,10 @@ function freeSlug(state: TemplateRegistryState, base: string): string {
  * `renames`: the rename count of the caller's If-Match, or null to rename whatever it is. Checked
  * here, on the state the append is made on, so of concurrent renames under one ETag one wins.
  */
-export function decideRename(
-  state: TemplateRegistryState,
+export function decideRenameTemplate(
+  state: TemplateNamesState,
   cmd: { templateId: string; name: string; renames: number | null; now: string },
-): TemplateRegistryEvent[] {
+): TemplateNameEvent[] {
   const entry = state.entries.get(cmd.templateId);
   if (!entry) fail('resource_not_found', 'No such template.', 'id');
   if (cmd.renames !== null && cmd.renames !== entry.renames) {
@@ -91,13 +91,13 @@ export function decideRename(
   return [{ type: 'TemplateRenamed', data: { templateId: cmd.templateId, name, renamedAt: cmd.now } }];
 }
 
-export function decideUnregister(state: TemplateRegistryState, cmd: { templateId: string; now: string }): TemplateRegistryEvent[] {
+export function decideUnregisterTemplate(state: TemplateNamesState, cmd: { templateId: string; now: string }): TemplateNameEvent[] {
   if (!state.entries.has(cmd.templateId)) return [];
   return [{ type: 'TemplateUnregistered', data: { templateId: cmd.templateId, unregisteredAt: cmd.now } }];
 }
 
 /** The first free copy name: `<name> (copy)`, then `<name> (copy 2)`, ... within 100 characters. */
-export function copyName(state: TemplateRegistryState, name: string, max = 100): string {
+export function copyName(state: TemplateNamesState, name: string, max = 100): string {
   for (let n = 1; ; n++) {
     const suffix = n === 1 ? ' (copy)' : ` (copy ${n})`;
     const candidate = name.slice(0, max - suffix.length).trimEnd() + suffix;

@@ -1,6 +1,6 @@
-import type { TemplateRegistryEvent } from './events.ts';
+import type { TemplateNameEvent } from './events.ts';
 
-export interface RegistryEntry {
+export interface TemplateNameEntry {
   templateId: string;
   name: string;
   slug: string;
@@ -8,13 +8,13 @@ export interface RegistryEntry {
   renames: number;
 }
 
-export interface TemplateRegistryState {
-  entries: Map<string, RegistryEntry>;
+export interface TemplateNamesState {
+  entries: Map<string, TemplateNameEntry>;
 }
 
-export const templateRegistryAggregate = {
-  initialState: { entries: new Map() } as TemplateRegistryState,
-  evolve(state: TemplateRegistryState, event: TemplateRegistryEvent): TemplateRegistryState {
+export const templateNamesAggregate = {
+  initialState: { entries: new Map() } as TemplateNamesState,
+  evolve(state: TemplateNamesState, event: TemplateNameEvent): TemplateNamesState {
     const entries = new Map(state.entries);
     const d = event.data;
     switch (event.type) {

@@ -1,13 +1,5 @@
 import crypto from 'node:crypto';
 
-/** Ids of contact events and automations (kept apart from commands/ids.ts, which the contacts work edits). */
-export const newContactEventId = () => `cev_${crypto.randomBytes(12).toString('hex')}`;
-/** `n` ids from one draw of randomness (a batch needs up to 100). */
-export function newContactEventIds(n: number): string[] {
-  const hex = crypto.randomBytes(12 * n).toString('hex');
-  return Array.from({ length: n }, (_, i) => `cev_${hex.slice(i * 24, i * 24 + 24)}`);
-}
-export const newAutomationId = () => `aut_${crypto.randomBytes(12).toString('hex')}`;
 /** A request without an Idempotency-Key gets a stream of its own. */
 export const newRequestStreamSuffix = () => `r${crypto.randomBytes(12).toString('hex')}`;
 /**
