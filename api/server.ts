@@ -1,17 +1,11 @@
 import Fastify, { type FastifyInstance } from 'fastify';
 import swagger from '@fastify/swagger';
-import type pg from 'pg';
-import type { Kysely } from 'kysely';
-import type { CommandContext } from '../commands/execute.ts';
-import type { Cursors } from './paging.ts';
+import type { ApiDeps } from './deps.ts';
 import { partitionByMode } from './modes.ts';
 import { newRequestId, REQUEST_ID_HEADER } from './headers.ts';
 import { refuseUnsafeHeaders } from './input.ts';
-import type { IdempotencyKeys } from './idempotency.ts';
 import { registerAuth } from './plugins/auth.ts';
 import { answerClientError, answerFrameworkError, registerErrorHandling } from './plugins/errors.ts';
-import type { RateLimiter } from './plugins/rate-limit.ts';
-import type { RequestLog } from './request-log.ts';
 import { registerAudiences } from './routes/audiences.ts';
 import { registerContacts } from './routes/contacts.ts';
 import { registerAutomations } from './routes/automations.ts';
@@ -23,20 +17,6 @@ import { registerSelf } from './routes/self.ts';
 import { registerSuppressions } from './routes/suppressions.ts';
 import { registerTemplates } from './routes/templates.ts';
 import { registerWebhooks } from './routes/webhooks.ts';
-import type { TemplateRenderer } from '../infra/templates/renderer.ts';
-
-export interface ApiDeps {
-  db: Kysely<any>;
-  pool: pg.Pool;
-  commands: CommandContext;
-  cursors: Cursors;
-  rateLimiter: RateLimiter;
-  requestLog: RequestLog;
-  idempotencyKeys: IdempotencyKeys;
-  renderer: TemplateRenderer;
-  /** Webhook receivers: may `http://` and private addresses be used (a development setting)? */
-  webhooks: { allowPrivate: boolean };
-}
 
 export async function buildServer(deps: ApiDeps, options: { logger?: boolean | object } = {}): Promise<FastifyInstance> {
   const app = Fastify({

@@ -11,7 +11,7 @@ import { ApiError } from '../errors/api-error.ts';
 import { cursorParam, limitParam, pageByLastId, pageSchema } from '../paging.ts';
 import { listParam } from '../query.ts';
 import { route } from '../route.ts';
-import type { ApiDeps } from '../server.ts';
+import type { ApiDeps } from '../deps.ts';
 import { audienceView, refuseNarrowedCredentials, text, viewAudience } from './contact-views.ts';
 import { contactOr404 } from './contacts.ts';
 

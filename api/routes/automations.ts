@@ -8,7 +8,7 @@ import { ApiError } from '../errors/api-error.ts';
 import { cursorParam, limitParam, pageSchema } from '../paging.ts';
 import type { AnswerHead } from '../idempotency.ts';
 import { route } from '../route.ts';
-import type { ApiDeps } from '../server.ts';
+import type { ApiDeps } from '../deps.ts';
 
 const tags = ['Automations'];
 const name = z.string().trim().min(1).max(100);

@@ -16,7 +16,7 @@ import { refuseNarrowedCredentials } from './contact-views.ts';
 import { takeAllowance } from '../plugins/rate-limit.ts';
 import { cursorParam, limitParam, pageByLastId } from '../paging.ts';
 import { route } from '../route.ts';
-import type { ApiDeps } from '../server.ts';
+import type { ApiDeps } from '../deps.ts';
 
 const tags = ['Contact events'];
 /** Events per minute per key (spec, Limits); a batch counts as its size. */

@@ -9,7 +9,7 @@ import { actorOf, type Credential } from '../credential.ts';
 import { ApiError } from '../errors/api-error.ts';
 import { cursorParam, limitParam, pageSchema } from '../paging.ts';
 import { route } from '../route.ts';
-import type { ApiDeps } from '../server.ts';
+import type { ApiDeps } from '../deps.ts';
 import { addressAllowlist, dateTime, domainAllowlist } from '../schemas.ts';
 import { apiKeyView, viewApiKey } from './api-key-views.ts';
 

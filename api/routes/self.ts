@@ -8,7 +8,7 @@ import { booleanParam, listParam } from '../query.ts';
 import { dateTime } from '../schemas.ts';
 import { listRequests } from '../request-log.ts';
 import { route } from '../route.ts';
-import type { ApiDeps } from '../server.ts';
+import type { ApiDeps } from '../deps.ts';
 import { credentialDescription, describeCredential } from './api-key-views.ts';
 
 const tags = ['Credential self-description'];

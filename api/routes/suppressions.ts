@@ -9,7 +9,7 @@ import { actorOf, isNarrowed, type Credential } from '../credential.ts';
 import { ApiError } from '../errors/api-error.ts';
 import { cursorParam, limitParam, pageSchema } from '../paging.ts';
 import { route } from '../route.ts';
-import type { ApiDeps } from '../server.ts';
+import type { ApiDeps } from '../deps.ts';
 
 const tags = ['Suppressions'];
 const LIST = 'suppressions';

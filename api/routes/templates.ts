@@ -32,7 +32,7 @@ import { ApiError } from '../errors/api-error.ts';
 import { cursorParam, limitParam, pageSchema } from '../paging.ts';
 import type { AnswerHead } from '../idempotency.ts';
 import { route } from '../route.ts';
-import type { ApiDeps } from '../server.ts';
+import type { ApiDeps } from '../deps.ts';
 import { etagOf, templateView, versionView, viewTemplate, viewVersion } from './template-views.ts';
 
 const tags = ['Templates'];

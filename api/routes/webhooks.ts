@@ -1,6 +1,5 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import { webhookAudit } from '../../commands/webhooks/audit.ts';
 import {
   createWebhookEndpoint,
   deleteWebhookEndpoint,
@@ -11,7 +10,6 @@ import {
 } from '../../commands/webhooks/handlers.ts';
 import { allowlistsWithin, normaliseAllowlists } from '../../domain/shared/allowlists.ts';
 import { deliveryIdOf, SUBSCRIPTION_PATTERN } from '../../domain/webhooks/catalogue.ts';
-import { checkReceiverUrl } from '../../infra/net/outbound-url.ts';
 import {
   attemptsOf,
   countFailedSince,
@@ -22,12 +20,13 @@ import {
   listWebhookEndpoints,
   type WebhookEndpointRow,
 } from '../../projections/webhooks/queries.ts';
+import { webhookAudit } from '../../projections/webhooks/audit.ts';
 import { actorOf, type Credential } from '../credential.ts';
 import { ApiError } from '../errors/api-error.ts';
 import { cursorParam, limitParam, pageSchema } from '../paging.ts';
 import { route } from '../route.ts';
 import { addressAllowlist, dateTime, domainAllowlist } from '../schemas.ts';
-import type { ApiDeps } from '../server.ts';
+import type { ApiDeps } from '../deps.ts';
 import { deliveryView, endpointView, viewDelivery, viewEndpoint } from './webhook-views.ts';
 
 const tags = ['Webhooks'];
@@ -58,7 +57,7 @@ export function registerWebhooks(app: FastifyInstance, deps: ApiDeps): void {
   };
   const read = async (workspaceId: string, id: string) => viewEndpoint(await endpointOr404(workspaceId, id));
   const checkUrl = (url: string) => {
-    const checked = checkReceiverUrl(url, { allowPrivate: deps.webhooks.allowPrivate });
+    const checked = deps.webhooks.checkUrl(url);
     if (!checked.ok) throw new ApiError('invalid_parameter', `\`url\`: ${checked.reason}`, 'url', 422);
     return checked.url.toString();
   };
@@ -300,7 +299,7 @@ export function registerWebhooks(app: FastifyInstance, deps: ApiDeps): void {
       const row = await endpointOr404(credential.workspaceId, params.id);
       const list = `webhook-audit:${row.id}`;
       const after = deps.cursors.decode(query.cursor, list, credential.workspaceId) as [number] | null;
-      const entries = await webhookAudit(deps.commands, credential.workspaceId, row.id, after ? Number(after[0]) : -1, query.limit);
+      const entries = await webhookAudit(deps.history, credential.workspaceId, row.id, after ? Number(after[0]) : -1, query.limit);
       return deps.cursors.page(entries, query.limit, list, credential.workspaceId, (e) => [e.revision], ({ revision: _r, ...e }) => ({ object: 'webhook_audit_entry' as const, ...e }));
     },
   });
