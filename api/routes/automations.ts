@@ -1,10 +1,11 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import { createAutomation, deleteAutomation, formatAutomationTag, parseAutomationTag, updateAutomation } from '../../commands/automations/handlers.ts';
+import { createAutomation, deleteAutomation, updateAutomation } from '../../commands/automations/handlers.ts';
 import { stepsSchema, triggerSchema, type Step } from '../../domain/automations/steps.ts';
 import { findAutomation, listAutomations, listRuns, listSends, type AutomationRow } from '../../projections/automations/queries.ts';
 import { actorOf } from '../credential.ts';
 import { ApiError } from '../errors/api-error.ts';
+import { formatETag, ifMatchHeader, ifMatchOf } from '../etags.ts';
 import { cursorParam, limitParam, pageSchema } from '../paging.ts';
 import type { AnswerHead } from '../idempotency.ts';
 import { route } from '../route.ts';
@@ -13,7 +14,6 @@ import type { ApiDeps } from '../deps.ts';
 const tags = ['Automations'];
 const name = z.string().trim().min(1).max(100);
 const idParams = z.object({ id: z.string().max(64) });
-const ifMatchHeader = { 'if-match': 'An ETag from a read of the automation; when it no longer matches, 409 `version_conflict` and nothing changes.' };
 
 const automationView = z.object({
   object: z.literal('automation'),
@@ -70,7 +70,7 @@ export function registerAutomations(app: FastifyInstance, deps: ApiDeps): void {
   };
   const answer = async (reply: AnswerHead, workspaceId: string, id: string) => {
     const row = await rowOf(workspaceId, id);
-    reply.header('etag', formatAutomationTag(row.revision));
+    reply.header('etag', formatETag(row.revision));
     return viewAutomation(row);
   };
 
@@ -135,7 +135,7 @@ export function registerAutomations(app: FastifyInstance, deps: ApiDeps): void {
       'the steps they were enrolled with.',
     tags,
     scope: 'automations:write',
-    headers: ifMatchHeader,
+    headers: ifMatchHeader('automation'),
     params: idParams,
     body: z.strictObject({ name: name.optional(), status: z.enum(['live', 'paused']).optional(), trigger: triggerSchema.optional(), steps: stepsSchema.optional() }),
     response: automationView,
@@ -149,7 +149,7 @@ export function registerAutomations(app: FastifyInstance, deps: ApiDeps): void {
         deps.commands,
         actorOf(credential, request.id),
         row.id,
-        { ifMatch: parseAutomationTag(request.headers['if-match'] as string | undefined), patch, status: body.status },
+        { ifMatch: ifMatchOf(request.headers, 1)?.[0] ?? null, patch, status: body.status },
         new Date().toISOString(),
       );
       return answer(reply, credential.workspaceId, row.id);
@@ -167,7 +167,7 @@ export function registerAutomations(app: FastifyInstance, deps: ApiDeps): void {
       description: 'Scope: `automations:write`. Doing it twice changes nothing. Runs under way carry on either way.',
       tags,
       scope: 'automations:write',
-      headers: ifMatchHeader,
+      headers: ifMatchHeader('automation'),
       params: idParams,
       response: automationView,
       handler: async ({ credential, params, request, reply }) => {
@@ -176,7 +176,7 @@ export function registerAutomations(app: FastifyInstance, deps: ApiDeps): void {
           deps.commands,
           actorOf(credential, request.id),
           row.id,
-          { ifMatch: parseAutomationTag(request.headers['if-match'] as string | undefined), patch: {}, status },
+          { ifMatch: ifMatchOf(request.headers, 1)?.[0] ?? null, patch: {}, status },
           new Date().toISOString(),
         );
         return answer(reply, credential.workspaceId, row.id);
@@ -193,7 +193,7 @@ export function registerAutomations(app: FastifyInstance, deps: ApiDeps): void {
       'this answers. Its runs and send requests go with it; afterwards every route of it is 404.',
     tags,
     scope: 'automations:write',
-    headers: ifMatchHeader,
+    headers: ifMatchHeader('automation'),
     params: idParams,
     response: z.object({ object: z.literal('automation'), id: z.string(), deleted: z.literal(true) }),
     handler: async ({ credential, params, request }) => {
@@ -202,7 +202,7 @@ export function registerAutomations(app: FastifyInstance, deps: ApiDeps): void {
         deps.commands,
         actorOf(credential, request.id),
         row.id,
-        { ifMatch: parseAutomationTag(request.headers['if-match'] as string | undefined) },
+        { ifMatch: ifMatchOf(request.headers, 1)?.[0] ?? null },
         new Date().toISOString(),
       );
       return { object: 'automation' as const, id: row.id, deleted: true as const };

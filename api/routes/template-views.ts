@@ -2,7 +2,8 @@ import { z } from 'zod';
 import { ENGINES } from '../../domain/templates/events.ts';
 import { statusOf } from '../../domain/templates/state.ts';
 import type { TemplateRow, TemplateVersionRow } from '../../projections/templates/queries.ts';
-import { formatTag } from '../../commands/templates/handlers.ts';
+import type { TemplateRevision } from '../../commands/templates/handlers.ts';
+import { formatETag, ifMatchOf } from '../etags.ts';
 
 const jsonList = z.array(z.record(z.string(), z.unknown()));
 
@@ -91,4 +92,10 @@ export function viewVersion(row: TemplateRow, v: TemplateVersionRow, full: boole
   };
 }
 
-export const etagOf = (row: TemplateRow) => formatTag({ revision: row.revision, renames: row.renames });
+export const etagOf = (row: TemplateRow) => formatETag(row.revision, row.renames);
+
+/** The revision and renames an If-Match names; null: unconditional. */
+export function templateIfMatch(headers: Record<string, unknown>): TemplateRevision | null {
+  const parts = ifMatchOf(headers, 2);
+  return parts && { revision: parts[0]!, renames: parts[1]! };
+}

@@ -8,7 +8,6 @@ import {
   deleteTemplateVersion,
   duplicateTemplate,
   editTemplate,
-  parseTag,
   publishTemplate,
   restoreTemplateVersion,
   unarchiveTemplate,
@@ -33,7 +32,8 @@ import { cursorParam, limitParam, pageSchema } from '../paging.ts';
 import type { AnswerHead } from '../idempotency.ts';
 import { route } from '../route.ts';
 import type { ApiDeps } from '../deps.ts';
-import { etagOf, templateView, versionView, viewTemplate, viewVersion } from './template-views.ts';
+import { ifMatchHeader } from '../etags.ts';
+import { etagOf, templateIfMatch, templateView, versionView, viewTemplate, viewVersion } from './template-views.ts';
 
 const tags = ['Templates'];
 
@@ -55,7 +55,6 @@ const description = z.string().max(500).nullable().optional();
 
 const idParams = z.object({ id: z.string().describe('A `tpl_` id or a slug.') });
 const versionParams = z.object({ id: z.string(), version: z.coerce.number().int().positive().max(2_147_483_647) });
-const ifMatchHeader = { 'if-match': 'An ETag from a read of the template; when it no longer matches, 409 `version_conflict` and nothing changes.' };
 const deleted = (object: string) => z.object({ object: z.literal(object), id: z.string(), deleted: z.literal(true) });
 
 /** Lifts `document.slots`/`document.props` to the version; top-level lists win. */
@@ -94,7 +93,6 @@ export function registerTemplates(app: FastifyInstance, deps: ApiDeps): void {
     reply.header('etag', etagOf(row));
     return viewTemplate(row, latest);
   };
-  const tagOf = (headers: Record<string, unknown>) => parseTag(headers['if-match'] as string | undefined);
 
   route(app, {
     method: 'GET',
@@ -198,7 +196,7 @@ export function registerTemplates(app: FastifyInstance, deps: ApiDeps): void {
     scope: 'templates:write',
     bodyLimit,
     issueCodes,
-    headers: ifMatchHeader,
+    headers: ifMatchHeader('template'),
     params: idParams,
     body: z.strictObject({ name: name.optional(), description, publish: z.boolean().default(false), ...contentFields }),
     response: templateView,
@@ -209,7 +207,7 @@ export function registerTemplates(app: FastifyInstance, deps: ApiDeps): void {
         deps.commands,
         actorOf(credential, request.id),
         row.id,
-        { tag: tagOf(request.headers), name: body.name, description: body.description, content: Object.keys(patch).length > 0 ? patch : null, publish: body.publish },
+        { ifMatch: templateIfMatch(request.headers), name: body.name, description: body.description, content: Object.keys(patch).length > 0 ? patch : null, publish: body.publish },
         new Date().toISOString(),
       );
       return answer(reply, credential.workspaceId, row.id);
@@ -223,12 +221,12 @@ export function registerTemplates(app: FastifyInstance, deps: ApiDeps): void {
     description: 'Scope: `templates:write`. Frees its place, name and slug; every version goes with it.',
     tags,
     scope: 'templates:write',
-    headers: ifMatchHeader,
+    headers: ifMatchHeader('template'),
     params: idParams,
     response: deleted('template'),
     handler: async ({ credential, params, request }) => {
       const row = await rowOf(credential.workspaceId, params.id);
-      await deleteTemplate(deps.commands, actorOf(credential, request.id), row.id, { tag: tagOf(request.headers) }, new Date().toISOString());
+      await deleteTemplate(deps.commands, actorOf(credential, request.id), row.id, { ifMatch: templateIfMatch(request.headers) }, new Date().toISOString());
       return { object: 'template' as const, id: row.id, deleted: true as const };
     },
   });
@@ -260,13 +258,13 @@ export function registerTemplates(app: FastifyInstance, deps: ApiDeps): void {
       'published version makes it live again.',
     tags,
     scope: 'templates:write',
-    headers: ifMatchHeader,
+    headers: ifMatchHeader('template'),
     params: idParams,
     body: z.strictObject({ version: z.number().int().positive().optional() }),
     response: templateView,
     handler: async ({ credential, params, body, request, reply }) => {
       const row = await rowOf(credential.workspaceId, params.id);
-      await publishTemplate(deps.commands, actorOf(credential, request.id), row.id, { tag: tagOf(request.headers), version: body.version ?? null }, new Date().toISOString());
+      await publishTemplate(deps.commands, actorOf(credential, request.id), row.id, { ifMatch: templateIfMatch(request.headers), version: body.version ?? null }, new Date().toISOString());
       return answer(reply, credential.workspaceId, row.id);
     },
   });
@@ -282,12 +280,12 @@ export function registerTemplates(app: FastifyInstance, deps: ApiDeps): void {
       description: `Scope: \`templates:write\`. ${summary}. Doing it twice changes nothing.`,
       tags,
       scope: 'templates:write',
-      headers: ifMatchHeader,
+      headers: ifMatchHeader('template'),
       params: idParams,
       response: templateView,
       handler: async ({ credential, params, request, reply }) => {
         const row = await rowOf(credential.workspaceId, params.id);
-        await run(deps.commands, actorOf(credential, request.id), row.id, { tag: tagOf(request.headers) }, new Date().toISOString());
+        await run(deps.commands, actorOf(credential, request.id), row.id, { ifMatch: templateIfMatch(request.headers) }, new Date().toISOString());
         return answer(reply, credential.workspaceId, row.id);
       },
     });
@@ -339,12 +337,12 @@ export function registerTemplates(app: FastifyInstance, deps: ApiDeps): void {
     description: 'Scope: `templates:write`. The old content becomes a new head version (a draft); the old version is untouched.',
     tags,
     scope: 'templates:write',
-    headers: ifMatchHeader,
+    headers: ifMatchHeader('template'),
     params: versionParams,
     response: templateView,
     handler: async ({ credential, params, request, reply }) => {
       const row = await rowOf(credential.workspaceId, params.id);
-      await restoreTemplateVersion(deps.commands, actorOf(credential, request.id), row.id, { tag: tagOf(request.headers), version: params.version }, new Date().toISOString());
+      await restoreTemplateVersion(deps.commands, actorOf(credential, request.id), row.id, { ifMatch: templateIfMatch(request.headers), version: params.version }, new Date().toISOString());
       return answer(reply, credential.workspaceId, row.id);
     },
   });
@@ -356,12 +354,12 @@ export function registerTemplates(app: FastifyInstance, deps: ApiDeps): void {
     description: 'Scope: `templates:write`. The only version, the live one and the head are kept (409 `template_version_not_deletable`).',
     tags,
     scope: 'templates:write',
-    headers: ifMatchHeader,
+    headers: ifMatchHeader('template'),
     params: versionParams,
     response: z.object({ object: z.literal('template_version'), templateId: z.string(), version: z.number().int(), deleted: z.literal(true) }),
     handler: async ({ credential, params, request }) => {
       const row = await rowOf(credential.workspaceId, params.id);
-      await deleteTemplateVersion(deps.commands, actorOf(credential, request.id), row.id, { tag: tagOf(request.headers), version: params.version }, new Date().toISOString());
+      await deleteTemplateVersion(deps.commands, actorOf(credential, request.id), row.id, { ifMatch: templateIfMatch(request.headers), version: params.version }, new Date().toISOString());
       return { object: 'template_version' as const, templateId: row.id, version: params.version, deleted: true as const };
     },
   });
