@@ -1,26 +1,20 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
-import { createContact } from '../../commands/contacts/handlers.ts';
-import { countNewContactEvents, recordContactEvents } from '../../commands/contact-events/handlers.ts';
-import { fingerprintOf, keyStreamSuffix, newContactEventIds, newRequestStreamSuffix } from '../../commands/contact-events/ids.ts';
-import type { Item, Outcome } from '../../domain/contact-events/decide.ts';
-import { BATCH_MAX, checkEvent, isBroken, type EventInput } from '../../domain/contact-events/rules.ts';
+import { EVENT_RATE_LIMIT, recordContactEventRequest, type RecordAnswer, type RecordingPorts } from '../../commands/contact-events/record.ts';
+import { BATCH_MAX, type EventInput } from '../../domain/contact-events/rules.ts';
 import { idPatterns } from '../../domain/shared/ids.ts';
 import { outcomesOf } from '../../projections/automations/queries.ts';
-import { lookupContacts, type ContactRef } from '../../projections/contact-events/contacts-lookup.ts';
+import { lookupContacts } from '../../projections/contact-events/contacts-lookup.ts';
 import { findContactEvent, listContactEvents, listEventNames, type ContactEventRow } from '../../projections/contact-events/queries.ts';
 import { actorOf, type Credential } from '../credential.ts';
 import { ApiError } from '../errors/api-error.ts';
 import { idempotencyKeyOf } from '../idempotency.ts';
 import { refuseNarrowedCredentials } from './contact-views.ts';
-import { takeAllowance } from '../plugins/rate-limit.ts';
 import { cursorParam, limitParam, pageByLastId } from '../paging.ts';
 import { route } from '../route.ts';
 import type { ApiDeps } from '../deps.ts';
 
 const tags = ['Contact events'];
-/** Events per minute per key (spec, Limits); a batch counts as its size. */
-export const EVENT_RATE_LIMIT = 600;
 
 /** The shape of one event; its rules (pattern, sizes, dates) are checked per event by domain/contact-events/rules.ts. */
 const eventShape = z.strictObject({
@@ -89,98 +83,31 @@ const rowView = (r: ContactEventRow) => ({
   createdAt: r.created_at.toISOString(),
 });
 
-type Answer =
-  | { index: number; ok: true; result: ReturnType<typeof view> & { replayed: boolean; enrolled: string[]; resumed: number } }
-  | { index: number; ok: false; code: string; message: string; param: string | null };
-
 /** Registered in a scope of its own (api/server.ts): the hook refuses narrowed credentials on these routes, before scope and body checks, as on contacts. */
 export function registerContactEvents(app: FastifyInstance, deps: ApiDeps): void {
   refuseNarrowedCredentials(app);
-  /**
-   * Checks, finds (or makes) the contacts, stores in one append, and reads back what enrolment made
-   * of each event. The rate limit counts only the events that will be stored (not refused positions,
-   * not replays), decided before any contact is made, so a refused request makes and stores nothing.
-   */
-  const record = async (credential: Credential, requestId: string, headers: Record<string, unknown>, inputs: EventInput[]): Promise<Answer[]> => {
-    const key = idempotencyKeyOf(headers);
-    const now = new Date();
-    const nowIso = now.toISOString();
-    const actor = actorOf(credential, requestId);
-    const checked = inputs.map((input) => checkEvent(input, now));
-    const valid = checked.flatMap((c) => (isBroken(c) ? [] : [c]));
-    const contacts = await lookupContacts(deps.db, credential.workspaceId, valid.flatMap((c) => (c.email ? [c.email] : [])), valid.flatMap((c) => (c.contactId ? [c.contactId] : [])));
-    const toCreate = [...new Map(valid.filter((c) => c.createContact && c.email && !contacts.byEmail.has(c.email)).map((c) => [c.email!, c])).values()];
-    const ids = newContactEventIds(checked.length);
-    const itemsOf = (byEmail: Map<string, ContactRef>, byId: Map<string, ContactRef>) => {
-      const params = new Map<number, string>();
-      const items = checked.map((c, index): Item => {
-        if (isBroken(c)) {
-          params.set(index, c.param);
-          return { index, fingerprint: null, refused: { code: c.code, message: c.message } };
-        }
-        const fingerprint = fingerprintOf(c.canonical);
-        const contact = c.email !== null ? byEmail.get(c.email) : byId.get(c.contactId!);
-        if (!contact) {
-          params.set(index, c.email !== null ? 'email' : 'contactId');
-          const message = c.email === null ? `No contact ${c.contactId}.` : `No contact ${c.email} in the book (send \`createContact: true\` to make one).`;
-          return { index, fingerprint, refused: { code: 'contact_not_found', message } };
-        }
-        if (c.email !== null && c.contactId !== null && contact.id !== c.contactId) {
-          params.set(index, 'contactId');
-          return { index, fingerprint, refused: { code: 'invalid_event', message: '`contactId` and `email` name different contacts.' } };
-        }
-        return {
-          index,
-          fingerprint,
-          ready: { eventId: ids[index]!, contactId: contact.id, email: contact.email, name: c.name, properties: c.properties, occurredAt: c.occurredAt, mode: credential.mode, createdAt: nowIso },
-        };
-      });
-      return { items, params };
-    };
-    const target = { streamSuffix: key === null ? newRequestStreamSuffix() : keyStreamSuffix(key), fresh: key === null };
-    // Counting needs to know which events would be stored, not the ids of contacts not made yet.
-    const planned = itemsOf(new Map([...contacts.byEmail, ...toCreate.map((c) => [c.email!, { id: '', email: c.email! }] as const)]), contacts.byId);
-    const units = await countNewContactEvents(deps.commands, actor, { ...target, items: planned.items });
-    const identity = `events:${credential.id ?? credential.clientId}`;
-    if (units > 0) {
-      const allowance = await takeAllowance(deps.pool, identity, units, EVENT_RATE_LIMIT, now.getTime());
-      if (!allowance.ok) {
-        throw new ApiError('event_rate_limited', `At most ${EVENT_RATE_LIMIT} contact events per minute per key; nothing was stored.`, null, 429, {
-          'Retry-After': String(allowance.resetSeconds),
-        });
-      }
-    }
-    let stored = 0;
-    let outcomes: Outcome[] = [];
-    let params = new Map<number, string>();
-    try {
-      // Ten at a time: each is a command of its own (the address's stream decides, so a concurrent create of one address is no race).
-      for (let i = 0; i < toCreate.length; i += 10) {
-        await Promise.all(
-          toCreate.slice(i, i + 10).map(async (c) => {
-            const made = await createContact(deps.commands, actor, { email: c.email!, name: c.contactName, source: 'auto' }, nowIso);
-            contacts.byEmail.set(c.email!, { id: made.contactId, email: c.email! });
-            contacts.byId.set(made.contactId, { id: made.contactId, email: c.email! });
-          }),
-        );
-      }
-      const resolved = itemsOf(contacts.byEmail, contacts.byId);
-      params = resolved.params;
-      outcomes = await recordContactEvents(deps.commands, actor, { ...target, items: resolved.items });
-      stored = outcomes.filter((o) => o.kind === 'stored').length;
-    } finally {
-      // Fewer stored than counted: a request under the same key stored some positions first (here they replayed), or the append failed.
-      // A negative take gives units back; the same instant lands it in the window the take counted in.
-      if (stored < units) await takeAllowance(deps.pool, identity, stored - units, EVENT_RATE_LIMIT, now.getTime());
-    }
-    const started = outcomes.flatMap((o) => (o.kind === 'stored' && o.event.mode === 'live' ? [o.event.eventId] : []));
-    const made = await outcomesOf(deps.db, started);
-    return outcomes.map((o): Answer => {
-      if (o.kind === 'refused') return { index: o.index, ok: false, code: o.code, message: o.message, param: params.get(o.index) ?? null };
-      const m = o.kind === 'stored' ? made.get(o.event.eventId) : undefined;
-      return { index: o.index, ok: true, result: { ...view(o.event), replayed: o.kind === 'replayed', enrolled: m?.enrolled ?? [], resumed: m?.resumed ?? 0 } };
-    });
+  const recording: RecordingPorts = {
+    commands: deps.commands,
+    lookupContacts: (workspaceId, emails, ids) => lookupContacts(deps.db, workspaceId, emails, ids),
+    outcomesOf: (eventIds) => outcomesOf(deps.db, eventIds),
+    allowance: deps.rateLimiter,
   };
+  const record = async (credential: Credential, request: FastifyRequest, inputs: EventInput[]): Promise<RecordAnswer[]> => {
+    const recorded = await recordContactEventRequest(recording, {
+      actor: actorOf(credential, request.id),
+      mode: credential.mode,
+      allowanceIdentity: `events:${credential.id ?? credential.clientId}`,
+      idempotencyKey: idempotencyKeyOf(request.headers),
+      inputs,
+    });
+    if (recorded.rateLimited) {
+      throw new ApiError('event_rate_limited', `At most ${EVENT_RATE_LIMIT} contact events per minute per key; nothing was stored.`, null, 429, {
+        'Retry-After': String(recorded.resetSeconds),
+      });
+    }
+    return recorded.answers;
+  };
+  const result = (a: RecordAnswer & { ok: true }) => ({ ...view(a.event), replayed: a.replayed, enrolled: a.enrolled, resumed: a.resumed });
 
   route(app, {
     method: 'POST',
@@ -199,13 +126,13 @@ export function registerContactEvents(app: FastifyInstance, deps: ApiDeps): void
     status: 201,
     response: resultView,
     handler: async ({ credential, body, request, reply }) => {
-      const [answer] = await record(credential, request.id, request.headers, [body]);
+      const [answer] = await record(credential, request, [body]);
       if (!answer!.ok) {
         const status = answer!.code === 'contact_not_found' ? 404 : 422;
         throw new ApiError(answer!.code, answer!.message, answer!.param, status);
       }
-      if (answer!.result.replayed) reply.code(200);
-      return answer!.result;
+      if (answer!.replayed) reply.code(200);
+      return result(answer!);
     },
   });
 
@@ -226,10 +153,10 @@ export function registerContactEvents(app: FastifyInstance, deps: ApiDeps): void
     body: z.strictObject({ events: z.array(eventShape).min(1).max(BATCH_MAX) }),
     response: batchView,
     handler: async ({ credential, body, request }) => {
-      const answers = await record(credential, request.id, request.headers, body.events);
+      const answers = await record(credential, request, body.events);
       return {
         object: 'contact_event_batch' as const,
-        accepted: answers.flatMap((a) => (a.ok ? [{ ...a.result, index: a.index }] : [])),
+        accepted: answers.flatMap((a) => (a.ok ? [{ ...result(a), index: a.index }] : [])),
         failed: answers.flatMap((a) => (a.ok ? [] : [{ index: a.index, code: a.code as 'invalid_event', message: a.message }])),
       };
     },
