@@ -5,10 +5,11 @@ import { addToAudience, removeFromAudience } from '../../commands/contacts/handl
 import { AUDIENCE_NAME_MAX } from '../../domain/audiences/decide.ts';
 import { idPatterns } from '../../domain/shared/ids.ts';
 import { audienceGrowth } from '../../projections/contacts/growth.ts';
-import { allAudiences, audienceKey, findAudience, listAudiences, type AudienceKey, type AudienceRow } from '../../projections/contacts/queries.ts';
+import { allAudiences, audienceKey, findAudience, listAudiences } from '../../projections/contacts/queries.ts';
 import { actorOf } from '../credential.ts';
 import { ApiError } from '../errors/api-error.ts';
-import { cursorParam, limitParam, pageByLastId, pageSchema } from '../paging.ts';
+import { lookup } from '../lookups.ts';
+import { cursorParam, limitParam, listByLastId, pageSchema } from '../paging.ts';
 import { listParam } from '../query.ts';
 import { route } from '../route.ts';
 import type { ApiDeps } from '../deps.ts';
@@ -21,11 +22,7 @@ const idParams = z.object({ id: z.string() });
 const name = text(AUDIENCE_NAME_MAX).pipe(z.string().min(1, 'must not be blank'));
 
 /** A malformed id is just another id that names nothing here: 404, never a validation error. */
-async function audienceOr404(deps: ApiDeps, workspaceId: string, id: string, param = 'id'): Promise<AudienceRow> {
-  const row = idPatterns.audience.test(id) ? await findAudience(deps.db, workspaceId, id) : undefined;
-  if (!row) throw new ApiError('audience_not_found', 'No such audience.', param);
-  return row;
-}
+const audienceOr404 = lookup(findAudience, { code: 'audience_not_found', message: 'No such audience.', param: 'id', pattern: idPatterns.audience });
 
 const membershipView = z.object({
   object: z.literal('audience_membership'),
@@ -73,12 +70,12 @@ export async function registerAudiences(app: FastifyInstance, deps: ApiDeps): Pr
     response: pageSchema(audienceView),
     handler: async ({ credential, query, request }) => {
       await ensureDefaultAudience(deps.commands, actorOf(credential, request.id), new Date().toISOString());
-      let after: AudienceKey | null = null;
-      if (query.cursor !== undefined) {
-        after = idPatterns.audience.test(query.cursor) ? ((await audienceKey(deps.db, credential.workspaceId, query.cursor)) ?? null) : null;
-        if (!after) throw new ApiError('invalid_cursor', 'The cursor is not an audience of this workspace.', 'cursor', 400);
-      }
-      return pageByLastId(await listAudiences(deps.db, credential.workspaceId, query.limit, after), query.limit, viewAudience);
+      return listByLastId(query, {
+        refused: 'an audience of this workspace',
+        after: async (id) => (idPatterns.audience.test(id) ? ((await audienceKey(deps.db, credential.workspaceId, id)) ?? null) : null),
+        rows: (after, limit) => listAudiences(deps.db, credential.workspaceId, limit, after),
+        view: viewAudience,
+      });
     },
   });
 
@@ -128,7 +125,7 @@ export async function registerAudiences(app: FastifyInstance, deps: ApiDeps): Pr
     scope: 'audiences:read',
     params: idParams,
     response: audienceView,
-    handler: async ({ credential, params }) => viewAudience(await audienceOr404(deps, credential.workspaceId, params.id)),
+    handler: async ({ credential, params }) => viewAudience(await audienceOr404(deps.db, credential.workspaceId, params.id)),
   });
 
   route(app, {
@@ -152,7 +149,7 @@ export async function registerAudiences(app: FastifyInstance, deps: ApiDeps): Pr
         { name: body.name, description: body.description ?? null, showOnPreferences: body.showOnPreferences ?? false },
         new Date().toISOString(),
       );
-      return viewAudience(await audienceOr404(deps, credential.workspaceId, id));
+      return viewAudience(await audienceOr404(deps.db, credential.workspaceId, id));
     },
   });
 
@@ -171,9 +168,9 @@ export async function registerAudiences(app: FastifyInstance, deps: ApiDeps): Pr
     }),
     response: audienceView,
     handler: async ({ credential, params, body, request }) => {
-      const row = await audienceOr404(deps, credential.workspaceId, params.id);
+      const row = await audienceOr404(deps.db, credential.workspaceId, params.id);
       await updateAudience(deps.commands, actorOf(credential, request.id), { audienceId: row.id, ...body }, new Date().toISOString());
-      return viewAudience(await audienceOr404(deps, credential.workspaceId, row.id));
+      return viewAudience(await audienceOr404(deps.db, credential.workspaceId, row.id));
     },
   });
 
@@ -187,7 +184,7 @@ export async function registerAudiences(app: FastifyInstance, deps: ApiDeps): Pr
     params: idParams,
     response: z.object({ object: z.literal('audience'), id: z.string(), deleted: z.literal(true) }),
     handler: async ({ credential, params, request }) => {
-      const row = await audienceOr404(deps, credential.workspaceId, params.id);
+      const row = await audienceOr404(deps.db, credential.workspaceId, params.id);
       await deleteAudience(deps.commands, actorOf(credential, request.id), row.id, new Date().toISOString());
       return { object: 'audience' as const, id: row.id, deleted: true as const };
     },
@@ -207,8 +204,8 @@ export async function registerAudiences(app: FastifyInstance, deps: ApiDeps): Pr
       params: z.object({ id: z.string(), email: z.string().max(400) }),
       response: membershipView,
       handler: async ({ credential, params, request }) => {
-        const audience = await audienceOr404(deps, credential.workspaceId, params.id);
-        const contact = await contactOr404(deps, credential.workspaceId, params.email);
+        const audience = await audienceOr404(deps.db, credential.workspaceId, params.id);
+        const contact = await contactOr404(deps.db, credential.workspaceId, params.email);
         const input = { email: contact.email, audienceId: audience.id };
         const actor = actorOf(credential, request.id);
         const now = new Date().toISOString();

@@ -4,9 +4,9 @@ import { createAutomation, deleteAutomation, updateAutomation } from '../../comm
 import { stepsSchema, triggerSchema, type Step } from '../../domain/automations/steps.ts';
 import { findAutomation, listAutomations, listRuns, listSends, type AutomationRow } from '../../projections/automations/queries.ts';
 import { actorOf } from '../credential.ts';
-import { ApiError } from '../errors/api-error.ts';
 import { formatETag, ifMatchHeader, ifMatchOf } from '../etags.ts';
-import { cursorParam, limitParam, pageSchema } from '../paging.ts';
+import { lookup } from '../lookups.ts';
+import { createdKey, cursorParam, limitParam, pageSchema } from '../paging.ts';
 import type { AnswerHead } from '../idempotency.ts';
 import { route } from '../route.ts';
 import type { ApiDeps } from '../deps.ts';
@@ -51,6 +51,8 @@ const sendView = z.object({
   createdAt: z.string(),
 });
 
+const automationOr404 = lookup(findAutomation, { code: 'resource_not_found', message: 'No such automation.', param: 'id' });
+
 const viewAutomation = (r: AutomationRow) => ({
   object: 'automation' as const,
   id: r.id,
@@ -63,11 +65,7 @@ const viewAutomation = (r: AutomationRow) => ({
 });
 
 export function registerAutomations(app: FastifyInstance, deps: ApiDeps): void {
-  const rowOf = async (workspaceId: string, id: string) => {
-    const row = await findAutomation(deps.db, workspaceId, id);
-    if (!row) throw new ApiError('resource_not_found', 'No such automation.', 'id', 404);
-    return row;
-  };
+  const rowOf = (workspaceId: string, id: string) => automationOr404(deps.db, workspaceId, id);
   const answer = async (reply: AnswerHead, workspaceId: string, id: string) => {
     const row = await rowOf(workspaceId, id);
     reply.header('etag', formatETag(row.revision));
@@ -83,11 +81,13 @@ export function registerAutomations(app: FastifyInstance, deps: ApiDeps): void {
     scope: 'automations:read',
     query: z.strictObject({ limit: limitParam(), cursor: cursorParam, status: z.enum(['live', 'paused']).optional() }),
     response: pageSchema(automationView),
-    handler: async ({ credential, query }) => {
-      const after = deps.cursors.decode(query.cursor, 'automations', credential.workspaceId) as [string, string] | null;
-      const rows = await listAutomations(deps.db, credential.workspaceId, { status: query.status, limit: query.limit, after });
-      return deps.cursors.page(rows, query.limit, 'automations', credential.workspaceId, (r) => [r.created_at.toISOString(), r.id], viewAutomation);
-    },
+    handler: async ({ credential, query }) =>
+      deps.cursors.list(credential.workspaceId, query, {
+        name: 'automations',
+        rows: (after, limit) => listAutomations(deps.db, credential.workspaceId, { status: query.status, limit, after }),
+        key: createdKey,
+        view: viewAutomation,
+      }),
   });
 
   route(app, {
@@ -221,10 +221,11 @@ export function registerAutomations(app: FastifyInstance, deps: ApiDeps): void {
     response: pageSchema(runView),
     handler: async ({ credential, params, query }) => {
       const row = await rowOf(credential.workspaceId, params.id);
-      const list = `automation-runs:${row.id}`;
-      const after = deps.cursors.decode(query.cursor, list, credential.workspaceId) as [string, string] | null;
-      const rows = await listRuns(deps.db, credential.workspaceId, row.id, query.limit, after);
-      return deps.cursors.page(rows, query.limit, list, credential.workspaceId, (r) => [r.enrolled_at.toISOString(), r.id], (r) => ({
+      return deps.cursors.list(credential.workspaceId, query, {
+        name: `automation-runs:${row.id}`,
+        rows: (after: [string, string] | null, limit) => listRuns(deps.db, credential.workspaceId, row.id, limit, after),
+        key: (r) => [r.enrolled_at.toISOString(), r.id],
+        view: (r) => ({
         object: 'automation_run' as const,
         id: r.id,
         automationId: r.automation_id,
@@ -235,8 +236,9 @@ export function registerAutomations(app: FastifyInstance, deps: ApiDeps): void {
         waitingFor: r.wait_event,
         wakeAt: r.wake_at?.toISOString() ?? null,
         enrolledAt: r.enrolled_at.toISOString(),
-        completedAt: r.completed_at?.toISOString() ?? null,
-      }));
+          completedAt: r.completed_at?.toISOString() ?? null,
+        }),
+      });
     },
   });
 
@@ -252,10 +254,11 @@ export function registerAutomations(app: FastifyInstance, deps: ApiDeps): void {
     response: pageSchema(sendView),
     handler: async ({ credential, params, query }) => {
       const row = await rowOf(credential.workspaceId, params.id);
-      const list = `automation-sends:${row.id}`;
-      const after = deps.cursors.decode(query.cursor, list, credential.workspaceId) as [string, string] | null;
-      const rows = await listSends(deps.db, credential.workspaceId, row.id, query.limit, after);
-      return deps.cursors.page(rows, query.limit, list, credential.workspaceId, (r) => [r.created_at.toISOString(), r.id], (r) => ({
+      return deps.cursors.list(credential.workspaceId, query, {
+        name: `automation-sends:${row.id}`,
+        rows: (after, limit) => listSends(deps.db, credential.workspaceId, row.id, limit, after),
+        key: createdKey,
+        view: (r) => ({
         object: 'automation_send' as const,
         id: r.id,
         automationId: r.automation_id,
@@ -265,8 +268,9 @@ export function registerAutomations(app: FastifyInstance, deps: ApiDeps): void {
         template: r.template,
         subject: r.subject,
         data: r.data,
-        createdAt: r.created_at.toISOString(),
-      }));
+          createdAt: r.created_at.toISOString(),
+        }),
+      });
     },
   });
 }

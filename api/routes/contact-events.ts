@@ -10,7 +10,8 @@ import { actorOf, type Credential } from '../credential.ts';
 import { ApiError } from '../errors/api-error.ts';
 import { idempotencyKeyOf } from '../idempotency.ts';
 import { refuseNarrowedCredentials } from './contact-views.ts';
-import { cursorParam, limitParam, pageByLastId } from '../paging.ts';
+import { contactOr404 } from './contacts.ts';
+import { cursorParam, limitParam, listByLastId, WALK_OVER } from '../paging.ts';
 import { route } from '../route.ts';
 import type { ApiDeps } from '../deps.ts';
 
@@ -195,25 +196,23 @@ export function registerContactEvents(app: FastifyInstance, deps: ApiDeps): void
     }),
     response: z.object({ object: z.literal('list'), data: z.array(eventView), hasMore: z.boolean(), nextCursor: z.string().nullable() }),
     handler: async ({ credential, params, query }) => {
-        const ref = params.email.trim();
-      const { byEmail, byId } = await lookupContacts(deps.db, credential.workspaceId, [ref.toLowerCase()], [ref]);
-      const contact = byId.get(ref) ?? byEmail.get(ref.toLowerCase());
-      if (!contact) throw new ApiError('contact_not_found', 'No such contact in the book.', 'email', 404);
-      let after: { occurredAt: Date; id: string } | null = null;
-      if (query.cursor !== undefined) {
-        const invalid = () => new ApiError('invalid_cursor', 'The cursor is not an event of this list.', 'cursor', 400);
-        if (!idPatterns.contactEvent.test(query.cursor)) throw invalid();
-        const last = await findContactEvent(deps.db, credential.workspaceId, query.cursor);
-        // Only retention removes events, and with one it removes every event listed after it (they
-        // occurred no later): a walk whose last row was purged is over. An id never handed out
-        // looks the same and gets the same empty page, and so does another workspace's event:
-        // answering it otherwise would tell that it exists.
-        if (!last) return pageByLastId([], query.limit, rowView);
-        const ofThisList = last.contact_id === contact.id && (query.name === undefined || last.name === query.name);
-        if (!ofThisList) throw invalid();
-        after = { occurredAt: last.occurred_at, id: last.id };
-      }
-      return pageByLastId(await listContactEvents(deps.db, credential.workspaceId, contact.id, { name: query.name, limit: query.limit, after }), query.limit, rowView);
+      const contact = await contactOr404(deps.db, credential.workspaceId, params.email.trim());
+      return listByLastId(query, {
+        refused: 'an event of this list',
+        after: async (id) => {
+          if (!idPatterns.contactEvent.test(id)) return null;
+          const last = await findContactEvent(deps.db, credential.workspaceId, id);
+          // Only retention removes events, and with one it removes every event listed after it (they
+          // occurred no later): a walk whose last row was purged is over. An id never handed out
+          // looks the same and gets the same empty page, and so does another workspace's event:
+          // answering it otherwise would tell that it exists.
+          if (!last) return WALK_OVER;
+          const ofThisList = last.contact_id === contact.id && (query.name === undefined || last.name === query.name);
+          return ofThisList ? { occurredAt: last.occurred_at, id: last.id } : null;
+        },
+        rows: (after, limit) => listContactEvents(deps.db, credential.workspaceId, contact.id, { name: query.name, limit, after }),
+        view: rowView,
+      });
     },
   });
 }

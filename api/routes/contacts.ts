@@ -3,17 +3,16 @@ import { z } from 'zod';
 import { createContact, deleteContact, updateContact } from '../../commands/contacts/handlers.ts';
 import { ATTRIBUTE_KEY, ATTRIBUTE_VALUE_MAX, ATTRIBUTES_MAX, AUDIENCE_IDS_MAX } from '../../domain/contacts/decide.ts';
 import { CONTACT_SOURCES } from '../../domain/contacts/events.ts';
-import { idPatterns } from '../../domain/shared/ids.ts';
-import { contactAudienceIds, findContactByEmail, findContactById, listContacts, type ContactRow } from '../../projections/contacts/queries.ts';
+import { contactAudienceIds, findContact, listContacts, type ContactRow } from '../../projections/contacts/queries.ts';
 import { actorOf } from '../credential.ts';
 import { ApiError } from '../errors/api-error.ts';
+import { lookup } from '../lookups.ts';
 import { cursorParam, limitParam, pageSchema } from '../paging.ts';
 import { route } from '../route.ts';
 import type { ApiDeps } from '../deps.ts';
 import { contactDetailView, contactView, refuseNarrowedCredentials, text, viewContact } from './contact-views.ts';
 
 const tags = ['Contacts'];
-const LIST = 'contacts';
 export const NAME_MAX = 200;
 export const NOTES_MAX = 10_000;
 
@@ -25,11 +24,7 @@ const tooMany = { message: `at most ${ATTRIBUTES_MAX} attributes` };
 const emailParam = z.object({ email: z.string().max(400) });
 
 /** The path names a contact by address (trimmed, lower-cased) or by its `con_` id; 404 only means not in the book. */
-export async function contactOr404(deps: ApiDeps, workspaceId: string, key: string): Promise<ContactRow> {
-  const row = idPatterns.contact.test(key) ? await findContactById(deps.db, workspaceId, key) : await findContactByEmail(deps.db, workspaceId, key);
-  if (!row) throw new ApiError('contact_not_found', 'No contact with this address in the book.', 'email');
-  return row;
-}
+export const contactOr404 = lookup(findContact, { code: 'contact_not_found', message: 'No contact with this address in the book.', param: 'email' });
 
 async function detail(deps: ApiDeps, row: ContactRow): Promise<z.infer<typeof contactDetailView>> {
   return { ...viewContact(row), audienceIds: await contactAudienceIds(deps.db, row.workspace_id, row.id) };
@@ -57,11 +52,13 @@ export async function registerContacts(app: FastifyInstance, deps: ApiDeps): Pro
       q: z.string().max(200).optional().describe('Words of the address or name, any case; the last word may be the beginning of a word.'),
     }),
     response: pageSchema(contactView),
-    handler: async ({ credential, query }) => {
-      const after = deps.cursors.decode(query.cursor, LIST, credential.workspaceId) as [string | null, string] | null;
-      const rows = await listContacts(deps.db, credential.workspaceId, { q: query.q || undefined, source: query.source }, query.limit, after);
-      return deps.cursors.page(rows, query.limit, LIST, credential.workspaceId, (r) => [r.last_seen_at?.toISOString() ?? null, r.id], viewContact);
-    },
+    handler: async ({ credential, query }) =>
+      deps.cursors.list(credential.workspaceId, query, {
+        name: 'contacts',
+        rows: (after: [string | null, string] | null, limit) => listContacts(deps.db, credential.workspaceId, { q: query.q || undefined, source: query.source }, limit, after),
+        key: (r) => [r.last_seen_at?.toISOString() ?? null, r.id],
+        view: viewContact,
+      }),
   });
 
   route(app, {
@@ -73,7 +70,7 @@ export async function registerContacts(app: FastifyInstance, deps: ApiDeps): Pro
     scope: 'contacts:read',
     params: emailParam,
     response: contactDetailView,
-    handler: async ({ credential, params }) => detail(deps, await contactOr404(deps, credential.workspaceId, params.email)),
+    handler: async ({ credential, params }) => detail(deps, await contactOr404(deps.db, credential.workspaceId, params.email)),
   });
 
   route(app, {
@@ -106,7 +103,7 @@ export async function registerContacts(app: FastifyInstance, deps: ApiDeps): Pro
         new Date().toISOString(),
       );
       if (!created) throw new ApiError('contact_exists', 'The address is in the contact book already.', 'email');
-      return detail(deps, await contactOr404(deps, credential.workspaceId, body.email));
+      return detail(deps, await contactOr404(deps.db, credential.workspaceId, body.email));
     },
   });
 
@@ -133,13 +130,13 @@ export async function registerContacts(app: FastifyInstance, deps: ApiDeps): Pro
       for (const field of IMMUTABLE) {
         if (field in body) throw new ApiError('invalid_parameter', `\`${field}\` of a contact cannot be changed.`, field);
       }
-      const row = await contactOr404(deps, credential.workspaceId, params.email);
+      const row = await contactOr404(deps.db, credential.workspaceId, params.email);
       const patch: Parameters<typeof updateContact>[3] = {};
       if (body.name !== undefined) patch.name = body.name;
       if (body.notes !== undefined) patch.notes = body.notes;
       if (body.attributes !== undefined) patch.attributes = body.attributes;
       await updateContact(deps.commands, actorOf(credential, request.id), row.email, patch, new Date().toISOString());
-      return detail(deps, await contactOr404(deps, credential.workspaceId, row.email));
+      return detail(deps, await contactOr404(deps.db, credential.workspaceId, row.email));
     },
   });
 
@@ -153,7 +150,7 @@ export async function registerContacts(app: FastifyInstance, deps: ApiDeps): Pro
     params: emailParam,
     response: z.object({ object: z.literal('contact'), id: z.string(), email: z.string(), deleted: z.literal(true) }),
     handler: async ({ credential, params, request }) => {
-      const row = await contactOr404(deps, credential.workspaceId, params.email);
+      const row = await contactOr404(deps.db, credential.workspaceId, params.email);
       const gone = await deleteContact(deps.commands, actorOf(credential, request.id), row.email, new Date().toISOString());
       return { object: 'contact' as const, id: gone.contactId, email: gone.email, deleted: true as const };
     },

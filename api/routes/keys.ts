@@ -4,14 +4,14 @@ import { createApiKey, revokeApiKey } from '../../commands/api-keys/handlers.ts'
 import type { CallerAuthority } from '../../domain/api-keys/decide.ts';
 import { PERMISSIONS, type Permission } from '../../domain/shared/permissions.ts';
 import { findActiveKey, listKeys } from '../../projections/api-keys/queries.ts';
-import { findRole } from '../../projections/roles/queries.ts';
 import { actorOf, type Credential } from '../credential.ts';
-import { ApiError } from '../errors/api-error.ts';
-import { cursorParam, limitParam, pageSchema } from '../paging.ts';
+import { lookup } from '../lookups.ts';
+import { createdKey, cursorParam, limitParam, pageSchema } from '../paging.ts';
 import { route } from '../route.ts';
 import type { ApiDeps } from '../deps.ts';
 import { addressAllowlist, dateTime, domainAllowlist } from '../schemas.ts';
 import { apiKeyView, viewApiKey } from './api-key-views.ts';
+import { roleOr404 } from './roles.ts';
 
 const tags = ['API keys'];
 const createKeyBody = z.strictObject({
@@ -25,6 +25,7 @@ const createKeyBody = z.strictObject({
 });
 
 const keyIdParams = z.object({ id: z.string() });
+const keyOr404 = lookup(findActiveKey, { code: 'resource_not_found', message: 'No such API key.', param: 'id' });
 
 const authorityOf = (c: Credential): CallerAuthority => ({
   keyId: c.id,
@@ -43,11 +44,13 @@ export function registerKeys(app: FastifyInstance, deps: ApiDeps): void {
     scope: 'keys:read',
     query: z.strictObject({ limit: limitParam(), cursor: cursorParam }),
     response: pageSchema(apiKeyView),
-    handler: async ({ credential, query }) => {
-      const after = deps.cursors.decode(query.cursor, 'keys', credential.workspaceId) as [string, string] | null;
-      const rows = await listKeys(deps.db, credential.workspaceId, query.limit, after);
-      return deps.cursors.page(rows, query.limit, 'keys', credential.workspaceId, (r) => [r.created_at.toISOString(), r.id], viewApiKey);
-    },
+    handler: async ({ credential, query }) =>
+      deps.cursors.list(credential.workspaceId, query, {
+        name: 'keys',
+        rows: (after, limit) => listKeys(deps.db, credential.workspaceId, limit, after),
+        key: createdKey,
+        view: viewApiKey,
+      }),
   });
 
   route(app, {
@@ -58,11 +61,7 @@ export function registerKeys(app: FastifyInstance, deps: ApiDeps): void {
     scope: 'keys:read',
     params: keyIdParams,
     response: apiKeyView,
-    handler: async ({ credential, params }) => {
-      const row = await findActiveKey(deps.db, credential.workspaceId, params.id);
-      if (!row) throw new ApiError('resource_not_found', 'No such API key.', 'id');
-      return viewApiKey(row);
-    },
+    handler: async ({ credential, params }) => viewApiKey(await keyOr404(deps.db, credential.workspaceId, params.id)),
   });
 
   route(app, {
@@ -80,9 +79,7 @@ export function registerKeys(app: FastifyInstance, deps: ApiDeps): void {
     response: apiKeyView.extend({ token: z.string() }),
     handler: async ({ credential, body, request }) => {
       const roleId = body.roleId ?? null;
-      if (roleId !== null && !(await findRole(deps.db, credential.workspaceId, roleId))) {
-        throw new ApiError('role_not_found', 'No such role in this workspace.', 'roleId');
-      }
+      if (roleId !== null) await roleOr404(deps.db, credential.workspaceId, roleId);
       const { keyId, token } = await createApiKey(
         deps.commands,
         actorOf(credential, request.id),

@@ -9,7 +9,7 @@ import { countKeysByRole } from '../../projections/api-keys/queries.ts';
 import { findRole, hasOwnerRole, listRoles, roleCursorOf, type RoleCursor, type RoleRow } from '../../projections/roles/queries.ts';
 import { countMembersByRole } from '../../projections/workspaces/queries.ts';
 import { actorOf } from '../credential.ts';
-import { ApiError } from '../errors/api-error.ts';
+import { lookup } from '../lookups.ts';
 import { cursorParam, limitParam, pageSchema } from '../paging.ts';
 import { route } from '../route.ts';
 import type { ApiDeps } from '../deps.ts';
@@ -37,7 +37,7 @@ const name = z.string().describe('Trimmed, 1 to 48 characters, unique in the wor
 const description = z.string().describe('Up to 240 characters; blank is stored as null.');
 
 const roleIdParams = z.object({ id: z.string() });
-const notFound = () => new ApiError('role_not_found', 'No such role in this workspace.', 'roleId');
+export const roleOr404 = lookup(findRole, { code: 'role_not_found', message: 'No such role in this workspace.', param: 'roleId' });
 
 /** Counts computed at read: explicit memberships (the owner under the owner role) and unrevoked keys. */
 async function roleCounts(db: Kysely<any>, workspaceId: string) {
@@ -67,8 +67,7 @@ function viewRole(r: RoleRow, counts: { members: number; apiKeys: number }): z.i
 
 export function registerRoles(app: FastifyInstance, deps: ApiDeps): void {
   const readRole = async (workspaceId: string, roleId: string) => {
-    const row = await findRole(deps.db, workspaceId, roleId);
-    if (!row) throw notFound();
+    const row = await roleOr404(deps.db, workspaceId, roleId);
     return viewRole(row, (await roleCounts(deps.db, workspaceId))(row));
   };
 
@@ -85,12 +84,18 @@ export function registerRoles(app: FastifyInstance, deps: ApiDeps): void {
     response: pageSchema(roleView),
     handler: async ({ credential, query, request }) => {
       const workspaceId = credential.workspaceId;
-      const after = deps.cursors.decode(query.cursor, 'roles', workspaceId) as RoleCursor | null;
-      if (!(await hasOwnerRole(deps.db, workspaceId))) {
-        await ensureSeeded(deps.commands, actorOf(credential, request.id), new Date().toISOString());
-      }
-      const [rows, counts] = await Promise.all([listRoles(deps.db, workspaceId, query.limit, after), roleCounts(deps.db, workspaceId)]);
-      return deps.cursors.page(rows, query.limit, 'roles', workspaceId, roleCursorOf, (r) => viewRole(r, counts(r)));
+      return deps.cursors.list(workspaceId, query, {
+        name: 'roles',
+        rows: async (after: RoleCursor | null, limit) => {
+          if (!(await hasOwnerRole(deps.db, workspaceId))) {
+            await ensureSeeded(deps.commands, actorOf(credential, request.id), new Date().toISOString());
+          }
+          const [rows, counts] = await Promise.all([listRoles(deps.db, workspaceId, limit, after), roleCounts(deps.db, workspaceId)]);
+          return rows.map((row) => ({ row, counts: counts(row) }));
+        },
+        key: ({ row }) => roleCursorOf(row),
+        view: ({ row, counts }) => viewRole(row, counts),
+      });
     },
   });
 

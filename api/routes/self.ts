@@ -102,22 +102,27 @@ export function registerSelf(app: FastifyInstance, deps: ApiDeps): void {
     }),
     handler: async ({ credential, query }) => {
       if (credential.kind !== 'apiKey' || !credential.id) throw new ApiError('api_key_only', 'Only an API key has a request log.', null, 403);
-      const list = `requests:${credential.id}`;
-      const after = deps.cursors.decode(query.cursor, list, credential.workspaceId) as [string, number] | null;
-      await deps.requestLog.flush();
-      const rows = await listRequests(deps.db, credential.id, query, query.limit, after);
-      return deps.cursors.page(rows, query.limit, list, credential.workspaceId, (r) => [r.created_at.toISOString(), r.id], (r) => ({
-        object: 'api_request' as const,
-        requestId: r.request_id,
-        method: r.method,
-        path: r.path,
-        status: r.status,
-        errorCode: r.error_code,
-        durationMs: Math.round(r.duration_ms * 100) / 100,
-        ip: r.ip,
-        userAgent: r.user_agent,
-        createdAt: r.created_at.toISOString(),
-      }));
+      const keyId = credential.id;
+      return deps.cursors.list(credential.workspaceId, query, {
+        name: `requests:${keyId}`,
+        rows: async (after: [string, number] | null, limit) => {
+          await deps.requestLog.flush();
+          return listRequests(deps.db, keyId, query, limit, after);
+        },
+        key: (r) => [r.created_at.toISOString(), r.id],
+        view: (r) => ({
+          object: 'api_request' as const,
+          requestId: r.request_id,
+          method: r.method,
+          path: r.path,
+          status: r.status,
+          errorCode: r.error_code,
+          durationMs: Math.round(r.duration_ms * 100) / 100,
+          ip: r.ip,
+          userAgent: r.user_agent,
+          createdAt: r.created_at.toISOString(),
+        }),
+      });
     },
   });
 }

@@ -7,12 +7,12 @@ import type { SuppressionEntry } from '../../domain/suppressions/state.ts';
 import { findSuppression, listSuppressions, type SuppressionRow } from '../../projections/suppressions/queries.ts';
 import { actorOf, isNarrowed, type Credential } from '../credential.ts';
 import { ApiError } from '../errors/api-error.ts';
-import { cursorParam, limitParam, pageSchema } from '../paging.ts';
+import { lookup } from '../lookups.ts';
+import { createdKey, cursorParam, limitParam, pageSchema } from '../paging.ts';
 import { route } from '../route.ts';
 import type { ApiDeps } from '../deps.ts';
 
 const tags = ['Suppressions'];
-const LIST = 'suppressions';
 
 const suppressionView = z.object({
   object: z.literal('suppression'),
@@ -44,11 +44,7 @@ function viewEntry(e: SuppressionEntry): z.infer<typeof suppressionView> {
 const idParams = z.object({ id: z.string() });
 
 /** A malformed id is just another id that names nothing here: 404, never a validation error. */
-async function findOr404(deps: ApiDeps, workspaceId: string, id: string): Promise<SuppressionRow> {
-  const row = idPatterns.suppression.test(id) ? await findSuppression(deps.db, workspaceId, id) : undefined;
-  if (!row) throw new ApiError('resource_not_found', 'No such suppression.', 'id');
-  return row;
-}
+const suppressionOr404 = lookup(findSuppression, { code: 'resource_not_found', message: 'No such suppression.', param: 'id', pattern: idPatterns.suppression });
 
 /** The list is the whole workspace's, so a key narrowed to some addresses may read it but not change it. */
 function refuseNarrowed(credential: Credential): void {
@@ -72,11 +68,13 @@ export function registerSuppressions(app: FastifyInstance, deps: ApiDeps): void 
       cursor: cursorParam,
     }),
     response: pageSchema(suppressionView),
-    handler: async ({ credential, query }) => {
-      const after = deps.cursors.decode(query.cursor, LIST, credential.workspaceId) as [string, string] | null;
-      const rows = await listSuppressions(deps.db, credential.workspaceId, { q: query.q, reason: query.reason }, query.limit, after);
-      return deps.cursors.page(rows, query.limit, LIST, credential.workspaceId, (r) => [r.created_at.toISOString(), r.id], viewSuppression);
-    },
+    handler: async ({ credential, query }) =>
+      deps.cursors.list(credential.workspaceId, query, {
+        name: 'suppressions',
+        rows: (after, limit) => listSuppressions(deps.db, credential.workspaceId, { q: query.q, reason: query.reason }, limit, after),
+        key: createdKey,
+        view: viewSuppression,
+      }),
   });
 
   route(app, {
@@ -87,7 +85,7 @@ export function registerSuppressions(app: FastifyInstance, deps: ApiDeps): void 
     scope: 'settings:read',
     params: idParams,
     response: suppressionView,
-    handler: async ({ credential, params }) => viewSuppression(await findOr404(deps, credential.workspaceId, params.id)),
+    handler: async ({ credential, params }) => viewSuppression(await suppressionOr404(deps.db, credential.workspaceId, params.id)),
   });
 
   route(app, {
@@ -128,7 +126,7 @@ export function registerSuppressions(app: FastifyInstance, deps: ApiDeps): void 
     response: z.object({ object: z.literal('suppression'), id: z.string(), deleted: z.literal(true) }),
     handler: async ({ credential, params, request }) => {
       refuseNarrowed(credential);
-      const row = await findOr404(deps, credential.workspaceId, params.id);
+      const row = await suppressionOr404(deps.db, credential.workspaceId, params.id);
       await removeSuppression(deps.commands, actorOf(credential, request.id), { suppressionId: row.id, email: row.email }, new Date().toISOString());
       return { object: 'suppression' as const, id: row.id, deleted: true as const };
     },

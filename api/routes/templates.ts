@@ -28,6 +28,7 @@ import {
 } from '../../projections/templates/queries.ts';
 import { actorOf } from '../credential.ts';
 import { ApiError } from '../errors/api-error.ts';
+import { lookup } from '../lookups.ts';
 import { cursorParam, limitParam, pageSchema } from '../paging.ts';
 import type { AnswerHead } from '../idempotency.ts';
 import { route } from '../route.ts';
@@ -77,15 +78,13 @@ function patchOf(body: Partial<Record<keyof typeof contentFields, unknown>>): Co
   return patch;
 }
 
+const templateOr404 = lookup(findTemplate, { code: 'resource_not_found', message: 'No such template.', param: 'id' });
+const templateVersionOr422 = lookup(findTemplateVersion, { code: 'template_version_not_found', message: 'The template has no such version.', param: 'version' });
+
 const BLANK: TemplateContent = { engine: 'blocks', subject: '', document: EMPTY_DOCUMENT, html: null, slots: [], props: [] };
 
 export function registerTemplates(app: FastifyInstance, deps: ApiDeps): void {
-  const notFound = () => new ApiError('resource_not_found', 'No such template.', 'id', 404);
-  const rowOf = async (workspaceId: string, idOrSlug: string): Promise<TemplateRow> => {
-    const row = await findTemplate(deps.db, workspaceId, idOrSlug);
-    if (!row) throw notFound();
-    return row;
-  };
+  const rowOf = (workspaceId: string, idOrSlug: string) => templateOr404(deps.db, workspaceId, idOrSlug);
   /** The template as it now stands, with `latest` and its ETag. */
   const answer = async (reply: AnswerHead, workspaceId: string, templateId: string) => {
     const row = await rowOf(workspaceId, templateId);
@@ -112,12 +111,13 @@ export function registerTemplates(app: FastifyInstance, deps: ApiDeps): void {
       sort: z.enum(TEMPLATE_SORTS).default('updated-newest'),
     }),
     response: pageSchema(templateView),
-    handler: async ({ credential, query }) => {
-      const list = `templates:${query.sort}`;
-      const after = deps.cursors.decode(query.cursor, list, credential.workspaceId) as [string, string] | null;
-      const rows = await listTemplates(deps.db, credential.workspaceId, { status: query.status, search: query.search }, query.sort, query.limit, after);
-      return deps.cursors.page(rows, query.limit, list, credential.workspaceId, (r) => templateCursorOf(query.sort, r), (r) => viewTemplate(r));
-    },
+    handler: async ({ credential, query }) =>
+      deps.cursors.list(credential.workspaceId, query, {
+        name: `templates:${query.sort}`,
+        rows: (after: [string, string] | null, limit) => listTemplates(deps.db, credential.workspaceId, { status: query.status, search: query.search }, query.sort, limit, after),
+        key: (r) => templateCursorOf(query.sort, r),
+        view: (r) => viewTemplate(r),
+      }),
   });
 
   route(app, {
@@ -303,18 +303,16 @@ export function registerTemplates(app: FastifyInstance, deps: ApiDeps): void {
     response: pageSchema(versionView),
     handler: async ({ credential, params, query }) => {
       const row = await rowOf(credential.workspaceId, params.id);
-      const list = `template-versions:${row.id}`;
-      const after = deps.cursors.decode(query.cursor, list, credential.workspaceId) as [number] | null;
-      const rows = await listTemplateVersions(deps.db, row.id, query.limit, after ? Number(after[0]) : null);
-      return deps.cursors.page(rows, query.limit, list, credential.workspaceId, (v) => [v.version], (v) => viewVersion(row, v, false));
+      return deps.cursors.list(credential.workspaceId, query, {
+        name: `template-versions:${row.id}`,
+        rows: (after: [number] | null, limit) => listTemplateVersions(deps.db, row.id, limit, after ? Number(after[0]) : null),
+        key: (v) => [v.version],
+        view: (v) => viewVersion(row, v, false),
+      });
     },
   });
 
-  const versionOr422 = async (row: TemplateRow, version: number) => {
-    const v = await findTemplateVersion(deps.db, row.id, version);
-    if (!v) throw new ApiError('template_version_not_found', `The template has no version ${version}.`, 'version', 422);
-    return v;
-  };
+  const versionOr422 = (row: TemplateRow, version: number) => templateVersionOr422(deps.db, row.id, version);
 
   route(app, {
     method: 'GET',

@@ -23,14 +23,14 @@ import {
 import { webhookAudit } from '../../projections/webhooks/audit.ts';
 import { actorOf, type Credential } from '../credential.ts';
 import { ApiError } from '../errors/api-error.ts';
-import { cursorParam, limitParam, pageSchema } from '../paging.ts';
+import { lookup } from '../lookups.ts';
+import { createdKey, cursorParam, limitParam, pageSchema } from '../paging.ts';
 import { route } from '../route.ts';
 import { addressAllowlist, dateTime, domainAllowlist } from '../schemas.ts';
 import type { ApiDeps } from '../deps.ts';
 import { deliveryView, endpointView, viewDelivery, viewEndpoint } from './webhook-views.ts';
 
 const tags = ['Webhooks'];
-const LIST = 'webhooks';
 
 const eventTypes = z
   .array(z.string().regex(SUBSCRIPTION_PATTERN, 'must be a family wildcard like `suppression.*` or an event name like `suppression.added`'))
@@ -47,14 +47,12 @@ const settingsFields = {
 };
 const idParams = z.object({ id: z.string() });
 const deliveryParams = z.object({ id: z.string(), deliveryId: z.string() });
+const webhookEndpointOr404 = lookup(findWebhookEndpoint, { code: 'resource_not_found', message: 'No such webhook endpoint.', param: 'id', pattern: /^whe_[0-9a-f]{24}$/ });
+const deliveryOr404 = lookup(findDelivery, { code: 'resource_not_found', message: 'No such delivery of this endpoint.', param: 'deliveryId' });
 const withSecret = endpointView.extend({ secret: z.string().describe('Shown only here: sign-check deliveries with it.') });
 
 export function registerWebhooks(app: FastifyInstance, deps: ApiDeps): void {
-  const endpointOr404 = async (workspaceId: string, id: string): Promise<WebhookEndpointRow> => {
-    const row = /^whe_[0-9a-f]{24}$/.test(id) ? await findWebhookEndpoint(deps.db, workspaceId, id) : undefined;
-    if (!row) throw new ApiError('resource_not_found', 'No such webhook endpoint.', 'id', 404);
-    return row;
-  };
+  const endpointOr404 = (workspaceId: string, id: string) => webhookEndpointOr404(deps.db, workspaceId, id);
   const read = async (workspaceId: string, id: string) => viewEndpoint(await endpointOr404(workspaceId, id));
   const checkUrl = (url: string) => {
     const checked = deps.webhooks.checkUrl(url);
@@ -85,11 +83,13 @@ export function registerWebhooks(app: FastifyInstance, deps: ApiDeps): void {
     scope: 'webhooks:read',
     query: z.strictObject({ limit: limitParam(), cursor: cursorParam }),
     response: pageSchema(endpointView),
-    handler: async ({ credential, query }) => {
-      const after = deps.cursors.decode(query.cursor, LIST, credential.workspaceId) as [string, string] | null;
-      const rows = await listWebhookEndpoints(deps.db, credential.workspaceId, query.limit, after);
-      return deps.cursors.page(rows, query.limit, LIST, credential.workspaceId, (r) => [r.created_at.toISOString(), r.id], viewEndpoint);
-    },
+    handler: async ({ credential, query }) =>
+      deps.cursors.list(credential.workspaceId, query, {
+        name: 'webhooks',
+        rows: (after, limit) => listWebhookEndpoints(deps.db, credential.workspaceId, limit, after),
+        key: createdKey,
+        view: viewEndpoint,
+      }),
   });
 
   route(app, {
@@ -192,8 +192,7 @@ export function registerWebhooks(app: FastifyInstance, deps: ApiDeps): void {
   });
 
   const deliveryOf = async (endpointId: string, deliveryId: string) => {
-    const d = await findDelivery(deps.db, endpointId, deliveryId);
-    if (!d) throw new ApiError('resource_not_found', 'No such delivery of this endpoint.', 'deliveryId', 404);
+    const d = await deliveryOr404(deps.db, endpointId, deliveryId);
     return viewDelivery(d, (await attemptsOf(deps.db, [d.id])).get(d.id) ?? []);
   };
 
@@ -226,11 +225,16 @@ export function registerWebhooks(app: FastifyInstance, deps: ApiDeps): void {
     response: pageSchema(deliveryView),
     handler: async ({ credential, params, query }) => {
       const row = await endpointOr404(credential.workspaceId, params.id);
-      const list = `webhook-deliveries:${row.id}`;
-      const after = deps.cursors.decode(query.cursor, list, credential.workspaceId) as [string, string] | null;
-      const rows = await listDeliveries(deps.db, row.id, { status: query.status }, query.limit, after);
-      const attempts = await attemptsOf(deps.db, rows.slice(0, query.limit).map((d) => d.id));
-      return deps.cursors.page(rows, query.limit, list, credential.workspaceId, (d) => [d.created_at.toISOString(), d.id], (d) => viewDelivery(d, attempts.get(d.id) ?? []));
+      return deps.cursors.list(credential.workspaceId, query, {
+        name: `webhook-deliveries:${row.id}`,
+        rows: async (after: [string, string] | null, limit) => {
+          const rows = await listDeliveries(deps.db, row.id, { status: query.status }, limit, after);
+          const attempts = await attemptsOf(deps.db, rows.slice(0, limit).map((d) => d.id));
+          return rows.map((delivery) => ({ delivery, attempts: attempts.get(delivery.id) ?? [] }));
+        },
+        key: ({ delivery }) => createdKey(delivery),
+        view: ({ delivery, attempts }) => viewDelivery(delivery, attempts),
+      });
     },
   });
 
@@ -297,10 +301,12 @@ export function registerWebhooks(app: FastifyInstance, deps: ApiDeps): void {
     ),
     handler: async ({ credential, params, query }) => {
       const row = await endpointOr404(credential.workspaceId, params.id);
-      const list = `webhook-audit:${row.id}`;
-      const after = deps.cursors.decode(query.cursor, list, credential.workspaceId) as [number] | null;
-      const entries = await webhookAudit(deps.history, credential.workspaceId, row.id, after ? Number(after[0]) : -1, query.limit);
-      return deps.cursors.page(entries, query.limit, list, credential.workspaceId, (e) => [e.revision], ({ revision: _r, ...e }) => ({ object: 'webhook_audit_entry' as const, ...e }));
+      return deps.cursors.list(credential.workspaceId, query, {
+        name: `webhook-audit:${row.id}`,
+        rows: (after: [number] | null, limit) => webhookAudit(deps.history, credential.workspaceId, row.id, after ? Number(after[0]) : -1, limit),
+        key: (e) => [e.revision],
+        view: ({ revision: _r, ...e }) => ({ object: 'webhook_audit_entry' as const, ...e }),
+      });
     },
   });
 

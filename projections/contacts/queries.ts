@@ -1,5 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import type { ContactSource } from '../../domain/contacts/events.ts';
+import { idPatterns } from '../../domain/shared/ids.ts';
 
 export interface ContactRow {
   workspace_id: string;
@@ -39,6 +40,11 @@ export async function findContactById(db: Kysely<any>, workspaceId: string, id: 
   return (await db.selectFrom('contacts').select(COLUMNS).where('workspace_id', '=', workspaceId).where('id', '=', id).executeTakeFirst()) as
     | ContactRow
     | undefined;
+}
+
+/** A contact named by its `con_` id or by its address (trimmed, lower-cased). */
+export async function findContact(db: Kysely<any>, workspaceId: string, idOrEmail: string): Promise<ContactRow | undefined> {
+  return idPatterns.contact.test(idOrEmail) ? findContactById(db, workspaceId, idOrEmail) : findContactByEmail(db, workspaceId, idOrEmail);
 }
 
 /** The audiences a contact is in now. */
