@@ -1,19 +1,16 @@
-import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import { createApiKey, revokeApiKey } from '../../commands/api-keys/handlers.ts';
-import type { CallerAuthority } from '../../domain/api-keys/decide.ts';
-import { PERMISSIONS, type Permission } from '../../domain/shared/permissions.ts';
-import { findActiveKey, listKeys } from '../../projections/api-keys/queries.ts';
-import { actorOf, type Credential } from '../credential.ts';
-import { lookup } from '../lookups.ts';
-import { createdKey, cursorParam, limitParam, pageSchema } from '../paging.ts';
-import { route } from '../route.ts';
-import type { ApiDeps } from '../deps.ts';
-import { addressAllowlist, dateTime, domainAllowlist } from '../schemas.ts';
-import { apiKeyView, viewApiKey } from './api-key-views.ts';
-import { roleOr404 } from './roles.ts';
+import { createApiKey, revokeApiKey } from '../../../commands/api-keys/handlers.ts';
+import type { CallerAuthority } from '../../../domain/api-keys/decide.ts';
+import { PERMISSIONS, type Permission } from '../../../domain/shared/permissions.ts';
+import { findActiveKey, listKeys } from '../../../projections/api-keys/queries.ts';
+import { actorOf, type Credential } from '../../credential.ts';
+import type { ApiDeps } from '../../deps.ts';
+import { createdKey, cursorParam, limitParam, pageSchema } from '../../paging.ts';
+import { operation, type Operation } from '../../route.ts';
+import { addressAllowlist, dateTime, domainAllowlist } from '../../schemas.ts';
+import { roleOr404 } from '../roles/views.ts';
+import { apiKeyView, keyOr404, viewApiKey } from './views.ts';
 
-const tags = ['API keys'];
 const createKeyBody = z.strictObject({
   name: z.string().trim().min(1).max(100).nullable().optional(),
   scopes: z.array(z.enum(PERMISSIONS as [Permission, ...Permission[]])).max(PERMISSIONS.length),
@@ -25,7 +22,6 @@ const createKeyBody = z.strictObject({
 });
 
 const keyIdParams = z.object({ id: z.string() });
-const keyOr404 = lookup(findActiveKey, { code: 'resource_not_found', message: 'No such API key.', param: 'id' });
 
 const authorityOf = (c: Credential): CallerAuthority => ({
   keyId: c.id,
@@ -35,12 +31,11 @@ const authorityOf = (c: Credential): CallerAuthority => ({
   domainAllowlist: c.domainAllowlist,
 });
 
-export function registerKeys(app: FastifyInstance, deps: ApiDeps): void {
-  route(app, {
+export const keyOperations = (deps: ApiDeps): Operation[] => [
+  operation({
     method: 'GET',
     url: '/keys',
     summary: 'List API keys',
-    tags,
     scope: 'keys:read',
     query: z.strictObject({ limit: limitParam(), cursor: cursorParam }),
     response: pageSchema(apiKeyView),
@@ -51,20 +46,19 @@ export function registerKeys(app: FastifyInstance, deps: ApiDeps): void {
         key: createdKey,
         view: viewApiKey,
       }),
-  });
+  }),
 
-  route(app, {
+  operation({
     method: 'GET',
     url: '/keys/:id',
     summary: 'Read an API key',
-    tags,
     scope: 'keys:read',
     params: keyIdParams,
     response: apiKeyView,
     handler: async ({ credential, params }) => viewApiKey(await keyOr404(deps.db, credential.workspaceId, params.id)),
-  });
+  }),
 
-  route(app, {
+  operation({
     method: 'POST',
     url: '/keys',
     summary: 'Create an API key',
@@ -72,7 +66,6 @@ export function registerKeys(app: FastifyInstance, deps: ApiDeps): void {
     description:
       'Scope: `keys:manage`. Never wider than the calling key: scopes it holds, allowlists inside its own, a test key makes test keys. ' +
       'An address on an allowlisted domain is dropped. The token is shown only in this answer. At most 20 active keys.',
-    tags,
     scope: 'keys:manage',
     body: createKeyBody,
     status: 201,
@@ -98,9 +91,9 @@ export function registerKeys(app: FastifyInstance, deps: ApiDeps): void {
       const row = await findActiveKey(deps.db, credential.workspaceId, keyId);
       return { ...viewApiKey(row!), token };
     },
-  });
+  }),
 
-  route(app, {
+  operation({
     method: 'DELETE',
     url: '/keys/:id',
     summary: 'Revoke an API key',
@@ -108,7 +101,6 @@ export function registerKeys(app: FastifyInstance, deps: ApiDeps): void {
     description:
       'Scope: `keys:manage`. The key stops working at once. A key revokes itself, or keys inside its own authority (scopes it holds, ' +
       'allowlists inside its own; a test key only test keys): 403 `beyond_caller_authority` otherwise.',
-    tags,
     scope: 'keys:manage',
     params: keyIdParams,
     response: z.object({ object: z.literal('api_key'), id: z.string(), deleted: z.literal(true) }),
@@ -116,5 +108,5 @@ export function registerKeys(app: FastifyInstance, deps: ApiDeps): void {
       await revokeApiKey(deps.commands, actorOf(credential, request.id), authorityOf(credential), params.id, new Date().toISOString());
       return { object: 'api_key' as const, id: params.id, deleted: true as const };
     },
-  });
-}
+  }),
+];
