@@ -21,7 +21,7 @@ import { PostgresEventStore } from './infra/eventstore/postgres.ts';
 import { createTemplateRenderer, type TemplateRenderer } from './infra/templates/renderer.ts';
 import { openMailSender } from './infra/mail/select.ts';
 import type { MailSender } from './infra/mail/port.ts';
-import { createOutboundAgents } from './infra/net/outbound-url.ts';
+import { checkReceiverUrl, createOutboundAgents } from './infra/net/outbound-url.ts';
 import { projectors } from './projections/all.ts';
 import { reactors } from './processes/all.ts';
 import { AutomationRunProcess, DEFAULT_AUTOMATION_OPTIONS, type AutomationRunOptions } from './processes/automations/worker.ts';
@@ -153,12 +153,13 @@ export function serve(system: System, options: { logger?: boolean | object } = {
       db: system.database.db,
       pool: system.database.pool,
       commands: system.commands,
+      history: { store: system.store, registry },
       cursors: system.cursors,
       rateLimiter: system.rateLimiter,
       requestLog: system.requestLog,
       idempotencyKeys: system.idempotencyKeys,
       renderer: system.renderer,
-      webhooks: system.webhooks,
+      webhooks: { checkUrl: (url) => checkReceiverUrl(url, system.webhooks) },
     },
     options,
   );

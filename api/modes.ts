@@ -1,30 +1,17 @@
-import type { FastifyInstance } from 'fastify';
 import { partitionOf } from '../domain/shared/partitions.ts';
 import type { Credential } from './credential.ts';
 import { ApiError } from './errors/api-error.ts';
 
-declare module 'fastify' {
-  interface FastifyContextConfig {
-    /** Set on every route registered in a scope given to `partitionByMode`. */
-    partitioned?: boolean;
-  }
-}
-
-const PARTITIONED = 'Partitioned by mode: a test key reads and changes only test-mode data, a live key only live data.';
+/** Test mode: a resource of `partitioned` data, or configuration both modes `shared`. */
+export type Modes = 'partitioned' | 'shared';
 
 /**
- * Every route registered in this scope serves a mode-partitioned resource
- * (domain/shared/partitions.ts): its handler sees the credential's partition as the workspace id.
- * Declared per scope, not per route, so a route added to such a slice cannot forget it.
+ * A partitioned resource (domain/shared/partitions.ts) holds data that sends and events act on:
+ * its handlers see the credential's partition as the workspace id. Declared per resource
+ * (api/route.ts), so an operation added to one cannot forget it.
  */
-export function partitionByMode(scope: FastifyInstance): void {
-  scope.addHook('onRoute', (options) => {
-    options.config = { ...options.config, partitioned: true };
-    // A GET and its HEAD share one schema object: say it once.
-    const schema = (options.schema ??= {}) as { description?: string };
-    if (!schema.description?.endsWith(PARTITIONED)) schema.description = `${schema.description ?? ''} ${PARTITIONED}`.trim();
-  });
-}
+export const modeDoc = (modes: Modes): string | null =>
+  modes === 'partitioned' ? 'Partitioned by mode: a test key reads and changes only test-mode data, a live key only live data.' : null;
 
 /**
  * The credential a handler works with. On a partitioned route, its workspace id is the partition

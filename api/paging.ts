@@ -17,6 +17,12 @@ export interface Page<T> {
   nextCursor: string | null;
 }
 
+/** The page parameters of every list: `?limit=&cursor=`. */
+export interface PageQuery {
+  limit: number;
+  cursor?: string;
+}
+
 /** A page from rows fetched with `limit + 1`, the extra row telling whether more exist. */
 function pageOf<R, T>(rows: R[], limit: number, view: (row: R) => T, cursorOf: (last: R) => string): Page<T> {
   const hasMore = rows.length > limit;
@@ -25,12 +31,46 @@ function pageOf<R, T>(rows: R[], limit: number, view: (row: R) => T, cursorOf: (
 }
 
 /**
- * A page of a list whose cursor the spec fixes as the id of the last row (audiences, contact
- * events). Such a route resolves the id back to the row's sort key itself, and must keep a walk
- * going when that row is gone (see docs/decisions.md).
+ * A list with opaque cursors (`Cursors.list`): every cursor list of the api is one of these.
+ * `rows` reads `limit + 1` rows after the sort key `after` (null: from the start); `key` is a
+ * row's sort key as `rows` takes it back; `name` binds cursors to the list (put the sort and the
+ * parent in it: `templates:name`, `automation-runs:<id>`), so a cursor of another is refused.
  */
-export function pageByLastId<R extends { id: string }, T>(rows: R[], limit: number, view: (row: R) => T): Page<T> {
-  return pageOf(rows, limit, view, (last) => last.id);
+export interface CursorList<R, K extends unknown[], T> {
+  name: string;
+  rows(after: K | null, limit: number): Promise<R[]>;
+  key(row: NoInfer<R>): K;
+  view(row: R): T;
+}
+
+/** The sort key of the lists newest first by creation: `(created_at, id)` descending. */
+export const createdKey = (row: { created_at: Date; id: string }): [string, string] => [row.created_at.toISOString(), row.id];
+
+/** Ends a walk by id (`IdCursorList.after`): the row the cursor named is gone, and so is every row after it. */
+export const WALK_OVER = Symbol('walk over');
+
+/**
+ * The variant for the lists whose cursor the spec fixes as the id of the last row (audiences,
+ * contact events): `after` resolves the id to the row's sort key; null refuses the cursor (400
+ * `invalid_cursor`: `refused` says what it had to be), and a list may instead end the walk
+ * (`WALK_OVER`, an empty page) when that row is gone (see docs/decisions.md).
+ */
+export interface IdCursorList<R extends { id: string }, K, T> {
+  refused: string;
+  after(id: string): Promise<K | null | typeof WALK_OVER>;
+  rows(after: K | null, limit: number): Promise<R[]>;
+  view(row: R): T;
+}
+
+export async function listByLastId<R extends { id: string }, K, T>(page: PageQuery, list: IdCursorList<R, K, T>): Promise<Page<T>> {
+  let after: K | null = null;
+  if (page.cursor !== undefined) {
+    const key = await list.after(page.cursor);
+    if (key === WALK_OVER) return pageOf([], page.limit, list.view, (last) => last.id);
+    if (key === null) throw new ApiError('invalid_cursor', `The cursor is not ${list.refused}.`, 'cursor', 400);
+    after = key;
+  }
+  return pageOf(await list.rows(after, page.limit), page.limit, list.view, (last) => last.id);
 }
 
 /**
@@ -64,9 +104,11 @@ export class Cursors {
     return parsed.k;
   }
 
-  /** A page whose `nextCursor` is the signed sort key of its last row. */
-  page<R, T>(rows: R[], limit: number, list: string, workspaceId: string, keyOf: (row: R) => unknown[], view: (row: R) => T): Page<T> {
-    return pageOf(rows, limit, view, (last) => this.encode(list, workspaceId, keyOf(last)));
+  /** A page of `list` for `workspaceId`: the cursor checked and decoded, the rows read, the next cursor signed. */
+  async list<R, K extends unknown[], T>(workspaceId: string, page: PageQuery, list: CursorList<R, K, T>): Promise<Page<T>> {
+    const after = this.decode(page.cursor, list.name, workspaceId) as K | null;
+    const rows = await list.rows(after, page.limit);
+    return pageOf(rows, page.limit, list.view, (last) => this.encode(list.name, workspaceId, list.key(last)));
   }
 
   private sign(body: string): string {

@@ -2,18 +2,17 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z, type ZodType } from 'zod';
 import type { Permission } from '../domain/shared/permissions.ts';
 import { stepUpRefusal, type Credential } from './credential.ts';
+import type { ApiDeps } from './deps.ts';
 import { ApiError } from './errors/api-error.ts';
-import { modeView } from './modes.ts';
+import { answer, IDEMPOTENCY_HEADER_DOC, type AnswerHead } from './idempotency.ts';
 import { refuseUnsafeInput } from './input.ts';
-import { answer, IDEMPOTENCY_HEADER_DOC, type AnswerHead, type IdempotencyKeys } from './idempotency.ts';
+import { modeDoc, modeView, type Modes } from './modes.ts';
+import { narrowedDoc, narrowedRefusal, type NarrowedPolicy } from './narrowing.ts';
 import { fromZod } from './plugins/errors.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
     credential: Credential | null;
-  }
-  interface FastifyInstance {
-    idempotencyKeys: IdempotencyKeys;
   }
   interface FastifyContextConfig {
     /** false for the few routes that need no credential. */
@@ -31,11 +30,11 @@ export interface RouteContext<P, Q, B> {
   credential: Credential;
 }
 
-export interface RouteSpec<P, Q, B> {
+/** One operation of a resource: its path, its schemas (the only validation, and its OpenAPI description) and its handler. */
+export interface OperationSpec<P, Q, B> {
   method: 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
   url: string;
   summary: string;
-  tags: string[];
   description?: string;
   /** The scope the credential must hold; null when any credential will do. */
   scope: Permission | null;
@@ -60,18 +59,48 @@ export interface RouteSpec<P, Q, B> {
   handler(ctx: RouteContext<P, Q, B>): Promise<unknown>;
 }
 
+export type Operation = OperationSpec<any, any, any>;
+
+/** Types one operation: its handler sees its params, query and body as its schemas parse them. */
+export const operation = <P = Record<string, never>, Q = Record<string, never>, B = undefined>(spec: OperationSpec<P, Q, B>): Operation => spec;
+
 /**
- * Registers one operation. Its zod schemas are both the only validation and the OpenAPI
- * description: fastify's own validation is switched off (api/server.ts), so there is no second
- * validator to drift.
+ * A resource of the api (one folder of api/routes/): its OpenAPI tag, its two policies, declared
+ * once for all its operations so that an operation added to it cannot forget them, and its
+ * operations. The policies are enforced here and stated in each operation's description.
  */
-export function route<P = Record<string, never>, Q = Record<string, never>, B = undefined>(
-  app: FastifyInstance,
-  spec: RouteSpec<P, Q, B>,
-): void {
+export interface Resource {
+  tag: string;
+  /** Test mode (api/modes.ts): `partitioned` data of the credential's mode, or configuration both modes `shared`. */
+  modes: Modes;
+  /** What credentials narrowed to some addresses or domains may do here (api/narrowing.ts). */
+  narrowed: NarrowedPolicy;
+  operations(deps: ApiDeps): Operation[];
+}
+
+/** Registers every operation of a resource: the one way a route of the api is registered. */
+export function mount(app: FastifyInstance, deps: ApiDeps, resource: Resource): void {
+  for (const spec of resource.operations(deps)) route(app, deps, resource, spec);
+}
+
+/**
+ * One operation. Its zod schemas are both the only validation and the OpenAPI description:
+ * fastify's own validation is switched off (api/server.ts), so there is no second validator to
+ * drift. In order: the credential, the narrowed-key policy (before scope and input, so a refusal
+ * does not depend on them), the mode, the scope, step-up, the input, then the handler under the
+ * Idempotency-Key layer (api/idempotency.ts).
+ */
+function route(app: FastifyInstance, deps: ApiDeps, resource: Resource, spec: Operation): void {
   const status = spec.status ?? 200;
   const idempotent = spec.idempotency ?? spec.method === 'POST';
   const headers = idempotent ? { 'idempotency-key': IDEMPOTENCY_HEADER_DOC, ...spec.headers } : spec.headers;
+  const partitioned = resource.modes === 'partitioned';
+  const description = [
+    spec.description ?? (spec.scope ? `Scope: \`${spec.scope}\`.` : 'Needs a credential, no scope.'),
+    spec.stepUp ? 'OAuth tokens need step-up elevation (403 `step_up_required`); API keys are never asked.' : null,
+    narrowedDoc(resource.narrowed, spec.method),
+    modeDoc(resource.modes),
+  ];
   app.route({
     method: spec.method,
     url: spec.url,
@@ -79,10 +108,8 @@ export function route<P = Record<string, never>, Q = Record<string, never>, B = 
     ...(spec.bodyLimit ? { bodyLimit: spec.bodyLimit } : {}),
     schema: {
       summary: spec.summary,
-      description:
-        (spec.description ?? (spec.scope ? `Scope: \`${spec.scope}\`.` : 'Needs a credential, no scope.')) +
-        (spec.stepUp ? ' OAuth tokens need step-up elevation (403 `step_up_required`); API keys are never asked.' : ''),
-      tags: spec.tags,
+      description: description.filter((d) => d !== null).join(' '),
+      tags: [resource.tag],
       security: [{ bearerAuth: [] }],
       ...(spec.params ? { params: jsonSchema(spec.params) } : {}),
       ...(spec.query ? { querystring: jsonSchema(spec.query) } : {}),
@@ -96,7 +123,9 @@ export function route<P = Record<string, never>, Q = Record<string, never>, B = 
     },
     handler: async (request, reply) => {
       if (!request.credential) throw new ApiError('missing_api_key', 'Send a key as `Authorization: Bearer <key>`.');
-      const credential = modeView(request.credential, request.routeOptions.config.partitioned === true, spec);
+      const narrowed = narrowedRefusal(resource.narrowed, spec.method, request.credential);
+      if (narrowed) throw narrowed;
+      const credential = modeView(request.credential, partitioned, spec);
       if (spec.scope && !credential.scopes.includes(spec.scope)) {
         throw new ApiError('insufficient_scope', `This operation needs the \`${spec.scope}\` scope.`, null);
       }
@@ -113,8 +142,8 @@ export function route<P = Record<string, never>, Q = Record<string, never>, B = 
       if (!spec.query) noFields(request.query);
       const query = parse(spec.query, request.query ?? {});
       const body = spec.body ? parse(spec.body, request.body ?? {}, spec.issueCodes) : noFields(request.body);
-      return answer(app.idempotencyKeys, { request, reply, credential, status, idempotent }, (head) =>
-        spec.handler({ request, reply: head, params, query, body: body as B, credential }),
+      return answer(deps.idempotencyKeys, { request, reply, credential, status, idempotent }, (head) =>
+        spec.handler({ request, reply: head, params, query, body, credential }),
       );
     },
   });

@@ -1,42 +1,25 @@
 import Fastify, { type FastifyInstance } from 'fastify';
 import swagger from '@fastify/swagger';
-import type pg from 'pg';
-import type { Kysely } from 'kysely';
-import type { CommandContext } from '../commands/execute.ts';
-import type { Cursors } from './paging.ts';
-import { partitionByMode } from './modes.ts';
+import type { ApiDeps } from './deps.ts';
+import { registerDocs } from './docs.ts';
 import { newRequestId, REQUEST_ID_HEADER } from './headers.ts';
 import { refuseUnsafeHeaders } from './input.ts';
-import type { IdempotencyKeys } from './idempotency.ts';
 import { registerAuth } from './plugins/auth.ts';
 import { answerClientError, answerFrameworkError, registerErrorHandling } from './plugins/errors.ts';
-import type { RateLimiter } from './plugins/rate-limit.ts';
-import type { RequestLog } from './request-log.ts';
-import { registerAudiences } from './routes/audiences.ts';
-import { registerContacts } from './routes/contacts.ts';
-import { registerAutomations } from './routes/automations.ts';
-import { registerContactEvents } from './routes/contact-events.ts';
-import { registerDocs } from './routes/docs.ts';
-import { registerKeys } from './routes/keys.ts';
-import { registerRoles } from './routes/roles.ts';
-import { registerSelf } from './routes/self.ts';
-import { registerSuppressions } from './routes/suppressions.ts';
-import { registerTemplates } from './routes/templates.ts';
-import { registerWebhooks } from './routes/webhooks.ts';
-import type { TemplateRenderer } from '../infra/templates/renderer.ts';
+import { mount } from './route.ts';
+import { audiences } from './routes/audiences/index.ts';
+import { automations } from './routes/automations/index.ts';
+import { contactEvents } from './routes/contact-events/index.ts';
+import { contacts } from './routes/contacts/index.ts';
+import { keys } from './routes/keys/index.ts';
+import { roles } from './routes/roles/index.ts';
+import { self } from './routes/self/index.ts';
+import { suppressions } from './routes/suppressions/index.ts';
+import { templates } from './routes/templates/index.ts';
+import { webhooks } from './routes/webhooks/index.ts';
 
-export interface ApiDeps {
-  db: Kysely<any>;
-  pool: pg.Pool;
-  commands: CommandContext;
-  cursors: Cursors;
-  rateLimiter: RateLimiter;
-  requestLog: RequestLog;
-  idempotencyKeys: IdempotencyKeys;
-  renderer: TemplateRenderer;
-  /** Webhook receivers: may `http://` and private addresses be used (a development setting)? */
-  webhooks: { allowPrivate: boolean };
-}
+/** Every resource of the api, in the order the OpenAPI document lists them. */
+const RESOURCES = [self, keys, roles, templates, suppressions, webhooks, automations, contactEvents, contacts, audiences];
 
 export async function buildServer(deps: ApiDeps, options: { logger?: boolean | object } = {}): Promise<FastifyInstance> {
   const app = Fastify({
@@ -58,8 +41,6 @@ export async function buildServer(deps: ApiDeps, options: { logger?: boolean | o
   app.setValidatorCompiler(() => () => true);
   app.setSerializerCompiler(() => (data) => JSON.stringify(data));
 
-  // Every route's handler runs under it (api/route.ts), in whatever scope the route is registered.
-  app.decorate('idempotencyKeys', deps.idempotencyKeys);
   app.addHook('onRequest', async (request, reply) => {
     reply.header(REQUEST_ID_HEADER, request.id);
   });
@@ -76,20 +57,6 @@ export async function buildServer(deps: ApiDeps, options: { logger?: boolean | o
     },
   });
   registerDocs(app);
-  registerSelf(app, deps);
-  registerKeys(app, deps);
-  registerRoles(app, deps);
-  registerTemplates(app, deps);
-  // The resources test mode keeps apart (api/modes.ts); everything outside is configuration both modes share.
-  await app.register(async (partitioned) => {
-    partitionByMode(partitioned);
-    registerSuppressions(partitioned, deps);
-    registerWebhooks(partitioned, deps);
-    registerAutomations(partitioned, deps);
-    // Each in its own scope: their hook refuses narrowed credentials on these routes alone.
-    await partitioned.register((scope) => registerContactEvents(scope, deps));
-    await partitioned.register((scope) => registerContacts(scope, deps));
-    await partitioned.register((scope) => registerAudiences(scope, deps));
-  });
+  for (const resource of RESOURCES) mount(app, deps, resource);
   return app;
 }

@@ -1,6 +1,6 @@
 import autocannon from 'autocannon';
 import pg from 'pg';
-import { EVENT_RATE_LIMIT } from '../api/routes/contact-events.ts';
+import { EVENT_RATE_LIMIT } from '../commands/contact-events/record.ts';
 import { createKeys, emit, freshDatabase, note, round, startServer } from './support.ts';
 
 /** `CE_CONNECTIONS=16 npm run bench -- contact-events` tries another concurrency. */

@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type pg from 'pg';
 import { hashSecret, parseToken } from '../../commands/api-keys/token.ts';
 import { isPermission, type Permission } from '../../domain/shared/permissions.ts';
+import { admitKey } from '../../projections/api-keys/admission.ts';
 import type { Credential } from '../credential.ts';
 import { storableText } from '../input.ts';
 import { ApiError } from '../errors/api-error.ts';
@@ -14,60 +15,13 @@ declare module 'fastify' {
   }
 }
 
-/**
- * The one round trip in front of every request: it resolves the API key with its role's
- * permissions (so a revocation or a role change applies to the very next request) and counts the
- * request in its rate-limit window. A key whose id, secret hash and mode all match, unrevoked and
- * unexpired, is counted under `key:<id>`; anything else (no token, a bogus id, a wrong secret, a
- * revoked or expired key) under the client's `ip:<address>` identity, so a guessed key id never
- * makes a counter row or spends a real key's allowance. The secret is compared as its SHA-256
- * digest: timing what PostgreSQL's comparison takes could at most reveal a digest prefix, which
- * does not help find a secret of 256 random bits.
- * The counter table is unlogged and this transaction commits without waiting for the WAL flush,
- * as the counter alone writes. Columns are named, not `k.*`: the statement is prepared once per
- * connection, and a prepared statement must keep its result columns across a rebuild's swap.
- *
- * $1 key id (null: count by address only), $2 SHA-256 of the secret, $3 the token's mode,
- * $4 now, $5 the identity counted when no usable key matches, $6 the window's start.
- */
-const ADMIT = `
-WITH _ AS (SELECT set_config('synchronous_commit', 'off', true)),
-key AS (
-  SELECT k.id, k.workspace_id, k.mode, k.scopes, k.role_id, k.address_allowlist, k.domain_allowlist,
-         CASE WHEN k.revoked_at IS NOT NULL THEN 'revoked_api_key' WHEN k.expires_at <= $4::timestamptz THEN 'expired_api_key' END AS refusal,
-         CASE WHEN k.role_id IS NOT NULL THEN coalesce(r.permissions, '{}') END AS role_permissions
-  FROM api_keys k LEFT JOIN roles r ON r.id = k.role_id AND r.workspace_id = k.workspace_id
-  WHERE k.id = $1::text AND k.secret_hash = $2::text AND k.mode = $3::text
-),
-hit AS (
-  INSERT INTO rate_limit_windows (identity, window_start, count)
-  SELECT coalesce((SELECT 'key:' || id FROM key WHERE refusal IS NULL), $5::text), $6::bigint, 1 FROM _
-  ON CONFLICT (identity, window_start) DO UPDATE SET count = rate_limit_windows.count + 1
-  RETURNING count
-)
-SELECT hit.count, key.* FROM hit LEFT JOIN key ON true`;
-
-interface Admitted {
-  count: number;
-  /** Null when no key matched id, secret and mode. */
-  id: string | null;
-  workspace_id: string;
-  mode: 'live' | 'test';
-  scopes: string[];
-  role_id: string | null;
-  address_allowlist: string[] | null;
-  domain_allowlist: string[] | null;
-  refusal: 'revoked_api_key' | 'expired_api_key' | null;
-  /** The permissions of the key's role; null when the key has no role. */
-  role_permissions: string[] | null;
-}
-
 const REFUSALS = { revoked_api_key: 'This API key was revoked.', expired_api_key: 'This API key has expired.' } as const;
 
 /**
- * The credential resolver and the rate-limit count, together. A token's prefix says its kind; API
- * keys are resolved here, and OAuth access tokens will get a branch of their own with the same
- * Credential result. `needed` false: the credential is not looked at, the request is only counted.
+ * The credential resolver and the rate-limit count, together, in one round trip
+ * (projections/api-keys/admission.ts). A token's prefix says its kind; API keys are resolved
+ * here, and OAuth access tokens will get a branch of their own with the same Credential result.
+ * `needed` false: the credential is not looked at, the request is only counted.
  */
 async function admit(
   pool: pg.Pool,
@@ -77,12 +31,12 @@ async function admit(
   const token = request.needed ? bearerToken(request.authorization) : null;
   const key = token instanceof ApiError ? null : token;
   const window = rateLimiter.window();
-  const { rows } = await pool.query<Admitted>({
-    name: 'admit',
-    text: ADMIT,
-    values: [key?.keyId ?? null, key ? hashSecret(key.secret) : null, key?.mode ?? null, new Date(window.now), `ip:${request.ip}`, window.start],
+  const row = await admitKey(pool, {
+    key: key && { id: key.keyId, secretHash: hashSecret(key.secret), mode: key.mode },
+    now: new Date(window.now),
+    fallbackIdentity: `ip:${request.ip}`,
+    windowStart: window.start,
   });
-  const row = rows[0]!;
   const rateLimit = rateLimitState(row.count, window);
   if (token instanceof ApiError) return { credential: null, refusal: token, rateLimit };
   if (key === null) return { credential: null, refusal: null, rateLimit };

@@ -3,9 +3,9 @@ import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ZodError, type core } from 'zod';
 import { DomainError } from '../../domain/shared/errors.ts';
-import { isUnreachable } from '../../infra/db.ts';
 import { ApiError, type ErrorBody } from '../errors/api-error.ts';
 import { CATALOGUE, TYPE_BY_STATUS } from '../errors/catalogue.ts';
+import { isUnreachable } from '../errors/unreachable.ts';
 import { newRequestId, REQUEST_ID_HEADER } from '../headers.ts';
 import { admitRequest, recordRequest, type AuthDeps } from './auth.ts';
 

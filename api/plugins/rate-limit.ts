@@ -1,4 +1,5 @@
 import type pg from 'pg';
+import type { Allowance } from '../../commands/contact-events/record.ts';
 import { ApiError } from '../errors/api-error.ts';
 
 export const RATE_LIMIT = 600;
@@ -31,24 +32,47 @@ export interface RateLimitWindow {
   resetSeconds: number;
 }
 
+function windowAt(now: number): RateLimitWindow {
+  const start = Math.floor(now / WINDOW_MS) * WINDOW_MS;
+  return { now, start, resetSeconds: Math.max(1, Math.ceil((start + WINDOW_MS - now) / 1000)) };
+}
+
 /**
  * The windows and their bookkeeping. The count itself is taken by the statement that also resolves
- * the credential (api/plugins/auth.ts), so a request pays one round trip for both.
+ * the credential (projections/api-keys/admission.ts), so a request pays one round trip for both.
  */
-export class RateLimiter {
+export class RateLimiter implements Allowance {
   private lastPurge = 0;
 
   constructor(private readonly pool: pg.Pool, private readonly now: () => number = Date.now) {}
 
   /** The window a request arriving now counts in; windows over a minute old are purged, at most once a minute. */
   window(): RateLimitWindow {
-    const now = this.now();
-    const start = Math.floor(now / WINDOW_MS) * WINDOW_MS;
-    if (now - this.lastPurge > WINDOW_MS) {
-      this.lastPurge = now;
-      void this.pool.query('DELETE FROM rate_limit_windows WHERE window_start < $1', [start - WINDOW_MS]).catch(() => {});
+    const window = windowAt(this.now());
+    if (window.now - this.lastPurge > WINDOW_MS) {
+      this.lastPurge = window.now;
+      void this.pool.query('DELETE FROM rate_limit_windows WHERE window_start < $1', [window.start - WINDOW_MS]).catch(() => {});
     }
-    return { now, start, resetSeconds: Math.max(1, Math.ceil((start + WINDOW_MS - now) / 1000)) };
+    return window;
+  }
+
+  /**
+   * An allowance counted in units (contact events: a batch counts as its size) under an identity
+   * of its own (`events:<keyId>`), in the same windows. A take that would pass `limit` takes
+   * nothing and is refused, so a refused batch leaves the allowance for smaller ones.
+   */
+  async take(identity: string, units: number, limit: number, now: number = this.now()): Promise<{ ok: boolean; remaining: number; resetSeconds: number }> {
+    const { start, resetSeconds } = windowAt(now);
+    const { rows } = await this.pool.query(
+      `WITH _ AS (SELECT set_config('synchronous_commit', 'off', true))
+       INSERT INTO rate_limit_windows (identity, window_start, count) SELECT $1, $2, $3::int FROM _ WHERE $3::int <= $4::int
+       ON CONFLICT (identity, window_start) DO UPDATE SET count = rate_limit_windows.count + $3::int
+         WHERE rate_limit_windows.count + $3::int <= $4::int
+       RETURNING count`,
+      [identity, start, units, limit],
+    );
+    if (rows[0]) return { ok: true, remaining: limit - rows[0].count, resetSeconds };
+    return { ok: false, remaining: 0, resetSeconds };
   }
 }
 
@@ -60,32 +84,6 @@ export function rateLimitState(count: number, window: RateLimitWindow): RateLimi
     resetSeconds: window.resetSeconds,
     exceeded: count > RATE_LIMIT,
   };
-}
-
-/**
- * An allowance counted in units (contact events: a batch counts as its size) under an identity of
- * its own (`events:<keyId>`), in the same fixed clock-minute windows. A take that would pass
- * `limit` takes nothing and is refused, so a refused batch leaves the allowance for smaller ones.
- */
-export async function takeAllowance(
-  pool: pg.Pool,
-  identity: string,
-  units: number,
-  limit: number,
-  now: number = Date.now(),
-): Promise<{ ok: boolean; remaining: number; resetSeconds: number }> {
-  const windowStart = Math.floor(now / WINDOW_MS) * WINDOW_MS;
-  const resetSeconds = Math.max(1, Math.ceil((windowStart + WINDOW_MS - now) / 1000));
-  const { rows } = await pool.query(
-    `WITH _ AS (SELECT set_config('synchronous_commit', 'off', true))
-     INSERT INTO rate_limit_windows (identity, window_start, count) SELECT $1, $2, $3::int FROM _ WHERE $3::int <= $4::int
-     ON CONFLICT (identity, window_start) DO UPDATE SET count = rate_limit_windows.count + $3::int
-       WHERE rate_limit_windows.count + $3::int <= $4::int
-     RETURNING count`,
-    [identity, windowStart, units, limit],
-  );
-  if (rows[0]) return { ok: true, remaining: limit - rows[0].count, resetSeconds };
-  return { ok: false, remaining: 0, resetSeconds };
 }
 
 export function rateLimitHeaders(state: RateLimitState): Record<string, string> {

@@ -4,16 +4,6 @@ import { automationAggregate } from '../../domain/automations/state.ts';
 import { execute, type Actor, type CommandContext } from '../execute.ts';
 import { newId } from '../ids.ts';
 
-/** An automation's ETag: its stream revision. */
-export const formatAutomationTag = (revision: number) => `"${revision}"`;
-
-/** `*` or no header: unconditional (null); a tag we never handed out matches nothing (-2). */
-export function parseAutomationTag(header: string | undefined): number | null {
-  if (header === undefined || header.trim() === '*') return null;
-  const m = /^\s*(?:W\/)?"(\d+)"\s*$/.exec(header);
-  return m ? Number(m[1]) : -2;
-}
-
 export async function createAutomation(ctx: CommandContext, actor: Actor, input: { definition: Definition; status: 'live' | 'paused' }, now: string): Promise<string> {
   const automationId = newId.automation();
   await execute(ctx, actor, automationStream(actor.workspaceId, automationId), automationAggregate, (s) => decideCreateAutomation(s, { automationId, ...input, now }));

@@ -20,31 +20,21 @@ import { execute, loadState, type Actor, type CommandContext } from '../execute.
 import { newId } from '../ids.ts';
 
 /**
- * A template's ETag: its stream revision and how often it was renamed (names live in the
- * workspace's template registry). Any change to either makes a stale If-Match a 409.
+ * What a template's ETag stands for (api/etags.ts writes and reads it): its stream revision and
+ * how often it was renamed (names live in the workspace's template registry). A write given one
+ * is refused with 409 when either has moved; null writes unconditionally.
  */
-export interface TemplateTag {
+export interface TemplateRevision {
   revision: number;
   renames: number;
-}
-
-export const formatTag = (t: TemplateTag) => `"${t.revision}.${t.renames}"`;
-
-export function parseTag(header: string | undefined): TemplateTag | '*' | null {
-  if (header === undefined) return null;
-  const value = header.trim();
-  if (value === '*') return '*';
-  const m = /^(?:W\/)?"(\d{1,9})\.(\d{1,9})"$/.exec(value);
-  // An ETag we never handed out cannot match the current one.
-  return m ? { revision: Number(m[1]), renames: Number(m[2]) } : { revision: -2, renames: -1 };
 }
 
 const registryOf = (ctx: CommandContext, workspaceId: string) =>
   loadState(ctx, templateNamesStream(workspaceId), templateNamesAggregate).then((r) => r.state);
 
 /** Checks the renames half of an If-Match; the revision half is checked by the decider at append. */
-function ifMatchRevision(tag: TemplateTag | '*' | null, registry: TemplateNamesState, templateId: string): number | null {
-  if (tag === null || tag === '*') return null;
+function ifMatchRevision(tag: TemplateRevision | null, registry: TemplateNamesState, templateId: string): number | null {
+  if (tag === null) return null;
   if ((registry.entries.get(templateId)?.renames ?? -1) !== tag.renames) {
     fail('version_conflict', 'The template changed after you read it; read it again and reapply your change.');
   }
@@ -84,7 +74,7 @@ export async function createTemplate(ctx: CommandContext, actor: Actor, input: C
 }
 
 export interface EditTemplateInput {
-  tag: TemplateTag | '*' | null;
+  ifMatch: TemplateRevision | null;
   name?: string;
   description?: string | null;
   content: ContentPatch | null;
@@ -97,8 +87,8 @@ export interface EditTemplateInput {
  */
 export async function editTemplate(ctx: CommandContext, actor: Actor, templateId: string, input: EditTemplateInput, now: string): Promise<void> {
   const registry = await registryOf(ctx, actor.workspaceId);
-  const ifMatch = ifMatchRevision(input.tag, registry, templateId);
-  const renames = input.tag === null || input.tag === '*' ? null : input.tag.renames;
+  const ifMatch = ifMatchRevision(input.ifMatch, registry, templateId);
+  const renames = input.ifMatch === null ? null : input.ifMatch.renames;
   const rename = (state: TemplateNamesState) => (input.name === undefined ? [] : decideRenameTemplate(state, { templateId, name: input.name, renames, now }));
   rename(registry);
   const versionId = newId.templateVersion();
@@ -108,13 +98,13 @@ export async function editTemplate(ctx: CommandContext, actor: Actor, templateId
   if (input.name !== undefined) await execute(ctx, actor, templateNamesStream(actor.workspaceId), templateNamesAggregate, rename);
 }
 
-type Guarded = { tag: TemplateTag | '*' | null };
+type Guarded = { ifMatch: TemplateRevision | null };
 
 async function guarded(
   ctx: CommandContext,
   actor: Actor,
   templateId: string,
-  tag: Guarded['tag'],
+  tag: Guarded['ifMatch'],
   decide: (state: TemplateState, ifMatch: number | null) => ReturnType<typeof decideEditTemplate>,
 ): Promise<void> {
   const ifMatch = ifMatchRevision(tag, await registryOf(ctx, actor.workspaceId), templateId);
@@ -122,21 +112,21 @@ async function guarded(
 }
 
 export const publishTemplate = (ctx: CommandContext, actor: Actor, templateId: string, input: Guarded & { version: number | null }, now: string) =>
-  guarded(ctx, actor, templateId, input.tag, (s, ifMatch) => decidePublishTemplate(s, { ifMatch, now, version: input.version, sanitise: sanitiseHtml }));
+  guarded(ctx, actor, templateId, input.ifMatch, (s, ifMatch) => decidePublishTemplate(s, { ifMatch, now, version: input.version, sanitise: sanitiseHtml }));
 
 export const archiveTemplate = (ctx: CommandContext, actor: Actor, templateId: string, input: Guarded, now: string) =>
-  guarded(ctx, actor, templateId, input.tag, (s, ifMatch) => decideArchiveTemplate(s, { ifMatch, now }));
+  guarded(ctx, actor, templateId, input.ifMatch, (s, ifMatch) => decideArchiveTemplate(s, { ifMatch, now }));
 
 export const unarchiveTemplate = (ctx: CommandContext, actor: Actor, templateId: string, input: Guarded, now: string) =>
-  guarded(ctx, actor, templateId, input.tag, (s, ifMatch) => decideUnarchiveTemplate(s, { ifMatch, now }));
+  guarded(ctx, actor, templateId, input.ifMatch, (s, ifMatch) => decideUnarchiveTemplate(s, { ifMatch, now }));
 
 export const restoreTemplateVersion = (ctx: CommandContext, actor: Actor, templateId: string, input: Guarded & { version: number }, now: string) =>
-  guarded(ctx, actor, templateId, input.tag, (s, ifMatch) =>
+  guarded(ctx, actor, templateId, input.ifMatch, (s, ifMatch) =>
     decideRestoreTemplateVersion(s, { ifMatch, now, version: input.version, versionId: newId.templateVersion() }),
   );
 
 export const deleteTemplateVersion = (ctx: CommandContext, actor: Actor, templateId: string, input: Guarded & { version: number }, now: string) =>
-  guarded(ctx, actor, templateId, input.tag, (s, ifMatch) => decideDeleteTemplateVersion(s, { ifMatch, now, version: input.version }));
+  guarded(ctx, actor, templateId, input.ifMatch, (s, ifMatch) => decideDeleteTemplateVersion(s, { ifMatch, now, version: input.version }));
 
 /**
  * The place is freed first: once unregistered the template is gone from every list and read, so
@@ -144,7 +134,7 @@ export const deleteTemplateVersion = (ctx: CommandContext, actor: Actor, templat
  */
 export async function deleteTemplate(ctx: CommandContext, actor: Actor, templateId: string, input: Guarded, now: string): Promise<void> {
   const registry = await registryOf(ctx, actor.workspaceId);
-  const ifMatch = ifMatchRevision(input.tag, registry, templateId);
+  const ifMatch = ifMatchRevision(input.ifMatch, registry, templateId);
   const stream = templateStream(actor.workspaceId, templateId);
   const { state } = await loadState(ctx, stream, templateAggregate);
   decideDeleteTemplate(state, { ifMatch, now });

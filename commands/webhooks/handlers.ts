@@ -13,6 +13,12 @@ import { execute, type Actor, type CommandContext } from '../execute.ts';
 import { newId } from '../ids.ts';
 import { newWebhookSecret } from './secrets.ts';
 
+/**
+ * The receiver URL policy (infra/net/outbound-url.ts, wired by the composition root): the URL
+ * normalised, or why a delivery may not go there.
+ */
+export type ReceiverUrlCheck = (url: string) => { ok: true; url: URL } | { ok: false; reason: string };
+
 const run = (ctx: CommandContext, actor: Actor, decide: (s: WebhooksState) => ReturnType<typeof decideCreateWebhookEndpoint>) =>
   execute(ctx, actor, webhooksStream(actor.workspaceId), webhooksAggregate, decide);
 

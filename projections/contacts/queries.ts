@@ -1,6 +1,7 @@
 import { sql, type Kysely, type Selectable } from 'kysely';
 import type { ContactSource } from '../../domain/contacts/events.ts';
 import type { ContactsTables } from './tables.ts';
+import { idPatterns } from '../../domain/shared/ids.ts';
 
 type Db = Kysely<ContactsTables>;
 
@@ -14,6 +15,11 @@ export async function findContactByEmail(db: Db, workspaceId: string, email: str
 
 export async function findContactById(db: Db, workspaceId: string, id: string): Promise<ContactRow | undefined> {
   return db.selectFrom('contacts').select(COLUMNS).where('workspace_id', '=', workspaceId).where('id', '=', id).executeTakeFirst();
+}
+
+/** A contact named by its `con_` id or by its address (trimmed, lower-cased). */
+export async function findContact(db: Db, workspaceId: string, idOrEmail: string): Promise<ContactRow | undefined> {
+  return idPatterns.contact.test(idOrEmail) ? findContactById(db, workspaceId, idOrEmail) : findContactByEmail(db, workspaceId, idOrEmail);
 }
 
 /** The audiences a contact is in now. */

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
-import { CATALOGUE, TYPE_BY_STATUS } from '../errors/catalogue.ts';
-import { REQUEST_ID_HEADER } from '../headers.ts';
+import { CATALOGUE, TYPE_BY_STATUS } from './errors/catalogue.ts';
+import { REQUEST_ID_HEADER } from './headers.ts';
 
 /** The two public documents: the OpenAPI description and the error table docUrl points into. */
 export function registerDocs(app: FastifyInstance): void {

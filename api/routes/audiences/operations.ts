@@ -1,65 +1,51 @@
-import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import { createAudience, deleteAudience, ensureDefaultAudience, updateAudience } from '../../commands/audiences/handlers.ts';
-import { addToAudience, removeFromAudience } from '../../commands/contacts/handlers.ts';
-import { AUDIENCE_NAME_MAX } from '../../domain/audiences/decide.ts';
-import { idPatterns } from '../../domain/shared/ids.ts';
-import { audienceGrowth } from '../../projections/contacts/growth.ts';
-import { allAudiences, audienceKey, findAudience, listAudiences, type AudienceKey, type AudienceRow } from '../../projections/contacts/queries.ts';
-import { actorOf } from '../credential.ts';
-import { ApiError } from '../errors/api-error.ts';
-import { cursorParam, limitParam, pageByLastId, pageSchema } from '../paging.ts';
-import { listParam } from '../query.ts';
-import { route } from '../route.ts';
-import type { ApiDeps } from '../server.ts';
-import { audienceView, refuseNarrowedCredentials, text, viewAudience } from './contact-views.ts';
-import { contactOr404 } from './contacts.ts';
+import { createAudience, deleteAudience, ensureDefaultAudience, updateAudience } from '../../../commands/audiences/handlers.ts';
+import { addToAudience, removeFromAudience } from '../../../commands/contacts/handlers.ts';
+import { AUDIENCE_NAME_MAX } from '../../../domain/audiences/decide.ts';
+import { idPatterns } from '../../../domain/shared/ids.ts';
+import { audienceGrowth } from '../../../projections/contacts/growth.ts';
+import { allAudiences, audienceKey, listAudiences } from '../../../projections/contacts/queries.ts';
+import { actorOf } from '../../credential.ts';
+import type { ApiDeps } from '../../deps.ts';
+import { ApiError } from '../../errors/api-error.ts';
+import { cursorParam, limitParam, listByLastId, pageSchema } from '../../paging.ts';
+import { listParam } from '../../query.ts';
+import { operation, type Operation } from '../../route.ts';
+import { text } from '../../schemas.ts';
+import { contactOr404 } from '../contacts/views.ts';
+import { audienceOr404, audienceView, growthView, membershipView, viewAudience } from './views.ts';
 
-const tags = ['Audiences'];
-export const DESCRIPTION_MAX = 1000;
+const DESCRIPTION_MAX = 1000;
 const idParams = z.object({ id: z.string() });
 const name = text(AUDIENCE_NAME_MAX).pipe(z.string().min(1, 'must not be blank'));
 
-/** A malformed id is just another id that names nothing here: 404, never a validation error. */
-async function audienceOr404(deps: ApiDeps, workspaceId: string, id: string, param = 'id'): Promise<AudienceRow> {
-  const row = idPatterns.audience.test(id) ? await findAudience(deps.db, workspaceId, id) : undefined;
-  if (!row) throw new ApiError('audience_not_found', 'No such audience.', param);
-  return row;
-}
+/** Membership of one contact in one audience: PUT puts it in, DELETE takes it out. */
+const membership = (deps: ApiDeps, method: 'PUT' | 'DELETE') =>
+  operation({
+    method,
+    url: '/audiences/:id/contacts/:email',
+    summary: method === 'PUT' ? 'Add a contact to an audience' : 'Take a contact out of an audience',
+    description:
+      method === 'PUT'
+        ? 'Scope: `audiences:write`. The path holds the address or the contact id. A contact in the audience already stays (200, no change).'
+        : 'Scope: `audiences:write`. A contact not in the audience is no error (200, `member: false`). The default audience keeps every contact (409 `builtin_audience`).',
+    scope: 'audiences:write',
+    params: z.object({ id: z.string(), email: z.string().max(400) }),
+    response: membershipView,
+    handler: async ({ credential, params, request }) => {
+      const audience = await audienceOr404(deps.db, credential.workspaceId, params.id);
+      const contact = await contactOr404(deps.db, credential.workspaceId, params.email);
+      const input = { email: contact.email, audienceId: audience.id };
+      const actor = actorOf(credential, request.id);
+      const now = new Date().toISOString();
+      if (method === 'PUT') await addToAudience(deps.commands, actor, input, now);
+      else await removeFromAudience(deps.commands, actor, input, now);
+      return { object: 'audience_membership' as const, audienceId: audience.id, contactId: contact.id, email: contact.email, member: method === 'PUT' };
+    },
+  });
 
-const membershipView = z.object({
-  object: z.literal('audience_membership'),
-  audienceId: z.string(),
-  contactId: z.string(),
-  email: z.string(),
-  member: z.boolean(),
-});
-
-const bucketView = z.object({ key: z.string(), subscribed: z.number().int(), unsubscribed: z.number().int(), added: z.number().int() });
-const growthView = z.object({
-  object: z.literal('audience_growth'),
-  audiences: z.array(
-    z.object({
-      audienceId: z.string(),
-      name: z.string(),
-      builtin: z.literal('default').nullable(),
-      total: z.number().int(),
-      before: z.number().int(),
-      added: z.number().int(),
-      subscribed: z.number().int(),
-      unsubscribed: z.number().int(),
-      buckets: z.array(bucketView),
-    }),
-  ),
-  totals: z.object({ contacts: z.number().int(), memberships: z.number().int(), subscribed: z.number().int(), unsubscribed: z.number().int(), busiest: z.string().nullable() }),
-  since: z.string(),
-  until: z.string(),
-});
-
-export async function registerAudiences(app: FastifyInstance, deps: ApiDeps): Promise<void> {
-  refuseNarrowedCredentials(app);
-
-  route(app, {
+export const audienceOperations = (deps: ApiDeps): Operation[] => [
+  operation({
     method: 'GET',
     url: '/audiences',
     summary: 'List audiences',
@@ -67,22 +53,21 @@ export async function registerAudiences(app: FastifyInstance, deps: ApiDeps): Pr
       'Scope: `audiences:read`. The default audience first, then newest first. `cursor` is the id of the last audience of the ' +
       'previous page (`nextCursor`); the walk goes on from its place even when it was deleted meanwhile. An id that was never an ' +
       'audience of the workspace is 400 `invalid_cursor`.',
-    tags,
     scope: 'audiences:read',
     query: z.strictObject({ limit: limitParam(), cursor: cursorParam }),
     response: pageSchema(audienceView),
     handler: async ({ credential, query, request }) => {
       await ensureDefaultAudience(deps.commands, actorOf(credential, request.id), new Date().toISOString());
-      let after: AudienceKey | null = null;
-      if (query.cursor !== undefined) {
-        after = idPatterns.audience.test(query.cursor) ? ((await audienceKey(deps.db, credential.workspaceId, query.cursor)) ?? null) : null;
-        if (!after) throw new ApiError('invalid_cursor', 'The cursor is not an audience of this workspace.', 'cursor', 400);
-      }
-      return pageByLastId(await listAudiences(deps.db, credential.workspaceId, query.limit, after), query.limit, viewAudience);
+      return listByLastId(query, {
+        refused: 'an audience of this workspace',
+        after: async (id) => (idPatterns.audience.test(id) ? ((await audienceKey(deps.db, credential.workspaceId, id)) ?? null) : null),
+        rows: (after, limit) => listAudiences(deps.db, credential.workspaceId, limit, after),
+        view: viewAudience,
+      });
     },
-  });
+  }),
 
-  route(app, {
+  operation({
     method: 'GET',
     url: '/audiences/growth',
     summary: 'Audience growth',
@@ -91,7 +76,6 @@ export async function registerAudiences(app: FastifyInstance, deps: ApiDeps): Pr
       '`before` (members at the start), `subscribed` (joins in the window), `unsubscribed` (leaves: taken out, or the contact ' +
       'deleted), `added` (net: subscribed − unsubscribed, so total = before + added) and sparse `buckets` oldest first keyed by ' +
       'local time (`offsetMinutes` east of UTC). `totals.contacts` counts each person once; `busiest` is the bucket with the most joins and leaves.',
-    tags,
     scope: 'audiences:read',
     query: z.strictObject({
       audienceIds: listParam(z.string().max(64), 50).optional(),
@@ -117,26 +101,24 @@ export async function registerAudiences(app: FastifyInstance, deps: ApiDeps): Pr
       const since = new Date(until.getTime() - (query.minutes !== undefined ? query.minutes * 60_000 : query.days * 86_400_000));
       return { object: 'audience_growth' as const, ...(await audienceGrowth(deps.db, selected, { since, until, grain: query.grain, offsetMinutes: query.offsetMinutes })) };
     },
-  });
+  }),
 
-  route(app, {
+  operation({
     method: 'GET',
     url: '/audiences/:id',
     summary: 'Read an audience',
     description: 'Scope: `audiences:read`. `contactCount` is counted at read (the live membership count, read-your-writes).',
-    tags,
     scope: 'audiences:read',
     params: idParams,
     response: audienceView,
-    handler: async ({ credential, params }) => viewAudience(await audienceOr404(deps, credential.workspaceId, params.id)),
-  });
+    handler: async ({ credential, params }) => viewAudience(await audienceOr404(deps.db, credential.workspaceId, params.id)),
+  }),
 
-  route(app, {
+  operation({
     method: 'POST',
     url: '/audiences',
     summary: 'Create an audience',
     description: 'Scope: `audiences:write`. Names are trimmed, 1 to 120 characters, not unique. At most 100 audiences besides the default one (422 `workspace_limit_reached`).',
-    tags,
     scope: 'audiences:write',
     body: z.strictObject({
       name,
@@ -152,16 +134,15 @@ export async function registerAudiences(app: FastifyInstance, deps: ApiDeps): Pr
         { name: body.name, description: body.description ?? null, showOnPreferences: body.showOnPreferences ?? false },
         new Date().toISOString(),
       );
-      return viewAudience(await audienceOr404(deps, credential.workspaceId, id));
+      return viewAudience(await audienceOr404(deps.db, credential.workspaceId, id));
     },
-  });
+  }),
 
-  route(app, {
+  operation({
     method: 'PATCH',
     url: '/audiences/:id',
     summary: 'Update an audience',
     description: 'Scope: `audiences:write`. Omitted keeps; null clears `description`. The default audience may be renamed too.',
-    tags,
     scope: 'audiences:write',
     params: idParams,
     body: z.strictObject({
@@ -171,52 +152,27 @@ export async function registerAudiences(app: FastifyInstance, deps: ApiDeps): Pr
     }),
     response: audienceView,
     handler: async ({ credential, params, body, request }) => {
-      const row = await audienceOr404(deps, credential.workspaceId, params.id);
+      const row = await audienceOr404(deps.db, credential.workspaceId, params.id);
       await updateAudience(deps.commands, actorOf(credential, request.id), { audienceId: row.id, ...body }, new Date().toISOString());
-      return viewAudience(await audienceOr404(deps, credential.workspaceId, row.id));
+      return viewAudience(await audienceOr404(deps.db, credential.workspaceId, row.id));
     },
-  });
+  }),
 
-  route(app, {
+  operation({
     method: 'DELETE',
     url: '/audiences/:id',
     summary: 'Delete an audience',
     description: 'Scope: `audiences:write`. Its contacts stay in the book. The default audience cannot be deleted (409 `builtin_audience`).',
-    tags,
     scope: 'audiences:write',
     params: idParams,
     response: z.object({ object: z.literal('audience'), id: z.string(), deleted: z.literal(true) }),
     handler: async ({ credential, params, request }) => {
-      const row = await audienceOr404(deps, credential.workspaceId, params.id);
+      const row = await audienceOr404(deps.db, credential.workspaceId, params.id);
       await deleteAudience(deps.commands, actorOf(credential, request.id), row.id, new Date().toISOString());
       return { object: 'audience' as const, id: row.id, deleted: true as const };
     },
-  });
+  }),
 
-  const membership = (method: 'PUT' | 'DELETE') =>
-    route(app, {
-      method,
-      url: '/audiences/:id/contacts/:email',
-      summary: method === 'PUT' ? 'Add a contact to an audience' : 'Take a contact out of an audience',
-      description:
-        method === 'PUT'
-          ? 'Scope: `audiences:write`. The path holds the address or the contact id. A contact in the audience already stays (200, no change).'
-          : 'Scope: `audiences:write`. A contact not in the audience is no error (200, `member: false`). The default audience keeps every contact (409 `builtin_audience`).',
-      tags,
-      scope: 'audiences:write',
-      params: z.object({ id: z.string(), email: z.string().max(400) }),
-      response: membershipView,
-      handler: async ({ credential, params, request }) => {
-        const audience = await audienceOr404(deps, credential.workspaceId, params.id);
-        const contact = await contactOr404(deps, credential.workspaceId, params.email);
-        const input = { email: contact.email, audienceId: audience.id };
-        const actor = actorOf(credential, request.id);
-        const now = new Date().toISOString();
-        if (method === 'PUT') await addToAudience(deps.commands, actor, input, now);
-        else await removeFromAudience(deps.commands, actor, input, now);
-        return { object: 'audience_membership' as const, audienceId: audience.id, contactId: contact.id, email: contact.email, member: method === 'PUT' };
-      },
-    });
-  membership('PUT');
-  membership('DELETE');
-}
+  membership(deps, 'PUT'),
+  membership(deps, 'DELETE'),
+];

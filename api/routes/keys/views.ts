@@ -1,6 +1,7 @@
 import { z } from 'zod';
-import type { ApiKeyRow } from '../../projections/api-keys/queries.ts';
-import type { Credential } from '../credential.ts';
+import { findActiveKey, type ApiKeyRow } from '../../../projections/api-keys/queries.ts';
+import type { Credential } from '../../credential.ts';
+import { lookup } from '../../lookups.ts';
 
 export const credentialDescription = z.object({
   object: z.enum(['api_key', 'oauth_token']),
@@ -63,3 +64,5 @@ export function viewApiKey(row: ApiKeyRow): z.infer<typeof apiKeyView> {
     rotatedAt: row.rotated_at?.toISOString() ?? null,
   };
 }
+
+export const keyOr404 = lookup(findActiveKey, { code: 'resource_not_found', message: 'No such API key.', param: 'id' });

@@ -1,35 +1,13 @@
-import type { FastifyInstance } from 'fastify';
-import type { Kysely } from 'kysely';
 import { z } from 'zod';
-import { createRole, deleteRole, ensureSeeded, updateRole } from '../../commands/roles/handlers.ts';
-import { PERMISSIONS_MAX } from '../../domain/roles/decide.ts';
-import { BUILTINS } from '../../domain/roles/seeds.ts';
-import { PERMISSION_ENTRIES, PERMISSIONS, type Permission } from '../../domain/shared/permissions.ts';
-import { countKeysByRole } from '../../projections/api-keys/queries.ts';
-import { findRole, hasOwnerRole, listRoles, roleCursorOf, type RoleCursor, type RoleRow } from '../../projections/roles/queries.ts';
-import { countMembersByRole } from '../../projections/workspaces/queries.ts';
-import { actorOf } from '../credential.ts';
-import { ApiError } from '../errors/api-error.ts';
-import { cursorParam, limitParam, pageSchema } from '../paging.ts';
-import { route } from '../route.ts';
-import type { ApiDeps } from '../server.ts';
-
-const tags = ['Roles'];
-
-const roleView = z.object({
-  object: z.literal('role'),
-  id: z.string(),
-  name: z.string(),
-  description: z.string().nullable(),
-  permissions: z.array(z.string()),
-  builtin: z.enum(BUILTINS).nullable(),
-  editable: z.boolean(),
-  deletable: z.boolean(),
-  members: z.number().int(),
-  apiKeys: z.number().int(),
-  createdAt: z.string(),
-  updatedAt: z.string(),
-});
+import { createRole, deleteRole, ensureSeeded, updateRole } from '../../../commands/roles/handlers.ts';
+import { PERMISSIONS_MAX } from '../../../domain/roles/decide.ts';
+import { PERMISSION_ENTRIES, PERMISSIONS, type Permission } from '../../../domain/shared/permissions.ts';
+import { findRole, hasOwnerRole, listRoles, roleCursorOf, type RoleCursor } from '../../../projections/roles/queries.ts';
+import { actorOf } from '../../credential.ts';
+import type { ApiDeps } from '../../deps.ts';
+import { cursorParam, limitParam, pageSchema } from '../../paging.ts';
+import { operation, type Operation } from '../../route.ts';
+import { readRole, roleCounts, roleView, viewRole } from './views.ts';
 
 const permission = z.enum(PERMISSIONS as [Permission, ...Permission[]], { error: 'is not a permission (see GET /roles/permissions)' });
 const permissions = z.array(permission).max(PERMISSIONS_MAX);
@@ -37,93 +15,62 @@ const name = z.string().describe('Trimmed, 1 to 48 characters, unique in the wor
 const description = z.string().describe('Up to 240 characters; blank is stored as null.');
 
 const roleIdParams = z.object({ id: z.string() });
-const notFound = () => new ApiError('role_not_found', 'No such role in this workspace.', 'roleId');
 
-/** Counts computed at read: explicit memberships (the owner under the owner role) and unrevoked keys. */
-async function roleCounts(db: Kysely<any>, workspaceId: string) {
-  const [members, keys] = await Promise.all([countMembersByRole(db, workspaceId), countKeysByRole(db, workspaceId)]);
-  return (r: RoleRow) => ({
-    members: (members.byRole.get(r.id) ?? 0) + (r.builtin === 'owner' ? members.owners : 0),
-    apiKeys: keys.get(r.id) ?? 0,
-  });
-}
-
-function viewRole(r: RoleRow, counts: { members: number; apiKeys: number }): z.infer<typeof roleView> {
-  const owner = r.builtin === 'owner';
-  return {
-    object: 'role',
-    id: r.id,
-    name: r.name,
-    description: r.description,
-    permissions: r.permissions,
-    builtin: r.builtin,
-    editable: !owner,
-    deletable: !owner,
-    ...counts,
-    createdAt: r.created_at.toISOString(),
-    updatedAt: r.updated_at.toISOString(),
-  };
-}
-
-export function registerRoles(app: FastifyInstance, deps: ApiDeps): void {
-  const readRole = async (workspaceId: string, roleId: string) => {
-    const row = await findRole(deps.db, workspaceId, roleId);
-    if (!row) throw notFound();
-    return viewRole(row, (await roleCounts(deps.db, workspaceId))(row));
-  };
-
-  route(app, {
+export const roleOperations = (deps: ApiDeps): Operation[] => [
+  operation({
     method: 'GET',
     url: '/roles',
     summary: 'List roles',
     description:
       'Scope: `roles:read`. Seeded roles first in ladder order (owner, admin, member, viewer, developer, billing), then custom roles ' +
       'by name ignoring case. The first read seeds the six roles; later reads restore only the owner role.',
-    tags,
     scope: 'roles:read',
     query: z.strictObject({ limit: limitParam(), cursor: cursorParam }),
     response: pageSchema(roleView),
     handler: async ({ credential, query, request }) => {
       const workspaceId = credential.workspaceId;
-      const after = deps.cursors.decode(query.cursor, 'roles', workspaceId) as RoleCursor | null;
-      if (!(await hasOwnerRole(deps.db, workspaceId))) {
-        await ensureSeeded(deps.commands, actorOf(credential, request.id), new Date().toISOString());
-      }
-      const [rows, counts] = await Promise.all([listRoles(deps.db, workspaceId, query.limit, after), roleCounts(deps.db, workspaceId)]);
-      return deps.cursors.page(rows, query.limit, 'roles', workspaceId, roleCursorOf, (r) => viewRole(r, counts(r)));
+      return deps.cursors.list(workspaceId, query, {
+        name: 'roles',
+        rows: async (after: RoleCursor | null, limit) => {
+          if (!(await hasOwnerRole(deps.db, workspaceId))) {
+            await ensureSeeded(deps.commands, actorOf(credential, request.id), new Date().toISOString());
+          }
+          const [rows, counts] = await Promise.all([listRoles(deps.db, workspaceId, limit, after), roleCounts(deps.db, workspaceId)]);
+          return rows.map((row) => ({ row, counts: counts(row) }));
+        },
+        key: ({ row }) => roleCursorOf(row),
+        view: ({ row, counts }) => viewRole(row, counts),
+      });
     },
-  });
+  }),
 
-  route(app, {
+  operation({
     method: 'GET',
     url: '/roles/permissions',
     summary: 'The permission vocabulary',
     description: 'Scope: `roles:read`. Canonical order; `scope` false marks the console-only permissions no key or token can hold.',
-    tags,
     scope: 'roles:read',
     response: z.array(z.object({ permission: z.string(), label: z.string(), group: z.string(), scope: z.boolean() })),
     handler: async () => PERMISSION_ENTRIES,
-  });
+  }),
 
-  route(app, {
+  operation({
     method: 'GET',
     url: '/roles/:id',
     summary: 'Read a role',
-    tags,
     scope: 'roles:read',
     params: roleIdParams,
     response: roleView,
-    handler: async ({ credential, params }) => readRole(credential.workspaceId, params.id),
-  });
+    handler: async ({ credential, params }) => readRole(deps.db, credential.workspaceId, params.id),
+  }),
 
-  route(app, {
+  operation({
     method: 'POST',
     url: '/roles',
     summary: 'Create a role',
     description:
       'Scope: `roles:write`. Permissions are stored with their implications, in canonical order; the caller must hold every ' +
       'permission it grants. At most 24 custom roles.',
-    tags,
     scope: 'roles:write',
     body: z.strictObject({ name, permissions, description: description.nullable().optional() }),
     status: 201,
@@ -136,11 +83,11 @@ export function registerRoles(app: FastifyInstance, deps: ApiDeps): void {
         { name: body.name, description: body.description ?? null, permissions: body.permissions },
         new Date().toISOString(),
       );
-      return readRole(credential.workspaceId, roleId);
+      return readRole(deps.db, credential.workspaceId, roleId);
     },
-  });
+  }),
 
-  route(app, {
+  operation({
     method: 'PATCH',
     url: '/roles/:id',
     stepUp: true,
@@ -148,7 +95,6 @@ export function registerRoles(app: FastifyInstance, deps: ApiDeps): void {
     description:
       'Scope: `roles:write`. `permissions` replaces the whole list; the caller must hold every permission it adds. ' +
       '`description` null clears it. The owner role cannot be edited.',
-    tags,
     scope: 'roles:write',
     params: roleIdParams,
     body: z.strictObject({ name: name.optional(), description: description.nullable().optional(), permissions: permissions.optional() }),
@@ -160,11 +106,11 @@ export function registerRoles(app: FastifyInstance, deps: ApiDeps): void {
         now: new Date().toISOString(),
         caller: { scopes: credential.scopes },
       });
-      return readRole(credential.workspaceId, params.id);
+      return readRole(deps.db, credential.workspaceId, params.id);
     },
-  });
+  }),
 
-  route(app, {
+  operation({
     method: 'DELETE',
     url: '/roles/:id',
     stepUp: true,
@@ -172,7 +118,6 @@ export function registerRoles(app: FastifyInstance, deps: ApiDeps): void {
     description:
       'Scope: `roles:write`. While members, keys or pending invitations hold the role, `reassignTo` names the role receiving them. ' +
       'The owner role cannot be deleted.',
-    tags,
     scope: 'roles:write',
     params: roleIdParams,
     query: z.strictObject({ reassignTo: z.string().min(1).optional() }),
@@ -195,5 +140,5 @@ export function registerRoles(app: FastifyInstance, deps: ApiDeps): void {
       });
       return { object: 'role' as const, id: params.id, deleted: true as const, reassigned: holders.members, keysReassigned };
     },
-  });
-}
+  }),
+];

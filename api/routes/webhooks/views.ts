@@ -1,5 +1,14 @@
+import type { Kysely } from 'kysely';
 import { z } from 'zod';
-import type { AttemptRow, DeliveryRow, WebhookEndpointRow } from '../../projections/webhooks/queries.ts';
+import { idPatterns } from '../../../domain/shared/ids.ts';
+import type { AuditEntry } from '../../../projections/webhooks/audit.ts';
+import { attemptsOf, findDelivery, findWebhookEndpoint, type AttemptRow, type DeliveryRow, type WebhookEndpointRow } from '../../../projections/webhooks/queries.ts';
+import type { Credential } from '../../credential.ts';
+import { lookup } from '../../lookups.ts';
+import { requireWithinLists } from '../../narrowing.ts';
+
+export const idParams = z.object({ id: z.string() });
+export const deliveryParams = z.object({ id: z.string(), deliveryId: z.string() });
 
 export const endpointView = z.object({
   object: z.literal('webhook_endpoint'),
@@ -86,4 +95,33 @@ export function viewDelivery(d: DeliveryRow, attempts: AttemptRow[]): z.infer<ty
     createdAt: d.created_at.toISOString(),
     completedAt: iso(d.completed_at),
   };
+}
+
+export const auditEntryView = z.object({
+  object: z.literal('webhook_audit_entry'),
+  type: z.string(),
+  at: z.string(),
+  actor: z.unknown(),
+  requestId: z.string().nullable(),
+  data: z.record(z.string(), z.unknown()),
+});
+
+export const viewAuditEntry = ({ revision: _r, ...e }: AuditEntry): z.infer<typeof auditEntryView> => ({ object: 'webhook_audit_entry', ...e });
+
+export const endpointOr404 = lookup(findWebhookEndpoint, { code: 'resource_not_found', message: 'No such webhook endpoint.', param: 'id', pattern: idPatterns.webhookEndpoint });
+export const deliveryOr404 = lookup(findDelivery, { code: 'resource_not_found', message: 'No such delivery of this endpoint.', param: 'deliveryId' });
+
+export const readEndpoint = async (db: Kysely<any>, workspaceId: string, id: string) => viewEndpoint(await endpointOr404(db, workspaceId, id));
+
+/** An endpoint a change reaches: a narrowed credential changes, tests and replays only those inside its own lists. */
+export async function endpointWithinLists(db: Kysely<any>, credential: Credential, id: string): Promise<WebhookEndpointRow> {
+  const row = await endpointOr404(db, credential.workspaceId, id);
+  requireWithinLists(credential, { addressAllowlist: row.address_allowlist, domainAllowlist: row.domain_allowlist });
+  return row;
+}
+
+/** One delivery of an endpoint, with its attempts. */
+export async function deliveryOf(db: Kysely<any>, endpointId: string, deliveryId: string): Promise<z.infer<typeof deliveryView>> {
+  const d = await deliveryOr404(db, endpointId, deliveryId);
+  return viewDelivery(d, (await attemptsOf(db, [d.id])).get(d.id) ?? []);
 }

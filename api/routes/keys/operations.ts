@@ -1,19 +1,16 @@
-import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import { createApiKey, revokeApiKey } from '../../commands/api-keys/handlers.ts';
-import type { CallerAuthority } from '../../domain/api-keys/decide.ts';
-import { PERMISSIONS, type Permission } from '../../domain/shared/permissions.ts';
-import { findActiveKey, listKeys } from '../../projections/api-keys/queries.ts';
-import { findRole } from '../../projections/roles/queries.ts';
-import { actorOf, type Credential } from '../credential.ts';
-import { ApiError } from '../errors/api-error.ts';
-import { cursorParam, limitParam, pageSchema } from '../paging.ts';
-import { route } from '../route.ts';
-import type { ApiDeps } from '../server.ts';
-import { addressAllowlist, dateTime, domainAllowlist } from '../schemas.ts';
-import { apiKeyView, viewApiKey } from './api-key-views.ts';
+import { createApiKey, revokeApiKey } from '../../../commands/api-keys/handlers.ts';
+import type { CallerAuthority } from '../../../domain/api-keys/decide.ts';
+import { PERMISSIONS, type Permission } from '../../../domain/shared/permissions.ts';
+import { findActiveKey, listKeys } from '../../../projections/api-keys/queries.ts';
+import { actorOf, type Credential } from '../../credential.ts';
+import type { ApiDeps } from '../../deps.ts';
+import { createdKey, cursorParam, limitParam, pageSchema } from '../../paging.ts';
+import { operation, type Operation } from '../../route.ts';
+import { addressAllowlist, dateTime, domainAllowlist } from '../../schemas.ts';
+import { roleOr404 } from '../roles/views.ts';
+import { apiKeyView, keyOr404, viewApiKey } from './views.ts';
 
-const tags = ['API keys'];
 const createKeyBody = z.strictObject({
   name: z.string().trim().min(1).max(100).nullable().optional(),
   scopes: z.array(z.enum(PERMISSIONS as [Permission, ...Permission[]])).max(PERMISSIONS.length),
@@ -34,38 +31,34 @@ const authorityOf = (c: Credential): CallerAuthority => ({
   domainAllowlist: c.domainAllowlist,
 });
 
-export function registerKeys(app: FastifyInstance, deps: ApiDeps): void {
-  route(app, {
+export const keyOperations = (deps: ApiDeps): Operation[] => [
+  operation({
     method: 'GET',
     url: '/keys',
     summary: 'List API keys',
-    tags,
     scope: 'keys:read',
     query: z.strictObject({ limit: limitParam(), cursor: cursorParam }),
     response: pageSchema(apiKeyView),
-    handler: async ({ credential, query }) => {
-      const after = deps.cursors.decode(query.cursor, 'keys', credential.workspaceId) as [string, string] | null;
-      const rows = await listKeys(deps.db, credential.workspaceId, query.limit, after);
-      return deps.cursors.page(rows, query.limit, 'keys', credential.workspaceId, (r) => [r.created_at.toISOString(), r.id], viewApiKey);
-    },
-  });
+    handler: async ({ credential, query }) =>
+      deps.cursors.list(credential.workspaceId, query, {
+        name: 'keys',
+        rows: (after, limit) => listKeys(deps.db, credential.workspaceId, limit, after),
+        key: createdKey,
+        view: viewApiKey,
+      }),
+  }),
 
-  route(app, {
+  operation({
     method: 'GET',
     url: '/keys/:id',
     summary: 'Read an API key',
-    tags,
     scope: 'keys:read',
     params: keyIdParams,
     response: apiKeyView,
-    handler: async ({ credential, params }) => {
-      const row = await findActiveKey(deps.db, credential.workspaceId, params.id);
-      if (!row) throw new ApiError('resource_not_found', 'No such API key.', 'id');
-      return viewApiKey(row);
-    },
-  });
+    handler: async ({ credential, params }) => viewApiKey(await keyOr404(deps.db, credential.workspaceId, params.id)),
+  }),
 
-  route(app, {
+  operation({
     method: 'POST',
     url: '/keys',
     summary: 'Create an API key',
@@ -73,16 +66,13 @@ export function registerKeys(app: FastifyInstance, deps: ApiDeps): void {
     description:
       'Scope: `keys:manage`. Never wider than the calling key: scopes it holds, allowlists inside its own, a test key makes test keys. ' +
       'An address on an allowlisted domain is dropped. The token is shown only in this answer. At most 20 active keys.',
-    tags,
     scope: 'keys:manage',
     body: createKeyBody,
     status: 201,
     response: apiKeyView.extend({ token: z.string() }),
     handler: async ({ credential, body, request }) => {
       const roleId = body.roleId ?? null;
-      if (roleId !== null && !(await findRole(deps.db, credential.workspaceId, roleId))) {
-        throw new ApiError('role_not_found', 'No such role in this workspace.', 'roleId');
-      }
+      if (roleId !== null) await roleOr404(deps.db, credential.workspaceId, roleId);
       const { keyId, token } = await createApiKey(
         deps.commands,
         actorOf(credential, request.id),
@@ -101,9 +91,9 @@ export function registerKeys(app: FastifyInstance, deps: ApiDeps): void {
       const row = await findActiveKey(deps.db, credential.workspaceId, keyId);
       return { ...viewApiKey(row!), token };
     },
-  });
+  }),
 
-  route(app, {
+  operation({
     method: 'DELETE',
     url: '/keys/:id',
     summary: 'Revoke an API key',
@@ -111,7 +101,6 @@ export function registerKeys(app: FastifyInstance, deps: ApiDeps): void {
     description:
       'Scope: `keys:manage`. The key stops working at once. A key revokes itself, or keys inside its own authority (scopes it holds, ' +
       'allowlists inside its own; a test key only test keys): 403 `beyond_caller_authority` otherwise.',
-    tags,
     scope: 'keys:manage',
     params: keyIdParams,
     response: z.object({ object: z.literal('api_key'), id: z.string(), deleted: z.literal(true) }),
@@ -119,5 +108,5 @@ export function registerKeys(app: FastifyInstance, deps: ApiDeps): void {
       await revokeApiKey(deps.commands, actorOf(credential, request.id), authorityOf(credential), params.id, new Date().toISOString());
       return { object: 'api_key' as const, id: params.id, deleted: true as const };
     },
-  });
-}
+  }),
+];

@@ -1,21 +1,18 @@
-import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import { createContact, deleteContact, updateContact } from '../../commands/contacts/handlers.ts';
-import { ATTRIBUTE_KEY, ATTRIBUTE_VALUE_MAX, ATTRIBUTES_MAX, AUDIENCE_IDS_MAX } from '../../domain/contacts/decide.ts';
-import { CONTACT_SOURCES } from '../../domain/contacts/events.ts';
-import { idPatterns } from '../../domain/shared/ids.ts';
-import { contactAudienceIds, findContactByEmail, findContactById, listContacts, type ContactRow } from '../../projections/contacts/queries.ts';
-import { actorOf } from '../credential.ts';
-import { ApiError } from '../errors/api-error.ts';
-import { cursorParam, limitParam, pageSchema } from '../paging.ts';
-import { route } from '../route.ts';
-import type { ApiDeps } from '../server.ts';
-import { contactDetailView, contactView, refuseNarrowedCredentials, text, viewContact } from './contact-views.ts';
+import { createContact, deleteContact, updateContact } from '../../../commands/contacts/handlers.ts';
+import { ATTRIBUTE_KEY, ATTRIBUTE_VALUE_MAX, ATTRIBUTES_MAX, AUDIENCE_IDS_MAX } from '../../../domain/contacts/decide.ts';
+import { CONTACT_SOURCES } from '../../../domain/contacts/events.ts';
+import { listContacts } from '../../../projections/contacts/queries.ts';
+import { actorOf } from '../../credential.ts';
+import type { ApiDeps } from '../../deps.ts';
+import { ApiError } from '../../errors/api-error.ts';
+import { cursorParam, limitParam, pageSchema } from '../../paging.ts';
+import { operation, type Operation } from '../../route.ts';
+import { text } from '../../schemas.ts';
+import { contactDetailView, contactOr404, contactView, viewContact, viewContactDetail } from './views.ts';
 
-const tags = ['Contacts'];
-const LIST = 'contacts';
-export const NAME_MAX = 200;
-export const NOTES_MAX = 10_000;
+const NAME_MAX = 200;
+const NOTES_MAX = 10_000;
 
 const attributeKey = z.string().regex(ATTRIBUTE_KEY, 'must start with a letter and hold up to 64 letters, digits or underscores');
 const attributeValue = text(ATTRIBUTE_VALUE_MAX);
@@ -24,23 +21,10 @@ const tooMany = { message: `at most ${ATTRIBUTES_MAX} attributes` };
 
 const emailParam = z.object({ email: z.string().max(400) });
 
-/** The path names a contact by address (trimmed, lower-cased) or by its `con_` id; 404 only means not in the book. */
-export async function contactOr404(deps: ApiDeps, workspaceId: string, key: string): Promise<ContactRow> {
-  const row = idPatterns.contact.test(key) ? await findContactById(deps.db, workspaceId, key) : await findContactByEmail(deps.db, workspaceId, key);
-  if (!row) throw new ApiError('contact_not_found', 'No contact with this address in the book.', 'email');
-  return row;
-}
-
-async function detail(deps: ApiDeps, row: ContactRow): Promise<z.infer<typeof contactDetailView>> {
-  return { ...viewContact(row), audienceIds: await contactAudienceIds(deps.db, row.workspace_id, row.id) };
-}
-
 const IMMUTABLE = ['email', 'source', 'lastSeenAt'] as const;
 
-export async function registerContacts(app: FastifyInstance, deps: ApiDeps): Promise<void> {
-  refuseNarrowedCredentials(app);
-
-  route(app, {
+export const contactOperations = (deps: ApiDeps): Operation[] => [
+  operation({
     method: 'GET',
     url: '/contacts',
     summary: 'List contacts',
@@ -48,7 +32,6 @@ export async function registerContacts(app: FastifyInstance, deps: ApiDeps): Pro
       'Scope: `contacts:read`. Most recently seen first, never-seen contacts last, then id descending. `q` searches words: every ' +
       'word of `q` (runs of letters and digits, any case) must be a word of the address or the name; the last may be the beginning ' +
       'of one. Rows leave out `audienceIds`.',
-    tags,
     scope: 'contacts:read',
     query: z.strictObject({
       limit: limitParam(200, 50),
@@ -57,26 +40,27 @@ export async function registerContacts(app: FastifyInstance, deps: ApiDeps): Pro
       q: z.string().max(200).optional().describe('Words of the address or name, any case; the last word may be the beginning of a word.'),
     }),
     response: pageSchema(contactView),
-    handler: async ({ credential, query }) => {
-      const after = deps.cursors.decode(query.cursor, LIST, credential.workspaceId) as [string | null, string] | null;
-      const rows = await listContacts(deps.db, credential.workspaceId, { q: query.q || undefined, source: query.source }, query.limit, after);
-      return deps.cursors.page(rows, query.limit, LIST, credential.workspaceId, (r) => [r.last_seen_at?.toISOString() ?? null, r.id], viewContact);
-    },
-  });
+    handler: async ({ credential, query }) =>
+      deps.cursors.list(credential.workspaceId, query, {
+        name: 'contacts',
+        rows: (after: [string | null, string] | null, limit) => listContacts(deps.db, credential.workspaceId, { q: query.q || undefined, source: query.source }, limit, after),
+        key: (r) => [r.last_seen_at?.toISOString() ?? null, r.id],
+        view: viewContact,
+      }),
+  }),
 
-  route(app, {
+  operation({
     method: 'GET',
     url: '/contacts/:email',
     summary: 'Read a contact',
     description: 'Scope: `contacts:read`. The path holds the address (trimmed, lower-cased) or the contact id.',
-    tags,
     scope: 'contacts:read',
     params: emailParam,
     response: contactDetailView,
-    handler: async ({ credential, params }) => detail(deps, await contactOr404(deps, credential.workspaceId, params.email)),
-  });
+    handler: async ({ credential, params }) => viewContactDetail(deps.db, await contactOr404(deps.db, credential.workspaceId, params.email)),
+  }),
 
-  route(app, {
+  operation({
     method: 'POST',
     url: '/contacts',
     summary: 'Add a contact',
@@ -84,7 +68,6 @@ export async function registerContacts(app: FastifyInstance, deps: ApiDeps): Pro
       'Scope: `contacts:write`, and `audiences:write` too when `audienceIds` is not empty (403 `insufficient_scope` before anything ' +
       'is saved). Saved with `source` `manual`, in the default audience and the audiences named. 409 `contact_exists` when the ' +
       'address is in the book already.',
-    tags,
     scope: 'contacts:write',
     body: z.strictObject({
       email: z.string().trim().toLowerCase().max(320).pipe(z.email()),
@@ -106,18 +89,17 @@ export async function registerContacts(app: FastifyInstance, deps: ApiDeps): Pro
         new Date().toISOString(),
       );
       if (!created) throw new ApiError('contact_exists', 'The address is in the contact book already.', 'email');
-      return detail(deps, await contactOr404(deps, credential.workspaceId, body.email));
+      return viewContactDetail(deps.db, await contactOr404(deps.db, credential.workspaceId, body.email));
     },
-  });
+  }),
 
-  route(app, {
+  operation({
     method: 'PATCH',
     url: '/contacts/:email',
     summary: 'Update a contact',
     description:
       'Scope: `contacts:write`. `name` and `notes`: omitted keeps, null clears. `attributes` are merged key by key; a null value ' +
       'removes the key; at most 50 keys after the merge. `email`, `source` and `lastSeenAt` cannot be changed (422 `invalid_parameter`).',
-    tags,
     scope: 'contacts:write',
     params: emailParam,
     body: z.strictObject({
@@ -133,29 +115,28 @@ export async function registerContacts(app: FastifyInstance, deps: ApiDeps): Pro
       for (const field of IMMUTABLE) {
         if (field in body) throw new ApiError('invalid_parameter', `\`${field}\` of a contact cannot be changed.`, field);
       }
-      const row = await contactOr404(deps, credential.workspaceId, params.email);
+      const row = await contactOr404(deps.db, credential.workspaceId, params.email);
       const patch: Parameters<typeof updateContact>[3] = {};
       if (body.name !== undefined) patch.name = body.name;
       if (body.notes !== undefined) patch.notes = body.notes;
       if (body.attributes !== undefined) patch.attributes = body.attributes;
       await updateContact(deps.commands, actorOf(credential, request.id), row.email, patch, new Date().toISOString());
-      return detail(deps, await contactOr404(deps, credential.workspaceId, row.email));
+      return viewContactDetail(deps.db, await contactOr404(deps.db, credential.workspaceId, row.email));
     },
-  });
+  }),
 
-  route(app, {
+  operation({
     method: 'DELETE',
     url: '/contacts/:email',
     summary: 'Delete a contact',
     description: 'Scope: `contacts:write`. The contact leaves the book and every audience. The path holds the address or the contact id.',
-    tags,
     scope: 'contacts:write',
     params: emailParam,
     response: z.object({ object: z.literal('contact'), id: z.string(), email: z.string(), deleted: z.literal(true) }),
     handler: async ({ credential, params, request }) => {
-      const row = await contactOr404(deps, credential.workspaceId, params.email);
+      const row = await contactOr404(deps.db, credential.workspaceId, params.email);
       const gone = await deleteContact(deps.commands, actorOf(credential, request.id), row.email, new Date().toISOString());
       return { object: 'contact' as const, id: gone.contactId, email: gone.email, deleted: true as const };
     },
-  });
-}
+  }),
+];

@@ -1,37 +1,21 @@
-import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import { rotateApiKey } from '../../commands/api-keys/handlers.ts';
-import { actorOf } from '../credential.ts';
-import { ApiError } from '../errors/api-error.ts';
-import { cursorParam, limitParam, pageSchema } from '../paging.ts';
-import { booleanParam, listParam } from '../query.ts';
-import { dateTime } from '../schemas.ts';
-import { listRequests } from '../request-log.ts';
-import { route } from '../route.ts';
-import type { ApiDeps } from '../server.ts';
-import { credentialDescription, describeCredential } from './api-key-views.ts';
+import { rotateApiKey } from '../../../commands/api-keys/handlers.ts';
+import { actorOf } from '../../credential.ts';
+import type { ApiDeps } from '../../deps.ts';
+import { ApiError } from '../../errors/api-error.ts';
+import { cursorParam, limitParam, pageSchema } from '../../paging.ts';
+import { booleanParam, listParam } from '../../query.ts';
+import { listRequests } from '../../request-log.ts';
+import { operation, type Operation } from '../../route.ts';
+import { dateTime } from '../../schemas.ts';
+import { credentialDescription, describeCredential } from '../keys/views.ts';
+import { requestEntry, viewRequest } from './views.ts';
 
-const tags = ['Credential self-description'];
-
-const requestEntry = z.object({
-  object: z.literal('api_request'),
-  requestId: z.string(),
-  method: z.string(),
-  path: z.string(),
-  status: z.number().int(),
-  errorCode: z.string().nullable(),
-  durationMs: z.number(),
-  ip: z.string().nullable(),
-  userAgent: z.string().nullable(),
-  createdAt: z.string(),
-});
-
-export function registerSelf(app: FastifyInstance, deps: ApiDeps): void {
-  route(app, {
+export const selfOperations = (deps: ApiDeps): Operation[] => [
+  operation({
     method: 'GET',
     url: '/ping',
     summary: 'Check a credential',
-    tags,
     scope: null,
     response: z.object({
       ok: z.literal(true),
@@ -55,25 +39,23 @@ export function registerSelf(app: FastifyInstance, deps: ApiDeps): void {
       workspaceId: c.workspaceId,
       ...(c.kind === 'oauth' ? { clientId: c.clientId } : {}),
     }),
-  });
+  }),
 
-  route(app, {
+  operation({
     method: 'GET',
     url: '/keys/self',
     summary: 'Describe the calling credential',
-    tags,
     scope: null,
     response: credentialDescription,
     handler: async ({ credential }) => describeCredential(credential),
-  });
+  }),
 
-  route(app, {
+  operation({
     method: 'POST',
     url: '/keys/self/rotate',
     summary: 'Rotate the calling key',
     openToTestKeys: true,
     description: 'Scope: `keys:write`. The old secret stops working at once. The new token is shown only in this answer.',
-    tags,
     scope: 'keys:write',
     response: credentialDescription.extend({ token: z.string(), rotationCount: z.number().int(), rotatedAt: z.string() }),
     handler: async ({ credential, request }) => {
@@ -81,14 +63,13 @@ export function registerSelf(app: FastifyInstance, deps: ApiDeps): void {
       const rotated = await rotateApiKey(deps.commands, actorOf(credential, request.id), credential.id, credential.mode, new Date().toISOString());
       return { ...describeCredential(credential), ...rotated };
     },
-  });
+  }),
 
-  route(app, {
+  operation({
     method: 'GET',
     url: '/keys/self/requests',
     summary: "The calling key's own request log",
     description: 'Needs no scope. Newest first. Records method, path, status, error code, duration, IP and user agent; never bodies or query strings.',
-    tags,
     scope: null,
     response: pageSchema(requestEntry),
     query: z.strictObject({
@@ -102,22 +83,16 @@ export function registerSelf(app: FastifyInstance, deps: ApiDeps): void {
     }),
     handler: async ({ credential, query }) => {
       if (credential.kind !== 'apiKey' || !credential.id) throw new ApiError('api_key_only', 'Only an API key has a request log.', null, 403);
-      const list = `requests:${credential.id}`;
-      const after = deps.cursors.decode(query.cursor, list, credential.workspaceId) as [string, number] | null;
-      await deps.requestLog.flush();
-      const rows = await listRequests(deps.db, credential.id, query, query.limit, after);
-      return deps.cursors.page(rows, query.limit, list, credential.workspaceId, (r) => [r.created_at.toISOString(), r.id], (r) => ({
-        object: 'api_request' as const,
-        requestId: r.request_id,
-        method: r.method,
-        path: r.path,
-        status: r.status,
-        errorCode: r.error_code,
-        durationMs: Math.round(r.duration_ms * 100) / 100,
-        ip: r.ip,
-        userAgent: r.user_agent,
-        createdAt: r.created_at.toISOString(),
-      }));
+      const keyId = credential.id;
+      return deps.cursors.list(credential.workspaceId, query, {
+        name: `requests:${keyId}`,
+        rows: async (after: [string, number] | null, limit) => {
+          await deps.requestLog.flush();
+          return listRequests(deps.db, keyId, query, limit, after);
+        },
+        key: (r) => [r.created_at.toISOString(), r.id],
+        view: viewRequest,
+      });
     },
-  });
-}
+  }),
+];

@@ -1,5 +1,5 @@
 import { webhooksStream } from '../../domain/webhooks/events.ts';
-import type { CommandContext } from '../execute.ts';
+import type { EventHistory } from '../history.ts';
 
 export interface AuditEntry {
   revision: number;
@@ -15,10 +15,10 @@ export interface AuditEntry {
  * The history of one endpoint, read from the event store (the source of truth), oldest first,
  * after `afterRevision`. Secrets never leave: only that one was set.
  */
-export async function webhookAudit(ctx: CommandContext, workspaceId: string, endpointId: string, afterRevision: number, limit: number): Promise<AuditEntry[]> {
+export async function webhookAudit(history: EventHistory, workspaceId: string, endpointId: string, afterRevision: number, limit: number): Promise<AuditEntry[]> {
   const out: AuditEntry[] = [];
-  for (const r of await ctx.store.readStream(webhooksStream(workspaceId), afterRevision + 1)) {
-    const { data } = ctx.registry.decode(r.type, r.version, r.data);
+  for (const r of await history.store.readStream(webhooksStream(workspaceId), afterRevision + 1)) {
+    const { data } = history.registry.decode(r.type, r.version, r.data);
     if (data.endpointId !== endpointId) continue;
     const { secret, endpointId: _id, ...rest } = data;
     out.push({

@@ -1,8 +1,16 @@
+import type { Kysely } from 'kysely';
 import { z } from 'zod';
-import { ENGINES } from '../../domain/templates/events.ts';
-import { statusOf } from '../../domain/templates/state.ts';
-import type { TemplateRow, TemplateVersionRow } from '../../projections/templates/queries.ts';
-import { formatTag } from '../../commands/templates/handlers.ts';
+import type { TemplateRevision } from '../../../commands/templates/handlers.ts';
+import { ENGINES } from '../../../domain/templates/events.ts';
+import { statusOf } from '../../../domain/templates/state.ts';
+import { findTemplate, findTemplateVersion, type TemplateRow, type TemplateVersionRow } from '../../../projections/templates/queries.ts';
+import { formatETag, ifMatchOf } from '../../etags.ts';
+import type { AnswerHead } from '../../idempotency.ts';
+import { lookup } from '../../lookups.ts';
+
+export const idParams = z.object({ id: z.string().describe('A `tpl_` id or a slug.') });
+export const templateName = z.string().trim().min(1).max(100);
+export const versionParams = z.object({ id: z.string(), version: z.coerce.number().int().positive().max(2_147_483_647) });
 
 const jsonList = z.array(z.record(z.string(), z.unknown()));
 
@@ -91,4 +99,21 @@ export function viewVersion(row: TemplateRow, v: TemplateVersionRow, full: boole
   };
 }
 
-export const etagOf = (row: TemplateRow) => formatTag({ revision: row.revision, renames: row.renames });
+export const etagOf = (row: TemplateRow) => formatETag(row.revision, row.renames);
+
+/** The revision and renames an If-Match names; null: unconditional. */
+export function templateIfMatch(headers: Record<string, unknown>): TemplateRevision | null {
+  const parts = ifMatchOf(headers, 2);
+  return parts && { revision: parts[0]!, renames: parts[1]! };
+}
+
+export const templateOr404 = lookup(findTemplate, { code: 'resource_not_found', message: 'No such template.', param: 'id' });
+export const templateVersionOr422 = lookup(findTemplateVersion, { code: 'template_version_not_found', message: 'The template has no such version.', param: 'version' });
+
+/** The template as it now stands, with `latest` and its ETag. */
+export async function answerTemplate(db: Kysely<any>, reply: AnswerHead, workspaceId: string, templateId: string): Promise<z.infer<typeof templateView>> {
+  const row = await templateOr404(db, workspaceId, templateId);
+  const latest = await findTemplateVersion(db, row.id, row.latest_version);
+  reply.header('etag', etagOf(row));
+  return viewTemplate(row, latest);
+}

@@ -1,0 +1,26 @@
+import type pg from 'pg';
+import type { Kysely } from 'kysely';
+import type { CommandContext } from '../commands/execute.ts';
+import type { TemplateRenderer } from '../commands/templates/render.ts';
+import type { ReceiverUrlCheck } from '../commands/webhooks/handlers.ts';
+import type { EventHistory } from '../projections/history.ts';
+import type { IdempotencyKeys } from './idempotency.ts';
+import type { Cursors } from './paging.ts';
+import type { RateLimiter } from './plugins/rate-limit.ts';
+import type { RequestLog } from './request-log.ts';
+
+/** What the routes are given by the composition root (system.ts `serve`). */
+export interface ApiDeps {
+  db: Kysely<any>;
+  pool: pg.Pool;
+  commands: CommandContext;
+  /** The event store as read for audit logs (projections/history.ts). */
+  history: EventHistory;
+  cursors: Cursors;
+  rateLimiter: RateLimiter;
+  requestLog: RequestLog;
+  idempotencyKeys: IdempotencyKeys;
+  renderer: TemplateRenderer;
+  /** Webhook receivers: the URL policy (`http://` and private addresses only where WEBHOOK_ALLOW_PRIVATE is set). */
+  webhooks: { checkUrl: ReceiverUrlCheck };
+}

@@ -1,0 +1,10 @@
+import type { Resource } from '../../route.ts';
+import { audienceOperations } from './operations.ts';
+
+/** Audiences: lists of contacts. Like the book, they belong to the whole workspace. */
+export const audiences: Resource = {
+  tag: 'Audiences',
+  modes: 'partitioned',
+  narrowed: 'refuse',
+  operations: audienceOperations,
+};

@@ -1,0 +1,10 @@
+import type { Resource } from '../../route.ts';
+import { contactOperations } from './operations.ts';
+
+/** The contact book. It belongs to the whole workspace, so narrowed credentials are refused on all of it. */
+export const contacts: Resource = {
+  tag: 'Contacts',
+  modes: 'partitioned',
+  narrowed: 'refuse',
+  operations: contactOperations,
+};

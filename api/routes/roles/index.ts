@@ -1,0 +1,10 @@
+import type { Resource } from '../../route.ts';
+import { roleOperations } from './operations.ts';
+
+/** Roles: named permission lists that cap what members and keys under them may do. */
+export const roles: Resource = {
+  tag: 'Roles',
+  modes: 'shared',
+  narrowed: 'open',
+  operations: roleOperations,
+};

@@ -1,0 +1,12 @@
+import type { Resource } from '../../route.ts';
+import { templateActions } from './actions.ts';
+import { templateOperations } from './operations.ts';
+import { versionOperations } from './versions.ts';
+
+/** Email templates and their versions: configuration both modes share, rendered by sends. */
+export const templates: Resource = {
+  tag: 'Templates',
+  modes: 'shared',
+  narrowed: 'open',
+  operations: (deps) => [...templateOperations(deps), ...templateActions(deps), ...versionOperations(deps)],
+};
