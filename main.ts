@@ -14,7 +14,9 @@ const system = await openSystem(database.url, {
 });
 const app = await serve(system, { logger: { level: config.logLevel } });
 const address = await app.listen({ port: config.port, host: config.host });
-console.log(`Workspace Mail Service listening on ${address} (database: ${config.databaseUrl ? 'DATABASE_URL' : `embedded, data in ${config.dataDir}`})`);
+console.log(
+  `Workspace Mail Service listening on ${address} (database: ${config.databaseUrl ? 'DATABASE_URL' : `embedded, data in ${config.dataDir}`})`,
+);
 
 // Ctrl-C signals the whole process group. The embedded PostgreSQL runs in a session of its own
 // (infra/embedded-postgres.ts), so it is stopped here, last: after the HTTP server has answered

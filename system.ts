@@ -24,10 +24,22 @@ import type { MailSender } from './infra/mail/port.ts';
 import { checkReceiverUrl, createOutboundAgents } from './infra/net/outbound-url.ts';
 import { projectors } from './projections/all.ts';
 import { reactors } from './processes/all.ts';
-import { AutomationRunProcess, DEFAULT_AUTOMATION_OPTIONS, type AutomationRunOptions } from './processes/automations/worker.ts';
+import {
+  AutomationRunProcess,
+  DEFAULT_AUTOMATION_OPTIONS,
+  type AutomationRunOptions,
+} from './processes/automations/worker.ts';
 import { ContactEventRetention } from './processes/contact-events/retention.ts';
-import { DEFAULT_NOTICE_OPTIONS, WebhookNoticeProcess, type WebhookNoticeOptions } from './processes/webhooks/notices.ts';
-import { DEFAULT_DELIVERY_OPTIONS, WebhookDeliveryProcess, type WebhookDeliveryOptions } from './processes/webhooks/worker.ts';
+import {
+  DEFAULT_NOTICE_OPTIONS,
+  WebhookNoticeProcess,
+  type WebhookNoticeOptions,
+} from './processes/webhooks/notices.ts';
+import {
+  DEFAULT_DELIVERY_OPTIONS,
+  WebhookDeliveryProcess,
+  type WebhookDeliveryOptions,
+} from './processes/webhooks/worker.ts';
 import { DEFAULT_READ_MODEL_DEADLINE_MS, ProjectionRunner } from './projections/runner.ts';
 
 /**
@@ -51,7 +63,9 @@ export interface System {
   close(): Promise<void>;
 }
 
-export async function resolveDatabaseUrl(config: Pick<Config, 'databaseUrl' | 'dataDir'>): Promise<{ url: string; stop: () => Promise<void> }> {
+export async function resolveDatabaseUrl(
+  config: Pick<Config, 'databaseUrl' | 'dataDir'>,
+): Promise<{ url: string; stop: () => Promise<void> }> {
   if (config.databaseUrl) return { url: config.databaseUrl, stop: async () => {} };
   return startEmbeddedPostgres(config.dataDir);
 }
@@ -90,9 +104,13 @@ export async function openSystem(databaseUrl: string, options: SystemOptions = {
   const store: EventStore = options.eventStoreUrl
     ? await EventStoreDbEventStore.connect(options.eventStoreUrl)
     : new PostgresEventStore(database.pool);
-  const bus: WorkQueue = options.natsUrl ? await NatsWorkQueue.connect(options.natsUrl, options.nats) : new InProcessWorkQueue();
+  const bus: WorkQueue = options.natsUrl
+    ? await NatsWorkQueue.connect(options.natsUrl, options.nats)
+    : new InProcessWorkQueue();
   const readModelDeadlineMs = options.readModelDeadlineMs ?? DEFAULT_READ_MODEL_DEADLINE_MS;
-  const runner = new ProjectionRunner(database.db, database.pool, store, registry, projectors, reactors, { readModelDeadlineMs });
+  const runner = new ProjectionRunner(database.db, database.pool, store, registry, projectors, reactors, {
+    readModelDeadlineMs,
+  });
   await runner.migrate();
   if (options.project !== false) await runner.start();
   const requestLog = new RequestLog(database.pool);
@@ -100,20 +118,35 @@ export async function openSystem(databaseUrl: string, options: SystemOptions = {
   const idempotencyKeys = new IdempotencyKeys(database.pool, readModelDeadlineMs);
   idempotencyKeys.start();
   const commands: CommandContext = { store, registry, readModels: runner };
-  const mail = openMailSender({ smtpUrl: options.smtpUrl, outboxDir: options.outboxDir ?? path.resolve('.data', 'outbox') });
+  const mail = openMailSender({
+    smtpUrl: options.smtpUrl,
+    outboxDir: options.outboxDir ?? path.resolve('.data', 'outbox'),
+  });
   const allowPrivate = options.webhooks?.allowPrivate ?? false;
   const agents = createOutboundAgents({ allowPrivate });
   // Claims and attempt records are the bookkeeping of work done outside: a crash that loses the last
   // few ms of them only repeats a delivery (same webhook-id), so they skip the commit's fsync.
   const deliveryPool = openPool({ connectionString: databaseUrl, max: 10, options: '-c synchronous_commit=off' });
-  const deliveries = new WebhookDeliveryProcess({ pool: deliveryPool, bus, commands, agents }, { ...DEFAULT_DELIVERY_OPTIONS, ...options.webhooks });
+  const deliveries = new WebhookDeliveryProcess(
+    { pool: deliveryPool, bus, commands, agents },
+    { ...DEFAULT_DELIVERY_OPTIONS, ...options.webhooks },
+  );
   if (options.deliver !== false) await deliveries.start();
   // Marked sent with full durability: a lost mark would mail the notice again.
-  const notices = new WebhookNoticeProcess({ pool: database.pool, bus, mail }, { ...DEFAULT_NOTICE_OPTIONS, ...options.webhookNotices });
+  const notices = new WebhookNoticeProcess(
+    { pool: database.pool, bus, mail },
+    { ...DEFAULT_NOTICE_OPTIONS, ...options.webhookNotices },
+  );
   if (options.deliver !== false) await notices.start();
-  const automationRuns = new AutomationRunProcess({ pool: database.pool, bus, readModels: runner }, { ...DEFAULT_AUTOMATION_OPTIONS, ...options.automations });
+  const automationRuns = new AutomationRunProcess(
+    { pool: database.pool, bus, readModels: runner },
+    { ...DEFAULT_AUTOMATION_OPTIONS, ...options.automations },
+  );
   if (options.deliver !== false) await automationRuns.start();
-  const retention = new ContactEventRetention(database.pool, { everyMs: options.retentionEveryMs ?? 3_600_000, purgeStore: !options.eventStoreUrl });
+  const retention = new ContactEventRetention(database.pool, {
+    everyMs: options.retentionEveryMs ?? 3_600_000,
+    purgeStore: !options.eventStoreUrl,
+  });
   if (options.deliver !== false) retention.start();
   return {
     database,
@@ -185,7 +218,10 @@ async function migrate(pool: pg.Pool): Promise<void> {
 
 /** A secret shared by every process on this database (cursor signing), made once. */
 async function serverSecret(pool: pg.Pool, name: string): Promise<Buffer> {
-  await pool.query('INSERT INTO server_secrets (name, value) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING', [name, crypto.randomBytes(32)]);
+  await pool.query('INSERT INTO server_secrets (name, value) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING', [
+    name,
+    crypto.randomBytes(32),
+  ]);
   const { rows } = await pool.query('SELECT value FROM server_secrets WHERE name = $1', [name]);
   return rows[0].value;
 }

@@ -30,7 +30,9 @@ export interface Credential {
 export function stepUpRefusal(c: Credential, now: number): string | null {
   if (c.kind !== 'oauth') return null;
   const until = c.elevatedUntil ? Date.parse(c.elevatedUntil) : NaN;
-  return until > now ? null : 'This change needs step-up verification: POST /security/step-up, verify the code, then repeat the call.';
+  return until > now
+    ? null
+    : 'This change needs step-up verification: POST /security/step-up, verify the code, then repeat the call.';
 }
 
 /** A credential limited to some addresses or domains. */
@@ -39,6 +41,9 @@ export function isNarrowed(c: Credential): boolean {
 }
 
 /** The actor recorded in the metadata of events a request writes. */
-export function actorOf(c: Credential, requestId: string): { workspaceId: string; kind: 'apiKey' | 'oauth'; id: string | null; requestId: string } {
+export function actorOf(
+  c: Credential,
+  requestId: string,
+): { workspaceId: string; kind: 'apiKey' | 'oauth'; id: string | null; requestId: string } {
   return { workspaceId: c.workspaceId, kind: c.kind, id: c.kind === 'apiKey' ? c.id : (c.clientId ?? null), requestId };
 }

@@ -14,13 +14,16 @@ export function registerDocs(app: FastifyInstance): void {
   app.get('/docs/errors', { schema: { hide: true }, config: { auth: false } }, async (_request, reply) => {
     const rows = Object.entries(CATALOGUE)
       .sort(([a], [b]) => a.localeCompare(b))
-      .map(([code, [status, meaning]]) =>
-        `<tr id="${code}"><td><code>${code}</code></td><td>${status}</td><td>${TYPE_BY_STATUS[status]}</td><td>${escapeHtml(meaning)}</td></tr>`,
+      .map(
+        ([code, [status, meaning]]) =>
+          `<tr id="${code}"><td><code>${code}</code></td><td>${status}</td><td>${TYPE_BY_STATUS[status]}</td><td>${escapeHtml(meaning)}</td></tr>`,
       )
       .join('\n');
     return reply
       .type('text/html; charset=utf-8')
-      .send(`<!doctype html><title>Errors</title><h1>Errors</h1><table><tr><th>code</th><th>status</th><th>type</th><th>meaning</th></tr>\n${rows}\n</table>`);
+      .send(
+        `<!doctype html><title>Errors</title><h1>Errors</h1><table><tr><th>code</th><th>status</th><th>type</th><th>meaning</th></tr>\n${rows}\n</table>`,
+      );
   });
 }
 

@@ -55,7 +55,12 @@ export function idempotencyKeyOf(headers: Record<string, unknown>): string | nul
   const raw = headers['idempotency-key'];
   if (raw === undefined) return null;
   if (typeof raw !== 'string' || !IDEMPOTENCY_KEY_PATTERN.test(raw)) {
-    throw new ApiError('invalid_idempotency_key', 'An Idempotency-Key is 1 to 255 of letters, digits, `_`, `.`, `:` and `-`.', 'Idempotency-Key', 400);
+    throw new ApiError(
+      'invalid_idempotency_key',
+      'An Idempotency-Key is 1 to 255 of letters, digits, `_`, `.`, `:` and `-`.',
+      'Idempotency-Key',
+      400,
+    );
   }
   return raw;
 }
@@ -85,7 +90,10 @@ export class IdempotencyKeys {
   private purgedAt = 0;
 
   /** `waitMs`: how long a repeat waits for the first request under its key. */
-  constructor(private readonly pool: pg.Pool, readonly waitMs: number) {}
+  constructor(
+    private readonly pool: pg.Pool,
+    readonly waitMs: number,
+  ) {}
 
   start(): void {
     this.timer = setInterval(() => void this.tick(), HEARTBEAT_MS);
@@ -147,7 +155,11 @@ export class IdempotencyKeys {
     const key = [slot.workspaceId, slot.mode, slot.keyHash, requestId];
     try {
       if (answer === null) await this.pool.query(`DELETE FROM idempotency_keys WHERE ${where}`, key);
-      else await this.pool.query(`UPDATE idempotency_keys SET status = $5, answer = $6, lease_until = NULL WHERE ${where}`, [...key, answer.status, seal(slot, answer)]);
+      else
+        await this.pool.query(
+          `UPDATE idempotency_keys SET status = $5, answer = $6, lease_until = NULL WHERE ${where}`,
+          [...key, answer.status, seal(slot, answer)],
+        );
     } catch (error) {
       // The answer still goes to the client; the claim's lease runs out and a retry runs again.
       console.error('idempotency key not settled:', error);
@@ -156,7 +168,9 @@ export class IdempotencyKeys {
 
   /** Work that goes on after its request was answered; `close` waits for it. */
   finishInBackground(work: Promise<void>): void {
-    const tracked = work.catch((error) => console.error('answer finished in the background:', error)).finally(() => this.background.delete(tracked));
+    const tracked = work
+      .catch((error) => console.error('answer finished in the background:', error))
+      .finally(() => this.background.delete(tracked));
     this.background.add(tracked);
   }
 
@@ -168,7 +182,13 @@ export class IdempotencyKeys {
           `UPDATE idempotency_keys k SET lease_until = now() + make_interval(secs => $5::double precision / 1000)
            FROM unnest($1::text[], $2::text[], $3::text[], $4::text[]) AS h(workspace_id, mode, key_hash, request_id)
            WHERE k.workspace_id = h.workspace_id AND k.mode = h.mode AND k.key_hash = h.key_hash AND k.request_id = h.request_id AND k.status IS NULL`,
-          [held.map((h) => h.workspaceId), held.map((h) => h.mode), held.map((h) => h.keyHash), held.map((h) => h.requestId), LEASE_MS],
+          [
+            held.map((h) => h.workspaceId),
+            held.map((h) => h.mode),
+            held.map((h) => h.keyHash),
+            held.map((h) => h.requestId),
+            LEASE_MS,
+          ],
         );
       }
       if (Date.now() - this.purgedAt >= PURGE_EVERY_MS) {
@@ -197,14 +217,21 @@ function open(slot: Slot, stored: Buffer): StoredAnswer {
 /** The request as its caller sent it: who, what operation, on what, with what. */
 function fingerprintOf(credential: Credential, request: FastifyRequest): string {
   const who = `${credential.kind}:${credential.id ?? credential.clientId ?? ''}`;
-  return crypto.createHash('sha256').update(JSON.stringify([who, request.method, request.url, canonical(request.body ?? null)])).digest('hex');
+  return crypto
+    .createHash('sha256')
+    .update(JSON.stringify([who, request.method, request.url, canonical(request.body ?? null)]))
+    .digest('hex');
 }
 
 /** Object keys sorted, so the same body sent with its fields in another order is the same request. */
 function canonical(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(canonical);
   if (value && typeof value === 'object') {
-    return Object.fromEntries(Object.keys(value).sort().map((k) => [k, canonical((value as Record<string, unknown>)[k])]));
+    return Object.fromEntries(
+      Object.keys(value)
+        .sort()
+        .map((k) => [k, canonical((value as Record<string, unknown>)[k])]),
+    );
   }
   return value;
 }
@@ -229,7 +256,11 @@ export interface Answering {
  * Runs a route's handler for its request: under its Idempotency-Key when the operation takes one,
  * and answering 503 `unreachable` when the read models pass their deadline (see the top of this file).
  */
-export async function answer(keys: IdempotencyKeys, a: Answering, handler: (head: AnswerHead) => Promise<unknown>): Promise<unknown> {
+export async function answer(
+  keys: IdempotencyKeys,
+  a: Answering,
+  handler: (head: AnswerHead) => Promise<unknown>,
+): Promise<unknown> {
   const { request, reply } = a;
   const key = a.idempotent ? idempotencyKeyOf(request.headers) : null;
   const slot = key === null ? null : keys.slot(a.credential, key);
@@ -237,12 +268,23 @@ export async function answer(keys: IdempotencyKeys, a: Answering, handler: (head
     const claim = await keys.claim(slot, fingerprintOf(a.credential, request), request.id);
     if (claim.kind === 'answered') return replay(request, reply, claim.answer);
     if (claim.kind === 'reused') {
-      throw new ApiError('idempotency_key_reuse', 'This Idempotency-Key was used for a different request (another operation, body or credential).', 'Idempotency-Key', 422);
+      throw new ApiError(
+        'idempotency_key_reuse',
+        'This Idempotency-Key was used for a different request (another operation, body or credential).',
+        'Idempotency-Key',
+        422,
+      );
     }
     if (claim.kind === 'busy') {
-      throw new ApiError('idempotency_key_in_use', 'A request with this Idempotency-Key is still being answered; retry shortly to get its answer.', 'Idempotency-Key', 409, {
-        'Retry-After': String(RETRY_AFTER_SECONDS),
-      });
+      throw new ApiError(
+        'idempotency_key_in_use',
+        'A request with this Idempotency-Key is still being answered; retry shortly to get its answer.',
+        'Idempotency-Key',
+        409,
+        {
+          'Retry-After': String(RETRY_AFTER_SECONDS),
+        },
+      );
     }
   }
   const run = new HandlerRun(a.status);
@@ -258,7 +300,9 @@ export async function answer(keys: IdempotencyKeys, a: Answering, handler: (head
   });
   const first = await run.ending;
   if ('late' in first) {
-    keys.finishInBackground(work.then((done) => (slot ? keys.settle(slot, request.id, storedAnswer(request, run, done)) : undefined)));
+    keys.finishInBackground(
+      work.then((done) => (slot ? keys.settle(slot, request.id, storedAnswer(request, run, done)) : undefined)),
+    );
     throw unreachable(lateMessage(first.late, slot !== null));
   }
   if (slot) await keys.settle(slot, request.id, storedAnswer(request, run, first));
@@ -298,20 +342,30 @@ class HandlerRun implements AnswerHead, RequestWrites {
 
 /** What a repeat under the key gets: the answer, or null (a failure) to free the key. */
 function storedAnswer(request: FastifyRequest, run: HandlerRun, done: Done): StoredAnswer | null {
-  if (done.ok) return { status: run.status, headers: run.headers, body: done.result === undefined ? null : JSON.stringify(done.result) };
+  if (done.ok)
+    return {
+      status: run.status,
+      headers: run.headers,
+      body: done.result === undefined ? null : JSON.stringify(done.result),
+    };
   const refusal = toApiError(done.error);
-  return refusal.status >= 500 ? null : { status: refusal.status, headers: refusal.headers, body: JSON.stringify(errorBody(request, refusal)) };
+  return refusal.status >= 500
+    ? null
+    : { status: refusal.status, headers: refusal.headers, body: JSON.stringify(errorBody(request, refusal)) };
 }
 
 function replay(request: FastifyRequest, reply: FastifyReply, stored: StoredAnswer): FastifyReply {
-  if (stored.status >= 400 && stored.body) request.errorCode = (JSON.parse(stored.body) as { error: { code: string } }).error.code;
+  if (stored.status >= 400 && stored.body)
+    request.errorCode = (JSON.parse(stored.body) as { error: { code: string } }).error.code;
   reply.code(stored.status).headers(stored.headers).header('idempotent-replayed', 'true');
   return stored.body === null ? reply.send() : reply.type('application/json').send(stored.body);
 }
 
 function lateMessage(stored: boolean, keyed: boolean): string {
-  const behind = 'the service\'s read models have not caught up with it yet';
-  if (!stored) return `The service's read models are behind, and this request has changed nothing yet. Retry shortly${keyed ? ' with the same Idempotency-Key' : ''}.`;
-  if (keyed) return `The change was stored, but ${behind}. A retry with the same Idempotency-Key returns its answer once they have.`;
+  const behind = "the service's read models have not caught up with it yet";
+  if (!stored)
+    return `The service's read models are behind, and this request has changed nothing yet. Retry shortly${keyed ? ' with the same Idempotency-Key' : ''}.`;
+  if (keyed)
+    return `The change was stored, but ${behind}. A retry with the same Idempotency-Key returns its answer once they have.`;
   return `The change was stored, but ${behind}: do not send it again as a new request; read it back shortly. (Send an Idempotency-Key to be able to retry a write safely.)`;
 }

@@ -29,11 +29,15 @@ export function inputProblem(input: unknown): { path: Path; message: string } | 
     }
     if (value === null || typeof value !== 'object') continue;
     if (level > NESTING_MAX) return { path, message: `nests deeper than ${NESTING_MAX} levels` };
-    const entries: [string | number, unknown][] = Array.isArray(value) ? value.map((v, i) => [i, v]) : Object.entries(value);
+    const entries: [string | number, unknown][] = Array.isArray(value)
+      ? value.map((v, i) => [i, v])
+      : Object.entries(value);
     for (const [key] of entries) {
-      if (typeof key === 'string' && UNSTORABLE.test(key)) return { path: [...path, key], message: `the field name ${STRING_PROBLEM}` };
+      if (typeof key === 'string' && UNSTORABLE.test(key))
+        return { path: [...path, key], message: `the field name ${STRING_PROBLEM}` };
     }
-    for (let i = entries.length - 1; i >= 0; i--) stack.push({ value: entries[i]![1], path: [...path, entries[i]![0]], level: level + 1 });
+    for (let i = entries.length - 1; i >= 0; i--)
+      stack.push({ value: entries[i]![1], path: [...path, entries[i]![0]], level: level + 1 });
   }
   return null;
 }

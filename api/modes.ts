@@ -11,7 +11,9 @@ export type Modes = 'partitioned' | 'shared';
  * (api/route.ts), so an operation added to one cannot forget it.
  */
 export const modeDoc = (modes: Modes): string | null =>
-  modes === 'partitioned' ? 'Partitioned by mode: a test key reads and changes only test-mode data, a live key only live data.' : null;
+  modes === 'partitioned'
+    ? 'Partitioned by mode: a test key reads and changes only test-mode data, a live key only live data.'
+    : null;
 
 /**
  * The credential a handler works with. On a partitioned route, its workspace id is the partition
@@ -19,10 +21,19 @@ export const modeDoc = (modes: Modes): string | null =>
  * reads it but changes it only where the operation keeps it to test-mode objects itself or changes
  * nothing (`openToTestKeys`), so nothing a test key does reaches live sending.
  */
-export function modeView(credential: Credential, partitioned: boolean, operation: { method: string; openToTestKeys?: boolean }): Credential {
+export function modeView(
+  credential: Credential,
+  partitioned: boolean,
+  operation: { method: string; openToTestKeys?: boolean },
+): Credential {
   if (partitioned) return { ...credential, workspaceId: partitionOf(credential.workspaceId, credential.mode) };
   if (credential.mode === 'test' && operation.method !== 'GET' && !operation.openToTestKeys) {
-    throw new ApiError('beyond_caller_authority', 'A test key changes only test-mode data; this is configuration live mode shares. Use a live key.', null, 403);
+    throw new ApiError(
+      'beyond_caller_authority',
+      'A test key changes only test-mode data; this is configuration live mode shares. Use a live key.',
+      null,
+      403,
+    );
   }
   return credential;
 }

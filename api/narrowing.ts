@@ -24,10 +24,18 @@ const NARROWED = 'a credential narrowed to some addresses or domains';
 export function narrowedRefusal(policy: NarrowedPolicy, method: string, credential: Credential): ApiError | null {
   if (!isNarrowed(credential)) return null;
   if (policy === 'refuse') {
-    return new ApiError('capability_unsupported', `This resource belongs to the whole workspace; ${NARROWED} cannot use it.`, 'addressAllowlist');
+    return new ApiError(
+      'capability_unsupported',
+      `This resource belongs to the whole workspace; ${NARROWED} cannot use it.`,
+      'addressAllowlist',
+    );
   }
   if (policy === 'read-only' && method !== 'GET') {
-    return new ApiError('capability_unsupported', `This list belongs to the whole workspace; ${NARROWED} reads it but cannot change it.`, null);
+    return new ApiError(
+      'capability_unsupported',
+      `This list belongs to the whole workspace; ${NARROWED} reads it but cannot change it.`,
+      null,
+    );
   }
   return null;
 }
@@ -38,7 +46,11 @@ export function narrowedRefusal(policy: NarrowedPolicy, method: string, credenti
  */
 export function requireWithinLists(credential: Credential, lists: Allowlists): void {
   if (!allowlistsWithin(normaliseAllowlists(lists), credential).ok) {
-    throw new ApiError('capability_unsupported', 'A credential narrowed to some addresses or domains changes only what sits inside its own lists.', 'addressAllowlist');
+    throw new ApiError(
+      'capability_unsupported',
+      'A credential narrowed to some addresses or domains changes only what sits inside its own lists.',
+      'addressAllowlist',
+    );
   }
 }
 
@@ -51,7 +63,9 @@ export function narrowedDoc(policy: NarrowedPolicy, method: string): string | nu
     case 'refuse':
       return 'Not for credentials narrowed to some addresses or domains (422 `capability_unsupported` on `addressAllowlist`).';
     case 'read-only':
-      return reads ? 'Credentials narrowed to some addresses or domains read it whole.' : 'Not for credentials narrowed to some addresses or domains (422 `capability_unsupported`).';
+      return reads
+        ? 'Credentials narrowed to some addresses or domains read it whole.'
+        : 'Not for credentials narrowed to some addresses or domains (422 `capability_unsupported`).';
     case 'within-lists':
       return reads
         ? 'Credentials narrowed to some addresses or domains read it whole.'

@@ -2,8 +2,7 @@ import crypto from 'node:crypto';
 import { z } from 'zod';
 import { ApiError } from './errors/api-error.ts';
 
-export const limitParam = (max = 100, fallback = 25) =>
-  z.coerce.number().int().min(1).max(max).default(fallback);
+export const limitParam = (max = 100, fallback = 25) => z.coerce.number().int().min(1).max(max).default(fallback);
 
 export const cursorParam = z.string().min(1).max(2000).optional();
 
@@ -27,7 +26,12 @@ export interface PageQuery {
 function pageOf<R, T>(rows: R[], limit: number, view: (row: R) => T, cursorOf: (last: R) => string): Page<T> {
   const hasMore = rows.length > limit;
   const shown = hasMore ? rows.slice(0, limit) : rows;
-  return { object: 'list', data: shown.map(view), hasMore, nextCursor: hasMore ? cursorOf(shown[shown.length - 1]!) : null };
+  return {
+    object: 'list',
+    data: shown.map(view),
+    hasMore,
+    nextCursor: hasMore ? cursorOf(shown[shown.length - 1]!) : null,
+  };
 }
 
 /**
@@ -44,7 +48,10 @@ export interface CursorList<R, K extends unknown[], T> {
 }
 
 /** The sort key of the lists newest first by creation: `(created_at, id)` descending. */
-export const createdKey = (row: { created_at: Date; id: string }): [string, string] => [row.created_at.toISOString(), row.id];
+export const createdKey = (row: { created_at: Date; id: string }): [string, string] => [
+  row.created_at.toISOString(),
+  row.id,
+];
 
 /** Ends a walk by id (`IdCursorList.after`): the row the cursor named is gone, and so is every row after it. */
 export const WALK_OVER = Symbol('walk over');
@@ -62,7 +69,10 @@ export interface IdCursorList<R extends { id: string }, K, T> {
   view(row: R): T;
 }
 
-export async function listByLastId<R extends { id: string }, K, T>(page: PageQuery, list: IdCursorList<R, K, T>): Promise<Page<T>> {
+export async function listByLastId<R extends { id: string }, K, T>(
+  page: PageQuery,
+  list: IdCursorList<R, K, T>,
+): Promise<Page<T>> {
   let after: K | null = null;
   if (page.cursor !== undefined) {
     const key = await list.after(page.cursor);
@@ -105,7 +115,11 @@ export class Cursors {
   }
 
   /** A page of `list` for `workspaceId`: the cursor checked and decoded, the rows read, the next cursor signed. */
-  async list<R, K extends unknown[], T>(workspaceId: string, page: PageQuery, list: CursorList<R, K, T>): Promise<Page<T>> {
+  async list<R, K extends unknown[], T>(
+    workspaceId: string,
+    page: PageQuery,
+    list: CursorList<R, K, T>,
+  ): Promise<Page<T>> {
     const after = this.decode(page.cursor, list.name, workspaceId) as K | null;
     const rows = await list.rows(after, page.limit);
     return pageOf(rows, page.limit, list.view, (last) => this.encode(list.name, workspaceId, list.key(last)));

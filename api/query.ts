@@ -7,6 +7,11 @@ export const booleanParam = z.enum(['true', 'false', '1', '0']).transform((v) =>
 export function listParam<T>(item: ZodType<T, string>, max = 50) {
   return z
     .union([z.string(), z.array(z.string())])
-    .transform((v) => (Array.isArray(v) ? v : [v]).flatMap((s) => s.split(',')).map((s) => s.trim()).filter((s) => s !== ''))
+    .transform((v) =>
+      (Array.isArray(v) ? v : [v])
+        .flatMap((s) => s.split(','))
+        .map((s) => s.trim())
+        .filter((s) => s !== ''),
+    )
     .pipe(z.array(item).max(max));
 }

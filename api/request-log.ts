@@ -37,14 +37,29 @@ export interface RequestLogEntry {
   created_at: Date;
 }
 
-const COLUMNS = ['workspace_id', 'key_id', 'request_id', 'method', 'path', 'status', 'error_code', 'duration_ms', 'ip', 'user_agent', 'created_at'] as const;
+const COLUMNS = [
+  'workspace_id',
+  'key_id',
+  'request_id',
+  'method',
+  'path',
+  'status',
+  'error_code',
+  'duration_ms',
+  'ip',
+  'user_agent',
+  'created_at',
+] as const;
 
 export class RequestLog {
   private buffer: RequestLogEntry[] = [];
   private timer: NodeJS.Timeout | null = null;
   private flushing: Promise<void> = Promise.resolve();
 
-  constructor(private readonly pool: pg.Pool, private readonly flushMs = 200) {}
+  constructor(
+    private readonly pool: pg.Pool,
+    private readonly flushMs = 200,
+  ) {}
 
   record(entry: RequestLogEntry): void {
     this.buffer.push(entry);
@@ -96,5 +111,9 @@ export async function listRequests(
   if (filter.since) q = q.where('created_at', '>=', filter.since);
   if (filter.until) q = q.where('created_at', '<', filter.until);
   if (after) q = q.where((eb) => eb(eb.refTuple('created_at', 'id'), '<', eb.tuple(after[0], after[1])));
-  return q.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit + 1).execute();
+  return q
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(limit + 1)
+    .execute();
 }

@@ -62,7 +62,9 @@ export interface OperationSpec<P, Q, B> {
 export type Operation = OperationSpec<any, any, any>;
 
 /** Types one operation: its handler sees its params, query and body as its schemas parse them. */
-export const operation = <P = Record<string, never>, Q = Record<string, never>, B = undefined>(spec: OperationSpec<P, Q, B>): Operation => spec;
+export const operation = <P = Record<string, never>, Q = Record<string, never>, B = undefined>(
+  spec: OperationSpec<P, Q, B>,
+): Operation => spec;
 
 /**
  * A resource of the api (one folder of api/routes/): its OpenAPI tag, its two policies, declared
@@ -115,10 +117,19 @@ function route(app: FastifyInstance, deps: ApiDeps, resource: Resource, spec: Op
       ...(spec.query ? { querystring: jsonSchema(spec.query) } : {}),
       ...(spec.body ? { body: jsonSchema(spec.body) } : {}),
       ...(headers
-        ? { headers: { type: 'object', properties: Object.fromEntries(Object.entries(headers).map(([h, d]) => [h, { type: 'string', description: d }])) } }
+        ? {
+            headers: {
+              type: 'object',
+              properties: Object.fromEntries(
+                Object.entries(headers).map(([h, d]) => [h, { type: 'string', description: d }]),
+              ),
+            },
+          }
         : {}),
       response: {
-        [status]: spec.response ? { description: 'Success', ...jsonSchema(spec.response, 'output') } : { description: 'Success', type: 'null' },
+        [status]: spec.response
+          ? { description: 'Success', ...jsonSchema(spec.response, 'output') }
+          : { description: 'Success', type: 'null' },
       },
     },
     handler: async (request, reply) => {
@@ -160,12 +171,16 @@ function parse<T>(schema: ZodType<T> | undefined, input: unknown, codes?: Record
 function noFields(input: unknown): undefined {
   if (input && typeof input === 'object' && !Array.isArray(input)) {
     const first = Object.keys(input)[0];
-    if (first !== undefined) throw new ApiError('unknown_parameter', `\`${first}\` is not a parameter of this operation.`, first, 422);
+    if (first !== undefined)
+      throw new ApiError('unknown_parameter', `\`${first}\` is not a parameter of this operation.`, first, 422);
   }
   return undefined;
 }
 
 export function jsonSchema(schema: ZodType, io: 'input' | 'output' = 'input'): Record<string, unknown> {
-  const { $schema: _ignored, ...rest } = z.toJSONSchema(schema, { io, unrepresentable: 'any' }) as Record<string, unknown>;
+  const { $schema: _ignored, ...rest } = z.toJSONSchema(schema, { io, unrepresentable: 'any' }) as Record<
+    string,
+    unknown
+  >;
   return rest;
 }

@@ -19,9 +19,23 @@ import { templates } from './routes/templates/index.ts';
 import { webhooks } from './routes/webhooks/index.ts';
 
 /** Every resource of the api, in the order the OpenAPI document lists them. */
-const RESOURCES = [self, keys, roles, templates, suppressions, webhooks, automations, contactEvents, contacts, audiences];
+const RESOURCES = [
+  self,
+  keys,
+  roles,
+  templates,
+  suppressions,
+  webhooks,
+  automations,
+  contactEvents,
+  contacts,
+  audiences,
+];
 
-export async function buildServer(deps: ApiDeps, options: { logger?: boolean | object } = {}): Promise<FastifyInstance> {
+export async function buildServer(
+  deps: ApiDeps,
+  options: { logger?: boolean | object } = {},
+): Promise<FastifyInstance> {
   const app = Fastify({
     logger: options.logger ?? false,
     genReqId: newRequestId,
@@ -53,7 +67,11 @@ export async function buildServer(deps: ApiDeps, options: { logger?: boolean | o
     openapi: {
       openapi: '3.1.0',
       info: { title: 'Workspace Mail Service', version: '0.1.0' },
-      components: { securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', description: 'An API key: `wms_live_…` or `wms_test_…`.' } } },
+      components: {
+        securitySchemes: {
+          bearerAuth: { type: 'http', scheme: 'bearer', description: 'An API key: `wms_live_…` or `wms_test_…`.' },
+        },
+      },
     },
   });
   registerDocs(app);

@@ -12,7 +12,18 @@ const WORKSPACES = 25;
 const KEYS_PER_WORKSPACE = 20;
 const CONTACTS_PER_WORKSPACE = 2_000;
 const BATCH = 100;
-const NAMES = ['page_viewed', 'clicked', 'opened', 'signed_up', 'added_to_cart', 'paid', 'logged_in', 'searched', 'shared', 'invited'];
+const NAMES = [
+  'page_viewed',
+  'clicked',
+  'opened',
+  'signed_up',
+  'added_to_cart',
+  'paid',
+  'logged_in',
+  'searched',
+  'shared',
+  'invited',
+];
 
 /**
  * POST /events/batch of 100 events over HTTP, the server in its own process: events stored per
@@ -30,11 +41,21 @@ export async function contactEventsBench(): Promise<void> {
   try {
     const keys: string[] = [];
     for (const ws of server.workspaces) {
-      keys.push(ws.apiKey, ...(await createKeys(server.baseUrl, ws.apiKey, KEYS_PER_WORKSPACE - 1, ['contacts:write', 'contacts:read'])));
+      keys.push(
+        ws.apiKey,
+        ...(await createKeys(server.baseUrl, ws.apiKey, KEYS_PER_WORKSPACE - 1, ['contacts:write', 'contacts:read'])),
+      );
       const res = await fetch(`${server.baseUrl}/automations`, {
         method: 'POST',
         headers: { authorization: `Bearer ${ws.apiKey}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ name: 'Onboarding', trigger: { event: 'signed_up', filters: [{ property: 'plan', op: 'equals', value: 'pro' }] }, steps: [{ type: 'wait', minutes: 60 }, { type: 'send', template: 'welcome' }] }),
+        body: JSON.stringify({
+          name: 'Onboarding',
+          trigger: { event: 'signed_up', filters: [{ property: 'plan', op: 'equals', value: 'pro' }] },
+          steps: [
+            { type: 'wait', minutes: 60 },
+            { type: 'send', template: 'welcome' },
+          ],
+        }),
       });
       if (res.status !== 201) throw new Error(`POST /automations answered ${res.status}`);
     }
@@ -45,7 +66,9 @@ export async function contactEventsBench(): Promise<void> {
        FROM unnest($1::text[]) AS w(id), generate_series(0, $2 - 1) AS n`,
       [server.workspaces.map((w) => w.workspaceId), CONTACTS_PER_WORKSPACE],
     );
-    note(`contact-events: ${keys.length} keys over ${WORKSPACES} workspaces, ${CONTACTS_PER_WORKSPACE} contacts each; warm-up ${WARMUP_S} s, then ${CONNECTIONS} connections for ${DURATION_S} s`);
+    note(
+      `contact-events: ${keys.length} keys over ${WORKSPACES} workspaces, ${CONTACTS_PER_WORKSPACE} contacts each; warm-up ${WARMUP_S} s, then ${CONNECTIONS} connections for ${DURATION_S} s`,
+    );
 
     const perKeyWindow = new Map<string, number>();
     let sent = 0;
@@ -54,7 +77,11 @@ export async function contactEventsBench(): Promise<void> {
         events: Array.from({ length: BATCH }, (_, i) => {
           const k = n * BATCH + i;
           const name = NAMES[k % NAMES.length]!;
-          return { name, email: `c${(k * 7919) % CONTACTS_PER_WORKSPACE}@bench.example.com`, properties: { plan: k % 3 === 0 ? 'pro' : 'free', n: k, path: `/p/${k % 97}` } };
+          return {
+            name,
+            email: `c${(k * 7919) % CONTACTS_PER_WORKSPACE}@bench.example.com`,
+            properties: { plan: k % 3 === 0 ? 'pro' : 'free', n: k, path: `/p/${k % 97}` },
+          };
         }),
       });
     const run = (connections: number, duration: number) =>
@@ -71,7 +98,15 @@ export async function contactEventsBench(): Promise<void> {
               const key = n % keys.length;
               const slot = `${key}:${Math.floor(Date.now() / 60_000)}`;
               perKeyWindow.set(slot, (perKeyWindow.get(slot) ?? 0) + BATCH);
-              return { ...request, headers: { ...request.headers, authorization: `Bearer ${keys[key]}`, 'content-type': 'application/json' }, body: body(n) };
+              return {
+                ...request,
+                headers: {
+                  ...request.headers,
+                  authorization: `Bearer ${keys[key]}`,
+                  'content-type': 'application/json',
+                },
+                body: body(n),
+              };
             },
           },
         ],
@@ -84,7 +119,9 @@ export async function contactEventsBench(): Promise<void> {
     const serverCpu = (await server.cpuSeconds()) - cpuBefore;
     const after = Number((await client.query('SELECT count(*) AS n FROM contact_events')).rows[0].n);
     const runs = Number((await client.query('SELECT count(*) AS n FROM automation_runs')).rows[0].n);
-    const statuses = Object.fromEntries(Object.entries(r.statusCodeStats ?? {}).map(([code, s]) => [code, s.count ?? 0]));
+    const statuses = Object.fromEntries(
+      Object.entries(r.statusCodeStats ?? {}).map(([code, s]) => [code, s.count ?? 0]),
+    );
     const stored = after - before;
     await emit({
       bench: 'http.events.batch',

@@ -7,8 +7,32 @@ import { createKeys, emit, freshDatabase, msSince, note, round, Samples, startSe
 export const CONTACTS = 1_000_000;
 const CUSTOM_AUDIENCES = 9;
 const DOMAINS = 1000;
-const FIRST = ['Ada', 'Grace', 'Alan', 'Edsger', 'Barbara', 'Donald', 'Frances', 'Ken', 'Margaret', 'Dennis', 'Radia', 'Linus', 'Hedy', 'John', 'Katherine', 'Tim', 'Sophie', 'Niklaus', 'Karen', 'Leslie'];
-const LAST = Array.from({ length: 50 }, (_, i) => `Surname${String.fromCharCode(97 + (i % 26))}${String.fromCharCode(97 + Math.floor(i / 26))}x`);
+const FIRST = [
+  'Ada',
+  'Grace',
+  'Alan',
+  'Edsger',
+  'Barbara',
+  'Donald',
+  'Frances',
+  'Ken',
+  'Margaret',
+  'Dennis',
+  'Radia',
+  'Linus',
+  'Hedy',
+  'John',
+  'Katherine',
+  'Tim',
+  'Sophie',
+  'Niklaus',
+  'Karen',
+  'Leslie',
+];
+const LAST = Array.from(
+  { length: 50 },
+  (_, i) => `Surname${String.fromCharCode(97 + (i % 26))}${String.fromCharCode(97 + Math.floor(i / 26))}x`,
+);
 const YEARS_MS = 3 * 365 * 86_400_000;
 
 /**
@@ -39,12 +63,19 @@ FROM (SELECT *, ('x' || right(id, 8))::bit(32)::int AS n FROM contacts WHERE wor
 WHERE c.n % 10 BETWEEN 1 AND ${CUSTOM_AUDIENCES}`;
 
 /** Seeds the read model (see SEED_CONTACTS); answers the number of membership rows. */
-export async function seedContacts(url: string, workspaceId: string, defaultId: string, custom: string[]): Promise<number> {
+export async function seedContacts(
+  url: string,
+  workspaceId: string,
+  defaultId: string,
+  custom: string[],
+): Promise<number> {
   const client = new pg.Client({ connectionString: url });
   client.on('error', () => {}); // the drop at the end may cut it; the seed's own errors are thrown by query()
   await client.connect();
   try {
-    const indexNames = [...contactsProjector.indexes!('public').matchAll(/INDEX IF NOT EXISTS (\w+)/g)].map((m) => m[1]);
+    const indexNames = [...contactsProjector.indexes!('public').matchAll(/INDEX IF NOT EXISTS (\w+)/g)].map(
+      (m) => m[1],
+    );
     for (const name of indexNames) await client.query(`DROP INDEX IF EXISTS ${name}`);
     const CHUNK = 250_000;
     for (let from = 1; from <= CONTACTS; from += CHUNK) {
@@ -62,10 +93,13 @@ export async function seedContacts(url: string, workspaceId: string, defaultId: 
       INSERT INTO audience_member_days (audience_id, day, joins, leaves)
       SELECT audience_id, date_trunc('day', hour), sum(joins)::int, sum(leaves)::int FROM audience_member_hours GROUP BY 1, 2`);
     // What the projector keeps for counting each person once: each contact's custom audiences, and contacts per such set.
-    await client.query(`
+    await client.query(
+      `
       INSERT INTO contact_audience_sets (contact_id, workspace_id, audience_ids)
       SELECT contact_id, workspace_id, array_agg(audience_id ORDER BY audience_id) FROM audience_members
-      WHERE left_at IS NULL AND audience_id <> $1 GROUP BY 1, 2`, [defaultId]);
+      WHERE left_at IS NULL AND audience_id <> $1 GROUP BY 1, 2`,
+      [defaultId],
+    );
     await client.query(`
       INSERT INTO audience_set_counts (workspace_id, audience_ids, contacts)
       SELECT workspace_id, audience_ids, count(*)::int FROM contact_audience_sets GROUP BY 1, 2`);
@@ -74,7 +108,9 @@ export async function seedContacts(url: string, workspaceId: string, defaultId: 
     );
     await client.query(contactsProjector.indexes!('public'));
     // As autovacuum would leave them: statistics, and a visibility map for index-only scans.
-    await client.query('VACUUM ANALYZE contacts, audience_members, audience_member_hours, audience_member_days, audiences, contact_audience_sets, audience_set_counts');
+    await client.query(
+      'VACUUM ANALYZE contacts, audience_members, audience_member_hours, audience_member_days, audiences, contact_audience_sets, audience_set_counts',
+    );
     return Number((await client.query('SELECT count(*) AS n FROM audience_members')).rows[0].n);
   } finally {
     await client.end();
@@ -94,12 +130,18 @@ export async function contactsBench(): Promise<void> {
     await system.close();
     server = await startServer(database.url);
     const base = server.baseUrl;
-    const keys = [ws.apiKey, ...(await createKeys(base, ws.apiKey, 19, ['contacts:read', 'audiences:read', 'audiences:write']))];
+    const keys = [
+      ws.apiKey,
+      ...(await createKeys(base, ws.apiKey, 19, ['contacts:read', 'audiences:read', 'audiences:write'])),
+    ];
     let turn = 0;
     const call = async (method: string, path: string, body?: unknown) => {
       const res = await fetch(`${base}${path}`, {
         method,
-        headers: { authorization: `Bearer ${keys[turn++ % keys.length]}`, ...(body ? { 'content-type': 'application/json' } : {}) },
+        headers: {
+          authorization: `Bearer ${keys[turn++ % keys.length]}`,
+          ...(body ? { 'content-type': 'application/json' } : {}),
+        },
         ...(body ? { body: JSON.stringify(body) } : {}),
       });
       const json = (await res.json()) as any;
@@ -109,14 +151,29 @@ export async function contactsBench(): Promise<void> {
     // The default audience (made by the first list) and nine more, through the API.
     const defaultId = (await call('GET', '/audiences')).data[0].id as string;
     const custom: string[] = [];
-    for (let k = 1; k <= CUSTOM_AUDIENCES; k++) custom.push((await call('POST', '/audiences', { name: `Audience ${k}` })).id);
+    for (let k = 1; k <= CUSTOM_AUDIENCES; k++)
+      custom.push((await call('POST', '/audiences', { name: `Audience ${k}` })).id);
 
     note(`contacts: seeding ${CONTACTS} contacts and their memberships as read-model rows`);
     const started = process.hrtime.bigint();
     const memberships = await seedContacts(database.url, ws.workspaceId, defaultId, custom);
-    await emit({ bench: 'contacts.seed', contacts: CONTACTS, membershipRows: memberships, audiences: 1 + CUSTOM_AUDIENCES, seconds: round(msSince(started) / 1000, 1), via: 'SQL into the read model' });
+    await emit({
+      bench: 'contacts.seed',
+      contacts: CONTACTS,
+      membershipRows: memberships,
+      audiences: 1 + CUSTOM_AUDIENCES,
+      seconds: round(msSince(started) / 1000, 1),
+      via: 'SQL into the read model',
+    });
 
-    const measure = async (kind: string, max: number, budgetMs: number, path: (i: number) => string, target: string, extra: Record<string, unknown> = {}) => {
+    const measure = async (
+      kind: string,
+      max: number,
+      budgetMs: number,
+      path: (i: number) => string,
+      target: string,
+      extra: Record<string, unknown> = {},
+    ) => {
       for (let i = 0; i < 5; i++) await call('GET', path(i)); // untimed warm-up
       const samples = new Samples(max);
       const t0 = Date.now();
@@ -126,25 +183,70 @@ export async function contactsBench(): Promise<void> {
         rows += body.data?.length ?? body.audiences?.length ?? 0;
       }
       const [p50, p99] = samples.percentiles();
-      await emit({ bench: 'contacts.get', kind, requests: samples.length, rowsSeen: rows, p50Ms: p50, p99Ms: p99, contacts: CONTACTS, ...extra, target });
+      await emit({
+        bench: 'contacts.get',
+        kind,
+        requests: samples.length,
+        rowsSeen: rows,
+        p50Ms: p50,
+        p99Ms: p99,
+        contacts: CONTACTS,
+        ...extra,
+        target,
+      });
     };
     const random = (n: number) => 1 + Math.floor(Math.random() * n);
     const q = (s: string) => `/contacts?q=${encodeURIComponent(s)}`;
     note('contacts: list searches and growth over HTTP');
     await measure('list.first.limit50', 200, 15_000, () => '/contacts', 'p99 < 20 ms');
-    await measure('q.address', 200, 20_000, () => {
-      const n = random(CONTACTS);
-      return q(`user${n}@example${n % DOMAINS}.test`);
-    }, 'p99 < 20 ms', { matches: 1 });
-    await measure('q.address.prefix', 200, 20_000, () => q(`user${random(CONTACTS)}@`), 'p99 < 20 ms', { matches: '1 to 11' });
-    await measure('q.domain', 200, 20_000, () => q(`@example${random(DOMAINS) - 1}.test`), 'p99 < 20 ms', { matches: CONTACTS / DOMAINS });
-    await measure('q.name', 200, 20_000, () => q(`${FIRST[random(20) - 1]} ${LAST[random(50) - 1]}`), 'p99 < 20 ms', { matches: CONTACTS / 1000 });
-    await measure('q.common', 100, 20_000, () => q(FIRST[random(20) - 1]!.toLowerCase()), 'p99 < 20 ms', { matches: CONTACTS / 20 });
-    await measure('growth.all.days30', 200, 30_000, () => '/audiences/growth', 'p99 < 200 ms', { audiences: 1 + CUSTOM_AUDIENCES });
-    await measure('growth.all.days30.hour', 100, 30_000, () => '/audiences/growth?grain=hour&offsetMinutes=120', 'p99 < 200 ms', { audiences: 1 + CUSTOM_AUDIENCES });
-    await measure('growth.custom3.days90', 100, 30_000, () => `/audiences/growth?days=90&audienceIds=${custom.slice(0, 3).join(',')}`, 'p99 < 200 ms', { audiences: 3 });
-    await measure('growth.all.days365', 30, 30_000, () => '/audiences/growth?days=365', 'p99 < 200 ms', { audiences: 1 + CUSTOM_AUDIENCES });
-    await measure('growth.all.days1095', 20, 30_000, () => '/audiences/growth?days=1095', 'p99 < 200 ms', { audiences: 1 + CUSTOM_AUDIENCES });
+    await measure(
+      'q.address',
+      200,
+      20_000,
+      () => {
+        const n = random(CONTACTS);
+        return q(`user${n}@example${n % DOMAINS}.test`);
+      },
+      'p99 < 20 ms',
+      { matches: 1 },
+    );
+    await measure('q.address.prefix', 200, 20_000, () => q(`user${random(CONTACTS)}@`), 'p99 < 20 ms', {
+      matches: '1 to 11',
+    });
+    await measure('q.domain', 200, 20_000, () => q(`@example${random(DOMAINS) - 1}.test`), 'p99 < 20 ms', {
+      matches: CONTACTS / DOMAINS,
+    });
+    await measure('q.name', 200, 20_000, () => q(`${FIRST[random(20) - 1]} ${LAST[random(50) - 1]}`), 'p99 < 20 ms', {
+      matches: CONTACTS / 1000,
+    });
+    await measure('q.common', 100, 20_000, () => q(FIRST[random(20) - 1]!.toLowerCase()), 'p99 < 20 ms', {
+      matches: CONTACTS / 20,
+    });
+    await measure('growth.all.days30', 200, 30_000, () => '/audiences/growth', 'p99 < 200 ms', {
+      audiences: 1 + CUSTOM_AUDIENCES,
+    });
+    await measure(
+      'growth.all.days30.hour',
+      100,
+      30_000,
+      () => '/audiences/growth?grain=hour&offsetMinutes=120',
+      'p99 < 200 ms',
+      { audiences: 1 + CUSTOM_AUDIENCES },
+    );
+    await measure(
+      'growth.custom3.days90',
+      100,
+      30_000,
+      () => `/audiences/growth?days=90&audienceIds=${custom.slice(0, 3).join(',')}`,
+      'p99 < 200 ms',
+      { audiences: 3 },
+    );
+    await measure('growth.all.days365', 30, 30_000, () => '/audiences/growth?days=365', 'p99 < 200 ms', {
+      audiences: 1 + CUSTOM_AUDIENCES,
+    });
+    await measure('growth.all.days1095', 20, 30_000, () => '/audiences/growth?days=1095', 'p99 < 200 ms', {
+      audiences: 1 + CUSTOM_AUDIENCES,
+    });
   } finally {
     await server?.close().catch(() => {});
     await database.drop();

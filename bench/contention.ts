@@ -19,7 +19,14 @@ const RUNS: { kind: 'templates' | 'audiences'; creates: number; systems: number 
   { kind: 'audiences', creates: 95, systems: 1 },
 ];
 
-const BLANK: TemplateContent = { engine: 'blocks', subject: '', document: EMPTY_DOCUMENT, html: null, slots: [], props: [] };
+const BLANK: TemplateContent = {
+  engine: 'blocks',
+  subject: '',
+  document: EMPTY_DOCUMENT,
+  html: null,
+  slots: [],
+  props: [],
+};
 
 /** Small pools: the PostgreSQL the benchmarks share takes 100 connections in all. */
 const POOL_SIZE = 5;
@@ -28,9 +35,13 @@ export async function contentionBench(): Promise<void> {
   const database = await freshDatabase('contention');
   const systems: System[] = [];
   try {
-    for (let i = 0; i < Math.max(...RUNS.map((r) => r.systems)); i++) systems.push(await openSystem(database.url, { project: i === 0, poolSize: POOL_SIZE }));
+    for (let i = 0; i < Math.max(...RUNS.map((r) => r.systems)); i++)
+      systems.push(await openSystem(database.url, { project: i === 0, poolSize: POOL_SIZE }));
     for (const run of RUNS) {
-      const ws = await createWorkspace(systems[0]!.commands, { name: 'Bench contention', ownerEmail: 'owner@bench.test' });
+      const ws = await createWorkspace(systems[0]!.commands, {
+        name: 'Bench contention',
+        ownerEmail: 'owner@bench.test',
+      });
       const actor = { workspaceId: ws.workspaceId, kind: 'system' as const, id: null };
       const samples = new Samples(run.creates);
       const failures = new Map<string, number>();
@@ -43,9 +54,19 @@ export async function contentionBench(): Promise<void> {
           const t0 = process.hrtime.bigint();
           try {
             if (run.kind === 'templates') {
-              await createTemplate(ctx, actor, { name: `Template ${i}`, slug: null, description: null, starter: null, content: BLANK, publish: false }, now);
+              await createTemplate(
+                ctx,
+                actor,
+                { name: `Template ${i}`, slug: null, description: null, starter: null, content: BLANK, publish: false },
+                now,
+              );
             } else {
-              await createAudience(ctx, actor, { name: `Audience ${i}`, description: null, showOnPreferences: false }, now);
+              await createAudience(
+                ctx,
+                actor,
+                { name: `Audience ${i}`, description: null, showOnPreferences: false },
+                now,
+              );
             }
           } catch (error) {
             const name = String((error as { code?: string }).code ?? (error as Error).name);

@@ -15,7 +15,12 @@ const POOL_SIZE = 20;
 interface Impl {
   name: string;
   /** Appends one event expecting `count` events already in the stream (0: a new stream). */
-  append(stream: string, count: number, data: Record<string, unknown>, metadata: Record<string, unknown>): Promise<void>;
+  append(
+    stream: string,
+    count: number,
+    data: Record<string, unknown>,
+    metadata: Record<string, unknown>,
+  ): Promise<void>;
   isConflict(error: unknown): boolean;
   /** The append's data was refused (a NUL in its JSON): by the adapter, or by PostgreSQL. */
   isRefused(error: unknown): boolean;
@@ -29,7 +34,11 @@ async function ours(url: string): Promise<Impl> {
   return {
     name: 'ours',
     append: async (stream, count, data, metadata) => {
-      await store.append(stream, [{ type: 'BenchEventHappened', version: 1, data, metadata }], count === 0 ? 'no_stream' : count - 1);
+      await store.append(
+        stream,
+        [{ type: 'BenchEventHappened', version: 1, data, metadata }],
+        count === 0 ? 'no_stream' : count - 1,
+      );
     },
     isConflict: (e) => e instanceof WrongExpectedRevision,
     isRefused: (e) => e instanceof UnstorableAppend,
@@ -52,7 +61,9 @@ async function emmett(url: string): Promise<Impl> {
   return {
     name: 'emmett-postgresql',
     append: async (stream, count, data, metadata) => {
-      await store.appendToStream(stream, [{ type: 'BenchEventHappened', data, metadata }], { expectedStreamVersion: BigInt(count) });
+      await store.appendToStream(stream, [{ type: 'BenchEventHappened', data, metadata }], {
+        expectedStreamVersion: BigInt(count),
+      });
     },
     isConflict: (e) => isExpectedVersionConflictError(e),
     isRefused: (e) => String((e as { code?: unknown } | null)?.code ?? '').startsWith('22'),
@@ -100,7 +111,9 @@ async function measure(open: (url: string) => Promise<Impl>, label: string, refu
     let issued = 0;
     let conflicts = 0;
     let refused = 0;
-    note(`eventstore: ${impl.name}: ${EVENTS} appends, ${WRITERS} writers, ${WRITERS * STREAMS_PER_WRITER} streams, pool ${POOL_SIZE}`);
+    note(
+      `eventstore: ${impl.name}: ${EVENTS} appends, ${WRITERS} writers, ${WRITERS * STREAMS_PER_WRITER} streams, pool ${POOL_SIZE}`,
+    );
     const started = process.hrtime.bigint();
     await concurrently(WRITERS, async (w) => {
       while (issued < EVENTS) {
@@ -123,9 +136,16 @@ async function measure(open: (url: string) => Promise<Impl>, label: string, refu
     const seconds = msSince(started) / 1000;
     if (conflicts > 0) note(`eventstore: ${impl.name}: ${conflicts} unexpected conflicts`);
     const expectedRefusals = refuseEvery > 0 ? Math.floor(EVENTS / refuseEvery) : 0;
-    if (refused !== expectedRefusals) throw new Error(`${impl.name}: ${refused} appends refused, ${expectedRefusals} carried a NUL`);
+    if (refused !== expectedRefusals)
+      throw new Error(`${impl.name}: ${refused} appends refused, ${expectedRefusals} carried a NUL`);
     const [p50, p99] = samples.percentiles();
-    const result = { impl: impl.name, eventsPerSec: round(EVENTS / seconds), p50Ms: p50!, p99Ms: p99!, seconds: round(seconds, 2) };
+    const result = {
+      impl: impl.name,
+      eventsPerSec: round(EVENTS / seconds),
+      p50Ms: p50!,
+      p99Ms: p99!,
+      seconds: round(seconds, 2),
+    };
     await emit({
       bench: refuseEvery > 0 ? 'eventstore.append-with-refusals' : 'eventstore.append',
       ...result,

@@ -21,9 +21,14 @@ export async function httpSuppressionsBench(): Promise<void> {
   try {
     const keys: string[] = [];
     for (const ws of server.workspaces) {
-      keys.push(ws.apiKey, ...(await createKeys(server.baseUrl, ws.apiKey, KEYS_PER_WORKSPACE - 1, ['settings:read', 'settings:write'])));
+      keys.push(
+        ws.apiKey,
+        ...(await createKeys(server.baseUrl, ws.apiKey, KEYS_PER_WORKSPACE - 1, ['settings:read', 'settings:write'])),
+      );
     }
-    note(`http-suppressions: ${keys.length} keys over ${WORKSPACES} workspaces; warm-up ${WARMUP_S} s, then ${CONNECTIONS} connections for ${DURATION_S} s`);
+    note(
+      `http-suppressions: ${keys.length} keys over ${WORKSPACES} workspaces; warm-up ${WARMUP_S} s, then ${CONNECTIONS} connections for ${DURATION_S} s`,
+    );
 
     // Counted per key and clock minute, as the limiter counts (fixed windows on the minute).
     const perKeyWindow = new Map<string, number>();
@@ -44,7 +49,11 @@ export async function httpSuppressionsBench(): Promise<void> {
               perKeyWindow.set(slot, (perKeyWindow.get(slot) ?? 0) + 1);
               return {
                 ...request,
-                headers: { ...request.headers, authorization: `Bearer ${keys[key]}`, 'content-type': 'application/json' },
+                headers: {
+                  ...request.headers,
+                  authorization: `Bearer ${keys[key]}`,
+                  'content-type': 'application/json',
+                },
                 body: JSON.stringify({ email: `${label}-${n}@bench${n % 50}.example.com` }),
               };
             },
@@ -56,7 +65,9 @@ export async function httpSuppressionsBench(): Promise<void> {
     const cpuBefore = await server.cpuSeconds();
     const r = await run('load', CONNECTIONS, DURATION_S);
     const serverCpu = (await server.cpuSeconds()) - cpuBefore;
-    const statuses = Object.fromEntries(Object.entries(r.statusCodeStats ?? {}).map(([code, s]) => [code, s.count ?? 0]));
+    const statuses = Object.fromEntries(
+      Object.entries(r.statusCodeStats ?? {}).map(([code, s]) => [code, s.count ?? 0]),
+    );
 
     const client = new pg.Client({ connectionString: database.url });
     await client.connect();

@@ -9,7 +9,10 @@ import { SMTPServer } from 'smtp-server';
 import { startDnsServer } from '../test/support/dns-server.ts';
 
 export type SinkRequest = { type: 'count' } | { type: 'close' };
-export type SinkReply = { type: 'ready'; smtpPort: number; dnsAddress: string } | { type: 'count'; messages: number; bytes: number } | { type: 'closed' };
+export type SinkReply =
+  | { type: 'ready'; smtpPort: number; dnsAddress: string }
+  | { type: 'count'; messages: number; bytes: number }
+  | { type: 'closed' };
 
 const send = (m: SinkReply) => process.send!(m);
 

@@ -74,7 +74,14 @@ export async function outboundBench(): Promise<void> {
     const key = await generateDkimKeyPair();
     note(`outbound: ${MESSAGES} messages per run, ${IN_FLIGHT} in flight, ${CONNECTIONS} sessions to the sink`);
 
-    const floorTransport = createTransport({ pool: true, host: '127.0.0.1', port: sink.smtpPort, maxConnections: CONNECTIONS, maxMessages: Infinity, ignoreTLS: true });
+    const floorTransport = createTransport({
+      pool: true,
+      host: '127.0.0.1',
+      port: sink.smtpPort,
+      maxConnections: CONNECTIONS,
+      maxMessages: Infinity,
+      ignoreTLS: true,
+    });
     const floor = await run('outbound.nodemailer', sink, async (i) => {
       await floorTransport.sendMail(asNodemailer(message(i)));
     });
@@ -102,13 +109,18 @@ export async function outboundBench(): Promise<void> {
       maxConnectionsPerHost: CONNECTIONS,
     });
     const signingKey = { domain: DOMAIN, selector: SELECTOR, privateKeyPem: key.privateKeyPem };
-    await run('outbound.direct', sink, async (i) => {
-      const { raw, recipients } = await composeMessage(message(i));
-      const signed = await signMessage(raw, signingKey);
-      const outcomes = await delivery.deliver({ mailFrom: RETURN_PATH, recipients, raw: signed });
-      const failed = outcomes.find((o) => o.status !== 'delivered');
-      if (failed) throw new Error(`not delivered: ${JSON.stringify(failed)}`);
-    }, floor.messagesPerSec);
+    await run(
+      'outbound.direct',
+      sink,
+      async (i) => {
+        const { raw, recipients } = await composeMessage(message(i));
+        const signed = await signMessage(raw, signingKey);
+        const outcomes = await delivery.deliver({ mailFrom: RETURN_PATH, recipients, raw: signed });
+        const failed = outcomes.find((o) => o.status !== 'delivered');
+        if (failed) throw new Error(`not delivered: ${JSON.stringify(failed)}`);
+      },
+      floor.messagesPerSec,
+    );
     await delivery.close();
   } finally {
     await sink.close();
@@ -152,7 +164,9 @@ async function run(bench: string, sink: Sink, send: (i: number) => Promise<void>
     rssStartMb: mb(rssStart),
     rssPeakMb: mb(rssPeak),
     rssEndMb: mb(rssEnd),
-    ...(floorPerSec ? { ratio: round(messagesPerSec / floorPerSec, 2), target: '>= 500 messages/s with DKIM signing' } : {}),
+    ...(floorPerSec
+      ? { ratio: round(messagesPerSec / floorPerSec, 2), target: '>= 500 messages/s with DKIM signing' }
+      : {}),
   });
   return { messagesPerSec };
 }
@@ -165,7 +179,9 @@ interface Sink {
 }
 
 async function startSink(): Promise<Sink> {
-  const child = fork(fileURLToPath(new URL('./outbound-sink.ts', import.meta.url)), [], { stdio: ['ignore', 2, 2, 'ipc'] });
+  const child = fork(fileURLToPath(new URL('./outbound-sink.ts', import.meta.url)), [], {
+    stdio: ['ignore', 2, 2, 'ipc'],
+  });
   const reply = <T extends SinkReply['type']>(type: T) =>
     new Promise<Extract<SinkReply, { type: T }>>((resolve, reject) => {
       const onMessage = (m: SinkReply) => {

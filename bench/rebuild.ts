@@ -15,7 +15,8 @@ export async function rebuildBench(seeded: Seeded | null): Promise<void> {
     const system = await openSystem(s.database.url, { project: false, poolSize: 4 });
     try {
       const projector = system.runner.projectors.find((p) => p.name === 'suppressions')!;
-      const { count: before } = (await system.database.pool.query('SELECT count(*)::int AS count FROM suppressions')).rows[0];
+      const { count: before } = (await system.database.pool.query('SELECT count(*)::int AS count FROM suppressions'))
+        .rows[0];
       note(`rebuild: suppressions from ${ROWS} events (swap)`);
       const { db, pool } = system.database;
       const result = await rebuildProjection(db, pool, system.store, system.runner, projector, { swap: true });

@@ -32,7 +32,19 @@ import { webhooksBench } from './webhooks.ts';
 import { contactEventsBench } from './contact-events.ts';
 import { outboundBench } from './outbound.ts';
 
-const ORDER = ['eventstore', 'http-suppressions', 'suppressions-list', 'rebuild', 'template-render', 'templates-list', 'webhooks', 'contacts', 'contact-events', 'outbound', 'contention'] as const;
+const ORDER = [
+  'eventstore',
+  'http-suppressions',
+  'suppressions-list',
+  'rebuild',
+  'template-render',
+  'templates-list',
+  'webhooks',
+  'contacts',
+  'contact-events',
+  'outbound',
+  'contention',
+] as const;
 type Name = (typeof ORDER)[number];
 
 async function main(argv: string[]): Promise<number> {

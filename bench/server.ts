@@ -28,7 +28,12 @@ async function main(): Promise<void> {
   }
   await app.listen({ host: '127.0.0.1', port: 0 });
   const address = app.server.address();
-  send({ type: 'ready', port: typeof address === 'object' && address ? address.port : 0, openedAt, workspaces: created });
+  send({
+    type: 'ready',
+    port: typeof address === 'object' && address ? address.port : 0,
+    openedAt,
+    workspaces: created,
+  });
   const cpuSeconds = () => {
     const used = process.cpuUsage(cpu);
     return (used.user + used.system) / 1e6;

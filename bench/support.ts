@@ -7,7 +7,8 @@ import type { SystemOptions } from '../system.ts';
 import type { ServerReply, ServerRequest } from './server.ts';
 
 /** The PostgreSQL the benchmarks run on (trust auth); each benchmark makes its own database in it. */
-export const ADMIN_URL = process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+export const ADMIN_URL =
+  process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 
 export interface Machine {
   cpus: number;
@@ -29,7 +30,12 @@ export async function machine(): Promise<Machine> {
       await c.end();
     }
   }
-  return { cpus: os.cpus().length, node: process.version, postgres: postgresVersion, load1: round(os.loadavg()[0]!, 2) };
+  return {
+    cpus: os.cpus().length,
+    node: process.version,
+    postgres: postgresVersion,
+    load1: round(os.loadavg()[0]!, 2),
+  };
 }
 
 /** Prints one figure as one JSON line, with the machine facts at the moment it was taken. */
@@ -86,7 +92,9 @@ async function admin(sql: string): Promise<void> {
 export function percentiles(samples: ArrayLike<number>, ps: readonly number[] = [50, 99]): number[] {
   const sorted = Float64Array.from(samples).sort();
   if (sorted.length === 0) return ps.map(() => NaN);
-  return ps.map((p) => round(sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!, 2));
+  return ps.map((p) =>
+    round(sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!, 2),
+  );
 }
 
 export function round(n: number, digits = 1): number {
@@ -147,7 +155,11 @@ export interface BenchServer {
 }
 
 /** Starts the service in a child process (bench/server.ts) on `databaseUrl` with `workspaces` new workspaces. */
-export async function startServer(databaseUrl: string, workspaces = 0, options: SystemOptions = {}): Promise<BenchServer> {
+export async function startServer(
+  databaseUrl: string,
+  workspaces = 0,
+  options: SystemOptions = {},
+): Promise<BenchServer> {
   // The child inherits tsx's loader flags (process.execArgv); its stdout goes to our stderr.
   const args = [databaseUrl, String(workspaces), JSON.stringify(options)];
   const child = fork(fileURLToPath(new URL('./server.ts', import.meta.url)), args, { stdio: ['ignore', 2, 2, 'ipc'] });
@@ -157,7 +169,8 @@ export async function startServer(databaseUrl: string, workspaces = 0, options: 
         if (m.type === type) done(() => resolve(m as Extract<ServerReply, { type: T }>));
         else if (m.type === 'failed') done(() => reject(new Error(`bench server failed: ${m.error}`)));
       };
-      const onExit = (code: number | null) => done(() => reject(new Error(`bench server exited (${code}) before '${type}'`)));
+      const onExit = (code: number | null) =>
+        done(() => reject(new Error(`bench server exited (${code}) before '${type}'`)));
       const done = (then: () => void) => {
         child.off('message', onMessage);
         child.off('exit', onExit);
@@ -186,7 +199,12 @@ export async function startServer(databaseUrl: string, workspaces = 0, options: 
 }
 
 /** Adds keys to a workspace through POST /keys (the owner key is one of its at most 20 active keys). */
-export async function createKeys(baseUrl: string, ownerKey: string, count: number, scopes: string[]): Promise<string[]> {
+export async function createKeys(
+  baseUrl: string,
+  ownerKey: string,
+  count: number,
+  scopes: string[],
+): Promise<string[]> {
   const tokens: string[] = [];
   for (let i = 0; i < count; i++) {
     const res = await fetch(`${baseUrl}/keys`, {
@@ -195,7 +213,8 @@ export async function createKeys(baseUrl: string, ownerKey: string, count: numbe
       body: JSON.stringify({ name: `bench ${i}`, scopes }),
     });
     const body = (await res.json()) as { token?: string };
-    if (res.status !== 201 || !body.token) throw new Error(`POST /keys answered ${res.status}: ${JSON.stringify(body)}`);
+    if (res.status !== 201 || !body.token)
+      throw new Error(`POST /keys answered ${res.status}: ${JSON.stringify(body)}`);
     tokens.push(body.token);
   }
   return tokens;

@@ -2,7 +2,18 @@ import pg from 'pg';
 import { Cursors } from '../api/paging.ts';
 import { createWorkspace } from '../commands/workspaces/handlers.ts';
 import { openSystem } from '../system.ts';
-import { createKeys, emit, freshDatabase, msSince, note, round, Samples, startServer, type BenchServer, type FreshDatabase } from './support.ts';
+import {
+  createKeys,
+  emit,
+  freshDatabase,
+  msSince,
+  note,
+  round,
+  Samples,
+  startServer,
+  type BenchServer,
+  type FreshDatabase,
+} from './support.ts';
 
 export const ROWS = 1_000_000;
 const CHUNK = 100_000;
@@ -69,7 +80,13 @@ export async function prepareSeeded(): Promise<Seeded> {
     const seedSeconds = msSince(seedStarted) / 1000;
     await client.query('ANALYZE es_events; ANALYZE es_streams');
     const head = Number((await client.query('SELECT max(position) AS p FROM es_events')).rows[0].p);
-    await emit({ bench: 'suppressions-list.seed', events: ROWS, seconds: round(seedSeconds, 1), eventsPerSec: round(ROWS / seedSeconds), via: 'SQL generate_series' });
+    await emit({
+      bench: 'suppressions-list.seed',
+      events: ROWS,
+      seconds: round(seedSeconds, 1),
+      eventsPerSec: round(ROWS / seedSeconds),
+      via: 'SQL generate_series',
+    });
 
     // The projectors catch up from their checkpoints as soon as the server opens the system.
     note('suppressions-list: starting the server; projectors catch up');
@@ -78,7 +95,10 @@ export async function prepareSeeded(): Promise<Seeded> {
     let lastNote = Date.now();
     while (position < head) {
       await new Promise((r) => setTimeout(r, 200));
-      position = Number((await client.query(`SELECT position FROM projection_checkpoints WHERE name = 'suppressions'`)).rows[0].position);
+      position = Number(
+        (await client.query(`SELECT position FROM projection_checkpoints WHERE name = 'suppressions'`)).rows[0]
+          .position,
+      );
       if (Date.now() - lastNote > 15_000) {
         lastNote = Date.now();
         note(`suppressions-list: projector at ${position} of ${head}`);
@@ -118,9 +138,12 @@ export async function suppressionsListBench(options: { keep: boolean }): Promise
     const keys = [seeded.ownerKey, ...(await createKeys(server.baseUrl, seeded.ownerKey, 19, ['settings:read']))];
     let turn = 0;
     const get = async (query: Record<string, string | number>): Promise<Page> => {
-      const res = await fetch(`${server.baseUrl}/suppressions?${new URLSearchParams(Object.entries(query).map(([k, v]) => [k, String(v)]))}`, {
-        headers: { authorization: `Bearer ${keys[turn++ % keys.length]}` },
-      });
+      const res = await fetch(
+        `${server.baseUrl}/suppressions?${new URLSearchParams(Object.entries(query).map(([k, v]) => [k, String(v)]))}`,
+        {
+          headers: { authorization: `Bearer ${keys[turn++ % keys.length]}` },
+        },
+      );
       const body = (await res.json()) as Page;
       if (res.status !== 200) throw new Error(`GET /suppressions answered ${res.status}: ${JSON.stringify(body)}`);
       return body;
@@ -130,15 +153,26 @@ export async function suppressionsListBench(options: { keep: boolean }): Promise
     const client = new pg.Client({ connectionString: database.url });
     await client.connect();
     const secret: Buffer = (await client.query(`SELECT value FROM server_secrets WHERE name = 'cursor'`)).rows[0].value;
-    const deepRow = (await client.query(
-      'SELECT created_at, id FROM suppressions WHERE workspace_id = $1 ORDER BY created_at DESC, id DESC OFFSET $2 LIMIT 1',
-      [workspaceId, Math.floor(ROWS * 0.9)],
-    )).rows[0];
+    const deepRow = (
+      await client.query(
+        'SELECT created_at, id FROM suppressions WHERE workspace_id = $1 ORDER BY created_at DESC, id DESC OFFSET $2 LIMIT 1',
+        [workspaceId, Math.floor(ROWS * 0.9)],
+      )
+    ).rows[0];
     await client.end();
-    const deepCursor = new Cursors(secret).encode('suppressions', workspaceId, [deepRow.created_at.toISOString(), deepRow.id]);
+    const deepCursor = new Cursors(secret).encode('suppressions', workspaceId, [
+      deepRow.created_at.toISOString(),
+      deepRow.id,
+    ]);
 
     /** Sequential requests for one kind, until `max` requests or `budgetMs` is spent. */
-    const measure = async (kind: string, max: number, budgetMs: number, next: (previous: Page | null, i: number) => Record<string, string | number> | null, extra: Record<string, unknown> = {}) => {
+    const measure = async (
+      kind: string,
+      max: number,
+      budgetMs: number,
+      next: (previous: Page | null, i: number) => Record<string, string | number> | null,
+      extra: Record<string, unknown> = {},
+    ) => {
       const samples = new Samples(max);
       const started = Date.now();
       let previous: Page | null = null;
@@ -170,7 +204,11 @@ export async function suppressionsListBench(options: { keep: boolean }): Promise
       });
     };
     const walk = (limit: number, cursor: string | null) => (previous: Page | null) =>
-      previous === null ? { limit, ...(cursor ? { cursor } : {}) } : previous.nextCursor ? { limit, cursor: previous.nextCursor } : null;
+      previous === null
+        ? { limit, ...(cursor ? { cursor } : {}) }
+        : previous.nextCursor
+          ? { limit, cursor: previous.nextCursor }
+          : null;
     const random = (n: number) => 1 + Math.floor(Math.random() * n);
 
     note('suppressions-list: page walks and searches over HTTP');
@@ -180,15 +218,29 @@ export async function suppressionsListBench(options: { keep: boolean }): Promise
     await measure('walk.first.limit100', 400, 30_000, walk(100, null), { from: 'first page' });
     await measure('walk.deep.limit25', 400, 30_000, walk(25, deepCursor), { from: `row ${Math.floor(ROWS * 0.9)}` });
     await measure('walk.deep.limit100', 400, 30_000, walk(100, deepCursor), { from: `row ${Math.floor(ROWS * 0.9)}` });
-    await measure('q.address', 100, 20_000, () => {
-      const n = random(ROWS);
-      return { q: `user${n}@example${n % DOMAINS}.test`, limit: 25 };
-    }, { matches: 1 });
-    await measure('q.domain', 100, 20_000, () => ({ q: `@example${random(DOMAINS) - 1}.test`, limit: 25 }), { matches: ROWS / DOMAINS });
-    await measure('q.reason.walk', 100, 20_000, (previous) => {
-      const step = walk(25, null)(previous);
-      return step && { ...step, q: 'complaint' };
-    }, { matches: Math.round(ROWS / 3) });
+    await measure(
+      'q.address',
+      100,
+      20_000,
+      () => {
+        const n = random(ROWS);
+        return { q: `user${n}@example${n % DOMAINS}.test`, limit: 25 };
+      },
+      { matches: 1 },
+    );
+    await measure('q.domain', 100, 20_000, () => ({ q: `@example${random(DOMAINS) - 1}.test`, limit: 25 }), {
+      matches: ROWS / DOMAINS,
+    });
+    await measure(
+      'q.reason.walk',
+      100,
+      20_000,
+      (previous) => {
+        const step = walk(25, null)(previous);
+        return step && { ...step, q: 'complaint' };
+      },
+      { matches: Math.round(ROWS / 3) },
+    );
     kept = options.keep;
     return kept ? seeded : null;
   } finally {

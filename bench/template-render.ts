@@ -26,7 +26,9 @@ export const BENCH_PROPS: Prop[] = [
 
 /** 100 blocks: a heading, then 9 groups of a section (row of two columns) and three loose blocks. */
 export function benchDocument(): Record<string, unknown> {
-  const body: Record<string, unknown>[] = [{ kind: 'Heading', level: 1, text: 'Hello {{first_name}} of {{company}}', style: { textAlign: 'center' } }];
+  const body: Record<string, unknown>[] = [
+    { kind: 'Heading', level: 1, text: 'Hello {{first_name}} of {{company}}', style: { textAlign: 'center' } },
+  ];
   for (let g = 0; g < 9; g++) {
     body.push({
       kind: 'Section',
@@ -40,14 +42,28 @@ export function benchDocument(): Record<string, unknown> {
               style: { width: '50%', verticalAlign: 'top' },
               children: [
                 { kind: 'Heading', level: 3, text: `Part ${g + 1} for {{first_name}}` },
-                { kind: 'Text', text: `You have {{count}} new items in group ${g + 1}. VIP: {{vip}}.\nSee you soon, {{first_name}}.` },
+                {
+                  kind: 'Text',
+                  text: `You have {{count}} new items in group ${g + 1}. VIP: {{vip}}.\nSee you soon, {{first_name}}.`,
+                },
               ],
             },
             {
               kind: 'Column',
               children: [
-                { kind: 'Img', src: `https://cdn.example.com/img/${g}.png`, alt: 'Picture for {{first_name}}', width: 240, height: 120 },
-                { kind: 'Button', text: 'Open {{company}}', href: '{{cta}}', style: { backgroundColor: '#0a66c2', color: '#ffffff', padding: '10px 16px' } },
+                {
+                  kind: 'Img',
+                  src: `https://cdn.example.com/img/${g}.png`,
+                  alt: 'Picture for {{first_name}}',
+                  width: 240,
+                  height: 120,
+                },
+                {
+                  kind: 'Button',
+                  text: 'Open {{company}}',
+                  href: '{{cta}}',
+                  style: { backgroundColor: '#0a66c2', color: '#ffffff', padding: '10px 16px' },
+                },
               ],
             },
           ],
@@ -55,11 +71,22 @@ export function benchDocument(): Record<string, unknown> {
       ],
     });
     body.push(
-      g % 3 === 2 ? { kind: 'CodeInline', code: 'ref-{{count}}' } : { kind: 'Text', text: `Note ${g}: {{company}} thanks {{first_name}}.` },
+      g % 3 === 2
+        ? { kind: 'CodeInline', code: 'ref-{{count}}' }
+        : { kind: 'Text', text: `Note ${g}: {{company}} thanks {{first_name}}.` },
       g % 3 === 0
-        ? { kind: 'CodeBlock', code: `const user = "{{first_name}}";\nconst items = {{count}};`, language: 'javascript' }
-        : { kind: 'Markdown', markdown: `**{{first_name}}**, read [the notes]({{cta}}) for _{{company}}_.\n\n- one\n- two` },
-      g % 3 === 1 ? { kind: 'Link', text: 'Manage {{company}} settings', href: 'https://example.com/settings' } : { kind: 'Hr' },
+        ? {
+            kind: 'CodeBlock',
+            code: `const user = "{{first_name}}";\nconst items = {{count}};`,
+            language: 'javascript',
+          }
+        : {
+            kind: 'Markdown',
+            markdown: `**{{first_name}}**, read [the notes]({{cta}}) for _{{company}}_.\n\n- one\n- two`,
+          },
+      g % 3 === 1
+        ? { kind: 'Link', text: 'Manage {{company}} settings', href: 'https://example.com/settings' }
+        : { kind: 'Hr' },
     );
   }
   return {
@@ -71,11 +98,20 @@ export function benchDocument(): Record<string, unknown> {
 }
 
 function countBlocks(nodes: unknown): number {
-  return (Array.isArray(nodes) ? nodes : []).reduce((n: number, b) => n + 1 + countBlocks((b as { children?: unknown }).children), 0);
+  return (Array.isArray(nodes) ? nodes : []).reduce(
+    (n: number, b) => n + 1 + countBlocks((b as { children?: unknown }).children),
+    0,
+  );
 }
 
 const given = (i: number) => ({
-  props: { first_name: `User ${i} <${i}@example.com>`, company: i % 7 ? `Company ${i % 13}` : 'Smith & Sons', count: i, vip: i % 2 === 0, cta: `https://example.com/u/${i}?ref=mail&n=${i}` },
+  props: {
+    first_name: `User ${i} <${i}@example.com>`,
+    company: i % 7 ? `Company ${i % 13}` : 'Smith & Sons',
+    count: i,
+    vip: i % 2 === 0,
+    cta: `https://example.com/u/${i}?ref=mail&n=${i}`,
+  },
 });
 
 async function measure(renderer: TemplateRenderer, version: RenderableContent, key: (i: number) => string | null) {
@@ -102,7 +138,12 @@ export async function templateRenderBench(): Promise<void> {
   const blocks = countBlocks(document.body);
   const problem = checkTemplateReferences({ subject: 'Hi {{first_name}}', document, slots: [], props: BENCH_PROPS });
   if (problem) throw new Error(`bench template is invalid: ${problem.path.join('.')}: ${problem.message}`);
-  const version: RenderableContent = { engine: 'blocks', subject: 'Hi {{first_name}}, your {{company}} digest', document, html: null };
+  const version: RenderableContent = {
+    engine: 'blocks',
+    subject: 'Hi {{first_name}}, your {{company}} digest',
+    document,
+    html: null,
+  };
 
   note(`template-render: ${blocks} blocks, ${BENCH_PROPS.length} props; cold (compile + fill) for ${SECONDS} s`);
   const cold = await measure(createTemplateRenderer({ cacheSize: 0 }), version, () => null);
@@ -114,5 +155,13 @@ export async function templateRenderBench(): Promise<void> {
   await renderer.compile('tv_published', version);
   const compileMs = round(msSince(warm), 2);
   const cached = await measure(renderer, version, () => 'tv_published');
-  await emit({ bench: 'template-render.cached', blocks, props: BENCH_PROPS.length, ...cached, compileMs, cache: true, target: '>= 1000 renders/s on 2 cores' });
+  await emit({
+    bench: 'template-render.cached',
+    blocks,
+    props: BENCH_PROPS.length,
+    ...cached,
+    compileMs,
+    cache: true,
+    target: '>= 1000 renders/s on 2 cores',
+  });
 }

@@ -75,7 +75,10 @@ export async function webhooksBench(): Promise<void> {
       const timeout = new Promise<'timeout'>((resolve) => setTimeout(() => resolve('timeout'), 300_000));
       const outcome = await Promise.race([all.then(() => 'ok' as const), timeout]);
       const seconds = (Math.max(...arrivals.map((a) => a.at)) - started) / 1000;
-      const serverCpuMsPerDelivery = round((((await server.cpuSeconds()) - cpuBefore) * 1000) / Math.max(1, arrivals.length), 2);
+      const serverCpuMsPerDelivery = round(
+        (((await server.cpuSeconds()) - cpuBefore) * 1000) / Math.max(1, arrivals.length),
+        2,
+      );
       const [p50, p99] = percentiles(arrivals.map((a) => a.at - a.sent));
       await emit({
         bench: `webhooks.${label}`,
@@ -93,7 +96,8 @@ export async function webhooksBench(): Promise<void> {
     };
     note(`webhooks: burst of ${BURST_EVENTS} events to ${ENDPOINTS} endpoints`);
     await phase('burst', BURST_EVENTS, async () => {
-      for (let from = 1; from <= BURST_EVENTS; from += 1000) await append('burst', from, Math.min(BURST_EVENTS, from + 999));
+      for (let from = 1; from <= BURST_EVENTS; from += 1000)
+        await append('burst', from, Math.min(BURST_EVENTS, from + 999));
     });
     note(`webhooks: ${PACED_EVENTS} events at ${PACED_PER_SECOND}/s`);
     await phase('paced', PACED_EVENTS, async () => {

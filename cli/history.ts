@@ -9,9 +9,14 @@ export interface HistoryFilter {
 }
 
 /** The audit replay: a workspace's events in store order, upcast to their current shape. */
-export async function printHistory(system: System, filter: HistoryFilter, print: (line: string) => void): Promise<number> {
+export async function printHistory(
+  system: System,
+  filter: HistoryFilter,
+  print: (line: string) => void,
+): Promise<number> {
   const prefix = `ws-${filter.workspaceId}.`;
-  const stream = filter.stream === undefined ? undefined : filter.stream.startsWith('ws-') ? filter.stream : prefix + filter.stream;
+  const stream =
+    filter.stream === undefined ? undefined : filter.stream.startsWith('ws-') ? filter.stream : prefix + filter.stream;
   let after = 0;
   let printed = 0;
   for (;;) {
@@ -24,7 +29,17 @@ export async function printHistory(system: System, filter: HistoryFilter, print:
       const { data } = system.commands.registry.decode(e.type, e.version, e.data);
       if ('secretHash' in data) data.secretHash = '[redacted]';
       if ('secret' in data) data.secret = '[redacted]';
-      print(JSON.stringify({ position: e.position, streamId: e.streamId, revision: e.revision, type: e.type, recordedAt: e.recordedAt.toISOString(), data, metadata: e.metadata }));
+      print(
+        JSON.stringify({
+          position: e.position,
+          streamId: e.streamId,
+          revision: e.revision,
+          type: e.type,
+          recordedAt: e.recordedAt.toISOString(),
+          data,
+          metadata: e.metadata,
+        }),
+      );
       printed++;
     }
     after = batch[batch.length - 1]!.position;

@@ -49,7 +49,12 @@ async function main(argv: string[]): Promise<number> {
   const database = await resolveDatabaseUrl(config);
   // Projects only when no server holds the projection lock, so a write waits for a read model
   // that someone keeps up to date.
-  const system = await openSystem(database.url, { eventStoreUrl: config.eventStoreUrl, natsUrl: config.natsUrl, poolSize: 4, deliver: false });
+  const system = await openSystem(database.url, {
+    eventStoreUrl: config.eventStoreUrl,
+    natsUrl: config.natsUrl,
+    poolSize: 4,
+    deliver: false,
+  });
   try {
     return await run(system, command, values, arg);
   } finally {
@@ -58,12 +63,22 @@ async function main(argv: string[]): Promise<number> {
   }
 }
 
-async function run(system: System, command: string, values: Record<string, string | boolean | undefined>, arg: string | undefined): Promise<number> {
+async function run(
+  system: System,
+  command: string,
+  values: Record<string, string | boolean | undefined>,
+  arg: string | undefined,
+): Promise<number> {
   switch (command) {
     case 'workspace create': {
       const name = values.name;
       const ownerEmail = values['owner-email'];
-      if (typeof name !== 'string' || !name.trim() || typeof ownerEmail !== 'string' || !/^[^\s@]+@[^\s@]+$/.test(ownerEmail)) {
+      if (
+        typeof name !== 'string' ||
+        !name.trim() ||
+        typeof ownerEmail !== 'string' ||
+        !/^[^\s@]+@[^\s@]+$/.test(ownerEmail)
+      ) {
         console.error('workspace create needs --name <name> and --owner-email <email>');
         return 2;
       }
@@ -79,7 +94,9 @@ async function run(system: System, command: string, values: Record<string, strin
       // Reactors are never rebuilt: replaying the log would do their work (sent webhooks) again.
       const projector = system.runner.projectors.find((p) => p.name === arg);
       if (!projector) {
-        console.error(`unknown projection ${arg ?? '(none)'}; rebuildable: ${system.runner.projectors.map((p) => p.name).join(', ')}`);
+        console.error(
+          `unknown projection ${arg ?? '(none)'}; rebuildable: ${system.runner.projectors.map((p) => p.name).join(', ')}`,
+        );
         return 2;
       }
       const { db, pool } = system.database;
@@ -97,8 +114,10 @@ async function run(system: System, command: string, values: Record<string, strin
         console.error('--since must be an ISO 8601 instant');
         return 2;
       }
-      await printHistory(system, { workspaceId, stream: values.stream as string | undefined, type: values.type as string | undefined, since }, (line) =>
-        console.log(line),
+      await printHistory(
+        system,
+        { workspaceId, stream: values.stream as string | undefined, type: values.type as string | undefined, since },
+        (line) => console.log(line),
       );
       return 0;
     }
@@ -117,7 +136,11 @@ async function createKey(system: System, values: Record<string, string | boolean
     return 2;
   };
   const text = (name: string) => (typeof values[name] === 'string' ? (values[name] as string) : undefined);
-  const list = (name: string) => text(name)?.split(',').map((s) => s.trim()).filter(Boolean) ?? null;
+  const list = (name: string) =>
+    text(name)
+      ?.split(',')
+      .map((s) => s.trim())
+      .filter(Boolean) ?? null;
   const workspaceId = text('workspace');
   if (!workspaceId) return usage('needs --workspace <id>');
   const scopes = text('scopes') === 'all' ? [...SCOPEABLE] : list('scopes');
@@ -136,7 +159,15 @@ async function createKey(system: System, values: Record<string, string | boolean
     const { keyId, token } = await issueOperatorKey(
       system.commands,
       workspaceId,
-      { name, mode, scopes: scopes as Permission[], roleId: text('role') ?? null, addressAllowlist: addresses.data ?? null, domainAllowlist: domains.data ?? null, expiresAt: null },
+      {
+        name,
+        mode,
+        scopes: scopes as Permission[],
+        roleId: text('role') ?? null,
+        addressAllowlist: addresses.data ?? null,
+        domainAllowlist: domains.data ?? null,
+        expiresAt: null,
+      },
       new Date().toISOString(),
     );
     console.log(JSON.stringify({ workspaceId, keyId, mode, apiKey: token }));

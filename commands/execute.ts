@@ -44,11 +44,17 @@ export interface RequestWrites {
 export const requestWrites = new Map<string, RequestWrites>();
 
 /** Read-your-writes: waits for the read models that handle `eventTypes` to pass `position`. */
-async function readYourWrites(ctx: CommandContext, request: RequestWrites | undefined, position: number, eventTypes: readonly string[]): Promise<void> {
+async function readYourWrites(
+  ctx: CommandContext,
+  request: RequestWrites | undefined,
+  position: number,
+  eventTypes: readonly string[],
+): Promise<void> {
   await ctx.readModels.waitFor(position, eventTypes, request ? { onDeadline: () => request.readModelsLate() } : {});
 }
 
-const requestOf = (actor: Actor): RequestWrites | undefined => (actor.requestId === undefined ? undefined : requestWrites.get(actor.requestId));
+const requestOf = (actor: Actor): RequestWrites | undefined =>
+  actor.requestId === undefined ? undefined : requestWrites.get(actor.requestId);
 
 export interface CommandContext {
   store: EventStore;
@@ -90,13 +96,22 @@ export async function appendDecided<E extends DomainEvent>(
 ): Promise<number> {
   const encoded = events.map((e) => ({
     ...ctx.registry.encode(e),
-    metadata: { workspaceId: actor.workspaceId, actor: { kind: actor.kind, id: actor.id }, requestId: actor.requestId ?? null },
+    metadata: {
+      workspaceId: actor.workspaceId,
+      actor: { kind: actor.kind, id: actor.id },
+      requestId: actor.requestId ?? null,
+    },
   }));
   const { position } = await ctx.store.append(streamId, encoded, expected);
   appended?.();
   const request = requestOf(actor);
   if (request) request.stored = true;
-  await readYourWrites(ctx, request, position, events.map((e) => e.type));
+  await readYourWrites(
+    ctx,
+    request,
+    position,
+    events.map((e) => e.type),
+  );
   return position;
 }
 
@@ -117,7 +132,12 @@ export async function execute<S, E extends DomainEvent>(
   decide: (state: S) => E[],
   options: { likelyNew?: boolean } = {},
 ): Promise<Executed<S, E>> {
-  const append = async (state: S, events: E[], expected: number | 'no_stream', appended?: () => void): Promise<Executed<S, E>> => {
+  const append = async (
+    state: S,
+    events: E[],
+    expected: number | 'no_stream',
+    appended?: () => void,
+  ): Promise<Executed<S, E>> => {
     const position = await appendDecided(ctx, actor, streamId, events, expected, appended);
     return { state: events.reduce(aggregate.evolve, state), events, position };
   };

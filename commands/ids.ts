@@ -25,5 +25,7 @@ export function newIds(kind: RandomIdKind, n: number): string[] {
 
 /** A fresh id of each kind commands draw, minted here so deciders only ever receive ids. */
 export const newId = Object.fromEntries(
-  (Object.keys(ID_KINDS) as (keyof typeof ID_KINDS)[]).filter((k) => ID_KINDS[k].from === 'random').map((k) => [k, () => newIds(k as RandomIdKind, 1)[0]!]),
+  (Object.keys(ID_KINDS) as (keyof typeof ID_KINDS)[])
+    .filter((k) => ID_KINDS[k].from === 'random')
+    .map((k) => [k, () => newIds(k as RandomIdKind, 1)[0]!]),
 ) as Record<RandomIdKind, () => string>;

@@ -66,6 +66,7 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
 function mxPort(value: string | undefined): number {
   if (!value) return 25;
   const port = Number(value);
-  if (!Number.isInteger(port) || port < 1 || port > 65535) throw new Error(`SMTP_MX_PORT must be a TCP port, got ${value}`);
+  if (!Number.isInteger(port) || port < 1 || port > 65535)
+    throw new Error(`SMTP_MX_PORT must be a TCP port, got ${value}`);
   return port;
 }

@@ -106,7 +106,11 @@ async function initialise(initdb: string, pgDir: string, password: string, owner
       fs.chownSync(pgDir, owner.uid, owner.gid);
       fs.chownSync(pwFile, owner.uid, owner.gid);
     }
-    await run(initdb, [`--pgdata=${pgDir}`, '--auth=scram-sha-256', '--username=postgres', `--pwfile=${pwFile}`, '--encoding=UTF8'], owner);
+    await run(
+      initdb,
+      [`--pgdata=${pgDir}`, '--auth=scram-sha-256', '--username=postgres', `--pwfile=${pwFile}`, '--encoding=UTF8'],
+      owner,
+    );
   } finally {
     fs.rmSync(pwFile, { force: true });
   }
@@ -119,7 +123,11 @@ interface Launched {
 
 function launch(postgres: string, pgDir: string, port: number, owner: Owner, logFile: string): Launched {
   const log = fs.openSync(logFile, 'a', 0o600);
-  const child = spawn(postgres, ['-D', pgDir, '-p', String(port)], { ...owner, detached: true, stdio: ['ignore', log, log] });
+  const child = spawn(postgres, ['-D', pgDir, '-p', String(port)], {
+    ...owner,
+    detached: true,
+    stdio: ['ignore', log, log],
+  });
   fs.closeSync(log);
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   // A server that dies without stopping it (an uncaught error) still takes its database along.
@@ -166,7 +174,11 @@ async function connect(port: number, password: string, server: Launched | null):
       // Not up yet (refused, or starting up); a server that exited will never be.
       const exited = server !== null && (server.child.exitCode !== null || server.child.signalCode !== null);
       if (exited || Date.now() > deadline || (code !== 'ECONNREFUSED' && code !== '57P03')) {
-        throw exited ? new Error(`PostgreSQL exited while starting (${server!.child.exitCode ?? server!.child.signalCode}); see postgres.log in DATA_DIR`) : error;
+        throw exited
+          ? new Error(
+              `PostgreSQL exited while starting (${server!.child.exitCode ?? server!.child.signalCode}); see postgres.log in DATA_DIR`,
+            )
+          : error;
       }
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
@@ -201,7 +213,9 @@ function assertReachableByPostgresUser(dir: string): void {
   if (process.getuid?.() !== 0) return;
   for (let d = path.dirname(dir); ; d = path.dirname(d)) {
     if ((fs.statSync(d).mode & 0o001) === 0) {
-      throw new Error(`DATA_DIR ${path.dirname(dir)}: running as root, PostgreSQL runs as user postgres, which cannot enter ${d}. Use a DATA_DIR outside it, or chmod o+x ${d}.`);
+      throw new Error(
+        `DATA_DIR ${path.dirname(dir)}: running as root, PostgreSQL runs as user postgres, which cannot enter ${d}. Use a DATA_DIR outside it, or chmod o+x ${d}.`,
+      );
     }
     if (d === path.dirname(d)) return;
   }
@@ -214,7 +228,10 @@ function urlFor(port: number, password: string): string {
 function isListening(port: number): Promise<boolean> {
   return new Promise((resolve) => {
     const socket = net.connect({ host: '127.0.0.1', port });
-    socket.once('connect', () => { socket.destroy(); resolve(true); });
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
     socket.once('error', () => resolve(false));
   });
 }

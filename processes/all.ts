@@ -3,7 +3,4 @@ import { automationEnrolment } from './automations/enrol.ts';
 import { webhookDispatch } from './webhooks/dispatch.ts';
 
 /** Every process manager that follows the log in the projection runner: one line per slice. */
-export const reactors: readonly Reactor[] = [
-  webhookDispatch,
-  automationEnrolment,
-];
+export const reactors: readonly Reactor[] = [webhookDispatch, automationEnrolment];

@@ -65,13 +65,20 @@ export async function rebuildProjection(
     position = Math.max(position, until);
   };
   // Never pass the live checkpoint: the live projector resumes from it on the swapped tables.
-  const { rows: cp } = await pool.query('SELECT position FROM projection_checkpoints WHERE name = $1', [projector.name]);
+  const { rows: cp } = await pool.query('SELECT position FROM projection_checkpoints WHERE name = $1', [
+    projector.name,
+  ]);
   await catchUp(options.swap === false ? await store.headPosition() : Number(cp[0]?.position ?? 0));
   if (bulk) await pool.query(bulk.finish(schema));
   bulk = undefined;
   if (projector.indexes) await buildIndexes(pool, projector.indexes(schema));
   if (options.swap === false) {
-    return { name: projector.name, events: applied, position, seconds: Number(process.hrtime.bigint() - started) / 1e9 };
+    return {
+      name: projector.name,
+      events: applied,
+      position,
+      seconds: Number(process.hrtime.bigint() - started) / 1e9,
+    };
   }
   await db.transaction().execute(async (trx) => {
     const { rows } = await sql<{ position: number }>`
@@ -88,7 +95,12 @@ export async function rebuildProjection(
 }
 
 /** The projector's events in (after, until], in batches: the store's bulk read when it has one. */
-async function* read(store: EventStore, types: readonly string[], after: number, until: number): AsyncGenerator<RecordedEvent[]> {
+async function* read(
+  store: EventStore,
+  types: readonly string[],
+  after: number,
+  until: number,
+): AsyncGenerator<RecordedEvent[]> {
   if (after >= until) return;
   if (store.scanAll) {
     yield* store.scanAll({ after, until, types, batchSize: BATCH });
@@ -112,7 +124,10 @@ async function* read(store: EventStore, types: readonly string[], after: number,
  * index takes a fifth less time.
  */
 async function buildIndexes(pool: pg.Pool, ddl: string): Promise<void> {
-  const statements = ddl.split(/;\s*$/m).map((s) => s.trim()).filter((s) => s.length > 0);
+  const statements = ddl
+    .split(/;\s*$/m)
+    .map((s) => s.trim())
+    .filter((s) => s.length > 0);
   let next = 0;
   const builder = async () => {
     const client = await pool.connect();
@@ -121,7 +136,12 @@ async function buildIndexes(pool: pg.Pool, ddl: string): Promise<void> {
       while (next < statements.length) await client.query(statements[next++]!);
     } finally {
       // A connection that cannot reset is dropped rather than returned to the pool.
-      client.release(await client.query('RESET maintenance_work_mem').then(() => undefined, (error: Error) => error));
+      client.release(
+        await client.query('RESET maintenance_work_mem').then(
+          () => undefined,
+          (error: Error) => error,
+        ),
+      );
     }
   };
   await Promise.all([builder(), builder()]);

@@ -96,7 +96,8 @@ export class ProjectionRunner {
     for (const p of this.followers) {
       const { rows } = await this.pool.query('SELECT version FROM projection_checkpoints WHERE name = $1', [p.name]);
       if (rows[0]?.version === p.version || (rows[0] && p.kind === 'reactor')) {
-        if (rows[0].version !== p.version) await this.pool.query('UPDATE projection_checkpoints SET version = $2 WHERE name = $1', [p.name, p.version]);
+        if (rows[0].version !== p.version)
+          await this.pool.query('UPDATE projection_checkpoints SET version = $2 WHERE name = $1', [p.name, p.version]);
         await this.pool.query(p.ddl('public') + (indexesOf(p) ?? ''));
         continue;
       }
@@ -160,7 +161,9 @@ export class ProjectionRunner {
     this.leaderClient = client;
     client.on('error', () => this.loseLead(term));
     try {
-      const { rows } = await this.pool.query('SELECT name, position FROM projection_checkpoints WHERE name = ANY($1)', [this.followers.map((p) => p.name)]);
+      const { rows } = await this.pool.query('SELECT name, position FROM projection_checkpoints WHERE name = ANY($1)', [
+        this.followers.map((p) => p.name),
+      ]);
       if (term !== this.term) return;
       const checkpoints = new Map(rows.map((r) => [r.name as string, Number(r.position)]));
       for (const p of this.followers) {
@@ -191,7 +194,8 @@ export class ProjectionRunner {
     this.leaderClient = null;
     this.term++;
     client.release(new Error('the leader session ended'));
-    if (!this.stopped) console.error('projections: the leader session ended; projecting stops until this process holds the lock again');
+    if (!this.stopped)
+      console.error('projections: the leader session ended; projecting stops until this process holds the lock again');
     this.unsubscribing = Promise.all(this.subscriptions.splice(0).map((s) => s.close())).then(() => {});
     this.notify();
     this.retryLead();
@@ -232,9 +236,15 @@ export class ProjectionRunner {
       // it replays exactly that, so the transaction skips the WAL flush (set in the same
       // statement, a round trip less).
       const moved = await sql`UPDATE projection_checkpoints SET position = ${last}, updated_at = now()
-        WHERE name = ${p.name} AND position <= ${from} AND (SELECT set_config('synchronous_commit', 'off', true)) IS NOT NULL`.execute(trx);
+        WHERE name = ${p.name} AND position <= ${from} AND (SELECT set_config('synchronous_commit', 'off', true)) IS NOT NULL`.execute(
+        trx,
+      );
       if (moved.numAffectedRows === 0n) return false;
-      if (relevant.length > 0) await p.applyBatch(trx, relevant.map((e) => this.decode(e)));
+      if (relevant.length > 0)
+        await p.applyBatch(
+          trx,
+          relevant.map((e) => this.decode(e)),
+        );
       return true;
     });
     if (term !== this.term) return;
@@ -252,7 +262,15 @@ export class ProjectionRunner {
     const { type, data } = this.registry.decode(e.type, e.version, e.data);
     // Every event is appended by commands/execute.ts, which writes the workspace into its metadata.
     const metadata = e.metadata as EventMetadata;
-    return { type, data, streamId: e.streamId, revision: e.revision, position: e.position, recordedAt: e.recordedAt, metadata };
+    return {
+      type,
+      data,
+      streamId: e.streamId,
+      revision: e.revision,
+      position: e.position,
+      recordedAt: e.recordedAt,
+      metadata,
+    };
   }
 
   private waiters = new Set<() => void>();
@@ -276,11 +294,16 @@ export class ProjectionRunner {
         : await this.behindInDatabase(concerned, position);
       if (behind.length === 0) return;
       if (Date.now() >= deadline) {
-        if (!wait.onDeadline?.()) throw new Error(`read models did not reach position ${position} within ${this.deadlineMs} ms`);
+        if (!wait.onDeadline?.())
+          throw new Error(`read models did not reach position ${position} within ${this.deadlineMs} ms`);
         deadline = Infinity;
       }
       await new Promise<void>((resolve) => {
-        const done = () => { clearTimeout(timer); this.waiters.delete(done); resolve(); };
+        const done = () => {
+          clearTimeout(timer);
+          this.waiters.delete(done);
+          resolve();
+        };
         const timer = setTimeout(done, Math.min(this.leaderClient ? 100 : 10, Math.max(0, deadline - Date.now())));
         this.waiters.add(done);
       });
@@ -290,10 +313,10 @@ export class ProjectionRunner {
   /** Which of them the checkpoints say are behind; all of them while the database does not answer. */
   private async behindInDatabase(concerned: Follower[], position: number): Promise<Follower[]> {
     try {
-      const { rows } = await this.pool.query('SELECT name FROM projection_checkpoints WHERE name = ANY($1) AND position >= $2', [
-        concerned.map((p) => p.name),
-        position,
-      ]);
+      const { rows } = await this.pool.query(
+        'SELECT name FROM projection_checkpoints WHERE name = ANY($1) AND position >= $2',
+        [concerned.map((p) => p.name), position],
+      );
       const done = new Set(rows.map((r) => r.name));
       return concerned.filter((p) => !done.has(p.name));
     } catch {
@@ -308,7 +331,14 @@ export class ProjectionRunner {
     return this.followers.map((p) => {
       const row = byName.get(p.name);
       const position = row?.position ?? 0;
-      return { name: p.name, version: p.version, position, head, lag: Math.max(0, head - position), running: this.leaderClient !== null };
+      return {
+        name: p.name,
+        version: p.version,
+        position,
+        head,
+        lag: Math.max(0, head - position),
+        running: this.leaderClient !== null,
+      };
     });
   }
 
@@ -325,7 +355,10 @@ export class ProjectionRunner {
     this.term++;
     try {
       for (const [name, position] of this.positions) {
-        await this.pool.query('UPDATE projection_checkpoints SET position = $2, updated_at = now() WHERE name = $1 AND position < $2', [name, position]);
+        await this.pool.query(
+          'UPDATE projection_checkpoints SET position = $2, updated_at = now() WHERE name = $1 AND position < $2',
+          [name, position],
+        );
       }
       await client.query('SELECT pg_advisory_unlock($1)', [LEADER_LOCK]);
       client.release();

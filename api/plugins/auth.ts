@@ -15,7 +15,10 @@ declare module 'fastify' {
   }
 }
 
-const REFUSALS = { revoked_api_key: 'This API key was revoked.', expired_api_key: 'This API key has expired.' } as const;
+const REFUSALS = {
+  revoked_api_key: 'This API key was revoked.',
+  expired_api_key: 'This API key has expired.',
+} as const;
 
 /**
  * The credential resolver and the rate-limit count, together, in one round trip
@@ -40,7 +43,8 @@ async function admit(
   const rateLimit = rateLimitState(row.count, window);
   if (token instanceof ApiError) return { credential: null, refusal: token, rateLimit };
   if (key === null) return { credential: null, refusal: null, rateLimit };
-  if (row.id === null) return { credential: null, refusal: new ApiError('invalid_api_key', 'This is not a valid API key.'), rateLimit };
+  if (row.id === null)
+    return { credential: null, refusal: new ApiError('invalid_api_key', 'This is not a valid API key.'), rateLimit };
   if (row.refusal) return { credential: null, refusal: new ApiError(row.refusal, REFUSALS[row.refusal]), rateLimit };
   const granted = row.scopes.filter(isPermission);
   const ceiling = row.role_permissions === null ? null : new Set(row.role_permissions);
@@ -59,7 +63,9 @@ async function admit(
   return { credential, refusal: null, rateLimit };
 }
 
-function bearerToken(authorization: string | undefined): { mode: 'live' | 'test'; keyId: string; secret: string } | ApiError {
+function bearerToken(
+  authorization: string | undefined,
+): { mode: 'live' | 'test'; keyId: string; secret: string } | ApiError {
   if (!authorization) return new ApiError('missing_api_key', 'Send a key as `Authorization: Bearer <key>`.');
   const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization);
   if (!match) return new ApiError('missing_api_key', 'The credential goes in `Authorization: Bearer <key>`.');
@@ -81,7 +87,12 @@ type CredentialUse = 'required' | 'optional' | 'none';
  * Resolves the credential, counts the request and puts the RateLimit headers on its answer;
  * throws the 429, and the credential's refusal when the route requires one.
  */
-export async function admitRequest(deps: AuthDeps, request: FastifyRequest, reply: FastifyReply, use: CredentialUse): Promise<void> {
+export async function admitRequest(
+  deps: AuthDeps,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  use: CredentialUse,
+): Promise<void> {
   const { credential, refusal, rateLimit } = await admit(deps.pool, deps.rateLimiter, {
     authorization: request.headers.authorization,
     needed: use !== 'none',
@@ -94,7 +105,12 @@ export async function admitRequest(deps: AuthDeps, request: FastifyRequest, repl
 }
 
 /** Puts an answered request in its key's log; requests without a key are not logged. */
-export function recordRequest(requestLog: RequestLog, request: FastifyRequest, reply: FastifyReply, durationMs: number): void {
+export function recordRequest(
+  requestLog: RequestLog,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  durationMs: number,
+): void {
   const c = request.credential;
   if (c?.kind !== 'apiKey' || c.id === null) return;
   requestLog.record({
@@ -123,8 +139,11 @@ export function registerAuth(app: FastifyInstance, deps: AuthDeps): void {
   app.decorateRequest('credential', null);
   app.decorateRequest('errorCode', null);
   app.addHook('onRequest', async (request, reply) => {
-    const use: CredentialUse = request.routeOptions.config?.auth === true ? 'required' : request.is404 ? 'optional' : 'none';
+    const use: CredentialUse =
+      request.routeOptions.config?.auth === true ? 'required' : request.is404 ? 'optional' : 'none';
     await admitRequest(deps, request, reply, use);
   });
-  app.addHook('onResponse', async (request, reply) => recordRequest(deps.requestLog, request, reply, reply.elapsedTime));
+  app.addHook('onResponse', async (request, reply) =>
+    recordRequest(deps.requestLog, request, reply, reply.elapsedTime),
+  );
 }

@@ -17,7 +17,11 @@ export function registerErrorHandling(app: FastifyInstance): void {
     return sendError(request, reply, api);
   });
   app.setNotFoundHandler((request, reply) =>
-    sendError(request, reply, new ApiError('resource_not_found', `No route ${request.method} ${request.url.split('?')[0]}.`, null, 404)),
+    sendError(
+      request,
+      reply,
+      new ApiError('resource_not_found', `No route ${request.method} ${request.url.split('?')[0]}.`, null, 404),
+    ),
   );
 }
 
@@ -61,7 +65,12 @@ export function answerClientError(this: FastifyInstance, error: Error & { code?:
   }
   const api =
     error.code === 'HPE_HEADER_OVERFLOW'
-      ? new ApiError('headers_too_large', 'The request line and headers are larger than the service reads (16 KiB).', null, 431)
+      ? new ApiError(
+          'headers_too_large',
+          'The request line and headers are larger than the service reads (16 KiB).',
+          null,
+          431,
+        )
       : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
         ? new ApiError('request_timeout', 'The request did not arrive whole in time.', null, 408)
         : new ApiError('invalid_request', 'The request cannot be read: it is not well-formed HTTP/1.1.', null, 400);
@@ -69,7 +78,14 @@ export function answerClientError(this: FastifyInstance, error: Error & { code?:
   this.log.info({ err: error, requestId }, 'unreadable request');
   const origin = `${'encrypted' in socket ? 'https' : 'http'}://${socket.localFamily === 'IPv6' ? `[${socket.localAddress}]` : socket.localAddress}:${socket.localPort}`;
   const body: ErrorBody = {
-    error: { type: api.type, code: api.code, message: api.message, param: null, docUrl: `${origin}/docs/errors#${api.code}`, requestId },
+    error: {
+      type: api.type,
+      code: api.code,
+      message: api.message,
+      param: null,
+      docUrl: `${origin}/docs/errors#${api.code}`,
+      requestId,
+    },
   };
   const json = JSON.stringify(body);
   socket.end(
@@ -129,14 +145,20 @@ export function toApiError(error: unknown): ApiError {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
       return new ApiError('body_too_large', 'The body is larger than the service accepts.', null, 413);
     case 'FST_ERR_BAD_URL':
-      return new ApiError('invalid_request', 'The URL cannot be read: a percent-encoded sequence in its path does not decode.', null, 400);
+      return new ApiError(
+        'invalid_request',
+        'The URL cannot be read: a percent-encoded sequence in its path does not decode.',
+        null,
+        400,
+      );
     case 'FST_ERR_MAX_PARAM_LENGTH':
       return new ApiError('resource_not_found', 'No resource of this service has an id that long.', null, 404);
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
       return new ApiError('invalid_request', e.message ?? 'The request cannot be read.', null, 400);
   }
-  if (error instanceof SyntaxError && e.statusCode === 400) return new ApiError('malformed_json', 'The body is not valid JSON.', null, 400);
+  if (error instanceof SyntaxError && e.statusCode === 400)
+    return new ApiError('malformed_json', 'The body is not valid JSON.', null, 400);
   if (e.statusCode && e.statusCode >= 400 && e.statusCode < 500 && TYPE_BY_STATUS[e.statusCode]) {
     return new ApiError('invalid_request', e.message ?? 'Bad request.', null, e.statusCode);
   }
@@ -154,7 +176,8 @@ export function fromZod(issues: core.$ZodIssue[], codes: Record<string, string> 
     const path = [...unknown.path, unknown.keys[0]!];
     const param = path.join('.');
     const own = codes[String(path[0])];
-    if (own && path.length > 1) return new ApiError(own, `\`${param}\` is not a field of ${String(path[0])}.`, param, 422);
+    if (own && path.length > 1)
+      return new ApiError(own, `\`${param}\` is not a field of ${String(path[0])}.`, param, 422);
     return new ApiError('unknown_parameter', `\`${param}\` is not a parameter of this operation.`, param, 422);
   }
   const issue = issues[0]!;

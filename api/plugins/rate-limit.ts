@@ -44,14 +44,19 @@ function windowAt(now: number): RateLimitWindow {
 export class RateLimiter implements Allowance {
   private lastPurge = 0;
 
-  constructor(private readonly pool: pg.Pool, private readonly now: () => number = Date.now) {}
+  constructor(
+    private readonly pool: pg.Pool,
+    private readonly now: () => number = Date.now,
+  ) {}
 
   /** The window a request arriving now counts in; windows over a minute old are purged, at most once a minute. */
   window(): RateLimitWindow {
     const window = windowAt(this.now());
     if (window.now - this.lastPurge > WINDOW_MS) {
       this.lastPurge = window.now;
-      void this.pool.query('DELETE FROM rate_limit_windows WHERE window_start < $1', [window.start - WINDOW_MS]).catch(() => {});
+      void this.pool
+        .query('DELETE FROM rate_limit_windows WHERE window_start < $1', [window.start - WINDOW_MS])
+        .catch(() => {});
     }
     return window;
   }
@@ -61,7 +66,12 @@ export class RateLimiter implements Allowance {
    * of its own (`events:<keyId>`), in the same windows. A take that would pass `limit` takes
    * nothing and is refused, so a refused batch leaves the allowance for smaller ones.
    */
-  async take(identity: string, units: number, limit: number, now: number = this.now()): Promise<{ ok: boolean; remaining: number; resetSeconds: number }> {
+  async take(
+    identity: string,
+    units: number,
+    limit: number,
+    now: number = this.now(),
+  ): Promise<{ ok: boolean; remaining: number; resetSeconds: number }> {
     const { start, resetSeconds } = windowAt(now);
     const { rows } = await this.pool.query(
       `WITH _ AS (SELECT set_config('synchronous_commit', 'off', true))

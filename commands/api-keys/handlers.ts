@@ -1,4 +1,10 @@
-import { decideCreateApiKey, decideReassignApiKeys, decideRevokeApiKey, decideRotateApiKey, type CallerAuthority } from '../../domain/api-keys/decide.ts';
+import {
+  decideCreateApiKey,
+  decideReassignApiKeys,
+  decideRevokeApiKey,
+  decideRotateApiKey,
+  type CallerAuthority,
+} from '../../domain/api-keys/decide.ts';
 import { apiKeysStream } from '../../domain/api-keys/events.ts';
 import { apiKeysAggregate } from '../../domain/api-keys/state.ts';
 import { rolesStream } from '../../domain/roles/events.ts';
@@ -20,7 +26,13 @@ export interface CreateKeyInput extends Allowlists {
 }
 
 /** Returns the new key's id and its token; the token exists only in this answer. */
-export async function createApiKey(ctx: CommandContext, actor: Actor, caller: CallerAuthority, input: CreateKeyInput, now: string) {
+export async function createApiKey(
+  ctx: CommandContext,
+  actor: Actor,
+  caller: CallerAuthority,
+  input: CreateKeyInput,
+  now: string,
+) {
   const minted = mintToken(input.mode);
   await execute(ctx, actor, apiKeysStream(actor.workspaceId), apiKeysAggregate, (state) =>
     decideCreateApiKey(state, { ...input, keyId: minted.keyId, secretHash: minted.secretHash, now, caller }),
@@ -29,7 +41,13 @@ export async function createApiKey(ctx: CommandContext, actor: Actor, caller: Ca
 }
 
 /** An operator stands outside the workspace's keys: every scope-able permission, live, every address. */
-const OPERATOR: CallerAuthority = { keyId: null, mode: 'live', scopes: [...SCOPEABLE], addressAllowlist: null, domainAllowlist: null };
+const OPERATOR: CallerAuthority = {
+  keyId: null,
+  mode: 'live',
+  scopes: [...SCOPEABLE],
+  addressAllowlist: null,
+  domainAllowlist: null,
+};
 
 /**
  * An operator (the CLI) issues a key for a workspace: its owner key at creation, and the way back
@@ -40,13 +58,22 @@ export async function issueOperatorKey(ctx: CommandContext, workspaceId: string,
   if (!(await loadState(ctx, workspaceStream(workspaceId), workspaceAggregate)).state.exists) {
     fail('resource_not_found', 'No such workspace.', 'workspace');
   }
-  if (input.roleId !== null && !(await loadState(ctx, rolesStream(workspaceId), rolesAggregate)).state.roles.has(input.roleId)) {
+  if (
+    input.roleId !== null &&
+    !(await loadState(ctx, rolesStream(workspaceId), rolesAggregate)).state.roles.has(input.roleId)
+  ) {
     fail('role_not_found', 'No such role in this workspace.', 'roleId');
   }
   return createApiKey(ctx, { workspaceId, kind: 'operator', id: null }, OPERATOR, input, now);
 }
 
-export async function rotateApiKey(ctx: CommandContext, actor: Actor, keyId: string, mode: 'live' | 'test', now: string) {
+export async function rotateApiKey(
+  ctx: CommandContext,
+  actor: Actor,
+  keyId: string,
+  mode: 'live' | 'test',
+  now: string,
+) {
   const minted = mintToken(mode, keyId);
   const { events } = await execute(ctx, actor, apiKeysStream(actor.workspaceId), apiKeysAggregate, (state) =>
     decideRotateApiKey(state, { keyId, secretHash: minted.secretHash, now }),
@@ -56,11 +83,24 @@ export async function rotateApiKey(ctx: CommandContext, actor: Actor, keyId: str
   return { token: minted.token, rotationCount: rotated.data.rotationCount, rotatedAt: rotated.data.rotatedAt };
 }
 
-export async function revokeApiKey(ctx: CommandContext, actor: Actor, caller: CallerAuthority, keyId: string, now: string) {
-  await execute(ctx, actor, apiKeysStream(actor.workspaceId), apiKeysAggregate, (state) => decideRevokeApiKey(state, { keyId, now, caller }));
+export async function revokeApiKey(
+  ctx: CommandContext,
+  actor: Actor,
+  caller: CallerAuthority,
+  keyId: string,
+  now: string,
+) {
+  await execute(ctx, actor, apiKeysStream(actor.workspaceId), apiKeysAggregate, (state) =>
+    decideRevokeApiKey(state, { keyId, now, caller }),
+  );
 }
 
-export async function reassignApiKeys(ctx: CommandContext, actor: Actor, fromRoleId: string, toRoleId: string): Promise<number> {
+export async function reassignApiKeys(
+  ctx: CommandContext,
+  actor: Actor,
+  fromRoleId: string,
+  toRoleId: string,
+): Promise<number> {
   const { events } = await execute(ctx, actor, apiKeysStream(actor.workspaceId), apiKeysAggregate, (state) =>
     decideReassignApiKeys(state, { fromRoleId, toRoleId }),
   );

@@ -8,7 +8,10 @@ const TOKEN = /^wms_(live|test)_([0-9a-z]{24})_([A-Za-z0-9_-]{43})$/;
  * secret (32 random bytes) is checked against its SHA-256. A fast hash is right here: the secret
  * has 256 bits of entropy, so there is nothing for a slow hash to protect.
  */
-export function mintToken(mode: 'live' | 'test', keyId = newId.apiKey()): { keyId: string; token: string; secretHash: string } {
+export function mintToken(
+  mode: 'live' | 'test',
+  keyId = newId.apiKey(),
+): { keyId: string; token: string; secretHash: string } {
   const secret = crypto.randomBytes(32).toString('base64url');
   return { keyId, token: `wms_${mode}_${keyId}_${secret}`, secretHash: hashSecret(secret) };
 }

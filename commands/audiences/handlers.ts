@@ -1,4 +1,10 @@
-import { decideCreateAudience, decideDeleteAudience, decideEnsureDefaultAudience, decideUpdateAudience, type UpdateAudience } from '../../domain/audiences/decide.ts';
+import {
+  decideCreateAudience,
+  decideDeleteAudience,
+  decideEnsureDefaultAudience,
+  decideUpdateAudience,
+  type UpdateAudience,
+} from '../../domain/audiences/decide.ts';
 import { audiencesStream } from '../../domain/audiences/events.ts';
 import { audiencesAggregate, type AudiencesState } from '../../domain/audiences/state.ts';
 import { execute, loadState, type Actor, type CommandContext } from '../execute.ts';
@@ -35,10 +41,24 @@ export async function createAudience(
   return audienceId;
 }
 
-export async function updateAudience(ctx: CommandContext, actor: Actor, input: Omit<UpdateAudience, 'now'>, now: string): Promise<void> {
-  await execute(ctx, actor, audiencesStream(actor.workspaceId), audiencesAggregate, (s) => decideUpdateAudience(s, { ...input, now }));
+export async function updateAudience(
+  ctx: CommandContext,
+  actor: Actor,
+  input: Omit<UpdateAudience, 'now'>,
+  now: string,
+): Promise<void> {
+  await execute(ctx, actor, audiencesStream(actor.workspaceId), audiencesAggregate, (s) =>
+    decideUpdateAudience(s, { ...input, now }),
+  );
 }
 
-export async function deleteAudience(ctx: CommandContext, actor: Actor, audienceId: string, now: string): Promise<void> {
-  await execute(ctx, actor, audiencesStream(actor.workspaceId), audiencesAggregate, (s) => decideDeleteAudience(s, { audienceId, now }));
+export async function deleteAudience(
+  ctx: CommandContext,
+  actor: Actor,
+  audienceId: string,
+  now: string,
+): Promise<void> {
+  await execute(ctx, actor, audiencesStream(actor.workspaceId), audiencesAggregate, (s) =>
+    decideDeleteAudience(s, { audienceId, now }),
+  );
 }

@@ -1,12 +1,24 @@
-import { decideCreateAutomation, decideDeleteAutomation, decideUpdateAutomation, type Definition } from '../../domain/automations/decide.ts';
+import {
+  decideCreateAutomation,
+  decideDeleteAutomation,
+  decideUpdateAutomation,
+  type Definition,
+} from '../../domain/automations/decide.ts';
 import { automationStream } from '../../domain/automations/events.ts';
 import { automationAggregate } from '../../domain/automations/state.ts';
 import { execute, type Actor, type CommandContext } from '../execute.ts';
 import { newId } from '../ids.ts';
 
-export async function createAutomation(ctx: CommandContext, actor: Actor, input: { definition: Definition; status: 'live' | 'paused' }, now: string): Promise<string> {
+export async function createAutomation(
+  ctx: CommandContext,
+  actor: Actor,
+  input: { definition: Definition; status: 'live' | 'paused' },
+  now: string,
+): Promise<string> {
   const automationId = newId.automation();
-  await execute(ctx, actor, automationStream(actor.workspaceId, automationId), automationAggregate, (s) => decideCreateAutomation(s, { automationId, ...input, now }));
+  await execute(ctx, actor, automationStream(actor.workspaceId, automationId), automationAggregate, (s) =>
+    decideCreateAutomation(s, { automationId, ...input, now }),
+  );
   return automationId;
 }
 
@@ -21,10 +33,20 @@ export async function updateAutomation(
   input: { ifMatch: number | null; patch: Partial<Definition>; status?: 'live' | 'paused' },
   now: string,
 ): Promise<void> {
-  await execute(ctx, actor, automationStream(actor.workspaceId, automationId), automationAggregate, (s) => decideUpdateAutomation(s, { ...input, now }));
+  await execute(ctx, actor, automationStream(actor.workspaceId, automationId), automationAggregate, (s) =>
+    decideUpdateAutomation(s, { ...input, now }),
+  );
 }
 
 /** Returns once the enrolment process has ended the automation's runs, so no step of them runs after the answer. */
-export async function deleteAutomation(ctx: CommandContext, actor: Actor, automationId: string, input: { ifMatch: number | null }, now: string): Promise<void> {
-  await execute(ctx, actor, automationStream(actor.workspaceId, automationId), automationAggregate, (s) => decideDeleteAutomation(s, { ...input, now }));
+export async function deleteAutomation(
+  ctx: CommandContext,
+  actor: Actor,
+  automationId: string,
+  input: { ifMatch: number | null },
+  now: string,
+): Promise<void> {
+  await execute(ctx, actor, automationStream(actor.workspaceId, automationId), automationAggregate, (s) =>
+    decideDeleteAutomation(s, { ...input, now }),
+  );
 }

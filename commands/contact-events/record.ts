@@ -19,14 +19,23 @@ export interface ContactRef {
  * pass `limit` takes nothing and is refused; a negative take gives units back.
  */
 export interface Allowance {
-  take(identity: string, units: number, limit: number, now: number): Promise<{ ok: boolean; remaining: number; resetSeconds: number }>;
+  take(
+    identity: string,
+    units: number,
+    limit: number,
+    now: number,
+  ): Promise<{ ok: boolean; remaining: number; resetSeconds: number }>;
 }
 
 /** What recording needs besides the event store; the api wires them (projections' queries, its rate limiter). */
 export interface RecordingPorts {
   commands: CommandContext;
   /** Contacts of the workspace named by address or id, in one round trip. */
-  lookupContacts(workspaceId: string, emails: string[], ids: string[]): Promise<{ byEmail: Map<string, ContactRef>; byId: Map<string, ContactRef> }>;
+  lookupContacts(
+    workspaceId: string,
+    emails: string[],
+    ids: string[],
+  ): Promise<{ byEmail: Map<string, ContactRef>; byId: Map<string, ContactRef> }>;
   /** What enrolment made of stored live events: the automations each enrolled the contact in, the waits it ended. */
   outcomesOf(eventIds: string[]): Promise<Map<string, { enrolled: string[]; resumed: number }>>;
   allowance: Allowance;
@@ -64,11 +73,21 @@ export async function recordContactEventRequest(ports: RecordingPorts, request: 
     valid.flatMap((c) => (c.email ? [c.email] : [])),
     valid.flatMap((c) => (c.contactId ? [c.contactId] : [])),
   );
-  const toCreate = [...new Map(valid.filter((c) => c.createContact && c.email && !contacts.byEmail.has(c.email)).map((c) => [c.email!, c])).values()];
+  const toCreate = [
+    ...new Map(
+      valid.filter((c) => c.createContact && c.email && !contacts.byEmail.has(c.email)).map((c) => [c.email!, c]),
+    ).values(),
+  ];
   const resolve = itemsOf(checked, newIds('contactEvent', checked.length), { mode: request.mode, createdAt: nowIso });
-  const target = { streamSuffix: idempotencyKey === null ? newRequestStreamSuffix() : keyStreamSuffix(idempotencyKey), fresh: idempotencyKey === null };
+  const target = {
+    streamSuffix: idempotencyKey === null ? newRequestStreamSuffix() : keyStreamSuffix(idempotencyKey),
+    fresh: idempotencyKey === null,
+  };
   // Counting needs to know which events would be stored, not the ids of contacts not made yet.
-  const planned = resolve(new Map([...contacts.byEmail, ...toCreate.map((c) => [c.email!, { id: '', email: c.email! }] as const)]), contacts.byId);
+  const planned = resolve(
+    new Map([...contacts.byEmail, ...toCreate.map((c) => [c.email!, { id: '', email: c.email! }] as const)]),
+    contacts.byId,
+  );
   const units = await countNewContactEvents(ports.commands, actor, { ...target, items: planned.items });
   const identity = request.allowanceIdentity;
   if (units > 0) {
@@ -83,7 +102,12 @@ export async function recordContactEventRequest(ports: RecordingPorts, request: 
     for (let i = 0; i < toCreate.length; i += 10) {
       await Promise.all(
         toCreate.slice(i, i + 10).map(async (c) => {
-          const made = await createContact(ports.commands, actor, { email: c.email!, name: c.contactName, source: 'auto' }, nowIso);
+          const made = await createContact(
+            ports.commands,
+            actor,
+            { email: c.email!, name: c.contactName, source: 'auto' },
+            nowIso,
+          );
           contacts.byEmail.set(c.email!, { id: made.contactId, email: c.email! });
           contacts.byId.set(made.contactId, { id: made.contactId, email: c.email! });
         }),
@@ -101,15 +125,27 @@ export async function recordContactEventRequest(ports: RecordingPorts, request: 
   const started = outcomes.flatMap((o) => (o.kind === 'stored' && o.event.mode === 'live' ? [o.event.eventId] : []));
   const made = await ports.outcomesOf(started);
   const answers = outcomes.map((o): RecordAnswer => {
-    if (o.kind === 'refused') return { index: o.index, ok: false, code: o.code, message: o.message, param: params.get(o.index) ?? null };
+    if (o.kind === 'refused')
+      return { index: o.index, ok: false, code: o.code, message: o.message, param: params.get(o.index) ?? null };
     const m = o.kind === 'stored' ? made.get(o.event.eventId) : undefined;
-    return { index: o.index, ok: true, event: o.event, replayed: o.kind === 'replayed', enrolled: m?.enrolled ?? [], resumed: m?.resumed ?? 0 };
+    return {
+      index: o.index,
+      ok: true,
+      event: o.event,
+      replayed: o.kind === 'replayed',
+      enrolled: m?.enrolled ?? [],
+      resumed: m?.resumed ?? 0,
+    };
   });
   return { rateLimited: false, answers };
 }
 
 /** The items of a request once its contacts are known, with the param each refused position names. */
-function itemsOf(checked: ReturnType<typeof checkEvent>[], ids: string[], stamp: { mode: 'live' | 'test'; createdAt: string }) {
+function itemsOf(
+  checked: ReturnType<typeof checkEvent>[],
+  ids: string[],
+  stamp: { mode: 'live' | 'test'; createdAt: string },
+) {
   return (byEmail: Map<string, ContactRef>, byId: Map<string, ContactRef>) => {
     const params = new Map<number, string>();
     const items = checked.map((c, index): Item => {
@@ -121,20 +157,34 @@ function itemsOf(checked: ReturnType<typeof checkEvent>[], ids: string[], stamp:
       const contact = c.email !== null ? byEmail.get(c.email) : byId.get(c.contactId!);
       if (!contact) {
         params.set(index, c.email !== null ? 'email' : 'contactId');
-        const message = c.email === null ? `No contact ${c.contactId}.` : `No contact ${c.email} in the book (send \`createContact: true\` to make one).`;
+        const message =
+          c.email === null
+            ? `No contact ${c.contactId}.`
+            : `No contact ${c.email} in the book (send \`createContact: true\` to make one).`;
         return { index, fingerprint, refused: { code: 'contact_not_found', message } };
       }
       if (c.email !== null && c.contactId !== null && contact.id !== c.contactId) {
         params.set(index, 'contactId');
-        return { index, fingerprint, refused: { code: 'invalid_event', message: '`contactId` and `email` name different contacts.' } };
+        return {
+          index,
+          fingerprint,
+          refused: { code: 'invalid_event', message: '`contactId` and `email` name different contacts.' },
+        };
       }
       return {
         index,
         fingerprint,
-        ready: { eventId: ids[index]!, contactId: contact.id, email: contact.email, name: c.name, properties: c.properties, occurredAt: c.occurredAt, ...stamp },
+        ready: {
+          eventId: ids[index]!,
+          contactId: contact.id,
+          email: contact.email,
+          name: c.name,
+          properties: c.properties,
+          occurredAt: c.occurredAt,
+          ...stamp,
+        },
       };
     });
     return { items, params };
   };
 }
-

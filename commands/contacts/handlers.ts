@@ -57,8 +57,16 @@ export async function createContact(
   return { created: events.length > 0, contactId: state.contact!.contactId };
 }
 
-export async function updateContact(ctx: CommandContext, actor: Actor, email: string, patch: Omit<UpdateContact, 'now'>, now: string): Promise<Contact> {
-  const { state } = await execute(ctx, actor, contactStream(actor.workspaceId, email), contactAggregate, (s) => decideUpdateContact(s, { ...patch, now }));
+export async function updateContact(
+  ctx: CommandContext,
+  actor: Actor,
+  email: string,
+  patch: Omit<UpdateContact, 'now'>,
+  now: string,
+): Promise<Contact> {
+  const { state } = await execute(ctx, actor, contactStream(actor.workspaceId, email), contactAggregate, (s) =>
+    decideUpdateContact(s, { ...patch, now }),
+  );
   return state.contact!;
 }
 
@@ -72,20 +80,39 @@ export async function deleteContact(ctx: CommandContext, actor: Actor, email: st
 }
 
 /** Adds a contact to an audience; one it is in already stays (no event). */
-export async function addToAudience(ctx: CommandContext, actor: Actor, input: { email: string; audienceId: string }, now: string): Promise<{ changed: boolean; contact: Contact }> {
+export async function addToAudience(
+  ctx: CommandContext,
+  actor: Actor,
+  input: { email: string; audienceId: string },
+  now: string,
+): Promise<{ changed: boolean; contact: Contact }> {
   audienceOr404(await loadAudiences(ctx, actor.workspaceId), input.audienceId);
-  const { state, events } = await execute(ctx, actor, contactStream(actor.workspaceId, input.email), contactAggregate, (s) =>
-    decideJoinAudience(s, { audienceId: input.audienceId, now }),
+  const { state, events } = await execute(
+    ctx,
+    actor,
+    contactStream(actor.workspaceId, input.email),
+    contactAggregate,
+    (s) => decideJoinAudience(s, { audienceId: input.audienceId, now }),
   );
   return { changed: events.length > 0, contact: state.contact! };
 }
 
 /** Takes a contact out of an audience (not the default one: 409 `builtin_audience`). */
-export async function removeFromAudience(ctx: CommandContext, actor: Actor, input: { email: string; audienceId: string }, now: string): Promise<{ changed: boolean; contact: Contact }> {
+export async function removeFromAudience(
+  ctx: CommandContext,
+  actor: Actor,
+  input: { email: string; audienceId: string },
+  now: string,
+): Promise<{ changed: boolean; contact: Contact }> {
   const audience = audienceOr404(await loadAudiences(ctx, actor.workspaceId), input.audienceId);
-  if (audience.builtin !== null) fail('builtin_audience', 'The default audience holds every contact; delete the contact to take it out.', 'id');
-  const { state, events } = await execute(ctx, actor, contactStream(actor.workspaceId, input.email), contactAggregate, (s) =>
-    decideLeaveAudience(s, { audienceId: input.audienceId, now }),
+  if (audience.builtin !== null)
+    fail('builtin_audience', 'The default audience holds every contact; delete the contact to take it out.', 'id');
+  const { state, events } = await execute(
+    ctx,
+    actor,
+    contactStream(actor.workspaceId, input.email),
+    contactAggregate,
+    (s) => decideLeaveAudience(s, { audienceId: input.audienceId, now }),
   );
   return { changed: events.length > 0, contact: state.contact! };
 }
@@ -95,5 +122,7 @@ export async function removeFromAudience(ctx: CommandContext, actor: Actor, inpu
  * moves forward, never back. An address not in the book is left alone.
  */
 export async function touchContact(ctx: CommandContext, actor: Actor, email: string, seenAt: string): Promise<void> {
-  await execute(ctx, actor, contactStream(actor.workspaceId, normaliseEmail(email)), contactAggregate, (s) => decideTouchContact(s, { seenAt }));
+  await execute(ctx, actor, contactStream(actor.workspaceId, normaliseEmail(email)), contactAggregate, (s) =>
+    decideTouchContact(s, { seenAt }),
+  );
 }

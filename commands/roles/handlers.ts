@@ -21,7 +21,9 @@ const seedIds = (): SeedIds => Object.fromEntries(BUILTINS.map((b) => [b, newId.
 /** Seeds the six roles the first time, afterwards restores the owner role if it is missing. */
 export async function ensureSeeded(ctx: CommandContext, actor: Actor, now: string): Promise<void> {
   const ids = seedIds();
-  await execute(ctx, actor, rolesStream(actor.workspaceId), rolesAggregate, (state) => decideSeedRoles(state, { seedIds: ids, now }));
+  await execute(ctx, actor, rolesStream(actor.workspaceId), rolesAggregate, (state) =>
+    decideSeedRoles(state, { seedIds: ids, now }),
+  );
 }
 
 export interface CreateRoleInput {
@@ -30,7 +32,13 @@ export interface CreateRoleInput {
   permissions: Permission[];
 }
 
-export async function createRole(ctx: CommandContext, actor: Actor, caller: RoleCaller, input: CreateRoleInput, now: string): Promise<string> {
+export async function createRole(
+  ctx: CommandContext,
+  actor: Actor,
+  caller: RoleCaller,
+  input: CreateRoleInput,
+  now: string,
+): Promise<string> {
   const roleId = newId.role();
   const ids = seedIds();
   await execute(ctx, actor, rolesStream(actor.workspaceId), rolesAggregate, (state) =>
@@ -40,7 +48,9 @@ export async function createRole(ctx: CommandContext, actor: Actor, caller: Role
 }
 
 export async function updateRole(ctx: CommandContext, actor: Actor, command: UpdateRole): Promise<void> {
-  await execute(ctx, actor, rolesStream(actor.workspaceId), rolesAggregate, (state) => decideUpdateRole(state, command));
+  await execute(ctx, actor, rolesStream(actor.workspaceId), rolesAggregate, (state) =>
+    decideUpdateRole(state, command),
+  );
 }
 
 /**
@@ -49,8 +59,14 @@ export async function updateRole(ctx: CommandContext, actor: Actor, command: Upd
  * no permissions at all, the safe failure. Moving keys first could widen them and then have the
  * delete refused, leaving authority granted by a delete that did not happen.
  */
-export async function deleteRole(ctx: CommandContext, actor: Actor, command: DeleteRole): Promise<{ keysReassigned: number }> {
-  await execute(ctx, actor, rolesStream(actor.workspaceId), rolesAggregate, (state) => decideDeleteRole(state, command));
+export async function deleteRole(
+  ctx: CommandContext,
+  actor: Actor,
+  command: DeleteRole,
+): Promise<{ keysReassigned: number }> {
+  await execute(ctx, actor, rolesStream(actor.workspaceId), rolesAggregate, (state) =>
+    decideDeleteRole(state, command),
+  );
   if (command.reassignTo === null) return { keysReassigned: 0 };
   return { keysReassigned: await reassignApiKeys(ctx, actor, command.roleId, command.reassignTo) };
 }

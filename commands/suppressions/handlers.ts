@@ -22,8 +22,19 @@ export async function addSuppression(
   now: string,
 ): Promise<{ created: boolean; suppressionId: string; entry: SuppressionEntry }> {
   const email = normaliseAddress(input.email);
-  const { state, events } = await execute(ctx, actor, suppressionStream(actor.workspaceId, email), suppressionAggregate, (s) =>
-    decideAddSuppression(s, { suppressionId: newId.suppression(), email, reason: input.reason, detail: input.detail, now }),
+  const { state, events } = await execute(
+    ctx,
+    actor,
+    suppressionStream(actor.workspaceId, email),
+    suppressionAggregate,
+    (s) =>
+      decideAddSuppression(s, {
+        suppressionId: newId.suppression(),
+        email,
+        reason: input.reason,
+        detail: input.detail,
+        now,
+      }),
     // Adding is mostly of addresses never suppressed: the bulk adds of an import, the pipeline's bounces.
     { likelyNew: true },
   );
@@ -31,9 +42,13 @@ export async function addSuppression(
   return { created: events.length > 0, suppressionId: entry.suppressionId, entry };
 }
 
-export async function removeSuppression(ctx: CommandContext, actor: Actor, input: { suppressionId: string; email: string }, now: string) {
+export async function removeSuppression(
+  ctx: CommandContext,
+  actor: Actor,
+  input: { suppressionId: string; email: string },
+  now: string,
+) {
   await execute(ctx, actor, suppressionStream(actor.workspaceId, input.email), suppressionAggregate, (s) =>
     decideRemoveSuppression(s, { suppressionId: input.suppressionId, now }),
   );
 }
-

@@ -38,5 +38,9 @@ export async function renderVersion(
   const values = resolveValues(version.props as never, version.slots as never, given);
   const key = version.published ? version.id : `${version.id}@${revision}`;
   const html = version.engine === 'html' ? (version.sanitisedHtml ?? version.html) : null;
-  return renderer.render(key, { engine: version.engine, subject: version.subject, document: version.document, html }, values);
+  return renderer.render(
+    key,
+    { engine: version.engine, subject: version.subject, document: version.document, html },
+    values,
+  );
 }

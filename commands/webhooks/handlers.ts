@@ -19,11 +19,19 @@ import { newWebhookSecret } from './secrets.ts';
  */
 export type ReceiverUrlCheck = (url: string) => { ok: true; url: URL } | { ok: false; reason: string };
 
-const run = (ctx: CommandContext, actor: Actor, decide: (s: WebhooksState) => ReturnType<typeof decideCreateWebhookEndpoint>) =>
-  execute(ctx, actor, webhooksStream(actor.workspaceId), webhooksAggregate, decide);
+const run = (
+  ctx: CommandContext,
+  actor: Actor,
+  decide: (s: WebhooksState) => ReturnType<typeof decideCreateWebhookEndpoint>,
+) => execute(ctx, actor, webhooksStream(actor.workspaceId), webhooksAggregate, decide);
 
 /** Creates an endpoint, enabled at once; answers its id and the secret, shown this once. */
-export async function createWebhookEndpoint(ctx: CommandContext, actor: Actor, settings: EndpointSettings, now: string) {
+export async function createWebhookEndpoint(
+  ctx: CommandContext,
+  actor: Actor,
+  settings: EndpointSettings,
+  now: string,
+) {
   const endpointId = newId.webhookEndpoint();
   const secret = newWebhookSecret();
   await run(ctx, actor, (s) => decideCreateWebhookEndpoint(s, { endpointId, settings, secret, now }));

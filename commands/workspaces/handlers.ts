@@ -9,17 +9,35 @@ import { issueOperatorKey } from '../api-keys/handlers.ts';
  * An operator creates a workspace with its owner and a live owner key holding every scope-able
  * permission and no role ceiling.
  */
-export async function createWorkspace(ctx: CommandContext, input: { name: string; ownerEmail: string }, now = new Date().toISOString()) {
+export async function createWorkspace(
+  ctx: CommandContext,
+  input: { name: string; ownerEmail: string },
+  now = new Date().toISOString(),
+) {
   const workspaceId = newId.workspace();
   const ownerUserId = newId.user();
   const actor = { workspaceId, kind: 'operator' as const, id: null };
   await execute(ctx, actor, workspaceStream(workspaceId), workspaceAggregate, (state) =>
-    decideCreateWorkspace(state, { workspaceId, name: input.name, ownerUserId, ownerEmail: input.ownerEmail.trim().toLowerCase(), now }),
+    decideCreateWorkspace(state, {
+      workspaceId,
+      name: input.name,
+      ownerUserId,
+      ownerEmail: input.ownerEmail.trim().toLowerCase(),
+      now,
+    }),
   );
   const { token } = await issueOperatorKey(
     ctx,
     workspaceId,
-    { name: 'Owner key', mode: 'live', scopes: [...SCOPEABLE], roleId: null, addressAllowlist: null, domainAllowlist: null, expiresAt: null },
+    {
+      name: 'Owner key',
+      mode: 'live',
+      scopes: [...SCOPEABLE],
+      roleId: null,
+      addressAllowlist: null,
+      domainAllowlist: null,
+      expiresAt: null,
+    },
     now,
   );
   return { workspaceId, ownerUserId, apiKey: token };

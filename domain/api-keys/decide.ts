@@ -38,8 +38,10 @@ interface KeyReach extends Allowlists {
  */
 function beyondCaller(key: KeyReach, caller: CallerAuthority): { param: string; reason: string } | null {
   const scope = key.scopes.findIndex((s) => !caller.scopes.includes(s));
-  if (scope >= 0) return { param: `scopes.${scope}`, reason: `holds \`${key.scopes[scope]}\`, which the calling key does not` };
-  if (caller.mode === 'test' && key.mode === 'live') return { param: 'mode', reason: 'is a live key, and a test key never touches live keys' };
+  if (scope >= 0)
+    return { param: `scopes.${scope}`, reason: `holds \`${key.scopes[scope]}\`, which the calling key does not` };
+  if (caller.mode === 'test' && key.mode === 'live')
+    return { param: 'mode', reason: 'is a live key, and a test key never touches live keys' };
   const within = allowlistsWithin(key, caller);
   if (!within.ok) return { param: within.param, reason: 'reaches addresses the calling key cannot' };
   return null;
@@ -47,12 +49,14 @@ function beyondCaller(key: KeyReach, caller: CallerAuthority): { param: string; 
 
 export function decideCreateApiKey(state: ApiKeysState, cmd: CreateKey): ApiKeyEvent[] {
   cmd.scopes.forEach((s, i) => {
-    if (CONSOLE_ONLY.has(s)) fail('invalid_parameter', `\`${s}\` is a console-only permission; no key can hold it.`, `scopes.${i}`);
+    if (CONSOLE_ONLY.has(s))
+      fail('invalid_parameter', `\`${s}\` is a console-only permission; no key can hold it.`, `scopes.${i}`);
   });
   const allowlists = normaliseAllowlists(cmd);
   const beyond = beyondCaller({ mode: cmd.mode, scopes: cmd.scopes, ...allowlists }, cmd.caller);
   if (beyond) fail('beyond_caller_authority', `The new key ${beyond.reason}.`, beyond.param);
-  if (cmd.expiresAt !== null && cmd.expiresAt <= cmd.now) fail('invalid_parameter', '`expiresAt` must be in the future.', 'expiresAt');
+  if (cmd.expiresAt !== null && cmd.expiresAt <= cmd.now)
+    fail('invalid_parameter', '`expiresAt` must be in the future.', 'expiresAt');
   const active = [...state.keys.values()].filter((k) => isActive(k, cmd.now)).length;
   if (active >= ACTIVE_KEY_LIMIT) {
     fail('workspace_limit_reached', `A workspace holds at most ${ACTIVE_KEY_LIMIT} active API keys.`);
@@ -76,7 +80,10 @@ export function decideCreateApiKey(state: ApiKeysState, cmd: CreateKey): ApiKeyE
   ];
 }
 
-export function decideRotateApiKey(state: ApiKeysState, cmd: { keyId: string; secretHash: string; now: string }): ApiKeyEvent[] {
+export function decideRotateApiKey(
+  state: ApiKeysState,
+  cmd: { keyId: string; secretHash: string; now: string },
+): ApiKeyEvent[] {
   const key = state.keys.get(cmd.keyId);
   if (!key) fail('resource_not_found', 'No such API key.', 'id');
   if (key.revokedAt !== null) fail('revoked', 'The key was revoked.');
@@ -90,16 +97,29 @@ export function decideRotateApiKey(state: ApiKeysState, cmd: { keyId: string; se
 }
 
 /** A key revokes itself, or keys inside its own authority (the owner's key only from one as wide). */
-export function decideRevokeApiKey(state: ApiKeysState, cmd: { keyId: string; now: string; caller: CallerAuthority }): ApiKeyEvent[] {
+export function decideRevokeApiKey(
+  state: ApiKeysState,
+  cmd: { keyId: string; now: string; caller: CallerAuthority },
+): ApiKeyEvent[] {
   const key = state.keys.get(cmd.keyId);
   if (!key || key.revokedAt !== null) fail('resource_not_found', 'No such API key.', 'id');
   const beyond = cmd.keyId === cmd.caller.keyId ? null : beyondCaller(key, cmd.caller);
-  if (beyond) fail('beyond_caller_authority', `The key ${beyond.reason}; a key revokes only keys inside its own authority.`, 'id');
+  if (beyond)
+    fail(
+      'beyond_caller_authority',
+      `The key ${beyond.reason}; a key revokes only keys inside its own authority.`,
+      'id',
+    );
   return [{ type: 'ApiKeyRevoked', data: { keyId: cmd.keyId, revokedAt: cmd.now } }];
 }
 
-export function decideReassignApiKeys(state: ApiKeysState, cmd: { fromRoleId: string; toRoleId: string }): ApiKeyEvent[] {
-  const keyIds = [...state.keys.entries()].filter(([, k]) => k.revokedAt === null && k.roleId === cmd.fromRoleId).map(([id]) => id);
+export function decideReassignApiKeys(
+  state: ApiKeysState,
+  cmd: { fromRoleId: string; toRoleId: string },
+): ApiKeyEvent[] {
+  const keyIds = [...state.keys.entries()]
+    .filter(([, k]) => k.revokedAt === null && k.roleId === cmd.fromRoleId)
+    .map(([id]) => id);
   if (keyIds.length === 0) return [];
   return [{ type: 'ApiKeysReassigned', data: { fromRoleId: cmd.fromRoleId, toRoleId: cmd.toRoleId, keyIds } }];
 }

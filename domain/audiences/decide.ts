@@ -8,12 +8,22 @@ export const AUDIENCE_NAME_MAX = 120;
 export const DEFAULT_AUDIENCE_NAME = 'All contacts';
 
 /** The default audience, when the workspace has none yet (first use of contacts or audiences). */
-export function decideEnsureDefaultAudience(state: AudiencesState, cmd: { audienceId: string; now: string }): AudienceEvent[] {
+export function decideEnsureDefaultAudience(
+  state: AudiencesState,
+  cmd: { audienceId: string; now: string },
+): AudienceEvent[] {
   if (state.defaultId !== null) return [];
   return [
     {
       type: 'AudienceCreated',
-      data: { audienceId: cmd.audienceId, name: DEFAULT_AUDIENCE_NAME, description: null, showOnPreferences: false, builtin: 'default', createdAt: cmd.now },
+      data: {
+        audienceId: cmd.audienceId,
+        name: DEFAULT_AUDIENCE_NAME,
+        description: null,
+        showOnPreferences: false,
+        builtin: 'default',
+        createdAt: cmd.now,
+      },
     },
   ];
 }
@@ -31,13 +41,23 @@ export interface CreateAudience {
 export function decideCreateAudience(state: AudiencesState, cmd: CreateAudience): AudienceEvent[] {
   const custom = [...state.audiences.values()].filter((a) => a.builtin === null).length;
   if (custom >= AUDIENCES_MAX) {
-    fail('workspace_limit_reached', `A workspace holds at most ${AUDIENCES_MAX} audiences besides the default one; delete one to free a place.`);
+    fail(
+      'workspace_limit_reached',
+      `A workspace holds at most ${AUDIENCES_MAX} audiences besides the default one; delete one to free a place.`,
+    );
   }
   return [
     ...decideEnsureDefaultAudience(state, { audienceId: cmd.defaultId, now: cmd.now }),
     {
       type: 'AudienceCreated',
-      data: { audienceId: cmd.audienceId, name: cmd.name.trim(), description: cmd.description, showOnPreferences: cmd.showOnPreferences, builtin: null, createdAt: cmd.now },
+      data: {
+        audienceId: cmd.audienceId,
+        name: cmd.name.trim(),
+        description: cmd.description,
+        showOnPreferences: cmd.showOnPreferences,
+        builtin: null,
+        createdAt: cmd.now,
+      },
     },
   ];
 }
@@ -61,12 +81,18 @@ export function decideUpdateAudience(state: AudiencesState, cmd: UpdateAudience)
   const description = cmd.description === undefined ? a.description : cmd.description;
   const showOnPreferences = cmd.showOnPreferences ?? a.showOnPreferences;
   if (name === a.name && description === a.description && showOnPreferences === a.showOnPreferences) return [];
-  return [{ type: 'AudienceUpdated', data: { audienceId: a.audienceId, name, description, showOnPreferences, updatedAt: cmd.now } }];
+  return [
+    {
+      type: 'AudienceUpdated',
+      data: { audienceId: a.audienceId, name, description, showOnPreferences, updatedAt: cmd.now },
+    },
+  ];
 }
 
 /** The default audience holds every contact and cannot go. */
 export function decideDeleteAudience(state: AudiencesState, cmd: { audienceId: string; now: string }): AudienceEvent[] {
   const a = audienceOr404(state, cmd.audienceId);
-  if (a.builtin !== null) fail('builtin_audience', 'The default audience holds every contact; it cannot be deleted.', 'id');
+  if (a.builtin !== null)
+    fail('builtin_audience', 'The default audience holds every contact; it cannot be deleted.', 'id');
   return [{ type: 'AudienceDeleted', data: { audienceId: a.audienceId, deletedAt: cmd.now } }];
 }

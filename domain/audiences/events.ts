@@ -17,14 +17,26 @@ export const AudienceCreated = defineEvent(
 /** The editable fields after the change, whole. */
 export const AudienceUpdated = defineEvent(
   'AudienceUpdated',
-  z.object({ audienceId: z.string(), name: z.string(), description: z.string().nullable(), showOnPreferences: z.boolean(), updatedAt: z.string() }),
+  z.object({
+    audienceId: z.string(),
+    name: z.string(),
+    description: z.string().nullable(),
+    showOnPreferences: z.boolean(),
+    updatedAt: z.string(),
+  }),
 );
 
 /** The audience is gone, and its memberships with it. */
-export const AudienceDeleted = defineEvent('AudienceDeleted', z.object({ audienceId: z.string(), deletedAt: z.string() }));
+export const AudienceDeleted = defineEvent(
+  'AudienceDeleted',
+  z.object({ audienceId: z.string(), deletedAt: z.string() }),
+);
 
 export const audienceEvents = [AudienceCreated, AudienceUpdated, AudienceDeleted];
-export type AudienceEvent = EventOf<typeof AudienceCreated> | EventOf<typeof AudienceUpdated> | EventOf<typeof AudienceDeleted>;
+export type AudienceEvent =
+  | EventOf<typeof AudienceCreated>
+  | EventOf<typeof AudienceUpdated>
+  | EventOf<typeof AudienceDeleted>;
 
 /**
  * Every audience of a workspace is one small aggregate: the single default audience and the

@@ -26,7 +26,13 @@ export const audiencesAggregate = {
       }
       case 'AudienceUpdated': {
         const a = audiences.get(event.data.audienceId);
-        if (a) audiences.set(a.audienceId, { ...a, name: event.data.name, description: event.data.description, showOnPreferences: event.data.showOnPreferences });
+        if (a)
+          audiences.set(a.audienceId, {
+            ...a,
+            name: event.data.name,
+            description: event.data.description,
+            showOnPreferences: event.data.showOnPreferences,
+          });
         return { ...state, audiences };
       }
       case 'AudienceDeleted':

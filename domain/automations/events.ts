@@ -12,13 +12,31 @@ export const AutomationCreated = defineEvent(
   z.object({ automationId: z.string(), ...definition, status: z.enum(['live', 'paused']), createdAt: z.string() }),
 );
 /** The definition as it stands after the change. Runs already under way keep the steps they started with. */
-export const AutomationUpdated = defineEvent('AutomationUpdated', z.object({ automationId: z.string(), ...definition, updatedAt: z.string() }));
-export const AutomationPaused = defineEvent('AutomationPaused', z.object({ automationId: z.string(), pausedAt: z.string() }));
-export const AutomationResumed = defineEvent('AutomationResumed', z.object({ automationId: z.string(), resumedAt: z.string() }));
+export const AutomationUpdated = defineEvent(
+  'AutomationUpdated',
+  z.object({ automationId: z.string(), ...definition, updatedAt: z.string() }),
+);
+export const AutomationPaused = defineEvent(
+  'AutomationPaused',
+  z.object({ automationId: z.string(), pausedAt: z.string() }),
+);
+export const AutomationResumed = defineEvent(
+  'AutomationResumed',
+  z.object({ automationId: z.string(), resumedAt: z.string() }),
+);
 /** The automation is gone: it enrols nobody, and its runs under way end where they stand. */
-export const AutomationDeleted = defineEvent('AutomationDeleted', z.object({ automationId: z.string(), deletedAt: z.string() }));
+export const AutomationDeleted = defineEvent(
+  'AutomationDeleted',
+  z.object({ automationId: z.string(), deletedAt: z.string() }),
+);
 
-export const automationEvents = [AutomationCreated, AutomationUpdated, AutomationPaused, AutomationResumed, AutomationDeleted];
+export const automationEvents = [
+  AutomationCreated,
+  AutomationUpdated,
+  AutomationPaused,
+  AutomationResumed,
+  AutomationDeleted,
+];
 export type AutomationEvent =
   | EventOf<typeof AutomationCreated>
   | EventOf<typeof AutomationUpdated>
@@ -27,4 +45,5 @@ export type AutomationEvent =
   | EventOf<typeof AutomationDeleted>;
 
 export const AUTOMATION_EVENT_TYPES = automationEvents.map((e) => e.type);
-export const automationStream = (workspaceId: string, automationId: string) => `ws-${workspaceId}.automation-${automationId}`;
+export const automationStream = (workspaceId: string, automationId: string) =>
+  `ws-${workspaceId}.automation-${automationId}`;

@@ -13,14 +13,34 @@ export interface AutomationState {
 }
 
 export const automationAggregate = {
-  initialState: { automationId: null, name: '', status: 'paused', trigger: { event: '', filters: [] }, steps: [], deleted: false, revision: -1 } as AutomationState,
+  initialState: {
+    automationId: null,
+    name: '',
+    status: 'paused',
+    trigger: { event: '', filters: [] },
+    steps: [],
+    deleted: false,
+    revision: -1,
+  } as AutomationState,
   evolve(prior: AutomationState, event: AutomationEvent): AutomationState {
     const state = { ...prior, revision: prior.revision + 1 };
     switch (event.type) {
       case 'AutomationCreated':
-        return { ...state, automationId: event.data.automationId, name: event.data.name, status: event.data.status, trigger: event.data.trigger as Trigger, steps: event.data.steps as Step[] };
+        return {
+          ...state,
+          automationId: event.data.automationId,
+          name: event.data.name,
+          status: event.data.status,
+          trigger: event.data.trigger as Trigger,
+          steps: event.data.steps as Step[],
+        };
       case 'AutomationUpdated':
-        return { ...state, name: event.data.name, trigger: event.data.trigger as Trigger, steps: event.data.steps as Step[] };
+        return {
+          ...state,
+          name: event.data.name,
+          trigger: event.data.trigger as Trigger,
+          steps: event.data.steps as Step[],
+        };
       case 'AutomationPaused':
         return { ...state, status: 'paused' };
       case 'AutomationResumed':

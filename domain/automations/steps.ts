@@ -8,7 +8,11 @@ export const BRANCH_DEPTH_MAX = 5;
 export const FILTERS_MAX = 20;
 export const FILTER_OPS = ['equals', 'not_equals', 'exists', 'not_exists', 'contains', 'gt', 'lt'] as const;
 
-export const eventName = z.string().min(1).max(EVENT_NAME_MAX).regex(EVENT_NAME_PATTERN, 'letters, digits, dots, colons, dashes and underscores, starting with a letter or digit');
+export const eventName = z
+  .string()
+  .min(1)
+  .max(EVENT_NAME_MAX)
+  .regex(EVENT_NAME_PATTERN, 'letters, digits, dots, colons, dashes and underscores, starting with a letter or digit');
 const minutes = z.number().int().min(1).max(MINUTES_MAX);
 const scalar = z.union([z.string().max(500), z.number(), z.boolean()]);
 
@@ -18,10 +22,16 @@ export const filterSchema = z
     message: '`value` is required by this op, and refused by `exists`/`not_exists`',
     path: ['value'],
   })
-  .refine((f) => (f.op === 'gt' || f.op === 'lt' ? typeof f.value === 'number' : true), { message: '`gt`/`lt` compare numbers', path: ['value'] });
+  .refine((f) => (f.op === 'gt' || f.op === 'lt' ? typeof f.value === 'number' : true), {
+    message: '`gt`/`lt` compare numbers',
+    path: ['value'],
+  });
 export type Filter = z.infer<typeof filterSchema>;
 
-export const triggerSchema = z.strictObject({ event: eventName, filters: z.array(filterSchema).max(FILTERS_MAX).default([]) });
+export const triggerSchema = z.strictObject({
+  event: eventName,
+  filters: z.array(filterSchema).max(FILTERS_MAX).default([]),
+});
 export type Trigger = z.infer<typeof triggerSchema>;
 
 export type Step =
@@ -34,12 +44,21 @@ export const stepSchema: z.ZodType<Step> = z.lazy(() =>
   z.discriminatedUnion('type', [
     z.strictObject({ type: z.literal('wait_for_event'), name: eventName, timeoutMinutes: minutes }),
     z.strictObject({ type: z.literal('wait'), minutes }),
-    z.strictObject({ type: z.literal('branch'), ifEvent: eventName, withinMinutes: minutes.optional(), then: z.array(stepSchema).max(STEPS_MAX), else: z.array(stepSchema).max(STEPS_MAX) }),
+    z.strictObject({
+      type: z.literal('branch'),
+      ifEvent: eventName,
+      withinMinutes: minutes.optional(),
+      then: z.array(stepSchema).max(STEPS_MAX),
+      else: z.array(stepSchema).max(STEPS_MAX),
+    }),
     z.strictObject({
       type: z.literal('send'),
       template: z.string().min(1).max(100).describe('A template id or slug; the send request records it as given.'),
       subject: z.string().max(998).optional(),
-      data: z.record(z.string(), z.unknown()).optional().describe('Props for the template; the triggering event\'s properties (less `email`) fill the rest.'),
+      data: z
+        .record(z.string(), z.unknown())
+        .optional()
+        .describe("Props for the template; the triggering event's properties (less `email`) fill the rest."),
     }),
   ]),
 );
@@ -49,8 +68,10 @@ export const stepsSchema = z
   .max(STEPS_MAX)
   .superRefine((steps, ctx) => {
     const { count, depth } = measure(steps);
-    if (count > STEPS_MAX) ctx.addIssue({ code: 'custom', message: `at most ${STEPS_MAX} steps in all, branches included` });
-    if (depth > BRANCH_DEPTH_MAX) ctx.addIssue({ code: 'custom', message: `branches nest at most ${BRANCH_DEPTH_MAX} deep` });
+    if (count > STEPS_MAX)
+      ctx.addIssue({ code: 'custom', message: `at most ${STEPS_MAX} steps in all, branches included` });
+    if (depth > BRANCH_DEPTH_MAX)
+      ctx.addIssue({ code: 'custom', message: `branches nest at most ${BRANCH_DEPTH_MAX} deep` });
   });
 
 function measure(steps: Step[]): { count: number; depth: number } {
@@ -95,7 +116,12 @@ export function compile(steps: Step[]): Instruction[] {
           out.push({ op: 'send', template: s.template, subject: s.subject ?? null, data: s.data ?? {} });
           break;
         case 'branch': {
-          const branch: Instruction & { op: 'branch' } = { op: 'branch', ifEvent: s.ifEvent, withinMinutes: s.withinMinutes ?? null, elseAt: -1 };
+          const branch: Instruction & { op: 'branch' } = {
+            op: 'branch',
+            ifEvent: s.ifEvent,
+            withinMinutes: s.withinMinutes ?? null,
+            elseAt: -1,
+          };
           out.push(branch);
           emit(s.then);
           const jump: Instruction & { op: 'jump' } = { op: 'jump', to: -1 };

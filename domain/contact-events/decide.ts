@@ -34,14 +34,24 @@ export type Outcome =
  * Everything stored by one request is one `ContactEventsRecorded` (all ready items share the
  * request's mode and time).
  */
-export function decideRecordContactEvents(state: KeyState, items: Item[]): { events: ContactEventEvent[]; outcomes: Outcome[] } {
+export function decideRecordContactEvents(
+  state: KeyState,
+  items: Item[],
+): { events: ContactEventEvent[]; outcomes: Outcome[] } {
   const stored: StoredEvent[] = [];
   const outcomes: Outcome[] = [];
   for (const item of items) {
     const held = state.byIndex.get(item.index);
     if (held) {
-      if (item.fingerprint !== null && held.fingerprint === item.fingerprint) outcomes.push({ index: item.index, kind: 'replayed', event: held });
-      else outcomes.push({ index: item.index, kind: 'refused', code: 'idempotency_key_reuse', message: 'This Idempotency-Key was used for a different event at this position.' });
+      if (item.fingerprint !== null && held.fingerprint === item.fingerprint)
+        outcomes.push({ index: item.index, kind: 'replayed', event: held });
+      else
+        outcomes.push({
+          index: item.index,
+          kind: 'refused',
+          code: 'idempotency_key_reuse',
+          message: 'This Idempotency-Key was used for a different event at this position.',
+        });
       continue;
     }
     if ('refused' in item) {
@@ -55,7 +65,10 @@ export function decideRecordContactEvents(state: KeyState, items: Item[]): { eve
   if (stored.length === 0) return { events: [], outcomes };
   const { mode, createdAt } = stored[0]!;
   const events: ContactEventEvent[] = [
-    { type: 'ContactEventsRecorded', data: { mode, createdAt, events: stored.map(({ mode: _m, createdAt: _c, ...rest }) => rest) } },
+    {
+      type: 'ContactEventsRecorded',
+      data: { mode, createdAt, events: stored.map(({ mode: _m, createdAt: _c, ...rest }) => rest) },
+    },
   ];
   return { events, outcomes };
 }

@@ -24,7 +24,10 @@ export const ContactEventsRecorded = defineEvent(
 );
 
 /** The first shape (one domain event per contact event); still read, no longer written. */
-export const ContactEventRecorded = defineEvent('ContactEventRecorded', z.object({ ...entry, mode: z.enum(['live', 'test']), createdAt: z.string() }));
+export const ContactEventRecorded = defineEvent(
+  'ContactEventRecorded',
+  z.object({ ...entry, mode: z.enum(['live', 'test']), createdAt: z.string() }),
+);
 
 export const contactEventEvents = [ContactEventsRecorded, ContactEventRecorded];
 export type ContactEventEvent = EventOf<typeof ContactEventsRecorded> | EventOf<typeof ContactEventRecorded>;
@@ -56,6 +59,7 @@ export function entriesOf(event: ContactEventEvent): StoredContactEvent[] {
  * stream is the reservation: two requests with one key append to it with expected revisions, so
  * exactly one stores each position.
  */
-export const contactEventsStream = (workspaceId: string, suffix: string) => `ws-${workspaceId}.contact-events-${suffix}`;
+export const contactEventsStream = (workspaceId: string, suffix: string) =>
+  `ws-${workspaceId}.contact-events-${suffix}`;
 /** Every contact-event stream id matches this LIKE pattern (the retention purge finds them by it). */
 export const CONTACT_EVENT_STREAM_LIKE = 'ws-%.contact-events-%';

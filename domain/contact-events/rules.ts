@@ -53,39 +53,59 @@ const EMAIL = z.email();
 const ISO_INSTANT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:\d{2})$/;
 const encoder = new TextEncoder();
 
-const broken = (param: string, message: string): Broken => ({ code: 'invalid_event', param, message: `\`${param}\`: ${message}` });
+const broken = (param: string, message: string): Broken => ({
+  code: 'invalid_event',
+  param,
+  message: `\`${param}\`: ${message}`,
+});
 
 export function checkEvent(input: EventInput, now: Date): CheckedEvent | Broken {
   const { name } = input;
-  if (name.length < 1 || name.length > EVENT_NAME_MAX) return broken('name', `must be 1 to ${EVENT_NAME_MAX} characters.`);
-  if (!EVENT_NAME_PATTERN.test(name)) return broken('name', 'letters, digits, dots, colons, dashes and underscores, starting with a letter or digit.');
+  if (name.length < 1 || name.length > EVENT_NAME_MAX)
+    return broken('name', `must be 1 to ${EVENT_NAME_MAX} characters.`);
+  if (!EVENT_NAME_PATTERN.test(name))
+    return broken('name', 'letters, digits, dots, colons, dashes and underscores, starting with a letter or digit.');
   let email: string | null = null;
   if (input.email !== undefined) {
     email = input.email.trim().toLowerCase();
-    if (email.length > EMAIL_MAX || !EMAIL.safeParse(email).success) return broken('email', `must be an email address of at most ${EMAIL_MAX} characters.`);
+    if (email.length > EMAIL_MAX || !EMAIL.safeParse(email).success)
+      return broken('email', `must be an email address of at most ${EMAIL_MAX} characters.`);
   }
   let contactId: string | null = null;
   if (input.contactId !== undefined) {
     contactId = input.contactId;
-    if (contactId.length < 1 || contactId.length > CONTACT_ID_MAX) return broken('contactId', `must be 1 to ${CONTACT_ID_MAX} characters.`);
+    if (contactId.length < 1 || contactId.length > CONTACT_ID_MAX)
+      return broken('contactId', `must be 1 to ${CONTACT_ID_MAX} characters.`);
   }
   if (email === null && contactId === null) return broken('email', 'name the contact by `email` or `contactId`.');
   const properties = input.properties ?? {};
-  if (Object.keys(properties).length > PROPERTIES_MAX_KEYS) return broken('properties', `at most ${PROPERTIES_MAX_KEYS} keys.`);
-  if (encoder.encode(JSON.stringify(properties)).length > PROPERTIES_MAX_BYTES) return broken('properties', `at most ${PROPERTIES_MAX_BYTES} bytes as JSON.`);
+  if (Object.keys(properties).length > PROPERTIES_MAX_KEYS)
+    return broken('properties', `at most ${PROPERTIES_MAX_KEYS} keys.`);
+  if (encoder.encode(JSON.stringify(properties)).length > PROPERTIES_MAX_BYTES)
+    return broken('properties', `at most ${PROPERTIES_MAX_BYTES} bytes as JSON.`);
   let occurredAt = now.toISOString();
   if (input.occurredAt !== undefined) {
     const at = ISO_INSTANT.test(input.occurredAt) ? Date.parse(input.occurredAt) : NaN;
     if (!Number.isFinite(at)) return broken('occurredAt', 'must be an ISO 8601 date-time with a zone.');
     if (at > now.getTime() + FUTURE_SKEW_MS) return broken('occurredAt', 'must not be in the future.');
-    if (at < now.getTime() - RETENTION_MS) return broken('occurredAt', `must not be older than ${RETENTION_DAYS} days.`);
+    if (at < now.getTime() - RETENTION_MS)
+      return broken('occurredAt', `must not be older than ${RETENTION_DAYS} days.`);
     occurredAt = new Date(at).toISOString();
   }
   const createContact = input.createContact ?? false;
   if (createContact && email === null) return broken('createContact', 'needs `email`.');
   const contactName = input.contactName ?? null;
-  if (contactName !== null && contactName.length > CONTACT_NAME_MAX) return broken('contactName', `at most ${CONTACT_NAME_MAX} characters.`);
-  const canonical = stableJson({ name, email, contactId, properties, occurredAt: input.occurredAt ?? null, createContact, contactName });
+  if (contactName !== null && contactName.length > CONTACT_NAME_MAX)
+    return broken('contactName', `at most ${CONTACT_NAME_MAX} characters.`);
+  const canonical = stableJson({
+    name,
+    email,
+    contactId,
+    properties,
+    occurredAt: input.occurredAt ?? null,
+    createContact,
+    contactName,
+  });
   return { name, email, contactId, properties, occurredAt, createContact, contactName, canonical };
 }
 
@@ -95,7 +115,9 @@ export const isBroken = (r: CheckedEvent | Broken): r is Broken => 'code' in r;
 export function stableJson(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(stableJson).join(',')}]`;
   if (value !== null && typeof value === 'object') {
-    const entries = Object.keys(value as object).sort().map((k) => `${JSON.stringify(k)}:${stableJson((value as Record<string, unknown>)[k])}`);
+    const entries = Object.keys(value as object)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${stableJson((value as Record<string, unknown>)[k])}`);
     return `{${entries.join(',')}}`;
   }
   return JSON.stringify(value) ?? 'null';

@@ -48,7 +48,8 @@ export interface UpdateContact {
   now: string;
 }
 
-const exists = (state: ContactState) => state.contact ?? fail('contact_not_found', 'No contact with this address in the book.', 'email');
+const exists = (state: ContactState) =>
+  state.contact ?? fail('contact_not_found', 'No contact with this address in the book.', 'email');
 
 export function decideUpdateContact(state: ContactState, cmd: UpdateContact): ContactEvent[] {
   const c = exists(state);
@@ -58,12 +59,21 @@ export function decideUpdateContact(state: ContactState, cmd: UpdateContact): Co
     else attributes[key] = value;
   }
   if (Object.keys(attributes).length > ATTRIBUTES_MAX) {
-    fail('invalid_parameter', `A contact holds at most ${ATTRIBUTES_MAX} attributes; this change would leave ${Object.keys(attributes).length}.`, 'attributes');
+    fail(
+      'invalid_parameter',
+      `A contact holds at most ${ATTRIBUTES_MAX} attributes; this change would leave ${Object.keys(attributes).length}.`,
+      'attributes',
+    );
   }
   const name = cmd.name === undefined ? c.name : cmd.name;
   const notes = cmd.notes === undefined ? c.notes : cmd.notes;
   if (name === c.name && notes === c.notes && sameRecord(attributes, c.attributes)) return [];
-  return [{ type: 'ContactUpdated', data: { contactId: c.contactId, email: c.email, name, notes, attributes, updatedAt: cmd.now } }];
+  return [
+    {
+      type: 'ContactUpdated',
+      data: { contactId: c.contactId, email: c.email, name, notes, attributes, updatedAt: cmd.now },
+    },
+  ];
 }
 
 function sameRecord(a: Record<string, string>, b: Record<string, string>): boolean {
@@ -80,14 +90,24 @@ export function decideDeleteContact(state: ContactState, cmd: { now: string }): 
 export function decideJoinAudience(state: ContactState, cmd: { audienceId: string; now: string }): ContactEvent[] {
   const c = exists(state);
   if (c.audienceIds.includes(cmd.audienceId)) return [];
-  return [{ type: 'ContactJoinedAudience', data: { contactId: c.contactId, email: c.email, audienceId: cmd.audienceId, joinedAt: cmd.now } }];
+  return [
+    {
+      type: 'ContactJoinedAudience',
+      data: { contactId: c.contactId, email: c.email, audienceId: cmd.audienceId, joinedAt: cmd.now },
+    },
+  ];
 }
 
 /** Leaving an audience the contact is not in writes nothing. The default audience is refused by the caller. */
 export function decideLeaveAudience(state: ContactState, cmd: { audienceId: string; now: string }): ContactEvent[] {
   const c = exists(state);
   if (!c.audienceIds.includes(cmd.audienceId)) return [];
-  return [{ type: 'ContactLeftAudience', data: { contactId: c.contactId, email: c.email, audienceId: cmd.audienceId, leftAt: cmd.now } }];
+  return [
+    {
+      type: 'ContactLeftAudience',
+      data: { contactId: c.contactId, email: c.email, audienceId: cmd.audienceId, leftAt: cmd.now },
+    },
+  ];
 }
 
 /** `lastSeenAt` only moves forward; a missing contact is not an error (the activity stands alone). */

@@ -36,7 +36,10 @@ export const ContactUpdated = defineEvent(
 );
 
 /** The contact left the book, and with it every audience it was in (at `deletedAt`). */
-export const ContactDeleted = defineEvent('ContactDeleted', z.object({ contactId: z.string(), email: z.string(), deletedAt: z.string() }));
+export const ContactDeleted = defineEvent(
+  'ContactDeleted',
+  z.object({ contactId: z.string(), email: z.string(), deletedAt: z.string() }),
+);
 
 /** Membership history: growth for any past window is counted from these and the two above. */
 export const ContactJoinedAudience = defineEvent(
@@ -50,9 +53,19 @@ export const ContactLeftAudience = defineEvent(
 );
 
 /** Activity of the contact (mail to or from it, or an event about it): moves `lastSeenAt` forward. */
-export const ContactSeen = defineEvent('ContactSeen', z.object({ contactId: z.string(), email: z.string(), seenAt: z.string() }));
+export const ContactSeen = defineEvent(
+  'ContactSeen',
+  z.object({ contactId: z.string(), email: z.string(), seenAt: z.string() }),
+);
 
-export const contactEvents = [ContactCreated, ContactUpdated, ContactDeleted, ContactJoinedAudience, ContactLeftAudience, ContactSeen];
+export const contactEvents = [
+  ContactCreated,
+  ContactUpdated,
+  ContactDeleted,
+  ContactJoinedAudience,
+  ContactLeftAudience,
+  ContactSeen,
+];
 export type ContactEvent =
   | EventOf<typeof ContactCreated>
   | EventOf<typeof ContactUpdated>
@@ -65,4 +78,5 @@ export type ContactEvent =
 export const normaliseEmail = (email: string) => email.trim().toLowerCase();
 
 /** One stream per address: appending with the revision read keeps an address in the book once. */
-export const contactStream = (workspaceId: string, email: string) => `ws-${workspaceId}.contact-${normaliseEmail(email)}`;
+export const contactStream = (workspaceId: string, email: string) =>
+  `ws-${workspaceId}.contact-${normaliseEmail(email)}`;

@@ -43,7 +43,15 @@ export const contactAggregate = {
       }
       case 'ContactUpdated':
         if (!c) return state;
-        return { contact: { ...c, name: event.data.name, notes: event.data.notes, attributes: { ...event.data.attributes }, updatedAt: event.data.updatedAt } };
+        return {
+          contact: {
+            ...c,
+            name: event.data.name,
+            notes: event.data.notes,
+            attributes: { ...event.data.attributes },
+            updatedAt: event.data.updatedAt,
+          },
+        };
       case 'ContactDeleted':
         return { contact: null };
       case 'ContactJoinedAudience':

@@ -6,7 +6,10 @@ import { requiredRecords, returnPathName, type CheckKey, type DomainSetup, type 
  * What DNS answered for one lookup, in the shape of the DNS port's answers (infra/dns/port.ts),
  * restated here so the domain imports nothing from infra.
  */
-export type Lookup<T> = { status: 'found'; records: T[] } | { status: 'missing' } | { status: 'failed'; reason: string };
+export type Lookup<T> =
+  | { status: 'found'; records: T[] }
+  | { status: 'missing' }
+  | { status: 'failed'; reason: string };
 
 export interface MxAnswer {
   exchange: string;
@@ -75,7 +78,9 @@ export function checkDomain(setup: DomainSetup, observations: Observations): Dom
           domain: setup.domain,
           own: dmarcLookup,
           organizational:
-            organizational === setup.domain ? undefined : { domain: organizational, answer: observations.organizational_dmarc ?? { status: 'failed' } },
+            organizational === setup.domain
+              ? undefined
+              : { domain: organizational, answer: observations.organizational_dmarc ?? { status: 'failed' } },
           dkimFound: byPurpose.get('dkim')?.verdict === 'found',
           returnPathFound: byPurpose.get('return_path')?.verdict === 'found',
           returnPathName: returnPathName(setup.domain),
@@ -87,8 +92,13 @@ export function checkDomain(setup: DomainSetup, observations: Observations): Dom
 function judge(record: RequiredRecord, setup: DomainSetup, observations: Observations): Judgement | null {
   const lookup = observations[record.purpose as CheckKey];
   if (!lookup) return null;
-  if (lookup.status === 'failed') return { verdict: 'unknown', problem: `The DNS lookup of ${record.type} ${record.name} failed (${lookup.reason}).` };
-  if (lookup.status === 'missing') return { verdict: 'absent', problem: `No ${record.type} record at ${record.name} yet.` };
+  if (lookup.status === 'failed')
+    return {
+      verdict: 'unknown',
+      problem: `The DNS lookup of ${record.type} ${record.name} failed (${lookup.reason}).`,
+    };
+  if (lookup.status === 'missing')
+    return { verdict: 'absent', problem: `No ${record.type} record at ${record.name} yet.` };
   switch (record.purpose) {
     case 'receiving':
       return judgeMx(record, lookup.records as MxAnswer[]);
@@ -109,7 +119,10 @@ function judgeMx(record: RequiredRecord, answers: MxAnswer[]): Judgement {
   const best = Math.min(...answers.map((mx) => mx.priority));
   if (answers.some((mx) => mx.priority === best && host(mx.exchange) === host(record.value))) return found;
   const listed = answers.map((mx) => `${mx.priority} ${host(mx.exchange) || '.'}`).join(', ');
-  return { verdict: 'wrong', problem: `The MX records of ${record.name} (${listed}) do not send mail to ${record.value} first.` };
+  return {
+    verdict: 'wrong',
+    problem: `The MX records of ${record.name} (${listed}) do not send mail to ${record.value} first.`,
+  };
 }
 
 /**
@@ -120,7 +133,11 @@ function judgeMx(record: RequiredRecord, answers: MxAnswer[]): Judgement {
 function judgeSpf(record: RequiredRecord, txt: string[], include: string): Judgement {
   const spf = txt.filter((value) => /^v=spf1(\s|$)/i.test(value.trim()));
   if (spf.length === 0) return { verdict: 'absent', problem: `No SPF record at ${record.name} yet.` };
-  if (spf.length > 1) return { verdict: 'wrong', problem: `${record.name} has ${spf.length} SPF records; receivers treat that as an error. Merge them into one that includes ${include}.` };
+  if (spf.length > 1)
+    return {
+      verdict: 'wrong',
+      problem: `${record.name} has ${spf.length} SPF records; receivers treat that as an error. Merge them into one that includes ${include}.`,
+    };
   const terms = spf[0]!.trim().split(/\s+/).slice(1);
   const ours = terms.some((term) => {
     const match = /^\+?(include:|redirect=)(.+)$/i.exec(term);
@@ -138,7 +155,11 @@ function judgeDkim(record: RequiredRecord, txt: string[], publicKey: string): Ju
       if (eq > 0) tags.set(part.slice(0, eq).trim().toLowerCase(), part.slice(eq + 1).replace(/\s/g, ''));
     }
     const version = tags.get('v');
-    return (version === undefined || version === 'DKIM1') && (tags.get('k') ?? 'rsa').toLowerCase() === 'rsa' && tags.get('p') === publicKey;
+    return (
+      (version === undefined || version === 'DKIM1') &&
+      (tags.get('k') ?? 'rsa').toLowerCase() === 'rsa' &&
+      tags.get('p') === publicKey
+    );
   };
   // Several records at one selector leave verifiers to pick one: each must be ours.
   if (txt.every(ours)) return found;
@@ -149,14 +170,23 @@ function judgeDkim(record: RequiredRecord, txt: string[], publicKey: string): Ju
 function judgeDmarc(record: RequiredRecord, txt: string[]): Judgement {
   const candidates = dmarcCandidates(txt);
   if (candidates.length === 0) return { verdict: 'absent', problem: `No DMARC record at ${record.name} yet.` };
-  if (candidates.length > 1) return { verdict: 'wrong', problem: `${record.name} holds ${candidates.length} DMARC records; receivers ignore them all.` };
+  if (candidates.length > 1)
+    return {
+      verdict: 'wrong',
+      problem: `${record.name} holds ${candidates.length} DMARC records; receivers ignore them all.`,
+    };
   const parsed = parseDmarc(candidates[0]!);
-  return typeof parsed === 'string' ? { verdict: 'wrong', problem: `The DMARC record at ${record.name} is not valid: ${parsed}.` } : found;
+  return typeof parsed === 'string'
+    ? { verdict: 'wrong', problem: `The DMARC record at ${record.name} is not valid: ${parsed}.` }
+    : found;
 }
 
 function judgeCname(record: RequiredRecord, targets: string[]): Judgement {
   if (targets.some((target) => host(target) === host(record.value))) return found;
-  return { verdict: 'wrong', problem: `${record.name} points to ${targets.map(host).join(', ')}, not ${record.value}.` };
+  return {
+    verdict: 'wrong',
+    problem: `${record.name} points to ${targets.map(host).join(', ')}, not ${record.value}.`,
+  };
 }
 
 /**
@@ -172,12 +202,22 @@ function sending(setup: DomainSetup, byPurpose: Map<string, CheckedRecord>): Dom
   const returnPath = byPurpose.get('return_path')!;
   const dkimVerdict = dkim.verdict ?? 'unknown';
   const paths = [spf.verdict ?? 'unknown', returnPath.verdict ?? 'unknown'];
-  const pathVerdict: Verdict = paths.includes('found') ? 'found' : paths.includes('unknown') ? 'unknown' : paths.includes('absent') ? 'absent' : 'wrong';
-  const problems = [dkimVerdict === 'found' ? null : dkim.problem, pathVerdict === 'found' ? null : spf.problem, pathVerdict === 'found' ? null : returnPath.problem]
-    .filter((problem): problem is string => problem !== null);
+  const pathVerdict: Verdict = paths.includes('found')
+    ? 'found'
+    : paths.includes('unknown')
+      ? 'unknown'
+      : paths.includes('absent')
+        ? 'absent'
+        : 'wrong';
+  const problems = [
+    dkimVerdict === 'found' ? null : dkim.problem,
+    pathVerdict === 'found' ? null : spf.problem,
+    pathVerdict === 'found' ? null : returnPath.problem,
+  ].filter((problem): problem is string => problem !== null);
   const error = problems.length > 0 ? problems.join(' ') : null;
   if (dkimVerdict === 'found' && pathVerdict === 'found') return { status: 'verified', error: null };
   if (dkimVerdict === 'wrong' || pathVerdict === 'wrong') return { status: 'failed', error };
-  if (dkimVerdict === 'unknown' || pathVerdict === 'unknown') return { status: 'unknown', error: error ?? 'DNS was not checked.' };
+  if (dkimVerdict === 'unknown' || pathVerdict === 'unknown')
+    return { status: 'unknown', error: error ?? 'DNS was not checked.' };
   return { status: 'pending', error };
 }

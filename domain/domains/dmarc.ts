@@ -32,7 +32,8 @@ const POLICIES: readonly DmarcPolicy[] = ['none', 'quarantine', 'reject'];
 const STAGE: Record<DmarcPolicy, DmarcStage> = { none: 'monitoring', quarantine: 'quarantine', reject: 'reject' };
 
 /** TXT records at a `_dmarc` name that are DMARC records at all (RFC 7489 6.6.3: others are ignored). */
-export const dmarcCandidates = (txt: readonly string[]) => txt.filter((record) => /^v\s*=\s*DMARC1\s*(;|$)/i.test(record.trim()));
+export const dmarcCandidates = (txt: readonly string[]) =>
+  txt.filter((record) => /^v\s*=\s*DMARC1\s*(;|$)/i.test(record.trim()));
 
 /**
  * RFC 7489 6.3: `tag=value` pairs split on `;`, `v=DMARC1` first, `p` required. Unknown tags are
@@ -41,7 +42,10 @@ export const dmarcCandidates = (txt: readonly string[]) => txt.filter((record) =
  */
 export function parseDmarc(record: string): DmarcRecord | string {
   const tags = new Map<string, string>();
-  const parts = record.split(';').map((part) => part.trim()).filter((part) => part !== '');
+  const parts = record
+    .split(';')
+    .map((part) => part.trim())
+    .filter((part) => part !== '');
   for (const part of parts) {
     const eq = part.indexOf('=');
     if (eq <= 0) return `"${part}" is not a tag=value pair`;
@@ -69,7 +73,10 @@ export function parseDmarc(record: string): DmarcRecord | string {
   const aspf = mode('aspf');
   if (!adkim) return `adkim=${tags.get('adkim')} is not r or s`;
   if (!aspf) return `aspf=${tags.get('aspf')} is not r or s`;
-  const rua = (tags.get('rua') ?? '').split(',').map((uri) => uri.trim()).filter((uri) => uri !== '');
+  const rua = (tags.get('rua') ?? '')
+    .split(',')
+    .map((uri) => uri.trim())
+    .filter((uri) => uri !== '');
   return { p, sp, pct, adkim, aspf, rua };
 }
 
@@ -94,7 +101,11 @@ export function dmarcReport(input: DmarcInput): DmarcReport | null {
   const { own, organizational } = input;
   if (own.status === 'failed') return null;
   const ownRecords = own.status === 'found' ? dmarcCandidates(own.records) : [];
-  let applies: { domain: string; records: string[]; inherited: boolean } = { domain: input.domain, records: ownRecords, inherited: false };
+  let applies: { domain: string; records: string[]; inherited: boolean } = {
+    domain: input.domain,
+    records: ownRecords,
+    inherited: false,
+  };
   if (ownRecords.length === 0 && organizational) {
     if (organizational.answer.status === 'failed') return null;
     const inherited = organizational.answer.status === 'found' ? dmarcCandidates(organizational.answer.records) : [];
@@ -103,11 +114,17 @@ export function dmarcReport(input: DmarcInput): DmarcReport | null {
 
   const issues: DmarcIssue[] = [];
   const caveats: string[] = [];
-  if (applies.inherited) caveats.push(`No DMARC record at _dmarc.${input.domain}; the record of ${applies.domain} applies (its sp tag, or p).`);
+  if (applies.inherited)
+    caveats.push(
+      `No DMARC record at _dmarc.${input.domain}; the record of ${applies.domain} applies (its sp tag, or p).`,
+    );
   const alignment = (aspf: 'r' | 's') => {
     const spf = input.returnPathFound && aspf === 'r';
     if (!input.dkimFound && !spf) {
-      issues.push({ code: 'no_alignment', message: `Neither DKIM nor SPF can align yet: publish the DKIM record${aspf === 'r' ? ` and the return-path CNAME ${input.returnPathName}` : ''}.` });
+      issues.push({
+        code: 'no_alignment',
+        message: `Neither DKIM nor SPF can align yet: publish the DKIM record${aspf === 'r' ? ` and the return-path CNAME ${input.returnPathName}` : ''}.`,
+      });
     } else if (!spf) {
       caveats.push(
         aspf === 's'
@@ -115,7 +132,9 @@ export function dmarcReport(input: DmarcInput): DmarcReport | null {
           : `Only DKIM aligns until the return-path CNAME ${input.returnPathName} is published.`,
       );
     } else if (!input.dkimFound) {
-      caveats.push('Only SPF aligns (through the return path, relaxed mode) until the DKIM record is published; forwarded mail will then fail DMARC.');
+      caveats.push(
+        'Only SPF aligns (through the return path, relaxed mode) until the DKIM record is published; forwarded mail will then fail DMARC.',
+      );
     }
     return input.dkimFound || spf;
   };
@@ -125,29 +144,62 @@ export function dmarcReport(input: DmarcInput): DmarcReport | null {
   };
 
   if (applies.records.length === 0) {
-    issues.push({ code: 'no_record', message: `No DMARC record at _dmarc.${input.domain}: receivers apply no policy, and large mailbox providers expect one from bulk senders.` });
+    issues.push({
+      code: 'no_record',
+      message: `No DMARC record at _dmarc.${input.domain}: receivers apply no policy, and large mailbox providers expect one from bulk senders.`,
+    });
     return report('none', null, 'r');
   }
   if (applies.records.length > 1) {
-    issues.push({ code: 'multiple_records', message: `_dmarc.${applies.domain} holds ${applies.records.length} DMARC records; receivers ignore them all.` });
+    issues.push({
+      code: 'multiple_records',
+      message: `_dmarc.${applies.domain} holds ${applies.records.length} DMARC records; receivers ignore them all.`,
+    });
     return report('none', null, 'r');
   }
   const record = applies.records[0]!;
   const parsed = parseDmarc(record);
   if (typeof parsed === 'string') {
-    issues.push({ code: 'invalid_record', message: `The DMARC record of ${applies.domain} is not valid: ${parsed}; receivers ignore it.` });
+    issues.push({
+      code: 'invalid_record',
+      message: `The DMARC record of ${applies.domain} is not valid: ${parsed}; receivers ignore it.`,
+    });
     return report('none', record, 'r');
   }
   const policy = applies.inherited ? (parsed.sp ?? parsed.p) : parsed.p;
-  if (policy === 'none') issues.push({ code: 'monitoring_only', message: 'p=none only monitors: mail failing DMARC is still delivered. Move to quarantine once reports show all your mail aligned.' });
-  else if (parsed.pct < 100) issues.push({ code: 'partial_enforcement', message: `pct=${parsed.pct}: the policy applies to ${parsed.pct}% of failing mail only.` });
+  if (policy === 'none')
+    issues.push({
+      code: 'monitoring_only',
+      message:
+        'p=none only monitors: mail failing DMARC is still delivered. Move to quarantine once reports show all your mail aligned.',
+    });
+  else if (parsed.pct < 100)
+    issues.push({
+      code: 'partial_enforcement',
+      message: `pct=${parsed.pct}: the policy applies to ${parsed.pct}% of failing mail only.`,
+    });
   if (!applies.inherited && parsed.sp !== null && POLICIES.indexOf(parsed.sp) < POLICIES.indexOf(parsed.p)) {
-    issues.push({ code: 'weaker_subdomain_policy', message: `sp=${parsed.sp} is weaker than p=${parsed.p}: subdomains can be spoofed more easily than ${input.domain}.` });
+    issues.push({
+      code: 'weaker_subdomain_policy',
+      message: `sp=${parsed.sp} is weaker than p=${parsed.p}: subdomains can be spoofed more easily than ${input.domain}.`,
+    });
   }
-  if (parsed.rua.length === 0) issues.push({ code: 'no_reports', message: 'No rua tag: nobody receives aggregate reports, so failures go unseen.' });
+  if (parsed.rua.length === 0)
+    issues.push({
+      code: 'no_reports',
+      message: 'No rua tag: nobody receives aggregate reports, so failures go unseen.',
+    });
   for (const uri of parsed.rua) {
-    if (!/^mailto:/i.test(uri)) issues.push({ code: 'rua_not_mailto', message: `rua=${uri} is not a mailto: address; receivers send aggregate reports by mail only.` });
+    if (!/^mailto:/i.test(uri))
+      issues.push({
+        code: 'rua_not_mailto',
+        message: `rua=${uri} is not a mailto: address; receivers send aggregate reports by mail only.`,
+      });
   }
-  if (parsed.aspf === 's') issues.push({ code: 'strict_spf_alignment', message: `aspf=s: SPF can never align for mail we send, whose return path is ${input.returnPathName}.` });
+  if (parsed.aspf === 's')
+    issues.push({
+      code: 'strict_spf_alignment',
+      message: `aspf=s: SPF can never align for mail we send, whose return path is ${input.returnPathName}.`,
+    });
   return report(STAGE[policy], record, parsed.aspf);
 }

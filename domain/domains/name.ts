@@ -26,7 +26,8 @@ export function checkDomainName(input: string): DomainNameCheck {
   const shown = JSON.stringify(input.length > 80 ? `${input.slice(0, 80)}…` : input);
   const trimmed = input.trim().replace(/\.$/, '');
   if (trimmed === '') return { ok: false, reason: 'domain must not be empty' };
-  if (trimmed.includes(':') || trimmed.startsWith('[')) return { ok: false, reason: `${shown} is an IP address, not a domain` };
+  if (trimmed.includes(':') || trimmed.startsWith('['))
+    return { ok: false, reason: `${shown} is an IP address, not a domain` };
   const onlyLdh = `${shown} may hold only letters, digits and hyphens, and no label may start or end with a hyphen`;
   // domainToASCII parses a URL host: it would cut `example.com/path` at the slash and decode `%41`.
   if (FOREIGN_ASCII.test(trimmed)) return { ok: false, reason: onlyLdh };
@@ -48,11 +49,16 @@ export function checkDomainName(input: string): DomainNameCheck {
             : onlyLdh,
     };
   }
-  if (domain.length > MAX_DOMAIN) return { ok: false, reason: `${shown} is too long: at most ${MAX_DOMAIN} characters, so that its DKIM record name fits DNS` };
+  if (domain.length > MAX_DOMAIN)
+    return {
+      ok: false,
+      reason: `${shown} is too long: at most ${MAX_DOMAIN} characters, so that its DKIM record name fits DNS`,
+    };
   if (labels.length < 2) return { ok: false, reason: `${shown} is a top-level name; add a domain registered under it` };
   const parsed = parse(domain, { allowPrivateDomains: true });
   if (!parsed.isIcann && !parsed.isPrivate) return { ok: false, reason: `${shown} is not under a known public suffix` };
-  if (parsed.domain === null) return { ok: false, reason: `${shown} is a public suffix; add a domain registered under it` };
+  if (parsed.domain === null)
+    return { ok: false, reason: `${shown} is a public suffix; add a domain registered under it` };
   return { ok: true, domain };
 }
 

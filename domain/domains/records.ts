@@ -55,10 +55,23 @@ export function requiredRecords(setup: DomainSetup): RequiredRecord[] {
     { type: 'MX', name: domain, value: hosts.mx, priority: MX_PRIORITY, purpose: 'receiving' },
     { type: 'TXT', name: domain, value: `v=spf1 include:${hosts.spfInclude} ~all`, priority: null, purpose: 'spf' },
   ];
-  if (dkim) records.push({ type: 'TXT', name: dkimName(dkim.selector, domain), value: `v=DKIM1; k=rsa; p=${dkim.publicKey}`, priority: null, purpose: 'dkim' });
+  if (dkim)
+    records.push({
+      type: 'TXT',
+      name: dkimName(dkim.selector, domain),
+      value: `v=DKIM1; k=rsa; p=${dkim.publicKey}`,
+      priority: null,
+      purpose: 'dkim',
+    });
   // Reports go to postmaster, the one address every mail domain must accept (RFC 5321 4.5.1).
   records.push(
-    { type: 'TXT', name: dmarcName(domain), value: `v=DMARC1; p=${setup.dmarcPolicy ?? 'none'}; rua=mailto:postmaster@${domain}`, priority: null, purpose: 'dmarc' },
+    {
+      type: 'TXT',
+      name: dmarcName(domain),
+      value: `v=DMARC1; p=${setup.dmarcPolicy ?? 'none'}; rua=mailto:postmaster@${domain}`,
+      priority: null,
+      purpose: 'dmarc',
+    },
     { type: 'CNAME', name: returnPathName(domain), value: hosts.returnPath, priority: null, purpose: 'return_path' },
     { type: 'CNAME', name: trackingName(domain), value: hosts.tracking, priority: null, purpose: 'tracking' },
   );
@@ -80,6 +93,7 @@ export interface DnsQuery {
 export function dnsQueries(setup: DomainSetup): DnsQuery[] {
   const queries: DnsQuery[] = requiredRecords(setup).map(({ purpose, type, name }) => ({ key: purpose, type, name }));
   const organizational = organizationalDomain(setup.domain);
-  if (organizational !== setup.domain) queries.push({ key: 'organizational_dmarc', type: 'TXT', name: dmarcName(organizational) });
+  if (organizational !== setup.domain)
+    queries.push({ key: 'organizational_dmarc', type: 'TXT', name: dmarcName(organizational) });
   return queries;
 }

@@ -33,6 +33,11 @@ export function canSend(standing: SendingStanding, now: string): boolean {
 /** The verdict as the rules read it: a negative one past its day is unknown. */
 export function effectiveVerdict(standing: SendingStanding, now: string): SendingStatus {
   const { status, checkedAt } = standing;
-  if ((status === 'pending' || status === 'failed') && checkedAt !== null && Date.parse(now) - Date.parse(checkedAt) > NEGATIVE_VERDICT_TRUSTED_MS) return 'unknown';
+  if (
+    (status === 'pending' || status === 'failed') &&
+    checkedAt !== null &&
+    Date.parse(now) - Date.parse(checkedAt) > NEGATIVE_VERDICT_TRUSTED_MS
+  )
+    return 'unknown';
   return status;
 }

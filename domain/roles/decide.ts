@@ -25,7 +25,9 @@ export interface SeedRoles {
 /** Seeds the built-in roles once, and brings the owner role back if it was ever gone. */
 export function decideSeedRoles(state: RolesState, cmd: SeedRoles): RoleEvent[] {
   if (!state.seeded) {
-    return [{ type: 'RolesSeeded', data: { roles: BUILTINS.map((b) => seedRole(b, cmd.seedIds[b])), seededAt: cmd.now } }];
+    return [
+      { type: 'RolesSeeded', data: { roles: BUILTINS.map((b) => seedRole(b, cmd.seedIds[b])), seededAt: cmd.now } },
+    ];
   }
   if (ownerRoleId(state) === undefined) {
     return [{ type: 'OwnerRoleRestored', data: { role: seedRole('owner', cmd.seedIds.owner), restoredAt: cmd.now } }];
@@ -55,7 +57,10 @@ export function decideCreateRole(state: RolesState, cmd: CreateRole): RoleEvent[
   if (customRoleCount(current) >= CUSTOM_ROLE_LIMIT) {
     fail('workspace_limit_reached', `A workspace holds at most ${CUSTOM_ROLE_LIMIT} custom roles.`);
   }
-  return [...seeding, { type: 'RoleCreated', data: { roleId: cmd.roleId, name, description, permissions, createdAt: cmd.now } }];
+  return [
+    ...seeding,
+    { type: 'RoleCreated', data: { roleId: cmd.roleId, name, description, permissions, createdAt: cmd.now } },
+  ];
 }
 
 export interface UpdateRole {
@@ -74,9 +79,11 @@ export function decideUpdateRole(state: RolesState, cmd: UpdateRole): RoleEvent[
   if (role.builtin === 'owner') fail('role_immutable', 'The owner role cannot be edited.');
   const name = cmd.name === undefined ? role.name : roleName(cmd.name);
   const description = cmd.description === undefined ? role.description : roleDescription(cmd.description);
-  const permissions = cmd.permissions === undefined ? role.permissions : grantable(cmd.permissions, role.permissions, cmd.caller);
+  const permissions =
+    cmd.permissions === undefined ? role.permissions : grantable(cmd.permissions, role.permissions, cmd.caller);
   if (name.toLowerCase() !== role.name.toLowerCase()) nameFree(state, name, cmd.roleId);
-  const unchanged = name === role.name && description === role.description && permissions.join() === role.permissions.join();
+  const unchanged =
+    name === role.name && description === role.description && permissions.join() === role.permissions.join();
   if (unchanged) return [];
   return [{ type: 'RoleUpdated', data: { roleId: cmd.roleId, name, description, permissions, updatedAt: cmd.now } }];
 }
@@ -101,9 +108,18 @@ export function decideDeleteRole(state: RolesState, cmd: DeleteRole): RoleEvent[
     // there. Checked whatever the holder counts say: they come from read models, and the keys move
     // afterwards from their own stream.
     const lacking = target.permissions.find((p) => !cmd.caller.scopes.includes(p));
-    if (lacking) fail('insufficient_authority', `Reassigning to this role would grant \`${lacking}\`, which the caller does not hold.`, 'reassignTo');
+    if (lacking)
+      fail(
+        'insufficient_authority',
+        `Reassigning to this role would grant \`${lacking}\`, which the caller does not hold.`,
+        'reassignTo',
+      );
   } else if (cmd.holders.members + cmd.holders.keys > 0) {
-    fail('role_in_use', 'Members, keys or invitations hold the role; pass `reassignTo` to move them to another role.', 'reassignTo');
+    fail(
+      'role_in_use',
+      'Members, keys or invitations hold the role; pass `reassignTo` to move them to another role.',
+      'reassignTo',
+    );
   }
   return [{ type: 'RoleDeleted', data: { roleId: cmd.roleId, reassignTo: cmd.reassignTo, deletedAt: cmd.now } }];
 }
@@ -135,7 +151,8 @@ function roleDescription(raw: string | null): string | null {
 function nameFree(state: RolesState, name: string, exceptId: string | null): void {
   const lower = name.toLowerCase();
   for (const [id, r] of state.roles) {
-    if (id !== exceptId && r.name.toLowerCase() === lower) fail('role_name_taken', `A role named \`${r.name}\` exists already.`, 'name');
+    if (id !== exceptId && r.name.toLowerCase() === lower)
+      fail('role_name_taken', `A role named \`${r.name}\` exists already.`, 'name');
   }
 }
 
@@ -144,10 +161,16 @@ function nameFree(state: RolesState, name: string, exceptId: string | null): voi
  * implied permission counts against the entry that brings it.
  */
 function grantable(requested: Permission[], held: readonly Permission[], caller: RoleCaller): Permission[] {
-  if (requested.length > PERMISSIONS_MAX) fail('invalid_parameter', `\`permissions\` holds at most ${PERMISSIONS_MAX} entries.`, 'permissions');
+  if (requested.length > PERMISSIONS_MAX)
+    fail('invalid_parameter', `\`permissions\` holds at most ${PERMISSIONS_MAX} entries.`, 'permissions');
   requested.forEach((p, i) => {
     const lacking = expandPermissions([p]).find((q) => !held.includes(q) && !caller.scopes.includes(q));
-    if (lacking) fail('insufficient_authority', `The caller does not hold \`${lacking}\`, so it cannot grant it.`, `permissions.${i}`);
+    if (lacking)
+      fail(
+        'insufficient_authority',
+        `The caller does not hold \`${lacking}\`, so it cannot grant it.`,
+        `permissions.${i}`,
+      );
   });
   return expandPermissions(requested);
 }

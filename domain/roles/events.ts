@@ -14,7 +14,10 @@ const seededRole = z.object({
 export const RolesSeeded = defineEvent('RolesSeeded', z.object({ roles: z.array(seededRole), seededAt: z.string() }));
 
 /** The owner role came back after a list read found it missing. */
-export const OwnerRoleRestored = defineEvent('OwnerRoleRestored', z.object({ role: seededRole, restoredAt: z.string() }));
+export const OwnerRoleRestored = defineEvent(
+  'OwnerRoleRestored',
+  z.object({ role: seededRole, restoredAt: z.string() }),
+);
 
 export const RoleCreated = defineEvent(
   'RoleCreated',

@@ -26,19 +26,34 @@ export const rolesAggregate = {
       case 'RolesSeeded':
         seeded = true;
         for (const r of event.data.roles) {
-          roles.set(r.roleId, { name: r.name, description: r.description, permissions: permissionsOf(r.permissions), builtin: r.builtin });
+          roles.set(r.roleId, {
+            name: r.name,
+            description: r.description,
+            permissions: permissionsOf(r.permissions),
+            builtin: r.builtin,
+          });
         }
         break;
       case 'OwnerRoleRestored': {
         const r = event.data.role;
-        roles.set(r.roleId, { name: r.name, description: r.description, permissions: permissionsOf(r.permissions), builtin: r.builtin });
+        roles.set(r.roleId, {
+          name: r.name,
+          description: r.description,
+          permissions: permissionsOf(r.permissions),
+          builtin: r.builtin,
+        });
         break;
       }
       case 'RoleCreated':
       case 'RoleUpdated': {
         const d = event.data;
         const builtin = roles.get(d.roleId)?.builtin ?? null;
-        roles.set(d.roleId, { name: d.name, description: d.description, permissions: permissionsOf(d.permissions), builtin });
+        roles.set(d.roleId, {
+          name: d.name,
+          description: d.description,
+          permissions: permissionsOf(d.permissions),
+          builtin,
+        });
         break;
       }
       case 'RoleDeleted':
@@ -49,6 +64,8 @@ export const rolesAggregate = {
   },
 };
 
-export const customRoleCount = (state: RolesState) => [...state.roles.values()].filter((r) => r.builtin === null).length;
+export const customRoleCount = (state: RolesState) =>
+  [...state.roles.values()].filter((r) => r.builtin === null).length;
 
-export const ownerRoleId = (state: RolesState) => [...state.roles.entries()].find(([, r]) => r.builtin === 'owner')?.[0];
+export const ownerRoleId = (state: RolesState) =>
+  [...state.roles.entries()].find(([, r]) => r.builtin === 'owner')?.[0];

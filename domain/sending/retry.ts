@@ -9,7 +9,14 @@
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
 
-export const RETRY_DELAYS_MS: readonly number[] = [1 * MINUTE, 5 * MINUTE, 15 * MINUTE, 30 * MINUTE, 1 * HOUR, 2 * HOUR];
+export const RETRY_DELAYS_MS: readonly number[] = [
+  1 * MINUTE,
+  5 * MINUTE,
+  15 * MINUTE,
+  30 * MINUTE,
+  1 * HOUR,
+  2 * HOUR,
+];
 export const RETRY_INTERVAL_MS = 4 * HOUR;
 export const DELIVERY_LIFETIME_MS = 72 * HOUR;
 
@@ -31,10 +38,12 @@ export interface FailedAttempt {
 }
 
 export function nextRetry({ acceptedAt, failedAttempts, failedAt }: FailedAttempt): RetryDecision {
-  if (!Number.isInteger(failedAttempts) || failedAttempts < 1) throw new RangeError(`nextRetry: failedAttempts must be a positive integer, got ${failedAttempts}`);
+  if (!Number.isInteger(failedAttempts) || failedAttempts < 1)
+    throw new RangeError(`nextRetry: failedAttempts must be a positive integer, got ${failedAttempts}`);
   const accepted = Date.parse(acceptedAt);
   const failed = Date.parse(failedAt);
-  if (Number.isNaN(accepted) || Number.isNaN(failed)) throw new RangeError('nextRetry: acceptedAt and failedAt must be ISO instants');
+  if (Number.isNaN(accepted) || Number.isNaN(failed))
+    throw new RangeError('nextRetry: acceptedAt and failedAt must be ISO instants');
   const deadline = accepted + DELIVERY_LIFETIME_MS;
   if (failed >= deadline) return { kind: 'expire' };
   const delay = RETRY_DELAYS_MS[failedAttempts - 1] ?? RETRY_INTERVAL_MS;

@@ -9,12 +9,15 @@ export interface Allowlists {
 }
 
 export function normaliseAllowlists(input: Allowlists): Allowlists {
-  const domains = input.domainAllowlist === null ? null : [...new Set(input.domainAllowlist.map((d) => d.trim().toLowerCase()))];
+  const domains =
+    input.domainAllowlist === null ? null : [...new Set(input.domainAllowlist.map((d) => d.trim().toLowerCase()))];
   const onDomain = new Set(domains ?? []);
   const addresses =
     input.addressAllowlist === null
       ? null
-      : [...new Set(input.addressAllowlist.map((a) => a.trim().toLowerCase()))].filter((a) => !onDomain.has(domainOf(a)));
+      : [...new Set(input.addressAllowlist.map((a) => a.trim().toLowerCase()))].filter(
+          (a) => !onDomain.has(domainOf(a)),
+        );
   return { addressAllowlist: addresses, domainAllowlist: domains };
 }
 
@@ -34,7 +37,9 @@ export function allowlistsWithin(inner: Allowlists, outer: Allowlists): { ok: tr
   const outerAddresses = new Set(outer.addressAllowlist ?? []);
   const domainIndex = (inner.domainAllowlist ?? []).findIndex((d) => !outerDomains.has(d));
   if (domainIndex >= 0) return { ok: false, param: `domainAllowlist.${domainIndex}` };
-  const addressIndex = (inner.addressAllowlist ?? []).findIndex((a) => !outerAddresses.has(a) && !outerDomains.has(domainOf(a)));
+  const addressIndex = (inner.addressAllowlist ?? []).findIndex(
+    (a) => !outerAddresses.has(a) && !outerDomains.has(domainOf(a)),
+  );
   if (addressIndex >= 0) return { ok: false, param: `addressAllowlist.${addressIndex}` };
   return { ok: true };
 }

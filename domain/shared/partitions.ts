@@ -11,7 +11,8 @@ const TEST_SUFFIX = '.test';
 
 export type Mode = 'live' | 'test';
 
-export const partitionOf = (workspaceId: string, mode: Mode): string => (mode === 'live' ? workspaceId : `${workspaceId}${TEST_SUFFIX}`);
+export const partitionOf = (workspaceId: string, mode: Mode): string =>
+  mode === 'live' ? workspaceId : `${workspaceId}${TEST_SUFFIX}`;
 
 /** The workspace a partition belongs to (a workspace id is its own live partition). */
 export const workspaceOfPartition = (partition: string): string =>

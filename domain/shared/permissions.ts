@@ -64,7 +64,12 @@ export type Permission = (typeof VOCABULARY)[number][0];
 export const PERMISSIONS: readonly Permission[] = VOCABULARY.map(([name]) => name);
 
 export const CONSOLE_ONLY: ReadonlySet<Permission> = new Set<Permission>([
-  'addresses:all', 'billing:read', 'billing:write', 'workspace:manage', 'api-keys:read', 'api-keys:write',
+  'addresses:all',
+  'billing:read',
+  'billing:write',
+  'workspace:manage',
+  'api-keys:read',
+  'api-keys:write',
 ]);
 
 /** Every permission a key or token may hold. */

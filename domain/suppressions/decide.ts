@@ -29,9 +29,17 @@ export function decideAddSuppression(state: SuppressionState, cmd: AddSuppressio
   ];
 }
 
-export function decideRemoveSuppression(state: SuppressionState, cmd: { suppressionId: string; now: string }): SuppressionEvent[] {
+export function decideRemoveSuppression(
+  state: SuppressionState,
+  cmd: { suppressionId: string; now: string },
+): SuppressionEvent[] {
   const entry = state.entry;
   if (!entry || entry.suppressionId !== cmd.suppressionId) fail('resource_not_found', 'No such suppression.', 'id');
   if (!entry.removable) fail('suppression_not_removable', 'A hard bounce is permanent and cannot be removed.');
-  return [{ type: 'SuppressionRemoved', data: { suppressionId: entry.suppressionId, email: entry.email, removedAt: cmd.now } }];
+  return [
+    {
+      type: 'SuppressionRemoved',
+      data: { suppressionId: entry.suppressionId, email: entry.email, removedAt: cmd.now },
+    },
+  ];
 }

@@ -29,4 +29,5 @@ export type SuppressionEvent = EventOf<typeof SuppressionAdded> | EventOf<typeof
 export const normaliseAddress = (email: string) => email.trim().toLowerCase();
 
 /** One stream per address: appending to it with the revision read is what keeps an address listed once. */
-export const suppressionStream = (workspaceId: string, email: string) => `ws-${workspaceId}.suppression-${normaliseAddress(email)}`;
+export const suppressionStream = (workspaceId: string, email: string) =>
+  `ws-${workspaceId}.suppression-${normaliseAddress(email)}`;

@@ -49,17 +49,27 @@ export interface RegisterTemplate {
 export function decideRegisterTemplate(state: TemplateNamesState, cmd: RegisterTemplate): TemplateNameEvent[] {
   if (state.entries.has(cmd.templateId)) return [];
   if (state.entries.size >= TEMPLATES_MAX) {
-    fail('workspace_limit_reached', `A workspace holds at most ${TEMPLATES_MAX} templates, archived ones included; delete one to free a place.`);
+    fail(
+      'workspace_limit_reached',
+      `A workspace holds at most ${TEMPLATES_MAX} templates, archived ones included; delete one to free a place.`,
+    );
   }
-  if (entryByName(state, cmd.name)) fail('template_name_taken', 'Another template of the workspace has this name (ignoring case).', 'name');
+  if (entryByName(state, cmd.name))
+    fail('template_name_taken', 'Another template of the workspace has this name (ignoring case).', 'name');
   let slug: string;
   if (cmd.slug !== null) {
-    if (entryBySlug(state, cmd.slug)) fail('template_slug_taken', 'Another template of the workspace has this slug.', 'slug');
+    if (entryBySlug(state, cmd.slug))
+      fail('template_slug_taken', 'Another template of the workspace has this slug.', 'slug');
     slug = cmd.slug;
   } else {
     slug = freeSlug(state, slugFromName(cmd.name));
   }
-  return [{ type: 'TemplateRegistered', data: { templateId: cmd.templateId, name: cmd.name.trim(), slug, registeredAt: cmd.now } }];
+  return [
+    {
+      type: 'TemplateRegistered',
+      data: { templateId: cmd.templateId, name: cmd.name.trim(), slug, registeredAt: cmd.now },
+    },
+  ];
 }
 
 function freeSlug(state: TemplateNamesState, base: string): string {
@@ -87,11 +97,15 @@ export function decideRenameTemplate(
   const name = cmd.name.trim();
   if (name === entry.name) return [];
   const holder = entryByName(state, name);
-  if (holder && holder.templateId !== cmd.templateId) fail('template_name_taken', 'Another template of the workspace has this name (ignoring case).', 'name');
+  if (holder && holder.templateId !== cmd.templateId)
+    fail('template_name_taken', 'Another template of the workspace has this name (ignoring case).', 'name');
   return [{ type: 'TemplateRenamed', data: { templateId: cmd.templateId, name, renamedAt: cmd.now } }];
 }
 
-export function decideUnregisterTemplate(state: TemplateNamesState, cmd: { templateId: string; now: string }): TemplateNameEvent[] {
+export function decideUnregisterTemplate(
+  state: TemplateNamesState,
+  cmd: { templateId: string; now: string },
+): TemplateNameEvent[] {
   if (!state.entries.has(cmd.templateId)) return [];
   return [{ type: 'TemplateUnregistered', data: { templateId: cmd.templateId, unregisteredAt: cmd.now } }];
 }

@@ -7,13 +7,22 @@ export const TemplateRegistered = defineEvent(
   z.object({ templateId: z.string(), name: z.string(), slug: z.string(), registeredAt: z.string() }),
 );
 
-export const TemplateRenamed = defineEvent('TemplateRenamed', z.object({ templateId: z.string(), name: z.string(), renamedAt: z.string() }));
+export const TemplateRenamed = defineEvent(
+  'TemplateRenamed',
+  z.object({ templateId: z.string(), name: z.string(), renamedAt: z.string() }),
+);
 
 /** The template was deleted: its place, name and slug are free again. */
-export const TemplateUnregistered = defineEvent('TemplateUnregistered', z.object({ templateId: z.string(), unregisteredAt: z.string() }));
+export const TemplateUnregistered = defineEvent(
+  'TemplateUnregistered',
+  z.object({ templateId: z.string(), unregisteredAt: z.string() }),
+);
 
 export const templateNameEvents = [TemplateRegistered, TemplateRenamed, TemplateUnregistered];
-export type TemplateNameEvent = EventOf<typeof TemplateRegistered> | EventOf<typeof TemplateRenamed> | EventOf<typeof TemplateUnregistered>;
+export type TemplateNameEvent =
+  | EventOf<typeof TemplateRegistered>
+  | EventOf<typeof TemplateRenamed>
+  | EventOf<typeof TemplateUnregistered>;
 
 /**
  * The names, slugs and places of all templates of a workspace are one small aggregate: name and

@@ -19,7 +19,12 @@ export const templateNamesAggregate = {
     const d = event.data;
     switch (event.type) {
       case 'TemplateRegistered':
-        entries.set(d.templateId, { templateId: d.templateId, name: event.data.name, slug: event.data.slug, renames: 0 });
+        entries.set(d.templateId, {
+          templateId: d.templateId,
+          name: event.data.name,
+          slug: event.data.slug,
+          renames: 0,
+        });
         break;
       case 'TemplateRenamed': {
         const entry = entries.get(d.templateId);

@@ -39,10 +39,19 @@ function checkPublishable(v: TemplateContent): void {
   if (v.engine === 'html' && (v.html ?? '').trim() === '') problem(['html'], 'A published version needs html.');
 }
 
-function publishedEvent(templateId: string, v: VersionState | (TemplateContent & { version: number }), sanitise: Sanitise, now: string): TemplateEvent {
+function publishedEvent(
+  templateId: string,
+  v: VersionState | (TemplateContent & { version: number }),
+  sanitise: Sanitise,
+  now: string,
+): TemplateEvent {
   checkPublishable(v);
-  const sanitisedHtml = v.engine === 'html' ? (('sanitisedHtml' in v && v.sanitisedHtml) || sanitise(v.html ?? '')) : null;
-  return { type: 'TemplateVersionPublished', data: { templateId, version: v.version, sanitisedHtml, publishedAt: now } };
+  const sanitisedHtml =
+    v.engine === 'html' ? ('sanitisedHtml' in v && v.sanitisedHtml) || sanitise(v.html ?? '') : null;
+  return {
+    type: 'TemplateVersionPublished',
+    data: { templateId, version: v.version, sanitisedHtml, publishedAt: now },
+  };
 }
 
 export interface CreateTemplate {
@@ -60,10 +69,20 @@ export function decideCreateTemplate(state: TemplateState, cmd: CreateTemplate):
   if (state.templateId !== null) return [];
   checkSaved(cmd.content);
   const events: TemplateEvent[] = [
-    { type: 'TemplateCreated', data: { templateId: cmd.templateId, description: cmd.description, starter: cmd.starter, createdAt: cmd.now } },
+    {
+      type: 'TemplateCreated',
+      data: { templateId: cmd.templateId, description: cmd.description, starter: cmd.starter, createdAt: cmd.now },
+    },
     {
       type: 'TemplateVersionDrafted',
-      data: { templateId: cmd.templateId, versionId: cmd.versionId, version: 1, ...cmd.content, restoredFrom: null, draftedAt: cmd.now },
+      data: {
+        templateId: cmd.templateId,
+        versionId: cmd.versionId,
+        version: 1,
+        ...cmd.content,
+        restoredFrom: null,
+        draftedAt: cmd.now,
+      },
     },
   ];
   if (cmd.publish) events.push(publishedEvent(cmd.templateId, { ...cmd.content, version: 1 }, cmd.sanitise, cmd.now));
@@ -87,20 +106,27 @@ export const EMPTY_DOCUMENT = { body: [] };
  * html engine, `document` the blocks engine) unless named; the other engine's body is dropped.
  */
 export function mergeContent(head: TemplateContent, patch: ContentPatch): TemplateContent {
-  const engine: Engine = patch.engine ?? (patch.html !== undefined ? 'html' : patch.document !== undefined ? 'blocks' : head.engine);
-  if (engine === 'blocks' && patch.html !== undefined) problem(['html'], 'The blocks engine takes a `document`, not `html`.');
-  if (engine === 'html' && patch.document !== undefined) problem(['document'], 'The html engine takes `html`, not a `document`.');
+  const engine: Engine =
+    patch.engine ?? (patch.html !== undefined ? 'html' : patch.document !== undefined ? 'blocks' : head.engine);
+  if (engine === 'blocks' && patch.html !== undefined)
+    problem(['html'], 'The blocks engine takes a `document`, not `html`.');
+  if (engine === 'html' && patch.document !== undefined)
+    problem(['document'], 'The html engine takes `html`, not a `document`.');
   return {
     engine,
     subject: patch.subject ?? head.subject,
-    document: engine === 'blocks' ? (patch.document ?? (head.engine === 'blocks' ? head.document : null) ?? EMPTY_DOCUMENT) : null,
+    document:
+      engine === 'blocks'
+        ? (patch.document ?? (head.engine === 'blocks' ? head.document : null) ?? EMPTY_DOCUMENT)
+        : null,
     html: engine === 'html' ? (patch.html ?? (head.engine === 'html' ? head.html : null) ?? '') : null,
     slots: patch.slots ?? head.slots,
     props: patch.props ?? head.props,
   };
 }
 
-const sameContent = (a: TemplateContent, b: TemplateContent) => JSON.stringify(contentOf(a)) === JSON.stringify(contentOf(b));
+const sameContent = (a: TemplateContent, b: TemplateContent) =>
+  JSON.stringify(contentOf(a)) === JSON.stringify(contentOf(b));
 
 export interface EditTemplate extends Guarded {
   description?: string | null;
@@ -119,7 +145,10 @@ export function decideEditTemplate(state: TemplateState, cmd: EditTemplate): Tem
   const templateId = existing(state, cmd.ifMatch);
   const events: TemplateEvent[] = [];
   if (cmd.description !== undefined && cmd.description !== state.description) {
-    events.push({ type: 'TemplateDescriptionChanged', data: { templateId, description: cmd.description, changedAt: cmd.now } });
+    events.push({
+      type: 'TemplateDescriptionChanged',
+      data: { templateId, description: cmd.description, changedAt: cmd.now },
+    });
   }
   let head = state.versions.get(state.latestVersion)!;
   if (cmd.content) {
@@ -134,7 +163,10 @@ export function decideEditTemplate(state: TemplateState, cmd: EditTemplate): Tem
         });
         head = { ...head, ...content, version, published: false, sanitisedHtml: null };
       } else {
-        events.push({ type: 'TemplateDraftEdited', data: { templateId, version: head.version, ...content, editedAt: cmd.now } });
+        events.push({
+          type: 'TemplateDraftEdited',
+          data: { templateId, version: head.version, ...content, editedAt: cmd.now },
+        });
         head = { ...head, ...content };
       }
     }
@@ -155,7 +187,10 @@ function versionOf(state: TemplateState, version: number): VersionState {
  * Publishing freezes a version and makes it the one sends use. Publishing an older published
  * version makes it live again (a rollback); it stays as it was frozen.
  */
-export function decidePublishTemplate(state: TemplateState, cmd: Guarded & { version: number | null; sanitise: Sanitise }): TemplateEvent[] {
+export function decidePublishTemplate(
+  state: TemplateState,
+  cmd: Guarded & { version: number | null; sanitise: Sanitise },
+): TemplateEvent[] {
   const templateId = existing(state, cmd.ifMatch);
   const v = versionOf(state, cmd.version ?? state.latestVersion);
   if (state.publishedVersion === v.version) return [];
@@ -173,14 +208,24 @@ export function decideUnarchiveTemplate(state: TemplateState, cmd: Guarded): Tem
 }
 
 /** An old version's content comes back as a new draft head; the old version itself is untouched. */
-export function decideRestoreTemplateVersion(state: TemplateState, cmd: Guarded & { version: number; versionId: string }): TemplateEvent[] {
+export function decideRestoreTemplateVersion(
+  state: TemplateState,
+  cmd: Guarded & { version: number; versionId: string },
+): TemplateEvent[] {
   const templateId = existing(state, cmd.ifMatch);
   const v = versionOf(state, cmd.version);
   const version = state.latestVersion + 1;
   return [
     {
       type: 'TemplateVersionDrafted',
-      data: { templateId, versionId: cmd.versionId, version, ...contentOf(v), restoredFrom: v.version, draftedAt: cmd.now },
+      data: {
+        templateId,
+        versionId: cmd.versionId,
+        version,
+        ...contentOf(v),
+        restoredFrom: v.version,
+        draftedAt: cmd.now,
+      },
     },
   ];
 }
@@ -189,9 +234,12 @@ export function decideRestoreTemplateVersion(state: TemplateState, cmd: Guarded 
 export function decideDeleteTemplateVersion(state: TemplateState, cmd: Guarded & { version: number }): TemplateEvent[] {
   const templateId = existing(state, cmd.ifMatch);
   const v = versionOf(state, cmd.version);
-  if (state.versions.size === 1) fail('template_version_not_deletable', 'A template keeps at least one version.', 'version');
-  if (state.publishedVersion === v.version) fail('template_version_not_deletable', 'This version is the one sends use; publish another first.', 'version');
-  if (state.latestVersion === v.version) fail('template_version_not_deletable', 'This version is the one being edited.', 'version');
+  if (state.versions.size === 1)
+    fail('template_version_not_deletable', 'A template keeps at least one version.', 'version');
+  if (state.publishedVersion === v.version)
+    fail('template_version_not_deletable', 'This version is the one sends use; publish another first.', 'version');
+  if (state.latestVersion === v.version)
+    fail('template_version_not_deletable', 'This version is the one being edited.', 'version');
   return [{ type: 'TemplateVersionDeleted', data: { templateId, version: v.version, deletedAt: cmd.now } }];
 }
 
@@ -205,7 +253,9 @@ export function decideDeleteTemplate(state: TemplateState, cmd: Guarded): Templa
  * (render for sending now, POST /emails and POST /templates/{id}/send later) goes through here.
  */
 export function sendableVersion(t: { archived: boolean; publishedVersion: number | null }): number {
-  if (statusOf(t) === 'archived') fail('template_archived', 'The template is archived; unarchive it to send with it.', 'template');
-  if (t.publishedVersion === null) fail('template_not_published', 'The template has no published version yet.', 'template');
+  if (statusOf(t) === 'archived')
+    fail('template_archived', 'The template is archived; unarchive it to send with it.', 'template');
+  if (t.publishedVersion === null)
+    fail('template_not_published', 'The template has no published version yet.', 'template');
   return t.publishedVersion;
 }

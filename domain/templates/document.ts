@@ -102,7 +102,9 @@ const kebabToCamel = (k: string) => k.replace(/-([a-z])/g, (_, c: string) => c.t
 export const camelToKebab = (k: string) => k.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
 
 /** Every accepted spelling of a style key mapped to its kebab-case property. */
-const STYLE_KEYS = new Map<string, string>(STYLE_PROPERTIES.flatMap((p) => [[p, p] as const, [kebabToCamel(p), p] as const]));
+const STYLE_KEYS = new Map<string, string>(
+  STYLE_PROPERTIES.flatMap((p) => [[p, p] as const, [kebabToCamel(p), p] as const]),
+);
 
 /** The kebab-case property a style key names, or null when it is not one mail clients honour. */
 export function styleProperty(key: string): string | null {
@@ -118,7 +120,8 @@ export function unsafeStyleValue(value: string): string | null {
   if (lower.includes('expression(')) return 'A style value may not use expression().';
   if (lower.includes('javascript:')) return 'A style value may not use javascript:.';
   for (const m of lower.matchAll(/url\(\s*(['"]?)/g)) {
-    if (!lower.startsWith('https://', m.index + m[0].length)) return 'A style value may use url() only with an https:// address.';
+    if (!lower.startsWith('https://', m.index + m[0].length))
+      return 'A style value may use url() only with an https:// address.';
   }
   return null;
 }
@@ -184,7 +187,10 @@ const srcSchema = urlField('image');
 const fontUrlSchema = z
   .string()
   .max(URL_MAX)
-  .regex(/^https:\/\/[^\s"'()<>\\{};]+$/i, 'A font url is an https:// address without spaces, quotes, parentheses or < > { } ;.');
+  .regex(
+    /^https:\/\/[^\s"'()<>\\{};]+$/i,
+    'A font url is an https:// address without spaces, quotes, parentheses or < > { } ;.',
+  );
 
 // ---------------------------------------------------------------------------------------------
 // Blocks
@@ -276,7 +282,13 @@ const blockOptions = [
   container('Column'),
   container('Container'),
   z.strictObject({ kind: z.literal('Text'), style, className, text }),
-  z.strictObject({ kind: z.literal('Heading'), style, className, text, level: z.number().int().min(1).max(6).default(2) }),
+  z.strictObject({
+    kind: z.literal('Heading'),
+    style,
+    className,
+    text,
+    level: z.number().int().min(1).max(6).default(2),
+  }),
   z.strictObject({ kind: z.literal('Button'), style, className, text: text.min(1), href: hrefSchema }),
   z.strictObject({ kind: z.literal('Link'), style, className, text: text.min(1), href: hrefSchema }),
   z.strictObject({
@@ -290,17 +302,23 @@ const blockOptions = [
   }),
   z.strictObject({ kind: z.literal('Hr'), style }),
   z.strictObject({ kind: z.literal('Markdown'), style, className, markdown: text }),
-  z.strictObject({ kind: z.literal('CodeBlock'), style, className, code: text, language: z.enum(CODE_LANGUAGES).default('plaintext') }),
+  z.strictObject({
+    kind: z.literal('CodeBlock'),
+    style,
+    className,
+    code: text,
+    language: z.enum(CODE_LANGUAGES).default('plaintext'),
+  }),
   z.strictObject({ kind: z.literal('CodeInline'), style, className, code: text }),
 ] as const;
 
 /** One block, discriminated by `kind`; unknown keys are refused. */
 export const blockSchema: z.ZodType<Block, BlockInput> = z
   .discriminatedUnion('kind', blockOptions)
-  .meta({ id: 'TemplateBlock', description: 'One block of a template document, discriminated by `kind`.' }) as unknown as z.ZodType<
-  Block,
-  BlockInput
->;
+  .meta({
+    id: 'TemplateBlock',
+    description: 'One block of a template document, discriminated by `kind`.',
+  }) as unknown as z.ZodType<Block, BlockInput>;
 
 // ---------------------------------------------------------------------------------------------
 // Props, slots, fonts
@@ -329,7 +347,12 @@ export const propSchema = z
     const fits = type === 'url' ? typeof value === 'string' && isUrlValue(value) : typeof value === type;
     if (!fits) {
       const what = type === 'url' ? 'an http(s) or mailto address' : `a ${type}`;
-      ctx.issues.push({ code: 'custom', message: `The default of a ${type} prop is ${what} or null.`, path: ['default'], input: value });
+      ctx.issues.push({
+        code: 'custom',
+        message: `The default of a ${type} prop is ${what} or null.`,
+        path: ['default'],
+        input: value,
+      });
     }
   });
 export type Prop = z.output<typeof propSchema>;
@@ -346,7 +369,12 @@ function uniqueNames(kind: string) {
     const seen = new Set<string>();
     ctx.value.forEach((item, i) => {
       if (seen.has(item.name)) {
-        ctx.issues.push({ code: 'custom', message: `Two ${kind}s are named \`${item.name}\`.`, path: [i, 'name'], input: item.name });
+        ctx.issues.push({
+          code: 'custom',
+          message: `Two ${kind}s are named \`${item.name}\`.`,
+          path: [i, 'name'],
+          input: item.name,
+        });
       }
       seen.add(item.name);
     });
@@ -358,7 +386,17 @@ export const propsSchema = z.array(propSchema).max(PROPS_MAX).check(uniqueNames(
 /** A template's slots (the placeholders of its subject and preview line); names unique. */
 export const slotsSchema = z.array(slotSchema).max(SLOTS_MAX).check(uniqueNames('slot'));
 
-export const FONT_FALLBACKS = ['Arial', 'Helvetica', 'Verdana', 'Georgia', 'Times New Roman', 'Courier New', 'sans-serif', 'serif', 'monospace'] as const;
+export const FONT_FALLBACKS = [
+  'Arial',
+  'Helvetica',
+  'Verdana',
+  'Georgia',
+  'Times New Roman',
+  'Courier New',
+  'sans-serif',
+  'serif',
+  'monospace',
+] as const;
 
 export const fontSchema = z.strictObject({
   family: z
@@ -393,7 +431,8 @@ export function treeLimitProblem(body: unknown): { path: Path; message: string }
     if (depth > DEPTH_MAX) return { path, message: `Blocks nest at most ${DEPTH_MAX} levels deep.` };
     const children = (node as { children?: unknown } | null)?.children;
     if (node !== null && typeof node === 'object' && Array.isArray(children)) {
-      for (let i = children.length - 1; i >= 0; i--) stack.push({ node: children[i], path: [...path, 'children', i], depth: depth + 1 });
+      for (let i = children.length - 1; i >= 0; i--)
+        stack.push({ node: children[i], path: [...path, 'children', i], depth: depth + 1 });
     }
   }
   return null;
@@ -413,7 +452,12 @@ const documentObject = z
     const props = new Set((ctx.value.props ?? []).map((p) => p.name));
     (ctx.value.slots ?? []).forEach((s, i) => {
       if (props.has(s.name)) {
-        ctx.issues.push({ code: 'custom', message: `\`${s.name}\` names both a prop and a slot.`, path: ['slots', i, 'name'], input: s.name });
+        ctx.issues.push({
+          code: 'custom',
+          message: `\`${s.name}\` names both a prop and a slot.`,
+          path: ['slots', i, 'name'],
+          input: s.name,
+        });
       }
     });
   });
@@ -500,7 +544,8 @@ export function checkTemplateReferences(t: TemplateReferences): ReferenceProblem
   }
   for (const s of slots) {
     if (slotNames.has(s.name)) return { path: [...s.at, 'name'], message: `Two slots are named \`${s.name}\`.` };
-    if (propTypes.has(s.name)) return { path: [...s.at, 'name'], message: `\`${s.name}\` names both a prop and a slot.` };
+    if (propTypes.has(s.name))
+      return { path: [...s.at, 'name'], message: `\`${s.name}\` names both a prop and a slot.` };
     slotNames.add(s.name);
   }
 
@@ -508,13 +553,17 @@ export function checkTemplateReferences(t: TemplateReferences): ReferenceProblem
     placeholders(value).find((n) => !propTypes.has(n) && !(allowSlots && slotNames.has(n))) ?? null;
 
   const inSubject = undeclared(t.subject ?? '', true);
-  if (inSubject !== null) return { path: ['subject'], message: `The subject uses \`{{${inSubject}}}\`, which is neither a slot nor a prop.` };
+  if (inSubject !== null)
+    return { path: ['subject'], message: `The subject uses \`{{${inSubject}}}\`, which is neither a slot nor a prop.` };
 
   const doc = (t.document ?? null) as Loose | null;
   if (doc && typeof doc.preview === 'string') {
     const inPreview = undeclared(doc.preview, true);
     if (inPreview !== null) {
-      return { path: ['document', 'preview'], message: `The preview uses \`{{${inPreview}}}\`, which is neither a slot nor a prop.` };
+      return {
+        path: ['document', 'preview'],
+        message: `The preview uses \`{{${inPreview}}}\`, which is neither a slot nor a prop.`,
+      };
     }
   }
 
@@ -529,16 +578,21 @@ export function checkTemplateReferences(t: TemplateReferences): ReferenceProblem
         const value = block[field];
         if (typeof value !== 'string') continue;
         const name = undeclared(value, false);
-        if (name !== null) return { path: [...path, field], message: `\`{{${name}}}\` is not a prop of this template.` };
+        if (name !== null)
+          return { path: [...path, field], message: `\`{{${name}}}\` is not a prop of this template.` };
         if (field === 'href' || field === 'src') {
           const whole = wholePlaceholder(value);
           if (whole !== null && propTypes.get(whole) !== 'url') {
-            return { path: [...path, field], message: `\`{{${whole}}}\` stands for an address, so it must be a prop of type url.` };
+            return {
+              path: [...path, field],
+              message: `\`{{${whole}}}\` stands for an address, so it must be a prop of type url.`,
+            };
           }
         }
       }
       if (Array.isArray(block.children)) {
-        for (let i = block.children.length - 1; i >= 0; i--) stack.push({ node: block.children[i], path: [...path, 'children', i] });
+        for (let i = block.children.length - 1; i >= 0; i--)
+          stack.push({ node: block.children[i], path: [...path, 'children', i] });
       }
     }
   }

@@ -22,7 +22,12 @@ export type TemplateContent = z.infer<typeof contentSchema>;
 
 export const TemplateCreated = defineEvent(
   'TemplateCreated',
-  z.object({ templateId: z.string(), description: z.string().nullable(), starter: z.string().nullable(), createdAt: z.string() }),
+  z.object({
+    templateId: z.string(),
+    description: z.string().nullable(),
+    starter: z.string().nullable(),
+    createdAt: z.string(),
+  }),
 );
 
 /** A new head version: version 1 at create, after an edit of a published head, or a restore. */
@@ -53,18 +58,32 @@ export const TemplateDescriptionChanged = defineEvent(
 /** The version is frozen and becomes the one sends use. `sanitisedHtml` is what an html-engine version sends. */
 export const TemplateVersionPublished = defineEvent(
   'TemplateVersionPublished',
-  z.object({ templateId: z.string(), version: z.number().int().positive(), sanitisedHtml: z.string().nullable(), publishedAt: z.string() }),
+  z.object({
+    templateId: z.string(),
+    version: z.number().int().positive(),
+    sanitisedHtml: z.string().nullable(),
+    publishedAt: z.string(),
+  }),
 );
 
-export const TemplateArchived = defineEvent('TemplateArchived', z.object({ templateId: z.string(), archivedAt: z.string() }));
-export const TemplateUnarchived = defineEvent('TemplateUnarchived', z.object({ templateId: z.string(), unarchivedAt: z.string() }));
+export const TemplateArchived = defineEvent(
+  'TemplateArchived',
+  z.object({ templateId: z.string(), archivedAt: z.string() }),
+);
+export const TemplateUnarchived = defineEvent(
+  'TemplateUnarchived',
+  z.object({ templateId: z.string(), unarchivedAt: z.string() }),
+);
 
 export const TemplateVersionDeleted = defineEvent(
   'TemplateVersionDeleted',
   z.object({ templateId: z.string(), version: z.number().int().positive(), deletedAt: z.string() }),
 );
 
-export const TemplateDeleted = defineEvent('TemplateDeleted', z.object({ templateId: z.string(), deletedAt: z.string() }));
+export const TemplateDeleted = defineEvent(
+  'TemplateDeleted',
+  z.object({ templateId: z.string(), deletedAt: z.string() }),
+);
 
 export const templateEvents = [
   TemplateCreated,

@@ -6,7 +6,11 @@ export interface Starter extends TemplateContent {
   description: string;
 }
 
-const text = (t: string, style: Record<string, string | number> = {}) => ({ kind: 'Text', text: t, style: { fontSize: '16px', lineHeight: '24px', color: '#333333', ...style } });
+const text = (t: string, style: Record<string, string | number> = {}) => ({
+  kind: 'Text',
+  text: t,
+  style: { fontSize: '16px', lineHeight: '24px', color: '#333333', ...style },
+});
 const button = (label: string, href: string) => ({
   kind: 'Button',
   text: label,
@@ -15,7 +19,11 @@ const button = (label: string, href: string) => ({
 });
 const heading = (t: string) => ({ kind: 'Heading', text: t, level: 1, style: { fontSize: '24px', color: '#111111' } });
 const footer = (t: string) => text(t, { fontSize: '12px', color: '#8a8a8a' });
-const page = (body: unknown[], preview: string) => ({ body, preview, style: { backgroundColor: '#ffffff', fontFamily: 'Helvetica, Arial, sans-serif' } });
+const page = (body: unknown[], preview: string) => ({
+  body,
+  preview,
+  style: { backgroundColor: '#ffffff', fontFamily: 'Helvetica, Arial, sans-serif' },
+});
 
 /** Built-in starting points for `POST /templates` with `starter`; the caller's own fields win. */
 export const STARTERS: readonly Starter[] = [
@@ -26,7 +34,13 @@ export const STARTERS: readonly Starter[] = [
     engine: 'blocks',
     subject: 'Welcome to {{product}}',
     document: page(
-      [heading('Welcome, {{firstName}}!'), text('Thanks for joining {{product}}. One click and you are ready.'), button('Get started', '{{startUrl}}'), { kind: 'Hr' }, footer('You receive this because you signed up.')],
+      [
+        heading('Welcome, {{firstName}}!'),
+        text('Thanks for joining {{product}}. One click and you are ready.'),
+        button('Get started', '{{startUrl}}'),
+        { kind: 'Hr' },
+        footer('You receive this because you signed up.'),
+      ],
       'Your account is ready',
     ),
     html: null,
@@ -73,8 +87,20 @@ export const STARTERS: readonly Starter[] = [
           kind: 'Section',
           style: { border: '1px solid #e5e7eb', borderRadius: '6px', padding: '16px' },
           children: [
-            { kind: 'Row', children: [{ kind: 'Column', children: [text('Order')] }, { kind: 'Column', children: [text('{{orderNumber}}', { textAlign: 'right' })] }] },
-            { kind: 'Row', children: [{ kind: 'Column', children: [text('Total')] }, { kind: 'Column', children: [text('{{total}}', { textAlign: 'right', fontWeight: 700 })] }] },
+            {
+              kind: 'Row',
+              children: [
+                { kind: 'Column', children: [text('Order')] },
+                { kind: 'Column', children: [text('{{orderNumber}}', { textAlign: 'right' })] },
+              ],
+            },
+            {
+              kind: 'Row',
+              children: [
+                { kind: 'Column', children: [text('Total')] },
+                { kind: 'Column', children: [text('{{total}}', { textAlign: 'right', fontWeight: 700 })] },
+              ],
+            },
           ],
         },
         { kind: 'Link', text: 'View your order', href: '{{orderUrl}}' },
@@ -101,7 +127,12 @@ export const STARTERS: readonly Starter[] = [
         heading('{{headline}}'),
         { kind: 'Markdown', markdown: '{{body}}' },
         { kind: 'Hr' },
-        { kind: 'Link', text: 'Unsubscribe', href: '{{unsubscribeUrl}}', style: { fontSize: '12px', color: '#8a8a8a' } },
+        {
+          kind: 'Link',
+          text: 'Unsubscribe',
+          href: '{{unsubscribeUrl}}',
+          style: { fontSize: '12px', color: '#8a8a8a' },
+        },
       ],
       '{{issueTitle}}',
     ),

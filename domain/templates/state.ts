@@ -86,7 +86,12 @@ export const templateAggregate = {
         const v = state.versions.get(event.data.version);
         if (!v) return next;
         const versions = new Map(state.versions);
-        versions.set(v.version, { ...v, published: true, sanitisedHtml: event.data.sanitisedHtml, publishedAt: event.data.publishedAt });
+        versions.set(v.version, {
+          ...v,
+          published: true,
+          sanitisedHtml: event.data.sanitisedHtml,
+          publishedAt: event.data.publishedAt,
+        });
         return { ...next, versions, publishedVersion: v.version };
       }
       case 'TemplateArchived':

@@ -12,12 +12,14 @@ export interface GivenValues {
 
 type Loose = Record<string, unknown>;
 
-const has = (o: Record<string, unknown> | undefined, key: string) => o !== undefined && o !== null && Object.hasOwn(o, key);
+const has = (o: Record<string, unknown> | undefined, key: string) =>
+  o !== undefined && o !== null && Object.hasOwn(o, key);
 const text = (v: unknown): string => (v === null || v === undefined ? '' : String(v));
 
 /** The string a typed value becomes: numbers in their shortest round-trip form, booleans as true/false. */
 function typed(prop: Pick<Prop, 'name' | 'type'>, value: unknown): string {
-  const bad = (what: string): never => fail('invalid_parameter', `The prop \`${prop.name}\` takes ${what}.`, `props.${prop.name}`);
+  const bad = (what: string): never =>
+    fail('invalid_parameter', `The prop \`${prop.name}\` takes ${what}.`, `props.${prop.name}`);
   switch (prop.type) {
     case 'number':
       if (typeof value !== 'number' || !Number.isFinite(value)) bad('a number');
@@ -64,16 +66,22 @@ export function resolveValues(
   for (const s of slots) {
     const slot = s as Partial<Slot>;
     if (typeof slot.name !== 'string') continue;
-    declaredSlots.set(slot.name, { name: slot.name, description: slot.description ?? null, default: slot.default ?? null });
+    declaredSlots.set(slot.name, {
+      name: slot.name,
+      description: slot.description ?? null,
+      default: slot.default ?? null,
+    });
   }
 
   const givenProps = given.props ?? {};
   const givenSlots = given.slots ?? {};
   for (const name of Object.keys(givenProps)) {
-    if (!declaredProps.has(name)) fail('unknown_template_prop', `The template has no prop \`${name}\`.`, `props.${name}`);
+    if (!declaredProps.has(name))
+      fail('unknown_template_prop', `The template has no prop \`${name}\`.`, `props.${name}`);
   }
   for (const name of Object.keys(givenSlots)) {
-    if (!declaredSlots.has(name)) fail('unknown_template_slot', `The template has no slot \`${name}\`.`, `slots.${name}`);
+    if (!declaredSlots.has(name))
+      fail('unknown_template_slot', `The template has no slot \`${name}\`.`, `slots.${name}`);
   }
 
   // Null prototype: a prop may be named `__proto__` or `constructor`.

@@ -32,7 +32,10 @@ export interface Concerns {
  * An endpoint with allowlists hears an event only when the address or domain it concerns is
  * covered, exactly as for keys; an event about no address or domain reaches only unrestricted endpoints.
  */
-export function covers(endpoint: { addressAllowlist: string[] | null; domainAllowlist: string[] | null }, concerns: Concerns): boolean {
+export function covers(
+  endpoint: { addressAllowlist: string[] | null; domainAllowlist: string[] | null },
+  concerns: Concerns,
+): boolean {
   if (endpoint.addressAllowlist === null && endpoint.domainAllowlist === null) return true;
   const domain = concerns.domain ?? (concerns.address ? domainOf(concerns.address) : undefined);
   if (concerns.address && (endpoint.addressAllowlist ?? []).includes(concerns.address)) return true;
@@ -61,12 +64,28 @@ const mappers = {
   ContactCreated: (d) => ({
     type: 'contact.created',
     concerns: { address: d.email },
-    data: { id: d.contactId, email: d.email, name: d.name, notes: d.notes, attributes: d.attributes, source: d.source, audienceIds: d.audienceIds, createdAt: d.createdAt },
+    data: {
+      id: d.contactId,
+      email: d.email,
+      name: d.name,
+      notes: d.notes,
+      attributes: d.attributes,
+      source: d.source,
+      audienceIds: d.audienceIds,
+      createdAt: d.createdAt,
+    },
   }),
   ContactUpdated: (d) => ({
     type: 'contact.updated',
     concerns: { address: d.email },
-    data: { id: d.contactId, email: d.email, name: d.name, notes: d.notes, attributes: d.attributes, updatedAt: d.updatedAt },
+    data: {
+      id: d.contactId,
+      email: d.email,
+      name: d.name,
+      notes: d.notes,
+      attributes: d.attributes,
+      updatedAt: d.updatedAt,
+    },
   }),
   ContactDeleted: (d) => ({
     type: 'contact.deleted',
@@ -80,7 +99,10 @@ export type WebhookSourceType = keyof typeof mappers;
 export const WEBHOOK_SOURCE_TYPES = Object.keys(mappers) as WebhookSourceType[];
 
 /** The webhook message a decoded event becomes; null when its type becomes none. */
-export function webhookMessageOf(event: { type: string; data: Record<string, unknown> }, occurredAt: string): WebhookMessage | null {
+export function webhookMessageOf(
+  event: { type: string; data: Record<string, unknown> },
+  occurredAt: string,
+): WebhookMessage | null {
   if (!Object.hasOwn(mappers, event.type)) return null;
   // The registry decoded the event, so its data has the shape its type's mapper takes.
   const map = mappers[event.type as WebhookSourceType] as Mapper<WebhookSourceType>;
@@ -88,4 +110,5 @@ export function webhookMessageOf(event: { type: string; data: Record<string, unk
 }
 
 /** A delivery's id follows from the event's position and the endpoint: replaying the log never makes a second one. */
-export const deliveryIdOf = (position: number, endpointId: string) => digestId('webhookDelivery', `${position}:${endpointId}`);
+export const deliveryIdOf = (position: number, endpointId: string) =>
+  digestId('webhookDelivery', `${position}:${endpointId}`);

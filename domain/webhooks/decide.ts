@@ -20,7 +20,11 @@ export interface EndpointSettings {
 /** Stored forms: an empty subscription is the default set (null), subscriptions deduplicated, allowlists normalised. */
 export function normaliseSettings(s: EndpointSettings): EndpointSettings {
   const eventTypes = s.eventTypes === null || s.eventTypes.length === 0 ? null : [...new Set(s.eventTypes)];
-  return { ...s, eventTypes, ...normaliseAllowlists({ addressAllowlist: s.addressAllowlist, domainAllowlist: s.domainAllowlist }) };
+  return {
+    ...s,
+    eventTypes,
+    ...normaliseAllowlists({ addressAllowlist: s.addressAllowlist, domainAllowlist: s.domainAllowlist }),
+  };
 }
 
 function endpointOf(state: WebhooksState, endpointId: string): EndpointState {
@@ -29,10 +33,19 @@ function endpointOf(state: WebhooksState, endpointId: string): EndpointState {
   return e;
 }
 
-export function decideCreateWebhookEndpoint(state: WebhooksState, cmd: { endpointId: string; settings: EndpointSettings; secret: string; now: string }): WebhookEvent[] {
+export function decideCreateWebhookEndpoint(
+  state: WebhooksState,
+  cmd: { endpointId: string; settings: EndpointSettings; secret: string; now: string },
+): WebhookEvent[] {
   if (state.endpoints.has(cmd.endpointId)) return [];
-  if (state.endpoints.size >= ENDPOINTS_MAX) fail('workspace_limit_reached', `A workspace has at most ${ENDPOINTS_MAX} webhook endpoints.`);
-  return [{ type: 'WebhookEndpointCreated', data: { endpointId: cmd.endpointId, ...normaliseSettings(cmd.settings), secret: cmd.secret, createdAt: cmd.now } }];
+  if (state.endpoints.size >= ENDPOINTS_MAX)
+    fail('workspace_limit_reached', `A workspace has at most ${ENDPOINTS_MAX} webhook endpoints.`);
+  return [
+    {
+      type: 'WebhookEndpointCreated',
+      data: { endpointId: cmd.endpointId, ...normaliseSettings(cmd.settings), secret: cmd.secret, createdAt: cmd.now },
+    },
+  ];
 }
 
 /** `enabled` true re-enables (the failure count starts again); false is a person's switch-off, without a reason. */
@@ -42,38 +55,70 @@ export function decideUpdateWebhookEndpoint(
 ): WebhookEvent[] {
   const e = endpointOf(state, cmd.endpointId);
   const events: WebhookEvent[] = [];
-  const current: EndpointSettings = { url: e.url, description: e.description, eventTypes: e.eventTypes, addressAllowlist: e.addressAllowlist, domainAllowlist: e.domainAllowlist };
+  const current: EndpointSettings = {
+    url: e.url,
+    description: e.description,
+    eventTypes: e.eventTypes,
+    addressAllowlist: e.addressAllowlist,
+    domainAllowlist: e.domainAllowlist,
+  };
   const next = normaliseSettings({ ...current, ...cmd.settings });
   if (JSON.stringify(next) !== JSON.stringify(current)) {
     events.push({ type: 'WebhookEndpointUpdated', data: { endpointId: e.endpointId, ...next, updatedAt: cmd.now } });
   }
-  if (cmd.enabled === true && !e.enabled) events.push({ type: 'WebhookEndpointEnabled', data: { endpointId: e.endpointId, enabledAt: cmd.now } });
-  if (cmd.enabled === false && e.enabled) events.push({ type: 'WebhookEndpointDisabled', data: { endpointId: e.endpointId, reason: null, disabledAt: cmd.now } });
+  if (cmd.enabled === true && !e.enabled)
+    events.push({ type: 'WebhookEndpointEnabled', data: { endpointId: e.endpointId, enabledAt: cmd.now } });
+  if (cmd.enabled === false && e.enabled)
+    events.push({
+      type: 'WebhookEndpointDisabled',
+      data: { endpointId: e.endpointId, reason: null, disabledAt: cmd.now },
+    });
   return events;
 }
 
 /** Deliveries switched the endpoint off; a second report of the same kind writes nothing. */
-export function decideAutoDisableWebhookEndpoint(state: WebhooksState, cmd: { endpointId: string; reason: string; now: string }): WebhookEvent[] {
+export function decideAutoDisableWebhookEndpoint(
+  state: WebhooksState,
+  cmd: { endpointId: string; reason: string; now: string },
+): WebhookEvent[] {
   const e = state.endpoints.get(cmd.endpointId);
   if (!e || !e.enabled) return [];
-  return [{ type: 'WebhookEndpointDisabled', data: { endpointId: e.endpointId, reason: cmd.reason, disabledAt: cmd.now } }];
+  return [
+    { type: 'WebhookEndpointDisabled', data: { endpointId: e.endpointId, reason: cmd.reason, disabledAt: cmd.now } },
+  ];
 }
 
-export function decideRotateWebhookSecret(state: WebhooksState, cmd: { endpointId: string; secret: string; now: string }): WebhookEvent[] {
+export function decideRotateWebhookSecret(
+  state: WebhooksState,
+  cmd: { endpointId: string; secret: string; now: string },
+): WebhookEvent[] {
   const e = endpointOf(state, cmd.endpointId);
   const previousSecretExpiresAt = new Date(Date.parse(cmd.now) + PREVIOUS_SECRET_TTL_MS).toISOString();
-  return [{ type: 'WebhookSecretRotated', data: { endpointId: e.endpointId, secret: cmd.secret, previousSecretExpiresAt, rotatedAt: cmd.now } }];
+  return [
+    {
+      type: 'WebhookSecretRotated',
+      data: { endpointId: e.endpointId, secret: cmd.secret, previousSecretExpiresAt, rotatedAt: cmd.now },
+    },
+  ];
 }
 
-export function decideDeleteWebhookEndpoint(state: WebhooksState, cmd: { endpointId: string; now: string }): WebhookEvent[] {
+export function decideDeleteWebhookEndpoint(
+  state: WebhooksState,
+  cmd: { endpointId: string; now: string },
+): WebhookEvent[] {
   const e = endpointOf(state, cmd.endpointId);
   return [{ type: 'WebhookEndpointDeleted', data: { endpointId: e.endpointId, deletedAt: cmd.now } }];
 }
 
-export function decideTestWebhookEndpoint(state: WebhooksState, cmd: { endpointId: string; testId: string; now: string }): WebhookEvent[] {
+export function decideTestWebhookEndpoint(
+  state: WebhooksState,
+  cmd: { endpointId: string; testId: string; now: string },
+): WebhookEvent[] {
   const e = endpointOf(state, cmd.endpointId);
   if (!e.enabled) fail('webhook_disabled', 'The endpoint is disabled; enable it first.');
-  return [{ type: 'WebhookTestRequested', data: { endpointId: e.endpointId, testId: cmd.testId, requestedAt: cmd.now } }];
+  return [
+    { type: 'WebhookTestRequested', data: { endpointId: e.endpointId, testId: cmd.testId, requestedAt: cmd.now } },
+  ];
 }
 
 export function decideReplayWebhookDeliveries(
@@ -82,5 +127,10 @@ export function decideReplayWebhookDeliveries(
 ): WebhookEvent[] {
   const e = endpointOf(state, cmd.endpointId);
   if (!e.enabled) fail('webhook_disabled', 'The endpoint is disabled; enable it before replaying its deliveries.');
-  return [{ type: 'WebhookDeliveriesReplayed', data: { endpointId: e.endpointId, deliveryIds: cmd.deliveryIds, since: cmd.since, requestedAt: cmd.now } }];
+  return [
+    {
+      type: 'WebhookDeliveriesReplayed',
+      data: { endpointId: e.endpointId, deliveryIds: cmd.deliveryIds, since: cmd.since, requestedAt: cmd.now },
+    },
+  ];
 }

@@ -17,7 +17,10 @@ export const WebhookEndpointCreated = defineEvent(
 );
 
 /** The endpoint's settings as they stand after the change. */
-export const WebhookEndpointUpdated = defineEvent('WebhookEndpointUpdated', z.object({ endpointId: z.string(), ...settings, updatedAt: z.string() }));
+export const WebhookEndpointUpdated = defineEvent(
+  'WebhookEndpointUpdated',
+  z.object({ endpointId: z.string(), ...settings, updatedAt: z.string() }),
+);
 
 /** `reason` null: a person switched it off; otherwise why deliveries stopped it. */
 export const WebhookEndpointDisabled = defineEvent(
@@ -25,7 +28,10 @@ export const WebhookEndpointDisabled = defineEvent(
   z.object({ endpointId: z.string(), reason: z.string().nullable(), disabledAt: z.string() }),
 );
 
-export const WebhookEndpointEnabled = defineEvent('WebhookEndpointEnabled', z.object({ endpointId: z.string(), enabledAt: z.string() }));
+export const WebhookEndpointEnabled = defineEvent(
+  'WebhookEndpointEnabled',
+  z.object({ endpointId: z.string(), enabledAt: z.string() }),
+);
 
 /** The previous secret keeps signing beside the new one until `previousSecretExpiresAt`. */
 export const WebhookSecretRotated = defineEvent(
@@ -33,7 +39,10 @@ export const WebhookSecretRotated = defineEvent(
   z.object({ endpointId: z.string(), secret: z.string(), previousSecretExpiresAt: z.string(), rotatedAt: z.string() }),
 );
 
-export const WebhookEndpointDeleted = defineEvent('WebhookEndpointDeleted', z.object({ endpointId: z.string(), deletedAt: z.string() }));
+export const WebhookEndpointDeleted = defineEvent(
+  'WebhookEndpointDeleted',
+  z.object({ endpointId: z.string(), deletedAt: z.string() }),
+);
 
 /** A `webhook.test` delivery to this endpoint only, whatever it subscribes to. */
 export const WebhookTestRequested = defineEvent(
@@ -44,7 +53,12 @@ export const WebhookTestRequested = defineEvent(
 /** Deliveries sent again: the ones named, or every failed one created since `since`. */
 export const WebhookDeliveriesReplayed = defineEvent(
   'WebhookDeliveriesReplayed',
-  z.object({ endpointId: z.string(), deliveryIds: z.array(z.string()).nullable(), since: z.string().nullable(), requestedAt: z.string() }),
+  z.object({
+    endpointId: z.string(),
+    deliveryIds: z.array(z.string()).nullable(),
+    since: z.string().nullable(),
+    requestedAt: z.string(),
+  }),
 );
 
 export const webhookEvents = [

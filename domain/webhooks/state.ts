@@ -25,7 +25,16 @@ export const webhooksAggregate = {
     switch (event.type) {
       case 'WebhookEndpointCreated': {
         const { url, description, eventTypes, addressAllowlist, domainAllowlist } = event.data;
-        endpoints.set(d.endpointId, { endpointId: d.endpointId, url, description, eventTypes, addressAllowlist, domainAllowlist, enabled: true, disabledReason: null });
+        endpoints.set(d.endpointId, {
+          endpointId: d.endpointId,
+          url,
+          description,
+          eventTypes,
+          addressAllowlist,
+          domainAllowlist,
+          enabled: true,
+          disabledReason: null,
+        });
         break;
       }
       case 'WebhookEndpointUpdated':

@@ -23,7 +23,13 @@ export function decideCreateWorkspace(state: WorkspaceState, cmd: CreateWorkspac
   return [
     {
       type: 'WorkspaceCreated',
-      data: { workspaceId: cmd.workspaceId, name: cmd.name, ownerUserId: cmd.ownerUserId, ownerEmail: cmd.ownerEmail, createdAt: cmd.now },
+      data: {
+        workspaceId: cmd.workspaceId,
+        name: cmd.name,
+        ownerUserId: cmd.ownerUserId,
+        ownerEmail: cmd.ownerEmail,
+        createdAt: cmd.now,
+      },
     },
   ];
 }

@@ -115,11 +115,14 @@ export class InProcessWorkQueue implements WorkQueue {
   /** Called when a handler finished; an undefined delay means acked. */
   #settle(queue: string, job: PendingJob, retryInMs: number | undefined): void {
     if (retryInMs !== undefined && !this.#closing) {
-      const timer = setTimeout(() => {
-        this.#retryTimers.delete(timer);
-        this.#state(queue).ready.push(job);
-        this.#dispatch(queue);
-      }, Math.max(0, retryInMs));
+      const timer = setTimeout(
+        () => {
+          this.#retryTimers.delete(timer);
+          this.#state(queue).ready.push(job);
+          this.#dispatch(queue);
+        },
+        Math.max(0, retryInMs),
+      );
       this.#retryTimers.add(timer);
     }
     this.#dispatch(queue);

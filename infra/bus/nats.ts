@@ -125,7 +125,9 @@ export class NatsWorkQueue implements WorkQueue {
     this.#assertOpen();
     await this.#ensureDurable(queue);
     const source = await this.js.consumers.get(this.streamName, queue);
-    const consumer = new NatsConsumer(this.nc, source, handler, resolved, this.ackWaitMs, () => this.#consumers.delete(consumer));
+    const consumer = new NatsConsumer(this.nc, source, handler, resolved, this.ackWaitMs, () =>
+      this.#consumers.delete(consumer),
+    );
     this.#consumers.add(consumer);
     return consumer;
   }
@@ -151,7 +153,8 @@ export class NatsWorkQueue implements WorkQueue {
     const ackWait = nanos(this.ackWaitMs);
     try {
       const info = await this.jsm.consumers.info(this.streamName, queue);
-      if (info.config.ack_wait !== ackWait) await this.jsm.consumers.update(this.streamName, queue, { ack_wait: ackWait });
+      if (info.config.ack_wait !== ackWait)
+        await this.jsm.consumers.update(this.streamName, queue, { ack_wait: ackWait });
     } catch (error) {
       if (apiErrorCode(error) !== CONSUMER_NOT_FOUND) throw error;
       await this.jsm.consumers.add(this.streamName, {
@@ -235,14 +238,17 @@ class NatsConsumer implements Consumer {
       msg.term();
       return;
     }
-    const heartbeat = setInterval(() => {
-      try {
-        msg.working();
-      } catch (error) {
-        // A lost connection: the server will redeliver after the ack wait whatever we do here.
-        this.options.onError(error, job);
-      }
-    }, Math.max(100, this.ackWaitMs / 3));
+    const heartbeat = setInterval(
+      () => {
+        try {
+          msg.working();
+        } catch (error) {
+          // A lost connection: the server will redeliver after the ack wait whatever we do here.
+          this.options.onError(error, job);
+        }
+      },
+      Math.max(100, this.ackWaitMs / 3),
+    );
     const outcome = await runHandler(this.handler, job, this.options).finally(() => clearInterval(heartbeat));
     try {
       if ('retryInMs' in outcome) msg.nak(outcome.retryInMs);

@@ -72,9 +72,11 @@ export interface ResolvedConsumeOptions {
 /** Resolves the consume options every adapter applies the same way. */
 export function resolveConsumeOptions(options: ConsumeOptions = {}): ResolvedConsumeOptions {
   const concurrency = options.concurrency ?? 1;
-  if (!Number.isInteger(concurrency) || concurrency < 1) throw new Error(`concurrency must be a positive integer, got ${concurrency}`);
+  if (!Number.isInteger(concurrency) || concurrency < 1)
+    throw new Error(`concurrency must be a positive integer, got ${concurrency}`);
   const retryOnErrorMs = options.retryOnErrorMs ?? 5_000;
-  if (!Number.isFinite(retryOnErrorMs) || retryOnErrorMs < 0) throw new Error(`retryOnErrorMs must be >= 0, got ${retryOnErrorMs}`);
+  if (!Number.isFinite(retryOnErrorMs) || retryOnErrorMs < 0)
+    throw new Error(`retryOnErrorMs must be >= 0, got ${retryOnErrorMs}`);
   const report = options.onError ?? (() => {});
   return {
     concurrency,
@@ -91,7 +93,11 @@ export function resolveConsumeOptions(options: ConsumeOptions = {}): ResolvedCon
 }
 
 /** Runs a handler so that a throw becomes a retry, the same way in every adapter. */
-export async function runHandler(handler: JobHandler, job: Delivery, options: ResolvedConsumeOptions): Promise<JobOutcome> {
+export async function runHandler(
+  handler: JobHandler,
+  job: Delivery,
+  options: ResolvedConsumeOptions,
+): Promise<JobOutcome> {
   try {
     const outcome: unknown = await handler(job);
     if (isOutcome(outcome)) return outcome;
@@ -105,5 +111,10 @@ export async function runHandler(handler: JobHandler, job: Delivery, options: Re
 function isOutcome(value: unknown): value is JobOutcome {
   if (typeof value !== 'object' || value === null) return false;
   if ('ack' in value) return value.ack === true;
-  return 'retryInMs' in value && typeof value.retryInMs === 'number' && Number.isFinite(value.retryInMs) && value.retryInMs >= 0;
+  return (
+    'retryInMs' in value &&
+    typeof value.retryInMs === 'number' &&
+    Number.isFinite(value.retryInMs) &&
+    value.retryInMs >= 0
+  );
 }

@@ -49,7 +49,9 @@ export class NodeDns implements Dns {
   }
 
   mx(name: string): Promise<DnsAnswer<MxRecord>> {
-    return this.ask(this.resolver.resolveMx(name), (records) => records.map(({ exchange, priority }) => ({ exchange, priority })));
+    return this.ask(this.resolver.resolveMx(name), (records) =>
+      records.map(({ exchange, priority }) => ({ exchange, priority })),
+    );
   }
 
   cname(name: string): Promise<DnsAnswer<string>> {
@@ -99,8 +101,10 @@ export function parseDnsServers(value: string | undefined): string[] {
     const plain = /^([^:]+)(?::(\d+))?$/.exec(entry);
     const host = bracketed?.[1] ?? plain?.[1] ?? (net.isIPv6(entry) ? entry : undefined);
     const port = bracketed?.[2] ?? plain?.[2];
-    if (host === undefined || net.isIP(host) === 0) throw new Error(`DNS_SERVERS: ${JSON.stringify(entry)} is not an IP address with an optional port`);
-    if (port !== undefined && (Number(port) < 1 || Number(port) > 65535)) throw new Error(`DNS_SERVERS: ${JSON.stringify(entry)} has no valid port`);
+    if (host === undefined || net.isIP(host) === 0)
+      throw new Error(`DNS_SERVERS: ${JSON.stringify(entry)} is not an IP address with an optional port`);
+    if (port !== undefined && (Number(port) < 1 || Number(port) > 65535))
+      throw new Error(`DNS_SERVERS: ${JSON.stringify(entry)} has no valid port`);
     return entry;
   });
 }

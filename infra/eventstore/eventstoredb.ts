@@ -71,7 +71,9 @@ export class EventStoreDbEventStore implements EventStore {
     try {
       const result = await this.client.appendToStream(
         streamId,
-        events.map((e) => jsonEvent({ type: e.type, data: e.data, metadata: { ...e.metadata, [VERSION_KEY]: e.version } })),
+        events.map((e) =>
+          jsonEvent({ type: e.type, data: e.data, metadata: { ...e.metadata, [VERSION_KEY]: e.version } }),
+        ),
         { expectedRevision: toExpectedRevision(expected) },
       );
       if (!result.position) throw new Error('EventStoreDB returned no position for an append');
@@ -148,7 +150,10 @@ export class EventStoreDbEventStore implements EventStore {
     const loop = (async () => {
       while (!stop.signal.aborted) {
         try {
-          const subscription = this.client.subscribeToAll({ fromPosition: toReadPosition(position), filter: excludeSystemEvents() });
+          const subscription = this.client.subscribeToAll({
+            fromPosition: toReadPosition(position),
+            filter: excludeSystemEvents(),
+          });
           try {
             await follow(subscription, batchSize, () => position, deliver, stop.signal);
           } finally {
@@ -189,8 +194,14 @@ async function follow(
   let wake = () => {};
   const poke = () => wake();
   // Attached for the subscription's whole life: an 'error' with no listener would crash the process.
-  subscription.on('error', (error) => { failure = error; wake(); });
-  subscription.on('end', () => { ended = true; wake(); });
+  subscription.on('error', (error) => {
+    failure = error;
+    wake();
+  });
+  subscription.on('end', () => {
+    ended = true;
+    wake();
+  });
   subscription.on('readable', poke);
   signal.addEventListener('abort', poke);
   try {
@@ -209,7 +220,9 @@ async function follow(
         continue;
       }
       if (ended) return;
-      await new Promise<void>((resolve) => { wake = resolve; });
+      await new Promise<void>((resolve) => {
+        wake = resolve;
+      });
       wake = () => {};
     }
   } finally {
@@ -227,10 +240,14 @@ async function cancelled(call: StreamingRead<unknown> | AllStreamSubscription): 
 
 function toExpectedRevision(expected: ExpectedRevision): AppendExpectedRevision {
   switch (expected) {
-    case 'no_stream': return NO_STREAM;
-    case 'exists': return STREAM_EXISTS;
-    case 'any': return ANY;
-    default: return BigInt(expected);
+    case 'no_stream':
+      return NO_STREAM;
+    case 'exists':
+      return STREAM_EXISTS;
+    case 'any':
+      return ANY;
+    default:
+      return BigInt(expected);
   }
 }
 
@@ -243,7 +260,8 @@ function toRecorded(resolved: ResolvedEvent | AllStreamResolvedEvent): RecordedE
   const event = resolved.event;
   if (!event || !event.isJson || event.streamId.startsWith('$') || event.type.startsWith('$')) return null;
   const commit = event.position?.commit ?? resolved.commitPosition;
-  if (commit === undefined) throw new Error('EventStoreDB returned an event without a position (server older than 22.6?)');
+  if (commit === undefined)
+    throw new Error('EventStoreDB returned an event without a position (server older than 22.6?)');
   const { [VERSION_KEY]: version, ...metadata } = isRecord(event.metadata) ? event.metadata : {};
   return {
     streamId: event.streamId,

@@ -112,7 +112,10 @@ export class LogTail {
         if (this.pending || this.users === 0) continue;
         await new Promise<void>((resolve) => {
           const timer = setTimeout(resolve, this.pollMs);
-          this.wakeSleeper = () => { clearTimeout(timer); resolve(); };
+          this.wakeSleeper = () => {
+            clearTimeout(timer);
+            resolve();
+          };
         });
         this.wakeSleeper = () => {};
       }

@@ -51,10 +51,17 @@ export class PostgresEventStore implements EventStore {
   private readonly queued: QueuedAppend[] = [];
   private appending = 0;
 
-  constructor(private readonly pool: pg.Pool, options: PostgresEventStoreOptions = {}) {
+  constructor(
+    private readonly pool: pg.Pool,
+    options: PostgresEventStoreOptions = {},
+  ) {
     this.pollMs = options.pollMs ?? 50;
     this.concurrentAppends = options.concurrentAppends ?? 2;
-    this.tail = new LogTail({ read: (after, limit) => this.readAll({ after, limit }), head: () => this.headPosition() }, this.pollMs, options.tailEvents);
+    this.tail = new LogTail(
+      { read: (after, limit) => this.readAll({ after, limit }), head: () => this.headPosition() },
+      this.pollMs,
+      options.tailEvents,
+    );
   }
 
   static async migrate(pool: pg.Pool): Promise<void> {
@@ -72,7 +79,12 @@ export class PostgresEventStore implements EventStore {
     const data = events.map((e) => JSON.stringify(e.data));
     const metadata = events.map((e) => JSON.stringify(e.metadata ?? {}));
     // Refused here, alone, what PostgreSQL would refuse for the whole call the append joins.
-    if (streamId.includes('\u0000') || events.some((e) => e.type.includes('\u0000')) || data.some(unstorableJson) || metadata.some(unstorableJson)) {
+    if (
+      streamId.includes('\u0000') ||
+      events.some((e) => e.type.includes('\u0000')) ||
+      data.some(unstorableJson) ||
+      metadata.some(unstorableJson)
+    ) {
       return Promise.reject(new UnstorableAppend(streamId));
     }
     return new Promise((resolve, reject) => {
@@ -168,7 +180,9 @@ export class PostgresEventStore implements EventStore {
   }
 
   async headPosition(): Promise<number> {
-    const { rows } = await this.pool.query(`SELECT position FROM es_events WHERE ${VISIBLE} ORDER BY position DESC LIMIT 1`);
+    const { rows } = await this.pool.query(
+      `SELECT position FROM es_events WHERE ${VISIBLE} ORDER BY position DESC LIMIT 1`,
+    );
     return Number(rows[0]?.position ?? 0);
   }
 
@@ -186,7 +200,8 @@ export class PostgresEventStore implements EventStore {
     const loop = (async () => {
       while (!closed) {
         try {
-          const events = this.tail.slice(position, batchSize) ?? (await this.readAll({ after: position, limit: batchSize }));
+          const events =
+            this.tail.slice(position, batchSize) ?? (await this.readAll({ after: position, limit: batchSize }));
           if (closed) break;
           if (events.length > 0) {
             await options.onEvents(events);

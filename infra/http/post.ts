@@ -30,9 +30,16 @@ export function postJson(url: URL, options: PostOptions): Promise<PostResult> {
     const req = client.request(url, {
       method: 'POST',
       agent: url.protocol === 'https:' ? options.agents.https : options.agents.http,
-      headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(options.body), ...options.headers },
+      headers: {
+        'content-type': 'application/json',
+        'content-length': Buffer.byteLength(options.body),
+        ...options.headers,
+      },
     });
-    const timer = setTimeout(() => req.destroy(Object.assign(new Error(`no answer within ${options.timeoutMs} ms`), { code: 'ETIMEDOUT' })), options.timeoutMs);
+    const timer = setTimeout(
+      () => req.destroy(Object.assign(new Error(`no answer within ${options.timeoutMs} ms`), { code: 'ETIMEDOUT' })),
+      options.timeoutMs,
+    );
     req.on('error', (error) => {
       clearTimeout(timer);
       reject(error);

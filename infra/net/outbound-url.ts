@@ -87,7 +87,8 @@ export function checkReceiverUrl(
   policy: OutboundPolicy,
 ): { ok: true; url: URL } | { ok: false; reason: string } {
   if (typeof raw !== 'string' || raw === '') return refuse('the URL is empty');
-  if (raw.length > MAX_RECEIVER_URL_LENGTH) return refuse(`the URL is longer than ${MAX_RECEIVER_URL_LENGTH} characters`);
+  if (raw.length > MAX_RECEIVER_URL_LENGTH)
+    return refuse(`the URL is longer than ${MAX_RECEIVER_URL_LENGTH} characters`);
   // WHATWG parsing would quietly drop tabs and line breaks and trim spaces: refuse them instead.
   if (/[\0-\x20\x7f]/.test(raw)) return refuse('the URL contains spaces or control characters');
   let url: URL;
@@ -96,11 +97,13 @@ export function checkReceiverUrl(
   } catch {
     return refuse('not an absolute URL');
   }
-  if (url.href.length > MAX_RECEIVER_URL_LENGTH) return refuse(`the URL is longer than ${MAX_RECEIVER_URL_LENGTH} characters`);
+  if (url.href.length > MAX_RECEIVER_URL_LENGTH)
+    return refuse(`the URL is longer than ${MAX_RECEIVER_URL_LENGTH} characters`);
   if (url.protocol !== 'https:' && !(policy.allowPrivate && url.protocol === 'http:')) {
     return refuse(policy.allowPrivate ? 'the scheme must be https or http' : 'the scheme must be https');
   }
-  if (url.username !== '' || url.password !== '' || hasUserinfo(raw)) return refuse('the URL must not contain credentials (user:pass@)');
+  if (url.username !== '' || url.password !== '' || hasUserinfo(raw))
+    return refuse('the URL must not contain credentials (user:pass@)');
   if (policy.allowPrivate) return { ok: true, url };
 
   // WHATWG has already turned every IPv4 spelling (2130706433, 0x7f.1, 0177.0.0.1, 127.1) into
@@ -142,7 +145,10 @@ export function guardedLookup(policy: OutboundPolicy, resolve: Resolver = system
     resolve(hostname, { ...options, all: true }, (error, addresses) => {
       if (error) return callback(error, options.all ? [] : '');
       if (addresses.length === 0) {
-        return callback(Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: 'ENOTFOUND', hostname }), '');
+        return callback(
+          Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: 'ENOTFOUND', hostname }),
+          '',
+        );
       }
       if (!policy.allowPrivate) {
         const blocked = addresses.find((entry) => isBlockedAddress(entry.address));
@@ -168,7 +174,9 @@ export function createOutboundAgents(
   const options = { keepAlive: true, lookup };
 
   class GuardedHttpAgent extends http.Agent {
-    override createConnection(...args: Parameters<http.Agent['createConnection']>): ReturnType<http.Agent['createConnection']> {
+    override createConnection(
+      ...args: Parameters<http.Agent['createConnection']>
+    ): ReturnType<http.Agent['createConnection']> {
       const [connectOptions, callback] = args;
       const refusal = literalRefusal(connectOptions.host ?? connectOptions.hostname, policy);
       if (!refusal) return super.createConnection(...args);
@@ -177,7 +185,9 @@ export function createOutboundAgents(
     }
   }
   class GuardedHttpsAgent extends https.Agent {
-    override createConnection(...args: Parameters<https.Agent['createConnection']>): ReturnType<https.Agent['createConnection']> {
+    override createConnection(
+      ...args: Parameters<https.Agent['createConnection']>
+    ): ReturnType<https.Agent['createConnection']> {
       const [connectOptions, callback] = args;
       const refusal = literalRefusal(connectOptions.host ?? connectOptions.hostname, policy);
       if (!refusal) return super.createConnection(...args);
@@ -239,6 +249,8 @@ function ipv6Groups(address: string): number[] | undefined {
   const tailGroups = tail === undefined || tail === '' ? [] : tail.split(':');
   const missing = 8 - headGroups.length - tailGroups.length;
   if (missing < 0 || (tail === undefined && missing !== 0)) return undefined;
-  const groups = [...headGroups, ...Array<string>(missing).fill('0'), ...tailGroups].map((group) => parseInt(group, 16));
+  const groups = [...headGroups, ...Array<string>(missing).fill('0'), ...tailGroups].map((group) =>
+    parseInt(group, 16),
+  );
   return groups.length === 8 && groups.every((group) => group >= 0 && group <= 0xffff) ? groups : undefined;
 }

@@ -66,7 +66,8 @@ const NAME_UNSAFE = /[\r\n\0]/;
  */
 export async function composeMessage(message: OutgoingMessage): Promise<ComposedMessage> {
   const headerProblem = checkCustomHeaders(message.headers ?? {});
-  if (headerProblem) throw new TypeError(`compose: header ${JSON.stringify(headerProblem.name)}: ${headerProblem.reason}`);
+  if (headerProblem)
+    throw new TypeError(`compose: header ${JSON.stringify(headerProblem.name)}: ${headerProblem.reason}`);
   const addresses = (list: MailAddress[] | undefined) => (list ?? []).map(checkedAddress);
   const to = addresses(message.to);
   const cc = addresses(message.cc);
@@ -113,7 +114,8 @@ function checkedAddress(address: MailAddress): MailAddress {
   if (typeof address.address !== 'string' || address.address === '' || ADDRESS_UNSAFE.test(address.address)) {
     throw new TypeError(`compose: ${JSON.stringify(address.address)} is not one address`);
   }
-  if (address.name !== undefined && NAME_UNSAFE.test(address.name)) throw new TypeError('compose: a display name must be one line');
+  if (address.name !== undefined && NAME_UNSAFE.test(address.name))
+    throw new TypeError('compose: a display name must be one line');
   return address.name ? { address: address.address, name: address.name } : { address: address.address };
 }
 

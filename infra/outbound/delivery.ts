@@ -54,7 +54,13 @@ export function fromReply(recipient: string, response: string, code: number, hop
 }
 
 /** An outcome no server gave: our own words and an RFC 3463 code that says why. */
-export function fromUs(recipient: string, status: RecipientStatus, enhancedCode: string, response: string, hop: Hop): RecipientOutcome {
+export function fromUs(
+  recipient: string,
+  status: RecipientStatus,
+  enhancedCode: string,
+  response: string,
+  hop: Hop,
+): RecipientOutcome {
   return { recipient, status, code: null, enhancedCode, response, ...hop };
 }
 
@@ -63,7 +69,11 @@ export function fromUs(recipient: string, status: RecipientStatus, enhancedCode:
  * that refusal, every other one the transaction's last reply (the final reply to the message,
  * or the refusal of MAIL FROM or DATA that ended it).
  */
-export function fromTransaction(recipients: string[], answer: SmtpAnswer & { response: string; responseCode: number }, hop: Hop): RecipientOutcome[] {
+export function fromTransaction(
+  recipients: string[],
+  answer: SmtpAnswer & { response: string; responseCode: number },
+  hop: Hop,
+): RecipientOutcome[] {
   const refused = new Map<string, { response: string; code: number }>();
   for (const error of answer.rejectedErrors ?? []) {
     if (error.recipient !== undefined && error.response !== undefined && error.responseCode !== undefined) {
@@ -72,7 +82,9 @@ export function fromTransaction(recipients: string[], answer: SmtpAnswer & { res
   }
   return recipients.map((recipient) => {
     const own = refused.get(recipient);
-    return own ? fromReply(recipient, own.response, own.code, hop) : fromReply(recipient, answer.response, answer.responseCode, hop);
+    return own
+      ? fromReply(recipient, own.response, own.code, hop)
+      : fromReply(recipient, answer.response, answer.responseCode, hop);
   });
 }
 
@@ -80,7 +92,8 @@ export function fromTransaction(recipients: string[], answer: SmtpAnswer & { res
 export function checkedRecipients(recipients: readonly string[]): string[] {
   if (!Array.isArray(recipients) || recipients.length === 0) throw new TypeError('deliver: at least one recipient');
   for (const recipient of recipients) {
-    if (typeof recipient !== 'string' || !/^[^\s<>@]+@[^\s<>@]+$/.test(recipient)) throw new TypeError(`deliver: ${JSON.stringify(recipient)} is not an address`);
+    if (typeof recipient !== 'string' || !/^[^\s<>@]+@[^\s<>@]+$/.test(recipient))
+      throw new TypeError(`deliver: ${JSON.stringify(recipient)} is not an address`);
   }
   return [...new Set(recipients)];
 }
@@ -93,7 +106,9 @@ const TRANSACTION_ERRORS = new Set(['EENVELOPE', 'EMESSAGE', 'ECONNECTION']);
  * DATA do, and so does a server closing the session (421); a refused login, EHLO or STARTTLS
  * says something about the session, not the recipients, and counts as no answer.
  */
-export function answered(value: (SmtpAnswer & { code?: unknown }) | null | undefined): (SmtpAnswer & { response: string; responseCode: number }) | null {
+export function answered(
+  value: (SmtpAnswer & { code?: unknown }) | null | undefined,
+): (SmtpAnswer & { response: string; responseCode: number }) | null {
   if (!value || typeof value.response !== 'string') return null;
   if (value.code !== undefined && !TRANSACTION_ERRORS.has(value.code as string)) return null;
   const responseCode = value.responseCode ?? Number(/^[1-5]\d\d/.exec(value.response)?.[0]);

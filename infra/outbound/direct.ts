@@ -3,7 +3,19 @@ import SMTPConnection from 'nodemailer/lib/smtp-connection';
 import type { RecipientStatus } from '../../domain/sending/smtp-reply.ts';
 import type { Dns } from '../dns/port.ts';
 import { isBlockedAddress } from '../net/outbound-url.ts';
-import { answered, checkedRecipients, noAnswerCode, fromTransaction, fromUs, InFlight, type Delivery, type DeliveryRequest, type Hop, type RecipientOutcome, type SmtpAnswer } from './delivery.ts';
+import {
+  answered,
+  checkedRecipients,
+  noAnswerCode,
+  fromTransaction,
+  fromUs,
+  InFlight,
+  type Delivery,
+  type DeliveryRequest,
+  type Hop,
+  type RecipientOutcome,
+  type SmtpAnswer,
+} from './delivery.ts';
 
 export interface DirectDeliveryOptions {
   dns: Dns;
@@ -96,14 +108,20 @@ export class DirectDelivery implements Delivery {
 
   constructor(options: DirectDeliveryOptions) {
     this.#dns = options.dns;
-    this.#options = { ...DIRECT_DEFAULTS, allowPrivateAddresses: false, random: Math.random, ...withoutUndefined(options) };
+    this.#options = {
+      ...DIRECT_DEFAULTS,
+      allowPrivateAddresses: false,
+      random: Math.random,
+      ...withoutUndefined(options),
+    };
   }
 
   async deliver(request: DeliveryRequest): Promise<RecipientOutcome[]> {
     if (this.#closed) throw new Error('deliver: direct delivery is closed');
     const recipients = checkedRecipients(request.recipients);
     const domains = new Set(recipients.map((r) => r.slice(r.lastIndexOf('@') + 1).toLowerCase()));
-    if (domains.size !== 1) throw new TypeError('deliver: direct delivery takes the recipients of one domain at a time');
+    if (domains.size !== 1)
+      throw new TypeError('deliver: direct delivery takes the recipients of one domain at a time');
     const [domain] = domains as unknown as [string];
     return this.#inFlight.track(this.#deliver(domain, recipients, request));
   }
@@ -118,7 +136,8 @@ export class DirectDelivery implements Delivery {
   async #deliver(domain: string, recipients: string[], request: DeliveryRequest): Promise<RecipientOutcome[]> {
     const route = await this.#route(domain);
     const none: Hop = { mx: null, tls: null };
-    if (route.kind === 'settled') return recipients.map((r) => fromUs(r, route.status, route.enhancedCode, route.response, none));
+    if (route.kind === 'settled')
+      return recipients.map((r) => fromUs(r, route.status, route.enhancedCode, route.response, none));
 
     const outcomes = new Map<string, RecipientOutcome>();
     let pending = recipients;
@@ -129,7 +148,12 @@ export class DirectDelivery implements Delivery {
       const addresses = await this.#addresses(host);
       if (addresses.kind === 'failed') {
         lookupFailed = true;
-        failure = { code: null, enhancedCode: '4.4.3', response: `address lookup for ${host} failed (${addresses.reason})`, hop: { mx: host, tls: null } };
+        failure = {
+          code: null,
+          enhancedCode: '4.4.3',
+          response: `address lookup for ${host} failed (${addresses.reason})`,
+          hop: { mx: host, tls: null },
+        };
         continue;
       }
       for (const address of addresses.list) {
@@ -157,12 +181,28 @@ export class DirectDelivery implements Delivery {
 
   async #route(domain: string): Promise<Route> {
     const answer = await this.#dns.mx(domain);
-    if (answer.status === 'failed') return { kind: 'settled', status: 'deferred', enhancedCode: '4.4.3', response: `MX lookup for ${domain} failed (${answer.reason})` };
+    if (answer.status === 'failed')
+      return {
+        kind: 'settled',
+        status: 'deferred',
+        enhancedCode: '4.4.3',
+        response: `MX lookup for ${domain} failed (${answer.reason})`,
+      };
     if (answer.status === 'missing') return { kind: 'hosts', hosts: [domain], implicit: true };
     // Node reports the root (".") of a null MX as an empty exchange.
     const usable = answer.records.filter((r) => r.exchange !== '' && r.exchange !== '.');
-    if (usable.length === 0) return { kind: 'settled', status: 'bounced', enhancedCode: '5.1.10', response: `${domain} accepts no mail (null MX, RFC 7505)` };
-    const ranked = usable.map((r) => ({ exchange: r.exchange.toLowerCase().replace(/\.$/, ''), priority: r.priority, tiebreak: this.#options.random() }));
+    if (usable.length === 0)
+      return {
+        kind: 'settled',
+        status: 'bounced',
+        enhancedCode: '5.1.10',
+        response: `${domain} accepts no mail (null MX, RFC 7505)`,
+      };
+    const ranked = usable.map((r) => ({
+      exchange: r.exchange.toLowerCase().replace(/\.$/, ''),
+      priority: r.priority,
+      tiebreak: this.#options.random(),
+    }));
     ranked.sort((a, b) => a.priority - b.priority || a.tiebreak - b.tiebreak);
     return { kind: 'hosts', hosts: [...new Set(ranked.map((r) => r.exchange))], implicit: false };
   }
@@ -212,11 +252,19 @@ export class DirectDelivery implements Delivery {
     const reply = answered(info ?? error);
     if (reply) {
       // A refusal at RCPT is kept in the envelope nodemailer fills in, also when DATA fails afterwards.
-      const outcomes = fromTransaction(recipients, { ...reply, rejectedErrors: reply.rejectedErrors ?? envelope.rejectedErrors }, hop);
+      const outcomes = fromTransaction(
+        recipients,
+        { ...reply, rejectedErrors: reply.rejectedErrors ?? envelope.rejectedErrors },
+        hop,
+      );
       // After a refused transaction the session is reset (RSET) before it serves another; 421 ends it.
       const reusable = !error || (reply.responseCode !== 421 && (await reset(session)));
       sessions.putBack(session, !reusable, this.#options);
-      return { settled: outcomes, unsettled: [], failure: { code: reply.responseCode, enhancedCode: null, response: reply.response, hop } };
+      return {
+        settled: outcomes,
+        unsettled: [],
+        failure: { code: reply.responseCode, enhancedCode: null, response: reply.response, hop },
+      };
     }
     session.connection.close();
     const why = error?.message ?? 'the session ended without an answer';
@@ -229,10 +277,16 @@ export class DirectDelivery implements Delivery {
     if (dataSent) {
       // The message may have arrived: sending it elsewhere now could deliver it twice; a later
       // retry is the lesser risk (RFC 5321 6.1 accepts the rare duplicate).
-      const deferred = open.map((r) => fromUs(r, 'deferred', '4.4.2', `connection lost after the message was sent: ${why}`, hop));
+      const deferred = open.map((r) =>
+        fromUs(r, 'deferred', '4.4.2', `connection lost after the message was sent: ${why}`, hop),
+      );
       return { settled: [...refused, ...deferred], unsettled: [], failure: failureOf(why, '4.4.2', hop) };
     }
-    return { settled: refused, unsettled: open, failure: failureOf(why, noAnswerCode({ code: error?.code, message: why }), hop) };
+    return {
+      settled: refused,
+      unsettled: open,
+      failure: failureOf(why, noAnswerCode({ code: error?.code, message: why }), hop),
+    };
   }
 
   async #open(host: string, address: string): Promise<Session | { failure: Failure }> {
@@ -259,7 +313,11 @@ export class DirectDelivery implements Delivery {
         connection.close();
         const greeting = answered(error);
         // A server that greets with a refusal (421, 554) is passed over like one that does not answer.
-        resolve({ failure: greeting ? { code: greeting.responseCode, enhancedCode: null, response: greeting.response, hop } : failureOf(`${address}: ${error.message}`, noAnswerCode(error), hop) });
+        resolve({
+          failure: greeting
+            ? { code: greeting.responseCode, enhancedCode: null, response: greeting.response, hop }
+            : failureOf(`${address}: ${error.message}`, noAnswerCode(error), hop),
+        });
       };
       // Errors after the session began reach the send in flight through its callback; the
       // listener only marks the session dead (and keeps an 'error' event from throwing).
@@ -309,17 +367,28 @@ function transact(session: Session, recipients: string[], request: DeliveryReque
   const message = new PassThrough();
   message.end(request.raw);
   const lost = Object.assign(new Error('the connection closed'), { code: 'ECONNECTION' });
-  return untilEnd<Transacted>(session, () => ({ error: lost, envelope, dataSent: message.readableDidRead }), (done) =>
-    session.connection.send(envelope, message, (error, info) => {
-      const dataSent = message.readableDidRead;
-      done(error ? { error: error as NodemailerError, envelope, dataSent } : { info: info as SmtpAnswer, envelope, dataSent });
-    }),
+  return untilEnd<Transacted>(
+    session,
+    () => ({ error: lost, envelope, dataSent: message.readableDidRead }),
+    (done) =>
+      session.connection.send(envelope, message, (error, info) => {
+        const dataSent = message.readableDidRead;
+        done(
+          error
+            ? { error: error as NodemailerError, envelope, dataSent }
+            : { info: info as SmtpAnswer, envelope, dataSent },
+        );
+      }),
   );
 }
 
 function reset(session: Session): Promise<boolean> {
   if (session.dead) return Promise.resolve(false);
-  return untilEnd(session, () => false, (done) => session.connection.reset((error) => done(!error)));
+  return untilEnd(
+    session,
+    () => false,
+    (done) => session.connection.reset((error) => done(!error)),
+  );
 }
 
 /**

@@ -55,7 +55,8 @@ const keys = new Map<string, KeyObject>();
  * (nodemailer passes a message through unsigned when the signature fails).
  */
 export async function signMessage(raw: Buffer, key: DkimSigningKey): Promise<Buffer> {
-  if (!SELECTOR.test(key.selector)) throw new Error(`dkim: could not sign for ${key.domain}: ${JSON.stringify(key.selector)} is not a selector`);
+  if (!SELECTOR.test(key.selector))
+    throw new Error(`dkim: could not sign for ${key.domain}: ${JSON.stringify(key.selector)} is not a selector`);
   const signer = new DKIM({
     domainName: key.domain,
     keySelector: key.selector,
@@ -84,7 +85,8 @@ function parsedKey({ domain, privateKeyPem }: DkimSigningKey): KeyObject {
     throw new Error(`dkim: could not sign for ${domain}: the private key does not parse`);
   }
   const bits = parsed.asymmetricKeyDetails?.modulusLength ?? 0;
-  if (parsed.asymmetricKeyType !== 'rsa' || bits < MIN_RSA_BITS) throw new Error(`dkim: could not sign for ${domain}: an RSA key of at least ${MIN_RSA_BITS} bits is needed`);
+  if (parsed.asymmetricKeyType !== 'rsa' || bits < MIN_RSA_BITS)
+    throw new Error(`dkim: could not sign for ${domain}: an RSA key of at least ${MIN_RSA_BITS} bits is needed`);
   keys.set(privateKeyPem, parsed);
   if (keys.size > CACHED_KEYS) keys.delete(keys.keys().next().value!);
   return parsed;

@@ -1,5 +1,17 @@
 import { openSmtpUrl, type SmtpUrlTransport } from '../mail/smtp.ts';
-import { answered, checkedRecipients, fromTransaction, fromUs, InFlight, noAnswerCode, type Delivery, type DeliveryRequest, type Hop, type RecipientOutcome, type SmtpAnswer } from './delivery.ts';
+import {
+  answered,
+  checkedRecipients,
+  fromTransaction,
+  fromUs,
+  InFlight,
+  noAnswerCode,
+  type Delivery,
+  type DeliveryRequest,
+  type Hop,
+  type RecipientOutcome,
+  type SmtpAnswer,
+} from './delivery.ts';
 
 /**
  * Delivery through one SMTP relay (`SMTP_RELAY_URL`, the form and rules of `SMTP_URL`:
@@ -46,7 +58,8 @@ export class RelayDelivery implements Delivery {
       return recipients.map((r) => fromUs(r, 'deferred', noAnswerCode(scrubbed), scrubbed.message, this.#hop));
     }
     const reply = answered(result);
-    if (!reply) return recipients.map((r) => fromUs(r, 'deferred', '4.4.2', 'the relay gave no reply to the message', this.#hop));
+    if (!reply)
+      return recipients.map((r) => fromUs(r, 'deferred', '4.4.2', 'the relay gave no reply to the message', this.#hop));
     return fromTransaction(recipients, reply, this.#hop);
   }
 }

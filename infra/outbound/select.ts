@@ -18,5 +18,10 @@ export interface DeliveryConfig {
 /** The relay when one is configured, else direct delivery to the recipients' MX hosts. */
 export function openDelivery(config: DeliveryConfig, dns: Dns): Delivery {
   if (config.relayUrl) return new RelayDelivery(config.relayUrl);
-  return new DirectDelivery({ dns: new CachedDns(dns), heloName: config.heloName, port: config.mxPort, allowPrivateAddresses: config.mxAllowPrivate });
+  return new DirectDelivery({
+    dns: new CachedDns(dns),
+    heloName: config.heloName,
+    port: config.mxPort,
+    allowPrivateAddresses: config.mxAllowPrivate,
+  });
 }

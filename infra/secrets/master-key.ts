@@ -37,7 +37,10 @@ async function readKeyFile(file: string): Promise<Buffer> {
   const handle = await fs.open(file, 'r');
   try {
     const { mode } = await handle.stat();
-    if ((mode & 0o077) !== 0) throw new Error(`${file} may be read by others (mode ${(mode & 0o777).toString(8)}); make it readable by its owner only: chmod 600 ${file}`);
+    if ((mode & 0o077) !== 0)
+      throw new Error(
+        `${file} may be read by others (mode ${(mode & 0o777).toString(8)}); make it readable by its owner only: chmod 600 ${file}`,
+      );
     return decode((await handle.readFile('utf8')).trim(), file);
   } finally {
     await handle.close();
@@ -46,6 +49,7 @@ async function readKeyFile(file: string): Promise<Buffer> {
 
 function decode(text: string, source: string): Buffer {
   const key = Buffer.from(text, 'base64');
-  if (key.length !== 32 || key.toString('base64') !== text) throw new Error(`${source} must be the base64 of 32 bytes (e.g. openssl rand -base64 32)`);
+  if (key.length !== 32 || key.toString('base64') !== text)
+    throw new Error(`${source} must be the base64 of 32 bytes (e.g. openssl rand -base64 32)`);
   return key;
 }

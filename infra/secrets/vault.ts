@@ -43,11 +43,16 @@ export class SecretVault {
     if (masterKey.length !== 32) throw new RangeError('SecretVault: the master key must be 32 bytes');
     const vault = new SecretVault(pool, Buffer.from(masterKey));
     const row = encrypt(vault.#key, CANARY, 'canary');
-    await pool.query('INSERT INTO vault_secrets (id, nonce, ciphertext, tag) VALUES ($1, $2, $3, $4) ON CONFLICT (id) DO NOTHING', [CANARY, row.nonce, row.ciphertext, row.tag]);
+    await pool.query(
+      'INSERT INTO vault_secrets (id, nonce, ciphertext, tag) VALUES ($1, $2, $3, $4) ON CONFLICT (id) DO NOTHING',
+      [CANARY, row.nonce, row.ciphertext, row.tag],
+    );
     try {
       await vault.get(CANARY);
     } catch {
-      throw new Error('SecretVault: the master key (SECRETS_KEY or the key file) is not the one the stored secrets were encrypted under');
+      throw new Error(
+        'SecretVault: the master key (SECRETS_KEY or the key file) is not the one the stored secrets were encrypted under',
+      );
     }
     return vault;
   }
@@ -64,7 +69,10 @@ export class SecretVault {
 
   /** The secret, or undefined when there is none; throws when it does not decrypt (wrong key, altered row). */
   async get(id: string): Promise<string | undefined> {
-    const { rows } = await this.#pool.query<{ nonce: Buffer; ciphertext: Buffer; tag: Buffer }>('SELECT nonce, ciphertext, tag FROM vault_secrets WHERE id = $1', [id]);
+    const { rows } = await this.#pool.query<{ nonce: Buffer; ciphertext: Buffer; tag: Buffer }>(
+      'SELECT nonce, ciphertext, tag FROM vault_secrets WHERE id = $1',
+      [id],
+    );
     const row = rows[0];
     if (!row) return undefined;
     try {
@@ -73,7 +81,9 @@ export class SecretVault {
       decipher.setAuthTag(row.tag);
       return Buffer.concat([decipher.update(row.ciphertext), decipher.final()]).toString('utf8');
     } catch {
-      throw new Error(`SecretVault: the secret ${JSON.stringify(id)} does not decrypt under this master key (or was altered)`);
+      throw new Error(
+        `SecretVault: the secret ${JSON.stringify(id)} does not decrypt under this master key (or was altered)`,
+      );
     }
   }
 

@@ -39,7 +39,13 @@ import {
   Text,
 } from '@react-email/components';
 import sanitize from 'sanitize-html';
-import { CODE_LANGUAGES, PLACEHOLDER, STYLE_PROPERTIES, styleProperty, unsafeStyleValue } from '../../domain/templates/document.ts';
+import {
+  CODE_LANGUAGES,
+  PLACEHOLDER,
+  STYLE_PROPERTIES,
+  styleProperty,
+  unsafeStyleValue,
+} from '../../domain/templates/document.ts';
 
 export type Engine = 'blocks' | 'html';
 
@@ -207,14 +213,75 @@ const COMMON_ATTRIBUTES = ['style', 'align', 'valign', 'width', 'height', 'bgcol
  */
 export const MAIL_SANITIZE_OPTIONS: sanitize.IOptions = {
   allowedTags: [
-    'html', 'body', 'div', 'span', 'p', 'br', 'hr', 'center', 'font',
-    'h1', 'h2', 'h3', 'h4', 'h5', 'h6',
-    'a', 'img',
-    'b', 'strong', 'i', 'em', 'u', 's', 'strike', 'del', 'ins', 'mark', 'small', 'big', 'sub', 'sup', 'tt',
-    'abbr', 'address', 'cite', 'q', 'dfn', 'kbd', 'samp', 'var', 'code', 'pre', 'blockquote', 'bdi', 'bdo', 'wbr',
-    'ul', 'ol', 'li', 'dl', 'dt', 'dd',
-    'table', 'caption', 'colgroup', 'col', 'thead', 'tbody', 'tfoot', 'tr', 'th', 'td',
-    'section', 'article', 'header', 'footer', 'main', 'figure', 'figcaption',
+    'html',
+    'body',
+    'div',
+    'span',
+    'p',
+    'br',
+    'hr',
+    'center',
+    'font',
+    'h1',
+    'h2',
+    'h3',
+    'h4',
+    'h5',
+    'h6',
+    'a',
+    'img',
+    'b',
+    'strong',
+    'i',
+    'em',
+    'u',
+    's',
+    'strike',
+    'del',
+    'ins',
+    'mark',
+    'small',
+    'big',
+    'sub',
+    'sup',
+    'tt',
+    'abbr',
+    'address',
+    'cite',
+    'q',
+    'dfn',
+    'kbd',
+    'samp',
+    'var',
+    'code',
+    'pre',
+    'blockquote',
+    'bdi',
+    'bdo',
+    'wbr',
+    'ul',
+    'ol',
+    'li',
+    'dl',
+    'dt',
+    'dd',
+    'table',
+    'caption',
+    'colgroup',
+    'col',
+    'thead',
+    'tbody',
+    'tfoot',
+    'tr',
+    'th',
+    'td',
+    'section',
+    'article',
+    'header',
+    'footer',
+    'main',
+    'figure',
+    'figcaption',
   ],
   allowedAttributes: {
     '*': COMMON_ATTRIBUTES,
@@ -279,7 +346,10 @@ function reactStyle(style: unknown): CSSProperties | undefined {
   for (const [key, value] of Object.entries(style as Loose)) {
     const property = styleProperty(key);
     if (property === null) continue;
-    const fine = typeof value === 'number' ? Number.isFinite(value) : typeof value === 'string' && unsafeStyleValue(value) === null;
+    const fine =
+      typeof value === 'number'
+        ? Number.isFinite(value)
+        : typeof value === 'string' && unsafeStyleValue(value) === null;
     if (!fine) continue;
     out[property.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase())] = value as string | number;
   }
@@ -345,7 +415,9 @@ function block(node: unknown, key: number, parent: string | null, ctx: Ctx): Rea
         key,
         style,
         children: list(b.children).map((c, i) =>
-          (c as Loose | null)?.kind === 'Column' ? block(c, i, 'Row', ctx) : h(Column, { key: i }, block(c, 0, 'Column', ctx)),
+          (c as Loose | null)?.kind === 'Column'
+            ? block(c, i, 'Row', ctx)
+            : h(Column, { key: i }, block(c, 0, 'Column', ctx)),
         ),
       });
     case 'Column': {
@@ -378,7 +450,14 @@ function block(node: unknown, key: number, parent: string | null, ctx: Ctx): Rea
       return markdown(put(str(b.markdown)), style, key);
     case 'CodeBlock': {
       const language = typeof b.language === 'string' && LANGUAGES.has(b.language) ? b.language : 'plaintext';
-      return h(CodeBlock, { key, style, className, code: put(str(b.code)), language: language as 'javascript', theme: dracula });
+      return h(CodeBlock, {
+        key,
+        style,
+        className,
+        code: put(str(b.code)),
+        language: language as 'javascript',
+        theme: dracula,
+      });
     }
     case 'CodeInline':
       return h(CodeInline, { key, style, className }, put(str(b.code)));
@@ -403,7 +482,14 @@ const PREVIEW_PADDING = '\u00A0\u200C\u200B\u200D\u200E\u200F\uFEFF';
  * whole: Preview cuts it at 150 characters, the spec allows 256.
  */
 function previewLine(text: string): ReactElement {
-  const style: CSSProperties = { display: 'none', overflow: 'hidden', lineHeight: '1px', opacity: 0, maxHeight: 0, maxWidth: 0 };
+  const style: CSSProperties = {
+    display: 'none',
+    overflow: 'hidden',
+    lineHeight: '1px',
+    opacity: 0,
+    maxHeight: 0,
+    maxWidth: 0,
+  };
   const padding = text.length < 150 ? h('div', null, PREVIEW_PADDING.repeat(150 - text.length)) : null;
   return h('div', { style, 'data-skip-in-text': true }, text, padding);
 }
@@ -433,7 +519,12 @@ function emailTree(doc: Loose, put: (s: string) => string): ReactElement {
   const ctx: Ctx = { put };
   const content = [
     h(Head, { key: 'head' }, ...fonts),
-    h(Body, { key: 'body', style: reactStyle(doc.style) }, preview, h(Container, null, blocks(doc.body, 'Container', ctx))),
+    h(
+      Body,
+      { key: 'body', style: reactStyle(doc.style) },
+      preview,
+      h(Container, null, blocks(doc.body, 'Container', ctx)),
+    ),
   ];
   return h(Html, null, doc.tailwind === true ? h(Tailwind, null, ...content) : content);
 }
@@ -478,7 +569,11 @@ export interface TemplateRenderer {
    * the same key must always mean the same content (a published version's id; a draft's id with
    * the revision it was read at). A null key compiles without caching.
    */
-  render(key: string | null, version: RenderableContent, values: Readonly<Record<string, string>>): Promise<RenderedMessage>;
+  render(
+    key: string | null,
+    version: RenderableContent,
+    values: Readonly<Record<string, string>>,
+  ): Promise<RenderedMessage>;
   /** The compiled form of a version (cached like `render`), e.g. to show it with its placeholders. */
   compile(key: string | null, version: RenderableContent): Promise<CompiledTemplate>;
 }

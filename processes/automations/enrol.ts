@@ -11,15 +11,23 @@ type Live = StoredContactEvent & { workspaceId: string; position: number };
 
 type Db = Kysely<EnrolmentTables>;
 
-const DEFINITIONS = ['AutomationCreated', 'AutomationUpdated', 'AutomationPaused', 'AutomationResumed', 'AutomationDeleted'] as const;
+const DEFINITIONS = [
+  'AutomationCreated',
+  'AutomationUpdated',
+  'AutomationPaused',
+  'AutomationResumed',
+  'AutomationDeleted',
+] as const;
 type Definition = Projected<(typeof DEFINITIONS)[number]>;
 type ContactEvents = Projected<(typeof CONTACT_EVENT_TYPES)[number]>;
-const isContactEvents = (e: Definition | ContactEvents): e is ContactEvents => (CONTACT_EVENT_TYPES as readonly string[]).includes(e.type);
+const isContactEvents = (e: Definition | ContactEvents): e is ContactEvents =>
+  (CONTACT_EVENT_TYPES as readonly string[]).includes(e.type);
 
 type Def = Pick<Selectable<EnrolmentTables['automation_defs']>, 'id' | 'trigger_event' | 'filters' | 'program'>;
 
 /** A run's id: one per automation and triggering event, so a replay of the log never enrols twice. */
-export const runIdOf = (automationId: string, eventId: string) => digestId('automationRun', `${automationId}/${eventId}`);
+export const runIdOf = (automationId: string, eventId: string) =>
+  digestId('automationRun', `${automationId}/${eventId}`);
 
 /**
  * The enrolment half of automations: follows the event log under the projection runner (one
@@ -103,7 +111,9 @@ async function enrol(db: Db, events: (Definition | ContactEvents)[]): Promise<vo
   let segment: Live[] = [];
   for (const event of events) {
     if (isContactEvents(event)) {
-      for (const e of entriesOf(event)) if (e.mode === 'live') segment.push({ ...e, workspaceId: event.metadata.workspaceId, position: event.position });
+      for (const e of entriesOf(event))
+        if (e.mode === 'live')
+          segment.push({ ...e, workspaceId: event.metadata.workspaceId, position: event.position });
       continue;
     }
     await applyContactEvents(db, segment);
@@ -123,12 +133,16 @@ async function applyDefinition(db: Db, event: Definition): Promise<void> {
       await sql`INSERT INTO automation_defs (id, workspace_id, live, trigger_event, filters, program)
         VALUES (${d.automationId}, ${workspaceId}, ${event.type === 'AutomationCreated' ? event.data.status === 'live' : false},
                 ${d.trigger.event}, ${JSON.stringify(d.trigger.filters)}::jsonb, ${program}::jsonb)
-        ON CONFLICT (id) DO UPDATE SET trigger_event = excluded.trigger_event, filters = excluded.filters, program = excluded.program`.execute(db);
+        ON CONFLICT (id) DO UPDATE SET trigger_event = excluded.trigger_event, filters = excluded.filters, program = excluded.program`.execute(
+        db,
+      );
       return;
     }
     case 'AutomationPaused':
     case 'AutomationResumed':
-      await sql`UPDATE automation_defs SET live = ${event.type === 'AutomationResumed'} WHERE id = ${event.data.automationId}`.execute(db);
+      await sql`UPDATE automation_defs SET live = ${event.type === 'AutomationResumed'} WHERE id = ${event.data.automationId}`.execute(
+        db,
+      );
       return;
     case 'AutomationDeleted': {
       const d = event.data;
@@ -136,8 +150,12 @@ async function applyDefinition(db: Db, event: Definition): Promise<void> {
       // walk holding a run's lock finishes first, so no step of the automation runs after this commits.
       // Nothing can read the runs or send requests of a deleted automation, so they go with it.
       await sql`DELETE FROM automation_defs WHERE id = ${d.automationId}`.execute(db);
-      await sql`DELETE FROM automation_runs WHERE workspace_id = ${workspaceId} AND automation_id = ${d.automationId}`.execute(db);
-      await sql`DELETE FROM automation_sends WHERE workspace_id = ${workspaceId} AND automation_id = ${d.automationId}`.execute(db);
+      await sql`DELETE FROM automation_runs WHERE workspace_id = ${workspaceId} AND automation_id = ${d.automationId}`.execute(
+        db,
+      );
+      await sql`DELETE FROM automation_sends WHERE workspace_id = ${workspaceId} AND automation_id = ${d.automationId}`.execute(
+        db,
+      );
       return;
     }
   }
@@ -160,7 +178,9 @@ async function applyContactEvents(db: Db, events: Live[]): Promise<void> {
   if (events.length === 0) return;
   const workspaces = [...new Set(events.map((e) => e.workspaceId))];
   const names = [...new Set(events.map((e) => e.name))];
-  const { rows: defs } = await sql<Def & { workspace_id: string }>`SELECT id, workspace_id, trigger_event, filters, program FROM automation_defs
+  const { rows: defs } = await sql<
+    Def & { workspace_id: string }
+  >`SELECT id, workspace_id, trigger_event, filters, program FROM automation_defs
     WHERE live AND workspace_id = ANY(${workspaces}) AND trigger_event = ANY(${names}) ORDER BY id`.execute(db);
   const byTrigger = new Map<string, Def[]>();
   for (const d of defs) {
@@ -174,8 +194,16 @@ async function applyContactEvents(db: Db, events: Live[]): Promise<void> {
     for (const def of byTrigger.get(`${workspaceId}\u0000${d.name}`) ?? []) {
       if (!matches(def.filters, visible)) continue;
       candidates.push({
-        runId: runIdOf(def.id, d.eventId), eventId: d.eventId, workspaceId, automationId: def.id, contactId: d.contactId, email: d.email,
-        properties: JSON.stringify(visible), program: JSON.stringify(def.program), position: d.position, createdAt: d.createdAt,
+        runId: runIdOf(def.id, d.eventId),
+        eventId: d.eventId,
+        workspaceId,
+        automationId: def.id,
+        contactId: d.contactId,
+        email: d.email,
+        properties: JSON.stringify(visible),
+        program: JSON.stringify(def.program),
+        position: d.position,
+        createdAt: d.createdAt,
       });
     }
   }
@@ -194,7 +222,8 @@ async function applyContactEvents(db: Db, events: Live[]): Promise<void> {
            WITH ORDINALITY AS t(id, ws, aut, con, email, props, prog, pos, ev, at, n)
       ORDER BY n
       ON CONFLICT DO NOTHING RETURNING trigger_event_id, automation_id`.execute(db);
-    for (const r of rows) enrolled.set(r.trigger_event_id, [...(enrolled.get(r.trigger_event_id) ?? []), r.automation_id]);
+    for (const r of rows)
+      enrolled.set(r.trigger_event_id, [...(enrolled.get(r.trigger_event_id) ?? []), r.automation_id]);
   }
   const resumed = await endWaits(db, events);
   const touched = [...new Set([...enrolled.keys(), ...resumed.keys()])];
@@ -235,7 +264,8 @@ async function endWaits(db: Db, events: Live[]): Promise<Map<string, number>> {
     else byContact.set(k, [e]);
   }
   const contacts = [...byContact.values()].map((l) => l[0]!);
-  const { rows } = await sql<RunAtEvents>`SELECT r.id, r.workspace_id, r.contact_id, r.trigger_event_id, r.program, r.pc, r.status, r.wait_event, r.wake_at, r.arrivals
+  const { rows } =
+    await sql<RunAtEvents>`SELECT r.id, r.workspace_id, r.contact_id, r.trigger_event_id, r.program, r.pc, r.status, r.wait_event, r.wake_at, r.arrivals
     FROM automation_runs r
     WHERE (r.workspace_id, r.contact_id) IN (SELECT * FROM unnest(${contacts.map((e) => e.workspaceId)}::text[], ${contacts.map((e) => e.contactId)}::text[]))
       AND r.status <> 'completed'
@@ -260,7 +290,8 @@ async function endWaits(db: Db, events: Live[]): Promise<Map<string, number>> {
         continue;
       }
       if (arrivals.has(e.name) || !run.program.some((i) => i.op === 'wait_for_event' && i.name === e.name)) continue;
-      if (nextWaitFor(run.program, over ? run.pc + 1 : run.pc, arrivals) === e.name) resumed.set(e.eventId, (resumed.get(e.eventId) ?? 0) + 1);
+      if (nextWaitFor(run.program, over ? run.pc + 1 : run.pc, arrivals) === e.name)
+        resumed.set(e.eventId, (resumed.get(e.eventId) ?? 0) + 1);
       arrivals.add(e.name);
       moved = { resumed: moved?.resumed ?? false, position: e.position };
     }

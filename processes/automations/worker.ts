@@ -17,7 +17,13 @@ export interface AutomationRunOptions {
   concurrency: number;
 }
 
-export const DEFAULT_AUTOMATION_OPTIONS: AutomationRunOptions = { queue: 'automation-runs', minuteMs: 60_000, staleAfterMs: 60_000, pollMs: 50, concurrency: 16 };
+export const DEFAULT_AUTOMATION_OPTIONS: AutomationRunOptions = {
+  queue: 'automation-runs',
+  minuteMs: 60_000,
+  staleAfterMs: 60_000,
+  pollMs: 50,
+  concurrency: 16,
+};
 
 interface Run {
   id: string;
@@ -65,7 +71,13 @@ export class AutomationRunProcess {
       deps,
       options.queue,
       { pollMs: options.pollMs, staleAfterMs: options.staleAfterMs, label: 'automation' },
-      { table: 'automation_runs', key: 'id', due: "status <> 'completed' AND wake_at <= now()", order: 'wake_at', returning: 'r.id, r.seq' },
+      {
+        table: 'automation_runs',
+        key: 'id',
+        due: "status <> 'completed' AND wake_at <= now()",
+        order: 'wake_at',
+        returning: 'r.id, r.seq',
+      },
       (r) => ({ id: `${r.id}.${r.seq}`, payload: { runId: r.id, seq: r.seq } }),
     );
   }
@@ -84,14 +96,20 @@ export class AutomationRunProcess {
 
   private async handle(job: Job): Promise<JobOutcome> {
     const { runId, seq } = job.payload as { runId: string; seq: number };
-    const peek = await this.deps.pool.query<{ position: string }>('SELECT position FROM automation_runs WHERE id = $1 AND seq = $2', [runId, seq]);
+    const peek = await this.deps.pool.query<{ position: string }>(
+      'SELECT position FROM automation_runs WHERE id = $1 AND seq = $2',
+      [runId, seq],
+    );
     if (!peek.rows[0]) return { ack: true };
     // A branch reads the contact events read model: it must hold every event up to the one that moved this run.
     await this.deps.readModels.waitFor(Number(peek.rows[0].position), CONTACT_EVENT_TYPES);
     const client = await this.deps.pool.connect();
     try {
       await client.query('BEGIN');
-      const { rows } = await client.query<Run>('SELECT * FROM automation_runs WHERE id = $1 AND seq = $2 FOR UPDATE', [runId, seq]);
+      const { rows } = await client.query<Run>('SELECT * FROM automation_runs WHERE id = $1 AND seq = $2 FOR UPDATE', [
+        runId,
+        seq,
+      ]);
       const run = rows[0];
       if (!run || run.status === 'completed' || (run.status === 'waiting' && run.wake_at!.getTime() > Date.now())) {
         await client.query('ROLLBACK');
@@ -114,7 +132,11 @@ export class AutomationRunProcess {
     // A due waiting run: its wait is over (the duration passed, or the event did not come in time).
     let pc = run.status === 'waiting' ? run.pc + 1 : run.pc;
     const arrivals = new Set(run.arrivals);
-    let next: { status: Run['status']; waitEvent: string | null; wakeAt: Date | null } = { status: 'completed', waitEvent: null, wakeAt: null };
+    let next: { status: Run['status']; waitEvent: string | null; wakeAt: Date | null } = {
+      status: 'completed',
+      waitEvent: null,
+      wakeAt: null,
+    };
     for (let steps = 0; pc < run.program.length; steps++) {
       if (steps >= MAX_STEPS_PER_JOB) {
         next = { status: 'ready', waitEvent: null, wakeAt: new Date() };
@@ -128,16 +150,33 @@ export class AutomationRunProcess {
         await client.query(
           `INSERT INTO automation_sends (id, workspace_id, automation_id, run_id, contact_id, email, template, subject, data, created_at)
            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, date_trunc('milliseconds', now())) ON CONFLICT (id) DO NOTHING`,
-          [id, run.workspace_id, run.automation_id, run.id, run.contact_id, run.email, step.template, step.subject, JSON.stringify({ ...run.properties, ...step.data })],
+          [
+            id,
+            run.workspace_id,
+            run.automation_id,
+            run.id,
+            run.contact_id,
+            run.email,
+            step.template,
+            step.subject,
+            JSON.stringify({ ...run.properties, ...step.data }),
+          ],
         );
         pc++;
       } else if (step.op === 'branch') {
-        const since = step.withinMinutes === null ? run.enrolled_at : new Date(Date.now() - step.withinMinutes * minute);
+        const since =
+          step.withinMinutes === null ? run.enrolled_at : new Date(Date.now() - step.withinMinutes * minute);
         // The trigger occurred as the run was enrolled; it is not an event since then.
         const { rows } = await client.query(
           `SELECT 1 FROM contact_events WHERE workspace_id = $1 AND contact_id = $2 AND name = $3 AND mode = 'live' AND occurred_at >= $4
              AND id IS DISTINCT FROM $5 LIMIT 1`,
-          [run.workspace_id, run.contact_id, step.ifEvent, since, step.withinMinutes === null ? run.trigger_event_id : null],
+          [
+            run.workspace_id,
+            run.contact_id,
+            step.ifEvent,
+            since,
+            step.withinMinutes === null ? run.trigger_event_id : null,
+          ],
         );
         pc = rows.length > 0 ? pc + 1 : step.elseAt;
       } else if (step.op === 'wait') {

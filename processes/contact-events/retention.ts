@@ -34,7 +34,10 @@ const BATCH = 10_000;
 export class ContactEventRetention {
   private readonly loop: Repeating;
 
-  constructor(private readonly pool: pg.Pool, private readonly options: RetentionOptions) {
+  constructor(
+    private readonly pool: pg.Pool,
+    private readonly options: RetentionOptions,
+  ) {
     const purgeNow = async () => {
       await this.purge(new Date());
       return options.everyMs;
@@ -61,8 +64,10 @@ export class ContactEventRetention {
       result.rows += rowCount ?? 0;
       if ((rowCount ?? 0) < BATCH) break;
     }
-    result.names = (await this.pool.query('DELETE FROM contact_event_names WHERE occurred_before <= $1', [cutoff])).rowCount ?? 0;
-    result.outcomes = (await this.pool.query('DELETE FROM automation_event_outcomes WHERE created_at < $1', [cutoff])).rowCount ?? 0;
+    result.names =
+      (await this.pool.query('DELETE FROM contact_event_names WHERE occurred_before <= $1', [cutoff])).rowCount ?? 0;
+    result.outcomes =
+      (await this.pool.query('DELETE FROM automation_event_outcomes WHERE created_at < $1', [cutoff])).rowCount ?? 0;
     if (!this.options.purgeStore) return result;
     for (;;) {
       // Streams whose newest event is old; short transactions, so subscribers are never held back long.

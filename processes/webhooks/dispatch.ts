@@ -121,7 +121,13 @@ async function dispatch(db: Db, events: (Control | Source)[]): Promise<void> {
       if (!routes.has(workspaceId)) routes.set(workspaceId, (await routesOf(db, [workspaceId])).get(workspaceId)!);
       const message = webhookMessageOf(event, event.recordedAt.toISOString())!;
       for (const route of routes.get(workspaceId)!) {
-        if (subscribes(route.event_types, message.type) && covers({ addressAllowlist: route.address_allowlist, domainAllowlist: route.domain_allowlist }, message.concerns)) {
+        if (
+          subscribes(route.event_types, message.type) &&
+          covers(
+            { addressAllowlist: route.address_allowlist, domainAllowlist: route.domain_allowlist },
+            message.concerns,
+          )
+        ) {
           pending.push(delivery(event, route.id, message));
         }
       }
@@ -144,7 +150,11 @@ interface Delivery {
 }
 
 /** The body receivers get: Standard Webhooks' `{type, timestamp, data}`. */
-function delivery(event: Control | Source, endpointId: string, message: Pick<WebhookMessage, 'type' | 'data'>): Delivery {
+function delivery(
+  event: Control | Source,
+  endpointId: string,
+  message: Pick<WebhookMessage, 'type' | 'data'>,
+): Delivery {
   const createdAt = event.recordedAt.toISOString();
   return {
     id: deliveryIdOf(event.position, endpointId),
@@ -160,8 +170,12 @@ function delivery(event: Control | Source, endpointId: string, message: Pick<Web
 async function routesOf(db: Db, workspaceIds: string[]): Promise<Map<string, Route[]>> {
   const byWorkspace = new Map<string, Route[]>(workspaceIds.map((w) => [w, []]));
   if (workspaceIds.length === 0) return byWorkspace;
-  const { rows } = await sql<Route & { workspace_id: string }>`SELECT workspace_id, id, event_types, address_allowlist, domain_allowlist
-    FROM webhook_routes WHERE workspace_id = ANY(${workspaceIds}::text[]) AND enabled ORDER BY workspace_id, id`.execute(db);
+  const { rows } = await sql<
+    Route & { workspace_id: string }
+  >`SELECT workspace_id, id, event_types, address_allowlist, domain_allowlist
+    FROM webhook_routes WHERE workspace_id = ANY(${workspaceIds}::text[]) AND enabled ORDER BY workspace_id, id`.execute(
+    db,
+  );
   for (const { workspace_id, ...route } of rows) byWorkspace.get(workspace_id)!.push(route);
   return byWorkspace;
 }
@@ -183,7 +197,9 @@ async function applyControl(db: Db, event: Control): Promise<void> {
     case 'WebhookEndpointCreated': {
       const d = event.data;
       await sql`INSERT INTO webhook_routes (id, workspace_id, event_types, address_allowlist, domain_allowlist, enabled)
-        VALUES (${d.endpointId}, ${workspaceId}, ${d.eventTypes}, ${d.addressAllowlist}, ${d.domainAllowlist}, true) ON CONFLICT (id) DO NOTHING`.execute(db);
+        VALUES (${d.endpointId}, ${workspaceId}, ${d.eventTypes}, ${d.addressAllowlist}, ${d.domainAllowlist}, true) ON CONFLICT (id) DO NOTHING`.execute(
+        db,
+      );
       await sql`INSERT INTO webhook_health (endpoint_id) VALUES (${d.endpointId}) ON CONFLICT DO NOTHING`.execute(db);
       return;
     }
@@ -199,7 +215,9 @@ async function applyControl(db: Db, event: Control): Promise<void> {
       // Deliveries switched it off: the notice is owed from here on, and sent by notices.ts until it goes out.
       if (d.reason !== null) {
         await sql`INSERT INTO webhook_notices (position, workspace_id, endpoint_id, reason, disabled_at, next_attempt_at)
-          VALUES (${event.position}, ${workspaceId}, ${d.endpointId}, ${d.reason}, ${d.disabledAt}, now()) ON CONFLICT DO NOTHING`.execute(db);
+          VALUES (${event.position}, ${workspaceId}, ${d.endpointId}, ${d.reason}, ${d.disabledAt}, now()) ON CONFLICT DO NOTHING`.execute(
+          db,
+        );
       }
       return;
     }
@@ -223,7 +241,10 @@ async function applyControl(db: Db, event: Control): Promise<void> {
     case 'WebhookTestRequested': {
       const d = event.data;
       await insertDeliveries(db, [
-        delivery(event, d.endpointId, { type: TEST_EVENT_TYPE, data: { endpointId: d.endpointId, testId: d.testId, requestedAt: d.requestedAt } }),
+        delivery(event, d.endpointId, {
+          type: TEST_EVENT_TYPE,
+          data: { endpointId: d.endpointId, testId: d.testId, requestedAt: d.requestedAt },
+        }),
       ]);
       return;
     }
@@ -231,7 +252,9 @@ async function applyControl(db: Db, event: Control): Promise<void> {
       const d = event.data;
       await sql`UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = ${d.requestedAt}, enqueued_at = NULL, completed_at = NULL
         WHERE endpoint_id = ${d.endpointId}
-          AND ${d.deliveryIds === null ? sql`status = 'failed' AND created_at >= ${d.since}` : sql`id = ANY(${d.deliveryIds})`}`.execute(db);
+          AND ${d.deliveryIds === null ? sql`status = 'failed' AND created_at >= ${d.since}` : sql`id = ANY(${d.deliveryIds})`}`.execute(
+        db,
+      );
       return;
     }
   }

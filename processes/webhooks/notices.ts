@@ -101,7 +101,9 @@ export class WebhookNoticeProcess {
       );
       return { ack: true };
     }
-    await this.deps.pool.query('UPDATE webhook_notices SET enqueued_at = NULL, sent_at = now() WHERE position = $1', [position]);
+    await this.deps.pool.query('UPDATE webhook_notices SET enqueued_at = NULL, sent_at = now() WHERE position = $1', [
+      position,
+    ]);
     return { ack: true };
   }
 

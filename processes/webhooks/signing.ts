@@ -7,6 +7,12 @@ import crypto from 'node:crypto';
 export function signatureHeader(secrets: string[], messageId: string, timestamp: number, body: string): string {
   const content = `${messageId}.${timestamp}.${body}`;
   return secrets
-    .map((s) => `v1,${crypto.createHmac('sha256', Buffer.from(s.replace(/^whsec_/, ''), 'base64')).update(content).digest('base64')}`)
+    .map(
+      (s) =>
+        `v1,${crypto
+          .createHmac('sha256', Buffer.from(s.replace(/^whsec_/, ''), 'base64'))
+          .update(content)
+          .digest('base64')}`,
+    )
     .join(' ');
 }

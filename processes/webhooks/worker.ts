@@ -131,7 +131,9 @@ export class WebhookDeliveryProcess {
       [FAILURES_TO_DISABLE],
     );
     for (const r of rows) {
-      await this.switchOff(r.workspace_id, r.id, 'consecutive_failures').catch((error) => console.error('webhook switch-off:', error));
+      await this.switchOff(r.workspace_id, r.id, 'consecutive_failures').catch((error) =>
+        console.error('webhook switch-off:', error),
+      );
     }
     return this.options.staleAfterMs;
   }
@@ -151,13 +153,27 @@ export class WebhookDeliveryProcess {
     const target = rows[0];
     if (!target) return { ack: true };
     if (!target.url || !target.enabled) {
-      await this.settle(target, { ok: false, status: null, durationMs: 0, error: target.url ? 'endpoint disabled' : 'endpoint deleted', excerpt: null }, null);
+      await this.settle(
+        target,
+        {
+          ok: false,
+          status: null,
+          durationMs: 0,
+          error: target.url ? 'endpoint disabled' : 'endpoint deleted',
+          excerpt: null,
+        },
+        null,
+      );
       return { ack: true };
     }
     const body = JSON.stringify(target.payload);
     const timestamp = Math.floor(Date.now() / 1000);
     const secrets = [target.secret!];
-    if (target.previous_secret && target.previous_secret_expires_at && target.previous_secret_expires_at.getTime() > Date.now()) {
+    if (
+      target.previous_secret &&
+      target.previous_secret_expires_at &&
+      target.previous_secret_expires_at.getTime() > Date.now()
+    ) {
       secrets.push(target.previous_secret);
     }
     let result: PostResult | null = null;
@@ -182,7 +198,13 @@ export class WebhookDeliveryProcess {
     const ok = result !== null && result.status >= 200 && result.status < 300;
     await this.settle(
       target,
-      { ok, status: result?.status ?? null, durationMs: result?.durationMs ?? Date.now() - started, error, excerpt: result?.excerpt ?? null },
+      {
+        ok,
+        status: result?.status ?? null,
+        durationMs: result?.durationMs ?? Date.now() - started,
+        error,
+        excerpt: result?.excerpt ?? null,
+      },
       result?.retryAfter ?? null,
     );
     return { ack: true };
@@ -218,12 +240,25 @@ export class WebhookDeliveryProcess {
          completed_at = CASE WHEN next.status = 'pending' THEN NULL ELSE now() END
        FROM next WHERE id = $1
        RETURNING (SELECT consecutive_failures FROM health) AS failures`,
-      [t.id, t.attempts, t.endpoint_id, a.ok, a.status, a.durationMs, a.error, a.excerpt, counted, retryInMs, FAILURES_TO_DISABLE],
+      [
+        t.id,
+        t.attempts,
+        t.endpoint_id,
+        a.ok,
+        a.status,
+        a.durationMs,
+        a.error,
+        a.excerpt,
+        counted,
+        retryInMs,
+        FAILURES_TO_DISABLE,
+      ],
     );
     const failures = rows[0]?.failures ?? 0;
     if (!a.ok && t.url && t.enabled) {
       if (a.status === 410) await this.switchOff(t.workspace_id, t.endpoint_id, 'gone');
-      else if (failures >= FAILURES_TO_DISABLE) await this.switchOff(t.workspace_id, t.endpoint_id, 'consecutive_failures');
+      else if (failures >= FAILURES_TO_DISABLE)
+        await this.switchOff(t.workspace_id, t.endpoint_id, 'consecutive_failures');
     }
   }
 

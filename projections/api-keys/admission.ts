@@ -64,7 +64,14 @@ export async function admitKey(pool: pg.Pool, input: AdmissionInput): Promise<Ad
   const { rows } = await pool.query<Admission>({
     name: 'admit',
     text: ADMIT,
-    values: [key?.id ?? null, key?.secretHash ?? null, key?.mode ?? null, input.now, input.fallbackIdentity, input.windowStart],
+    values: [
+      key?.id ?? null,
+      key?.secretHash ?? null,
+      key?.mode ?? null,
+      input.now,
+      input.fallbackIdentity,
+      input.windowStart,
+    ],
   });
   return rows[0]!;
 }

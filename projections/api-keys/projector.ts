@@ -64,6 +64,14 @@ async function revokeKey(db: Db, { data: d }: Projected<'ApiKeyRevoked'>): Promi
   await db.updateTable('api_keys').set({ revoked_at: d.revokedAt }).where('id', '=', d.keyId).execute();
 }
 
-async function reassignKeys(db: Db, { metadata: { workspaceId }, data: d }: Projected<'ApiKeysReassigned'>): Promise<void> {
-  await db.updateTable('api_keys').set({ role_id: d.toRoleId }).where('workspace_id', '=', workspaceId).where('id', 'in', d.keyIds).execute();
+async function reassignKeys(
+  db: Db,
+  { metadata: { workspaceId }, data: d }: Projected<'ApiKeysReassigned'>,
+): Promise<void> {
+  await db
+    .updateTable('api_keys')
+    .set({ role_id: d.toRoleId })
+    .where('workspace_id', '=', workspaceId)
+    .where('id', 'in', d.keyIds)
+    .execute();
 }

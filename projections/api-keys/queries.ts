@@ -16,10 +16,19 @@ export async function findActiveKey(db: Db, workspaceId: string, keyId: string):
 }
 
 /** Unrevoked keys, newest first, after the cursor's (createdAt, id). */
-export async function listKeys(db: Db, workspaceId: string, limit: number, after: [string, string] | null): Promise<ApiKeyRow[]> {
+export async function listKeys(
+  db: Db,
+  workspaceId: string,
+  limit: number,
+  after: [string, string] | null,
+): Promise<ApiKeyRow[]> {
   let q = db.selectFrom('api_keys').selectAll().where('workspace_id', '=', workspaceId).where('revoked_at', 'is', null);
   if (after) q = q.where(sql<boolean>`(created_at, id) < (${after[0]}, ${after[1]})`);
-  return q.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit + 1).execute();
+  return q
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(limit + 1)
+    .execute();
 }
 
 /** Unrevoked keys per role, for the roles' `apiKeys` count and `role_in_use`. */

@@ -19,7 +19,8 @@ export const automationsProjector = defineProjector<AutomationsTables>()({
       created_at timestamptz NOT NULL,
       updated_at timestamptz NOT NULL
     );`,
-  indexes: (s) => `CREATE INDEX IF NOT EXISTS automations_workspace_created ON ${s}.automations (workspace_id, created_at DESC, id DESC);`,
+  indexes: (s) =>
+    `CREATE INDEX IF NOT EXISTS automations_workspace_created ON ${s}.automations (workspace_id, created_at DESC, id DESC);`,
   on: {
     AutomationCreated: async (db, { metadata: { workspaceId }, revision, data: d }) => {
       await sql`INSERT INTO automations (id, workspace_id, name, status, trigger, steps, revision, created_at, updated_at)
@@ -40,7 +41,11 @@ export const automationsProjector = defineProjector<AutomationsTables>()({
 });
 
 /** A pause or resume dates the row by when it was recorded, as the live table always has: a rebuild must write the same. */
-async function setStatus(db: Kysely<AutomationsTables>, e: Projected<'AutomationPaused' | 'AutomationResumed'>, status: 'live' | 'paused'): Promise<void> {
+async function setStatus(
+  db: Kysely<AutomationsTables>,
+  e: Projected<'AutomationPaused' | 'AutomationResumed'>,
+  status: 'live' | 'paused',
+): Promise<void> {
   await sql`UPDATE automations SET status = ${status}, revision = ${e.revision}, updated_at = ${e.recordedAt.toISOString()}
     WHERE id = ${e.data.automationId}`.execute(db);
 }

@@ -7,7 +7,8 @@ type Db = Kysely<AutomationsTables>;
 export type AutomationRow = Selectable<AutomationsTables['automations']>;
 
 export async function findAutomation(db: Db, workspaceId: string, id: string): Promise<AutomationRow | undefined> {
-  const { rows } = await sql<AutomationRow>`SELECT * FROM automations WHERE workspace_id = ${workspaceId} AND id = ${id}`.execute(db);
+  const { rows } =
+    await sql<AutomationRow>`SELECT * FROM automations WHERE workspace_id = ${workspaceId} AND id = ${id}`.execute(db);
   return rows[0];
 }
 
@@ -37,8 +38,15 @@ export interface SendRow {
   created_at: Date;
 }
 
-export async function listSends(db: Db, workspaceId: string, automationId: string, limit: number, after: [string, string] | null): Promise<SendRow[]> {
-  const { rows } = await sql<SendRow>`SELECT * FROM automation_sends WHERE workspace_id = ${workspaceId} AND automation_id = ${automationId}
+export async function listSends(
+  db: Db,
+  workspaceId: string,
+  automationId: string,
+  limit: number,
+  after: [string, string] | null,
+): Promise<SendRow[]> {
+  const { rows } =
+    await sql<SendRow>`SELECT * FROM automation_sends WHERE workspace_id = ${workspaceId} AND automation_id = ${automationId}
     ${after ? sql`AND (created_at, id) < (${after[0]}::timestamptz, ${after[1]})` : sql``}
     ORDER BY created_at DESC, id DESC LIMIT ${limit + 1}`.execute(db);
   return rows;
@@ -57,8 +65,15 @@ export interface RunRow {
   completed_at: Date | null;
 }
 
-export async function listRuns(db: Db, workspaceId: string, automationId: string, limit: number, after: [string, string] | null): Promise<RunRow[]> {
-  const { rows } = await sql<RunRow>`SELECT id, automation_id, contact_id, email, status, pc, wait_event, wake_at, enrolled_at, completed_at
+export async function listRuns(
+  db: Db,
+  workspaceId: string,
+  automationId: string,
+  limit: number,
+  after: [string, string] | null,
+): Promise<RunRow[]> {
+  const { rows } =
+    await sql<RunRow>`SELECT id, automation_id, contact_id, email, status, pc, wait_event, wake_at, enrolled_at, completed_at
     FROM automation_runs WHERE workspace_id = ${workspaceId} AND automation_id = ${automationId}
     ${after ? sql`AND (enrolled_at, id) < (${after[0]}::timestamptz, ${after[1]})` : sql``}
     ORDER BY enrolled_at DESC, id DESC LIMIT ${limit + 1}`.execute(db);
@@ -66,9 +81,16 @@ export async function listRuns(db: Db, workspaceId: string, automationId: string
 }
 
 /** What enrolment (processes/automations/enrol.ts) made of some events; absent: nothing. */
-export async function outcomesOf(db: Db, eventIds: string[]): Promise<Map<string, { enrolled: string[]; resumed: number }>> {
+export async function outcomesOf(
+  db: Db,
+  eventIds: string[],
+): Promise<Map<string, { enrolled: string[]; resumed: number }>> {
   if (eventIds.length === 0) return new Map();
-  const { rows } = await sql<{ event_id: string; enrolled: string[]; resumed: number }>`SELECT event_id, enrolled, resumed FROM automation_event_outcomes
+  const { rows } = await sql<{
+    event_id: string;
+    enrolled: string[];
+    resumed: number;
+  }>`SELECT event_id, enrolled, resumed FROM automation_event_outcomes
     WHERE event_id = ANY(${eventIds})`.execute(db);
   return new Map(rows.map((r) => [r.event_id, { enrolled: r.enrolled, resumed: r.resumed }]));
 }

@@ -37,14 +37,22 @@ export const contactEventsProjector = defineProjector<ContactEventsTables>()({
     -- Only the retention purge asks by occurredAt; rows arrive in roughly that order, so a BRIN index serves it almost free.
     CREATE INDEX IF NOT EXISTS contact_events_occurred ON ${s}.contact_events USING brin (occurred_at);`,
   // The first shape (one contact event each) and the current one (a request's events) are written alike, a batch in two statements.
-  on: { ContactEventsRecorded: (db, e) => insertEvents(db, [e]), ContactEventRecorded: (db, e) => insertEvents(db, [e]) },
+  on: {
+    ContactEventsRecorded: (db, e) => insertEvents(db, [e]),
+    ContactEventRecorded: (db, e) => insertEvents(db, [e]),
+  },
   applyBatch: insertEvents,
 });
 
-async function insertEvents(db: Kysely<ContactEventsTables>, events: Projected<'ContactEventsRecorded' | 'ContactEventRecorded'>[]): Promise<void> {
+async function insertEvents(
+  db: Kysely<ContactEventsTables>,
+  events: Projected<'ContactEventsRecorded' | 'ContactEventRecorded'>[],
+): Promise<void> {
   const cutoff = Date.now() - RETENTION_MS;
   const rows = events.flatMap((e) =>
-    entriesOf(e).flatMap((d) => (Date.parse(d.occurredAt) >= cutoff ? [{ ...d, workspaceId: e.metadata.workspaceId }] : [])),
+    entriesOf(e).flatMap((d) =>
+      Date.parse(d.occurredAt) >= cutoff ? [{ ...d, workspaceId: e.metadata.workspaceId }] : [],
+    ),
   );
   if (rows.length === 0) return;
   const col = (f: (d: StoredContactEvent & { workspaceId: string }) => unknown) => rows.map(f);

@@ -22,12 +22,17 @@ export async function listContactEvents(
 
 /** An event of the workspace by id: a cursor is checked against the list it came from. */
 export async function findContactEvent(db: Db, workspaceId: string, id: string): Promise<ContactEventRow | undefined> {
-  const { rows } = await sql<ContactEventRow>`SELECT * FROM contact_events WHERE workspace_id = ${workspaceId} AND id = ${id}`.execute(db);
+  const { rows } =
+    await sql<ContactEventRow>`SELECT * FROM contact_events WHERE workspace_id = ${workspaceId} AND id = ${id}`.execute(
+      db,
+    );
   return rows[0];
 }
 
 /** Distinct names in byte order (the column's collation is "C"), at most `limit`. */
 export async function listEventNames(db: Db, workspaceId: string, limit = 100): Promise<string[]> {
-  const { rows } = await sql<{ name: string }>`SELECT name FROM contact_event_names WHERE workspace_id = ${workspaceId} ORDER BY name LIMIT ${limit}`.execute(db);
+  const { rows } = await sql<{
+    name: string;
+  }>`SELECT name FROM contact_event_names WHERE workspace_id = ${workspaceId} ORDER BY name LIMIT ${limit}`.execute(db);
   return rows.map((r) => r.name);
 }

@@ -99,7 +99,11 @@ const DAY = 24 * HOUR;
  * UTC hours (hour or day grain, an offset of whole hours) inside the window are added up from the
  * daily and hourly counts; rows are read only for the partial hours at the two ends (and after `until`).
  */
-function sourcesOf({ since, until, grain, offsetMinutes, rowsOnly }: GrowthWindow): { rows: Range[]; hours: Range[]; days: Range[] } {
+function sourcesOf({ since, until, grain, offsetMinutes, rowsOnly }: GrowthWindow): {
+  rows: Range[];
+  hours: Range[];
+  days: Range[];
+} {
   const ceil = (d: Date, unit: number) => new Date(Math.ceil(d.getTime() / unit) * unit);
   const floor = (d: Date, unit: number) => new Date(Math.floor(d.getTime() / unit) * unit);
   const [hoursFrom, hoursTo] = [ceil(since, HOUR), floor(until, HOUR)];
@@ -107,8 +111,20 @@ function sourcesOf({ since, until, grain, offsetMinutes, rowsOnly }: GrowthWindo
   const useHours = !rowsOnly && grain !== 'minute' && offsetMinutes % 60 === 0 && hoursFrom < hoursTo;
   const useDays = useHours && grain === 'day' && offsetMinutes === 0 && daysFrom < daysTo;
   return {
-    rows: useHours ? [[since, hoursFrom], [hoursTo, null]] : [[since, null]],
-    hours: !useHours ? [] : useDays ? [[hoursFrom, daysFrom], [daysTo, hoursTo]] : [[hoursFrom, hoursTo]],
+    rows: useHours
+      ? [
+          [since, hoursFrom],
+          [hoursTo, null],
+        ]
+      : [[since, null]],
+    hours: !useHours
+      ? []
+      : useDays
+        ? [
+            [hoursFrom, daysFrom],
+            [daysTo, hoursTo],
+          ]
+        : [[hoursFrom, hoursTo]],
     days: useDays ? [[daysFrom, daysTo]] : [],
   };
 }
@@ -117,11 +133,15 @@ function sourcesOf({ since, until, grain, offsetMinutes, rowsOnly }: GrowthWindo
 async function changesOf(db: Db, ids: string[], window: GrowthWindow): Promise<Change[]> {
   const { until, grain, offsetMinutes } = window;
   const sources = sourcesOf(window);
-  const local = (expr: RawBuilder<unknown>) => sql`to_char(date_trunc(${grain}, ${expr} + make_interval(mins => ${offsetMinutes})), ${FORMAT[grain]})`;
-  const bucket = (column: string) => sql`CASE WHEN ${sql.ref(column)} < ${until} THEN ${local(sql`(${sql.ref(column)} AT TIME ZONE 'UTC')`)} END`;
+  const local = (expr: RawBuilder<unknown>) =>
+    sql`to_char(date_trunc(${grain}, ${expr} + make_interval(mins => ${offsetMinutes})), ${FORMAT[grain]})`;
+  const bucket = (column: string) =>
+    sql`CASE WHEN ${sql.ref(column)} < ${until} THEN ${local(sql`(${sql.ref(column)} AT TIME ZONE 'UTC')`)} END`;
   const within = (column: RawBuilder<unknown>, ranges: Range[]) =>
     sql.join(
-      ranges.map(([from, to]) => (to === null ? sql`${column} >= ${from}` : sql`(${column} >= ${from} AND ${column} < ${to})`)),
+      ranges.map(([from, to]) =>
+        to === null ? sql`${column} >= ${from}` : sql`(${column} >= ${from} AND ${column} < ${to})`,
+      ),
       sql` OR `,
     );
   const utc = (d: Date) => d.toISOString().slice(0, 19).replace('T', ' ');
@@ -184,9 +204,11 @@ function growthOf(row: AudienceRow, changes: Change[]): AudienceGrowth {
 /** The bucket with the most joins and leaves over all the audiences; the earliest of equals. */
 function busiestOf(audiences: AudienceGrowth[]): string | null {
   const busiest = new Map<string, number>();
-  for (const a of audiences) for (const b of a.buckets) busiest.set(b.key, (busiest.get(b.key) ?? 0) + b.subscribed + b.unsubscribed);
+  for (const a of audiences)
+    for (const b of a.buckets) busiest.set(b.key, (busiest.get(b.key) ?? 0) + b.subscribed + b.unsubscribed);
   let top: string | null = null;
-  for (const [key, n] of [...busiest.entries()].sort((x, y) => (x[0] < y[0] ? -1 : 1))) if (top === null || n > busiest.get(top)!) top = key;
+  for (const [key, n] of [...busiest.entries()].sort((x, y) => (x[0] < y[0] ? -1 : 1)))
+    if (top === null || n > busiest.get(top)!) top = key;
   return top;
 }
 

@@ -123,11 +123,17 @@ export const contactsProjector = defineProjector<ContactsTables>()({
         .execute();
     },
     ContactSeen: async (db, { metadata: { workspaceId }, data: d }) => {
-      await db.updateTable('contacts').set({ last_seen_at: d.seenAt }).where('workspace_id', '=', workspaceId).where('id', '=', d.contactId).execute();
+      await db
+        .updateTable('contacts')
+        .set({ last_seen_at: d.seenAt })
+        .where('workspace_id', '=', workspaceId)
+        .where('id', '=', d.contactId)
+        .execute();
     },
     ContactDeleted: deleteContact,
     ContactJoinedAudience: async (db, { metadata: { workspaceId }, data: d }) => {
-      if (await join(db, workspaceId, d.audienceId, d.contactId, d.joinedAt)) await regroup(db, workspaceId, d.contactId, [d.audienceId], []);
+      if (await join(db, workspaceId, d.audienceId, d.contactId, d.joinedAt))
+        await regroup(db, workspaceId, d.contactId, [d.audienceId], []);
     },
     ContactLeftAudience: leaveAudience,
     AudienceCreated: async (db, { metadata: { workspaceId }, data: d }) => {
@@ -150,7 +156,12 @@ export const contactsProjector = defineProjector<ContactsTables>()({
     AudienceUpdated: async (db, { metadata: { workspaceId }, data: d }) => {
       await db
         .updateTable('audiences')
-        .set({ name: d.name, description: d.description, show_on_preferences: d.showOnPreferences, updated_at: d.updatedAt })
+        .set({
+          name: d.name,
+          description: d.description,
+          show_on_preferences: d.showOnPreferences,
+          updated_at: d.updatedAt,
+        })
         .where('workspace_id', '=', workspaceId)
         .where('id', '=', d.audienceId)
         .execute();
@@ -159,7 +170,10 @@ export const contactsProjector = defineProjector<ContactsTables>()({
   },
 });
 
-async function createContact(db: Db, { metadata: { workspaceId }, data: d }: Projected<'ContactCreated'>): Promise<void> {
+async function createContact(
+  db: Db,
+  { metadata: { workspaceId }, data: d }: Projected<'ContactCreated'>,
+): Promise<void> {
   await db
     .insertInto('contacts')
     .values({
@@ -177,12 +191,16 @@ async function createContact(db: Db, { metadata: { workspaceId }, data: d }: Pro
     .onConflict((oc) => oc.doNothing())
     .execute();
   const joined: string[] = [];
-  for (const audienceId of d.audienceIds) if (await join(db, workspaceId, audienceId, d.contactId, d.createdAt)) joined.push(audienceId);
+  for (const audienceId of d.audienceIds)
+    if (await join(db, workspaceId, audienceId, d.contactId, d.createdAt)) joined.push(audienceId);
   if (joined.length > 0) await regroup(db, workspaceId, d.contactId, joined, []);
 }
 
 /** The contact's open memberships close at `deletedAt`, counted as leaves. */
-async function deleteContact(db: Db, { metadata: { workspaceId }, data: d }: Projected<'ContactDeleted'>): Promise<void> {
+async function deleteContact(
+  db: Db,
+  { metadata: { workspaceId }, data: d }: Projected<'ContactDeleted'>,
+): Promise<void> {
   await db.deleteFrom('contacts').where('workspace_id', '=', workspaceId).where('id', '=', d.contactId).execute();
   const closed = await sql<{ audience_id: string }>`
     WITH closed AS (
@@ -202,10 +220,20 @@ async function deleteContact(db: Db, { metadata: { workspaceId }, data: d }: Pro
     SELECT audience_id, date_trunc('hour', ${d.deletedAt}::timestamptz AT TIME ZONE 'UTC'), 0, n FROM counts
     ON CONFLICT (audience_id, hour) DO UPDATE SET leaves = audience_member_hours.leaves + EXCLUDED.leaves
     RETURNING audience_id`.execute(db);
-  if (closed.rows.length > 0) await regroup(db, workspaceId, d.contactId, [], closed.rows.map((r) => r.audience_id));
+  if (closed.rows.length > 0)
+    await regroup(
+      db,
+      workspaceId,
+      d.contactId,
+      [],
+      closed.rows.map((r) => r.audience_id),
+    );
 }
 
-async function leaveAudience(db: Db, { metadata: { workspaceId }, data: d }: Projected<'ContactLeftAudience'>): Promise<void> {
+async function leaveAudience(
+  db: Db,
+  { metadata: { workspaceId }, data: d }: Projected<'ContactLeftAudience'>,
+): Promise<void> {
   const closed = await sql`
     UPDATE audience_members SET left_at = ${d.leftAt}::timestamptz
     WHERE audience_id = ${d.audienceId} AND contact_id = ${d.contactId} AND left_at IS NULL`.execute(db);
@@ -216,7 +244,10 @@ async function leaveAudience(db: Db, { metadata: { workspaceId }, data: d }: Pro
 }
 
 /** The audience goes with its history; where it stood in the list stays (a tombstone). */
-async function deleteAudience(db: Db, { metadata: { workspaceId }, data: d }: Projected<'AudienceDeleted'>): Promise<void> {
+async function deleteAudience(
+  db: Db,
+  { metadata: { workspaceId }, data: d }: Projected<'AudienceDeleted'>,
+): Promise<void> {
   await sql`INSERT INTO audience_tombstones (workspace_id, id, created_at)
     SELECT workspace_id, id, created_at FROM audiences WHERE workspace_id = ${workspaceId} AND id = ${d.audienceId}
     ON CONFLICT (id) DO NOTHING`.execute(db);
@@ -238,7 +269,9 @@ async function deleteAudience(db: Db, { metadata: { workspaceId }, data: d }: Pr
     INSERT INTO audience_set_counts (workspace_id, audience_ids, contacts)
     SELECT ${workspaceId}, array_remove(audience_ids, ${d.audienceId}), sum(contacts)::int FROM gone
     WHERE cardinality(audience_ids) > 1 GROUP BY 2
-    ON CONFLICT (workspace_id, audience_ids) DO UPDATE SET contacts = audience_set_counts.contacts + EXCLUDED.contacts`.execute(db);
+    ON CONFLICT (workspace_id, audience_ids) DO UPDATE SET contacts = audience_set_counts.contacts + EXCLUDED.contacts`.execute(
+    db,
+  );
 }
 
 /** Joins and leaves counted into the audience's hour and day. */
@@ -246,11 +279,15 @@ async function hourly(db: Db, audienceId: string, at: string, joins: number, lea
   await sql`INSERT INTO audience_member_hours (audience_id, hour, joins, leaves)
     VALUES (${audienceId}, date_trunc('hour', ${at}::timestamptz AT TIME ZONE 'UTC'), ${joins}, ${leaves})
     ON CONFLICT (audience_id, hour) DO UPDATE
-    SET joins = audience_member_hours.joins + EXCLUDED.joins, leaves = audience_member_hours.leaves + EXCLUDED.leaves`.execute(db);
+    SET joins = audience_member_hours.joins + EXCLUDED.joins, leaves = audience_member_hours.leaves + EXCLUDED.leaves`.execute(
+    db,
+  );
   await sql`INSERT INTO audience_member_days (audience_id, day, joins, leaves)
     VALUES (${audienceId}, date_trunc('day', ${at}::timestamptz AT TIME ZONE 'UTC'), ${joins}, ${leaves})
     ON CONFLICT (audience_id, day) DO UPDATE
-    SET joins = audience_member_days.joins + EXCLUDED.joins, leaves = audience_member_days.leaves + EXCLUDED.leaves`.execute(db);
+    SET joins = audience_member_days.joins + EXCLUDED.joins, leaves = audience_member_days.leaves + EXCLUDED.leaves`.execute(
+    db,
+  );
 }
 
 /** Answers whether the join made a membership (not when the audience is gone, or a replay). */
@@ -273,7 +310,13 @@ async function join(db: Db, workspaceId: string, audienceId: string, contactId: 
  * and without `left`, and one count from the old set to the new. Called only with memberships
  * this event made or ended, so applying an event twice moves nothing the second time.
  */
-async function regroup(db: Db, workspaceId: string, contactId: string, joined: string[], left: string[]): Promise<void> {
+async function regroup(
+  db: Db,
+  workspaceId: string,
+  contactId: string,
+  joined: string[],
+  left: string[],
+): Promise<void> {
   await sql`
     WITH old AS (
       SELECT audience_ids AS ids FROM contact_audience_sets WHERE contact_id = ${contactId}

@@ -10,16 +10,28 @@ export type ContactRow = Omit<Selectable<ContactsTables['contacts']>, 'search'>;
 export type AudienceRow = Selectable<ContactsTables['audiences']>;
 
 export async function findContactByEmail(db: Db, workspaceId: string, email: string): Promise<ContactRow | undefined> {
-  return db.selectFrom('contacts').select(COLUMNS).where('workspace_id', '=', workspaceId).where('email', '=', email.trim().toLowerCase()).executeTakeFirst();
+  return db
+    .selectFrom('contacts')
+    .select(COLUMNS)
+    .where('workspace_id', '=', workspaceId)
+    .where('email', '=', email.trim().toLowerCase())
+    .executeTakeFirst();
 }
 
 export async function findContactById(db: Db, workspaceId: string, id: string): Promise<ContactRow | undefined> {
-  return db.selectFrom('contacts').select(COLUMNS).where('workspace_id', '=', workspaceId).where('id', '=', id).executeTakeFirst();
+  return db
+    .selectFrom('contacts')
+    .select(COLUMNS)
+    .where('workspace_id', '=', workspaceId)
+    .where('id', '=', id)
+    .executeTakeFirst();
 }
 
 /** A contact named by its `con_` id or by its address (trimmed, lower-cased). */
 export async function findContact(db: Db, workspaceId: string, idOrEmail: string): Promise<ContactRow | undefined> {
-  return idPatterns.contact.test(idOrEmail) ? findContactById(db, workspaceId, idOrEmail) : findContactByEmail(db, workspaceId, idOrEmail);
+  return idPatterns.contact.test(idOrEmail)
+    ? findContactById(db, workspaceId, idOrEmail)
+    : findContactByEmail(db, workspaceId, idOrEmail);
 }
 
 /** The audiences a contact is in now. */
@@ -46,7 +58,18 @@ export interface ContactFilter {
 const seen = sql`coalesce(last_seen_at, '-infinity'::timestamptz)`;
 
 /** The columns of a contact row (not the search vector). */
-const COLUMNS = ['workspace_id', 'id', 'email', 'name', 'notes', 'attributes', 'source', 'last_seen_at', 'created_at', 'updated_at'] as const;
+const COLUMNS = [
+  'workspace_id',
+  'id',
+  'email',
+  'name',
+  'notes',
+  'attributes',
+  'source',
+  'last_seen_at',
+  'created_at',
+  'updated_at',
+] as const;
 
 /**
  * `q` over the `search` words of a contact (runs of letters and digits of the address and the
@@ -71,7 +94,10 @@ export function searchQuery(
   stats: WordStats = { words: new Map(), floor: 0 },
 ): { all: string; indexed: string; rest: string | null; share: number | null } | null {
   const common = stats.words;
-  const words = q.toLowerCase().split(/[^\p{L}\p{N}]+/u).filter((w) => w !== '');
+  const words = q
+    .toLowerCase()
+    .split(/[^\p{L}\p{N}]+/u)
+    .filter((w) => w !== '');
   if (words.length === 0) return null;
   const last = words.length - 1;
   const terms = words.map((w, i) => `'${w}'${i === last ? ':*' : ''}`);
@@ -147,11 +173,23 @@ export async function listContacts(
   };
   const search = filter.q === undefined ? null : searchQuery(filter.q, await commonWords(db));
   if (search === null) {
-    return base().select(COLUMNS).orderBy(seen, 'desc').orderBy('id', 'desc').limit(limit + 1).execute();
+    return base()
+      .select(COLUMNS)
+      .orderBy(seen, 'desc')
+      .orderBy('id', 'desc')
+      .limit(limit + 1)
+      .execute();
   }
   const walk = (rows: number) =>
     db
-      .selectFrom(base().select([...COLUMNS, 'search']).orderBy(seen, 'desc').orderBy('id', 'desc').limit(rows).as('w'))
+      .selectFrom(
+        base()
+          .select([...COLUMNS, 'search'])
+          .orderBy(seen, 'desc')
+          .orderBy('id', 'desc')
+          .limit(rows)
+          .as('w'),
+      )
       .select(COLUMNS)
       .where(sql<boolean>`search @@ ${search.all}::tsquery`)
       .orderBy(sql`coalesce(last_seen_at, '-infinity'::timestamptz)`, 'desc')
@@ -171,7 +209,9 @@ export async function listContacts(
   if (search.rest !== null) matches = matches.where(sql<boolean>`(search || ''::tsvector) @@ ${search.rest}::tsquery`);
   const found = await sql<ContactRow>`
     WITH m AS MATERIALIZED (${matches})
-    SELECT * FROM m ORDER BY coalesce(last_seen_at, '-infinity'::timestamptz) DESC, id DESC LIMIT ${limit + 1}`.execute(db);
+    SELECT * FROM m ORDER BY coalesce(last_seen_at, '-infinity'::timestamptz) DESC, id DESC LIMIT ${limit + 1}`.execute(
+    db,
+  );
   return found.rows;
 }
 
@@ -181,7 +221,12 @@ export interface ContactRef {
 }
 
 /** Contacts of a workspace named by address or id, in one round trip (a batch names up to 100). */
-export async function lookupContacts(db: Db, workspaceId: string, emails: string[], ids: string[]): Promise<{ byEmail: Map<string, ContactRef>; byId: Map<string, ContactRef> }> {
+export async function lookupContacts(
+  db: Db,
+  workspaceId: string,
+  emails: string[],
+  ids: string[],
+): Promise<{ byEmail: Map<string, ContactRef>; byId: Map<string, ContactRef> }> {
   const byEmail = new Map<string, ContactRef>();
   const byId = new Map<string, ContactRef>();
   if (emails.length === 0 && ids.length === 0) return { byEmail, byId };
@@ -195,7 +240,12 @@ export async function lookupContacts(db: Db, workspaceId: string, emails: string
 }
 
 export async function findAudience(db: Db, workspaceId: string, id: string): Promise<AudienceRow | undefined> {
-  return db.selectFrom('audiences').selectAll().where('workspace_id', '=', workspaceId).where('id', '=', id).executeTakeFirst();
+  return db
+    .selectFrom('audiences')
+    .selectAll()
+    .where('workspace_id', '=', workspaceId)
+    .where('id', '=', id)
+    .executeTakeFirst();
 }
 
 /** Where an audience stands in the list: the default first, then newest first (created_at, id descending). */
@@ -216,13 +266,23 @@ export async function audienceKey(db: Db, workspaceId: string, id: string): Prom
 }
 
 /** The rows after `after` in list order. */
-export async function listAudiences(db: Db, workspaceId: string, limit: number, after: AudienceKey | null): Promise<AudienceRow[]> {
+export async function listAudiences(
+  db: Db,
+  workspaceId: string,
+  limit: number,
+  after: AudienceKey | null,
+): Promise<AudienceRow[]> {
   let q = db.selectFrom('audiences').selectAll().where('workspace_id', '=', workspaceId);
   if (after) {
     q = q.where('builtin', 'is', null);
     if (!after.isDefault) q = q.where(sql<boolean>`(created_at, id) < (${after.createdAt}, ${after.id})`);
   }
-  return q.orderBy(sql`builtin IS NULL`).orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit + 1).execute();
+  return q
+    .orderBy(sql`builtin IS NULL`)
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(limit + 1)
+    .execute();
 }
 
 export async function allAudiences(db: Db, workspaceId: string): Promise<AudienceRow[]> {

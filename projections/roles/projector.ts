@@ -38,7 +38,8 @@ export const rolesProjector = defineProjector<RolesTables>()({
     RolesSeeded: async (db, { metadata: { workspaceId }, data: d }) => {
       for (const r of d.roles) await insertRole(db, workspaceId, r, r.builtin, d.seededAt);
     },
-    OwnerRoleRestored: (db, { metadata: { workspaceId }, data: d }) => insertRole(db, workspaceId, d.role, d.role.builtin, d.restoredAt),
+    OwnerRoleRestored: (db, { metadata: { workspaceId }, data: d }) =>
+      insertRole(db, workspaceId, d.role, d.role.builtin, d.restoredAt),
     RoleCreated: (db, { metadata: { workspaceId }, data: d }) => insertRole(db, workspaceId, d, null, d.createdAt),
     RoleUpdated: updateRole,
     RoleDeleted: async (db, { metadata: { workspaceId }, data: d }) => {
@@ -47,7 +48,13 @@ export const rolesProjector = defineProjector<RolesTables>()({
   },
 });
 
-async function insertRole(db: Db, workspaceId: string, r: RoleData, builtin: Builtin | null, at: string): Promise<void> {
+async function insertRole(
+  db: Db,
+  workspaceId: string,
+  r: RoleData,
+  builtin: Builtin | null,
+  at: string,
+): Promise<void> {
   await db
     .insertInto('roles')
     .values({
@@ -69,7 +76,13 @@ async function insertRole(db: Db, workspaceId: string, r: RoleData, builtin: Bui
 async function updateRole(db: Db, { metadata: { workspaceId }, data: d }: Projected<'RoleUpdated'>): Promise<void> {
   await db
     .updateTable('roles')
-    .set({ name: d.name, name_lower: d.name.toLowerCase(), description: d.description, permissions: d.permissions, updated_at: d.updatedAt })
+    .set({
+      name: d.name,
+      name_lower: d.name.toLowerCase(),
+      description: d.description,
+      permissions: d.permissions,
+      updated_at: d.updatedAt,
+    })
     .where('workspace_id', '=', workspaceId)
     .where('id', '=', d.roleId)
     .execute();

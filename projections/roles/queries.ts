@@ -11,16 +11,31 @@ export type RoleCursor = [number, string, string];
 export const roleCursorOf = (r: RoleRow): RoleCursor => [r.rank, r.name_lower, r.id];
 
 export async function findRole(db: Db, workspaceId: string, roleId: string): Promise<RoleRow | undefined> {
-  return db.selectFrom('roles').selectAll().where('workspace_id', '=', workspaceId).where('id', '=', roleId).executeTakeFirst();
+  return db
+    .selectFrom('roles')
+    .selectAll()
+    .where('workspace_id', '=', workspaceId)
+    .where('id', '=', roleId)
+    .executeTakeFirst();
 }
 
 /** Whether the list can skip seeding: rows exist only once seeded, and the owner role is there. */
 export async function hasOwnerRole(db: Db, workspaceId: string): Promise<boolean> {
-  const row = await db.selectFrom('roles').select('id').where('workspace_id', '=', workspaceId).where('builtin', '=', 'owner').executeTakeFirst();
+  const row = await db
+    .selectFrom('roles')
+    .select('id')
+    .where('workspace_id', '=', workspaceId)
+    .where('builtin', '=', 'owner')
+    .executeTakeFirst();
   return row !== undefined;
 }
 
-export async function listRoles(db: Db, workspaceId: string, limit: number, after: RoleCursor | null): Promise<RoleRow[]> {
+export async function listRoles(
+  db: Db,
+  workspaceId: string,
+  limit: number,
+  after: RoleCursor | null,
+): Promise<RoleRow[]> {
   let q = db.selectFrom('roles').selectAll().where('workspace_id', '=', workspaceId);
   if (after) {
     const [rank, nameLower, id] = after;
@@ -32,5 +47,10 @@ export async function listRoles(db: Db, workspaceId: string, limit: number, afte
       ]),
     );
   }
-  return q.orderBy('rank').orderBy('name_lower').orderBy('id').limit(limit + 1).execute();
+  return q
+    .orderBy('rank')
+    .orderBy('name_lower')
+    .orderBy('id')
+    .limit(limit + 1)
+    .execute();
 }

@@ -17,9 +17,17 @@ type Db = Kysely<SuppressionsTables>;
 type Event = Projected<'SuppressionAdded' | 'SuppressionRemoved'>;
 
 // Rows travel as one JSON text: serialising that is several times cheaper than array literals.
-function insertAdds(db: Db, adds: Iterable<Projected<'SuppressionAdded'>>, onConflict: 'ON CONFLICT (id) DO NOTHING' | '') {
+function insertAdds(
+  db: Db,
+  adds: Iterable<Projected<'SuppressionAdded'>>,
+  onConflict: 'ON CONFLICT (id) DO NOTHING' | '',
+) {
   const rows = [];
-  for (const { metadata: { workspaceId }, data: d } of adds) rows.push([workspaceId, d.suppressionId, d.email, d.reason, d.detail, d.removable, d.createdAt]);
+  for (const {
+    metadata: { workspaceId },
+    data: d,
+  } of adds)
+    rows.push([workspaceId, d.suppressionId, d.email, d.reason, d.detail, d.removable, d.createdAt]);
   return sql`INSERT INTO suppressions (workspace_id, id, email, reason, detail, removable, created_at)
     SELECT r->>0, (r->>1)::uuid, r->>2, r->>3, r->>4, (r->>5)::boolean, (r->>6)::timestamptz
     FROM jsonb_array_elements(${JSON.stringify(rows)}::jsonb) r ${sql.raw(onConflict)}`.execute(db);
@@ -44,7 +52,10 @@ function bulkLoad(): BulkLoad<SuppressionsTables, Event> {
       for (const e of events) {
         const id = e.data.suppressionId;
         if (e.type === 'SuppressionAdded') {
-          if (removedIds.has(id)) throw new Error(`suppression ${id} is added again after its removal: the bulk replay cannot tell the order`);
+          if (removedIds.has(id))
+            throw new Error(
+              `suppression ${id} is added again after its removal: the bulk replay cannot tell the order`,
+            );
           if (!adds.has(id)) adds.set(id, e);
         } else if (e.type === 'SuppressionRemoved') {
           // An add earlier in this batch never reaches the table; the removal is still recorded,
@@ -55,7 +66,9 @@ function bulkLoad(): BulkLoad<SuppressionsTables, Event> {
         }
       }
       if (removed.length > 0) {
-        await sql`INSERT INTO suppressions_removed SELECT r->>0, (r->>1)::uuid FROM jsonb_array_elements(${JSON.stringify(removed)}::jsonb) r`.execute(db);
+        await sql`INSERT INTO suppressions_removed SELECT r->>0, (r->>1)::uuid FROM jsonb_array_elements(${JSON.stringify(removed)}::jsonb) r`.execute(
+          db,
+        );
       }
       if (adds.size > 0) await insertAdds(db, adds.values(), '');
     },
@@ -99,7 +112,11 @@ export const suppressionsProjector = defineProjector<SuppressionsTables>()({
         .execute();
     },
     SuppressionRemoved: async (db, { metadata: { workspaceId }, data: d }) => {
-      await db.deleteFrom('suppressions').where('workspace_id', '=', workspaceId).where('id', '=', d.suppressionId).execute();
+      await db
+        .deleteFrom('suppressions')
+        .where('workspace_id', '=', workspaceId)
+        .where('id', '=', d.suppressionId)
+        .execute();
     },
   },
   applyBatch,

@@ -13,7 +13,12 @@ export interface SuppressionFilter {
 }
 
 export async function findSuppression(db: Db, workspaceId: string, id: string): Promise<SuppressionRow | undefined> {
-  return db.selectFrom('suppressions').selectAll().where('workspace_id', '=', workspaceId).where('id', '=', id).executeTakeFirst();
+  return db
+    .selectFrom('suppressions')
+    .selectAll()
+    .where('workspace_id', '=', workspaceId)
+    .where('id', '=', id)
+    .executeTakeFirst();
 }
 
 /**
@@ -35,9 +40,17 @@ export async function listSuppressions(
     // A reason is one of three words: matching them here keeps the trigram index to the free text.
     const reasons = SUPPRESSION_REASONS.filter((r) => r.includes(text.toLowerCase()));
     q = q.where((eb) =>
-      eb.or([eb('email', 'ilike', pattern), eb('detail', 'ilike', pattern), ...(reasons.length > 0 ? [eb('reason', 'in', reasons)] : [])]),
+      eb.or([
+        eb('email', 'ilike', pattern),
+        eb('detail', 'ilike', pattern),
+        ...(reasons.length > 0 ? [eb('reason', 'in', reasons)] : []),
+      ]),
     );
   }
   if (after) q = q.where(sql<boolean>`(created_at, id) < (${after[0]}, ${after[1]})`);
-  return q.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit + 1).execute();
+  return q
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(limit + 1)
+    .execute();
 }

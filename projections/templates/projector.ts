@@ -85,16 +85,29 @@ export const templatesProjector = defineProjector<TemplatesTables>()({
     },
     TemplateVersionDeleted: async (db, e) => {
       const d = e.data;
-      if (await advance(db, e, d.deletedAt)) await sql`DELETE FROM template_versions WHERE template_id = ${d.templateId} AND version = ${d.version}`.execute(db);
+      if (await advance(db, e, d.deletedAt))
+        await sql`DELETE FROM template_versions WHERE template_id = ${d.templateId} AND version = ${d.version}`.execute(
+          db,
+        );
     },
     TemplateDeleted: (db, e) => removeTemplate(db, e.data.templateId),
     TemplateRegistered: async (db, e) => {
       const d = e.data;
-      await fromRegistry(db, e, d.registeredAt, sql`registered = true, name = ${d.name}, name_key = ${d.name.toLowerCase()}, slug = ${d.slug}`);
+      await fromRegistry(
+        db,
+        e,
+        d.registeredAt,
+        sql`registered = true, name = ${d.name}, name_key = ${d.name.toLowerCase()}, slug = ${d.slug}`,
+      );
     },
     TemplateRenamed: async (db, e) => {
       const d = e.data;
-      await fromRegistry(db, e, d.renamedAt, sql`name = ${d.name}, name_key = ${d.name.toLowerCase()}, renames = renames + 1`);
+      await fromRegistry(
+        db,
+        e,
+        d.renamedAt,
+        sql`name = ${d.name}, name_key = ${d.name.toLowerCase()}, renames = renames + 1`,
+      );
     },
     TemplateUnregistered: (db, e) => removeTemplate(db, e.data.templateId),
   },
@@ -122,12 +135,24 @@ async function advance(db: Db, e: StreamEvent, at: string, set: RawBuilder<unkno
 }
 
 /** The registry's events are ordered by their place in the log: they are not in the template's stream. */
-async function fromRegistry(db: Db, e: Projected<'TemplateRegistered' | 'TemplateRenamed'>, at: string, set: RawBuilder<unknown>): Promise<void> {
+async function fromRegistry(
+  db: Db,
+  e: Projected<'TemplateRegistered' | 'TemplateRenamed'>,
+  at: string,
+  set: RawBuilder<unknown>,
+): Promise<void> {
   await sql`UPDATE templates SET registry_position = ${e.position}, updated_at = ${at}, ${set}
     WHERE id = ${e.data.templateId} AND registry_position < ${e.position}`.execute(db);
 }
 
-const content = (v: TemplateContent) => [v.engine, v.subject, v.document === null ? null : json(v.document), v.html, json(v.slots), json(v.props)];
+const content = (v: TemplateContent) => [
+  v.engine,
+  v.subject,
+  v.document === null ? null : json(v.document),
+  v.html,
+  json(v.slots),
+  json(v.props),
+];
 
 async function draftVersion(db: Db, e: Projected<'TemplateVersionDrafted'>): Promise<void> {
   const d = e.data;
@@ -145,7 +170,9 @@ async function editDraft(db: Db, e: Projected<'TemplateDraftEdited'>): Promise<v
   if (!(await advance(db, e, d.editedAt))) return;
   const [engine, subject, document, html, slots, props] = content(d);
   await sql`UPDATE template_versions SET engine = ${engine}, subject = ${subject}, document = ${document}::jsonb, html = ${html},
-    slots = ${slots}::jsonb, props = ${props}::jsonb WHERE template_id = ${d.templateId} AND version = ${d.version}`.execute(db);
+    slots = ${slots}::jsonb, props = ${props}::jsonb WHERE template_id = ${d.templateId} AND version = ${d.version}`.execute(
+    db,
+  );
 }
 
 async function publishVersion(db: Db, e: Projected<'TemplateVersionPublished'>): Promise<void> {
@@ -154,7 +181,9 @@ async function publishVersion(db: Db, e: Projected<'TemplateVersionPublished'>):
   await sql`UPDATE template_versions SET published = true, published_at = ${d.publishedAt}, sanitised_html = ${d.sanitisedHtml}
     WHERE template_id = ${d.templateId} AND version = ${d.version}`.execute(db);
   await sql`UPDATE templates t SET published_version = v.version, subject = v.subject, engine = v.engine, slots = v.slots, props = v.props
-    FROM template_versions v WHERE t.id = ${d.templateId} AND v.template_id = t.id AND v.version = ${d.version}`.execute(db);
+    FROM template_versions v WHERE t.id = ${d.templateId} AND v.template_id = t.id AND v.version = ${d.version}`.execute(
+    db,
+  );
 }
 
 async function removeTemplate(db: Db, templateId: string): Promise<void> {

@@ -5,7 +5,24 @@ import { closeWords, editsAllowed } from './typos.ts';
 
 type Db = Kysely<TemplatesTables>;
 
-const ROW = ['id', 'workspace_id', 'name', 'slug', 'description', 'archived', 'published_version', 'latest_version', 'subject', 'engine', 'slots', 'props', 'revision', 'renames', 'created_at', 'updated_at'] as const;
+const ROW = [
+  'id',
+  'workspace_id',
+  'name',
+  'slug',
+  'description',
+  'archived',
+  'published_version',
+  'latest_version',
+  'subject',
+  'engine',
+  'slots',
+  'props',
+  'revision',
+  'renames',
+  'created_at',
+  'updated_at',
+] as const;
 
 /** A template as lists and reads show it (not the columns that only order or filter). */
 export type TemplateRow = Pick<Selectable<TemplatesTables['templates']>, (typeof ROW)[number]>;
@@ -22,17 +39,41 @@ export async function findTemplate(db: Db, workspaceId: string, idOrSlug: string
     .executeTakeFirst();
 }
 
-export async function findTemplateVersion(db: Db, templateId: string, version: number): Promise<TemplateVersionRow | undefined> {
-  return db.selectFrom('template_versions').selectAll().where('template_id', '=', templateId).where('version', '=', version).executeTakeFirst();
+export async function findTemplateVersion(
+  db: Db,
+  templateId: string,
+  version: number,
+): Promise<TemplateVersionRow | undefined> {
+  return db
+    .selectFrom('template_versions')
+    .selectAll()
+    .where('template_id', '=', templateId)
+    .where('version', '=', version)
+    .executeTakeFirst();
 }
 
-export async function listTemplateVersions(db: Db, templateId: string, limit: number, before: number | null): Promise<TemplateVersionRow[]> {
+export async function listTemplateVersions(
+  db: Db,
+  templateId: string,
+  limit: number,
+  before: number | null,
+): Promise<TemplateVersionRow[]> {
   let q = db.selectFrom('template_versions').selectAll().where('template_id', '=', templateId);
   if (before !== null) q = q.where('version', '<', before);
-  return q.orderBy('version', 'desc').limit(limit + 1).execute();
+  return q
+    .orderBy('version', 'desc')
+    .limit(limit + 1)
+    .execute();
 }
 
-export const TEMPLATE_SORTS = ['updated-newest', 'updated-oldest', 'created-newest', 'created-oldest', 'name', 'name-reversed'] as const;
+export const TEMPLATE_SORTS = [
+  'updated-newest',
+  'updated-oldest',
+  'created-newest',
+  'created-oldest',
+  'name',
+  'name-reversed',
+] as const;
 export type TemplateSort = (typeof TEMPLATE_SORTS)[number];
 
 const SORT: Record<TemplateSort, { column: 'updated_at' | 'created_at' | 'name_key'; direction: 'asc' | 'desc' }> = {
@@ -57,7 +98,11 @@ export interface TemplateFilter {
 }
 
 const escapeLike = (word: string) => word.replace(/[\\%_]/g, '\\$&');
-export const searchWords = (search: string) => search.toLowerCase().split(/\s+/).filter((w) => w.length > 0);
+export const searchWords = (search: string) =>
+  search
+    .toLowerCase()
+    .split(/\s+/)
+    .filter((w) => w.length > 0);
 
 /**
  * Every word of `search` must be a substring of the row's search text (`%` and `_` literal).
@@ -92,11 +137,18 @@ export async function listTemplates(
       const value = column === 'name_key' ? after[0] : new Date(after[0]);
       q = q.where(sql<boolean>`(${sql.ref(column)}, id) ${sql.raw(op)} (${value}, ${after[1]})`);
     }
-    return q.orderBy(column, direction).orderBy('id', direction).limit(limit + 1).execute();
+    return q
+      .orderBy(column, direction)
+      .orderBy('id', direction)
+      .limit(limit + 1)
+      .execute();
   };
   const words = filter.search ? searchWords(filter.search) : [];
   if (words.length === 0) return page(null);
-  const exact = sql<boolean>`${sql.join(words.map((w) => sql`search LIKE ${'%' + escapeLike(w) + '%'}`), sql` AND `)}`;
+  const exact = sql<boolean>`${sql.join(
+    words.map((w) => sql`search LIKE ${'%' + escapeLike(w) + '%'}`),
+    sql` AND `,
+  )}`;
   const rows = await page(exact);
   if (rows.length > 0 || !words.some((w) => editsAllowed(w) > 0)) return rows;
   // None when some template matches exactly: this empty page is then the end of an exact walk.

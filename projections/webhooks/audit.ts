@@ -15,7 +15,13 @@ export interface AuditEntry {
  * The history of one endpoint, read from the event store (the source of truth), oldest first,
  * after `afterRevision`. Secrets never leave: only that one was set.
  */
-export async function webhookAudit(history: EventHistory, workspaceId: string, endpointId: string, afterRevision: number, limit: number): Promise<AuditEntry[]> {
+export async function webhookAudit(
+  history: EventHistory,
+  workspaceId: string,
+  endpointId: string,
+  afterRevision: number,
+  limit: number,
+): Promise<AuditEntry[]> {
   const out: AuditEntry[] = [];
   for (const r of await history.store.readStream(webhooksStream(workspaceId), afterRevision + 1)) {
     const { data } = history.registry.decode(r.type, r.version, r.data);

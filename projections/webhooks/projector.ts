@@ -29,7 +29,8 @@ export const webhookEndpointsProjector = defineProjector<WebhooksTables>()({
       created_at timestamptz NOT NULL,
       updated_at timestamptz NOT NULL
     );`,
-  indexes: (s) => `CREATE INDEX IF NOT EXISTS webhook_endpoints_workspace ON ${s}.webhook_endpoints (workspace_id, created_at DESC, id DESC);`,
+  indexes: (s) =>
+    `CREATE INDEX IF NOT EXISTS webhook_endpoints_workspace ON ${s}.webhook_endpoints (workspace_id, created_at DESC, id DESC);`,
   on: {
     WebhookEndpointCreated: async (db, { metadata: { workspaceId }, data: d }) => {
       await sql`INSERT INTO webhook_endpoints (id, workspace_id, url, description, event_types, address_allowlist, domain_allowlist, enabled, secret, created_at, updated_at)
@@ -39,15 +40,21 @@ export const webhookEndpointsProjector = defineProjector<WebhooksTables>()({
     },
     WebhookEndpointUpdated: async (db, { data: d }) => {
       await sql`UPDATE webhook_endpoints SET url = ${d.url}, description = ${d.description}, event_types = ${d.eventTypes},
-        address_allowlist = ${d.addressAllowlist}, domain_allowlist = ${d.domainAllowlist}, updated_at = ${d.updatedAt} WHERE id = ${d.endpointId}`.execute(db);
+        address_allowlist = ${d.addressAllowlist}, domain_allowlist = ${d.domainAllowlist}, updated_at = ${d.updatedAt} WHERE id = ${d.endpointId}`.execute(
+        db,
+      );
     },
     WebhookEndpointDisabled: async (db, { data: d }) => {
       // A person's switch-off leaves disabledAt and disabledReason null (spec, States).
       await sql`UPDATE webhook_endpoints SET enabled = false, updated_at = ${d.disabledAt},
-        disabled_at = ${d.reason === null ? null : d.disabledAt}, disabled_reason = ${d.reason} WHERE id = ${d.endpointId}`.execute(db);
+        disabled_at = ${d.reason === null ? null : d.disabledAt}, disabled_reason = ${d.reason} WHERE id = ${d.endpointId}`.execute(
+        db,
+      );
     },
     WebhookEndpointEnabled: async (db, { data: d }) => {
-      await sql`UPDATE webhook_endpoints SET enabled = true, disabled_at = NULL, disabled_reason = NULL, updated_at = ${d.enabledAt} WHERE id = ${d.endpointId}`.execute(db);
+      await sql`UPDATE webhook_endpoints SET enabled = true, disabled_at = NULL, disabled_reason = NULL, updated_at = ${d.enabledAt} WHERE id = ${d.endpointId}`.execute(
+        db,
+      );
     },
     WebhookSecretRotated: async (db, { data: d }) => {
       await sql`UPDATE webhook_endpoints SET previous_secret = secret, secret = ${d.secret}, previous_secret_expires_at = ${d.previousSecretExpiresAt},

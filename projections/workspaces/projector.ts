@@ -35,18 +35,39 @@ export const workspacesProjector = defineProjector<WorkspacesTables>()({
 async function createWorkspace(db: Db, { data: d }: Projected<'WorkspaceCreated'>): Promise<void> {
   await db
     .insertInto('workspaces')
-    .values({ id: d.workspaceId, name: d.name, owner_user_id: d.ownerUserId, owner_email: d.ownerEmail, created_at: d.createdAt })
+    .values({
+      id: d.workspaceId,
+      name: d.name,
+      owner_user_id: d.ownerUserId,
+      owner_email: d.ownerEmail,
+      created_at: d.createdAt,
+    })
     .onConflict((oc) => oc.column('id').doNothing())
     .execute();
   await db
     .insertInto('members')
-    .values({ workspace_id: d.workspaceId, user_id: d.ownerUserId, email: d.ownerEmail, is_owner: true, role_id: null, created_at: d.createdAt })
+    .values({
+      workspace_id: d.workspaceId,
+      user_id: d.ownerUserId,
+      email: d.ownerEmail,
+      is_owner: true,
+      role_id: null,
+      created_at: d.createdAt,
+    })
     .onConflict((oc) => oc.columns(['workspace_id', 'user_id']).doNothing())
     .execute();
 }
 
 /** Members of a deleted role move to the role named by `reassignTo` (required while any hold it). */
-async function reassignMembers(db: Db, { metadata: { workspaceId }, data: d }: Projected<'RoleDeleted'>): Promise<void> {
+async function reassignMembers(
+  db: Db,
+  { metadata: { workspaceId }, data: d }: Projected<'RoleDeleted'>,
+): Promise<void> {
   if (d.reassignTo === null) return;
-  await db.updateTable('members').set({ role_id: d.reassignTo }).where('workspace_id', '=', workspaceId).where('role_id', '=', d.roleId).execute();
+  await db
+    .updateTable('members')
+    .set({ role_id: d.reassignTo })
+    .where('workspace_id', '=', workspaceId)
+    .where('role_id', '=', d.roleId)
+    .execute();
 }

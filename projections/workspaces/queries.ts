@@ -2,7 +2,10 @@ import type { Kysely } from 'kysely';
 import type { WorkspacesTables } from './tables.ts';
 
 /** Explicit memberships per role id; the owner counts under the owner role. */
-export async function countMembersByRole(db: Kysely<WorkspacesTables>, workspaceId: string): Promise<{ byRole: Map<string, number>; owners: number }> {
+export async function countMembersByRole(
+  db: Kysely<WorkspacesTables>,
+  workspaceId: string,
+): Promise<{ byRole: Map<string, number>; owners: number }> {
   const rows = await db
     .selectFrom('members')
     .select(['role_id', 'is_owner', (eb) => eb.fn.countAll<number>().as('n')])

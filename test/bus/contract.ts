@@ -46,12 +46,17 @@ export function workQueueContract(t: Test, fixture: WorkQueueFixture): void {
     const delayMs = 400;
     const seen = recorder();
     await bus.publish('retry', { id: 'job-1', payload: { n: 1 } });
-    const consumer = await bus.consume('retry', async (job) => seen.record(job, job.attempt === 1 ? { retryInMs: delayMs } : ACK));
+    const consumer = await bus.consume('retry', async (job) =>
+      seen.record(job, job.attempt === 1 ? { retryInMs: delayMs } : ACK),
+    );
     await eventually(() => seen.all.length === 2, 'the redelivery');
     await consumer.close();
     const [first, second] = seen.all;
     t.match(second, { id: 'job-1', attempt: 2, payload: { n: 1 } });
-    t.ok(second!.at - first!.at >= delayMs - CLOCK_SLACK_MS, `redelivered after ${Math.round(second!.at - first!.at)} ms, asked ${delayMs}`);
+    t.ok(
+      second!.at - first!.at >= delayMs - CLOCK_SLACK_MS,
+      `redelivered after ${Math.round(second!.at - first!.at)} ms, asked ${delayMs}`,
+    );
   });
 
   t.test('a handler that throws is retried after retryOnErrorMs, and the error is reported', async (t) => {
@@ -72,7 +77,10 @@ export function workQueueContract(t: Test, fixture: WorkQueueFixture): void {
     await consumer.close();
     const [first, second] = seen.all;
     t.equal(second?.attempt, 2);
-    t.ok(second!.at - first!.at >= retryOnErrorMs - CLOCK_SLACK_MS, `retried after ${Math.round(second!.at - first!.at)} ms`);
+    t.ok(
+      second!.at - first!.at >= retryOnErrorMs - CLOCK_SLACK_MS,
+      `retried after ${Math.round(second!.at - first!.at)} ms`,
+    );
     t.same(errors, [{ message: 'boom', jobId: 'job-1' }]);
   });
 

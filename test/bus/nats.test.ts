@@ -35,38 +35,41 @@ t.test('contract', async (t) => {
   workQueueContract(t, { open: () => open({ ackWaitMs }), redeliveryWindowMs: ackWaitMs });
 });
 
-t.test('an outage longer than the NATS client gives up after by default: work published after it is consumed', async (t) => {
-  const proxy = await startTcpProxy('127.0.0.1', Number(new URL(url).port || 4222));
-  t.teardown(() => proxy.close());
-  // nats.js stops after 10 reconnect attempts unless told otherwise: 100 ms apart, 3 s is 30.
-  const bus = await NatsWorkQueue.connect(`nats://127.0.0.1:${proxy.port}`, { ...base, reconnectWaitMs: 100 });
-  t.teardown(() => bus.close());
-  const seen: Delivery[] = [];
-  const consumer = await bus.consume('outage', async (job) => (seen.push(job), { ack: true }));
-  t.teardown(() => consumer.close());
-  await bus.publish('outage', { id: 'before', payload: {} });
-  await eventually(() => seen.length === 1, 'the job published before the outage');
+t.test(
+  'an outage longer than the NATS client gives up after by default: work published after it is consumed',
+  async (t) => {
+    const proxy = await startTcpProxy('127.0.0.1', Number(new URL(url).port || 4222));
+    t.teardown(() => proxy.close());
+    // nats.js stops after 10 reconnect attempts unless told otherwise: 100 ms apart, 3 s is 30.
+    const bus = await NatsWorkQueue.connect(`nats://127.0.0.1:${proxy.port}`, { ...base, reconnectWaitMs: 100 });
+    t.teardown(() => bus.close());
+    const seen: Delivery[] = [];
+    const consumer = await bus.consume('outage', async (job) => (seen.push(job), { ack: true }));
+    t.teardown(() => consumer.close());
+    await bus.publish('outage', { id: 'before', payload: {} });
+    await eventually(() => seen.length === 1, 'the job published before the outage');
 
-  await proxy.cut();
-  // Whether JetStream stored it is unknown to the caller (the ack timed out): callers keep such
-  // work in the database until it is acknowledged, as the webhook sender does.
-  await t.rejects(bus.publish('outage', { id: 'during', payload: {} }), 'publishing fails while the server is away');
-  await sleep(3_000);
-  await proxy.restore();
+    await proxy.cut();
+    // Whether JetStream stored it is unknown to the caller (the ack timed out): callers keep such
+    // work in the database until it is acknowledged, as the webhook sender does.
+    await t.rejects(bus.publish('outage', { id: 'during', payload: {} }), 'publishing fails while the server is away');
+    await sleep(3_000);
+    await proxy.restore();
 
-  // The client reconnects on its own; until it has, a publish still fails.
-  const deadline = performance.now() + 15_000;
-  for (;;) {
-    try {
-      await bus.publish('outage', { id: 'after', payload: {} });
-      break;
-    } catch (error) {
-      if (performance.now() > deadline) throw error;
-      await sleep(200);
+    // The client reconnects on its own; until it has, a publish still fails.
+    const deadline = performance.now() + 15_000;
+    for (;;) {
+      try {
+        await bus.publish('outage', { id: 'after', payload: {} });
+        break;
+      } catch (error) {
+        if (performance.now() > deadline) throw error;
+        await sleep(200);
+      }
     }
-  }
-  await eventually(() => seen.some((d) => d.id === 'after'), 'the job published after the outage', 15_000);
-});
+    await eventually(() => seen.some((d) => d.id === 'after'), 'the job published after the outage', 15_000);
+  },
+);
 
 t.test('a job outlives the connection that published it', async (t) => {
   const publisher = await open({});
@@ -89,25 +92,24 @@ t.test('a job held by a consumer that dies is redelivered after the ack wait, no
   await bus.publish('crash', { id: 'held', payload: { n: 1 } });
 
   // A real process that takes the job and never settles it, so only a kill can end its hold.
-  const holder = spawn(
-    process.execPath,
-    ['--import', 'tsx', '--input-type=module', '-e', HOLDER],
-    {
-      stdio: ['ignore', 'pipe', 'inherit'],
-      env: {
-        ...process.env,
-        BUS_MODULE: new URL('../../infra/bus/nats.ts', import.meta.url).href,
-        BUS_URL: url,
-        BUS_OPTIONS: JSON.stringify({ ...base, ackWaitMs }),
-      },
+  const holder = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', HOLDER], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+    env: {
+      ...process.env,
+      BUS_MODULE: new URL('../../infra/bus/nats.ts', import.meta.url).href,
+      BUS_URL: url,
+      BUS_OPTIONS: JSON.stringify({ ...base, ackWaitMs }),
     },
-  );
+  });
   t.teardown(() => void holder.kill('SIGKILL'));
   const [line] = (await once(createInterface({ input: holder.stdout! }), 'line')) as [string];
   t.same(JSON.parse(line), { id: 'held', attempt: 1 }, 'the other process holds the job');
 
   const seen: (Delivery & { at: number })[] = [];
-  const consumer = await bus.consume('crash', async (job) => (seen.push({ ...job, at: performance.now() }), { ack: true }));
+  const consumer = await bus.consume(
+    'crash',
+    async (job) => (seen.push({ ...job, at: performance.now() }), { ack: true }),
+  );
   // Longer than two ack waits: the holder's heartbeats must keep the job from being redelivered.
   await sleep(holdMs);
   t.equal(seen.length, 0, 'a running handler keeps its job past the ack wait');

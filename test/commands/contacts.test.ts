@@ -12,21 +12,47 @@ t.test('createContact: the command other features call (contact events use it wi
   const actor = { workspaceId, kind: 'system' as const, id: null };
   const db = h.system.database.db;
 
-  const first = await createContact(h.system.commands, actor, { email: '  Ada@Example.COM ', name: 'Ada', source: 'auto' }, NOW());
+  const first = await createContact(
+    h.system.commands,
+    actor,
+    { email: '  Ada@Example.COM ', name: 'Ada', source: 'auto' },
+    NOW(),
+  );
   t.equal(first.created, true);
   t.match(first.contactId, /^con_[0-9a-f]{24}$/);
   // Read-your-writes: the row is there when the command returns.
-  t.match(await findContactByEmail(db, workspaceId, 'ada@example.com'), { id: first.contactId, workspace_id: workspaceId, email: 'ada@example.com', name: 'Ada', source: 'auto' });
+  t.match(await findContactByEmail(db, workspaceId, 'ada@example.com'), {
+    id: first.contactId,
+    workspace_id: workspaceId,
+    email: 'ada@example.com',
+    name: 'Ada',
+    source: 'auto',
+  });
   t.match(await findContactById(db, workspaceId, first.contactId), { email: 'ada@example.com' });
-  t.equal(await findContactById(db, other.workspaceId, first.contactId), undefined, 'another workspace does not see it');
+  t.equal(
+    await findContactById(db, other.workspaceId, first.contactId),
+    undefined,
+    'another workspace does not see it',
+  );
   t.equal(await findContactByEmail(db, other.workspaceId, 'ada@example.com'), undefined);
 
-  const again = await createContact(h.system.commands, actor, { email: 'ada@example.com', name: 'Other', source: 'manual' }, NOW());
-  t.same(again, { created: false, contactId: first.contactId }, 'an address in the book answers its id and writes nothing');
+  const again = await createContact(
+    h.system.commands,
+    actor,
+    { email: 'ada@example.com', name: 'Other', source: 'manual' },
+    NOW(),
+  );
+  t.same(
+    again,
+    { created: false, contactId: first.contactId },
+    'an address in the book answers its id and writes nothing',
+  );
   t.equal((await findContactByEmail(db, workspaceId, 'ada@example.com'))!.name, 'Ada');
 
   const racers = await Promise.all(
-    Array.from({ length: 8 }, (_, i) => createContact(h.system.commands, actor, { email: 'race@example.com', name: `r${i}`, source: 'auto' }, NOW())),
+    Array.from({ length: 8 }, (_, i) =>
+      createContact(h.system.commands, actor, { email: 'race@example.com', name: `r${i}`, source: 'auto' }, NOW()),
+    ),
   );
   t.equal(racers.filter((r) => r.created).length, 1, 'of 8 concurrent creates exactly one writes');
   t.equal(new Set(racers.map((r) => r.contactId)).size, 1, 'all answer the one id');
@@ -35,9 +61,17 @@ t.test('createContact: the command other features call (contact events use it wi
   await touchContact(h.system.commands, actor, 'ADA@example.com', seenAt);
   t.equal((await findContactByEmail(db, workspaceId, 'ada@example.com'))!.last_seen_at!.toISOString(), seenAt);
   await touchContact(h.system.commands, actor, 'ada@example.com', new Date(Date.now() - 60_000).toISOString());
-  t.equal((await findContactByEmail(db, workspaceId, 'ada@example.com'))!.last_seen_at!.toISOString(), seenAt, 'never moves back');
+  t.equal(
+    (await findContactByEmail(db, workspaceId, 'ada@example.com'))!.last_seen_at!.toISOString(),
+    seenAt,
+    'never moves back',
+  );
   await touchContact(h.system.commands, actor, 'nobody@example.com', seenAt);
-  t.equal(await findContactByEmail(db, workspaceId, 'nobody@example.com'), undefined, 'an address not in the book stays out');
+  t.equal(
+    await findContactByEmail(db, workspaceId, 'nobody@example.com'),
+    undefined,
+    'an address not in the book stays out',
+  );
 });
 
 t.test('search: the walk, the longer walk and the index lookup find the same rows in the same order', async (t) => {
@@ -49,15 +83,51 @@ t.test('search: the walk, the longer walk and the index lookup find the same row
   const base = Date.now() - 3_600_000;
   for (let i = 0; i < 60; i++) {
     const email = `u${i}@${i % 3 === 0 ? 'common' : 'rare'}${i % 7 === 0 ? 'x' : ''}.example`;
-    await createContact(h.system.commands, actor, { email, name: i % 2 ? `Ada Smith ${i}` : `Bob Jones ${i}`, source: 'auto' }, NOW());
-    if (i % 4 !== 0) await touchContact(h.system.commands, actor, email, new Date(base + (i % 10) * 60_000).toISOString());
+    await createContact(
+      h.system.commands,
+      actor,
+      { email, name: i % 2 ? `Ada Smith ${i}` : `Bob Jones ${i}`, source: 'auto' },
+      NOW(),
+    );
+    if (i % 4 !== 0)
+      await touchContact(h.system.commands, actor, email, new Date(base + (i % 10) * 60_000).toISOString());
   }
-  t.same(searchQuery('  Ada.SMITH  12 '), { all: "'ada' & 'smith' & '12':*", indexed: "'ada' & 'smith' & '12':*", rest: null, share: null });
-  const stats = { words: new Map([['test', 1], ['ada', 0.05], ['com', 0.5], ['comet', 0.02], ['example', 0.3]]), floor: 0.01 };
-  t.match(searchQuery('x9@example.test', stats), { all: "'x9' & 'example' & 'test':*", indexed: "'x9'", rest: "'example' & 'test':*" }, 'common words are checked, not looked up');
-  t.match(searchQuery('ada co', stats), { all: "'ada' & 'co':*", indexed: "'ada'", rest: "'co':*" }, 'a beginning counts every word it begins');
-  t.match(searchQuery('example test', stats), { all: "'example' & 'test':*", indexed: "'example'", rest: "'test':*" }, 'all common: the rarest is looked up');
-  t.equal(searchQuery('x9@example.test', stats)!.share, 0.01 * 0.3 * 1, 'the expected share of rows: unlisted words at the floor');
+  t.same(searchQuery('  Ada.SMITH  12 '), {
+    all: "'ada' & 'smith' & '12':*",
+    indexed: "'ada' & 'smith' & '12':*",
+    rest: null,
+    share: null,
+  });
+  const stats = {
+    words: new Map([
+      ['test', 1],
+      ['ada', 0.05],
+      ['com', 0.5],
+      ['comet', 0.02],
+      ['example', 0.3],
+    ]),
+    floor: 0.01,
+  };
+  t.match(
+    searchQuery('x9@example.test', stats),
+    { all: "'x9' & 'example' & 'test':*", indexed: "'x9'", rest: "'example' & 'test':*" },
+    'common words are checked, not looked up',
+  );
+  t.match(
+    searchQuery('ada co', stats),
+    { all: "'ada' & 'co':*", indexed: "'ada'", rest: "'co':*" },
+    'a beginning counts every word it begins',
+  );
+  t.match(
+    searchQuery('example test', stats),
+    { all: "'example' & 'test':*", indexed: "'example'", rest: "'test':*" },
+    'all common: the rarest is looked up',
+  );
+  t.equal(
+    searchQuery('x9@example.test', stats)!.share,
+    0.01 * 0.3 * 1,
+    'the expected share of rows: unlisted words at the floor',
+  );
   t.equal(searchQuery('ada co', stats)!.share!.toFixed(3), (0.05 * 0.52).toFixed(3));
   t.equal(searchQuery('@ % -'), null);
   const walkAll = async (q: string, limit: number, walk: number) => {
@@ -75,7 +145,12 @@ t.test('search: the walk, the longer walk and the index lookup find the same row
   for (const q of ['ada', 'common', 'rarex', 'ada smith 1', 'bob 4', 'example', 'u1', 'nothing']) {
     const full = await walkAll(q, 1000, 100_000);
     t.ok(full.length >= 0);
-    for (const [limit, walk] of [[3, 4], [5, 2], [2, 30], [50, 1]] as const) {
+    for (const [limit, walk] of [
+      [3, 4],
+      [5, 2],
+      [2, 30],
+      [50, 1],
+    ] as const) {
       t.same(await walkAll(q, limit, walk), full, `${q} limit ${limit} walk ${walk}`);
     }
   }

@@ -6,7 +6,11 @@ import { startDnsServer } from '../support/dns-server.ts';
 async function setup(t: Test, options: { maxEntries?: number } = {}) {
   const server = await startDnsServer(t);
   let now = 1_000_000;
-  const dns = new CachedDns(new NodeDns({ servers: [server.address], timeoutMs: 1000 }), { ttlMs: 60_000, now: () => now, ...options });
+  const dns = new CachedDns(new NodeDns({ servers: [server.address], timeoutMs: 1000 }), {
+    ttlMs: 60_000,
+    now: () => now,
+    ...options,
+  });
   const asked = (name: string, type: string) => server.queries.filter((q) => q.name === name && q.type === type).length;
   return { server, dns, asked, advance: (ms: number) => (now += ms) };
 }
@@ -16,10 +20,18 @@ t.test('answers are reused for the TTL, then asked again', async (t) => {
   server.set('example.org', { MX: [{ exchange: 'mx.example.org', priority: 10 }] });
   t.match(await dns.mx('example.org'), { status: 'found', records: [{ exchange: 'mx.example.org' }] });
   server.set('example.org', { MX: [{ exchange: 'other.example.org', priority: 10 }] });
-  t.match(await dns.mx('Example.ORG'), { status: 'found', records: [{ exchange: 'mx.example.org' }] }, 'within the TTL, names in any case');
+  t.match(
+    await dns.mx('Example.ORG'),
+    { status: 'found', records: [{ exchange: 'mx.example.org' }] },
+    'within the TTL, names in any case',
+  );
   t.equal(asked('example.org', 'MX'), 1);
   advance(60_000);
-  t.match(await dns.mx('example.org'), { status: 'found', records: [{ exchange: 'other.example.org' }] }, 'after it, DNS as it is now');
+  t.match(
+    await dns.mx('example.org'),
+    { status: 'found', records: [{ exchange: 'other.example.org' }] },
+    'after it, DNS as it is now',
+  );
   t.equal(asked('example.org', 'MX'), 2);
 });
 

@@ -7,9 +7,18 @@ import { lookup } from '../../infra/dns/port.ts';
 import { NodeDns } from '../../infra/dns/resolver.ts';
 import { startDnsServer, type TestDnsServer, type ZoneEntry } from '../support/dns-server.ts';
 
-const HOSTS = { mx: 'mx.mail.test', spfInclude: 'spf.mail.test', returnPath: 'bounces.mail.test', tracking: 'track.mail.test' };
+const HOSTS = {
+  mx: 'mx.mail.test',
+  spfInclude: 'spf.mail.test',
+  returnPath: 'bounces.mail.test',
+  tracking: 'track.mail.test',
+};
 const keys = await generateDkimKeyPair();
-const SETUP: DomainSetup = { domain: 'example.com', hosts: HOSTS, dkim: { selector: 'wms202601', publicKey: keys.publicKey } };
+const SETUP: DomainSetup = {
+  domain: 'example.com',
+  hosts: HOSTS,
+  dkim: { selector: 'wms202601', publicKey: keys.publicKey },
+};
 
 /** What a DNS host makes of the records we ask for: TXT values over 255 bytes split in chunks. */
 function publish(server: TestDnsServer, setup: DomainSetup) {
@@ -25,7 +34,9 @@ function publish(server: TestDnsServer, setup: DomainSetup) {
 }
 
 async function check(dns: NodeDns, setup = SETUP) {
-  const answers = await Promise.all(dnsQueries(setup).map(async (query) => [query.key, await lookup(dns, query.type, query.name)] as const));
+  const answers = await Promise.all(
+    dnsQueries(setup).map(async (query) => [query.key, await lookup(dns, query.type, query.name)] as const),
+  );
   return checkDomain(setup, Object.fromEntries(answers) as Observations);
 }
 
@@ -44,11 +55,17 @@ t.test('given every record published (the DKIM key in chunks), when checked thro
   const server = await startDnsServer(t);
   publish(server, SETUP);
   const result = await check(new NodeDns({ servers: [server.address] }));
-  t.same(result.records.map((r) => `${r.purpose} ${r.status}`), ['receiving found', 'spf found', 'dkim found', 'dmarc found', 'return_path found', 'tracking found']);
+  t.same(
+    result.records.map((r) => `${r.purpose} ${r.status}`),
+    ['receiving found', 'spf found', 'dkim found', 'dmarc found', 'return_path found', 'tracking found'],
+  );
   t.same(result.receiving, { verified: true, error: null });
   t.same(result.sending, { status: 'verified', error: null });
   t.match(result.dmarc, { stage: 'monitoring', alignmentPossible: true, caveat: null });
-  t.same(result.dmarc?.issues.map((i) => i.code), ['monitoring_only']);
+  t.same(
+    result.dmarc?.issues.map((i) => i.code),
+    ['monitoring_only'],
+  );
 });
 
 t.test('given nothing published, then missing everywhere and pending', async (t) => {
@@ -63,23 +80,37 @@ t.test('given nothing published, then missing everywhere and pending', async (t)
 t.test('given values of another provider, then missing with the reason, and sending failed', async (t) => {
   const server = await startDnsServer(t);
   publish(server, SETUP);
-  server.set('example.com', { MX: [{ exchange: 'aspmx.l.google.com', priority: 1 }], TXT: ['v=spf1 include:_spf.google.com ~all'] });
-  server.set('wms202601._domainkey.example.com', { TXT: [`v=DKIM1; k=rsa; p=${(await generateDkimKeyPair()).publicKey}`.match(/.{1,255}/g)!] });
+  server.set('example.com', {
+    MX: [{ exchange: 'aspmx.l.google.com', priority: 1 }],
+    TXT: ['v=spf1 include:_spf.google.com ~all'],
+  });
+  server.set('wms202601._domainkey.example.com', {
+    TXT: [`v=DKIM1; k=rsa; p=${(await generateDkimKeyPair()).publicKey}`.match(/.{1,255}/g)!],
+  });
   const result = await check(new NodeDns({ servers: [server.address] }));
-  t.same(result.records.map((r) => `${r.purpose} ${r.status}`), ['receiving missing', 'spf missing', 'dkim missing', 'dmarc found', 'return_path found', 'tracking found']);
+  t.same(
+    result.records.map((r) => `${r.purpose} ${r.status}`),
+    ['receiving missing', 'spf missing', 'dkim missing', 'dmarc found', 'return_path found', 'tracking found'],
+  );
   t.match(result.receiving.error, /aspmx.l.google.com/);
   t.equal(result.sending.status, 'failed');
 });
 
-t.test('SERVFAIL and silence leave their records unchecked and the verdict unknown; the rest is answered', async (t) => {
-  const server = await startDnsServer(t);
-  publish(server, SETUP);
-  server.misbehave('wms202601._domainkey.example.com', { kind: 'servfail' });
-  server.misbehave('track.example.com', { kind: 'silent' });
-  const result = await check(new NodeDns({ servers: [server.address], timeoutMs: 800 }));
-  t.same(result.records.map((r) => `${r.purpose} ${r.status}`), ['receiving found', 'spf found', 'dkim null', 'dmarc found', 'return_path found', 'tracking null']);
-  t.match(result.records[2]!.problem, /failed \(servfail\)/);
-  t.match(result.records[5]!.problem, /failed \(timeout\)/);
-  t.equal(result.sending.status, 'unknown');
-  t.equal(result.receiving.verified, true);
-});
+t.test(
+  'SERVFAIL and silence leave their records unchecked and the verdict unknown; the rest is answered',
+  async (t) => {
+    const server = await startDnsServer(t);
+    publish(server, SETUP);
+    server.misbehave('wms202601._domainkey.example.com', { kind: 'servfail' });
+    server.misbehave('track.example.com', { kind: 'silent' });
+    const result = await check(new NodeDns({ servers: [server.address], timeoutMs: 800 }));
+    t.same(
+      result.records.map((r) => `${r.purpose} ${r.status}`),
+      ['receiving found', 'spf found', 'dkim null', 'dmarc found', 'return_path found', 'tracking null'],
+    );
+    t.match(result.records[2]!.problem, /failed \(servfail\)/);
+    t.match(result.records[5]!.problem, /failed \(timeout\)/);
+    t.equal(result.sending.status, 'unknown');
+    t.equal(result.receiving.verified, true);
+  },
+);

@@ -8,7 +8,10 @@ t.test('records found: TXT, MX, CNAME, A, AAAA', async (t) => {
   const server = await startDnsServer(t);
   server.set('example.com', {
     TXT: ['v=spf1 include:spf.mail.test ~all', 'google-site-verification=abc'],
-    MX: [{ exchange: 'mx.mail.test', priority: 10 }, { exchange: 'backup.mail.test', priority: 20 }],
+    MX: [
+      { exchange: 'mx.mail.test', priority: 10 },
+      { exchange: 'backup.mail.test', priority: 20 },
+    ],
     A: ['192.0.2.1'],
     AAAA: ['2001:db8::1'],
   });
@@ -17,10 +20,18 @@ t.test('records found: TXT, MX, CNAME, A, AAAA', async (t) => {
 
   const txt = await dns.txt('example.com');
   t.equal(txt.status, 'found');
-  if (txt.status === 'found') t.same([...txt.records].sort(), ['google-site-verification=abc', 'v=spf1 include:spf.mail.test ~all']);
+  if (txt.status === 'found')
+    t.same([...txt.records].sort(), ['google-site-verification=abc', 'v=spf1 include:spf.mail.test ~all']);
   const mx = await dns.mx('example.com');
   t.equal(mx.status, 'found');
-  if (mx.status === 'found') t.same([...mx.records].sort((a, b) => a.priority - b.priority), [{ exchange: 'mx.mail.test', priority: 10 }, { exchange: 'backup.mail.test', priority: 20 }]);
+  if (mx.status === 'found')
+    t.same(
+      [...mx.records].sort((a, b) => a.priority - b.priority),
+      [
+        { exchange: 'mx.mail.test', priority: 10 },
+        { exchange: 'backup.mail.test', priority: 20 },
+      ],
+    );
   t.same(await dns.cname('bounces.example.com'), { status: 'found', records: ['bounces.mail.test'] });
   t.same(await dns.a('example.com'), { status: 'found', records: ['192.0.2.1'] });
   t.same(await dns.aaaa('example.com'), { status: 'found', records: ['2001:db8::1'] });
@@ -55,19 +66,25 @@ t.test('a TXT lookup follows a CNAME, as DKIM records delegated to a provider ne
   t.same(await dns.txt('s1._domainkey.example.com'), { status: 'found', records: ['v=DKIM1; p=AAAA'] });
 });
 
-t.test('a long TXT record in 255-byte chunks is joined into one value (RFC 7208 3.3), over TCP when UDP truncates', async (t) => {
-  const server = await startDnsServer(t);
-  const key = 'MIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8AMIIBCgKCAQEA' + 'x'.repeat(400);
-  const record = `v=DKIM1; k=rsa; p=${key}`;
-  const chunks = [record.slice(0, 255), record.slice(255)];
-  const long = 'y'.repeat(300);
-  server.set('wms202601._domainkey.example.com', { TXT: [chunks, [long.slice(0, 255), long.slice(255)]] });
-  const dns = new NodeDns({ servers: [server.address] });
-  const answer = await dns.txt('wms202601._domainkey.example.com');
-  t.equal(answer.status, 'found');
-  if (answer.status === 'found') t.same([...answer.records].sort(), [record, long].sort());
-  t.ok(server.queries.some((q) => q.transport === 'tcp' && q.name === 'wms202601._domainkey.example.com'), 'the truncated UDP answer was asked again over TCP');
-});
+t.test(
+  'a long TXT record in 255-byte chunks is joined into one value (RFC 7208 3.3), over TCP when UDP truncates',
+  async (t) => {
+    const server = await startDnsServer(t);
+    const key = 'MIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8AMIIBCgKCAQEA' + 'x'.repeat(400);
+    const record = `v=DKIM1; k=rsa; p=${key}`;
+    const chunks = [record.slice(0, 255), record.slice(255)];
+    const long = 'y'.repeat(300);
+    server.set('wms202601._domainkey.example.com', { TXT: [chunks, [long.slice(0, 255), long.slice(255)]] });
+    const dns = new NodeDns({ servers: [server.address] });
+    const answer = await dns.txt('wms202601._domainkey.example.com');
+    t.equal(answer.status, 'found');
+    if (answer.status === 'found') t.same([...answer.records].sort(), [record, long].sort());
+    t.ok(
+      server.queries.some((q) => q.transport === 'tcp' && q.name === 'wms202601._domainkey.example.com'),
+      'the truncated UDP answer was asked again over TCP',
+    );
+  },
+);
 
 t.test('failures say why: SERVFAIL, REFUSED, timeout, no server listening', async (t) => {
   const server = await startDnsServer(t);
@@ -92,7 +109,8 @@ t.test('failures say why: SERVFAIL, REFUSED, timeout, no server listening', asyn
   const nobody = new NodeDns({ servers: [`127.0.0.1:${port}`], timeoutMs: 2000, tries: 1 });
   const answer = await nobody.txt('example.com');
   t.equal(answer.status, 'failed');
-  if (answer.status === 'failed') t.ok(['unreachable', 'timeout'].includes(answer.reason), `no server: ${answer.reason}`);
+  if (answer.status === 'failed')
+    t.ok(['unreachable', 'timeout'].includes(answer.reason), `no server: ${answer.reason}`);
 });
 
 t.test('a slow or silent name never holds up another lookup on the same resolver', async (t) => {
@@ -106,18 +124,39 @@ t.test('a slow or silent name never holds up another lookup on the same resolver
   const slow = dns.txt('slow.example.com').then((answer) => (settled.push('slow'), answer));
   const silent = dns.txt('silent.example.com').then((answer) => (settled.push('silent'), answer));
   const fast = await Promise.all([1, 2, 3].map(() => dns.txt('fast.example.com')));
-  t.same(fast, [1, 2, 3].map(() => ({ status: 'found', records: ['fast'] })));
+  t.same(
+    fast,
+    [1, 2, 3].map(() => ({ status: 'found', records: ['fast'] })),
+  );
   t.same(settled, [], 'the fast answers came while the slow and silent ones were still out');
   t.same(await slow, { status: 'found', records: ['slow'] }, 'the slow answer still arrives');
-  t.same(await silent, { status: 'failed', reason: 'timeout', detail: 'ETIMEOUT' }, 'the silent one times out on its own');
+  t.same(
+    await silent,
+    { status: 'failed', reason: 'timeout', detail: 'ETIMEOUT' },
+    'the silent one times out on its own',
+  );
   t.same(settled, ['slow', 'silent']);
 });
 
 t.test('DNS_SERVERS: IP addresses with optional ports, for setServers', async (t) => {
   t.same(parseDnsServers(undefined), []);
   t.same(parseDnsServers(' '), []);
-  t.same(parseDnsServers('127.0.0.1:5353, 10.0.0.2,[::1]:53 ,::1, [2001:db8::1]'), ['127.0.0.1:5353', '10.0.0.2', '[::1]:53', '::1', '[2001:db8::1]']);
-  for (const bad of ['dns.example.com', '127.0.0.1:', '127.0.0.1:0', '127.0.0.1:70000', '1.2.3.4:53:1', '[::1', '127.0.0.1,,10.0.0.1']) {
+  t.same(parseDnsServers('127.0.0.1:5353, 10.0.0.2,[::1]:53 ,::1, [2001:db8::1]'), [
+    '127.0.0.1:5353',
+    '10.0.0.2',
+    '[::1]:53',
+    '::1',
+    '[2001:db8::1]',
+  ]);
+  for (const bad of [
+    'dns.example.com',
+    '127.0.0.1:',
+    '127.0.0.1:0',
+    '127.0.0.1:70000',
+    '1.2.3.4:53:1',
+    '[::1',
+    '127.0.0.1,,10.0.0.1',
+  ]) {
     t.throws(() => parseDnsServers(bad), /DNS_SERVERS/, bad);
   }
   t.same(readConfig({ DNS_SERVERS: '127.0.0.1:5353' }).dnsServers, ['127.0.0.1:5353']);

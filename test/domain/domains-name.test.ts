@@ -48,7 +48,16 @@ t.test('a name under no known suffix is refused', async (t) => {
 });
 
 t.test('an IP address is refused, however it is written', async (t) => {
-  for (const ip of ['192.0.2.1', ' 192.0.2.1 ', '2001:db8::1', '[2001:db8::1]', '::1', '1.2.3', '0x7f.1', '3232235777']) {
+  for (const ip of [
+    '192.0.2.1',
+    ' 192.0.2.1 ',
+    '2001:db8::1',
+    '[2001:db8::1]',
+    '::1',
+    '1.2.3',
+    '0x7f.1',
+    '3232235777',
+  ]) {
     t.match(reason(ip), /is an IP address, not a domain/, ip);
   }
 });
@@ -62,7 +71,17 @@ t.test('labels: letters, digits and hyphens, 1 to 63, no hyphen at either end', 
   t.match(reason('mail-.example.com'), /no label may start or end with a hyphen/);
   t.match(reason('mail..example.com'), /empty label/);
   t.match(reason('.example.com'), /empty label/);
-  for (const name of ['ex ample.com', 'example.com/path', 'example.com?x', 'example.com#x', 'ex%41mple.com', 'exa\\mple.com', 'a*b.com', 'user@example.com', 'example.com\tx']) {
+  for (const name of [
+    'ex ample.com',
+    'example.com/path',
+    'example.com?x',
+    'example.com#x',
+    'ex%41mple.com',
+    'exa\\mple.com',
+    'a*b.com',
+    'user@example.com',
+    'example.com\tx',
+  ]) {
     t.match(reason(name), /only letters, digits and hyphens/, `${JSON.stringify(name)}: URL syntax is not a name`);
   }
   t.equal(accepted('1-2.example.com'), '1-2.example.com', 'digits and inner hyphens');
@@ -105,7 +124,11 @@ t.test('DKIM selectors: wms<yyyymm>, then a counter within the month, so a rotat
   t.equal(nextDkimSelector('2026-01-31T23:59:59.999Z', ['wms202512']), 'wms202601');
   t.equal(nextDkimSelector('2026-01-20T00:00:00.000Z', ['wms202601']), 'wms202601-2');
   t.equal(nextDkimSelector('2026-01-20T00:00:00.000Z', ['wms202601', 'wms202601-2']), 'wms202601-3');
-  t.equal(nextDkimSelector('2026-01-20T00:00:00.000Z', ['wms202601', 'wms202601-3']), 'wms202601-2', 'a free counter is taken');
+  t.equal(
+    nextDkimSelector('2026-01-20T00:00:00.000Z', ['wms202601', 'wms202601-3']),
+    'wms202601-2',
+    'a free counter is taken',
+  );
   t.ok(nextDkimSelector('2026-01-20T00:00:00.000Z', ['wms202601']).length <= LONGEST_SELECTOR);
   t.throws(() => nextDkimSelector('yesterday', []), RangeError);
 });

@@ -33,18 +33,33 @@ t.test('encode stamps the current version on a valid payload', async (t) => {
     version: 3,
     data: { name: 'a', tags: ['x'] },
   });
-  t.strictSame(registry.encode({ type: 'ThingArchived', data: { reason: 'done' } }).version, 1, 'version 1 when not given');
+  t.strictSame(
+    registry.encode({ type: 'ThingArchived', data: { reason: 'done' } }).version,
+    1,
+    'version 1 when not given',
+  );
 });
 
 t.test('encode refuses a payload that does not match the schema', async (t) => {
-  t.throws(() => registry.encode({ type: 'ThingNamed', data: { name: '', tags: [] } }), ZodError, 'a failed refinement');
+  t.throws(
+    () => registry.encode({ type: 'ThingNamed', data: { name: '', tags: [] } }),
+    ZodError,
+    'a failed refinement',
+  );
   t.throws(() => registry.encode({ type: 'ThingNamed', data: { name: 'a' } }), ZodError, 'a missing field');
-  t.throws(() => registry.encode({ type: 'ThingNamed', data: { title: 'old shape', tags: [] } }), ZodError, 'an old shape');
+  t.throws(
+    () => registry.encode({ type: 'ThingNamed', data: { title: 'old shape', tags: [] } }),
+    ZodError,
+    'an old shape',
+  );
   t.throws(() => registry.encode({ type: 'ThingDeleted', data: {} }), /unknown event type ThingDeleted/);
 });
 
 t.test('decode upcasts v1 through every step, in order, to the current shape', async (t) => {
-  t.strictSame(registry.decode('ThingNamed', 1, { title: 'old' }), { type: 'ThingNamed', data: { name: 'old', tags: [] } });
+  t.strictSame(registry.decode('ThingNamed', 1, { title: 'old' }), {
+    type: 'ThingNamed',
+    data: { name: 'old', tags: [] },
+  });
   t.strictSame(upcasted, ['v1→v2', 'v2→v3']);
 });
 
@@ -61,17 +76,25 @@ t.test('decode validates the upcast result against the current schema', async (t
 });
 
 t.test('decode refuses a version newer than the code and an unknown type', async (t) => {
-  t.throws(() => registry.decode('ThingNamed', 4, { name: 'future', tags: [] }), /ThingNamed v4 is newer than this code \(v3\)/);
+  t.throws(
+    () => registry.decode('ThingNamed', 4, { name: 'future', tags: [] }),
+    /ThingNamed v4 is newer than this code \(v3\)/,
+  );
   t.throws(() => registry.decode('ThingDeleted', 1, {}), /unknown event type ThingDeleted/);
   t.strictSame(upcasted, []);
 });
 
 t.test('a gap in the upcaster chain is reported, not skipped', async (t) => {
-  const gappy = new EventRegistry([defineEvent('Gappy', z.object({ c: z.number() }), { version: 3, upcasters: { 2: (d) => ({ c: d.b }) } })]);
+  const gappy = new EventRegistry([
+    defineEvent('Gappy', z.object({ c: z.number() }), { version: 3, upcasters: { 2: (d) => ({ c: d.b }) } }),
+  ]);
   t.throws(() => gappy.decode('Gappy', 1, { a: 1 }), /Gappy has no upcaster from v1/);
   t.strictSame(gappy.decode('Gappy', 2, { b: 7 }).data, { c: 7 });
 });
 
 t.test('a type cannot be defined twice', async (t) => {
-  t.throws(() => new EventRegistry([ThingArchived, defineEvent('ThingArchived', z.object({}))]), /ThingArchived defined twice/);
+  t.throws(
+    () => new EventRegistry([ThingArchived, defineEvent('ThingArchived', z.object({}))]),
+    /ThingArchived defined twice/,
+  );
 });

@@ -4,13 +4,50 @@ import { DELIVERY_LIFETIME_MS, nextRetry } from '../../domain/sending/retry.ts';
 import { enhancedCodeOf, statusOfReply } from '../../domain/sending/smtp-reply.ts';
 
 t.test('the headers the message fields, the pipeline and MTAs own are reserved, in any case', async (t) => {
-  for (const name of ['From', 'to', 'CC', 'Bcc', 'Subject', 'Message-ID', 'Date', 'DKIM-Signature', 'Return-Path', 'MIME-Version', 'Received', 'Reply-To', 'In-Reply-To', 'References', 'Sender', 'List-Unsubscribe', 'list-unsubscribe-post', 'Authentication-Results', 'Received-SPF', 'Delivered-To']) {
+  for (const name of [
+    'From',
+    'to',
+    'CC',
+    'Bcc',
+    'Subject',
+    'Message-ID',
+    'Date',
+    'DKIM-Signature',
+    'Return-Path',
+    'MIME-Version',
+    'Received',
+    'Reply-To',
+    'In-Reply-To',
+    'References',
+    'Sender',
+    'List-Unsubscribe',
+    'list-unsubscribe-post',
+    'Authentication-Results',
+    'Received-SPF',
+    'Delivered-To',
+  ]) {
     t.ok(isReservedHeader(name), name);
   }
-  for (const name of ['Content-Type', 'content-transfer-encoding', 'Content-Disposition', 'Content-ID', 'Resent-From', 'ARC-Seal', 'ARC-Message-Signature']) {
+  for (const name of [
+    'Content-Type',
+    'content-transfer-encoding',
+    'Content-Disposition',
+    'Content-ID',
+    'Resent-From',
+    'ARC-Seal',
+    'ARC-Message-Signature',
+  ]) {
     t.ok(isReservedHeader(name), `${name} (a reserved family)`);
   }
-  for (const name of ['X-Campaign', 'X-Entity-Ref-ID', 'Auto-Submitted', 'Precedence', 'List-Id', 'Feedback-ID', 'Contents']) {
+  for (const name of [
+    'X-Campaign',
+    'X-Entity-Ref-ID',
+    'Auto-Submitted',
+    'Precedence',
+    'List-Id',
+    'Feedback-ID',
+    'Contents',
+  ]) {
     t.notOk(isReservedHeader(name), `${name} is the caller's`);
   }
 });
@@ -22,9 +59,16 @@ t.test('checkCustomHeaders names the first problem', async (t) => {
   t.same(checkCustomHeaders({ 'X Space': 'a' }), { reason: 'invalid_name', name: 'X Space' });
   t.same(checkCustomHeaders({ 'X-Colon:': 'a' }), { reason: 'invalid_name', name: 'X-Colon:' });
   t.same(checkCustomHeaders({ 'X-Ünicode': 'a' }), { reason: 'invalid_name', name: 'X-Ünicode' });
-  t.same(checkCustomHeaders({ 'X-Inject': 'a\r\nBcc: victim@example.com' }), { reason: 'invalid_value', name: 'X-Inject' });
+  t.same(checkCustomHeaders({ 'X-Inject': 'a\r\nBcc: victim@example.com' }), {
+    reason: 'invalid_value',
+    name: 'X-Inject',
+  });
   t.same(checkCustomHeaders({ 'X-Nul': 'a\0b' }), { reason: 'invalid_value', name: 'X-Nul' });
-  t.equal(checkCustomHeaders({ 'X-Value': 'naïve – ok, will be encoded' }), null, 'non-ASCII values are encoded by the composer');
+  t.equal(
+    checkCustomHeaders({ 'X-Value': 'naïve – ok, will be encoded' }),
+    null,
+    'non-ASCII values are encoded by the composer',
+  );
 });
 
 t.test('retries follow 1, 5, 15, 30 min, 1 h, 2 h, then every 4 h, counted from each failure', async (t) => {
@@ -35,11 +79,18 @@ t.test('retries follow 1, 5, 15, 30 min, 1 h, 2 h, then every 4 h, counted from 
   let failedAt = acceptedAt;
   for (const [i, delay] of expected.entries()) {
     const decision = nextRetry({ acceptedAt, failedAttempts: i + 1, failedAt });
-    t.same(decision, { kind: 'retry', at: new Date(Date.parse(failedAt) + delay).toISOString() }, `after failure ${i + 1}`);
+    t.same(
+      decision,
+      { kind: 'retry', at: new Date(Date.parse(failedAt) + delay).toISOString() },
+      `after failure ${i + 1}`,
+    );
     // the attempt itself took 30 s: the next delay counts from its failure
     failedAt = new Date(Date.parse(failedAt) + delay + 30_000).toISOString();
   }
-  t.same(nextRetry({ acceptedAt, failedAttempts: 30, failedAt: at(10 * 60 * min) }), { kind: 'retry', at: at(14 * 60 * min) });
+  t.same(nextRetry({ acceptedAt, failedAttempts: 30, failedAt: at(10 * 60 * min) }), {
+    kind: 'retry',
+    at: at(14 * 60 * min),
+  });
 });
 
 t.test('nothing is tried past 72 h: the last retry moves to the deadline, a failure there expires', async (t) => {
@@ -50,7 +101,11 @@ t.test('nothing is tried past 72 h: the last retry moves to the deadline, a fail
   t.same(nextRetry({ acceptedAt, failedAttempts: 20, failedAt: at(70 * hour) }), { kind: 'retry', at: at(72 * hour) });
   t.same(nextRetry({ acceptedAt, failedAttempts: 21, failedAt: at(72 * hour) }), { kind: 'expire' });
   t.same(nextRetry({ acceptedAt, failedAttempts: 21, failedAt: at(72 * hour + 5_000) }), { kind: 'expire' });
-  t.same(nextRetry({ acceptedAt, failedAttempts: 1, failedAt: at(72 * hour - 1) }), { kind: 'retry', at: at(72 * hour) }, 'a message delayed by other means still gets its last try');
+  t.same(
+    nextRetry({ acceptedAt, failedAttempts: 1, failedAt: at(72 * hour - 1) }),
+    { kind: 'retry', at: at(72 * hour) },
+    'a message delayed by other means still gets its last try',
+  );
   t.throws(() => nextRetry({ acceptedAt, failedAttempts: 0, failedAt: acceptedAt }), RangeError);
   t.throws(() => nextRetry({ acceptedAt: 'yesterday', failedAttempts: 1, failedAt: acceptedAt }), RangeError);
 });

@@ -18,7 +18,8 @@ import { statusOf, templateAggregate, type TemplateState } from '../../domain/te
 
 const NOW = '2026-01-01T00:00:00.000Z';
 const T = 'tpl_1';
-const given = (events: TemplateEvent[]): TemplateState => events.reduce(templateAggregate.evolve, templateAggregate.initialState);
+const given = (events: TemplateEvent[]): TemplateState =>
+  events.reduce(templateAggregate.evolve, templateAggregate.initialState);
 const sanitise = (html: string) => html.replace(/<script.*?<\/script>/g, '');
 const text = (s: string) => ({ kind: 'Text', text: s });
 const content = (overrides: Partial<TemplateContent> = {}): TemplateContent => ({
@@ -31,10 +32,27 @@ const content = (overrides: Partial<TemplateContent> = {}): TemplateContent => (
   ...overrides,
 });
 const create = (overrides: Partial<CreateTemplate> = {}): CreateTemplate => ({
-  templateId: T, versionId: 'tplv_1', description: null, starter: null, content: content(), publish: false, sanitise, now: NOW, ...overrides,
+  templateId: T,
+  versionId: 'tplv_1',
+  description: null,
+  starter: null,
+  content: content(),
+  publish: false,
+  sanitise,
+  now: NOW,
+  ...overrides,
 });
-const edit = (patch: Parameters<typeof decideEditTemplate>[1]['content'], extra: Partial<Parameters<typeof decideEditTemplate>[1]> = {}) => ({
-  ifMatch: null, now: NOW, content: patch, publish: false, versionId: 'tplv_next', sanitise, ...extra,
+const edit = (
+  patch: Parameters<typeof decideEditTemplate>[1]['content'],
+  extra: Partial<Parameters<typeof decideEditTemplate>[1]> = {},
+) => ({
+  ifMatch: null,
+  now: NOW,
+  content: patch,
+  publish: false,
+  versionId: 'tplv_next',
+  sanitise,
+  ...extra,
 });
 const types = (events: TemplateEvent[]) => events.map((e) => e.type);
 
@@ -54,23 +72,37 @@ t.test('create with publish: version 1 published, status active, sendable', asyn
 });
 
 t.test('publishing needs a subject and a body', async (t) => {
-  const noSubject = refusal(() => decideCreateTemplate(given([]), create({ publish: true, content: content({ subject: ' ' }) })));
+  const noSubject = refusal(() =>
+    decideCreateTemplate(given([]), create({ publish: true, content: content({ subject: ' ' }) })),
+  );
   t.same([noSubject.code, noSubject.param], ['invalid_template', 'subject']);
-  const noBody = refusal(() => decideCreateTemplate(given([]), create({ publish: true, content: content({ document: { body: [] } }) })));
+  const noBody = refusal(() =>
+    decideCreateTemplate(given([]), create({ publish: true, content: content({ document: { body: [] } }) })),
+  );
   t.same([noBody.code, noBody.param], ['invalid_template', 'document.body']);
-  const noHtml = refusal(() => decideCreateTemplate(given([]), create({ publish: true, content: content({ engine: 'html', document: null, html: '' }) })));
+  const noHtml = refusal(() =>
+    decideCreateTemplate(
+      given([]),
+      create({ publish: true, content: content({ engine: 'html', document: null, html: '' }) }),
+    ),
+  );
   t.same([noHtml.code, noHtml.param], ['invalid_template', 'html']);
 });
 
 t.test('a placeholder naming nothing declared is refused at save', async (t) => {
-  const e = refusal(() => decideCreateTemplate(given([]), create({ content: content({ document: { body: [text('Hi {{nobody}}')] } }) })));
+  const e = refusal(() =>
+    decideCreateTemplate(given([]), create({ content: content({ document: { body: [text('Hi {{nobody}}')] } }) })),
+  );
   t.equal(e.code, 'invalid_template');
   t.match(e.param, /^document\.body\.0/);
 });
 
 t.test('html engine: sanitised when published, stored as submitted', async (t) => {
   const html = '<p>Hi {{name}}</p><script>alert(1)</script>';
-  const events = decideCreateTemplate(given([]), create({ publish: true, content: content({ engine: 'html', document: null, html }) }));
+  const events = decideCreateTemplate(
+    given([]),
+    create({ publish: true, content: content({ engine: 'html', document: null, html }) }),
+  );
   const published = events.find((e) => e.type === 'TemplateVersionPublished')!;
   t.equal((published.data as { sanitisedHtml: string }).sanitisedHtml, '<p>Hi {{name}}</p>');
   t.equal(given(events).versions.get(1)!.html, html);
@@ -116,15 +148,21 @@ t.test('mergeContent follows the engine that was sent and drops the other body',
   t.same(mergeContent(head, { slots: [] }).props, head.props, 'omitted lists stay');
 });
 
-t.test('publish: unknown version 422; publishing the live one again writes nothing; an older one is a rollback', async (t) => {
-  const h0 = decideCreateTemplate(given([]), create({ publish: true }));
-  const h1 = [...h0, ...decideEditTemplate(given(h0), edit({ subject: 'Two {{name}}' }, { publish: true }))];
-  const s = given(h1);
-  t.equal(refusal(() => decidePublishTemplate(s, { ifMatch: null, now: NOW, version: 9, sanitise })).code, 'template_version_not_found');
-  t.same(decidePublishTemplate(s, { ifMatch: null, now: NOW, version: 2, sanitise }), []);
-  const back = given([...h1, ...decidePublishTemplate(s, { ifMatch: null, now: NOW, version: 1, sanitise })]);
-  t.equal(back.publishedVersion, 1);
-});
+t.test(
+  'publish: unknown version 422; publishing the live one again writes nothing; an older one is a rollback',
+  async (t) => {
+    const h0 = decideCreateTemplate(given([]), create({ publish: true }));
+    const h1 = [...h0, ...decideEditTemplate(given(h0), edit({ subject: 'Two {{name}}' }, { publish: true }))];
+    const s = given(h1);
+    t.equal(
+      refusal(() => decidePublishTemplate(s, { ifMatch: null, now: NOW, version: 9, sanitise })).code,
+      'template_version_not_found',
+    );
+    t.same(decidePublishTemplate(s, { ifMatch: null, now: NOW, version: 2, sanitise }), []);
+    const back = given([...h1, ...decidePublishTemplate(s, { ifMatch: null, now: NOW, version: 1, sanitise })]);
+    t.equal(back.publishedVersion, 1);
+  },
+);
 
 t.test('archive and unarchive: status follows, sends refuse archived, both idempotent', async (t) => {
   const h0 = decideCreateTemplate(given([]), create({ publish: true }));
@@ -137,7 +175,11 @@ t.test('archive and unarchive: status follows, sends refuse archived, both idemp
   t.same(decideUnarchiveTemplate(given(h2), { ifMatch: null, now: NOW }), []);
   const draft = decideCreateTemplate(given([]), create());
   const d1 = [...draft, ...decideArchiveTemplate(given(draft), { ifMatch: null, now: NOW })];
-  t.equal(statusOf(given([...d1, ...decideUnarchiveTemplate(given(d1), { ifMatch: null, now: NOW })])), 'draft', 'a never-published template goes back to draft');
+  t.equal(
+    statusOf(given([...d1, ...decideUnarchiveTemplate(given(d1), { ifMatch: null, now: NOW })])),
+    'draft',
+    'a never-published template goes back to draft',
+  );
 });
 
 t.test('restore: the old content as a new draft head', async (t) => {
@@ -145,23 +187,49 @@ t.test('restore: the old content as a new draft head', async (t) => {
   const h1 = [...h0, ...decideEditTemplate(given(h0), edit({ subject: 'Two {{name}}' }, { publish: true }))];
   const e = decideRestoreTemplateVersion(given(h1), { ifMatch: null, now: NOW, version: 1, versionId: 'tplv_3' });
   const s = given([...h1, ...e]);
-  t.same([s.latestVersion, s.publishedVersion, s.versions.get(3)!.subject, s.versions.get(3)!.published, s.versions.get(3)!.restoredFrom], [3, 2, 'Hello {{name}}', false, 1]);
-  t.equal(refusal(() => decideRestoreTemplateVersion(s, { ifMatch: null, now: NOW, version: 7, versionId: 'x' })).code, 'template_version_not_found');
+  t.same(
+    [
+      s.latestVersion,
+      s.publishedVersion,
+      s.versions.get(3)!.subject,
+      s.versions.get(3)!.published,
+      s.versions.get(3)!.restoredFrom,
+    ],
+    [3, 2, 'Hello {{name}}', false, 1],
+  );
+  t.equal(
+    refusal(() => decideRestoreTemplateVersion(s, { ifMatch: null, now: NOW, version: 7, versionId: 'x' })).code,
+    'template_version_not_found',
+  );
 });
 
 t.test('delete version: never the only, the live or the head one', async (t) => {
   const h0 = decideCreateTemplate(given([]), create({ publish: true }));
-  t.equal(refusal(() => decideDeleteTemplateVersion(given(h0), { ifMatch: null, now: NOW, version: 1 })).code, 'template_version_not_deletable');
+  t.equal(
+    refusal(() => decideDeleteTemplateVersion(given(h0), { ifMatch: null, now: NOW, version: 1 })).code,
+    'template_version_not_deletable',
+  );
   const h1 = [...h0, ...decideEditTemplate(given(h0), edit({ subject: 'Two {{name}}' }, { publish: true }))];
   const h2 = [...h1, ...decideEditTemplate(given(h1), edit({ subject: 'Three {{name}}' }))];
   const s = given(h2);
-  t.equal(refusal(() => decideDeleteTemplateVersion(s, { ifMatch: null, now: NOW, version: 2 })).code, 'template_version_not_deletable', 'live');
-  t.equal(refusal(() => decideDeleteTemplateVersion(s, { ifMatch: null, now: NOW, version: 3 })).code, 'template_version_not_deletable', 'head');
+  t.equal(
+    refusal(() => decideDeleteTemplateVersion(s, { ifMatch: null, now: NOW, version: 2 })).code,
+    'template_version_not_deletable',
+    'live',
+  );
+  t.equal(
+    refusal(() => decideDeleteTemplateVersion(s, { ifMatch: null, now: NOW, version: 3 })).code,
+    'template_version_not_deletable',
+    'head',
+  );
   const e = decideDeleteTemplateVersion(s, { ifMatch: null, now: NOW, version: 1 });
   t.same(types(e), ['TemplateVersionDeleted']);
   const after = given([...h2, ...e]);
   t.same([...after.versions.keys()], [2, 3]);
-  t.equal(refusal(() => decideDeleteTemplateVersion(after, { ifMatch: null, now: NOW, version: 1 })).code, 'template_version_not_found');
+  t.equal(
+    refusal(() => decideDeleteTemplateVersion(after, { ifMatch: null, now: NOW, version: 1 })).code,
+    'template_version_not_found',
+  );
 });
 
 t.test('If-Match: a stale revision is a version conflict and changes nothing', async (t) => {
@@ -178,7 +246,10 @@ t.test('a deleted or unknown template is not found for every decision', async (t
   const gone = given([...h0, ...decideDeleteTemplate(given(h0), { ifMatch: null, now: NOW })]);
   for (const s of [given([]), gone]) {
     t.equal(refusal(() => decideEditTemplate(s, edit({ subject: 'x' }))).code, 'resource_not_found');
-    t.equal(refusal(() => decidePublishTemplate(s, { ifMatch: null, now: NOW, version: null, sanitise })).code, 'resource_not_found');
+    t.equal(
+      refusal(() => decidePublishTemplate(s, { ifMatch: null, now: NOW, version: null, sanitise })).code,
+      'resource_not_found',
+    );
     t.equal(refusal(() => decideDeleteTemplate(s, { ifMatch: null, now: NOW })).code, 'resource_not_found');
   }
   t.same(decideCreateTemplate(given(h0), create()), [], 'a retried create writes nothing');

@@ -1,6 +1,12 @@
 import t from 'tap';
 import { refusal } from '../support/refusal.ts';
-import { covers, deliveryIdOf, subscribes, SUBSCRIPTION_PATTERN, webhookMessageOf } from '../../domain/webhooks/catalogue.ts';
+import {
+  covers,
+  deliveryIdOf,
+  subscribes,
+  SUBSCRIPTION_PATTERN,
+  webhookMessageOf,
+} from '../../domain/webhooks/catalogue.ts';
 import {
   decideAutoDisableWebhookEndpoint,
   decideCreateWebhookEndpoint,
@@ -16,55 +22,129 @@ import type { WebhookEvent } from '../../domain/webhooks/events.ts';
 import { webhooksAggregate, type WebhooksState } from '../../domain/webhooks/state.ts';
 
 const NOW = '2026-01-01T00:00:00.000Z';
-const given = (events: WebhookEvent[]): WebhooksState => events.reduce(webhooksAggregate.evolve, webhooksAggregate.initialState);
+const given = (events: WebhookEvent[]): WebhooksState =>
+  events.reduce(webhooksAggregate.evolve, webhooksAggregate.initialState);
 const settings = (extra: Partial<EndpointSettings> = {}): EndpointSettings => ({
-  url: 'https://hooks.example.com/x', description: null, eventTypes: null, addressAllowlist: null, domainAllowlist: null, ...extra,
+  url: 'https://hooks.example.com/x',
+  description: null,
+  eventTypes: null,
+  addressAllowlist: null,
+  domainAllowlist: null,
+  ...extra,
 });
 const created = (endpointId: string, extra: Partial<EndpointSettings> = {}): WebhookEvent => ({
-  type: 'WebhookEndpointCreated', data: { endpointId, ...settings(extra), secret: 'whsec_x', createdAt: NOW },
+  type: 'WebhookEndpointCreated',
+  data: { endpointId, ...settings(extra), secret: 'whsec_x', createdAt: NOW },
 });
 
 t.test('create: normalised settings, enabled; ten endpoints at most', async (t) => {
-  const events = decideCreateWebhookEndpoint(given([]), { endpointId: 'whe_1', settings: settings({ eventTypes: [], domainAllowlist: [' A.test '], addressAllowlist: ['x@a.test', 'Y@b.test'] }), secret: 'whsec_x', now: NOW });
-  t.match(events, [{ type: 'WebhookEndpointCreated', data: { eventTypes: null, domainAllowlist: ['a.test'], addressAllowlist: ['y@b.test'] } }]);
+  const events = decideCreateWebhookEndpoint(given([]), {
+    endpointId: 'whe_1',
+    settings: settings({ eventTypes: [], domainAllowlist: [' A.test '], addressAllowlist: ['x@a.test', 'Y@b.test'] }),
+    secret: 'whsec_x',
+    now: NOW,
+  });
+  t.match(events, [
+    {
+      type: 'WebhookEndpointCreated',
+      data: { eventTypes: null, domainAllowlist: ['a.test'], addressAllowlist: ['y@b.test'] },
+    },
+  ]);
   t.equal(given(events).endpoints.get('whe_1')!.enabled, true);
   const full = given(Array.from({ length: ENDPOINTS_MAX }, (_, i) => created(`whe_${i}`)));
-  t.equal(refusal(() => decideCreateWebhookEndpoint(full, { endpointId: 'whe_new', settings: settings(), secret: 's', now: NOW })).code, 'workspace_limit_reached');
-  t.same(decideCreateWebhookEndpoint(given([created('whe_1')]), { endpointId: 'whe_1', settings: settings(), secret: 's', now: NOW }), [], 'a retried create writes nothing');
+  t.equal(
+    refusal(() =>
+      decideCreateWebhookEndpoint(full, { endpointId: 'whe_new', settings: settings(), secret: 's', now: NOW }),
+    ).code,
+    'workspace_limit_reached',
+  );
+  t.same(
+    decideCreateWebhookEndpoint(given([created('whe_1')]), {
+      endpointId: 'whe_1',
+      settings: settings(),
+      secret: 's',
+      now: NOW,
+    }),
+    [],
+    'a retried create writes nothing',
+  );
 });
 
 t.test('update: only what changed; enable and disable; a person disables without a reason', async (t) => {
   const s = given([created('whe_1')]);
-  t.same(decideUpdateWebhookEndpoint(s, { endpointId: 'whe_1', settings: { url: 'https://hooks.example.com/x' }, now: NOW }), []);
-  t.match(decideUpdateWebhookEndpoint(s, { endpointId: 'whe_1', settings: { description: 'd' }, now: NOW }), [{ type: 'WebhookEndpointUpdated', data: { description: 'd', url: 'https://hooks.example.com/x' } }]);
+  t.same(
+    decideUpdateWebhookEndpoint(s, { endpointId: 'whe_1', settings: { url: 'https://hooks.example.com/x' }, now: NOW }),
+    [],
+  );
+  t.match(decideUpdateWebhookEndpoint(s, { endpointId: 'whe_1', settings: { description: 'd' }, now: NOW }), [
+    { type: 'WebhookEndpointUpdated', data: { description: 'd', url: 'https://hooks.example.com/x' } },
+  ]);
   const off = decideUpdateWebhookEndpoint(s, { endpointId: 'whe_1', settings: {}, enabled: false, now: NOW });
   t.same(off, [{ type: 'WebhookEndpointDisabled', data: { endpointId: 'whe_1', reason: null, disabledAt: NOW } }]);
   const disabled = given([created('whe_1'), ...off]);
-  t.same(decideUpdateWebhookEndpoint(disabled, { endpointId: 'whe_1', settings: {}, enabled: false, now: NOW }), [], 'twice changes nothing');
-  t.same(decideUpdateWebhookEndpoint(disabled, { endpointId: 'whe_1', settings: {}, enabled: true, now: NOW }), [{ type: 'WebhookEndpointEnabled', data: { endpointId: 'whe_1', enabledAt: NOW } }]);
-  t.equal(refusal(() => decideUpdateWebhookEndpoint(s, { endpointId: 'whe_2', settings: {}, now: NOW })).code, 'resource_not_found');
+  t.same(
+    decideUpdateWebhookEndpoint(disabled, { endpointId: 'whe_1', settings: {}, enabled: false, now: NOW }),
+    [],
+    'twice changes nothing',
+  );
+  t.same(decideUpdateWebhookEndpoint(disabled, { endpointId: 'whe_1', settings: {}, enabled: true, now: NOW }), [
+    { type: 'WebhookEndpointEnabled', data: { endpointId: 'whe_1', enabledAt: NOW } },
+  ]);
+  t.equal(
+    refusal(() => decideUpdateWebhookEndpoint(s, { endpointId: 'whe_2', settings: {}, now: NOW })).code,
+    'resource_not_found',
+  );
 });
 
 t.test('deliveries switch an enabled endpoint off once; test and replay need it enabled', async (t) => {
   const s = given([created('whe_1')]);
   const off = decideAutoDisableWebhookEndpoint(s, { endpointId: 'whe_1', reason: 'consecutive_failures', now: NOW });
-  t.same(off, [{ type: 'WebhookEndpointDisabled', data: { endpointId: 'whe_1', reason: 'consecutive_failures', disabledAt: NOW } }]);
+  t.same(off, [
+    { type: 'WebhookEndpointDisabled', data: { endpointId: 'whe_1', reason: 'consecutive_failures', disabledAt: NOW } },
+  ]);
   const disabled = given([created('whe_1'), ...off]);
-  t.same(decideAutoDisableWebhookEndpoint(disabled, { endpointId: 'whe_1', reason: 'gone', now: NOW }), [], 'only the first report writes');
-  t.same(decideAutoDisableWebhookEndpoint(s, { endpointId: 'whe_gone', reason: 'gone', now: NOW }), [], 'a deleted endpoint is left alone');
-  t.equal(refusal(() => decideTestWebhookEndpoint(disabled, { endpointId: 'whe_1', testId: 't', now: NOW })).code, 'webhook_disabled');
-  t.equal(refusal(() => decideReplayWebhookDeliveries(disabled, { endpointId: 'whe_1', deliveryIds: null, since: NOW, now: NOW })).code, 'webhook_disabled');
+  t.same(
+    decideAutoDisableWebhookEndpoint(disabled, { endpointId: 'whe_1', reason: 'gone', now: NOW }),
+    [],
+    'only the first report writes',
+  );
+  t.same(
+    decideAutoDisableWebhookEndpoint(s, { endpointId: 'whe_gone', reason: 'gone', now: NOW }),
+    [],
+    'a deleted endpoint is left alone',
+  );
+  t.equal(
+    refusal(() => decideTestWebhookEndpoint(disabled, { endpointId: 'whe_1', testId: 't', now: NOW })).code,
+    'webhook_disabled',
+  );
+  t.equal(
+    refusal(() =>
+      decideReplayWebhookDeliveries(disabled, { endpointId: 'whe_1', deliveryIds: null, since: NOW, now: NOW }),
+    ).code,
+    'webhook_disabled',
+  );
   t.equal(decideTestWebhookEndpoint(s, { endpointId: 'whe_1', testId: 't', now: NOW }).length, 1);
 });
 
 t.test('rotate: the previous secret expires in 24 hours; delete', async (t) => {
   const s = given([created('whe_1')]);
   t.same(decideRotateWebhookSecret(s, { endpointId: 'whe_1', secret: 'whsec_new', now: NOW }), [
-    { type: 'WebhookSecretRotated', data: { endpointId: 'whe_1', secret: 'whsec_new', previousSecretExpiresAt: '2026-01-02T00:00:00.000Z', rotatedAt: NOW } },
+    {
+      type: 'WebhookSecretRotated',
+      data: {
+        endpointId: 'whe_1',
+        secret: 'whsec_new',
+        previousSecretExpiresAt: '2026-01-02T00:00:00.000Z',
+        rotatedAt: NOW,
+      },
+    },
   ]);
   const gone = given([created('whe_1'), ...decideDeleteWebhookEndpoint(s, { endpointId: 'whe_1', now: NOW })]);
   t.equal(gone.endpoints.size, 0);
-  t.equal(refusal(() => decideRotateWebhookSecret(gone, { endpointId: 'whe_1', secret: 'x', now: NOW })).code, 'resource_not_found');
+  t.equal(
+    refusal(() => decideRotateWebhookSecret(gone, { endpointId: 'whe_1', secret: 'x', now: NOW })).code,
+    'resource_not_found',
+  );
 });
 
 t.test('subscriptions: the default set is email.* but email.replied; families and names', async (t) => {
@@ -79,7 +159,11 @@ t.test('subscriptions: the default set is email.* but email.replied; families an
     [['email.*'], 'email.replied', true],
     [['email.*'], 'suppression.added', false],
   ] as const) {
-    t.equal(subscribes(types as string[] | null, event), expected, `${JSON.stringify(types)} hears ${event}: ${expected}`);
+    t.equal(
+      subscribes(types as string[] | null, event),
+      expected,
+      `${JSON.stringify(types)} hears ${event}: ${expected}`,
+    );
   }
   t.ok(SUBSCRIPTION_PATTERN.test('contact.*'));
   t.notOk(SUBSCRIPTION_PATTERN.test('webhook.test'), 'only the named families');
@@ -100,13 +184,22 @@ t.test('allowlists narrow by the address or domain an event concerns', async (t)
   t.not(deliveryIdOf(7, 'whe_1'), deliveryIdOf(7, 'whe_2'));
 });
 
-t.test('contact events become contact.* webhook events about the contact\'s address', async (t) => {
+t.test("contact events become contact.* webhook events about the contact's address", async (t) => {
   const map = (type: string, data: Record<string, unknown>) => webhookMessageOf({ type, data }, NOW);
   const contact = { contactId: 'con_1', email: 'ann@a.test', name: 'Ann', notes: null, attributes: { plan: 'pro' } };
   t.same(map('ContactCreated', { ...contact, source: 'manual', audienceIds: ['aud_1'], createdAt: NOW }), {
     type: 'contact.created',
     concerns: { address: 'ann@a.test' },
-    data: { id: 'con_1', email: 'ann@a.test', name: 'Ann', notes: null, attributes: { plan: 'pro' }, source: 'manual', audienceIds: ['aud_1'], createdAt: NOW },
+    data: {
+      id: 'con_1',
+      email: 'ann@a.test',
+      name: 'Ann',
+      notes: null,
+      attributes: { plan: 'pro' },
+      source: 'manual',
+      audienceIds: ['aud_1'],
+      createdAt: NOW,
+    },
   });
   t.same(map('ContactUpdated', { ...contact, updatedAt: NOW }), {
     type: 'contact.updated',
@@ -122,5 +215,9 @@ t.test('contact events become contact.* webhook events about the contact\'s addr
     t.notOk(subscribes(null, type), `the default set does not hear ${type}`);
     t.ok(subscribes(['contact.*'], type));
   }
-  t.equal(webhookMessageOf({ type: 'ContactSeen', data: { contactId: 'con_1', email: 'ann@a.test', seenAt: NOW } }, NOW), null, 'activity of a contact is no webhook event');
+  t.equal(
+    webhookMessageOf({ type: 'ContactSeen', data: { contactId: 'con_1', email: 'ann@a.test', seenAt: NOW } }, NOW),
+    null,
+    'activity of a contact is no webhook event',
+  );
 });

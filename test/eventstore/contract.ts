@@ -1,14 +1,24 @@
 import crypto from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Test } from 'tap';
-import { WrongExpectedRevision, type EventStore, type EventToAppend, type RecordedEvent } from '../../infra/eventstore/port.ts';
+import {
+  WrongExpectedRevision,
+  type EventStore,
+  type EventToAppend,
+  type RecordedEvent,
+} from '../../infra/eventstore/port.ts';
 
 export interface ContractStore {
   store: EventStore;
   cleanup(): Promise<void>;
 }
 
-const event = (n: number, extra: Partial<EventToAppend> = {}): EventToAppend => ({ type: 'ContractTested', version: 1, data: { n }, ...extra });
+const event = (n: number, extra: Partial<EventToAppend> = {}): EventToAppend => ({
+  type: 'ContractTested',
+  version: 1,
+  data: { n },
+  ...extra,
+});
 
 /**
  * The behaviour every event store adapter owes the rest of the service. It may run against a
@@ -33,7 +43,10 @@ export function eventStoreContract(t: Test, name: string, makeStore: () => Promi
       t.type(first.position, 'number');
       t.ok(first.position > 0, 'a position');
       const stored = await store.readStream(stream);
-      t.strictSame(stored.map((e) => e.revision), [0, 1, 2]);
+      t.strictSame(
+        stored.map((e) => e.revision),
+        [0, 1, 2],
+      );
       t.equal(stored[2]!.position, first.position, 'the position of the last event written');
       t.ok(isIncreasing(stored.map((e) => e.position)));
       const next = await store.append(stream, [event(3)], 2);
@@ -41,19 +54,30 @@ export function eventStoreContract(t: Test, name: string, makeStore: () => Promi
       t.ok(next.position > first.position);
     });
 
-    t.test('a wrong expectation throws WrongExpectedRevision with the actual revision and writes nothing', async (t) => {
-      const store = await open(t);
-      const stream = `${run}-wrong`;
-      const missing = `${run}-wrong-missing`;
-      await store.append(stream, [event(0), event(1)], 'no_stream');
-      await conflict(t, store.append(stream, [event(9)], 0), { streamId: stream, expected: 0, actual: 1 });
-      await conflict(t, store.append(stream, [event(9)], 5), { streamId: stream, expected: 5, actual: 1 });
-      await conflict(t, store.append(stream, [event(9)], 'no_stream'), { streamId: stream, expected: 'no_stream', actual: 1 });
-      await conflict(t, store.append(missing, [event(9)], 'exists'), { streamId: missing, expected: 'exists', actual: -1 });
-      await conflict(t, store.append(missing, [event(9)], 0), { streamId: missing, expected: 0, actual: -1 });
-      t.equal((await store.readStream(stream)).length, 2);
-      t.strictSame(await store.readStream(missing), []);
-    });
+    t.test(
+      'a wrong expectation throws WrongExpectedRevision with the actual revision and writes nothing',
+      async (t) => {
+        const store = await open(t);
+        const stream = `${run}-wrong`;
+        const missing = `${run}-wrong-missing`;
+        await store.append(stream, [event(0), event(1)], 'no_stream');
+        await conflict(t, store.append(stream, [event(9)], 0), { streamId: stream, expected: 0, actual: 1 });
+        await conflict(t, store.append(stream, [event(9)], 5), { streamId: stream, expected: 5, actual: 1 });
+        await conflict(t, store.append(stream, [event(9)], 'no_stream'), {
+          streamId: stream,
+          expected: 'no_stream',
+          actual: 1,
+        });
+        await conflict(t, store.append(missing, [event(9)], 'exists'), {
+          streamId: missing,
+          expected: 'exists',
+          actual: -1,
+        });
+        await conflict(t, store.append(missing, [event(9)], 0), { streamId: missing, expected: 0, actual: -1 });
+        t.equal((await store.readStream(stream)).length, 2);
+        t.strictSame(await store.readStream(missing), []);
+      },
+    );
 
     t.test("'any' creates a stream and extends it; 'exists' extends it", async (t) => {
       const store = await open(t);
@@ -61,7 +85,10 @@ export function eventStoreContract(t: Test, name: string, makeStore: () => Promi
       t.equal((await store.append(stream, [event(0)], 'any')).revision, 0);
       t.equal((await store.append(stream, [event(1), event(2)], 'any')).revision, 2);
       t.equal((await store.append(stream, [event(3)], 'exists')).revision, 3);
-      t.strictSame((await store.readStream(stream)).map((e) => e.data.n), [0, 1, 2, 3]);
+      t.strictSame(
+        (await store.readStream(stream)).map((e) => e.data.n),
+        [0, 1, 2, 3],
+      );
     });
 
     t.test('of concurrent appends with the same expectation exactly one wins', async (t) => {
@@ -71,11 +98,18 @@ export function eventStoreContract(t: Test, name: string, makeStore: () => Promi
         const created = await Promise.allSettled([1, 2].map((n) => store.append(stream, [event(n)], 'no_stream')));
         t.equal(created.filter((r) => r.status === 'fulfilled').length, 1, `round ${round}: one no_stream append wins`);
         const extended = await Promise.allSettled([1, 2].map((n) => store.append(stream, [event(n)], 0)));
-        t.equal(extended.filter((r) => r.status === 'fulfilled').length, 1, `round ${round}: one revision-0 append wins`);
+        t.equal(
+          extended.filter((r) => r.status === 'fulfilled').length,
+          1,
+          `round ${round}: one revision-0 append wins`,
+        );
         for (const lost of [...created, ...extended].filter((r) => r.status === 'rejected')) {
           t.type(lost.reason, WrongExpectedRevision);
         }
-        t.strictSame((await store.readStream(stream)).map((e) => e.revision), [0, 1]);
+        t.strictSame(
+          (await store.readStream(stream)).map((e) => e.revision),
+          [0, 1],
+        );
       }
     });
 
@@ -85,10 +119,19 @@ export function eventStoreContract(t: Test, name: string, makeStore: () => Promi
       await store.append(stream, [event(0), event(1)], 'no_stream');
       await store.append(stream, [event(2), event(3), event(4)], 1);
       const all = await store.readStream(stream);
-      t.strictSame(all.map((e) => e.revision), [0, 1, 2, 3, 4]);
-      t.strictSame(all.map((e) => e.data.n), [0, 1, 2, 3, 4]);
+      t.strictSame(
+        all.map((e) => e.revision),
+        [0, 1, 2, 3, 4],
+      );
+      t.strictSame(
+        all.map((e) => e.data.n),
+        [0, 1, 2, 3, 4],
+      );
       t.ok(all.every((e) => e.streamId === stream && e.type === 'ContractTested' && e.recordedAt instanceof Date));
-      t.strictSame((await store.readStream(stream, 3)).map((e) => e.revision), [3, 4]);
+      t.strictSame(
+        (await store.readStream(stream, 3)).map((e) => e.revision),
+        [3, 4],
+      );
       t.strictSame(await store.readStream(stream, 5), []);
       t.strictSame(await store.readStream(`${run}-never-written`), []);
     });
@@ -101,16 +144,30 @@ export function eventStoreContract(t: Test, name: string, makeStore: () => Promi
       await store.append(`${prefix}b`, [event(2)], 'no_stream');
       await store.append(`${prefix}a`, [event(3)], 1);
       const ours = await visible(store, { after: before, streamPrefix: prefix }, 4);
-      t.strictSame(ours.map((e) => e.data.n), [0, 1, 2, 3], 'append order');
-      t.strictSame(ours.map((e) => e.streamId), [`${prefix}a`, `${prefix}a`, `${prefix}b`, `${prefix}a`]);
+      t.strictSame(
+        ours.map((e) => e.data.n),
+        [0, 1, 2, 3],
+        'append order',
+      );
+      t.strictSame(
+        ours.map((e) => e.streamId),
+        [`${prefix}a`, `${prefix}a`, `${prefix}b`, `${prefix}a`],
+      );
       t.ok(isIncreasing(ours.map((e) => e.position)), 'strictly increasing positions');
 
       t.strictSame(await store.readAll({ streamPrefix: prefix }), ours, 'after defaults to the start');
-      t.strictSame(await store.readAll({ after: ours[1]!.position, streamPrefix: prefix }), ours.slice(2), 'after is exclusive');
+      t.strictSame(
+        await store.readAll({ after: ours[1]!.position, streamPrefix: prefix }),
+        ours.slice(2),
+        'after is exclusive',
+      );
       t.strictSame(await store.readAll({ after: before, limit: 3, streamPrefix: prefix }), ours.slice(0, 3), 'limit');
       const unfiltered = await store.readAll({ after: before, limit: 100_000 });
       t.ok(isIncreasing(unfiltered.map((e) => e.position)), 'unfiltered reads are in position order too');
-      t.strictSame(unfiltered.filter((e) => e.streamId.startsWith(prefix)), ours);
+      t.strictSame(
+        unfiltered.filter((e) => e.streamId.startsWith(prefix)),
+        ours,
+      );
 
       const literal = `${run}-lit_%-`;
       const before2 = await store.headPosition();
@@ -119,7 +176,10 @@ export function eventStoreContract(t: Test, name: string, makeStore: () => Promi
       await store.append(`${run}-litX%-1`, [event(11)], 'no_stream');
       await store.append(`${run}-lit_ZZ-1`, [event(12)], 'no_stream');
       await visible(store, { after: before2, streamPrefix: `${run}-lit` }, 3);
-      t.strictSame((await store.readAll({ after: before2, streamPrefix: literal })).map((e) => e.data.n), [10]);
+      t.strictSame(
+        (await store.readAll({ after: before2, streamPrefix: literal })).map((e) => e.data.n),
+        [10],
+      );
     });
 
     t.test('data, version and metadata round-trip', async (t) => {
@@ -143,9 +203,15 @@ export function eventStoreContract(t: Test, name: string, makeStore: () => Promi
     t.test('headPosition reaches the newest append and never goes back', async (t) => {
       const store = await open(t);
       const first = await store.append(`${run}-head`, [event(0)], 'no_stream');
-      const h1 = await eventually(() => store.headPosition(), (h) => h >= first.position);
+      const h1 = await eventually(
+        () => store.headPosition(),
+        (h) => h >= first.position,
+      );
       const second = await store.append(`${run}-head`, [event(1)], 0);
-      const h2 = await eventually(() => store.headPosition(), (h) => h >= second.position);
+      const h2 = await eventually(
+        () => store.headPosition(),
+        (h) => h >= second.position,
+      );
       t.ok(h2 >= h1 && h2 > first.position);
     });
 
@@ -157,12 +223,24 @@ export function eventStoreContract(t: Test, name: string, makeStore: () => Promi
       await store.append(`${prefix}a`, [event(0), event(1)], 'no_stream');
       await store.append(`${prefix}b`, [event(2)], 'no_stream');
       await store.append(`${prefix}a`, [event(3)], 1);
-      await eventually(async () => seen.ours.length, (n) => n >= 4);
+      await eventually(
+        async () => seen.ours.length,
+        (n) => n >= 4,
+      );
       await subscription.close();
-      t.strictSame(seen.ours.map((e) => e.data.n), [0, 1, 2, 3]);
-      t.ok(isIncreasing(seen.all.map((e) => e.position)), 'every delivered event in strictly increasing position order');
+      t.strictSame(
+        seen.ours.map((e) => e.data.n),
+        [0, 1, 2, 3],
+      );
+      t.ok(
+        isIncreasing(seen.all.map((e) => e.position)),
+        'every delivered event in strictly increasing position order',
+      );
       t.equal(seen.maxConcurrent, 1, 'the next batch waits for the previous one');
-      t.notOk(seen.all.some((e) => e.streamId.startsWith('$')), 'no system events');
+      t.notOk(
+        seen.all.some((e) => e.streamId.startsWith('$')),
+        'no system events',
+      );
 
       await store.append(`${prefix}b`, [event(4)], 0);
       await sleep(300);
@@ -177,19 +255,34 @@ export function eventStoreContract(t: Test, name: string, makeStore: () => Promi
       const written = await visible(store, { after: before, streamPrefix: prefix }, 4);
       const seen = collector(prefix);
       const subscription = store.subscribeToAll({ after: written[1]!.position, batchSize: 2, onEvents: seen.onEvents });
-      await eventually(async () => seen.ours.length, (n) => n >= 2);
+      await eventually(
+        async () => seen.ours.length,
+        (n) => n >= 2,
+      );
       await store.append(`${prefix}a`, [event(4)], 3);
-      await eventually(async () => seen.ours.length, (n) => n >= 3);
+      await eventually(
+        async () => seen.ours.length,
+        (n) => n >= 3,
+      );
       await subscription.close();
-      t.strictSame(seen.ours.map((e) => e.data.n), [2, 3, 4]);
+      t.strictSame(
+        seen.ours.map((e) => e.data.n),
+        [2, 3, 4],
+      );
       t.ok(isIncreasing(seen.all.map((e) => e.position)));
-      t.ok(seen.batchSizes.every((n) => n <= 2), 'batches respect batchSize');
+      t.ok(
+        seen.batchSizes.every((n) => n <= 2),
+        'batches respect batchSize',
+      );
     });
   });
 }
 
 async function conflict(t: Test, append: Promise<unknown>, wanted: Partial<WrongExpectedRevision>): Promise<void> {
-  const error = await append.then(() => null, (e: unknown) => e);
+  const error = await append.then(
+    () => null,
+    (e: unknown) => e,
+  );
   t.type(error, WrongExpectedRevision, `${String(wanted.expected)} on ${wanted.streamId}`);
   t.match(error, wanted);
 }
@@ -216,8 +309,15 @@ function collector(prefix: string) {
   return state;
 }
 
-async function visible(store: EventStore, options: { after: number; streamPrefix: string }, count: number): Promise<RecordedEvent[]> {
-  return eventually(() => store.readAll(options), (events) => events.length >= count);
+async function visible(
+  store: EventStore,
+  options: { after: number; streamPrefix: string },
+  count: number,
+): Promise<RecordedEvent[]> {
+  return eventually(
+    () => store.readAll(options),
+    (events) => events.length >= count,
+  );
 }
 
 async function eventually<T>(probe: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 20_000): Promise<T> {
@@ -225,7 +325,8 @@ async function eventually<T>(probe: () => Promise<T>, done: (value: T) => boolea
   for (;;) {
     const value = await probe();
     if (done(value)) return value;
-    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms; last value ${JSON.stringify(value)}`);
+    if (Date.now() > deadline)
+      throw new Error(`condition not met within ${timeoutMs} ms; last value ${JSON.stringify(value)}`);
     await sleep(20);
   }
 }

@@ -51,14 +51,23 @@ t.test('8 concurrent writers: one live subscriber sees every event once, in posi
   t.equal(new Set(seen.map((e) => e.position)).size, seen.length, 'no duplicate position');
   const stored = await readEverything();
   t.equal(stored.length, total);
-  t.strictSame(seen.map((e) => e.position), stored.map((e) => e.position), 'the same events as readAll, in the same order');
+  t.strictSame(
+    seen.map((e) => e.position),
+    stored.map((e) => e.position),
+    'the same events as readAll, in the same order',
+  );
   t.ok(revisionsFollowPositions(seen), 'within each stream, revisions arrive 0, 1, 2, ...');
 });
 
 t.test('a committed event waits behind an open transaction holding a lower position', async (t) => {
   const before = await store.headPosition();
   const seen: RecordedEvent[] = [];
-  const subscription = store.subscribeToAll({ after: before, onEvents: async (events) => { seen.push(...events); } });
+  const subscription = store.subscribeToAll({
+    after: before,
+    onEvents: async (events) => {
+      seen.push(...events);
+    },
+  });
 
   const open = await pool.connect();
   try {
@@ -80,8 +89,15 @@ t.test('a committed event waits behind an open transaction holding a lower posit
     await open.query('COMMIT');
     const deadline = Date.now() + 5000;
     while (seen.length < 2 && Date.now() < deadline) await sleep(20);
-    t.strictSame(seen.map((e) => e.position), [early, late.position], 'both arrive, in position order');
-    t.strictSame((await store.readAll({ after: before })).map((e) => e.streamId), ['gap-early', 'gap-late']);
+    t.strictSame(
+      seen.map((e) => e.position),
+      [early, late.position],
+      'both arrive, in position order',
+    );
+    t.strictSame(
+      (await store.readAll({ after: before })).map((e) => e.streamId),
+      ['gap-early', 'gap-late'],
+    );
   } finally {
     await open.query('ROLLBACK').catch(() => {});
     open.release();
@@ -91,20 +107,28 @@ t.test('a committed event waits behind an open transaction holding a lower posit
 
 t.test('appends racing on one stream reach subscribers in revision order', async (t) => {
   const before = await store.headPosition();
-  await Promise.all(Array.from({ length: 8 }, async (_, w) => {
-    for (let i = 0; i < 50; i++) await store.append('hot', [event(w * 100 + i)], 'any');
-  }));
+  await Promise.all(
+    Array.from({ length: 8 }, async (_, w) => {
+      for (let i = 0; i < 50; i++) await store.append('hot', [event(w * 100 + i)], 'any');
+    }),
+  );
   let events = await readEverything(before);
   const deadline = Date.now() + 5000;
   while (events.length < 400 && Date.now() < deadline) events = await readEverything(before);
   t.equal(events.length, 400);
-  t.strictSame(events.map((e) => e.revision), [...Array(400).keys()]);
+  t.strictSame(
+    events.map((e) => e.revision),
+    [...Array(400).keys()],
+  );
 });
 
 t.test('es_append refuses a transaction that has already written', async (t) => {
   const client = await pool.connect();
   const append = (stream: string) =>
-    client.query(`SELECT es_append(ARRAY[$1], ARRAY['any'], ARRAY[NULL::integer], ARRAY[1], ARRAY['GapTested'], ARRAY[1], ARRAY['{}'::jsonb], ARRAY['{}'::jsonb])`, [stream]);
+    client.query(
+      `SELECT es_append(ARRAY[$1], ARRAY['any'], ARRAY[NULL::integer], ARRAY[1], ARRAY['GapTested'], ARRAY[1], ARRAY['{}'::jsonb], ARRAY['{}'::jsonb])`,
+      [stream],
+    );
   try {
     await client.query('BEGIN');
     await client.query('CREATE TEMP TABLE scratch (x int)');

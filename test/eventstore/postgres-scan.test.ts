@@ -33,11 +33,19 @@ t.test('scanAll gives the events of the asked types in (after, until], as readAl
   const all = await store.readAll({ limit: 1000 });
   const head = await store.headPosition();
   t.equal(all.length, head);
-  for (const [after, until] of [[0, head], [5, head - 7], [head - 1, head], [head, head]] as const) {
+  for (const [after, until] of [
+    [0, head],
+    [5, head - 7],
+    [head - 1, head],
+    [head, head],
+  ] as const) {
     const batches = await scan({ after, until, types: ['ScanA', 'ScanC'], batchSize: 4 });
     const expected = all.filter((e) => e.position > after && e.position <= until && e.type !== 'ScanB');
     t.strictSame(batches.flat(), expected, `(${after}, ${until}]`);
-    t.ok(batches.every((b) => b.length > 0 && b.length <= 4), 'batches of at most batchSize');
+    t.ok(
+      batches.every((b) => b.length > 0 && b.length <= 4),
+      'batches of at most batchSize',
+    );
   }
 });
 
@@ -49,5 +57,9 @@ t.test('a caller may stop scanning early', async (t) => {
     break;
   }
   t.equal(seen, 5);
-  t.equal((await scan({ after: 0, until: head, types: TYPES, batchSize: 50 })).flat().length, head, 'the store reads on');
+  t.equal(
+    (await scan({ after: 0, until: head, types: TYPES, batchSize: 50 })).flat().length,
+    head,
+    'the store reads on',
+  );
 });

@@ -38,44 +38,92 @@ t.test('appends queued behind a call in flight go out together, each with its ow
     store.append('batch-c', [event(6)], 'exists'),
     store.append('batch-b', [event(7)], 'any'),
   ]);
-  t.strictSame(results.map((r) => r.status), ['fulfilled', 'fulfilled', 'rejected', 'fulfilled', 'rejected', 'fulfilled']);
+  t.strictSame(
+    results.map((r) => r.status),
+    ['fulfilled', 'fulfilled', 'rejected', 'fulfilled', 'rejected', 'fulfilled'],
+  );
   const refused = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected').map((r) => r.reason);
-  t.ok(refused[0] instanceof WrongExpectedRevision && refused[0].actual === 2, 'a stale revision sees the batch-mate that went first');
+  t.ok(
+    refused[0] instanceof WrongExpectedRevision && refused[0].actual === 2,
+    'a stale revision sees the batch-mate that went first',
+  );
   t.ok(refused[1] instanceof WrongExpectedRevision && refused[1].actual === -1, "'exists' on a missing stream");
-  t.strictSame((await store.readStream('batch-a')).map((e) => [e.revision, e.data.n]), [[0, 0], [1, 2], [2, 3], [3, 5]]);
-  t.strictSame((await store.readStream('batch-b')).map((e) => [e.revision, e.data.n]), [[0, 1], [1, 7]]);
+  t.strictSame(
+    (await store.readStream('batch-a')).map((e) => [e.revision, e.data.n]),
+    [
+      [0, 0],
+      [1, 2],
+      [2, 3],
+      [3, 5],
+    ],
+  );
+  t.strictSame(
+    (await store.readStream('batch-b')).map((e) => [e.revision, e.data.n]),
+    [
+      [0, 1],
+      [1, 7],
+    ],
+  );
   t.strictSame(await store.readStream('batch-c'), [], 'a refused append writes nothing');
   const positions = (await store.readAll({ after: 0, limit: 100 })).map((e) => e.position);
-  t.ok(positions.every((p, i) => i === 0 || p > positions[i - 1]!), 'positions increase across the batch');
-  const fulfilled = results.filter((r): r is PromiseFulfilledResult<{ revision: number; position: number }> => r.status === 'fulfilled');
-  t.strictSame(fulfilled.map((r) => r.value.revision), [0, 2, 3, 1], 'each append gets its own last revision');
+  t.ok(
+    positions.every((p, i) => i === 0 || p > positions[i - 1]!),
+    'positions increase across the batch',
+  );
+  const fulfilled = results.filter(
+    (r): r is PromiseFulfilledResult<{ revision: number; position: number }> => r.status === 'fulfilled',
+  );
+  t.strictSame(
+    fulfilled.map((r) => r.value.revision),
+    [0, 2, 3, 1],
+    'each append gets its own last revision',
+  );
 });
 
-t.test('a subscription further behind than the tail remembers catches up from the table, then follows the tail', async (t) => {
-  const store = new PostgresEventStore(pool, { tailEvents: 10 });
-  t.teardown(() => store.close());
-  const start = await store.headPosition();
-  // Only this test's streams: the tests before it may still have events that become visible after
-  // `start` was read, while a transaction elsewhere on the shared server holds the horizon back.
-  const ours = (events: { streamId: string; data: Record<string, unknown> }[]) => events.filter((e) => e.streamId.startsWith('tail-')).map((e) => e.data.n as number);
-  const live: number[] = [];
-  const liveSubscription = store.subscribeToAll({ after: start, onEvents: async (events) => { live.push(...ours(events)); } });
-  for (let i = 0; i < 60; i++) await store.append(`tail-${i % 7}`, [event(i)], 'any');
-  const late: number[] = [];
-  const lateSubscription = store.subscribeToAll({ after: start, batchSize: 8, onEvents: async (events) => { late.push(...ours(events)); } });
-  await Promise.all(Array.from({ length: 20 }, (_, i) => store.append(`tail-${i % 7}`, [event(60 + i)], 'any')));
-  const deadline = Date.now() + 10_000;
-  while ((live.length < 80 || late.length < 80) && Date.now() < deadline) await sleep(20);
-  await liveSubscription.close();
-  await lateSubscription.close();
-  const expected = ours(await store.readAll({ after: start, limit: 1000 }));
-  t.equal(expected.length, 80);
-  t.strictSame(live, expected, 'the live subscription saw every event once, in position order');
-  t.strictSame(late, expected, 'so did the one that started 60 events behind');
-});
+t.test(
+  'a subscription further behind than the tail remembers catches up from the table, then follows the tail',
+  async (t) => {
+    const store = new PostgresEventStore(pool, { tailEvents: 10 });
+    t.teardown(() => store.close());
+    const start = await store.headPosition();
+    // Only this test's streams: the tests before it may still have events that become visible after
+    // `start` was read, while a transaction elsewhere on the shared server holds the horizon back.
+    const ours = (events: { streamId: string; data: Record<string, unknown> }[]) =>
+      events.filter((e) => e.streamId.startsWith('tail-')).map((e) => e.data.n as number);
+    const live: number[] = [];
+    const liveSubscription = store.subscribeToAll({
+      after: start,
+      onEvents: async (events) => {
+        live.push(...ours(events));
+      },
+    });
+    for (let i = 0; i < 60; i++) await store.append(`tail-${i % 7}`, [event(i)], 'any');
+    const late: number[] = [];
+    const lateSubscription = store.subscribeToAll({
+      after: start,
+      batchSize: 8,
+      onEvents: async (events) => {
+        late.push(...ours(events));
+      },
+    });
+    await Promise.all(Array.from({ length: 20 }, (_, i) => store.append(`tail-${i % 7}`, [event(60 + i)], 'any')));
+    const deadline = Date.now() + 10_000;
+    while ((live.length < 80 || late.length < 80) && Date.now() < deadline) await sleep(20);
+    await liveSubscription.close();
+    await lateSubscription.close();
+    const expected = ours(await store.readAll({ after: start, limit: 1000 }));
+    t.equal(expected.length, 80);
+    t.strictSame(live, expected, 'the live subscription saw every event once, in position order');
+    t.strictSame(late, expected, 'so did the one that started 60 events behind');
+  },
+);
 
 /** Twenty appends queued behind one in flight, so they share one call; the tenth holds `bad`. */
-async function sharedCall(store: PostgresEventStore, bad: () => Promise<unknown>, tag: string): Promise<PromiseSettledResult<unknown>[]> {
+async function sharedCall(
+  store: PostgresEventStore,
+  bad: () => Promise<unknown>,
+  tag: string,
+): Promise<PromiseSettledResult<unknown>[]> {
   const appends: Promise<unknown>[] = [store.append(`${tag}-first`, [event(0)], 'any')];
   for (let i = 0; i < 20; i++) appends.push(i === 10 ? bad() : store.append(`${tag}-${i}`, [event(i)], 'any'));
   return Promise.allSettled(appends);
@@ -95,26 +143,52 @@ t.test('an append holding a string PostgreSQL cannot store fails alone, before i
     ['unstorable-type', 'Unstorable\u0000Tested', { s: 'fine' }],
   ];
   for (const [stream, type, data, metadata] of bad) {
-    const results = await sharedCall(store, () => store.append(stream, [{ type, version: 1, data, metadata }], 'any'), 'unstorable');
+    const results = await sharedCall(
+      store,
+      () => store.append(stream, [{ type, version: 1, data, metadata }], 'any'),
+      'unstorable',
+    );
     const failed = results.flatMap((r, i) => (r.status === 'rejected' ? [i] : []));
     t.strictSame(failed, [11], `only the append holding ${JSON.stringify([stream, type, data, metadata])} failed`);
     t.ok((results[11] as PromiseRejectedResult).reason instanceof UnstorableAppend, 'refused by the adapter');
     // A stream id holding NUL cannot even be read; the id without it shows nothing was written either.
     t.strictSame(await store.readStream(stream.replace('\u0000', '')), [], 'and it wrote nothing');
   }
-  for (let i = 0; i < 20; i++) if (i !== 10) t.equal((await store.readStream(`unstorable-${i}`)).length, bad.length, `stream ${i} holds every append`);
+  for (let i = 0; i < 20; i++)
+    if (i !== 10)
+      t.equal((await store.readStream(`unstorable-${i}`)).length, bad.length, `stream ${i} holds every append`);
   const fine = ['\\u0000 as text', '\ud83d\ude00 a pair', 'tab\tand\u0001'];
   for (const s of fine) await store.append('storable', [{ type: 'StorableTested', version: 1, data: { s } }], 'any');
-  t.strictSame((await store.readStream('storable')).map((e) => e.data.s), fine, 'escaped backslashes, whole pairs and other control characters are stored');
+  t.strictSame(
+    (await store.readStream('storable')).map((e) => e.data.s),
+    fine,
+    'escaped backslashes, whole pairs and other control characters are stored',
+  );
 });
 
-t.test("an append PostgreSQL refuses in a shared call fails alone: the call's others go again without it", async (t) => {
-  const store = new PostgresEventStore(pool, { concurrentAppends: 1 });
-  t.teardown(() => store.close());
-  // A version past the integer column's range: nothing the adapter checks, refused by PostgreSQL (22003).
-  const results = await sharedCall(store, () => store.append('refused-version', [{ type: 'RefusedTested', version: 2 ** 31, data: {} }], 'any'), 'refused');
-  t.strictSame(results.flatMap((r, i) => (r.status === 'rejected' ? [i] : [])), [11], 'only the refused append failed');
-  t.match((results[11] as PromiseRejectedResult).reason, { code: '22003' }, "PostgreSQL's own refusal reaches its caller");
-  t.strictSame(await store.readStream('refused-version'), []);
-  for (let i = 0; i < 20; i++) if (i !== 10) t.equal((await store.readStream(`refused-${i}`)).length, 1, `stream ${i} holds its append`);
-});
+t.test(
+  "an append PostgreSQL refuses in a shared call fails alone: the call's others go again without it",
+  async (t) => {
+    const store = new PostgresEventStore(pool, { concurrentAppends: 1 });
+    t.teardown(() => store.close());
+    // A version past the integer column's range: nothing the adapter checks, refused by PostgreSQL (22003).
+    const results = await sharedCall(
+      store,
+      () => store.append('refused-version', [{ type: 'RefusedTested', version: 2 ** 31, data: {} }], 'any'),
+      'refused',
+    );
+    t.strictSame(
+      results.flatMap((r, i) => (r.status === 'rejected' ? [i] : [])),
+      [11],
+      'only the refused append failed',
+    );
+    t.match(
+      (results[11] as PromiseRejectedResult).reason,
+      { code: '22003' },
+      "PostgreSQL's own refusal reaches its caller",
+    );
+    t.strictSame(await store.readStream('refused-version'), []);
+    for (let i = 0; i < 20; i++)
+      if (i !== 10) t.equal((await store.readStream(`refused-${i}`)).length, 1, `stream ${i} holds its append`);
+  },
+);

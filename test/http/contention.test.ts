@@ -20,11 +20,16 @@ t.test('concurrent creates on one registry stream all succeed under the limit', 
   ];
   for (const [path, count, body] of cases) {
     const ws = await h.workspace();
-    const answers = await Promise.all(Array.from({ length: count }, (_, i) => h.request(ws.apiKey, 'POST', path, body(i))));
+    const answers = await Promise.all(
+      Array.from({ length: count }, (_, i) => h.request(ws.apiKey, 'POST', path, body(i))),
+    );
     const failed = answers.filter((a) => a.statusCode !== 201).map((a) => `${a.statusCode} ${a.json().error?.code}`);
     t.same(failed, [], `${count} concurrent POST ${path}: every one 201`);
     const list = await h.request(ws.apiKey, 'GET', `${path}?limit=100`);
     const ids = new Set((list.json().data as { id: string }[]).map((r) => r.id));
-    t.ok(answers.every((a) => ids.has(a.json().id)), `${path}: every one created is listed`);
+    t.ok(
+      answers.every((a) => ids.has(a.json().id)),
+      `${path}: every one created is listed`,
+    );
   }
 });

@@ -24,7 +24,12 @@ interface Operation {
 /** Strings PostgreSQL cannot store: NUL, a lone high and a lone low surrogate, a reversed pair. */
 const UNSTORABLE = ['nul \u0000 here', 'lone high \ud800', 'lone low \udc00 x', 'reversed \udc00\ud800'];
 /** Instants that passed the date-time format and broke the database or Date#toISOString. */
-const UNREPRESENTABLE = ['0000-01-01T00:00:00Z', '0000-06-15T12:00:00+02:00', '0001-01-01T00:30:00+01:00', '9999-12-31T23:00:00-02:00'];
+const UNREPRESENTABLE = [
+  '0000-01-01T00:00:00Z',
+  '0000-06-15T12:00:00+02:00',
+  '0001-01-01T00:30:00+01:00',
+  '9999-12-31T23:00:00-02:00',
+];
 
 function operations(doc: Schema): Operation[] {
   const out: Operation[] = [];
@@ -45,15 +50,22 @@ function operations(doc: Schema): Operation[] {
  * Every place a value can go in a body schema: each property, each array's items (index 0), and a
  * made-up name where an object takes names of its own. A `$ref` is followed once along a path.
  */
-function fieldPaths(schema: Schema, root: Schema, path: Path = [], seen: Set<string> = new Set()): { path: Path; schema: Schema }[] {
+function fieldPaths(
+  schema: Schema,
+  root: Schema,
+  path: Path = [],
+  seen: Set<string> = new Set(),
+): { path: Path; schema: Schema }[] {
   if (schema.$ref) {
     if (seen.has(schema.$ref)) return [];
     const target = schema.$ref.replace('#/$defs/', '');
     return fieldPaths(root.$defs[target], root, path, new Set([...seen, schema.$ref]));
   }
   const out: { path: Path; schema: Schema }[] = path.length > 0 ? [{ path, schema }] : [];
-  for (const variant of [...(schema.anyOf ?? []), ...(schema.oneOf ?? []), ...(schema.allOf ?? [])]) out.push(...fieldPaths(variant, root, path, seen));
-  for (const [name, property] of Object.entries<Schema>(schema.properties ?? {})) out.push(...fieldPaths(property, root, [...path, name], seen));
+  for (const variant of [...(schema.anyOf ?? []), ...(schema.oneOf ?? []), ...(schema.allOf ?? [])])
+    out.push(...fieldPaths(variant, root, path, seen));
+  for (const [name, property] of Object.entries<Schema>(schema.properties ?? {}))
+    out.push(...fieldPaths(property, root, [...path, name], seen));
   if (schema.items) out.push(...fieldPaths(schema.items, root, [...path, 0], seen));
   if (schema.additionalProperties && typeof schema.additionalProperties === 'object') {
     out.push(...fieldPaths(schema.additionalProperties, root, [...path, 'someName'], seen));
@@ -75,12 +87,14 @@ function placed(path: Path, value: unknown): unknown {
 }
 
 /** A body whose field holds `levels` arrays, one in the other, as JSON text (too deep for JSON.stringify). */
-const nested = (field: string, levels: number) => `{${JSON.stringify(field)}:${'['.repeat(levels)}"deepest"${']'.repeat(levels)}}`;
+const nested = (field: string, levels: number) =>
+  `{${JSON.stringify(field)}:${'['.repeat(levels)}"deepest"${']'.repeat(levels)}}`;
 
 const isDateTime = (schema: Schema | undefined): boolean =>
   schema?.format === 'date-time' || [...(schema?.anyOf ?? []), ...(schema?.oneOf ?? [])].some(isDateTime);
 
-const filled = (path: string, values: Record<string, string>) => path.replace(/\{(\w+)\}/g, (_, name: string) => encodeURIComponent(values[name] ?? 'x1'));
+const filled = (path: string, values: Record<string, string>) =>
+  path.replace(/\{(\w+)\}/g, (_, name: string) => encodeURIComponent(values[name] ?? 'x1'));
 
 t.test('input no schema should see is refused at the edge of every operation', async (t) => {
   const h = await startTestApp(t);
@@ -113,12 +127,24 @@ t.test('input no schema should see is refused at the edge of every operation', a
     }
     for (const p of op.parameters.filter((p) => p.in === 'query')) {
       const res = await send(op.method, `${url}?${p.name}=${encodeURIComponent(UNSTORABLE[0]!)}`);
-      await expectRefused(`${op.method} ${op.path}: NUL in query parameter ${p.name}`, res, 422, 'invalid_parameter', p.name);
+      await expectRefused(
+        `${op.method} ${op.path}: NUL in query parameter ${p.name}`,
+        res,
+        422,
+        'invalid_parameter',
+        p.name,
+      );
     }
     for (const p of op.parameters.filter((p) => p.in === 'header')) {
       for (const bad of UNSTORABLE) {
         const res = await send(op.method, url, op.body ? {} : undefined, { [p.name]: bad });
-        await expectRefused(`${op.method} ${op.path}: ${JSON.stringify(bad)} in header ${p.name}`, res, 400, 'invalid_request', p.name);
+        await expectRefused(
+          `${op.method} ${op.path}: ${JSON.stringify(bad)} in header ${p.name}`,
+          res,
+          400,
+          'invalid_request',
+          p.name,
+        );
       }
     }
     if (!op.body) continue;
@@ -128,12 +154,24 @@ t.test('input no schema should see is refused at the edge of every operation', a
       const strings = field.path.length === 1 ? UNSTORABLE : [UNSTORABLE[i % UNSTORABLE.length]!];
       for (const bad of strings) {
         const res = await send(op.method, url, placed(field.path, bad));
-        await expectRefused(`${op.method} ${op.path}: ${JSON.stringify(bad)} in ${field.path.join('.')}`, res, 422, 'invalid_parameter', field.path.join('.'));
+        await expectRefused(
+          `${op.method} ${op.path}: ${JSON.stringify(bad)} in ${field.path.join('.')}`,
+          res,
+          422,
+          'invalid_parameter',
+          field.path.join('.'),
+        );
       }
       if (field.path.at(-1) === 'someName') {
         const named = [...field.path.slice(0, -1), `name ${UNSTORABLE[i % UNSTORABLE.length]}`];
         const res = await send(op.method, url, placed(named, 'fine'));
-        await expectRefused(`${op.method} ${op.path}: an unstorable field name in ${named.slice(0, -1).join('.')}`, res, 422, 'invalid_parameter', named.join('.'));
+        await expectRefused(
+          `${op.method} ${op.path}: an unstorable field name in ${named.slice(0, -1).join('.')}`,
+          res,
+          422,
+          'invalid_parameter',
+          named.join('.'),
+        );
       }
     }
     const top = fields.find((f) => f.path.length === 1)!.path[0]!;
@@ -147,48 +185,84 @@ t.test('input no schema should see is refused at the edge of every operation', a
   }
 });
 
-t.test('every date-time input refuses an instant PostgreSQL or Date#toISOString cannot take: 422 naming it', async (t) => {
-  const h = await startTestApp(t);
-  const ws = await h.workspace();
-  const ops = operations((await h.request(null, 'GET', '/openapi.json')).json());
-  // The rest of a valid body, where an operation needs more than the date-time field.
-  const bodies: Record<string, Record<string, unknown>> = { 'POST /keys': { scopes: [] } };
-  const found: string[] = [];
-  for (const op of ops) {
-    const url = filled(op.path, {});
-    const inQuery = op.parameters.filter((p) => p.in === 'query' && isDateTime(p.schema)).map((p) => p.name);
-    const inBody = op.body ? fieldPaths(op.body, op.body).filter((f) => isDateTime(f.schema)).map((f) => f.path) : [];
-    for (const name of inQuery) {
-      found.push(`${op.method} ${op.path} ?${name}`);
-      for (const instant of UNREPRESENTABLE) {
-        const res = await h.request(ws.apiKey, op.method, `${url}?${name}=${encodeURIComponent(instant)}`);
-        t.same([res.statusCode, res.json().error?.code, res.json().error?.param], [422, 'invalid_parameter', name], `${op.method} ${op.path} ?${name}=${instant}`);
+t.test(
+  'every date-time input refuses an instant PostgreSQL or Date#toISOString cannot take: 422 naming it',
+  async (t) => {
+    const h = await startTestApp(t);
+    const ws = await h.workspace();
+    const ops = operations((await h.request(null, 'GET', '/openapi.json')).json());
+    // The rest of a valid body, where an operation needs more than the date-time field.
+    const bodies: Record<string, Record<string, unknown>> = { 'POST /keys': { scopes: [] } };
+    const found: string[] = [];
+    for (const op of ops) {
+      const url = filled(op.path, {});
+      const inQuery = op.parameters.filter((p) => p.in === 'query' && isDateTime(p.schema)).map((p) => p.name);
+      const inBody = op.body
+        ? fieldPaths(op.body, op.body)
+            .filter((f) => isDateTime(f.schema))
+            .map((f) => f.path)
+        : [];
+      for (const name of inQuery) {
+        found.push(`${op.method} ${op.path} ?${name}`);
+        for (const instant of UNREPRESENTABLE) {
+          const res = await h.request(ws.apiKey, op.method, `${url}?${name}=${encodeURIComponent(instant)}`);
+          t.same(
+            [res.statusCode, res.json().error?.code, res.json().error?.param],
+            [422, 'invalid_parameter', name],
+            `${op.method} ${op.path} ?${name}=${instant}`,
+          );
+        }
+        const fine = await h.request(
+          ws.apiKey,
+          op.method,
+          `${url}?${name}=${encodeURIComponent('0001-01-01T00:00:00Z')}`,
+        );
+        t.not(
+          fine.json().error?.param,
+          name,
+          `${op.method} ${op.path} ?${name}: the first instant PostgreSQL takes passes`,
+        );
       }
-      const fine = await h.request(ws.apiKey, op.method, `${url}?${name}=${encodeURIComponent('0001-01-01T00:00:00Z')}`);
-      t.not(fine.json().error?.param, name, `${op.method} ${op.path} ?${name}: the first instant PostgreSQL takes passes`);
-    }
-    for (const path of inBody) {
-      found.push(`${op.method} ${op.path} ${path.join('.')}`);
-      for (const instant of UNREPRESENTABLE) {
-        const body = { ...bodies[`${op.method} ${op.path}`], ...(placed(path, instant) as object) };
-        const res = await h.request(ws.apiKey, op.method, url, body);
-        t.same([res.statusCode, res.json().error?.code, res.json().error?.param], [422, 'invalid_parameter', path.join('.')], `${op.method} ${op.path} ${path.join('.')}: ${instant}`);
+      for (const path of inBody) {
+        found.push(`${op.method} ${op.path} ${path.join('.')}`);
+        for (const instant of UNREPRESENTABLE) {
+          const body = { ...bodies[`${op.method} ${op.path}`], ...(placed(path, instant) as object) };
+          const res = await h.request(ws.apiKey, op.method, url, body);
+          t.same(
+            [res.statusCode, res.json().error?.code, res.json().error?.param],
+            [422, 'invalid_parameter', path.join('.')],
+            `${op.method} ${op.path} ${path.join('.')}: ${instant}`,
+          );
+        }
       }
     }
-  }
-  t.same(found.sort(), [
-    'GET /keys/self/requests ?since',
-    'GET /keys/self/requests ?until',
-    'GET /webhooks/{id}/stats ?since',
-    'POST /keys expiresAt',
-    'POST /webhooks/{id}/replay since',
-  ], 'every date-time input the document lists was tried');
-  const late = await h.request(ws.apiKey, 'POST', '/keys', { scopes: [], expiresAt: '9999-12-31T22:59:59-01:00' });
-  t.equal(late.statusCode, 201, 'the last instant of year 9999 in UTC is taken');
-  t.equal(late.json().expiresAt, '9999-12-31T23:59:59.000Z');
-  const event = await h.request(ws.apiKey, 'POST', '/events', { name: 'signed_up', email: 'year0@example.com', createContact: true, occurredAt: '0000-01-01T00:00:00Z' });
-  t.same([event.statusCode, event.json().error.code, event.json().error.param], [422, 'invalid_event', 'occurredAt'], "an event's occurredAt in year 0 is refused by its own rule");
-});
+    t.same(
+      found.sort(),
+      [
+        'GET /keys/self/requests ?since',
+        'GET /keys/self/requests ?until',
+        'GET /webhooks/{id}/stats ?since',
+        'POST /keys expiresAt',
+        'POST /webhooks/{id}/replay since',
+      ],
+      'every date-time input the document lists was tried',
+    );
+    const late = await h.request(ws.apiKey, 'POST', '/keys', { scopes: [], expiresAt: '9999-12-31T22:59:59-01:00' });
+    t.equal(late.statusCode, 201, 'the last instant of year 9999 in UTC is taken');
+    t.equal(late.json().expiresAt, '9999-12-31T23:59:59.000Z');
+    const event = await h.request(ws.apiKey, 'POST', '/events', {
+      name: 'signed_up',
+      email: 'year0@example.com',
+      createContact: true,
+      occurredAt: '0000-01-01T00:00:00Z',
+    });
+    t.same(
+      [event.statusCode, event.json().error.code, event.json().error.param],
+      [422, 'invalid_event', 'occurredAt'],
+      "an event's occurredAt in year 0 is refused by its own rule",
+    );
+  },
+);
 
 t.test('nesting that overflowed the stack is refused at the edge, naming the field', async (t) => {
   const h = await startTestApp(t);
@@ -199,22 +273,57 @@ t.test('nesting that overflowed the stack is refused at the edge, naming the fie
     return steps;
   };
   const deepJson = (levels: number) => `${'{"a":'.repeat(levels)}1${'}'.repeat(levels)}`;
-  const blocks = (levels: number) => `${'{"kind":"Container","children":['.repeat(levels)}{"kind":"Hr"}${']}'.repeat(levels)}`;
+  const blocks = (levels: number) =>
+    `${'{"kind":"Container","children":['.repeat(levels)}{"kind":"Hr"}${']}'.repeat(levels)}`;
   const cases: [string, string, string, string][] = [
-    ['automation steps', '/automations', `{"name":"deep","trigger":{"event":"x"},"steps":${branches(20_000)}}`, 'steps.0.then.0'],
-    ['step data', '/automations', `{"name":"deep","trigger":{"event":"x"},"steps":[{"type":"send","template":"t","data":${deepJson(50_000)}}]}`, 'steps.0.data.a.a'],
-    ['event properties', '/events', `{"name":"deep","email":"deep@example.com","properties":${deepJson(50_000)}}`, 'properties.a.a'],
-    ['batch event properties', '/events/batch', `{"events":[{"name":"deep","email":"deep@example.com","properties":${deepJson(50_000)}}]}`, 'events.0.properties.a'],
-    ['template document', '/templates', `{"name":"deep","document":{"body":[${blocks(20_000)}]}}`, 'document.body.0.children.0'],
+    [
+      'automation steps',
+      '/automations',
+      `{"name":"deep","trigger":{"event":"x"},"steps":${branches(20_000)}}`,
+      'steps.0.then.0',
+    ],
+    [
+      'step data',
+      '/automations',
+      `{"name":"deep","trigger":{"event":"x"},"steps":[{"type":"send","template":"t","data":${deepJson(50_000)}}]}`,
+      'steps.0.data.a.a',
+    ],
+    [
+      'event properties',
+      '/events',
+      `{"name":"deep","email":"deep@example.com","properties":${deepJson(50_000)}}`,
+      'properties.a.a',
+    ],
+    [
+      'batch event properties',
+      '/events/batch',
+      `{"events":[{"name":"deep","email":"deep@example.com","properties":${deepJson(50_000)}}]}`,
+      'events.0.properties.a',
+    ],
+    [
+      'template document',
+      '/templates',
+      `{"name":"deep","document":{"body":[${blocks(20_000)}]}}`,
+      'document.body.0.children.0',
+    ],
   ];
   for (const [label, url, body, prefix] of cases) {
     const res = await h.request(ws.apiKey, 'POST', url, body);
     t.equal(res.statusCode, 422, label);
     t.equal(res.json().error.code, 'invalid_parameter', label);
     t.ok(res.json().error.param.startsWith(prefix), `${label}: param ${String(res.json().error.param).slice(0, 60)}…`);
-    t.equal(res.json().error.param.split('.').length, NESTING_MAX, `${label}: the path to the first container past the limit`);
+    t.equal(
+      res.json().error.param.split('.').length,
+      NESTING_MAX,
+      `${label}: the path to the first container past the limit`,
+    );
   }
-  const fine = await h.request(ws.apiKey, 'POST', '/events', `{"name":"deep","email":"deep@example.com","createContact":true,"properties":${deepJson(NESTING_MAX - 1)}}`);
+  const fine = await h.request(
+    ws.apiKey,
+    'POST',
+    '/events',
+    `{"name":"deep","email":"deep@example.com","createContact":true,"properties":${deepJson(NESTING_MAX - 1)}}`,
+  );
   t.equal(fine.statusCode, 201, 'properties nested to the limit are stored');
 });
 
@@ -224,7 +333,12 @@ t.test("one workspace's unstorable string fails its own write alone, also when w
   for (let round = 0; round < 3; round++) {
     const bad = (round * 7) % workspaces.length;
     const answers = await Promise.all(
-      workspaces.map((ws, i) => h.request(ws.apiKey, 'POST', '/contacts', { email: `r${round}-w${i}@example.com`, name: i === bad ? 'Ada \u0000 Lovelace' : 'Ada Lovelace' })),
+      workspaces.map((ws, i) =>
+        h.request(ws.apiKey, 'POST', '/contacts', {
+          email: `r${round}-w${i}@example.com`,
+          name: i === bad ? 'Ada \u0000 Lovelace' : 'Ada Lovelace',
+        }),
+      ),
     );
     t.same(
       answers.map((a) => a.statusCode),
@@ -236,21 +350,40 @@ t.test("one workspace's unstorable string fails its own write alone, also when w
   // Past the edge (a command the API did not check), the event store keeps the failure to its own append.
   const commands = await Promise.allSettled(
     workspaces.map((ws, i) =>
-      createContact(h.system.commands, { workspaceId: ws.workspaceId, kind: 'system', id: null }, { email: `cmd-w${i}@example.com`, name: i === 5 ? 'nul \u0000' : 'fine', source: 'manual' }, new Date().toISOString()),
+      createContact(
+        h.system.commands,
+        { workspaceId: ws.workspaceId, kind: 'system', id: null },
+        { email: `cmd-w${i}@example.com`, name: i === 5 ? 'nul \u0000' : 'fine', source: 'manual' },
+        new Date().toISOString(),
+      ),
     ),
   );
-  t.same(commands.map((c) => c.status), workspaces.map((_, i) => (i === 5 ? 'rejected' : 'fulfilled')), 'only the command holding NUL failed');
+  t.same(
+    commands.map((c) => c.status),
+    workspaces.map((_, i) => (i === 5 ? 'rejected' : 'fulfilled')),
+    'only the command holding NUL failed',
+  );
 });
 
 t.test('headers: an unstorable User-Agent is refused and logged without breaking the log', async (t) => {
   const h = await startTestApp(t);
   const ws = await h.workspace();
   const refused = await h.request(ws.apiKey, 'GET', '/ping', undefined, { 'user-agent': 'agent \u0000 \ud800' });
-  t.same([refused.statusCode, refused.json().error.code, refused.json().error.param], [400, 'invalid_request', 'user-agent']);
+  t.same(
+    [refused.statusCode, refused.json().error.code, refused.json().error.param],
+    [400, 'invalid_request', 'user-agent'],
+  );
   t.equal((await h.request(ws.apiKey, 'GET', '/ping', undefined, { 'user-agent': 'plain agent' })).statusCode, 200);
-  const log = (await h.request(ws.apiKey, 'GET', '/keys/self/requests')).json().data as { status: number; userAgent: string }[];
-  t.match(log, [
-    { status: 200, userAgent: 'plain agent' },
-    { status: 400, userAgent: 'agent \ufffd \ufffd' },
-  ], 'both in the log: the refused one with its unstorable characters replaced');
+  const log = (await h.request(ws.apiKey, 'GET', '/keys/self/requests')).json().data as {
+    status: number;
+    userAgent: string;
+  }[];
+  t.match(
+    log,
+    [
+      { status: 200, userAgent: 'plain agent' },
+      { status: 400, userAgent: 'agent \ufffd \ufffd' },
+    ],
+    'both in the log: the refused one with its unstorable characters replaced',
+  );
 });

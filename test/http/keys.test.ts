@@ -48,7 +48,9 @@ t.test('API keys over HTTP', async (t) => {
   });
 
   t.test('create: never wider than the caller', async (t) => {
-    const narrow = (await newKey(h, ws.apiKey, { scopes: ['keys:manage', 'emails:send'], domainAllowlist: ['example.com'] })).json().token;
+    const narrow = (
+      await newKey(h, ws.apiKey, { scopes: ['keys:manage', 'emails:send'], domainAllowlist: ['example.com'] })
+    ).json().token;
     const wider = await newKey(h, narrow, { scopes: ['emails:send', 'emails:read'], domainAllowlist: ['example.com'] });
     t.equal(wider.statusCode, 403);
     t.match(wider.json().error, { type: 'permission_error', code: 'beyond_caller_authority', param: 'scopes.1' });
@@ -56,10 +58,16 @@ t.test('API keys over HTTP', async (t) => {
     t.match(unrestricted.json().error, { code: 'beyond_caller_authority', param: 'addressAllowlist' });
     const otherDomain = await newKey(h, narrow, { scopes: ['emails:send'], addressAllowlist: ['x@elsewhere.org'] });
     t.match(otherDomain.json().error, { code: 'beyond_caller_authority', param: 'addressAllowlist.0' });
-    t.equal((await newKey(h, narrow, { scopes: ['emails:send'], addressAllowlist: ['x@example.com'] })).statusCode, 201);
+    t.equal(
+      (await newKey(h, narrow, { scopes: ['emails:send'], addressAllowlist: ['x@example.com'] })).statusCode,
+      201,
+    );
     const testKey = (await newKey(h, ws.apiKey, { scopes: ['keys:manage'], mode: 'test' })).json().token;
     t.match(testKey, /^wms_test_/);
-    t.match((await newKey(h, testKey, { scopes: ['keys:manage'], mode: 'live' })).json().error, { code: 'beyond_caller_authority', param: 'mode' });
+    t.match((await newKey(h, testKey, { scopes: ['keys:manage'], mode: 'live' })).json().error, {
+      code: 'beyond_caller_authority',
+      param: 'mode',
+    });
     t.match((await newKey(h, testKey, { scopes: ['keys:manage'] })).json().token, /^wms_test_/);
   });
 
@@ -67,12 +75,27 @@ t.test('API keys over HTTP', async (t) => {
     const consoleOnly = await newKey(h, ws.apiKey, { scopes: ['billing:read'] });
     t.equal(consoleOnly.statusCode, 422);
     t.match(consoleOnly.json().error, { code: 'invalid_parameter', param: 'scopes.0' });
-    t.match((await newKey(h, ws.apiKey, { scopes: ['emails:send', 'nope'] })).json().error, { code: 'invalid_parameter', param: 'scopes.1' });
-    t.match((await newKey(h, ws.apiKey, { scopes: ['emails:send'], colour: 'red' })).json().error, { code: 'unknown_parameter', param: 'colour' });
+    t.match((await newKey(h, ws.apiKey, { scopes: ['emails:send', 'nope'] })).json().error, {
+      code: 'invalid_parameter',
+      param: 'scopes.1',
+    });
+    t.match((await newKey(h, ws.apiKey, { scopes: ['emails:send'], colour: 'red' })).json().error, {
+      code: 'unknown_parameter',
+      param: 'colour',
+    });
     t.match((await newKey(h, ws.apiKey, {})).json().error, { code: 'invalid_parameter', param: 'scopes' });
-    t.match((await newKey(h, ws.apiKey, { scopes: [], expiresAt: '2001-01-01T00:00:00Z' })).json().error, { code: 'invalid_parameter', param: 'expiresAt' });
-    t.match((await newKey(h, ws.apiKey, { scopes: [], addressAllowlist: ['not-an-address'] })).json().error, { code: 'invalid_parameter', param: 'addressAllowlist.0' });
-    t.match((await newKey(h, ws.apiKey, { scopes: [], roleId: 'role_000000000000000000000000' })).json().error, { code: 'role_not_found', param: 'roleId' });
+    t.match((await newKey(h, ws.apiKey, { scopes: [], expiresAt: '2001-01-01T00:00:00Z' })).json().error, {
+      code: 'invalid_parameter',
+      param: 'expiresAt',
+    });
+    t.match((await newKey(h, ws.apiKey, { scopes: [], addressAllowlist: ['not-an-address'] })).json().error, {
+      code: 'invalid_parameter',
+      param: 'addressAllowlist.0',
+    });
+    t.match((await newKey(h, ws.apiKey, { scopes: [], roleId: 'role_000000000000000000000000' })).json().error, {
+      code: 'role_not_found',
+      param: 'roleId',
+    });
   });
 
   t.test('scopes are checked: 403 insufficient_scope names the scope', async (t) => {
@@ -99,31 +122,66 @@ t.test('API keys over HTTP', async (t) => {
     t.equal((await h.request(ws.apiKey, 'GET', `/keys/${key.id}`)).statusCode, 404);
   });
 
-  t.test('revoke: only keys inside the caller\'s authority; a test key never touches live keys', async (t) => {
+  t.test("revoke: only keys inside the caller's authority; a test key never touches live keys", async (t) => {
     const fresh = await h.workspace();
     const wide = (await newKey(h, fresh.apiKey, { scopes: ['keys:manage', 'keys:read', 'emails:send'] })).json();
-    const narrowTest = (await newKey(h, fresh.apiKey, { scopes: ['keys:manage'], mode: 'test', addressAllowlist: ['a@example.com'] })).json();
+    const narrowTest = (
+      await newKey(h, fresh.apiKey, { scopes: ['keys:manage'], mode: 'test', addressAllowlist: ['a@example.com'] })
+    ).json();
     const ownerId = fresh.apiKey.split('_')[2];
-    for (const [id, what] of [[wide.id, 'a wide live key'], [ownerId, "the owner's key"]]) {
+    for (const [id, what] of [
+      [wide.id, 'a wide live key'],
+      [ownerId, "the owner's key"],
+    ]) {
       const refused = await h.request(narrowTest.token, 'DELETE', `/keys/${id}`);
       t.equal(refused.statusCode, 403, what);
       t.match(refused.json().error, { type: 'permission_error', code: 'beyond_caller_authority', param: 'id' });
     }
-    const narrowLive = (await newKey(h, fresh.apiKey, { scopes: ['keys:manage'], addressAllowlist: ['a@example.com'] })).json();
-    t.match((await h.request(narrowTest.token, 'DELETE', `/keys/${narrowLive.id}`)).json().error, { code: 'beyond_caller_authority', param: 'id' }, 'nor a live key as narrow as itself');
-    t.match((await h.request(wide.token, 'DELETE', `/keys/${ownerId}`)).json().error, { code: 'beyond_caller_authority', param: 'id' }, 'a live key holding fewer scopes than the owner key');
+    const narrowLive = (
+      await newKey(h, fresh.apiKey, { scopes: ['keys:manage'], addressAllowlist: ['a@example.com'] })
+    ).json();
+    t.match(
+      (await h.request(narrowTest.token, 'DELETE', `/keys/${narrowLive.id}`)).json().error,
+      { code: 'beyond_caller_authority', param: 'id' },
+      'nor a live key as narrow as itself',
+    );
+    t.match(
+      (await h.request(wide.token, 'DELETE', `/keys/${ownerId}`)).json().error,
+      { code: 'beyond_caller_authority', param: 'id' },
+      'a live key holding fewer scopes than the owner key',
+    );
     t.equal((await h.request(fresh.apiKey, 'GET', '/ping')).statusCode, 200, 'the owner key still works');
     t.equal((await h.request(wide.token, 'GET', '/ping')).statusCode, 200, 'and the wide one');
 
-    const madeByTest = (await newKey(h, narrowTest.token, { scopes: ['keys:manage'], addressAllowlist: ['a@example.com'] })).json();
-    t.equal((await h.request(narrowTest.token, 'DELETE', `/keys/${madeByTest.id}`)).statusCode, 200, 'a test key revokes a test key inside its authority');
-    t.equal((await h.request(narrowLive.token, 'DELETE', `/keys/${narrowTest.id}`)).statusCode, 200, 'a live key revokes a test key inside its authority');
-    t.equal((await h.request(fresh.apiKey, 'DELETE', `/keys/${wide.id}`)).statusCode, 200, "the owner's key revokes any");
-    t.equal((await h.request(narrowLive.token, 'DELETE', `/keys/${narrowLive.id}`)).statusCode, 200, 'every key may revoke itself');
+    const madeByTest = (
+      await newKey(h, narrowTest.token, { scopes: ['keys:manage'], addressAllowlist: ['a@example.com'] })
+    ).json();
+    t.equal(
+      (await h.request(narrowTest.token, 'DELETE', `/keys/${madeByTest.id}`)).statusCode,
+      200,
+      'a test key revokes a test key inside its authority',
+    );
+    t.equal(
+      (await h.request(narrowLive.token, 'DELETE', `/keys/${narrowTest.id}`)).statusCode,
+      200,
+      'a live key revokes a test key inside its authority',
+    );
+    t.equal(
+      (await h.request(fresh.apiKey, 'DELETE', `/keys/${wide.id}`)).statusCode,
+      200,
+      "the owner's key revokes any",
+    );
+    t.equal(
+      (await h.request(narrowLive.token, 'DELETE', `/keys/${narrowLive.id}`)).statusCode,
+      200,
+      'every key may revoke itself',
+    );
   });
 
   t.test('expired key: 401 expired_api_key', async (t) => {
-    const key = (await newKey(h, ws.apiKey, { scopes: [], expiresAt: new Date(Date.now() + 1500).toISOString() })).json();
+    const key = (
+      await newKey(h, ws.apiKey, { scopes: [], expiresAt: new Date(Date.now() + 1500).toISOString() })
+    ).json();
     t.equal((await h.request(key.token, 'GET', '/ping')).statusCode, 200);
     await new Promise((r) => setTimeout(r, 1600));
     const res = await h.request(key.token, 'GET', '/ping');
@@ -139,17 +197,29 @@ t.test('API keys over HTTP', async (t) => {
     const [prefix, mode, id] = ws.apiKey.split('_');
     const wrongSecret = `${prefix}_${mode}_${id}_${'A'.repeat(43)}`;
     t.equal((await h.request(wrongSecret, 'GET', '/ping')).json().error.code, 'invalid_api_key');
-    t.equal((await h.request(`${prefix}_test_${id}_${ws.apiKey.slice(-43)}`, 'GET', '/ping')).json().error.code, 'invalid_api_key', 'the right secret under the wrong mode');
+    t.equal(
+      (await h.request(`${prefix}_test_${id}_${ws.apiKey.slice(-43)}`, 'GET', '/ping')).json().error.code,
+      'invalid_api_key',
+      'the right secret under the wrong mode',
+    );
     const basic = await h.app.inject({ method: 'GET', url: '/ping', headers: { authorization: `Basic ${ws.apiKey}` } });
     t.equal(basic.json().error.code, 'missing_api_key');
   });
 
   t.test('rotate: new token, old one dead at once, same key', async (t) => {
-    const key = (await newKey(h, ws.apiKey, { scopes: ['keys:write', 'emails:send'], addressAllowlist: ['a@example.com'] })).json();
+    const key = (
+      await newKey(h, ws.apiKey, { scopes: ['keys:write', 'emails:send'], addressAllowlist: ['a@example.com'] })
+    ).json();
     const res = await h.request(key.token, 'POST', '/keys/self/rotate');
     t.equal(res.statusCode, 200);
     const rotated = res.json();
-    t.match(rotated, { object: 'api_key', id: key.id, rotationCount: 1, scopes: ['emails:send', 'keys:write'], addressAllowlist: ['a@example.com'] });
+    t.match(rotated, {
+      object: 'api_key',
+      id: key.id,
+      rotationCount: 1,
+      scopes: ['emails:send', 'keys:write'],
+      addressAllowlist: ['a@example.com'],
+    });
     t.match(rotated.token, TOKEN);
     t.not(rotated.token, key.token);
     t.ok(!Number.isNaN(Date.parse(rotated.rotatedAt)));
@@ -159,7 +229,10 @@ t.test('API keys over HTTP', async (t) => {
     t.equal(again.json().rotationCount, 2);
     const noScope = (await newKey(h, ws.apiKey, { scopes: ['emails:send'] })).json().token;
     t.equal((await h.request(noScope, 'POST', '/keys/self/rotate')).json().error.code, 'insufficient_scope');
-    t.equal((await h.request(again.json().token, 'POST', '/keys/self/rotate', { extra: 1 })).json().error.code, 'unknown_parameter');
+    t.equal(
+      (await h.request(again.json().token, 'POST', '/keys/self/rotate', { extra: 1 })).json().error.code,
+      'unknown_parameter',
+    );
   });
 
   t.test('the key request log: own requests only, newest first, filters, no query strings', async (t) => {
@@ -171,32 +244,60 @@ t.test('API keys over HTTP', async (t) => {
     const log = await h.request(key, 'GET', '/keys/self/requests');
     t.equal(log.statusCode, 200);
     const rows = log.json().data;
-    t.same(rows.map((r: { method: string; path: string }) => `${r.method} ${r.path}`), ['GET /nowhere', 'POST /keys', 'GET /keys', 'GET /ping']);
+    t.same(
+      rows.map((r: { method: string; path: string }) => `${r.method} ${r.path}`),
+      ['GET /nowhere', 'POST /keys', 'GET /keys', 'GET /ping'],
+    );
     t.match(rows[1], { status: 403, errorCode: 'insufficient_scope', userAgent: 'lightMyRequest', ip: '127.0.0.1' });
     t.notOk(log.body.includes('limit=2'));
     const failed = await h.request(key, 'GET', '/keys/self/requests?failedOnly=true');
-    t.same(failed.json().data.map((r: { path: string }) => r.path), ['/nowhere', '/keys']);
+    t.same(
+      failed.json().data.map((r: { path: string }) => r.path),
+      ['/nowhere', '/keys'],
+    );
     const byStatus = await h.request(key, 'GET', '/keys/self/requests?statuses=200,201');
     t.same(
       byStatus.json().data.map((r: { path: string }) => r.path),
       ['/keys/self/requests', '/keys/self/requests', '/keys', '/ping'],
     );
     const byPath = await h.request(key, 'GET', '/keys/self/requests?path=/ping');
-    t.same(byPath.json().data.map((r: { path: string }) => r.path), ['/ping']);
-    const combined = await h.request(key, 'GET', `/keys/self/requests?failedOnly=true&statuses=403,404&path=/keys&since=${encodeURIComponent(new Date(Date.now() - 60_000).toISOString())}&until=${encodeURIComponent(new Date(Date.now() + 60_000).toISOString())}`);
-    t.same(combined.json().data.map((r: { method: string; path: string }) => `${r.method} ${r.path}`), ['POST /keys'], 'filters combine (AND)');
+    t.same(
+      byPath.json().data.map((r: { path: string }) => r.path),
+      ['/ping'],
+    );
+    const combined = await h.request(
+      key,
+      'GET',
+      `/keys/self/requests?failedOnly=true&statuses=403,404&path=/keys&since=${encodeURIComponent(new Date(Date.now() - 60_000).toISOString())}&until=${encodeURIComponent(new Date(Date.now() + 60_000).toISOString())}`,
+    );
+    t.same(
+      combined.json().data.map((r: { method: string; path: string }) => `${r.method} ${r.path}`),
+      ['POST /keys'],
+      'filters combine (AND)',
+    );
     const excluded = await h.request(key, 'GET', '/keys/self/requests?failedOnly=true&path=/ping');
     t.same(excluded.json().data, [], 'failedOnly and path together: /ping never failed');
-    const future = await h.request(key, 'GET', `/keys/self/requests?since=${encodeURIComponent(new Date(Date.now() + 60_000).toISOString())}`);
+    const future = await h.request(
+      key,
+      'GET',
+      `/keys/self/requests?since=${encodeURIComponent(new Date(Date.now() + 60_000).toISOString())}`,
+    );
     t.same(future.json().data, []);
-    const until = await h.request(key, 'GET', `/keys/self/requests?until=${encodeURIComponent('2000-01-01T00:00:00Z')}`);
+    const until = await h.request(
+      key,
+      'GET',
+      `/keys/self/requests?until=${encodeURIComponent('2000-01-01T00:00:00Z')}`,
+    );
     t.same(until.json().data, []);
     const page1 = (await h.request(key, 'GET', '/keys/self/requests?limit=2')).json();
     t.equal(page1.hasMore, true);
     const page2 = (await h.request(key, 'GET', `/keys/self/requests?limit=2&cursor=${page1.nextCursor}`)).json();
     t.equal(page2.data[0].requestId !== page1.data[1].requestId, true);
     const ownerLog = (await h.request(ws.apiKey, 'GET', '/keys/self/requests?limit=100')).json().data;
-    t.notOk(ownerLog.some((r: { path: string }) => r.path === '/nowhere'), "another key's requests never show");
+    t.notOk(
+      ownerLog.some((r: { path: string }) => r.path === '/nowhere'),
+      "another key's requests never show",
+    );
     t.equal((await h.request(key, 'GET', '/keys/self/requests?statuses=abc')).json().error.param, 'statuses.0');
   });
 
@@ -204,7 +305,11 @@ t.test('API keys over HTTP', async (t) => {
     const key = (await newKey(h, ws.apiKey, { scopes: [] })).json();
     const res = await h.request(key.token, 'GET', '/ping');
     const logged = async () =>
-      (await h.system.database.pool.query('SELECT request_id, status FROM api_key_requests WHERE key_id = $1', [key.id])).rows;
+      (
+        await h.system.database.pool.query('SELECT request_id, status FROM api_key_requests WHERE key_id = $1', [
+          key.id,
+        ])
+      ).rows;
     const deadline = Date.now() + 5000;
     while ((await logged()).length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
     t.same(await logged(), [{ request_id: res.headers['request-id'], status: 200 }]);
@@ -223,7 +328,11 @@ t.test('API keys over HTTP', async (t) => {
       seen.push(...page.data.map((k: { name: string }) => k.name));
       cursor = page.nextCursor;
     }
-    t.same(seen, ['k3', 'k2', 'k1', 'k0', 'Owner key'], 'newest first, each older key once, the added one is before the walk');
+    t.same(
+      seen,
+      ['k3', 'k2', 'k1', 'k0', 'Owner key'],
+      'newest first, each older key once, the added one is before the walk',
+    );
     const foreignCursor = await h.request(ws.apiKey, 'GET', `/keys?cursor=${first.nextCursor}`);
     t.equal(foreignCursor.statusCode, 400);
     t.match(foreignCursor.json().error, { code: 'invalid_cursor', param: 'cursor' });
@@ -242,6 +351,10 @@ t.test('API keys over HTTP', async (t) => {
     t.match(over.json().error, { type: 'validation_error', code: 'workspace_limit_reached' });
     await h.request(fresh.apiKey, 'DELETE', `/keys/${made[0]}`);
     const race = await Promise.all([1, 2, 3, 4].map(() => newKey(h, fresh.apiKey, { scopes: [] })));
-    t.same(race.map((r) => r.statusCode).sort(), [201, 422, 422, 422], 'one free place, four concurrent creates: one wins');
+    t.same(
+      race.map((r) => r.statusCode).sort(),
+      [201, 422, 422, 422],
+      'one free place, four concurrent creates: one wins',
+    );
   });
 });

@@ -10,7 +10,11 @@ t.test('an owner key answers /ping and /keys/self', async (t) => {
   t.match(ping.headers['request-id'], /^req_[0-9a-f]{24}$/);
   const self = await h.request(ws.apiKey, 'GET', '/keys/self');
   t.equal(self.json().object, 'api_key');
-  t.same(Object.keys(ping.json()).sort(), ['grantedScopes', 'keyId', 'kind', 'mode', 'ok', 'roleId', 'scopes', 'workspaceId'], 'no object field, no allowlists');
+  t.same(
+    Object.keys(ping.json()).sort(),
+    ['grantedScopes', 'keyId', 'kind', 'mode', 'ok', 'roleId', 'scopes', 'workspaceId'],
+    'no object field, no allowlists',
+  );
   t.equal(ping.json().keyId, self.json().id);
   t.notOk(self.json().scopes.includes('workspace:manage'));
 });

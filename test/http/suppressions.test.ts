@@ -7,7 +7,14 @@ import { startTestApp, type TestApp } from '../support/app.ts';
 const UNKNOWN_ID = '00000000-0000-4000-8000-000000000000';
 
 /** Bounce and complaint entries come from the sending pipeline, which calls the command directly. */
-function pipelineAdds(h: TestApp, workspaceId: string, email: string, reason: SuppressionReason, detail: string | null, now = new Date().toISOString()) {
+function pipelineAdds(
+  h: TestApp,
+  workspaceId: string,
+  email: string,
+  reason: SuppressionReason,
+  detail: string | null,
+  now = new Date().toISOString(),
+) {
   return addSuppression(h.system.commands, { workspaceId, kind: 'system', id: null }, { email, reason, detail }, now);
 }
 
@@ -31,7 +38,13 @@ t.test('POST creates (201), repeats answer the same row (200), GET reads it back
   const created = await h.request(ws.apiKey, 'POST', '/suppressions', { email: 'someone@example.com' });
   t.equal(created.statusCode, 201);
   const row = created.json();
-  t.match(row, { object: 'suppression', email: 'someone@example.com', reason: 'manual', detail: null, removable: true });
+  t.match(row, {
+    object: 'suppression',
+    email: 'someone@example.com',
+    reason: 'manual',
+    detail: null,
+    removable: true,
+  });
   t.match(row.id, /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
   t.ok(!Number.isNaN(Date.parse(row.createdAt)));
   t.match(created.headers['request-id'], /^req_/);
@@ -52,7 +65,13 @@ t.test('POST creates (201), repeats answer the same row (200), GET reads it back
 
   const added = await storedEvents(h, ws.workspaceId, 'SuppressionAdded');
   t.equal(added.length, 1, 'one event for the new entry, none for the repeats');
-  t.match(added[0]!.data, { suppressionId: row.id, email: 'someone@example.com', reason: 'manual', detail: null, removable: true });
+  t.match(added[0]!.data, {
+    suppressionId: row.id,
+    email: 'someone@example.com',
+    reason: 'manual',
+    detail: null,
+    removable: true,
+  });
   t.match(added[0]!.metadata, { workspaceId: ws.workspaceId, actor: { kind: 'apiKey' } });
 });
 
@@ -60,7 +79,9 @@ t.test('concurrent POSTs of one address: exactly one 201 and one row', async (t)
   const h = await startTestApp(t);
   const ws = await h.workspace();
   const answers = await Promise.all(
-    Array.from({ length: 8 }, (_, i) => h.request(ws.apiKey, 'POST', '/suppressions', { email: i % 2 ? 'Race@Example.com' : 'race@example.com ' })),
+    Array.from({ length: 8 }, (_, i) =>
+      h.request(ws.apiKey, 'POST', '/suppressions', { email: i % 2 ? 'Race@Example.com' : 'race@example.com ' }),
+    ),
   );
   t.same(answers.map((a) => a.statusCode).sort(), [200, 200, 200, 200, 200, 200, 200, 201]);
   t.equal(new Set(answers.map((a) => a.json().id)).size, 1, 'every answer carries the one entry');
@@ -77,9 +98,15 @@ t.test('DELETE removes; the address can be added again under a new id', async (t
   const removed = await h.request(ws.apiKey, 'DELETE', `/suppressions/${first.id}`);
   t.equal(removed.statusCode, 200);
   t.same(removed.json(), { object: 'suppression', id: first.id, deleted: true });
-  t.equal((await h.request(ws.apiKey, 'GET', `/suppressions/${first.id}`)).statusCode, 404, 'read right after the delete sees it');
+  t.equal(
+    (await h.request(ws.apiKey, 'GET', `/suppressions/${first.id}`)).statusCode,
+    404,
+    'read right after the delete sees it',
+  );
   t.same(emailsOf(await h.request(ws.apiKey, 'GET', '/suppressions')), []);
-  t.match((await h.request(ws.apiKey, 'DELETE', `/suppressions/${first.id}`)).json().error, { code: 'resource_not_found' });
+  t.match((await h.request(ws.apiKey, 'DELETE', `/suppressions/${first.id}`)).json().error, {
+    code: 'resource_not_found',
+  });
 
   const again = await h.request(ws.apiKey, 'POST', '/suppressions', { email: 'gone@example.com' });
   t.equal(again.statusCode, 201);
@@ -88,7 +115,9 @@ t.test('DELETE removes; the address can be added again under a new id', async (t
   t.equal((await h.request(ws.apiKey, 'GET', `/suppressions/${again.json().id}`)).statusCode, 200);
 
   t.equal((await storedEvents(h, ws.workspaceId, 'SuppressionAdded')).length, 2);
-  t.match(await storedEvents(h, ws.workspaceId, 'SuppressionRemoved'), [{ data: { suppressionId: first.id, email: 'gone@example.com' } }]);
+  t.match(await storedEvents(h, ws.workspaceId, 'SuppressionRemoved'), [
+    { data: { suppressionId: first.id, email: 'gone@example.com' } },
+  ]);
 });
 
 t.test('a hard bounce is permanent; a complaint is removable', async (t) => {
@@ -99,7 +128,12 @@ t.test('a hard bounce is permanent; a complaint is removable', async (t) => {
   const complaint = await pipelineAdds(h, ws.workspaceId, 'annoyed@example.com', 'complaint', 'spam report');
 
   const read = await h.request(ws.apiKey, 'GET', `/suppressions/${bounce.suppressionId}`);
-  t.match(read.json(), { email: 'bounced@example.com', reason: 'bounce', detail: '550 5.1.1 no such user', removable: false });
+  t.match(read.json(), {
+    email: 'bounced@example.com',
+    reason: 'bounce',
+    detail: '550 5.1.1 no such user',
+    removable: false,
+  });
 
   const refused = await h.request(ws.apiKey, 'DELETE', `/suppressions/${bounce.suppressionId}`);
   t.equal(refused.statusCode, 409);
@@ -109,7 +143,11 @@ t.test('a hard bounce is permanent; a complaint is removable', async (t) => {
   const manual = await h.request(ws.apiKey, 'POST', '/suppressions', { email: 'bounced@example.com' });
   t.equal(manual.statusCode, 200, 'present already, whatever its reason');
   t.match(manual.json(), { id: bounce.suppressionId, reason: 'bounce', removable: false });
-  t.match(await pipelineAdds(h, ws.workspaceId, 'bounced@example.com', 'complaint', null), { created: false, suppressionId: bounce.suppressionId, entry: { reason: 'bounce' } });
+  t.match(await pipelineAdds(h, ws.workspaceId, 'bounced@example.com', 'complaint', null), {
+    created: false,
+    suppressionId: bounce.suppressionId,
+    entry: { reason: 'bounce' },
+  });
 
   t.equal((await h.request(ws.apiKey, 'DELETE', `/suppressions/${complaint.suppressionId}`)).statusCode, 200);
   t.equal((await storedEvents(h, ws.workspaceId, 'SuppressionAdded')).length, 2);
@@ -138,7 +176,11 @@ t.test('q searches address, reason and detail, ignoring case, with % and _ taken
   t.same(await search('t_l'), ['first_last@example.org']);
   t.same(await search('\\'), ['firstxlast@example.net'], 'a backslash is no escape');
   t.same(await search('nowhere'), []);
-  t.same(await search(''), ['first_last@example.org', 'firstxlast@example.net', 'full@example.com', 'plain@example.com'], 'empty q filters nothing');
+  t.same(
+    await search(''),
+    ['first_last@example.org', 'firstxlast@example.net', 'full@example.com', 'plain@example.com'],
+    'empty q filters nothing',
+  );
 
   const both = await h.request(ws.apiKey, 'GET', '/suppressions?q=example&reason=complaint');
   t.same([...emailsOf(both)].sort(), ['first_last@example.org', 'firstxlast@example.net']);
@@ -155,7 +197,11 @@ t.test('reason filter', async (t) => {
   await pipelineAdds(h, ws.workspaceId, 'b@example.com', 'bounce', null);
   await pipelineAdds(h, ws.workspaceId, 'c@example.com', 'complaint', null);
   await h.request(ws.apiKey, 'POST', '/suppressions', { email: 'm@example.com' });
-  for (const [reason, email] of [['bounce', 'b@example.com'], ['complaint', 'c@example.com'], ['manual', 'm@example.com']]) {
+  for (const [reason, email] of [
+    ['bounce', 'b@example.com'],
+    ['complaint', 'c@example.com'],
+    ['manual', 'm@example.com'],
+  ]) {
     t.same(emailsOf(await h.request(ws.apiKey, 'GET', `/suppressions?reason=${reason}`)), [email]);
   }
   const bad = await h.request(ws.apiKey, 'GET', '/suppressions?reason=unsubscribe');
@@ -168,10 +214,12 @@ t.test('limit and cursor', async (t) => {
   const ws = await h.workspace();
   const other = await h.workspace();
   for (const key of [ws.apiKey, other.apiKey]) {
-    for (const email of ['one@example.com', 'two@example.com']) await h.request(key, 'POST', '/suppressions', { email });
+    for (const email of ['one@example.com', 'two@example.com'])
+      await h.request(key, 'POST', '/suppressions', { email });
   }
 
-  for (const limit of [1, 100]) t.equal((await h.request(ws.apiKey, 'GET', `/suppressions?limit=${limit}`)).statusCode, 200, `limit=${limit}`);
+  for (const limit of [1, 100])
+    t.equal((await h.request(ws.apiKey, 'GET', `/suppressions?limit=${limit}`)).statusCode, 200, `limit=${limit}`);
   for (const limit of ['0', '101', 'ten', '1.5']) {
     const res = await h.request(ws.apiKey, 'GET', `/suppressions?limit=${limit}`);
     t.equal(res.statusCode, 422, `limit=${limit}`);
@@ -181,7 +229,9 @@ t.test('limit and cursor', async (t) => {
   const first = (await h.request(ws.apiKey, 'GET', '/suppressions?limit=1')).json();
   t.equal(first.hasMore, true);
   t.type(first.nextCursor, 'string');
-  const second = (await h.request(ws.apiKey, 'GET', `/suppressions?limit=1&cursor=${encodeURIComponent(first.nextCursor)}`)).json();
+  const second = (
+    await h.request(ws.apiKey, 'GET', `/suppressions?limit=1&cursor=${encodeURIComponent(first.nextCursor)}`)
+  ).json();
   t.same(second.data.length, 1);
   t.equal(second.hasMore, false);
   t.equal(second.nextCursor, null);
@@ -202,7 +252,14 @@ t.test('a paging walk sees every older row once, in order, while rows are added'
   // Several entries share one instant, so the walk also depends on the id tie-break.
   const base = Date.parse('2026-03-01T00:00:00.000Z');
   for (let i = 0; i < 11; i++) {
-    await pipelineAdds(h, ws.workspaceId, `user${i}@example.com`, 'complaint', null, new Date(base + Math.floor(i / 3) * 1000).toISOString());
+    await pipelineAdds(
+      h,
+      ws.workspaceId,
+      `user${i}@example.com`,
+      'complaint',
+      null,
+      new Date(base + Math.floor(i / 3) * 1000).toISOString(),
+    );
   }
   const everything = (await h.request(ws.apiKey, 'GET', '/suppressions?limit=100')).json().data;
   t.equal(everything.length, 11);
@@ -219,7 +276,10 @@ t.test('a paging walk sees every older row once, in order, while rows are added'
     await h.request(ws.apiKey, 'POST', '/suppressions', { email: `late${pages}@example.com` });
   } while (cursor);
   t.equal(pages, 4);
-  t.same(seen, everything.map((r: { id: string }) => r.id));
+  t.same(
+    seen,
+    everything.map((r: { id: string }) => r.id),
+  );
   t.equal((await h.request(ws.apiKey, 'GET', '/suppressions?limit=100')).json().data.length, 15);
 });
 
@@ -227,15 +287,26 @@ t.test('a paging walk survives rows deleted between pages, the cursor row includ
   const h = await startTestApp(t);
   const ws = await h.workspace();
   const ids: string[] = [];
-  for (let i = 0; i < 30; i++) ids.push((await h.request(ws.apiKey, 'POST', '/suppressions', { email: `gone${i}@example.com` })).json().id);
+  for (let i = 0; i < 30; i++)
+    ids.push((await h.request(ws.apiKey, 'POST', '/suppressions', { email: `gone${i}@example.com` })).json().id);
   const newestFirst = [...ids].reverse();
   const page1 = (await h.request(ws.apiKey, 'GET', '/suppressions')).json();
   t.equal(page1.data.length, 25, 'the default limit is 25');
-  t.same(page1.data.map((r: { id: string }) => r.id), newestFirst.slice(0, 25));
+  t.same(
+    page1.data.map((r: { id: string }) => r.id),
+    newestFirst.slice(0, 25),
+  );
   // The row the cursor points at, and the first row after it, go before the next page is read.
-  for (const id of [newestFirst[24]!, newestFirst[25]!]) t.equal((await h.request(ws.apiKey, 'DELETE', `/suppressions/${id}`)).statusCode, 200);
-  const page2 = (await h.request(ws.apiKey, 'GET', `/suppressions?cursor=${encodeURIComponent(page1.nextCursor)}`)).json();
-  t.same(page2.data.map((r: { id: string }) => r.id), newestFirst.slice(26), 'the walk goes on after the deleted rows, nothing skipped or repeated');
+  for (const id of [newestFirst[24]!, newestFirst[25]!])
+    t.equal((await h.request(ws.apiKey, 'DELETE', `/suppressions/${id}`)).statusCode, 200);
+  const page2 = (
+    await h.request(ws.apiKey, 'GET', `/suppressions?cursor=${encodeURIComponent(page1.nextCursor)}`)
+  ).json();
+  t.same(
+    page2.data.map((r: { id: string }) => r.id),
+    newestFirst.slice(26),
+    'the walk goes on after the deleted rows, nothing skipped or repeated',
+  );
   t.equal(page2.hasMore, false);
 });
 
@@ -252,7 +323,11 @@ t.test('ids of another workspace, unknown and malformed ids are all 404', async 
     }
   }
   t.same(emailsOf(await h.request(ws.apiKey, 'GET', '/suppressions')), [], 'lists hold only the own workspace');
-  t.equal((await h.request(other.apiKey, 'GET', `/suppressions/${foreign.id}`)).statusCode, 200, 'the foreign entry is untouched');
+  t.equal(
+    (await h.request(other.apiKey, 'GET', `/suppressions/${foreign.id}`)).statusCode,
+    200,
+    'the foreign entry is untouched',
+  );
 });
 
 t.test('a narrowed key reads the whole list but cannot change it', async (t) => {
@@ -289,13 +364,20 @@ t.test('scopes', async (t) => {
   const stranger = await keyWith(h, ws.apiKey, { scopes: ['emails:send'] });
 
   t.equal((await h.request(reader, 'GET', '/suppressions')).statusCode, 200);
-  for (const [method, path, body] of [['POST', '/suppressions', { email: 'y@example.com' }], ['DELETE', `/suppressions/${existing.id}`, undefined]] as const) {
+  for (const [method, path, body] of [
+    ['POST', '/suppressions', { email: 'y@example.com' }],
+    ['DELETE', `/suppressions/${existing.id}`, undefined],
+  ] as const) {
     const res = await h.request(reader, method, path, body);
     t.equal(res.statusCode, 403, `${method} without settings:write`);
     t.match(res.json().error, { type: 'permission_error', code: 'insufficient_scope' });
   }
   for (const path of ['/suppressions', `/suppressions/${existing.id}`]) {
-    t.match((await h.request(stranger, 'GET', path)).json().error, { code: 'insufficient_scope' }, `GET ${path} without settings:read`);
+    t.match(
+      (await h.request(stranger, 'GET', path)).json().error,
+      { code: 'insufficient_scope' },
+      `GET ${path} without settings:read`,
+    );
   }
   t.equal((await h.request(null, 'GET', '/suppressions')).statusCode, 401);
   t.same(emailsOf(await h.request(ws.apiKey, 'GET', '/suppressions')), ['x@example.com']);
@@ -347,9 +429,17 @@ t.test('a rebuilt suppression list equals the live one, indexes included', async
   const projector = h.system.runner.projectors.find((p) => p.name === 'suppressions')!;
   const rows = async (schema: string) => (await pool.query(`SELECT * FROM ${schema}.suppressions ORDER BY id`)).rows;
   const indexes = async (schema: string) =>
-    (await pool.query(`SELECT indexname FROM pg_indexes WHERE schemaname = $1 AND tablename = 'suppressions' ORDER BY 1`, [schema])).rows.map((r) => r.indexname);
+    (
+      await pool.query(
+        `SELECT indexname FROM pg_indexes WHERE schemaname = $1 AND tablename = 'suppressions' ORDER BY 1`,
+        [schema],
+      )
+    ).rows.map((r) => r.indexname);
 
-  await rebuildProjection(db, pool, h.system.store, h.system.runner, projector, { swap: false, schema: 'compare_suppressions' });
+  await rebuildProjection(db, pool, h.system.store, h.system.runner, projector, {
+    swap: false,
+    schema: 'compare_suppressions',
+  });
   t.same(await rows('compare_suppressions'), await rows('public'));
   t.same(await indexes('compare_suppressions'), await indexes('public'));
   t.ok((await indexes('public')).includes('suppressions_search'), 'pg_trgm index in place');
@@ -361,5 +451,9 @@ t.test('a rebuilt suppression list equals the live one, indexes included', async
   t.same(await rows('public'), live, 'swapped in');
   t.same(await indexes('public'), liveIndexes);
   t.equal((await h.request(ws.apiKey, 'POST', '/suppressions', { email: 'after@example.com' })).statusCode, 201);
-  t.equal((await h.request(ws.apiKey, 'GET', '/suppressions?q=after')).json().data.length, 1, 'the live projector writes into the swapped table');
+  t.equal(
+    (await h.request(ws.apiKey, 'GET', '/suppressions?q=after')).json().data.length,
+    1,
+    'the live projector writes into the swapped table',
+  );
 });

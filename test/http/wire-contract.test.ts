@@ -51,7 +51,12 @@ t.test('wire contract', async (t) => {
     const res = await h.request(ws.apiKey, 'POST', '/keys', '{"scopes": [');
     t.equal(res.statusCode, 400);
     t.match(res.json().error, { type: 'invalid_request_error', code: 'malformed_json' });
-    const empty = await h.app.inject({ method: 'POST', url: '/keys', payload: '', headers: { authorization: `Bearer ${ws.apiKey}`, 'content-type': 'application/json' } });
+    const empty = await h.app.inject({
+      method: 'POST',
+      url: '/keys',
+      payload: '',
+      headers: { authorization: `Bearer ${ws.apiKey}`, 'content-type': 'application/json' },
+    });
     t.equal(empty.json().error.code, 'malformed_json');
   });
 
@@ -59,7 +64,12 @@ t.test('wire contract', async (t) => {
     const big = await h.request(ws.apiKey, 'POST', '/keys', JSON.stringify({ name: 'x'.repeat(2 * 1024 * 1024) }));
     t.equal(big.statusCode, 413);
     t.match(big.json().error, { type: 'invalid_request_error', code: 'body_too_large' });
-    const xml = await h.app.inject({ method: 'POST', url: '/keys', payload: '<key/>', headers: { authorization: `Bearer ${ws.apiKey}`, 'content-type': 'application/xml' } });
+    const xml = await h.app.inject({
+      method: 'POST',
+      url: '/keys',
+      payload: '<key/>',
+      headers: { authorization: `Bearer ${ws.apiKey}`, 'content-type': 'application/xml' },
+    });
     t.equal(xml.statusCode, 400);
     t.match(xml.json().error, { type: 'invalid_request_error', code: 'invalid_request' });
   });
@@ -106,7 +116,8 @@ t.test('wire contract', async (t) => {
     t.equal(res.statusCode, 200);
     const doc = res.json();
     t.equal(doc.openapi, '3.1.0');
-    for (const path of ['/ping', '/keys/self', '/keys/self/rotate', '/keys/self/requests', '/keys', '/keys/{id}']) t.ok(doc.paths[path], path);
+    for (const path of ['/ping', '/keys/self', '/keys/self/rotate', '/keys/self/requests', '/keys', '/keys/{id}'])
+      t.ok(doc.paths[path], path);
     const body = doc.paths['/keys'].post.requestBody.content['application/json'].schema;
     t.ok(body.properties.scopes);
     t.equal(body.additionalProperties, false);
@@ -148,41 +159,50 @@ t.test('wire contract', async (t) => {
     t.equal((await h.request(key, 'GET', '/ping')).headers['ratelimit-remaining'], '598');
   });
 
-  t.test('rate limit: unknown key ids, wrong secrets and dead keys are counted by address, never under a key', async (t) => {
-    await awayFromMinuteEnd();
-    const windowStart = Math.floor(Date.now() / 60_000) * 60_000;
-    const counts = async () =>
-      new Map<string, number>(
-        (await h.system.database.pool.query('SELECT identity, count FROM rate_limit_windows WHERE window_start = $1', [windowStart])).rows.map((r) => [
-          r.identity,
-          r.count,
-        ]),
+  t.test(
+    'rate limit: unknown key ids, wrong secrets and dead keys are counted by address, never under a key',
+    async (t) => {
+      await awayFromMinuteEnd();
+      const windowStart = Math.floor(Date.now() / 60_000) * 60_000;
+      const counts = async () =>
+        new Map<string, number>(
+          (
+            await h.system.database.pool.query(
+              'SELECT identity, count FROM rate_limit_windows WHERE window_start = $1',
+              [windowStart],
+            )
+          ).rows.map((r) => [r.identity, r.count]),
+        );
+      const live = (await h.request(ws.apiKey, 'POST', '/keys', { scopes: [] })).json();
+      const dead = (await h.request(ws.apiKey, 'POST', '/keys', { scopes: [] })).json();
+      t.equal((await h.request(ws.apiKey, 'DELETE', `/keys/${dead.id}`)).statusCode, 200);
+      const unknownId = 'q'.repeat(24);
+      const before = await counts();
+      const refusals: [string, string][] = [
+        [`wms_live_${unknownId}_${'A'.repeat(43)}`, 'invalid_api_key'],
+        [`wms_live_${unknownId}_${'B'.repeat(43)}`, 'invalid_api_key'],
+        [`${live.token.slice(0, -43)}${'C'.repeat(43)}`, 'invalid_api_key'],
+        [live.token.replace('wms_live_', 'wms_test_'), 'invalid_api_key'],
+        [dead.token, 'revoked_api_key'],
+        ['wms_live_short', 'invalid_api_key'],
+      ];
+      for (const [token, code] of refusals) {
+        const res = await h.request(token, 'GET', '/ping');
+        t.equal(res.statusCode, 401);
+        t.equal(res.json().error.code, code);
+        t.equal(res.headers['ratelimit-limit'], '600');
+      }
+      const after = await counts();
+      t.notOk(after.has(`key:${unknownId}`), 'an unknown key id makes no counter row');
+      t.notOk(after.has(`key:${live.id}`), "a wrong secret or mode spends nothing of the key's allowance");
+      t.notOk(after.has(`key:${dead.id}`), 'a revoked key is counted by address');
+      t.equal(
+        after.get('ip:127.0.0.1')! - (before.get('ip:127.0.0.1') ?? 0),
+        refusals.length,
+        'each refusal counted once, by address',
       );
-    const live = (await h.request(ws.apiKey, 'POST', '/keys', { scopes: [] })).json();
-    const dead = (await h.request(ws.apiKey, 'POST', '/keys', { scopes: [] })).json();
-    t.equal((await h.request(ws.apiKey, 'DELETE', `/keys/${dead.id}`)).statusCode, 200);
-    const unknownId = 'q'.repeat(24);
-    const before = await counts();
-    const refusals: [string, string][] = [
-      [`wms_live_${unknownId}_${'A'.repeat(43)}`, 'invalid_api_key'],
-      [`wms_live_${unknownId}_${'B'.repeat(43)}`, 'invalid_api_key'],
-      [`${live.token.slice(0, -43)}${'C'.repeat(43)}`, 'invalid_api_key'],
-      [live.token.replace('wms_live_', 'wms_test_'), 'invalid_api_key'],
-      [dead.token, 'revoked_api_key'],
-      ['wms_live_short', 'invalid_api_key'],
-    ];
-    for (const [token, code] of refusals) {
-      const res = await h.request(token, 'GET', '/ping');
-      t.equal(res.statusCode, 401);
-      t.equal(res.json().error.code, code);
-      t.equal(res.headers['ratelimit-limit'], '600');
-    }
-    const after = await counts();
-    t.notOk(after.has(`key:${unknownId}`), 'an unknown key id makes no counter row');
-    t.notOk(after.has(`key:${live.id}`), "a wrong secret or mode spends nothing of the key's allowance");
-    t.notOk(after.has(`key:${dead.id}`), 'a revoked key is counted by address');
-    t.equal(after.get('ip:127.0.0.1')! - (before.get('ip:127.0.0.1') ?? 0), refusals.length, 'each refusal counted once, by address');
-  });
+    },
+  );
 
   t.test('rate limit: one count across several servers on one database', async (t) => {
     const app2 = await secondServer(t, h.url);
@@ -202,11 +222,19 @@ t.test('wire contract', async (t) => {
   t.test('a revocation or a role change through one server applies to the next request on another', async (t) => {
     const app2 = await secondServer(t, h.url);
     const fresh = await h.workspace();
-    const ping = (key: string) => app2.inject({ method: 'GET', url: '/ping', headers: { authorization: `Bearer ${key}` } });
-    const role = (await h.request(fresh.apiKey, 'POST', '/roles', { name: 'Readers', permissions: ['roles:read', 'emails:read'] })).json();
-    const key = (await h.request(fresh.apiKey, 'POST', '/keys', { scopes: ['roles:read', 'emails:read'], roleId: role.id })).json();
+    const ping = (key: string) =>
+      app2.inject({ method: 'GET', url: '/ping', headers: { authorization: `Bearer ${key}` } });
+    const role = (
+      await h.request(fresh.apiKey, 'POST', '/roles', { name: 'Readers', permissions: ['roles:read', 'emails:read'] })
+    ).json();
+    const key = (
+      await h.request(fresh.apiKey, 'POST', '/keys', { scopes: ['roles:read', 'emails:read'], roleId: role.id })
+    ).json();
     t.same((await ping(key.token)).json().scopes, ['emails:read', 'roles:read']);
-    t.equal((await h.request(fresh.apiKey, 'PATCH', `/roles/${role.id}`, { permissions: ['emails:read'] })).statusCode, 200);
+    t.equal(
+      (await h.request(fresh.apiKey, 'PATCH', `/roles/${role.id}`, { permissions: ['emails:read'] })).statusCode,
+      200,
+    );
     t.same((await ping(key.token)).json().scopes, ['emails:read'], 'the narrowed role bounds the key at once');
     t.equal((await h.request(fresh.apiKey, 'DELETE', `/keys/${key.id}`)).statusCode, 200);
     const revoked = await ping(key.token);

@@ -93,7 +93,9 @@ t.test('file outbox', async (t) => {
 
   t.test('concurrent sends each get their own file', async (t) => {
     const before = (await readdir(dir)).length;
-    const sent = await Promise.all(Array.from({ length: 5 }, () => outbox.send({ ...notice, to: ['one@example.com'] })));
+    const sent = await Promise.all(
+      Array.from({ length: 5 }, () => outbox.send({ ...notice, to: ['one@example.com'] })),
+    );
     t.equal(new Set(sent.map((s) => s.messageId)).size, 5, 'distinct message ids');
     t.equal((await readdir(dir)).length, before + 5, 'five more files');
   });
@@ -194,7 +196,12 @@ t.test('SMTP', async (t) => {
     const failure = error as MailSendError;
     t.equal(failure.code, 'EAUTH');
     t.equal(failure.responseCode, 535);
-    const everything = [String(failure), failure.stack ?? '', inspect(failure, { depth: 10, showHidden: true }), JSON.stringify(failure)].join('\n');
+    const everything = [
+      String(failure),
+      failure.stack ?? '',
+      inspect(failure, { depth: 10, showHidden: true }),
+      JSON.stringify(failure),
+    ].join('\n');
     for (const form of [
       wrong,
       encodeURIComponent(wrong),

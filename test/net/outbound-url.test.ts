@@ -175,7 +175,9 @@ function lookupOnce(
   hostname: string,
   options: { all?: boolean; family?: number },
 ): Promise<{ error: NodeJS.ErrnoException | null; address: string | LookupAddress[]; family?: number }> {
-  return new Promise((resolve) => lookup(hostname, options, (error, address, family) => resolve({ error, address, family })));
+  return new Promise((resolve) =>
+    lookup(hostname, options, (error, address, family) => resolve({ error, address, family })),
+  );
 }
 
 /** A resolver that answers from a table, for names that must not reach real DNS. */
@@ -186,7 +188,10 @@ function fakeResolver(table: Record<string, string[]>): Resolver {
       if (!addresses) {
         callback(Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: 'ENOTFOUND' }), []);
       } else {
-        callback(null, addresses.map((address) => ({ address, family: address.includes(':') ? 6 : 4 })));
+        callback(
+          null,
+          addresses.map((address) => ({ address, family: address.includes(':') ? 6 : 4 })),
+        );
       }
     });
   };
@@ -217,7 +222,11 @@ t.test('guardedLookup', async (t) => {
     t.equal(answer.error?.code, BLOCKED_ADDRESS, `production: ${name} is refused when any address is private`);
   }
   const pub = await lookupOnce(guardedLookup(production, dns), 'public.example', {});
-  t.same([pub.error, pub.address, pub.family], [null, '93.184.216.34', 4], 'a public name resolves to its first address');
+  t.same(
+    [pub.error, pub.address, pub.family],
+    [null, '93.184.216.34', 4],
+    'a public name resolves to its first address',
+  );
   const pubAll = await lookupOnce(guardedLookup(production, dns), 'public.example', { all: true });
   t.same(pubAll.address, [
     { address: '93.184.216.34', family: 4 },
@@ -242,16 +251,23 @@ t.test('outbound agents', async (t) => {
   const port = (server.address() as AddressInfo).port;
   const dns = fakeResolver({ 'receiver.example': ['127.0.0.1'], localhost: ['127.0.0.1', '::1'] });
 
-  function get(url: string, agents: ReturnType<typeof createOutboundAgents>): Promise<{ status: number; body: string }> {
+  function get(
+    url: string,
+    agents: ReturnType<typeof createOutboundAgents>,
+  ): Promise<{ status: number; body: string }> {
     return new Promise((resolve, reject) => {
       const secure = url.startsWith('https:');
-      const request = (secure ? https : http).get(url, { agent: secure ? agents.https : agents.http, timeout: 5_000 }, (response) => {
-        let body = '';
-        response.setEncoding('utf8');
-        response.on('data', (chunk: string) => (body += chunk));
-        response.on('end', () => resolve({ status: response.statusCode ?? 0, body }));
-        response.on('error', reject);
-      });
+      const request = (secure ? https : http).get(
+        url,
+        { agent: secure ? agents.https : agents.http, timeout: 5_000 },
+        (response) => {
+          let body = '';
+          response.setEncoding('utf8');
+          response.on('data', (chunk: string) => (body += chunk));
+          response.on('end', () => resolve({ status: response.statusCode ?? 0, body }));
+          response.on('error', reject);
+        },
+      );
       request.on('timeout', () => request.destroy(new Error('timed out')));
       request.on('error', reject);
     });
@@ -276,7 +292,11 @@ t.test('outbound agents', async (t) => {
     }
     const withSystemDns = createOutboundAgents(production);
     t.teardown(() => withSystemDns.http.destroy());
-    await t.rejects(get(`http://localhost:${port}/`, withSystemDns), { code: BLOCKED_ADDRESS }, 'system DNS: localhost is refused');
+    await t.rejects(
+      get(`http://localhost:${port}/`, withSystemDns),
+      { code: BLOCKED_ADDRESS },
+      'system DNS: localhost is refused',
+    );
     t.equal(peers.length, 0, 'the server saw no request');
   });
 
@@ -292,6 +312,10 @@ t.test('outbound agents', async (t) => {
     t.same(second, { status: 200, body: 'pong' });
     t.equal(peers.length, 2);
     t.equal(peers[0], peers[1], 'the second request reused the first connection');
-    t.same(await get(`http://receiver.example:${port}/`, agents), { status: 200, body: 'pong' }, 'through the lookup too');
+    t.same(
+      await get(`http://receiver.example:${port}/`, agents),
+      { status: 200, body: 'pong' },
+      'through the lookup too',
+    );
   });
 });

@@ -18,7 +18,13 @@ const ADDRESS = { one: '127.0.0.1', two: '127.0.0.2', three: '127.0.0.3' } as co
 async function setup(t: Test, options: Partial<DirectDeliveryOptions> = {}) {
   const dns = await startDnsServer(t);
   const port = await sharedFreePort(Object.values(ADDRESS));
-  const delivery = new DirectDelivery({ dns: new NodeDns({ servers: [dns.address], timeoutMs: 3000 }), heloName: 'mta.sender.test', port, allowPrivateAddresses: true, ...options });
+  const delivery = new DirectDelivery({
+    dns: new NodeDns({ servers: [dns.address], timeoutMs: 3000 }),
+    heloName: 'mta.sender.test',
+    port,
+    allowPrivateAddresses: true,
+    ...options,
+  });
   t.teardown(() => delivery.close());
   return { dns, port, delivery };
 }
@@ -29,7 +35,10 @@ function signed() {
   signedOnce ??= (async () => {
     const key = await generateDkimKeyPair();
     const { raw } = await composeMessage(fullMessage());
-    return { raw: await signMessage(raw, { domain: DOMAIN, selector: SELECTOR, privateKeyPem: key.privateKeyPem }), publicKey: key };
+    return {
+      raw: await signMessage(raw, { domain: DOMAIN, selector: SELECTOR, privateKeyPem: key.privateKeyPem }),
+      publicKey: key,
+    };
   })();
   return signedOnce;
 }
@@ -47,10 +56,16 @@ t.test('250: delivered to the MX; the mail arrives whole and its DKIM signature 
   dns.set('mx.example.org', { A: [ADDRESS.one] });
   const mx = await startMxServer(t, ADDRESS.one, port);
 
-  const outcomes = await delivery.deliver(await request(['ann@example.org', 'bob@example.org', 'carol@example.org', 'hidden@example.org']));
+  const outcomes = await delivery.deliver(
+    await request(['ann@example.org', 'bob@example.org', 'carol@example.org', 'hidden@example.org']),
+  );
   t.equal(outcomes.length, 4);
   for (const outcome of outcomes) {
-    t.match(outcome, { status: 'delivered', code: 250, enhancedCode: null, mx: 'mx.example.org', tls: false }, 'smtp-server gives no enhanced code with 250');
+    t.match(
+      outcome,
+      { status: 'delivered', code: 250, enhancedCode: null, mx: 'mx.example.org', tls: false },
+      'smtp-server gives no enhanced code with 250',
+    );
     t.match(outcome.response, /^250 /);
   }
   t.equal(mx.received.length, 1, 'one message for the four recipients');
@@ -68,7 +83,10 @@ t.test('250: delivered to the MX; the mail arrives whole and its DKIM signature 
   t.equal(mail.text, sent.text);
   t.equal(mail.html, sent.html);
   t.equal(mail.headers.get('x-campaign'), 'spring-2026');
-  t.ok(mail.attachments.find((a) => a.filename === 'bytes.bin')?.content.equals(Buffer.from(binary)), 'the binary attachment is intact');
+  t.ok(
+    mail.attachments.find((a) => a.filename === 'bytes.bin')?.content.equals(Buffer.from(binary)),
+    'the binary attachment is intact',
+  );
   t.equal(mail.attachments.find((a) => a.filename === 'logo.png')?.cid, 'logo@sender');
 
   publishDkim(dns, (await signed()).publicKey);
@@ -98,10 +116,18 @@ t.test('4xx then 250: deferred with the reply, delivered on the next try over th
   const { dns, port, delivery } = await setup(t);
   dns.set(RCPT_DOMAIN, { MX: [{ exchange: 'mx.example.org', priority: 10 }] });
   dns.set('mx.example.org', { A: [ADDRESS.one] });
-  const mx = await startMxServer(t, ADDRESS.one, port, { data: (n) => (n === 1 ? { code: 451, message: '4.7.1 Greylisted, try again later' } : null) });
+  const mx = await startMxServer(t, ADDRESS.one, port, {
+    data: (n) => (n === 1 ? { code: 451, message: '4.7.1 Greylisted, try again later' } : null),
+  });
 
   const [first] = await delivery.deliver(await request());
-  t.match(first, { recipient: 'ann@example.org', status: 'deferred', code: 451, enhancedCode: '4.7.1', mx: 'mx.example.org' });
+  t.match(first, {
+    recipient: 'ann@example.org',
+    status: 'deferred',
+    code: 451,
+    enhancedCode: '4.7.1',
+    mx: 'mx.example.org',
+  });
   t.match(first?.response, /^451 4\.7\.1 Greylisted/);
   t.equal(mx.received.length, 0);
 
@@ -115,7 +141,9 @@ t.test('5xx: the recipient bounces with the reply', async (t) => {
   const { dns, port, delivery } = await setup(t);
   dns.set(RCPT_DOMAIN, { MX: [{ exchange: 'mx.example.org', priority: 10 }] });
   dns.set('mx.example.org', { A: [ADDRESS.one] });
-  const mx = await startMxServer(t, ADDRESS.one, port, { rcpt: () => ({ code: 550, message: '5.1.1 No such user here' }) });
+  const mx = await startMxServer(t, ADDRESS.one, port, {
+    rcpt: () => ({ code: 550, message: '5.1.1 No such user here' }),
+  });
 
   const [outcome] = await delivery.deliver(await request());
   t.match(outcome, { status: 'bounced', code: 550, enhancedCode: '5.1.1', mx: 'mx.example.org' });
@@ -127,7 +155,9 @@ t.test('a mixed RCPT answer: two of three delivered, the refused one bounces', a
   const { dns, port, delivery } = await setup(t);
   dns.set(RCPT_DOMAIN, { MX: [{ exchange: 'mx.example.org', priority: 10 }] });
   dns.set('mx.example.org', { A: [ADDRESS.one] });
-  const mx = await startMxServer(t, ADDRESS.one, port, { rcpt: (address) => (address === 'bob@example.org' ? { code: 550, message: '5.1.1 No such user here' } : null) });
+  const mx = await startMxServer(t, ADDRESS.one, port, {
+    rcpt: (address) => (address === 'bob@example.org' ? { code: 550, message: '5.1.1 No such user here' } : null),
+  });
 
   const outcomes = await delivery.deliver(await request(['ann@example.org', 'bob@example.org', 'carol@example.org']));
   t.same(
@@ -180,7 +210,12 @@ t.test('connection refused: the next MX by preference takes the mail', async (t)
 
 t.test('no MX reachable: deferred, in our words, naming the last host tried', async (t) => {
   const { dns, delivery } = await setup(t);
-  dns.set(RCPT_DOMAIN, { MX: [{ exchange: 'primary.example.org', priority: 10 }, { exchange: 'backup.example.org', priority: 20 }] });
+  dns.set(RCPT_DOMAIN, {
+    MX: [
+      { exchange: 'primary.example.org', priority: 10 },
+      { exchange: 'backup.example.org', priority: 20 },
+    ],
+  });
   dns.set('primary.example.org', { A: [ADDRESS.two] });
   dns.set('backup.example.org', { A: [ADDRESS.three] });
 
@@ -191,7 +226,12 @@ t.test('no MX reachable: deferred, in our words, naming the last host tried', as
 
 t.test('a server that never greets is passed over after the greeting timeout', async (t) => {
   const { dns, port, delivery } = await setup(t, { greetingTimeoutMs: 500 });
-  dns.set(RCPT_DOMAIN, { MX: [{ exchange: 'slow.example.org', priority: 10 }, { exchange: 'fast.example.org', priority: 20 }] });
+  dns.set(RCPT_DOMAIN, {
+    MX: [
+      { exchange: 'slow.example.org', priority: 10 },
+      { exchange: 'fast.example.org', priority: 20 },
+    ],
+  });
   dns.set('slow.example.org', { A: [ADDRESS.two] });
   dns.set('fast.example.org', { A: [ADDRESS.one] });
   const slow = await startSilentServer(t, ADDRESS.two, port);
@@ -205,7 +245,12 @@ t.test('a server that never greets is passed over after the greeting timeout', a
 
 t.test('a server silent after the message: deferred, and not sent again elsewhere', async (t) => {
   const { dns, port, delivery } = await setup(t, { socketTimeoutMs: 500 });
-  dns.set(RCPT_DOMAIN, { MX: [{ exchange: 'slow.example.org', priority: 10 }, { exchange: 'other.example.org', priority: 20 }] });
+  dns.set(RCPT_DOMAIN, {
+    MX: [
+      { exchange: 'slow.example.org', priority: 10 },
+      { exchange: 'other.example.org', priority: 20 },
+    ],
+  });
   dns.set('slow.example.org', { A: [ADDRESS.one] });
   dns.set('other.example.org', { A: [ADDRESS.two] });
   await startMxServer(t, ADDRESS.one, port, { dataDelayMs: 10_000 });
@@ -224,7 +269,10 @@ t.test('a null MX (RFC 7505) bounces at once; nothing is contacted', async (t) =
   const [outcome] = await delivery.deliver(await request());
   t.match(outcome, { status: 'bounced', code: null, enhancedCode: '5.1.10', mx: null });
   t.match(outcome?.response, /null MX/);
-  t.notOk(dns.queries.some((q) => q.type === 'A'), 'no address was looked up');
+  t.notOk(
+    dns.queries.some((q) => q.type === 'A'),
+    'no address was looked up',
+  );
 });
 
 t.test('no MX but an A record: the domain itself is the mail host', async (t) => {
@@ -271,7 +319,12 @@ t.test('MX hosts on private or loopback addresses are not contacted unless allow
 t.test('MX hosts of equal preference are tried in random order', async (t) => {
   const draws = [0.9, 0.1];
   const { dns, port, delivery } = await setup(t, { random: () => draws.shift() ?? 0.5 });
-  dns.set(RCPT_DOMAIN, { MX: [{ exchange: 'a.example.org', priority: 10 }, { exchange: 'b.example.org', priority: 10 }] });
+  dns.set(RCPT_DOMAIN, {
+    MX: [
+      { exchange: 'a.example.org', priority: 10 },
+      { exchange: 'b.example.org', priority: 10 },
+    ],
+  });
   dns.set('a.example.org', { A: [ADDRESS.one] });
   dns.set('b.example.org', { A: [ADDRESS.two] });
   const a = await startMxServer(t, ADDRESS.one, port);
@@ -289,21 +342,30 @@ t.test('per-host limit: many deliveries at once share at most that many sessions
   const mx = await startMxServer(t, ADDRESS.one, port, { dataDelayMs: 20 });
 
   const base = await request();
-  const outcomes = await Promise.all(Array.from({ length: 12 }, (_, i) => delivery.deliver({ ...base, recipients: [`user${i}@example.org`] })));
-  t.ok(outcomes.every(([o]) => o?.status === 'delivered'), 'all delivered');
+  const outcomes = await Promise.all(
+    Array.from({ length: 12 }, (_, i) => delivery.deliver({ ...base, recipients: [`user${i}@example.org`] })),
+  );
+  t.ok(
+    outcomes.every(([o]) => o?.status === 'delivered'),
+    'all delivered',
+  );
   t.equal(mx.received.length, 12);
   t.ok(mx.peakConnections() <= 2, `at most 2 sessions at once (saw ${mx.peakConnections()})`);
   t.ok(mx.connections() <= 2, `sessions reused (opened ${mx.connections()})`);
   t.ok(mx.openConnections() > 0, 'idle sessions are kept for the next message');
 
   await delivery.close();
-  for (let waited = 0; mx.openConnections() > 0 && waited < 10_000; waited += 50) await new Promise((resolve) => setTimeout(resolve, 50));
+  for (let waited = 0; mx.openConnections() > 0 && waited < 10_000; waited += 50)
+    await new Promise((resolve) => setTimeout(resolve, 50));
   t.equal(mx.openConnections(), 0, 'close() ends the idle sessions');
 });
 
 t.test('a malformed request is refused before anything is sent', async (t) => {
   const { delivery } = await setup(t);
-  await t.rejects(delivery.deliver({ ...(await request()), recipients: ['a@example.org', 'b@example.net'] }), { name: 'TypeError', message: /one domain/ });
+  await t.rejects(delivery.deliver({ ...(await request()), recipients: ['a@example.org', 'b@example.net'] }), {
+    name: 'TypeError',
+    message: /one domain/,
+  });
   await t.rejects(delivery.deliver({ ...(await request()), recipients: [] }), TypeError);
   await t.rejects(delivery.deliver({ ...(await request()), recipients: ['not an address'] }), TypeError);
   await delivery.close();

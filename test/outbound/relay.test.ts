@@ -33,7 +33,11 @@ t.test('relay: logs in, hands the signed message over, and reads each recipient 
 
   const delivery = new RelayDelivery(`smtp://sender:${PASSWORD}@127.0.0.1:${port}`);
   t.teardown(() => delivery.close());
-  const outcomes = await delivery.deliver({ mailFrom: RETURN_PATH, recipients: ['ann@example.org', 'gone@example.net', 'eve@example.com'], raw: signed });
+  const outcomes = await delivery.deliver({
+    mailFrom: RETURN_PATH,
+    recipients: ['ann@example.org', 'gone@example.net', 'eve@example.com'],
+    raw: signed,
+  });
   t.same(
     outcomes.map((o) => [o.recipient, o.status, o.code, o.enhancedCode]),
     [
@@ -73,16 +77,25 @@ t.test('relay: an unreachable relay defers', async (t) => {
   const port = await sharedFreePort(['127.0.0.1']);
   const delivery = new RelayDelivery(`smtp://127.0.0.1:${port}`);
   t.teardown(() => delivery.close());
-  const outcomes = await delivery.deliver({ mailFrom: RETURN_PATH, recipients: ['ann@example.org'], raw: Buffer.from('Subject: x\r\n\r\nx\r\n') });
+  const outcomes = await delivery.deliver({
+    mailFrom: RETURN_PATH,
+    recipients: ['ann@example.org'],
+    raw: Buffer.from('Subject: x\r\n\r\nx\r\n'),
+  });
   t.match(outcomes, [{ status: 'deferred', code: null, enhancedCode: '4.4.1' }]);
 });
 
 t.test('openDelivery: the relay when SMTP_RELAY_URL is set, direct delivery otherwise', async (t) => {
   const dns = new NodeDns({ servers: ['127.0.0.1:9'] });
-  const relay = openDelivery({ relayUrl: 'smtp://127.0.0.1:2525', mxPort: 25, mxAllowPrivate: false, heloName: 'mta.test' }, dns);
+  const relay = openDelivery(
+    { relayUrl: 'smtp://127.0.0.1:2525', mxPort: 25, mxAllowPrivate: false, heloName: 'mta.test' },
+    dns,
+  );
   const direct = openDelivery({ relayUrl: undefined, mxPort: 25, mxAllowPrivate: false, heloName: 'mta.test' }, dns);
   t.teardown(() => Promise.all([relay.close(), direct.close()]).then(() => undefined));
   t.ok(relay instanceof RelayDelivery);
   t.ok(direct instanceof DirectDelivery);
-  t.throws(() => new RelayDelivery(`http://user:${PASSWORD}@relay.example.com`), { message: /SMTP_RELAY_URL must use smtp: or smtps:/ });
+  t.throws(() => new RelayDelivery(`http://user:${PASSWORD}@relay.example.com`), {
+    message: /SMTP_RELAY_URL must use smtp: or smtps:/,
+  });
 });

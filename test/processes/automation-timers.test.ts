@@ -10,7 +10,11 @@ import { eventually } from '../support/receiver.ts';
 const MINUTE_MS = 300;
 
 function startServer(url: string) {
-  const child = fork(fileURLToPath(new URL('../support/automation-server.ts', import.meta.url)), [url, String(MINUTE_MS)], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const child = fork(
+    fileURLToPath(new URL('../support/automation-server.ts', import.meta.url)),
+    [url, String(MINUTE_MS)],
+    { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] },
+  );
   const ready = new Promise<void>((resolve, reject) => {
     child.on('message', (m: { type: string }) => m.type === 'ready' && resolve());
     child.on('exit', (code) => reject(new Error(`server exited with ${code} before it was ready`)));
@@ -28,38 +32,70 @@ t.test('a wait timer set by a server that is SIGKILLed fires after another serve
     await quiet.close();
   });
   const ws = await createWorkspace(quiet.commands, { name: 'Crash', ownerEmail: 'owner@crash.test' });
-  await createContact(quiet.commands, { workspaceId: ws.workspaceId, kind: 'system', id: null }, { email: 'a@example.com', source: 'manual' }, new Date().toISOString());
+  await createContact(
+    quiet.commands,
+    { workspaceId: ws.workspaceId, kind: 'system', id: null },
+    { email: 'a@example.com', source: 'manual' },
+    new Date().toISOString(),
+  );
   const call = (method: 'GET' | 'POST', path: string, body?: object) =>
-    app.inject({ method, url: path, headers: { authorization: `Bearer ${ws.apiKey}` }, ...(body ? { payload: body } : {}) }).then((r) => r.json());
+    app
+      .inject({
+        method,
+        url: path,
+        headers: { authorization: `Bearer ${ws.apiKey}` },
+        ...(body ? { payload: body } : {}),
+      })
+      .then((r) => r.json());
   const automation = await call('POST', '/automations', {
     name: 'Crash',
     trigger: { event: 'go' },
-    steps: [{ type: 'send', template: 'first' }, { type: 'wait', minutes: 5 }, { type: 'send', template: 'after-wait' }],
+    steps: [
+      { type: 'send', template: 'first' },
+      { type: 'wait', minutes: 5 },
+      { type: 'send', template: 'after-wait' },
+    ],
   });
 
   const first = startServer(url);
   await first.ready;
   t.same((await call('POST', '/events', { name: 'go', email: 'a@example.com' })).enrolled, [automation.id]);
   const run = await eventually(async () => {
-    const { rows } = await quiet.database.pool.query("SELECT status, wake_at FROM automation_runs WHERE status = 'waiting'");
+    const { rows } = await quiet.database.pool.query(
+      "SELECT status, wake_at FROM automation_runs WHERE status = 'waiting'",
+    );
     return rows[0];
   });
-  t.same((await call('GET', `/automations/${automation.id}/sends`)).data.map((s: any) => s.template), ['first'], 'the first server walked the run to its wait');
+  t.same(
+    (await call('GET', `/automations/${automation.id}/sends`)).data.map((s: any) => s.template),
+    ['first'],
+    'the first server walked the run to its wait',
+  );
   first.child.kill('SIGKILL');
   await new Promise((r) => first.child.once('exit', r));
 
   // The wait (5 "minutes", 1.5 s) passes while no process walks runs.
   await new Promise((r) => setTimeout(r, Math.max(0, run.wake_at.getTime() - Date.now()) + 500));
-  t.same((await call('GET', `/automations/${automation.id}/sends`)).data.map((s: any) => s.template), ['first'], 'nothing fires while no server runs');
+  t.same(
+    (await call('GET', `/automations/${automation.id}/sends`)).data.map((s: any) => s.template),
+    ['first'],
+    'nothing fires while no server runs',
+  );
 
   const second = startServer(url);
-  t.teardown(() => { second.child.kill('SIGKILL'); });
+  t.teardown(() => {
+    second.child.kill('SIGKILL');
+  });
   await second.ready;
   const sends = await eventually(async () => {
     const data = (await call('GET', `/automations/${automation.id}/sends`)).data;
     return data.length === 2 && data;
   });
-  t.same(sends.map((s: any) => s.template), ['after-wait', 'first'], 'the timer fired once, after the restart');
+  t.same(
+    sends.map((s: any) => s.template),
+    ['after-wait', 'first'],
+    'the timer fired once, after the restart',
+  );
   const { rows } = await quiet.database.pool.query('SELECT status FROM automation_runs');
   t.same(rows, [{ status: 'completed' }]);
 });

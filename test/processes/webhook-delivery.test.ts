@@ -24,7 +24,13 @@ async function setUp(t: { teardown(fn: () => unknown): void }, url: string, rece
   const { endpointId } = await createWebhookEndpoint(
     quiet.commands,
     actor,
-    { url: receiverUrl, description: null, eventTypes: ['suppression.*'], addressAllowlist: null, domainAllowlist: null },
+    {
+      url: receiverUrl,
+      description: null,
+      eventTypes: ['suppression.*'],
+      addressAllowlist: null,
+      domainAllowlist: null,
+    },
     now(),
   );
   return { quiet, actor, endpointId };
@@ -41,7 +47,9 @@ async function deliveryRows(url: string) {
 }
 
 function startServer(url: string, queue: string) {
-  const child = fork(fileURLToPath(new URL('../support/webhook-server.ts', import.meta.url)), [url, NATS_URL, queue], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const child = fork(fileURLToPath(new URL('../support/webhook-server.ts', import.meta.url)), [url, NATS_URL, queue], {
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
   const ready = new Promise<void>((resolve, reject) => {
     child.on('message', (m: { type: string }) => m.type === 'ready' && resolve());
     child.on('exit', (code) => reject(new Error(`server exited with ${code} before it was ready`)));
@@ -72,31 +80,47 @@ t.test('a delivery in flight when the server is SIGKILLed is delivered after it 
     return r[0]?.status === 'delivered' && r;
   });
   t.match(rows, [{ status: 'delivered', attempts: 2 }]);
-  t.equal(receiver.received[1]!.headers['webhook-id'], receiver.received[0]!.headers['webhook-id'], 'the same message, so the receiver can de-duplicate');
+  t.equal(
+    receiver.received[1]!.headers['webhook-id'],
+    receiver.received[0]!.headers['webhook-id'],
+    'the same message, so the receiver can de-duplicate',
+  );
 });
 
-t.test('deliveries made while no process sends are sent when one starts; a job the bus lost is enqueued again', async (t) => {
-  const url = await freshDatabase(t);
-  const receiver = await startReceiver(t);
-  const { quiet, actor } = await setUp(t, url, receiver.url);
-  await addSuppression(quiet.commands, actor, { email: 'waiting@example.com', reason: 'manual', detail: null }, now());
-  t.match(await deliveryRows(url), [{ status: 'pending', attempts: 0 }]);
+t.test(
+  'deliveries made while no process sends are sent when one starts; a job the bus lost is enqueued again',
+  async (t) => {
+    const url = await freshDatabase(t);
+    const receiver = await startReceiver(t);
+    const { quiet, actor } = await setUp(t, url, receiver.url);
+    await addSuppression(
+      quiet.commands,
+      actor,
+      { email: 'waiting@example.com', reason: 'manual', detail: null },
+      now(),
+    );
+    t.match(await deliveryRows(url), [{ status: 'pending', attempts: 0 }]);
 
-  const queue = `webhooks-lost-${crypto.randomBytes(4).toString('hex')}`;
-  const sender: System = await openSystem(url, { natsUrl: NATS_URL, project: false, webhooks: { allowPrivate: true, pollMs: 1500, staleAfterMs: 300, queue } });
-  t.teardown(() => sender.close());
-  await receiver.waitFor(1);
-  await eventually(async () => (await deliveryRows(url))[0]?.status === 'delivered');
+    const queue = `webhooks-lost-${crypto.randomBytes(4).toString('hex')}`;
+    const sender: System = await openSystem(url, {
+      natsUrl: NATS_URL,
+      project: false,
+      webhooks: { allowPrivate: true, pollMs: 1500, staleAfterMs: 300, queue },
+    });
+    t.teardown(() => sender.close());
+    await receiver.waitFor(1);
+    await eventually(async () => (await deliveryRows(url))[0]?.status === 'delivered');
 
-  // A job claimed for the bus and never published (the bus lost it): only the database knows it is due.
-  await addSuppression(quiet.commands, actor, { email: 'lost@example.com', reason: 'manual', detail: null }, now());
-  const c = new pg.Client({ connectionString: url });
-  await c.connect();
-  await c.query(`UPDATE webhook_deliveries SET enqueued_at = now() WHERE status = 'pending'`);
-  await c.end();
-  await receiver.waitFor(2, 10_000);
-  t.match(JSON.parse(receiver.received[1]!.body), { data: { email: 'lost@example.com' } });
-});
+    // A job claimed for the bus and never published (the bus lost it): only the database knows it is due.
+    await addSuppression(quiet.commands, actor, { email: 'lost@example.com', reason: 'manual', detail: null }, now());
+    const c = new pg.Client({ connectionString: url });
+    await c.connect();
+    await c.query(`UPDATE webhook_deliveries SET enqueued_at = now() WHERE status = 'pending'`);
+    await c.end();
+    await receiver.waitFor(2, 10_000);
+    t.match(JSON.parse(receiver.received[1]!.body), { data: { email: 'lost@example.com' } });
+  },
+);
 
 t.test('a NATS outage delays deliveries and loses none', async (t) => {
   const url = await freshDatabase(t);
@@ -117,10 +141,21 @@ t.test('a NATS outage delays deliveries and loses none', async (t) => {
   await receiver.waitFor(1);
 
   await proxy.cut();
-  for (const n of [1, 2, 3]) await addSuppression(quiet.commands, actor, { email: `during-${n}@example.com`, reason: 'manual', detail: null }, now());
+  for (const n of [1, 2, 3])
+    await addSuppression(
+      quiet.commands,
+      actor,
+      { email: `during-${n}@example.com`, reason: 'manual', detail: null },
+      now(),
+    );
   await new Promise((r) => setTimeout(r, 4_000));
   t.equal(receiver.received.length, 1, 'nothing is delivered while the bus is away');
-  t.match(await deliveryRows(url), [{ status: 'delivered' }, { status: 'pending' }, { status: 'pending' }, { status: 'pending' }]);
+  t.match(await deliveryRows(url), [
+    { status: 'delivered' },
+    { status: 'pending' },
+    { status: 'pending' },
+    { status: 'pending' },
+  ]);
 
   await proxy.restore();
   await receiver.waitFor(4, 30_000);
@@ -130,7 +165,10 @@ t.test('a NATS outage delays deliveries and loses none', async (t) => {
   });
   t.equal(rows.length, 4);
   const emails = receiver.received.map((r) => JSON.parse(r.body).data.email).sort();
-  t.same([...new Set(emails)], ['before@example.com', 'during-1@example.com', 'during-2@example.com', 'during-3@example.com']);
+  t.same(
+    [...new Set(emails)],
+    ['before@example.com', 'during-1@example.com', 'during-2@example.com', 'during-3@example.com'],
+  );
 });
 
 t.test('a switch-off notice the mail server refused until the process stopped is sent by the next one', async (t) => {

@@ -20,71 +20,110 @@ async function leaderPid(admin: pg.Client): Promise<number | null> {
 
 const leads = async (s: System) => (await s.runner.status()).every((p) => p.running);
 
-t.test('a process whose leader session ends stops projecting at once; another takes the lock, and the first takes it back later', async (t) => {
-  const url = await freshDatabase(t);
-  const admin = new pg.Client({ connectionString: url });
-  await admin.connect();
-  t.teardown(() => admin.end());
-  const a = await openSystem(url, { deliver: false });
-  t.teardown(() => a.close());
-  t.ok(await leads(a), 'the first process leads');
-  const b = await openSystem(url, { deliver: false });
-  let bClosed = false;
-  t.teardown(() => (bClosed ? undefined : b.close()));
-  t.notOk(await leads(b), 'the second waits for the lock');
+t.test(
+  'a process whose leader session ends stops projecting at once; another takes the lock, and the first takes it back later',
+  async (t) => {
+    const url = await freshDatabase(t);
+    const admin = new pg.Client({ connectionString: url });
+    await admin.connect();
+    t.teardown(() => admin.end());
+    const a = await openSystem(url, { deliver: false });
+    t.teardown(() => a.close());
+    t.ok(await leads(a), 'the first process leads');
+    const b = await openSystem(url, { deliver: false });
+    let bClosed = false;
+    t.teardown(() => (bClosed ? undefined : b.close()));
+    t.notOk(await leads(b), 'the second waits for the lock');
 
-  const ws = await createWorkspace(a.commands, { name: 'Lead', ownerEmail: 'owner@lead.test' });
-  const actor = { workspaceId: ws.workspaceId, kind: 'system' as const, id: null };
-  const held = await leaderPid(admin);
-  t.ok(held, 'the lock is held');
-  // Only this test's database: the backend holding its lock.
-  await admin.query('SELECT pg_terminate_backend($1)', [held]);
-  await eventually(async () => !(await leads(a)), 5000);
-  t.pass('the first stopped projecting when its session ended');
-  await eventually(async () => (await leads(b)) || (await leads(a)), 10_000);
-  const leader = (await leads(b)) ? b : a;
-  const follower = leader === b ? a : b;
-  t.notOk(await leads(follower), 'one leader at a time');
-  t.not(await leaderPid(admin), held, 'the lock is held by a new session');
+    const ws = await createWorkspace(a.commands, { name: 'Lead', ownerEmail: 'owner@lead.test' });
+    const actor = { workspaceId: ws.workspaceId, kind: 'system' as const, id: null };
+    const held = await leaderPid(admin);
+    t.ok(held, 'the lock is held');
+    // Only this test's database: the backend holding its lock.
+    await admin.query('SELECT pg_terminate_backend($1)', [held]);
+    await eventually(async () => !(await leads(a)), 5000);
+    t.pass('the first stopped projecting when its session ended');
+    await eventually(async () => (await leads(b)) || (await leads(a)), 10_000);
+    const leader = (await leads(b)) ? b : a;
+    const follower = leader === b ? a : b;
+    t.notOk(await leads(follower), 'one leader at a time');
+    t.not(await leaderPid(admin), held, 'the lock is held by a new session');
 
-  // Writes through either process see their read models: someone projects.
-  for (const [i, s] of [a, b].entries()) {
-    const { suppressionId } = await addSuppression(s.commands, actor, { email: `after-${i}@example.com`, reason: 'manual', detail: null }, new Date().toISOString());
-    const { rows } = await admin.query('SELECT id FROM suppressions WHERE id = $1', [suppressionId]);
-    t.equal(rows.length, 1, `read your writes through process ${i}`);
-  }
+    // Writes through either process see their read models: someone projects.
+    for (const [i, s] of [a, b].entries()) {
+      const { suppressionId } = await addSuppression(
+        s.commands,
+        actor,
+        { email: `after-${i}@example.com`, reason: 'manual', detail: null },
+        new Date().toISOString(),
+      );
+      const { rows } = await admin.query('SELECT id FROM suppressions WHERE id = $1', [suppressionId]);
+      t.equal(rows.length, 1, `read your writes through process ${i}`);
+    }
 
-  await leader.close();
-  if (leader === b) bClosed = true;
-  if (leader === b) {
-    await eventually(() => leads(a), 10_000);
-    t.pass('the first takes the lock back when the other stops');
-    const { suppressionId } = await addSuppression(a.commands, actor, { email: 'last@example.com', reason: 'manual', detail: null }, new Date().toISOString());
-    t.equal((await admin.query('SELECT id FROM suppressions WHERE id = $1', [suppressionId])).rows.length, 1);
-  }
-});
+    await leader.close();
+    if (leader === b) bClosed = true;
+    if (leader === b) {
+      await eventually(() => leads(a), 10_000);
+      t.pass('the first takes the lock back when the other stops');
+      const { suppressionId } = await addSuppression(
+        a.commands,
+        actor,
+        { email: 'last@example.com', reason: 'manual', detail: null },
+        new Date().toISOString(),
+      );
+      t.equal((await admin.query('SELECT id FROM suppressions WHERE id = $1', [suppressionId])).rows.length, 1);
+    }
+  },
+);
 
-t.test('a batch commits only from the checkpoint its process left: once another process projected further, it applies nothing', async (t) => {
-  const url = await freshDatabase(t);
-  const a = await openSystem(url, { deliver: false });
-  t.teardown(() => a.close());
-  const ws = await createWorkspace(a.commands, { name: 'Fence', ownerEmail: 'owner@fence.test' });
-  const actor = { workspaceId: ws.workspaceId, kind: 'system' as const, id: null };
-  const admin = new pg.Client({ connectionString: url });
-  await admin.connect();
-  t.teardown(() => admin.end());
+t.test(
+  'a batch commits only from the checkpoint its process left: once another process projected further, it applies nothing',
+  async (t) => {
+    const url = await freshDatabase(t);
+    const a = await openSystem(url, { deliver: false });
+    t.teardown(() => a.close());
+    const ws = await createWorkspace(a.commands, { name: 'Fence', ownerEmail: 'owner@fence.test' });
+    const actor = { workspaceId: ws.workspaceId, kind: 'system' as const, id: null };
+    const admin = new pg.Client({ connectionString: url });
+    await admin.connect();
+    t.teardown(() => admin.end());
 
-  // Stands for another process that took the lock and projected past the next event: it holds the
-  // checkpoint row while the event is appended, then moves the checkpoint past it.
-  await admin.query('BEGIN');
-  await admin.query(`SELECT position FROM projection_checkpoints WHERE name = 'suppressions' FOR UPDATE`);
-  const adding = addSuppression(a.commands, actor, { email: 'fenced@example.com', reason: 'manual', detail: null }, new Date().toISOString());
-  const appended = await eventually(async () => (await admin.query(`SELECT position FROM es_events WHERE data->>'email' = 'fenced@example.com'`)).rows[0]);
-  await admin.query(`UPDATE projection_checkpoints SET position = $1 WHERE name = 'suppressions'`, [appended.position]);
-  await admin.query('COMMIT');
-  const { suppressionId } = await adding;
-  t.equal((await admin.query('SELECT 1 FROM suppressions WHERE id = $1', [suppressionId])).rows.length, 0, 'the event the other process projected is not applied again');
+    // Stands for another process that took the lock and projected past the next event: it holds the
+    // checkpoint row while the event is appended, then moves the checkpoint past it.
+    await admin.query('BEGIN');
+    await admin.query(`SELECT position FROM projection_checkpoints WHERE name = 'suppressions' FOR UPDATE`);
+    const adding = addSuppression(
+      a.commands,
+      actor,
+      { email: 'fenced@example.com', reason: 'manual', detail: null },
+      new Date().toISOString(),
+    );
+    const appended = await eventually(
+      async () =>
+        (await admin.query(`SELECT position FROM es_events WHERE data->>'email' = 'fenced@example.com'`)).rows[0],
+    );
+    await admin.query(`UPDATE projection_checkpoints SET position = $1 WHERE name = 'suppressions'`, [
+      appended.position,
+    ]);
+    await admin.query('COMMIT');
+    const { suppressionId } = await adding;
+    t.equal(
+      (await admin.query('SELECT 1 FROM suppressions WHERE id = $1', [suppressionId])).rows.length,
+      0,
+      'the event the other process projected is not applied again',
+    );
 
-  const next = await addSuppression(a.commands, actor, { email: 'next@example.com', reason: 'manual', detail: null }, new Date().toISOString());
-  t.equal((await admin.query('SELECT 1 FROM suppressions WHERE id = $1', [next.suppressionId])).rows.length, 1, 'and it goes on from there');
-});
+    const next = await addSuppression(
+      a.commands,
+      actor,
+      { email: 'next@example.com', reason: 'manual', detail: null },
+      new Date().toISOString(),
+    );
+    t.equal(
+      (await admin.query('SELECT 1 FROM suppressions WHERE id = $1', [next.suppressionId])).rows.length,
+      1,
+      'and it goes on from there',
+    );
+  },
+);

@@ -12,12 +12,18 @@ t.test('a rebuilt read model equals the live one, and swaps in while the server 
   const keys = [];
   for (let w = 0; w < 3; w++) {
     const ws = await h.workspace();
-    for (let i = 0; i < 5; i++) keys.push({ owner: ws.apiKey, key: (await h.request(ws.apiKey, 'POST', '/keys', { scopes: ['emails:send'], name: `k${i}` })).json() });
+    for (let i = 0; i < 5; i++)
+      keys.push({
+        owner: ws.apiKey,
+        key: (await h.request(ws.apiKey, 'POST', '/keys', { scopes: ['emails:send'], name: `k${i}` })).json(),
+      });
     await h.request(ws.apiKey, 'DELETE', `/keys/${keys[keys.length - 1]!.key.id}`);
     const rotated = (await h.request(ws.apiKey, 'POST', '/keys', { scopes: ['keys:write'] })).json();
     await h.request(rotated.token, 'POST', '/keys/self/rotate');
     await h.request(ws.apiKey, 'GET', '/roles');
-    const role = (await h.request(ws.apiKey, 'POST', '/roles', { name: `Ops ${w}`, permissions: ['emails:read'] })).json();
+    const role = (
+      await h.request(ws.apiKey, 'POST', '/roles', { name: `Ops ${w}`, permissions: ['emails:read'] })
+    ).json();
     await h.request(ws.apiKey, 'PATCH', `/roles/${role.id}`, { description: 'on call' });
     const gone = (await h.request(ws.apiKey, 'POST', '/roles', { name: 'Temp', permissions: [] })).json();
     await h.request(ws.apiKey, 'DELETE', `/roles/${gone.id}`);
@@ -32,11 +38,24 @@ t.test('a rebuilt read model equals the live one, and swaps in while the server 
     const hook = (await h.request(ws.apiKey, 'POST', '/webhooks', { url: `https://hooks.example.com/${w}` })).json();
     await h.request(ws.apiKey, 'POST', `/webhooks/${hook.id}/rotate-secret`);
     await h.request(ws.apiKey, 'PATCH', `/webhooks/${hook.id}`, { enabled: false, description: 'paused' });
-    const unhooked = (await h.request(ws.apiKey, 'POST', '/webhooks', { url: 'https://hooks.example.com/gone' })).json();
+    const unhooked = (
+      await h.request(ws.apiKey, 'POST', '/webhooks', { url: 'https://hooks.example.com/gone' })
+    ).json();
     await h.request(ws.apiKey, 'DELETE', `/webhooks/${unhooked.id}`);
-    const aut = (await h.request(ws.apiKey, 'POST', '/automations', { name: `Aut ${w}`, trigger: { event: 'go' }, steps: [{ type: 'wait', minutes: 60 }] })).json();
+    const aut = (
+      await h.request(ws.apiKey, 'POST', '/automations', {
+        name: `Aut ${w}`,
+        trigger: { event: 'go' },
+        steps: [{ type: 'wait', minutes: 60 }],
+      })
+    ).json();
     await h.request(ws.apiKey, 'POST', `/automations/${aut.id}/pause`);
-    await h.request(ws.apiKey, 'POST', '/events/batch', { events: [{ name: 'go', email: `c@w${w}.test`, createContact: true, properties: { n: w } }, { name: 'seen', email: `c@w${w}.test` }] });
+    await h.request(ws.apiKey, 'POST', '/events/batch', {
+      events: [
+        { name: 'go', email: `c@w${w}.test`, createContact: true, properties: { n: w } },
+        { name: 'seen', email: `c@w${w}.test` },
+      ],
+    });
     const vip = (await h.request(ws.apiKey, 'POST', '/audiences', { name: `VIP ${w}` })).json();
     const trial = (await h.request(ws.apiKey, 'POST', '/audiences', { name: `Trial ${w}` })).json();
     await h.request(ws.apiKey, 'POST', '/contacts', { email: `v@w${w}.test`, audienceIds: [vip.id, trial.id] });
@@ -51,7 +70,11 @@ t.test('a rebuilt read model equals the live one, and swaps in while the server 
     await rebuildProjection(db, pool, h.system.store, h.system.runner, projector, { swap: false, schema });
     for (const table of projector.tables) {
       t.ok((await rows(h, 'public', table)).length > 0, `${table} has rows to compare`);
-      t.same(await rows(h, schema, table), await rows(h, 'public', table), `${projector.name}.${table} rebuilt equals live`);
+      t.same(
+        await rows(h, schema, table),
+        await rows(h, 'public', table),
+        `${projector.name}.${table} rebuilt equals live`,
+      );
     }
     await pool.query(`DROP SCHEMA ${schema} CASCADE`);
   }
@@ -78,8 +101,16 @@ t.test('a rebuilt read model equals the live one, and swaps in while the server 
   t.equal(failed, 0);
   t.ok(result.events >= 20);
   const after = await rows(h, 'public', 'api_keys');
-  t.same(after.filter((r) => r.id !== created.id), before, 'swapped table holds what the live one held');
-  t.equal((await h.request(owner, 'GET', `/keys/${created.id}`)).statusCode, 200, 'the live projector goes on writing into the swapped table');
+  t.same(
+    after.filter((r) => r.id !== created.id),
+    before,
+    'swapped table holds what the live one held',
+  );
+  t.equal(
+    (await h.request(owner, 'GET', `/keys/${created.id}`)).statusCode,
+    200,
+    'the live projector goes on writing into the swapped table',
+  );
   const status = await h.system.runner.status();
   t.equal(status.find((s) => s.name === 'api_keys')!.lag, 0, 'after the swap the live checkpoint reaches the head');
 });

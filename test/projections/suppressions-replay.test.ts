@@ -13,67 +13,99 @@ const REASONS = ['bounce', 'complaint', 'manual'] as const;
 async function table(h: TestApp, schema: string) {
   const { pool } = h.system.database;
   const rows = (await pool.query(`SELECT * FROM ${schema}.suppressions ORDER BY workspace_id, email`)).rows;
-  const indexes = (await pool.query(`SELECT indexname, replace(indexdef, $1, '') AS def FROM pg_indexes WHERE schemaname = $2 AND tablename = 'suppressions' ORDER BY 1`, [`${schema}.`, schema])).rows;
+  const indexes = (
+    await pool.query(
+      `SELECT indexname, replace(indexdef, $1, '') AS def FROM pg_indexes WHERE schemaname = $2 AND tablename = 'suppressions' ORDER BY 1`,
+      [`${schema}.`, schema],
+    )
+  ).rows;
   return { rows, indexes };
 }
 
-t.test('suppressions replayed over several batches equal the live table, read in bulk or through readAll pages', async (t) => {
-  const h = await startTestApp(t);
-  const ctx = h.system.commands;
-  const actors: Actor[] = ['ws_replay_a', 'ws_replay_b'].map((workspaceId) => ({ workspaceId, kind: 'system', id: null }));
-  const now = () => new Date().toISOString();
-  const add = async (from: number, to: number, prefix: string) => {
-    const added: { actor: Actor; email: string; id: string; reason: string }[] = [];
-    for (let i = from; i < to; i += 100) {
-      await Promise.all(
-        Array.from({ length: Math.min(100, to - i) }, async (_, k) => {
-          const n = i + k;
-          const actor = actors[n % 2]!;
-          const email = `${prefix}${n}@replay.test`;
-          const reason = REASONS[n % 3]!;
-          const r = await addSuppression(ctx, actor, { email, reason, detail: reason === 'manual' ? null : `detail ${n}` }, now());
-          added.push({ actor, email, id: r.suppressionId, reason });
-        }),
-      );
-    }
-    return added;
-  };
-  const remove = (entries: { actor: Actor; email: string; id: string }[]) =>
-    Promise.all(entries.map((e) => removeSuppression(ctx, e.actor, { suppressionId: e.id, email: e.email }, now())));
+t.test(
+  'suppressions replayed over several batches equal the live table, read in bulk or through readAll pages',
+  async (t) => {
+    const h = await startTestApp(t);
+    const ctx = h.system.commands;
+    const actors: Actor[] = ['ws_replay_a', 'ws_replay_b'].map((workspaceId) => ({
+      workspaceId,
+      kind: 'system',
+      id: null,
+    }));
+    const now = () => new Date().toISOString();
+    const add = async (from: number, to: number, prefix: string) => {
+      const added: { actor: Actor; email: string; id: string; reason: string }[] = [];
+      for (let i = from; i < to; i += 100) {
+        await Promise.all(
+          Array.from({ length: Math.min(100, to - i) }, async (_, k) => {
+            const n = i + k;
+            const actor = actors[n % 2]!;
+            const email = `${prefix}${n}@replay.test`;
+            const reason = REASONS[n % 3]!;
+            const r = await addSuppression(
+              ctx,
+              actor,
+              { email, reason, detail: reason === 'manual' ? null : `detail ${n}` },
+              now(),
+            );
+            added.push({ actor, email, id: r.suppressionId, reason });
+          }),
+        );
+      }
+      return added;
+    };
+    const remove = (entries: { actor: Actor; email: string; id: string }[]) =>
+      Promise.all(entries.map((e) => removeSuppression(ctx, e.actor, { suppressionId: e.id, email: e.email }, now())));
 
-  // A rebuild reads 2,000 events a batch: the first batch holds adds only; the removals land in
-  // the second, some of an add made in the first batch and some of an add in the same batch; some
-  // addresses come back under new ids in the second batch, others only in the third.
-  const first = await add(0, 2400, 'a');
-  const removed = first.filter((e, n) => e.reason !== 'bounce' && n % 7 === 0);
-  await remove(removed);
-  await add(0, 1200, 'b');
-  const back = removed.filter((_, n) => n % 2 === 0);
-  await Promise.all(back.slice(0, 40).map((e) => addSuppression(ctx, e.actor, { email: e.email, reason: 'manual', detail: null }, now())));
-  await add(1200, 1800, 'b');
-  await Promise.all(back.slice(40).map((e) => addSuppression(ctx, e.actor, { email: e.email, reason: 'complaint', detail: 'again' }, now())));
+    // A rebuild reads 2,000 events a batch: the first batch holds adds only; the removals land in
+    // the second, some of an add made in the first batch and some of an add in the same batch; some
+    // addresses come back under new ids in the second batch, others only in the third.
+    const first = await add(0, 2400, 'a');
+    const removed = first.filter((e, n) => e.reason !== 'bounce' && n % 7 === 0);
+    await remove(removed);
+    await add(0, 1200, 'b');
+    const back = removed.filter((_, n) => n % 2 === 0);
+    await Promise.all(
+      back
+        .slice(0, 40)
+        .map((e) => addSuppression(ctx, e.actor, { email: e.email, reason: 'manual', detail: null }, now())),
+    );
+    await add(1200, 1800, 'b');
+    await Promise.all(
+      back
+        .slice(40)
+        .map((e) => addSuppression(ctx, e.actor, { email: e.email, reason: 'complaint', detail: 'again' }, now())),
+    );
 
-  const live = await table(h, 'public');
-  t.equal(live.rows.length, 2400 - removed.length + 1800 + back.length);
-  t.equal(live.indexes.length, 5, 'the key and four indexes');
-  const { db, pool } = h.system.database;
-  const projector = h.system.runner.projectors.find((p) => p.name === 'suppressions')!;
-  const store = h.system.store;
-  const bulk = await rebuildProjection(db, pool, store, h.system.runner, projector, { swap: false, schema: 'bulk_replay' });
-  t.equal(bulk.events, 2400 + removed.length + 1800 + back.length, 'every suppression event, none of the workspaces or keys');
-  t.same(await table(h, 'bulk_replay'), live, 'bulk read: rows, key and indexes equal the live table');
-  // A store without the bulk read (the EventStoreDB adapter) is read with readAll pages.
-  const paged: EventStore = {
-    append: (stream, events, expected) => store.append(stream, events, expected),
-    readStream: (stream, from) => store.readStream(stream, from),
-    readAll: (options) => store.readAll(options),
-    headPosition: () => store.headPosition(),
-    subscribeToAll: (options) => store.subscribeToAll(options),
-    close: async () => {},
-  };
-  await rebuildProjection(db, pool, paged, h.system.runner, projector, { swap: false, schema: 'paged_replay' });
-  t.same(await table(h, 'paged_replay'), live, 'readAll pages: rows, key and indexes equal the live table');
-});
+    const live = await table(h, 'public');
+    t.equal(live.rows.length, 2400 - removed.length + 1800 + back.length);
+    t.equal(live.indexes.length, 5, 'the key and four indexes');
+    const { db, pool } = h.system.database;
+    const projector = h.system.runner.projectors.find((p) => p.name === 'suppressions')!;
+    const store = h.system.store;
+    const bulk = await rebuildProjection(db, pool, store, h.system.runner, projector, {
+      swap: false,
+      schema: 'bulk_replay',
+    });
+    t.equal(
+      bulk.events,
+      2400 + removed.length + 1800 + back.length,
+      'every suppression event, none of the workspaces or keys',
+    );
+    t.same(await table(h, 'bulk_replay'), live, 'bulk read: rows, key and indexes equal the live table');
+    // A store without the bulk read (the EventStoreDB adapter) is read with readAll pages.
+    const paged: EventStore = {
+      append: (stream, events, expected) => store.append(stream, events, expected),
+      readStream: (stream, from) => store.readStream(stream, from),
+      readAll: (options) => store.readAll(options),
+      headPosition: () => store.headPosition(),
+      subscribeToAll: (options) => store.subscribeToAll(options),
+      close: async () => {},
+    };
+    await rebuildProjection(db, pool, paged, h.system.runner, projector, { swap: false, schema: 'paged_replay' });
+    t.same(await table(h, 'paged_replay'), live, 'readAll pages: rows, key and indexes equal the live table');
+  },
+);
 
 t.test('a batch and the bulk replay do what applying one event at a time does, or refuse', async (t) => {
   const h = await startTestApp(t);
@@ -81,7 +113,14 @@ t.test('a batch and the bulk replay do what applying one event at a time does, o
   let position = 0;
   const added = (workspaceId: string, id: string, email: string): ProjectedEvent => ({
     type: 'SuppressionAdded',
-    data: { suppressionId: id, email, reason: 'manual', detail: null, removable: true, createdAt: new Date(Date.UTC(2025, 0, 1, 0, 0, ++position)).toISOString() },
+    data: {
+      suppressionId: id,
+      email,
+      reason: 'manual',
+      detail: null,
+      removable: true,
+      createdAt: new Date(Date.UTC(2025, 0, 1, 0, 0, ++position)).toISOString(),
+    },
     streamId: `ws-${workspaceId}.suppression-${email}`,
     revision: 0,
     position,
@@ -99,12 +138,16 @@ t.test('a batch and the bulk replay do what applying one event at a time does, o
   });
   const id = (n: number) => `00000000-0000-4000-8000-${String(n).padStart(12, '0')}`;
   const inSchema = async (schema: string, fn: (trx: any) => Promise<void>) => {
-    await db.withSchema(schema).transaction().execute(async (trx) => {
-      await sql.raw(`SET LOCAL search_path TO ${schema}, public`).execute(trx);
-      await fn(trx);
-    });
+    await db
+      .withSchema(schema)
+      .transaction()
+      .execute(async (trx) => {
+        await sql.raw(`SET LOCAL search_path TO ${schema}, public`).execute(trx);
+        await fn(trx);
+      });
   };
-  const fresh = async (schema: string, ddl: string) => pool.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE; CREATE SCHEMA ${schema}; ${ddl}`);
+  const fresh = async (schema: string, ddl: string) =>
+    pool.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE; CREATE SCHEMA ${schema}; ${ddl}`);
 
   const events = [
     added('w1', id(1), 'first@x.test'),
@@ -125,11 +168,15 @@ t.test('a batch and the bulk replay do what applying one event at a time does, o
     for (const e of events) await p.apply(trx, e);
   });
   const expected = await rows('one_by_one');
-  t.same(expected.map((r) => r.email), ['first@x.test', 'kept@x.test', 'gone@x.test', 'moved@x.test', 'last@x.test']);
+  t.same(
+    expected.map((r) => r.email),
+    ['first@x.test', 'kept@x.test', 'gone@x.test', 'moved@x.test', 'last@x.test'],
+  );
 
   for (const size of [1, 3, events.length]) {
     await fresh('batched', p.ddl('batched') + p.indexes!('batched'));
-    for (let i = 0; i < events.length; i += size) await inSchema('batched', (trx) => p.applyBatch!(trx, events.slice(i, i + size)));
+    for (let i = 0; i < events.length; i += size)
+      await inSchema('batched', (trx) => p.applyBatch!(trx, events.slice(i, i + size)));
     t.same(await rows('batched'), expected, `applyBatch in batches of ${size}`);
   }
 
@@ -143,9 +190,16 @@ t.test('a batch and the bulk replay do what applying one event at a time does, o
   };
   await bulkReplay([events.slice(0, 2), events.slice(2)]);
   t.same(await rows('bulk'), expected, 'bulk replay');
-  await t.rejects(bulkReplay([events.slice(0, 1), events.slice(1, 2)]), { code: '23505' }, 'an id added again in a later batch fails the key');
   await t.rejects(
-    bulkReplay([[added('w1', id(7), 'back@x.test'), removedEvent('w1', id(7), 'back@x.test')], [added('w1', id(7), 'back@x.test')]]),
+    bulkReplay([events.slice(0, 1), events.slice(1, 2)]),
+    { code: '23505' },
+    'an id added again in a later batch fails the key',
+  );
+  await t.rejects(
+    bulkReplay([
+      [added('w1', id(7), 'back@x.test'), removedEvent('w1', id(7), 'back@x.test')],
+      [added('w1', id(7), 'back@x.test')],
+    ]),
     /added again after its removal/,
     'an id added again after its removal is refused',
   );

@@ -9,7 +9,9 @@ import { loadMasterKey, MASTER_KEY_FILE } from '../../infra/secrets/master-key.t
 import { SecretVault } from '../../infra/secrets/vault.ts';
 import { freshDatabase } from '../support/database.ts';
 
-const PEM = crypto.generateKeyPairSync('rsa', { modulusLength: 1024 }).privateKey.export({ type: 'pkcs8', format: 'pem' }) as string;
+const PEM = crypto
+  .generateKeyPairSync('rsa', { modulusLength: 1024 })
+  .privateKey.export({ type: 'pkcs8', format: 'pem' }) as string;
 
 /** A fresh database with the vault's table; the pool ends before the database is dropped. */
 async function database(t: Parameters<typeof freshDatabase>[0]) {
@@ -68,14 +70,24 @@ t.test('another master key: the vault refuses to open, and a secret does not dec
   const key = crypto.randomBytes(32);
   const vault = await SecretVault.open(pool, key);
   await vault.put('dkim:d1:wms202601', PEM);
-  await t.rejects(SecretVault.open(pool, crypto.randomBytes(32)), /not the one the stored secrets were encrypted under/);
+  await t.rejects(
+    SecretVault.open(pool, crypto.randomBytes(32)),
+    /not the one the stored secrets were encrypted under/,
+  );
   t.equal(await (await SecretVault.open(pool, key)).get('dkim:d1:wms202601'), PEM, 'the right key still opens it');
 
   // A second database, its vault under another key, given this database's row as if restored from a mix of backups.
   const other = await database(t);
   const stranger = await SecretVault.open(other, crypto.randomBytes(32));
-  const { rows } = await pool.query('SELECT id, nonce, ciphertext, tag FROM vault_secrets WHERE id = $1', ['dkim:d1:wms202601']);
-  await other.query('INSERT INTO vault_secrets (id, nonce, ciphertext, tag) VALUES ($1, $2, $3, $4)', [rows[0].id, rows[0].nonce, rows[0].ciphertext, rows[0].tag]);
+  const { rows } = await pool.query('SELECT id, nonce, ciphertext, tag FROM vault_secrets WHERE id = $1', [
+    'dkim:d1:wms202601',
+  ]);
+  await other.query('INSERT INTO vault_secrets (id, nonce, ciphertext, tag) VALUES ($1, $2, $3, $4)', [
+    rows[0].id,
+    rows[0].nonce,
+    rows[0].ciphertext,
+    rows[0].tag,
+  ]);
   await t.rejects(stranger.get('dkim:d1:wms202601'), /does not decrypt under this master key/);
 });
 
@@ -87,9 +99,15 @@ t.test('a value moved to another id, or altered, does not decrypt', async (t) =>
   await pool.query(
     `UPDATE vault_secrets SET (nonce, ciphertext, tag) = (SELECT nonce, ciphertext, tag FROM vault_secrets WHERE id = 'dkim:d1:wms202601') WHERE id = 'dkim:d2:wms202601'`,
   );
-  await t.rejects(vault.get('dkim:d2:wms202601'), /"dkim:d2:wms202601" does not decrypt/, 'the id is bound to the value');
+  await t.rejects(
+    vault.get('dkim:d2:wms202601'),
+    /"dkim:d2:wms202601" does not decrypt/,
+    'the id is bound to the value',
+  );
   t.equal(await vault.get('dkim:d1:wms202601'), PEM);
-  await pool.query(`UPDATE vault_secrets SET ciphertext = set_byte(ciphertext, 0, get_byte(ciphertext, 0) # 1) WHERE id = 'dkim:d1:wms202601'`);
+  await pool.query(
+    `UPDATE vault_secrets SET ciphertext = set_byte(ciphertext, 0, get_byte(ciphertext, 0) # 1) WHERE id = 'dkim:d1:wms202601'`,
+  );
   await t.rejects(vault.get('dkim:d1:wms202601'), /does not decrypt/, 'one flipped bit');
 });
 
@@ -100,7 +118,11 @@ t.test('delete: the secret is gone; deleting again finds nothing', async (t) => 
   await vault.put('provider:imp2', 'sk_live_y');
   t.equal(await vault.delete('provider:imp1'), true);
   t.equal(await vault.get('provider:imp1'), undefined);
-  t.equal((await pool.query('SELECT 1 FROM vault_secrets WHERE id = $1', ['provider:imp1'])).rowCount, 0, 'the row is gone');
+  t.equal(
+    (await pool.query('SELECT 1 FROM vault_secrets WHERE id = $1', ['provider:imp1'])).rowCount,
+    0,
+    'the row is gone',
+  );
   t.equal(await vault.delete('provider:imp1'), false);
   t.equal(await vault.get('provider:imp2'), 'sk_live_y', 'others stay');
 });
@@ -118,8 +140,18 @@ t.test('the vault shows no key when logged', async (t) => {
 t.test('master key from SECRETS_KEY: base64 of exactly 32 bytes', async (t) => {
   const key = crypto.randomBytes(32);
   t.same(await loadMasterKey({ secretsKey: key.toString('base64'), dataDir: '/nonexistent' }), key);
-  for (const bad of ['', 'short', crypto.randomBytes(16).toString('base64'), crypto.randomBytes(33).toString('base64'), `${key.toString('base64')}!`]) {
-    await t.rejects(loadMasterKey({ secretsKey: bad, dataDir: '/nonexistent' }), /SECRETS_KEY must be the base64 of 32 bytes/, JSON.stringify(bad));
+  for (const bad of [
+    '',
+    'short',
+    crypto.randomBytes(16).toString('base64'),
+    crypto.randomBytes(33).toString('base64'),
+    `${key.toString('base64')}!`,
+  ]) {
+    await t.rejects(
+      loadMasterKey({ secretsKey: bad, dataDir: '/nonexistent' }),
+      /SECRETS_KEY must be the base64 of 32 bytes/,
+      JSON.stringify(bad),
+    );
   }
 });
 

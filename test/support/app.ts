@@ -19,7 +19,10 @@ export interface TestApp {
 }
 
 /** The whole service on a fresh database, driven through Fastify's inject. */
-export async function startTestApp(t: { teardown(fn: () => Promise<void> | void): void }, options: SystemOptions = {}): Promise<TestApp> {
+export async function startTestApp(
+  t: { teardown(fn: () => Promise<void> | void): void },
+  options: SystemOptions = {},
+): Promise<TestApp> {
   const url = await freshDatabase(t);
   const system = await openSystem(url, options);
   const app = await serve(system);
@@ -32,13 +35,25 @@ export async function startTestApp(t: { teardown(fn: () => Promise<void> | void)
     system,
     app,
     url,
-    workspace: (name) => createWorkspace(system.commands, { name: name ?? `Workspace ${++n}`, ownerEmail: `owner${n}@example.com` }),
+    workspace: (name) =>
+      createWorkspace(system.commands, { name: name ?? `Workspace ${++n}`, ownerEmail: `owner${n}@example.com` }),
     request: async (key, method, path, body, headers = {}) => {
       const response = await app.inject({
         method,
         url: path,
         headers: { ...(key ? { authorization: `Bearer ${key}` } : {}), ...headers },
-        ...(body === undefined ? {} : typeof body === 'string' ? { payload: body, headers: { 'content-type': 'application/json', ...(key ? { authorization: `Bearer ${key}` } : {}), ...headers } } : { payload: body as object }),
+        ...(body === undefined
+          ? {}
+          : typeof body === 'string'
+            ? {
+                payload: body,
+                headers: {
+                  'content-type': 'application/json',
+                  ...(key ? { authorization: `Bearer ${key}` } : {}),
+                  ...headers,
+                },
+              }
+            : { payload: body as object }),
       });
       return response as any;
     },

@@ -88,10 +88,16 @@ export async function startDnsServer(t: { teardown(fn: () => Promise<void> | voi
         owner = entry.CNAME;
         continue;
       }
-      if (type === 'TXT') for (const data of entry.TXT ?? []) response.answers.push({ ...base, type: Packet.TYPE.TXT, data } as Resource);
-      if (type === 'MX') for (const mx of entry.MX ?? []) response.answers.push({ ...base, type: Packet.TYPE.MX, ...mx } as Resource);
-      if (type === 'A') for (const address of entry.A ?? []) response.answers.push({ ...base, type: Packet.TYPE.A, address } as Resource);
-      if (type === 'AAAA') for (const address of entry.AAAA ?? []) response.answers.push({ ...base, type: Packet.TYPE.AAAA, address } as Resource);
+      if (type === 'TXT')
+        for (const data of entry.TXT ?? []) response.answers.push({ ...base, type: Packet.TYPE.TXT, data } as Resource);
+      if (type === 'MX')
+        for (const mx of entry.MX ?? []) response.answers.push({ ...base, type: Packet.TYPE.MX, ...mx } as Resource);
+      if (type === 'A')
+        for (const address of entry.A ?? [])
+          response.answers.push({ ...base, type: Packet.TYPE.A, address } as Resource);
+      if (type === 'AAAA')
+        for (const address of entry.AAAA ?? [])
+          response.answers.push({ ...base, type: Packet.TYPE.AAAA, address } as Resource);
       return;
     }
   };
@@ -148,7 +154,9 @@ async function listenOnOneFreePort(handle: dns2.DnsHandler) {
       await closed;
     };
     const failed = new Promise<Error>((resolve) => server.once('error', resolve));
-    const listening = server.listen({ udp: { port, address: '127.0.0.1' }, tcp: { port, address: '127.0.0.1' } }).then(() => null);
+    const listening = server
+      .listen({ udp: { port, address: '127.0.0.1' }, tcp: { port, address: '127.0.0.1' } })
+      .then(() => null);
     const outcome = await Promise.race([listening, failed]);
     if (outcome === null) return { port, close };
     for (const s of Object.values((server as unknown as { servers: Record<string, { close(): void }> }).servers)) {

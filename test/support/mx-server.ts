@@ -46,7 +46,12 @@ export interface MxServer {
  * what `behaviour` says. Several such servers share one port on different loopback addresses,
  * as MX hosts share port 25 on different hosts.
  */
-export async function startMxServer(t: Teardown, address: string, port: number, behaviour: MxBehaviour = {}): Promise<MxServer> {
+export async function startMxServer(
+  t: Teardown,
+  address: string,
+  port: number,
+  behaviour: MxBehaviour = {},
+): Promise<MxServer> {
   const received: Received[] = [];
   let rcpts = 0;
   let messages = 0;
@@ -70,7 +75,8 @@ export async function startMxServer(t: Teardown, address: string, port: number, 
       open--;
     },
     onAuth(auth, _session, callback) {
-      if (behaviour.auth && auth.username === behaviour.auth.user && auth.password === behaviour.auth.pass) return callback(null, { user: auth.username });
+      if (behaviour.auth && auth.username === behaviour.auth.user && auth.password === behaviour.auth.pass)
+        return callback(null, { user: auth.username });
       callback(Object.assign(new Error('Invalid credentials'), { responseCode: 535 }));
     },
     onRcptTo(rcpt, _session, callback) {
@@ -117,7 +123,11 @@ export async function startMxServer(t: Teardown, address: string, port: number, 
 }
 
 /** A TCP server that accepts connections and never says a word (no greeting). */
-export async function startSilentServer(t: Teardown, address: string, port: number): Promise<{ connections(): number }> {
+export async function startSilentServer(
+  t: Teardown,
+  address: string,
+  port: number,
+): Promise<{ connections(): number }> {
   const sockets = new Set<net.Socket>();
   let total = 0;
   const server = net.createServer((socket) => {
@@ -160,7 +170,9 @@ export async function sharedFreePort(addresses: string[]): Promise<number> {
     } catch {
       continue;
     } finally {
-      await Promise.all(probes.map((p) => new Promise<void>((resolve) => (p.listening ? p.close(() => resolve()) : resolve()))));
+      await Promise.all(
+        probes.map((p) => new Promise<void>((resolve) => (p.listening ? p.close(() => resolve()) : resolve()))),
+      );
     }
   }
   throw new Error(`no port free on all of ${addresses.join(', ')}`);

@@ -23,12 +23,20 @@ export function fullMessage(overrides: Partial<OutgoingMessage> = {}): OutgoingM
     html: '<p>Hello, <b>the sale</b> starts now. <img src="cid:logo@sender"></p>',
     attachments: [
       { filename: 'bytes.bin', content: binary, contentType: 'application/octet-stream' },
-      { filename: 'logo.png', content: Buffer.from('not really a png'), contentType: 'image/png', contentId: 'logo@sender' },
+      {
+        filename: 'logo.png',
+        content: Buffer.from('not really a png'),
+        contentType: 'image/png',
+        contentId: 'logo@sender',
+      },
     ],
     headers: { 'X-Campaign': 'spring-2026', 'X-Note': 'café' },
     inReplyTo: '<previous@example.org>',
     references: ['<first@example.org>', '<previous@example.org>'],
-    listUnsubscribe: { url: 'https://sender.example.com/unsubscribe/tok_123?l=ü', mailto: `unsubscribe+tok_123@bounces.${DOMAIN}` },
+    listUnsubscribe: {
+      url: 'https://sender.example.com/unsubscribe/tok_123?l=ü',
+      mailto: `unsubscribe+tok_123@bounces.${DOMAIN}`,
+    },
     ...overrides,
   };
 }
@@ -43,7 +51,8 @@ export function publishDkim(dns: TestDnsServer, key: DkimKeyPair, domain = DOMAI
 export async function verifyDkim(dns: TestDnsServer, raw: Buffer) {
   const resolver = new dnsPromises.Resolver();
   resolver.setServers([dns.address]);
-  const result = await dkimVerify(raw, { resolver: (name: string, type: string) => resolver.resolve(name, type as 'TXT') as Promise<string[][]> });
+  const result = await dkimVerify(raw, {
+    resolver: (name: string, type: string) => resolver.resolve(name, type as 'TXT') as Promise<string[][]>,
+  });
   return result.results;
 }
-

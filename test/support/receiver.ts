@@ -14,7 +14,10 @@ export type Answer = { status: number; headers?: Record<string, string>; body?: 
  * A webhook receiver on loopback: records every request and answers with what `answer` says for
  * it (by default 200). `waitFor(n)` resolves once n requests have arrived.
  */
-export async function startReceiver(t: { teardown(fn: () => Promise<void> | void): void }, answer: (r: Received, n: number) => Answer = () => ({ status: 200 })) {
+export async function startReceiver(
+  t: { teardown(fn: () => Promise<void> | void): void },
+  answer: (r: Received, n: number) => Answer = () => ({ status: 200 }),
+) {
   const received: Received[] = [];
   const waiters: { n: number; resolve: () => void }[] = [];
   const holds = new Set<NodeJS.Timeout>();
@@ -41,8 +44,7 @@ export async function startReceiver(t: { teardown(fn: () => Promise<void> | void
           reply();
         }, a.holdMs);
         holds.add(hold);
-      }
-      else reply();
+      } else reply();
       for (const w of [...waiters]) {
         if (received.length >= w.n) {
           waiters.splice(waiters.indexOf(w), 1);
@@ -52,11 +54,14 @@ export async function startReceiver(t: { teardown(fn: () => Promise<void> | void
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  t.teardown(() => new Promise<void>((resolve) => {
-    for (const hold of holds) clearTimeout(hold);
-    server.closeAllConnections();
-    server.close(() => resolve());
-  }));
+  t.teardown(
+    () =>
+      new Promise<void>((resolve) => {
+        for (const hold of holds) clearTimeout(hold);
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  );
   const receiver = {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     received,
@@ -64,8 +69,17 @@ export async function startReceiver(t: { teardown(fn: () => Promise<void> | void
     waitFor(n: number, timeoutMs = 15_000): Promise<void> {
       if (received.length >= n) return Promise.resolve();
       return new Promise((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`receiver got ${received.length} of ${n} requests`)), timeoutMs);
-        waiters.push({ n, resolve: () => { clearTimeout(timer); resolve(); } });
+        const timer = setTimeout(
+          () => reject(new Error(`receiver got ${received.length} of ${n} requests`)),
+          timeoutMs,
+        );
+        waiters.push({
+          n,
+          resolve: () => {
+            clearTimeout(timer);
+            resolve();
+          },
+        });
       });
     },
   };
@@ -73,7 +87,10 @@ export async function startReceiver(t: { teardown(fn: () => Promise<void> | void
 }
 
 /** Polls until `check` holds (deliveries happen in the background). */
-export async function eventually<T>(check: () => Promise<T | undefined | null | false>, timeoutMs = 15_000): Promise<T> {
+export async function eventually<T>(
+  check: () => Promise<T | undefined | null | false>,
+  timeoutMs = 15_000,
+): Promise<T> {
   const until = Date.now() + timeoutMs;
   for (;;) {
     const value = await check();

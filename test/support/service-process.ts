@@ -10,7 +10,9 @@ const [url, workspaces, options] = process.argv.slice(2);
 const system = await openSystem(url!, options ? JSON.parse(options) : {});
 const keys: string[] = [];
 for (let i = 0; i < Number(workspaces ?? 0); i++) {
-  keys.push((await createWorkspace(system.commands, { name: `Workspace ${i}`, ownerEmail: `owner${i}@example.com` })).apiKey);
+  keys.push(
+    (await createWorkspace(system.commands, { name: `Workspace ${i}`, ownerEmail: `owner${i}@example.com` })).apiKey,
+  );
 }
 const app = await serve(system);
 const address = await app.listen({ port: 0, host: '127.0.0.1' });

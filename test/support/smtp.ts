@@ -12,7 +12,10 @@ export interface Mail {
  * An SMTP server on loopback that keeps the mail it accepts. `accept(n)` says whether the n-th
  * message offered is taken; a refused one is answered 451 (try again later) and not kept.
  */
-export async function startSmtpServer(t: { teardown(fn: () => Promise<void> | void): void }, accept: (n: number) => boolean = () => true) {
+export async function startSmtpServer(
+  t: { teardown(fn: () => Promise<void> | void): void },
+  accept: (n: number) => boolean = () => true,
+) {
   const mails: Mail[] = [];
   let offered = 0;
   const server = new SMTPServer({
@@ -20,8 +23,13 @@ export async function startSmtpServer(t: { teardown(fn: () => Promise<void> | vo
     disabledCommands: ['STARTTLS'],
     onData(stream, session, callback) {
       simpleParser(stream).then((m) => {
-        if (!smtp.accept(++offered)) return callback(Object.assign(new Error('try again later'), { responseCode: 451 }));
-        mails.push({ to: session.envelope.rcptTo.map((r) => r.address).sort(), subject: m.subject ?? '', text: m.text ?? '' });
+        if (!smtp.accept(++offered))
+          return callback(Object.assign(new Error('try again later'), { responseCode: 451 }));
+        mails.push({
+          to: session.envelope.rcptTo.map((r) => r.address).sort(),
+          subject: m.subject ?? '',
+          text: m.text ?? '',
+        });
         callback();
       }, callback);
     },

@@ -5,5 +5,8 @@
 import { openSystem } from '../../system.ts';
 
 const [url, natsUrl, queue] = process.argv.slice(2);
-await openSystem(url!, { natsUrl: natsUrl || undefined, webhooks: { allowPrivate: true, pollMs: 20, timeoutMs: 30_000, queue: queue! } });
+await openSystem(url!, {
+  natsUrl: natsUrl || undefined,
+  webhooks: { allowPrivate: true, pollMs: 20, timeoutMs: 30_000, queue: queue! },
+});
 process.send!({ type: 'ready' });

@@ -31,7 +31,11 @@ function nested(levels: number): unknown {
   for (let i = 1; i < levels; i++) node = { kind: 'Section', children: [node] };
   return node;
 }
-const pathOfDepth = (levels: number) => ['body', 0, ...Array.from({ length: levels - 1 }, () => ['children', 0]).flat()];
+const pathOfDepth = (levels: number) => [
+  'body',
+  0,
+  ...Array.from({ length: levels - 1 }, () => ['children', 0]).flat(),
+];
 
 t.test('a minimal document is accepted and gets its defaults', async (t) => {
   const parsed = documentSchema.parse(
@@ -51,12 +55,21 @@ t.test('a minimal document is accepted and gets its defaults', async (t) => {
     ],
     tailwind: false,
   });
-  t.same(firstIssue(documentSchema, {}), { expected: 'array', code: 'invalid_type', path: ['body'], message: 'Invalid input: expected array, received undefined' });
+  t.same(firstIssue(documentSchema, {}), {
+    expected: 'array',
+    code: 'invalid_type',
+    path: ['body'],
+    message: 'Invalid input: expected array, received undefined',
+  });
 });
 
 t.test('every block kind with every field is accepted', async (t) => {
   const all = [
-    { kind: 'Section', style: { padding: 8 }, children: [{ kind: 'Row', children: [{ kind: 'Column', children: [text()] }] }] },
+    {
+      kind: 'Section',
+      style: { padding: 8 },
+      children: [{ kind: 'Row', children: [{ kind: 'Column', children: [text()] }] }],
+    },
     { kind: 'Container', children: [] },
     { kind: 'Text', text: 'a' },
     { kind: 'Heading', text: 'h', level: 6 },
@@ -69,7 +82,8 @@ t.test('every block kind with every field is accepted', async (t) => {
     { kind: 'CodeInline', code: 'x' },
   ];
   t.equal(firstIssue(documentSchema, doc(all)), null);
-  for (const language of CODE_LANGUAGES) t.equal(firstIssue(blockSchema, { kind: 'CodeBlock', code: '', language }), null, language);
+  for (const language of CODE_LANGUAGES)
+    t.equal(firstIssue(blockSchema, { kind: 'CodeBlock', code: '', language }), null, language);
 });
 
 t.test('block count: 500 blocks in the tree pass, the 501st in depth-first order fails at its path', async (t) => {
@@ -82,7 +96,10 @@ t.test('block count: 500 blocks in the tree pass, the 501st in depth-first order
   const section = { kind: 'Section', children: Array.from({ length: 499 }, () => text()) };
   t.equal(firstIssue(documentSchema, doc([section])), null);
   t.same(firstIssue(documentSchema, doc([section, text(), text()]))?.path, ['body', 1]);
-  const inner = { kind: 'Section', children: [{ kind: 'Column', children: Array.from({ length: 499 }, () => text()) }] };
+  const inner = {
+    kind: 'Section',
+    children: [{ kind: 'Column', children: Array.from({ length: 499 }, () => text()) }],
+  };
   t.same(firstIssue(documentSchema, doc([inner]))?.path, ['body', 0, 'children', 0, 'children', 498]);
 });
 
@@ -124,13 +141,27 @@ t.test('preview, fonts, text, href, dimensions, heading level: at the limit and 
 });
 
 t.test('style: a property mail clients do not honour fails at its own path, in either spelling', async (t) => {
-  const body = [text(), text(), { kind: 'Section', children: [{ kind: 'Hr', style: { color: 'red', position: 'absolute' } }] }];
+  const body = [
+    text(),
+    text(),
+    { kind: 'Section', children: [{ kind: 'Hr', style: { color: 'red', position: 'absolute' } }] },
+  ];
   const issue = firstIssue(documentSchema, doc(body));
   t.same(issue?.path, ['body', 2, 'children', 0, 'style', 'position']);
   t.equal(issue?.message, 'Not a style property mail clients honour.');
 
-  t.same(firstIssue(documentSchema, doc([{ kind: 'Text', text: 'x', style: { zIndex: 2 } }]))?.path, ['body', 0, 'style', 'zIndex']);
-  t.same(firstIssue(documentSchema, doc([{ kind: 'Text', text: 'x', style: { 'z-index': 2 } }]))?.path, ['body', 0, 'style', 'z-index']);
+  t.same(firstIssue(documentSchema, doc([{ kind: 'Text', text: 'x', style: { zIndex: 2 } }]))?.path, [
+    'body',
+    0,
+    'style',
+    'zIndex',
+  ]);
+  t.same(firstIssue(documentSchema, doc([{ kind: 'Text', text: 'x', style: { 'z-index': 2 } }]))?.path, [
+    'body',
+    0,
+    'style',
+    'z-index',
+  ]);
   t.same(firstIssue(documentSchema, doc([], { style: { float: 'left' } }))?.path, ['style', 'float']);
   // Neither mixed spellings nor other case.
   t.same(firstIssue(styleSchema, { 'background-Color': 'red' })?.path, ['background-Color']);
@@ -138,7 +169,16 @@ t.test('style: a property mail clients do not honour fails at its own path, in e
 });
 
 t.test('style: both spellings are accepted, once each property', async (t) => {
-  t.equal(firstIssue(styleSchema, { backgroundColor: '#fff', 'font-size': 14, borderTopLeftRadius: '4px', 'max-width': '600px', opacity: 0.5 }), null);
+  t.equal(
+    firstIssue(styleSchema, {
+      backgroundColor: '#fff',
+      'font-size': 14,
+      borderTopLeftRadius: '4px',
+      'max-width': '600px',
+      opacity: 0.5,
+    }),
+    null,
+  );
   t.equal(firstIssue(styleSchema, { 'background-color': '#fff', fontSize: '14px', 'border-top-left-radius': 4 }), null);
   const twice = firstIssue(styleSchema, { backgroundColor: '#fff', 'background-color': '#000' });
   t.same(twice?.path, ['background-color']);
@@ -146,7 +186,13 @@ t.test('style: both spellings are accepted, once each property', async (t) => {
 });
 
 t.test('style: values are short strings without escapes or active content, or finite numbers', async (t) => {
-  const ok = ['12px', 'Arial, "Times New Roman", serif', 'url(https://example.com/bg.png)', "url( 'https://example.com/a.png' ) no-repeat", 'v'.repeat(200)];
+  const ok = [
+    '12px',
+    'Arial, "Times New Roman", serif',
+    'url(https://example.com/bg.png)',
+    "url( 'https://example.com/a.png' ) no-repeat",
+    'v'.repeat(200),
+  ];
   for (const v of ok) t.equal(firstIssue(styleSchema, { background: v }), null, v);
   const bad = [
     'v'.repeat(201),
@@ -185,10 +231,27 @@ t.test('blocks are strict: an unknown key or kind is refused', async (t) => {
 
 t.test('href and src: http(s), mailto for links, or one placeholder', async (t) => {
   const link = (href: string) => firstIssue(blockSchema, { kind: 'Button', text: 'b', href });
-  for (const ok of ['https://example.com', 'HTTP://example.com/x?a=1&b=2', 'mailto:a@example.com', '{{cta}}', '{{ cta }}', 'https://example.com/{{id}}']) {
+  for (const ok of [
+    'https://example.com',
+    'HTTP://example.com/x?a=1&b=2',
+    'mailto:a@example.com',
+    '{{cta}}',
+    '{{ cta }}',
+    'https://example.com/{{id}}',
+  ]) {
     t.equal(link(ok), null, ok);
   }
-  for (const bad of ['javascript:alert(1)', '/relative', '//example.com', 'https://', 'ftp://example.com', 'https://exa mple.com', 'https://a"b', '{{a}}{{b}}', '']) {
+  for (const bad of [
+    'javascript:alert(1)',
+    '/relative',
+    '//example.com',
+    'https://',
+    'ftp://example.com',
+    'https://exa mple.com',
+    'https://a"b',
+    '{{a}}{{b}}',
+    '',
+  ]) {
     t.same(link(bad)?.path, ['href'], bad);
   }
   const img = (src: string) => firstIssue(blockSchema, { kind: 'Img', src });
@@ -198,11 +261,26 @@ t.test('href and src: http(s), mailto for links, or one placeholder', async (t) 
 });
 
 t.test('props: defaults, names, types, limits, unique names', async (t) => {
-  t.same(propsSchema.parse([{ name: 'first_name' }]), [{ name: 'first_name', type: 'string', required: false, default: null, description: null }]);
-  t.equal(firstIssue(propsSchema, Array.from({ length: 50 }, (_, i) => ({ name: `p${i}` }))), null);
-  t.same(firstIssue(propsSchema, Array.from({ length: 51 }, (_, i) => ({ name: `p${i}` })))?.path, []);
+  t.same(propsSchema.parse([{ name: 'first_name' }]), [
+    { name: 'first_name', type: 'string', required: false, default: null, description: null },
+  ]);
+  t.equal(
+    firstIssue(
+      propsSchema,
+      Array.from({ length: 50 }, (_, i) => ({ name: `p${i}` })),
+    ),
+    null,
+  );
+  t.same(
+    firstIssue(
+      propsSchema,
+      Array.from({ length: 51 }, (_, i) => ({ name: `p${i}` })),
+    )?.path,
+    [],
+  );
   t.same(firstIssue(propsSchema, [{ name: 'a' }, { name: 'b' }, { name: 'a' }])?.path, [2, 'name']);
-  for (const bad of ['1st', 'first-name', '', 'a'.repeat(65)]) t.same(firstIssue(propsSchema, [{ name: bad }])?.path, [0, 'name'], bad);
+  for (const bad of ['1st', 'first-name', '', 'a'.repeat(65)])
+    t.same(firstIssue(propsSchema, [{ name: bad }])?.path, [0, 'name'], bad);
   t.equal(firstIssue(propsSchema, [{ name: '_' + 'a'.repeat(63) }]), null);
   t.same(firstIssue(propsSchema, [{ name: 'n', type: 'date' }])?.path, [0, 'type']);
   t.same(firstIssue(propsSchema, [{ name: 'n', type: 'number', default: '3' }])?.path, [0, 'default']);
@@ -214,8 +292,20 @@ t.test('props: defaults, names, types, limits, unique names', async (t) => {
 
 t.test('slots: defaults, limits, unique names; a prop and a slot may not share a name', async (t) => {
   t.same(slotsSchema.parse([{ name: 'company' }]), [{ name: 'company', description: null, default: null }]);
-  t.equal(firstIssue(slotsSchema, Array.from({ length: 20 }, (_, i) => ({ name: `s${i}` }))), null);
-  t.same(firstIssue(slotsSchema, Array.from({ length: 21 }, (_, i) => ({ name: `s${i}` })))?.path, []);
+  t.equal(
+    firstIssue(
+      slotsSchema,
+      Array.from({ length: 20 }, (_, i) => ({ name: `s${i}` })),
+    ),
+    null,
+  );
+  t.same(
+    firstIssue(
+      slotsSchema,
+      Array.from({ length: 21 }, (_, i) => ({ name: `s${i}` })),
+    )?.path,
+    [],
+  );
   t.same(firstIssue(slotsSchema, [{ name: 's' }, { name: 's' }])?.path, [1, 'name']);
   t.same(firstIssue(slotsSchema, [{ name: 's', default: 'd'.repeat(999) }])?.path, [0, 'default']);
   const shared = firstIssue(documentSchema, doc([], { props: [{ name: 'x' }], slots: [{ name: 'y' }, { name: 'x' }] }));
@@ -224,12 +314,29 @@ t.test('slots: defaults, limits, unique names; a prop and a slot may not share a
 });
 
 t.test('fonts: family, https url, weight, style, fallback', async (t) => {
-  t.same(fontSchema.parse({ family: 'Open Sans' }), { family: 'Open Sans', url: null, weight: 400, style: 'normal', fallback: 'sans-serif' });
-  t.equal(firstIssue(fontSchema, { family: 'Inter-2', url: 'https://fonts.example.com/inter.woff2', weight: 900, style: 'italic', fallback: 'Courier New' }), null);
+  t.same(fontSchema.parse({ family: 'Open Sans' }), {
+    family: 'Open Sans',
+    url: null,
+    weight: 400,
+    style: 'normal',
+    fallback: 'sans-serif',
+  });
+  t.equal(
+    firstIssue(fontSchema, {
+      family: 'Inter-2',
+      url: 'https://fonts.example.com/inter.woff2',
+      weight: 900,
+      style: 'italic',
+      fallback: 'Courier New',
+    }),
+    null,
+  );
   t.same(firstIssue(fontSchema, { family: "Inter'; x" })?.path, ['family']);
   t.same(firstIssue(fontSchema, { family: 'a'.repeat(65) })?.path, ['family']);
   t.same(firstIssue(fontSchema, { family: 'Inter', url: 'http://fonts.example.com/a.woff2' })?.path, ['url']);
-  t.same(firstIssue(fontSchema, { family: 'Inter', url: 'https://fonts.example.com/a.woff2) format(x' })?.path, ['url']);
+  t.same(firstIssue(fontSchema, { family: 'Inter', url: 'https://fonts.example.com/a.woff2) format(x' })?.path, [
+    'url',
+  ]);
   t.same(firstIssue(fontSchema, { family: 'Inter', weight: 450 })?.path, ['weight']);
   t.same(firstIssue(fontSchema, { family: 'Inter', weight: 1000 })?.path, ['weight']);
   t.same(firstIssue(fontSchema, { family: 'Inter', fallback: 'Comic Sans MS' })?.path, ['fallback']);
@@ -243,17 +350,28 @@ t.test('subject: 998 characters, no line breaks', async (t) => {
 });
 
 t.test('placeholders: names in braces, whitespace allowed, each once', async (t) => {
-  t.same(placeholders('Hi {{first_name}}, {{ first_name }} {{\tlast }} {{bad-name}} {{}} {{ 9x }} {single}'), ['first_name', 'last']);
+  t.same(placeholders('Hi {{first_name}}, {{ first_name }} {{\tlast }} {{bad-name}} {{}} {{ 9x }} {single}'), [
+    'first_name',
+    'last',
+  ]);
   t.same(placeholders('none'), []);
 });
 
 t.test('the schemas are representable as JSON Schema', async (t) => {
   for (const io of ['input', 'output'] as const) {
-    const json = z.toJSONSchema(documentSchema, { io, unrepresentable: 'any' }) as { properties: Record<string, unknown>; $defs: Record<string, unknown> };
+    const json = z.toJSONSchema(documentSchema, { io, unrepresentable: 'any' }) as {
+      properties: Record<string, unknown>;
+      $defs: Record<string, unknown>;
+    };
     t.ok(json.properties.body, io);
     t.ok(json.$defs.TemplateBlock, io);
   }
-  t.doesNotThrow(() => z.toJSONSchema(z.object({ subject: subjectSchema, props: propsSchema, slots: slotsSchema }), { io: 'input', unrepresentable: 'any' }));
+  t.doesNotThrow(() =>
+    z.toJSONSchema(z.object({ subject: subjectSchema, props: propsSchema, slots: slotsSchema }), {
+      io: 'input',
+      unrepresentable: 'any',
+    }),
+  );
 });
 
 // ---------------------------------------------------------------------------------------------
@@ -297,7 +415,7 @@ t.test('references: block fields and html name props, not slots', async (t) => {
   t.match(found?.message, /company/);
 
   const nested = refs();
-  ((body(nested)[1]!.children as Record<string, unknown>[])[0]!).alt = '{{missing}}';
+  (body(nested)[1]!.children as Record<string, unknown>[])[0]!.alt = '{{missing}}';
   t.same(checkTemplateReferences(nested)?.path, ['document', 'body', 1, 'children', 0, 'alt']);
 
   const code = refs();
@@ -315,7 +433,7 @@ t.test('references: an href or src that is one placeholder names a url prop', as
   t.match(found?.message, /type url/);
 
   const img = refs();
-  ((body(img)[1]!.children as Record<string, unknown>[])[0]!).src = '{{ first_name }}';
+  (body(img)[1]!.children as Record<string, unknown>[])[0]!.src = '{{ first_name }}';
   t.same(checkTemplateReferences(img)?.path, ['document', 'body', 1, 'children', 0, 'src']);
 
   const inside = refs();
@@ -325,7 +443,11 @@ t.test('references: an href or src that is one placeholder names a url prop', as
 
 t.test('references: no name twice, and not as both prop and slot', async (t) => {
   t.same(checkTemplateReferences(refs({ slots: [{ name: 'company' }, { name: 'cta' }] }))?.path, ['slots', 1, 'name']);
-  t.same(checkTemplateReferences(refs({ props: [{ name: 'first_name' }, { name: 'first_name' }] }))?.path, ['props', 1, 'name']);
+  t.same(checkTemplateReferences(refs({ props: [{ name: 'first_name' }, { name: 'first_name' }] }))?.path, [
+    'props',
+    1,
+    'name',
+  ]);
   const r = refs();
   (r.document as Record<string, unknown>).props = [{ name: 'cta', type: 'url' }];
   t.same(checkTemplateReferences(r)?.path, ['document', 'props', 0, 'name']);

@@ -1,7 +1,13 @@
 import t from 'tap';
 import { DomUtils, parseDocument } from 'htmlparser2';
 import { CODE_LANGUAGES, documentSchema } from '../../domain/templates/document.ts';
-import { compile, createTemplateRenderer, fill, sanitiseHtml, type RenderableContent } from '../../infra/templates/renderer.ts';
+import {
+  compile,
+  createTemplateRenderer,
+  fill,
+  sanitiseHtml,
+  type RenderableContent,
+} from '../../infra/templates/renderer.ts';
 
 const { findAll, findOne, textContent, getAttributeValue, getElementsByTagName } = DomUtils;
 type AnyNode = ReturnType<typeof parseDocument>['children'][number];
@@ -15,11 +21,19 @@ const EVERY_KIND = {
   body: [
     { kind: 'Heading', level: 3, text: 'Hello {{first_name}}', style: { textAlign: 'center', color: '#123456' } },
     { kind: 'Text', text: 'Line one for {{ first_name }}\nline two', style: { 'line-height': '20px' } },
-    { kind: 'Button', text: 'Start {{first_name}}', href: '{{cta}}', style: { backgroundColor: '#000', color: '#fff', padding: 12 } },
+    {
+      kind: 'Button',
+      text: 'Start {{first_name}}',
+      href: '{{cta}}',
+      style: { backgroundColor: '#000', color: '#fff', padding: 12 },
+    },
     { kind: 'Link', text: 'Write to us', href: 'mailto:help@example.com' },
     { kind: 'Img', src: '{{avatar}}', alt: 'Photo of {{first_name}}', width: 64, height: 48 },
     { kind: 'Hr', style: { borderColor: '#cccccc' } },
-    { kind: 'Markdown', markdown: '# Title {{first_name}}\n\nDear **{{first_name}}** and _{{last_name}}_.\n\n- one\n- [two]({{cta}})' },
+    {
+      kind: 'Markdown',
+      markdown: '# Title {{first_name}}\n\nDear **{{first_name}}** and _{{last_name}}_.\n\n- one\n- [two]({{cta}})',
+    },
     { kind: 'CodeBlock', code: 'const who = "{{first_name}}";\nlet n = {{ count }};', language: 'javascript' },
     { kind: 'CodeInline', code: 'npm i {{first_name}}' },
     {
@@ -67,7 +81,9 @@ t.test('every block kind renders to the elements mail clients expect', async (t)
   const body = elements(html, 'body')[0]!;
 
   t.test('head: the fonts', async (t) => {
-    const css = elements(head, 'style').map((s) => textContent(s)).join('\n');
+    const css = elements(head, 'style')
+      .map((s) => textContent(s))
+      .join('\n');
     t.match(css, /@font-face/);
     t.match(css, /font-family: 'Inter'/);
     t.match(css, /url\(https:\/\/fonts\.example\.com\/inter\.woff2\) format\('woff2'\)/);
@@ -82,7 +98,10 @@ t.test('every block kind renders to the elements mail clients expect', async (t)
     t.match(textContent(preview), /^News for Ada from Acme/);
     const container = findOne((e) => e.name === 'table' && /max-width:37\.5em/.test(style(e)), body.children, true);
     t.ok(container, 'the default Container');
-    t.ok(findOne((e) => e.name === 'h3', container!.children, true), 'blocks sit inside it');
+    t.ok(
+      findOne((e) => e.name === 'h3', container!.children, true),
+      'blocks sit inside it',
+    );
   });
 
   t.test('Heading level 3 is an h3 with its text and style', async (t) => {
@@ -128,8 +147,15 @@ t.test('every block kind renders to the elements mail clients expect', async (t)
     const md = findOne((e) => e.name === 'h1', body.children, true)!.parent as Element;
     t.equal(textContent(elements(md, 'h1')[0]!), 'Title Ada');
     t.equal(textContent(elements(md, 'strong')[0]!), 'Ada');
-    t.equal(textContent(elements(md, 'em')[0]!), 'Lovelace', 'an underscore in a placeholder name does not start emphasis');
-    t.same(elements(md, 'li').map((li) => textContent(li)), ['one', 'two']);
+    t.equal(
+      textContent(elements(md, 'em')[0]!),
+      'Lovelace',
+      'an underscore in a placeholder name does not start emphasis',
+    );
+    t.same(
+      elements(md, 'li').map((li) => textContent(li)),
+      ['one', 'two'],
+    );
     t.equal(getAttributeValue(elements(md, 'a')[0]!, 'href'), VALUES.cta);
   });
 
@@ -137,13 +163,19 @@ t.test('every block kind renders to the elements mail clients expect', async (t)
     const pre = elements(body, 'pre');
     t.equal(pre.length, 1);
     t.equal(textOf(pre[0]!), 'const who = "Ada";let n = 42;');
-    t.ok(elements(pre[0]!, 'span').some((s) => /color:/.test(style(s))), 'tokens are coloured (dracula)');
+    t.ok(
+      elements(pre[0]!, 'span').some((s) => /color:/.test(style(s))),
+      'tokens are coloured (dracula)',
+    );
     const code = elements(body, 'code').filter((c) => c.parent?.type !== 'tag' || (c.parent as Element).name !== 'pre');
     t.ok(code.some((c) => textContent(c) === 'npm i Ada'));
   });
 
   t.test('Section, Row and Column are tables, rows and cells', async (t) => {
-    const cells = findAll((e) => e.name === 'td' && getAttributeValue(e, 'data-id') === '__react-email-column', body.children);
+    const cells = findAll(
+      (e) => e.name === 'td' && getAttributeValue(e, 'data-id') === '__react-email-column',
+      body.children,
+    );
     t.equal(cells.length, 2);
     t.equal(textContent(cells[0]!), 'Left 42');
     t.match(style(cells[0]), /width:50%/);
@@ -152,7 +184,10 @@ t.test('every block kind renders to the elements mail clients expect', async (t)
     t.equal(cells[1]!.parent, row, 'both columns in one row');
     const section = findAll((e) => e.name === 'table' && /padding:8px/.test(style(e)), body.children);
     t.equal(section.length, 1, 'the Section is a table carrying its style');
-    t.ok(findOne((e) => e === row, section[0]!.children, true), 'the row is inside the section');
+    t.ok(
+      findOne((e) => e === row, section[0]!.children, true),
+      'the row is inside the section',
+    );
   });
 
   t.test('Container is a centred table carrying its style', async (t) => {
@@ -183,12 +218,18 @@ t.test("placeholders pass through React's escaping as literal text and attribute
   t.equal(compiled.preview, EVERY_KIND.preview);
   t.notMatch(compiled.html, /[\uE000-\uF8FF]/, 'no stand-in left in the readable form');
   // And straight from React, without stand-ins: braces are not escaped, in text or attributes.
-  const plain = await compile(blocks({ body: [{ kind: 'Button', text: '{{label}}', href: 'https://example.com/{{cta}}' }] }, 'x'));
+  const plain = await compile(
+    blocks({ body: [{ kind: 'Button', text: '{{label}}', href: 'https://example.com/{{cta}}' }] }, 'x'),
+  );
   t.match(plain.html, /href="https:\/\/example\.com\/\{\{cta\}\}"/);
 });
 
 t.test('values are escaped in the html: markup in a prop never becomes an element', async (t) => {
-  const hostile = { ...VALUES, first_name: '<script>alert(1)</script><img src=x onerror=alert(1)>', last_name: `"quoted" & 'single'` };
+  const hostile = {
+    ...VALUES,
+    first_name: '<script>alert(1)</script><img src=x onerror=alert(1)>',
+    last_name: `"quoted" & 'single'`,
+  };
   const out = fill(await compile(blocks(EVERY_KIND)), hostile);
   const dom = parseDocument(out.html);
   t.equal(elements(dom, 'script').length, 0);
@@ -201,13 +242,20 @@ t.test('values are escaped in the html: markup in a prop never becomes an elemen
 });
 
 t.test('the subject takes values raw, line breaks turned to spaces', async (t) => {
-  const out = fill(await compile(blocks(EVERY_KIND)), { ...VALUES, first_name: 'Ada\r\nBcc: x@example.com', company: '<b>' });
+  const out = fill(await compile(blocks(EVERY_KIND)), {
+    ...VALUES,
+    first_name: 'Ada\r\nBcc: x@example.com',
+    company: '<b>',
+  });
   t.equal(out.subject, 'Hi Ada Bcc: x@example.com from <b>');
 });
 
 t.test('a value that starts an address and is not http(s) or mailto is left out', async (t) => {
-  const compiled = await compile(blocks({ body: [{ kind: 'Markdown', markdown: '[a]({{target}}) [b](https://example.com/?q={{target}})' }] }, 'x'));
-  const hrefs = (v: string) => elements(parseDocument(fill(compiled, { target: v }).html), 'a').map((a) => getAttributeValue(a, 'href'));
+  const compiled = await compile(
+    blocks({ body: [{ kind: 'Markdown', markdown: '[a]({{target}}) [b](https://example.com/?q={{target}})' }] }, 'x'),
+  );
+  const hrefs = (v: string) =>
+    elements(parseDocument(fill(compiled, { target: v }).html), 'a').map((a) => getAttributeValue(a, 'href'));
   t.same(hrefs('javascript:alert(1)'), ['', 'https://example.com/?q=javascript:alert(1)']);
   t.same(hrefs('https://ok.example.com'), ['https://ok.example.com', 'https://example.com/?q=https://ok.example.com']);
 });
@@ -224,7 +272,9 @@ t.test("Markdown's raw html, script links and attribute tricks are sanitised awa
   t.equal(elements(dom, 'script').length, 0);
   t.equal(elements(dom, 'iframe').length, 0);
   t.equal(findAll((e) => Object.keys(e.attribs).some((a) => a.startsWith('on')), dom.children).length, 0);
-  t.notOk(findAll((e) => e.name === 'a', dom.children).some((a) => /^javascript:/i.test(getAttributeValue(a, 'href') ?? '')));
+  t.notOk(
+    findAll((e) => e.name === 'a', dom.children).some((a) => /^javascript:/i.test(getAttributeValue(a, 'href') ?? '')),
+  );
   t.notOk(elements(dom, 'img').some((i) => /^http:/.test(getAttributeValue(i, 'src') ?? '')));
   t.equal(textContent(elements(dom, 'b')[0]!), 'b');
 });
@@ -232,15 +282,28 @@ t.test("Markdown's raw html, script links and attribute tricks are sanitised awa
 t.test('rows hold columns and columns sit in rows, whatever the document nests', async (t) => {
   const out = fill(
     await compile(
-      blocks({ body: [{ kind: 'Row', children: [{ kind: 'Text', text: 'loose' }] }, { kind: 'Column', children: [{ kind: 'Text', text: 'alone' }] }] }, 'x'),
+      blocks(
+        {
+          body: [
+            { kind: 'Row', children: [{ kind: 'Text', text: 'loose' }] },
+            { kind: 'Column', children: [{ kind: 'Text', text: 'alone' }] },
+          ],
+        },
+        'x',
+      ),
     ),
     {},
   );
-  const cells = elements(parseDocument(out.html), 'td').filter((td) => getAttributeValue(td, 'data-id') === '__react-email-column');
-  t.same(cells.map((c) => [textContent(c), (c.parent as Element).name]), [
-    ['loose', 'tr'],
-    ['alone', 'tr'],
-  ]);
+  const cells = elements(parseDocument(out.html), 'td').filter(
+    (td) => getAttributeValue(td, 'data-id') === '__react-email-column',
+  );
+  t.same(
+    cells.map((c) => [textContent(c), (c.parent as Element).name]),
+    [
+      ['loose', 'tr'],
+      ['alone', 'tr'],
+    ],
+  );
 });
 
 t.test('tailwind: true wraps the document in the Tailwind component', async (t) => {
@@ -251,14 +314,23 @@ t.test('tailwind: true wraps the document in the Tailwind component', async (t) 
 });
 
 t.test('with tailwind: true, utility classes become inline styles', async (t) => {
-  const doc = { tailwind: true, body: [{ kind: 'Text', text: 'Red', className: 'text-red-500 p-4' }, { kind: 'Heading', text: 'Plain', level: 2 }] };
+  const doc = {
+    tailwind: true,
+    body: [
+      { kind: 'Text', text: 'Red', className: 'text-red-500 p-4' },
+      { kind: 'Heading', text: 'Plain', level: 2 },
+    ],
+  };
   t.ok(documentSchema.safeParse(doc).success);
   const dom = parseDocument(fill(await compile(blocks(doc)), VALUES).html);
   const p = elements(dom, 'p').find((e) => textContent(e) === 'Red')!;
   t.match(getAttributeValue(p, 'style'), /color:rgb\(251,44,54\)/);
   t.match(getAttributeValue(p, 'style'), /padding:1rem/);
   t.notOk(getAttributeValue(p, 'class'), 'the classes are gone once inlined');
-  t.notOk(documentSchema.safeParse({ body: [{ kind: 'Text', text: 'x', className: '<script>' }] }).success, 'class names are Tailwind-shaped');
+  t.notOk(
+    documentSchema.safeParse({ body: [{ kind: 'Text', text: 'x', className: '<script>' }] }).success,
+    'class names are Tailwind-shaped',
+  );
 });
 
 t.test('every CodeBlock language renders', async (t) => {
@@ -269,8 +341,10 @@ t.test('every CodeBlock language renders', async (t) => {
   for (const pre of pres) t.equal(textOf(pre), 'a = 1');
 });
 
-t.test("private-use characters of the content stay as they are and are never filled", async (t) => {
-  const out = fill(await compile(blocks({ body: [{ kind: 'Text', text: '\uE000 icon {{name}} \uE001' }] }, 'x')), { name: 'N' });
+t.test('private-use characters of the content stay as they are and are never filled', async (t) => {
+  const out = fill(await compile(blocks({ body: [{ kind: 'Text', text: '\uE000 icon {{name}} \uE001' }] }, 'x')), {
+    name: 'N',
+  });
   t.match(out.html, /\uE000 icon N \uE001/);
   t.match(out.text, /\uE000 icon N \uE001/);
 });
@@ -279,7 +353,11 @@ t.test('styles stored under older rules are dropped at render, not sent', async 
   const version: RenderableContent = {
     engine: 'blocks',
     subject: 'x',
-    document: { body: [{ kind: 'Text', text: 'old', style: { position: 'fixed', color: 'red', background: 'url(javascript:x)' } }] },
+    document: {
+      body: [
+        { kind: 'Text', text: 'old', style: { position: 'fixed', color: 'red', background: 'url(javascript:x)' } },
+      ],
+    },
     html: null,
   };
   const p = elements(parseDocument(fill(await compile(version), {}).html), 'p')[0]!;
@@ -301,34 +379,41 @@ const DIRTY = `<html><head><title>Title</title><style>p{color:red}</style><scrip
 <p style="color:blue;background:url(https://cdn.example.com/bg.png)">styled</p><p style="background:url(http://x.example.com/a.png)">insecure bg</p>
 </body></html>`;
 
-t.test('sanitiseHtml removes scripts, handlers and javascript: links, keeps tables and allowed inline styles', async (t) => {
-  const clean = sanitiseHtml(DIRTY);
-  const dom = parseDocument(clean);
-  for (const tag of ['script', 'style', 'title', 'head', 'iframe', 'form', 'input']) t.equal(elements(dom, tag).length, 0, tag);
-  t.notMatch(clean, /Title|alert|p\{color/);
-  t.equal(findAll((e) => Object.keys(e.attribs).some((a) => a.startsWith('on')), dom.children).length, 0);
+t.test(
+  'sanitiseHtml removes scripts, handlers and javascript: links, keeps tables and allowed inline styles',
+  async (t) => {
+    const clean = sanitiseHtml(DIRTY);
+    const dom = parseDocument(clean);
+    for (const tag of ['script', 'style', 'title', 'head', 'iframe', 'form', 'input'])
+      t.equal(elements(dom, tag).length, 0, tag);
+    t.notMatch(clean, /Title|alert|p\{color/);
+    t.equal(findAll((e) => Object.keys(e.attribs).some((a) => a.startsWith('on')), dom.children).length, 0);
 
-  const table = elements(dom, 'table')[0]!;
-  t.same([getAttributeValue(table, 'width'), getAttributeValue(table, 'cellpadding'), getAttributeValue(table, 'role')], ['600', '0', 'presentation']);
-  const td = elements(dom, 'td')[0]!;
-  t.equal(style(td), 'padding:16px;color:#333333;font-family:Arial, sans-serif');
-  t.equal(textContent(td), 'Hi {{ name }}');
-  t.equal(style(elements(dom, 'body')[0]), 'background-color:#eeeeee');
+    const table = elements(dom, 'table')[0]!;
+    t.same(
+      [getAttributeValue(table, 'width'), getAttributeValue(table, 'cellpadding'), getAttributeValue(table, 'role')],
+      ['600', '0', 'presentation'],
+    );
+    const td = elements(dom, 'td')[0]!;
+    t.equal(style(td), 'padding:16px;color:#333333;font-family:Arial, sans-serif');
+    t.equal(textContent(td), 'Hi {{ name }}');
+    t.equal(style(elements(dom, 'body')[0]), 'background-color:#eeeeee');
 
-  const anchors = elements(dom, 'a').map((a) => [textContent(a), getAttributeValue(a, 'href') ?? null]);
-  t.same(anchors, [
-    ['bad', null],
-    ['good', '{{url}}'],
-    ['mail', 'mailto:a@example.com'],
-  ]);
-  const srcs = elements(dom, 'img').map((i) => getAttributeValue(i, 'src') ?? null);
-  t.same(srcs, ['https://cdn.example.com/a.png', null, null], 'images over https only');
-  const ps = elements(dom, 'p');
-  t.equal(style(ps[0]), 'color:blue;background:url(https://cdn.example.com/bg.png)');
-  t.equal(style(ps[1]), '');
-  t.match(textContent(dom), /form text/);
-  t.equal(sanitiseHtml(clean), clean, 'sanitising is idempotent');
-});
+    const anchors = elements(dom, 'a').map((a) => [textContent(a), getAttributeValue(a, 'href') ?? null]);
+    t.same(anchors, [
+      ['bad', null],
+      ['good', '{{url}}'],
+      ['mail', 'mailto:a@example.com'],
+    ]);
+    const srcs = elements(dom, 'img').map((i) => getAttributeValue(i, 'src') ?? null);
+    t.same(srcs, ['https://cdn.example.com/a.png', null, null], 'images over https only');
+    const ps = elements(dom, 'p');
+    t.equal(style(ps[0]), 'color:blue;background:url(https://cdn.example.com/bg.png)');
+    t.equal(style(ps[1]), '');
+    t.match(textContent(dom), /form text/);
+    t.equal(sanitiseHtml(clean), clean, 'sanitising is idempotent');
+  },
+);
 
 t.test('the html engine renders sanitised markup with values escaped, and its plain text', async (t) => {
   const renderer = createTemplateRenderer({ cacheSize: 10 });
@@ -383,7 +468,11 @@ t.test('renders of one compiled version with different values do not leak into e
 t.test('the preview line is rendered whole, up to its 256 characters', async (t) => {
   const preview = `${'p'.repeat(240)} {{first_name}}`;
   const out = fill(await compile(blocks({ preview, body: [{ kind: 'Text', text: 'x' }] }, 'x')), { first_name: 'Ada' });
-  const div = findOne((e) => getAttributeValue(e, 'data-skip-in-text') === 'true', parseDocument(out.html).children, true)!;
+  const div = findOne(
+    (e) => getAttributeValue(e, 'data-skip-in-text') === 'true',
+    parseDocument(out.html).children,
+    true,
+  )!;
   t.equal(textContent(div), `${'p'.repeat(240)} Ada`);
   t.match(style(div), /display:none/);
 });

@@ -3,7 +3,14 @@ import { DomainError } from '../../domain/shared/errors.ts';
 import type { Prop, Slot } from '../../domain/templates/document.ts';
 import { resolveValues, type GivenValues } from '../../domain/templates/values.ts';
 
-const prop = (name: string, extra: Partial<Prop> = {}): Prop => ({ name, type: 'string', required: false, default: null, description: null, ...extra });
+const prop = (name: string, extra: Partial<Prop> = {}): Prop => ({
+  name,
+  type: 'string',
+  required: false,
+  default: null,
+  description: null,
+  ...extra,
+});
 const slot = (name: string, extra: Partial<Slot> = {}): Slot => ({ name, description: null, default: null, ...extra });
 
 const PROPS = [
@@ -16,7 +23,11 @@ const PROPS = [
 const SLOTS = [slot('company', { default: 'Acme' }), slot('season')];
 
 /** When the values are resolved, then the refusal's code and param. */
-function refusal(given: GivenValues, props: Prop[] = PROPS, slots: Slot[] = SLOTS): { code: string; param: string | null } | null {
+function refusal(
+  given: GivenValues,
+  props: Prop[] = PROPS,
+  slots: Slot[] = SLOTS,
+): { code: string; param: string | null } | null {
   try {
     resolveValues(props, slots, given);
     return null;
@@ -28,18 +39,34 @@ function refusal(given: GivenValues, props: Prop[] = PROPS, slots: Slot[] = SLOT
 
 t.test('given values are written as strings; the rest take their defaults', async (t) => {
   t.same(
-    { ...resolveValues(PROPS, SLOTS, { props: { first_name: 'Ada', count: 2.5, vip: true, note: null }, slots: { season: 'winter' } }) },
-    { first_name: 'Ada', count: '2.5', vip: 'true', cta: 'https://example.com/start', note: '', company: 'Acme', season: 'winter' },
+    {
+      ...resolveValues(PROPS, SLOTS, {
+        props: { first_name: 'Ada', count: 2.5, vip: true, note: null },
+        slots: { season: 'winter' },
+      }),
+    },
+    {
+      first_name: 'Ada',
+      count: '2.5',
+      vip: 'true',
+      cta: 'https://example.com/start',
+      note: '',
+      company: 'Acme',
+      season: 'winter',
+    },
   );
-  t.same({ ...resolveValues(PROPS, SLOTS, { props: { first_name: 'Ada', vip: false, cta: 'mailto:a@example.com' } }) }, {
-    first_name: 'Ada',
-    count: '3',
-    vip: 'false',
-    cta: 'mailto:a@example.com',
-    note: '',
-    company: 'Acme',
-    season: '',
-  });
+  t.same(
+    { ...resolveValues(PROPS, SLOTS, { props: { first_name: 'Ada', vip: false, cta: 'mailto:a@example.com' } }) },
+    {
+      first_name: 'Ada',
+      count: '3',
+      vip: 'false',
+      cta: 'mailto:a@example.com',
+      note: '',
+      company: 'Acme',
+      season: '',
+    },
+  );
 });
 
 t.test('a required prop with a default may be left out', async (t) => {
@@ -47,13 +74,26 @@ t.test('a required prop with a default may be left out', async (t) => {
 });
 
 t.test('unknown_template_prop: a prop the version does not declare', async (t) => {
-  t.same(refusal({ props: { first_name: 'Ada', last_name: 'L' } }), { code: 'unknown_template_prop', param: 'props.last_name' });
-  t.same(refusal({ props: { company: 'x' } }), { code: 'unknown_template_prop', param: 'props.company' }, 'a slot is not a prop');
+  t.same(refusal({ props: { first_name: 'Ada', last_name: 'L' } }), {
+    code: 'unknown_template_prop',
+    param: 'props.last_name',
+  });
+  t.same(
+    refusal({ props: { company: 'x' } }),
+    { code: 'unknown_template_prop', param: 'props.company' },
+    'a slot is not a prop',
+  );
 });
 
 t.test('unknown_template_slot: a slot the version does not declare', async (t) => {
-  t.same(refusal({ props: { first_name: 'Ada' }, slots: { weather: 'x' } }), { code: 'unknown_template_slot', param: 'slots.weather' });
-  t.same(refusal({ props: { first_name: 'Ada' }, slots: { first_name: 'x' } }), { code: 'unknown_template_slot', param: 'slots.first_name' });
+  t.same(refusal({ props: { first_name: 'Ada' }, slots: { weather: 'x' } }), {
+    code: 'unknown_template_slot',
+    param: 'slots.weather',
+  });
+  t.same(refusal({ props: { first_name: 'Ada' }, slots: { first_name: 'x' } }), {
+    code: 'unknown_template_slot',
+    param: 'slots.first_name',
+  });
 });
 
 t.test('invalid_parameter: a value of the wrong type', async (t) => {
@@ -70,14 +110,25 @@ t.test('invalid_parameter: a value of the wrong type', async (t) => {
     [{ note: { html: '<b>' } }, 'props.note'],
   ];
   for (const [props, param] of cases) {
-    t.same(refusal({ props: { first_name: 'Ada', ...props } }), { code: 'invalid_parameter', param }, JSON.stringify(props));
+    t.same(
+      refusal({ props: { first_name: 'Ada', ...props } }),
+      { code: 'invalid_parameter', param },
+      JSON.stringify(props),
+    );
   }
-  t.same(refusal({ props: { first_name: 'Ada' }, slots: { season: 3 } }), { code: 'invalid_parameter', param: 'slots.season' });
+  t.same(refusal({ props: { first_name: 'Ada' }, slots: { season: 3 } }), {
+    code: 'invalid_parameter',
+    param: 'slots.season',
+  });
 });
 
 t.test('invalid_parameter: a required prop missing with no default', async (t) => {
   t.same(refusal({}), { code: 'invalid_parameter', param: 'props.first_name' });
-  t.same(refusal({ props: { first_name: null } }), { code: 'invalid_parameter', param: 'props.first_name' }, 'null counts as not given');
+  t.same(
+    refusal({ props: { first_name: null } }),
+    { code: 'invalid_parameter', param: 'props.first_name' },
+    'null counts as not given',
+  );
 });
 
 t.test('names that are also Object.prototype members are plain names', async (t) => {
@@ -85,5 +136,8 @@ t.test('names that are also Object.prototype members are plain names', async (t)
   const given = JSON.parse('{"__proto__": "a", "constructor": "b"}') as Record<string, unknown>;
   const values = resolveValues(props, [], { props: given });
   t.same([values.__proto__, values.constructor, values.toString], ['a', 'b', '']);
-  t.same(refusal({ props: JSON.parse('{"first_name": "Ada", "hasOwnProperty": "x"}') }), { code: 'unknown_template_prop', param: 'props.hasOwnProperty' });
+  t.same(refusal({ props: JSON.parse('{"first_name": "Ada", "hasOwnProperty": "x"}') }), {
+    code: 'unknown_template_prop',
+    param: 'props.hasOwnProperty',
+  });
 });

@@ -1,5 +1,10 @@
 import { z } from 'zod';
-import { createAudience, deleteAudience, ensureDefaultAudience, updateAudience } from '../../../commands/audiences/handlers.ts';
+import {
+  createAudience,
+  deleteAudience,
+  ensureDefaultAudience,
+  updateAudience,
+} from '../../../commands/audiences/handlers.ts';
 import { addToAudience, removeFromAudience } from '../../../commands/contacts/handlers.ts';
 import { AUDIENCE_NAME_MAX } from '../../../domain/audiences/decide.ts';
 import { idPatterns } from '../../../domain/shared/ids.ts';
@@ -40,7 +45,13 @@ const membership = (deps: ApiDeps, method: 'PUT' | 'DELETE') =>
       const now = new Date().toISOString();
       if (method === 'PUT') await addToAudience(deps.commands, actor, input, now);
       else await removeFromAudience(deps.commands, actor, input, now);
-      return { object: 'audience_membership' as const, audienceId: audience.id, contactId: contact.id, email: contact.email, member: method === 'PUT' };
+      return {
+        object: 'audience_membership' as const,
+        audienceId: audience.id,
+        contactId: contact.id,
+        email: contact.email,
+        member: method === 'PUT',
+      };
     },
   });
 
@@ -60,7 +71,8 @@ export const audienceOperations = (deps: ApiDeps): Operation[] => [
       await ensureDefaultAudience(deps.commands, actorOf(credential, request.id), new Date().toISOString());
       return listByLastId(query, {
         refused: 'an audience of this workspace',
-        after: async (id) => (idPatterns.audience.test(id) ? ((await audienceKey(deps.db, credential.workspaceId, id)) ?? null) : null),
+        after: async (id) =>
+          idPatterns.audience.test(id) ? ((await audienceKey(deps.db, credential.workspaceId, id)) ?? null) : null,
         rows: (after, limit) => listAudiences(deps.db, credential.workspaceId, limit, after),
         view: viewAudience,
       });
@@ -93,13 +105,28 @@ export const audienceOperations = (deps: ApiDeps): Operation[] => [
         const byId = new Map(all.map((a) => [a.id, a]));
         selected = [...new Set(query.audienceIds)].map((id) => {
           const row = byId.get(id);
-          if (!row) throw new ApiError('audience_not_found', 'No such audience.', `audienceIds.${query.audienceIds!.indexOf(id)}`);
+          if (!row)
+            throw new ApiError(
+              'audience_not_found',
+              'No such audience.',
+              `audienceIds.${query.audienceIds!.indexOf(id)}`,
+            );
           return row;
         });
       }
       const until = new Date();
-      const since = new Date(until.getTime() - (query.minutes !== undefined ? query.minutes * 60_000 : query.days * 86_400_000));
-      return { object: 'audience_growth' as const, ...(await audienceGrowth(deps.db, selected, { since, until, grain: query.grain, offsetMinutes: query.offsetMinutes })) };
+      const since = new Date(
+        until.getTime() - (query.minutes !== undefined ? query.minutes * 60_000 : query.days * 86_400_000),
+      );
+      return {
+        object: 'audience_growth' as const,
+        ...(await audienceGrowth(deps.db, selected, {
+          since,
+          until,
+          grain: query.grain,
+          offsetMinutes: query.offsetMinutes,
+        })),
+      };
     },
   }),
 
@@ -107,18 +134,21 @@ export const audienceOperations = (deps: ApiDeps): Operation[] => [
     method: 'GET',
     url: '/audiences/:id',
     summary: 'Read an audience',
-    description: 'Scope: `audiences:read`. `contactCount` is counted at read (the live membership count, read-your-writes).',
+    description:
+      'Scope: `audiences:read`. `contactCount` is counted at read (the live membership count, read-your-writes).',
     scope: 'audiences:read',
     params: idParams,
     response: audienceView,
-    handler: async ({ credential, params }) => viewAudience(await audienceOr404(deps.db, credential.workspaceId, params.id)),
+    handler: async ({ credential, params }) =>
+      viewAudience(await audienceOr404(deps.db, credential.workspaceId, params.id)),
   }),
 
   operation({
     method: 'POST',
     url: '/audiences',
     summary: 'Create an audience',
-    description: 'Scope: `audiences:write`. Names are trimmed, 1 to 120 characters, not unique. At most 100 audiences besides the default one (422 `workspace_limit_reached`).',
+    description:
+      'Scope: `audiences:write`. Names are trimmed, 1 to 120 characters, not unique. At most 100 audiences besides the default one (422 `workspace_limit_reached`).',
     scope: 'audiences:write',
     body: z.strictObject({
       name,
@@ -142,7 +172,8 @@ export const audienceOperations = (deps: ApiDeps): Operation[] => [
     method: 'PATCH',
     url: '/audiences/:id',
     summary: 'Update an audience',
-    description: 'Scope: `audiences:write`. Omitted keeps; null clears `description`. The default audience may be renamed too.',
+    description:
+      'Scope: `audiences:write`. Omitted keeps; null clears `description`. The default audience may be renamed too.',
     scope: 'audiences:write',
     params: idParams,
     body: z.strictObject({
@@ -153,7 +184,12 @@ export const audienceOperations = (deps: ApiDeps): Operation[] => [
     response: audienceView,
     handler: async ({ credential, params, body, request }) => {
       const row = await audienceOr404(deps.db, credential.workspaceId, params.id);
-      await updateAudience(deps.commands, actorOf(credential, request.id), { audienceId: row.id, ...body }, new Date().toISOString());
+      await updateAudience(
+        deps.commands,
+        actorOf(credential, request.id),
+        { audienceId: row.id, ...body },
+        new Date().toISOString(),
+      );
       return viewAudience(await audienceOr404(deps.db, credential.workspaceId, row.id));
     },
   }),
@@ -162,7 +198,8 @@ export const audienceOperations = (deps: ApiDeps): Operation[] => [
     method: 'DELETE',
     url: '/audiences/:id',
     summary: 'Delete an audience',
-    description: 'Scope: `audiences:write`. Its contacts stay in the book. The default audience cannot be deleted (409 `builtin_audience`).',
+    description:
+      'Scope: `audiences:write`. Its contacts stay in the book. The default audience cannot be deleted (409 `builtin_audience`).',
     scope: 'audiences:write',
     params: idParams,
     response: z.object({ object: z.literal('audience'), id: z.string(), deleted: z.literal(true) }),

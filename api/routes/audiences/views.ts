@@ -30,7 +30,12 @@ export function viewAudience(row: AudienceRow): z.infer<typeof audienceView> {
 }
 
 /** A malformed id is just another id that names nothing here: 404, never a validation error. */
-export const audienceOr404 = lookup(findAudience, { code: 'audience_not_found', message: 'No such audience.', param: 'id', pattern: idPatterns.audience });
+export const audienceOr404 = lookup(findAudience, {
+  code: 'audience_not_found',
+  message: 'No such audience.',
+  param: 'id',
+  pattern: idPatterns.audience,
+});
 
 export const membershipView = z.object({
   object: z.literal('audience_membership'),
@@ -40,7 +45,12 @@ export const membershipView = z.object({
   member: z.boolean(),
 });
 
-const bucketView = z.object({ key: z.string(), subscribed: z.number().int(), unsubscribed: z.number().int(), added: z.number().int() });
+const bucketView = z.object({
+  key: z.string(),
+  subscribed: z.number().int(),
+  unsubscribed: z.number().int(),
+  added: z.number().int(),
+});
 export const growthView = z.object({
   object: z.literal('audience_growth'),
   audiences: z.array(
@@ -56,7 +66,13 @@ export const growthView = z.object({
       buckets: z.array(bucketView),
     }),
   ),
-  totals: z.object({ contacts: z.number().int(), memberships: z.number().int(), subscribed: z.number().int(), unsubscribed: z.number().int(), busiest: z.string().nullable() }),
+  totals: z.object({
+    contacts: z.number().int(),
+    memberships: z.number().int(),
+    subscribed: z.number().int(),
+    unsubscribed: z.number().int(),
+    busiest: z.string().nullable(),
+  }),
   since: z.string(),
   until: z.string(),
 });

@@ -7,7 +7,17 @@ import type { ApiDeps } from '../../deps.ts';
 import { ifMatchHeader, ifMatchOf } from '../../etags.ts';
 import { createdKey, cursorParam, limitParam, pageSchema } from '../../paging.ts';
 import { operation, type Operation } from '../../route.ts';
-import { answerAutomation, automationOr404, automationView, idParams, runView, sendView, viewAutomation, viewRun, viewSend } from './views.ts';
+import {
+  answerAutomation,
+  automationOr404,
+  automationView,
+  idParams,
+  runView,
+  sendView,
+  viewAutomation,
+  viewRun,
+  viewSend,
+} from './views.ts';
 
 const name = z.string().trim().min(1).max(100);
 
@@ -23,7 +33,8 @@ export const automationOperations = (deps: ApiDeps): Operation[] => [
     handler: async ({ credential, query }) =>
       deps.cursors.list(credential.workspaceId, query, {
         name: 'automations',
-        rows: (after, limit) => listAutomations(deps.db, credential.workspaceId, { status: query.status, limit, after }),
+        rows: (after, limit) =>
+          listAutomations(deps.db, credential.workspaceId, { status: query.status, limit, after }),
         key: createdKey,
         view: viewAutomation,
       }),
@@ -38,7 +49,12 @@ export const automationOperations = (deps: ApiDeps): Operation[] => [
       "event's properties (`email` is never seen). `steps`: `wait_for_event {name, timeoutMinutes}`, `wait {minutes}`, " +
       '`branch {ifEvent, withinMinutes?, then, else}`, `send {template, subject?, data?}` (recorded as a send request). Live by default.',
     scope: 'automations:write',
-    body: z.strictObject({ name, status: z.enum(['live', 'paused']).default('live'), trigger: triggerSchema, steps: stepsSchema }),
+    body: z.strictObject({
+      name,
+      status: z.enum(['live', 'paused']).default('live'),
+      trigger: triggerSchema,
+      steps: stepsSchema,
+    }),
     status: 201,
     response: automationView,
     handler: async ({ credential, body, request, reply }) => {
@@ -60,7 +76,8 @@ export const automationOperations = (deps: ApiDeps): Operation[] => [
     scope: 'automations:read',
     params: idParams,
     response: automationView,
-    handler: async ({ credential, params, reply }) => answerAutomation(deps.db, reply, credential.workspaceId, params.id),
+    handler: async ({ credential, params, reply }) =>
+      answerAutomation(deps.db, reply, credential.workspaceId, params.id),
   }),
 
   operation({
@@ -73,7 +90,12 @@ export const automationOperations = (deps: ApiDeps): Operation[] => [
     scope: 'automations:write',
     headers: ifMatchHeader('automation'),
     params: idParams,
-    body: z.strictObject({ name: name.optional(), status: z.enum(['live', 'paused']).optional(), trigger: triggerSchema.optional(), steps: stepsSchema.optional() }),
+    body: z.strictObject({
+      name: name.optional(),
+      status: z.enum(['live', 'paused']).optional(),
+      trigger: triggerSchema.optional(),
+      steps: stepsSchema.optional(),
+    }),
     response: automationView,
     handler: async ({ credential, params, body, request, reply }) => {
       const row = await automationOr404(deps.db, credential.workspaceId, params.id);
@@ -92,10 +114,12 @@ export const automationOperations = (deps: ApiDeps): Operation[] => [
     },
   }),
 
-  ...([
-    ['pause', 'paused'],
-    ['resume', 'live'],
-  ] as const).map(([action, status]) =>
+  ...(
+    [
+      ['pause', 'paused'],
+      ['resume', 'live'],
+    ] as const
+  ).map(([action, status]) =>
     operation({
       method: 'POST',
       url: `/automations/:id/${action}`,
@@ -156,7 +180,8 @@ export const automationOperations = (deps: ApiDeps): Operation[] => [
       const row = await automationOr404(deps.db, credential.workspaceId, params.id);
       return deps.cursors.list(credential.workspaceId, query, {
         name: `automation-runs:${row.id}`,
-        rows: (after: [string, string] | null, limit) => listRuns(deps.db, credential.workspaceId, row.id, limit, after),
+        rows: (after: [string, string] | null, limit) =>
+          listRuns(deps.db, credential.workspaceId, row.id, limit, after),
         key: (r) => [r.enrolled_at.toISOString(), r.id],
         view: viewRun,
       });
@@ -167,7 +192,8 @@ export const automationOperations = (deps: ApiDeps): Operation[] => [
     method: 'GET',
     url: '/automations/:id/sends',
     summary: 'Send requests an automation recorded',
-    description: 'Scope: `automations:read`. Newest first. Sending does not exist yet: a `send` step records a request here.',
+    description:
+      'Scope: `automations:read`. Newest first. Sending does not exist yet: a `send` step records a request here.',
     scope: 'automations:read',
     params: idParams,
     query: z.strictObject({ limit: limitParam(), cursor: cursorParam }),

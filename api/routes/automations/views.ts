@@ -1,6 +1,11 @@
 import type { Kysely } from 'kysely';
 import { z } from 'zod';
-import { findAutomation, type AutomationRow, type RunRow, type SendRow } from '../../../projections/automations/queries.ts';
+import {
+  findAutomation,
+  type AutomationRow,
+  type RunRow,
+  type SendRow,
+} from '../../../projections/automations/queries.ts';
 import { formatETag } from '../../etags.ts';
 import type { AnswerHead } from '../../idempotency.ts';
 import { lookup } from '../../lookups.ts';
@@ -43,7 +48,11 @@ export const sendView = z.object({
   createdAt: z.string(),
 });
 
-export const automationOr404 = lookup(findAutomation, { code: 'resource_not_found', message: 'No such automation.', param: 'id' });
+export const automationOr404 = lookup(findAutomation, {
+  code: 'resource_not_found',
+  message: 'No such automation.',
+  param: 'id',
+});
 
 export const viewAutomation = (r: AutomationRow) => ({
   object: 'automation' as const,
@@ -84,7 +93,12 @@ export const viewSend = (r: SendRow): z.infer<typeof sendView> => ({
 });
 
 /** The automation as it now stands, with its ETag (which feeds If-Match). */
-export async function answerAutomation(db: Kysely<any>, reply: AnswerHead, workspaceId: string, id: string): Promise<z.infer<typeof automationView>> {
+export async function answerAutomation(
+  db: Kysely<any>,
+  reply: AnswerHead,
+  workspaceId: string,
+  id: string,
+): Promise<z.infer<typeof automationView>> {
   const row = await automationOr404(db, workspaceId, id);
   reply.header('etag', formatETag(row.revision));
   return viewAutomation(row);

@@ -1,6 +1,11 @@
 import type { FastifyRequest } from 'fastify';
 import { z } from 'zod';
-import { EVENT_RATE_LIMIT, recordContactEventRequest, type RecordAnswer, type RecordingPorts } from '../../../commands/contact-events/record.ts';
+import {
+  EVENT_RATE_LIMIT,
+  recordContactEventRequest,
+  type RecordAnswer,
+  type RecordingPorts,
+} from '../../../commands/contact-events/record.ts';
 import { BATCH_MAX, type EventInput } from '../../../domain/contact-events/rules.ts';
 import { idPatterns } from '../../../domain/shared/ids.ts';
 import { outcomesOf } from '../../../projections/automations/queries.ts';
@@ -17,21 +22,46 @@ import { batchView, eventView, resultView, viewEventRow, viewResult } from './vi
 
 /** The shape of one event; its rules (pattern, sizes, dates) are checked per event by domain/contact-events/rules.ts. */
 const eventShape = z.strictObject({
-  name: z.string().describe('1 to 100 of letters, digits, `.`, `:`, `-`, `_`, starting with a letter or digit; case-sensitive.'),
-  email: z.string().optional().describe('The contact\'s address (up to 320); one of `email` and `contactId` is required. When both are sent they must name one contact.'),
+  name: z
+    .string()
+    .describe('1 to 100 of letters, digits, `.`, `:`, `-`, `_`, starting with a letter or digit; case-sensitive.'),
+  email: z
+    .string()
+    .optional()
+    .describe(
+      "The contact's address (up to 320); one of `email` and `contactId` is required. When both are sent they must name one contact.",
+    ),
   contactId: z.string().optional().describe('A `con_` id (1 to 64 characters).'),
-  properties: z.record(z.string(), z.unknown()).optional().describe('At most 50 keys and 4 KB as JSON. A property named `email` is stored but never reaches automations.'),
-  occurredAt: z.string().optional().describe('ISO 8601 with a zone; default now; at most 60 s ahead of the server clock; not older than 90 days.'),
-  createContact: z.boolean().optional().describe('Create the contact (source `auto`) when the address is not in the book; needs `email`.'),
-  contactName: z.string().optional().describe('Name of a contact `createContact` makes (up to 200); an existing contact keeps its name.'),
+  properties: z
+    .record(z.string(), z.unknown())
+    .optional()
+    .describe('At most 50 keys and 4 KB as JSON. A property named `email` is stored but never reaches automations.'),
+  occurredAt: z
+    .string()
+    .optional()
+    .describe('ISO 8601 with a zone; default now; at most 60 s ahead of the server clock; not older than 90 days.'),
+  createContact: z
+    .boolean()
+    .optional()
+    .describe('Create the contact (source `auto`) when the address is not in the book; needs `email`.'),
+  contactName: z
+    .string()
+    .optional()
+    .describe('Name of a contact `createContact` makes (up to 200); an existing contact keeps its name.'),
 });
 
 const idempotencyHeader = {
-  'idempotency-key': 'Up to 255 of letters, digits, `_ . : -`. The same key with the same event answers the stored event (`replayed: true`) and starts nothing; with a different event, 422 `idempotency_key_reuse`. Keys are per workspace and mode, and kept as long as their events (90 days).',
+  'idempotency-key':
+    'Up to 255 of letters, digits, `_ . : -`. The same key with the same event answers the stored event (`replayed: true`) and starts nothing; with a different event, 422 `idempotency_key_reuse`. Keys are per workspace and mode, and kept as long as their events (90 days).',
 };
 
 /** Records a request's events (commands/contact-events/record.ts); a request past the rate limit is 429 with nothing stored. */
-async function record(recording: RecordingPorts, credential: Credential, request: FastifyRequest, inputs: EventInput[]): Promise<RecordAnswer[]> {
+async function record(
+  recording: RecordingPorts,
+  credential: Credential,
+  request: FastifyRequest,
+  inputs: EventInput[],
+): Promise<RecordAnswer[]> {
   const recorded = await recordContactEventRequest(recording, {
     actor: actorOf(credential, request.id),
     mode: credential.mode,
@@ -40,9 +70,15 @@ async function record(recording: RecordingPorts, credential: Credential, request
     inputs,
   });
   if (recorded.rateLimited) {
-    throw new ApiError('event_rate_limited', `At most ${EVENT_RATE_LIMIT} contact events per minute per key; nothing was stored.`, null, 429, {
-      'Retry-After': String(recorded.resetSeconds),
-    });
+    throw new ApiError(
+      'event_rate_limited',
+      `At most ${EVENT_RATE_LIMIT} contact events per minute per key; nothing was stored.`,
+      null,
+      429,
+      {
+        'Retry-After': String(recorded.resetSeconds),
+      },
+    );
   }
   return recorded.answers;
 }
@@ -101,7 +137,9 @@ export const contactEventOperations = (deps: ApiDeps): Operation[] => {
         return {
           object: 'contact_event_batch' as const,
           accepted: answers.flatMap((a) => (a.ok ? [{ ...viewResult(a), index: a.index }] : [])),
-          failed: answers.flatMap((a) => (a.ok ? [] : [{ index: a.index, code: a.code as 'invalid_event', message: a.message }])),
+          failed: answers.flatMap((a) =>
+            a.ok ? [] : [{ index: a.index, code: a.code as 'invalid_event', message: a.message }],
+          ),
         };
       },
     }),
@@ -110,19 +148,26 @@ export const contactEventOperations = (deps: ApiDeps): Operation[] => {
       method: 'GET',
       url: '/events/names',
       summary: 'Event names in use',
-      description: 'Scope: `automations:read`. Distinct names of the stored contact events of the caller\'s mode, in byte order, at most 100; not paginated.',
+      description:
+        "Scope: `automations:read`. Distinct names of the stored contact events of the caller's mode, in byte order, at most 100; not paginated.",
       scope: 'automations:read',
-      response: z.object({ object: z.literal('list'), data: z.array(z.object({ object: z.literal('contact_event_name'), name: z.string() })) }),
+      response: z.object({
+        object: z.literal('list'),
+        data: z.array(z.object({ object: z.literal('contact_event_name'), name: z.string() })),
+      }),
       handler: async ({ credential }) => {
         const names = await listEventNames(deps.db, credential.workspaceId, 100);
-        return { object: 'list' as const, data: names.map((name) => ({ object: 'contact_event_name' as const, name })) };
+        return {
+          object: 'list' as const,
+          data: names.map((name) => ({ object: 'contact_event_name' as const, name })),
+        };
       },
     }),
 
     operation({
       method: 'GET',
       url: '/contacts/:email/events',
-      summary: 'A contact\'s events',
+      summary: "A contact's events",
       description:
         'Scope: `contacts:read`. The path takes the address (trimmed, lower-cased) or a `con_` id. Most recent first by occurrence; ' +
         '`cursor` is the id of the last event of the previous page (`nextCursor`); an event of another contact or `name` is 400 ' +
@@ -151,7 +196,8 @@ export const contactEventOperations = (deps: ApiDeps): Operation[] => {
             const ofThisList = last.contact_id === contact.id && (query.name === undefined || last.name === query.name);
             return ofThisList ? { occurredAt: last.occurred_at, id: last.id } : null;
           },
-          rows: (after, limit) => listContactEvents(deps.db, credential.workspaceId, contact.id, { name: query.name, limit, after }),
+          rows: (after, limit) =>
+            listContactEvents(deps.db, credential.workspaceId, contact.id, { name: query.name, limit, after }),
           view: viewEventRow,
         });
       },

@@ -14,11 +14,21 @@ export const eventView = z.object({
   mode: z.enum(['live', 'test']),
   createdAt: z.string(),
 });
-export const resultView = eventView.extend({ replayed: z.boolean(), enrolled: z.array(z.string()), resumed: z.number().int().min(0) });
+export const resultView = eventView.extend({
+  replayed: z.boolean(),
+  enrolled: z.array(z.string()),
+  resumed: z.number().int().min(0),
+});
 export const batchView = z.object({
   object: z.literal('contact_event_batch'),
   accepted: z.array(resultView.extend({ index: z.number().int() })),
-  failed: z.array(z.object({ index: z.number().int(), code: z.enum(['invalid_event', 'contact_not_found', 'idempotency_key_reuse']), message: z.string() })),
+  failed: z.array(
+    z.object({
+      index: z.number().int(),
+      code: z.enum(['invalid_event', 'contact_not_found', 'idempotency_key_reuse']),
+      message: z.string(),
+    }),
+  ),
 });
 
 /** An event as a request stored it (the read model is not consulted). */
@@ -47,4 +57,9 @@ export const viewEventRow = (r: ContactEventRow) => ({
 });
 
 /** An event a request stored or replayed, with what enrolment made of it. */
-export const viewResult = (a: RecordAnswer & { ok: true }) => ({ ...viewEvent(a.event), replayed: a.replayed, enrolled: a.enrolled, resumed: a.resumed });
+export const viewResult = (a: RecordAnswer & { ok: true }) => ({
+  ...viewEvent(a.event),
+  replayed: a.replayed,
+  enrolled: a.enrolled,
+  resumed: a.resumed,
+});

@@ -1,6 +1,11 @@
 import { z } from 'zod';
 import { createContact, deleteContact, updateContact } from '../../../commands/contacts/handlers.ts';
-import { ATTRIBUTE_KEY, ATTRIBUTE_VALUE_MAX, ATTRIBUTES_MAX, AUDIENCE_IDS_MAX } from '../../../domain/contacts/decide.ts';
+import {
+  ATTRIBUTE_KEY,
+  ATTRIBUTE_VALUE_MAX,
+  ATTRIBUTES_MAX,
+  AUDIENCE_IDS_MAX,
+} from '../../../domain/contacts/decide.ts';
 import { CONTACT_SOURCES } from '../../../domain/contacts/events.ts';
 import { listContacts } from '../../../projections/contacts/queries.ts';
 import { actorOf } from '../../credential.ts';
@@ -14,7 +19,9 @@ import { contactDetailView, contactOr404, contactView, viewContact, viewContactD
 const NAME_MAX = 200;
 const NOTES_MAX = 10_000;
 
-const attributeKey = z.string().regex(ATTRIBUTE_KEY, 'must start with a letter and hold up to 64 letters, digits or underscores');
+const attributeKey = z
+  .string()
+  .regex(ATTRIBUTE_KEY, 'must start with a letter and hold up to 64 letters, digits or underscores');
 const attributeValue = text(ATTRIBUTE_VALUE_MAX);
 const atMostKeys = (r: Record<string, unknown>) => Object.keys(r).length <= ATTRIBUTES_MAX;
 const tooMany = { message: `at most ${ATTRIBUTES_MAX} attributes` };
@@ -37,13 +44,24 @@ export const contactOperations = (deps: ApiDeps): Operation[] => [
       limit: limitParam(200, 50),
       cursor: cursorParam,
       source: z.enum(CONTACT_SOURCES).optional(),
-      q: z.string().max(200).optional().describe('Words of the address or name, any case; the last word may be the beginning of a word.'),
+      q: z
+        .string()
+        .max(200)
+        .optional()
+        .describe('Words of the address or name, any case; the last word may be the beginning of a word.'),
     }),
     response: pageSchema(contactView),
     handler: async ({ credential, query }) =>
       deps.cursors.list(credential.workspaceId, query, {
         name: 'contacts',
-        rows: (after: [string | null, string] | null, limit) => listContacts(deps.db, credential.workspaceId, { q: query.q || undefined, source: query.source }, limit, after),
+        rows: (after: [string | null, string] | null, limit) =>
+          listContacts(
+            deps.db,
+            credential.workspaceId,
+            { q: query.q || undefined, source: query.source },
+            limit,
+            after,
+          ),
         key: (r) => [r.last_seen_at?.toISOString() ?? null, r.id],
         view: viewContact,
       }),
@@ -57,7 +75,8 @@ export const contactOperations = (deps: ApiDeps): Operation[] => [
     scope: 'contacts:read',
     params: emailParam,
     response: contactDetailView,
-    handler: async ({ credential, params }) => viewContactDetail(deps.db, await contactOr404(deps.db, credential.workspaceId, params.email)),
+    handler: async ({ credential, params }) =>
+      viewContactDetail(deps.db, await contactOr404(deps.db, credential.workspaceId, params.email)),
   }),
 
   operation({
@@ -80,12 +99,23 @@ export const contactOperations = (deps: ApiDeps): Operation[] => [
     response: contactDetailView,
     handler: async ({ credential, body, request }) => {
       if (body.audienceIds && body.audienceIds.length > 0 && !credential.scopes.includes('audiences:write')) {
-        throw new ApiError('insufficient_scope', 'Adding a contact to audiences needs the `audiences:write` scope too.', 'audienceIds');
+        throw new ApiError(
+          'insufficient_scope',
+          'Adding a contact to audiences needs the `audiences:write` scope too.',
+          'audienceIds',
+        );
       }
       const { created } = await createContact(
         deps.commands,
         actorOf(credential, request.id),
-        { email: body.email, name: body.name ?? null, notes: body.notes ?? null, attributes: body.attributes ?? {}, audienceIds: body.audienceIds ?? [], source: 'manual' },
+        {
+          email: body.email,
+          name: body.name ?? null,
+          notes: body.notes ?? null,
+          attributes: body.attributes ?? {},
+          audienceIds: body.audienceIds ?? [],
+          source: 'manual',
+        },
         new Date().toISOString(),
       );
       if (!created) throw new ApiError('contact_exists', 'The address is in the contact book already.', 'email');
@@ -113,7 +143,8 @@ export const contactOperations = (deps: ApiDeps): Operation[] => [
     response: contactDetailView,
     handler: async ({ credential, params, body, request }) => {
       for (const field of IMMUTABLE) {
-        if (field in body) throw new ApiError('invalid_parameter', `\`${field}\` of a contact cannot be changed.`, field);
+        if (field in body)
+          throw new ApiError('invalid_parameter', `\`${field}\` of a contact cannot be changed.`, field);
       }
       const row = await contactOr404(deps.db, credential.workspaceId, params.email);
       const patch: Parameters<typeof updateContact>[3] = {};
@@ -129,13 +160,19 @@ export const contactOperations = (deps: ApiDeps): Operation[] => [
     method: 'DELETE',
     url: '/contacts/:email',
     summary: 'Delete a contact',
-    description: 'Scope: `contacts:write`. The contact leaves the book and every audience. The path holds the address or the contact id.',
+    description:
+      'Scope: `contacts:write`. The contact leaves the book and every audience. The path holds the address or the contact id.',
     scope: 'contacts:write',
     params: emailParam,
     response: z.object({ object: z.literal('contact'), id: z.string(), email: z.string(), deleted: z.literal(true) }),
     handler: async ({ credential, params, request }) => {
       const row = await contactOr404(deps.db, credential.workspaceId, params.email);
-      const gone = await deleteContact(deps.commands, actorOf(credential, request.id), row.email, new Date().toISOString());
+      const gone = await deleteContact(
+        deps.commands,
+        actorOf(credential, request.id),
+        row.email,
+        new Date().toISOString(),
+      );
       return { object: 'contact' as const, id: gone.contactId, email: gone.email, deleted: true as const };
     },
   }),

@@ -41,4 +41,8 @@ export async function viewContactDetail(db: Kysely<any>, row: ContactRow): Promi
 }
 
 /** The path names a contact by address (trimmed, lower-cased) or by its `con_` id; 404 only means not in the book. */
-export const contactOr404 = lookup(findContact, { code: 'contact_not_found', message: 'No contact with this address in the book.', param: 'email' });
+export const contactOr404 = lookup(findContact, {
+  code: 'contact_not_found',
+  message: 'No contact with this address in the book.',
+  param: 'email',
+});

@@ -105,7 +105,13 @@ export const keyOperations = (deps: ApiDeps): Operation[] => [
     params: keyIdParams,
     response: z.object({ object: z.literal('api_key'), id: z.string(), deleted: z.literal(true) }),
     handler: async ({ credential, params, request }) => {
-      await revokeApiKey(deps.commands, actorOf(credential, request.id), authorityOf(credential), params.id, new Date().toISOString());
+      await revokeApiKey(
+        deps.commands,
+        actorOf(credential, request.id),
+        authorityOf(credential),
+        params.id,
+        new Date().toISOString(),
+      );
       return { object: 'api_key' as const, id: params.id, deleted: true as const };
     },
   }),

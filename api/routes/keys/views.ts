@@ -28,7 +28,16 @@ export function describeCredential(c: Credential): z.infer<typeof credentialDesc
     domainAllowlist: c.domainAllowlist,
   };
   if (c.kind === 'oauth') {
-    return { object: 'oauth_token', kind: 'oauth', id: null, roleId: null, ...common, mode: 'live', clientId: c.clientId, expiresAt: c.expiresAt ?? null };
+    return {
+      object: 'oauth_token',
+      kind: 'oauth',
+      id: null,
+      roleId: null,
+      ...common,
+      mode: 'live',
+      clientId: c.clientId,
+      expiresAt: c.expiresAt ?? null,
+    };
   }
   return { object: 'api_key', kind: 'apiKey', id: c.id, roleId: c.roleId, ...common };
 }

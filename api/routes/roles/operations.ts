@@ -2,14 +2,22 @@ import { z } from 'zod';
 import { createRole, deleteRole, ensureSeeded, updateRole } from '../../../commands/roles/handlers.ts';
 import { PERMISSIONS_MAX } from '../../../domain/roles/decide.ts';
 import { PERMISSION_ENTRIES, PERMISSIONS, type Permission } from '../../../domain/shared/permissions.ts';
-import { findRole, hasOwnerRole, listRoles, roleCursorOf, type RoleCursor } from '../../../projections/roles/queries.ts';
+import {
+  findRole,
+  hasOwnerRole,
+  listRoles,
+  roleCursorOf,
+  type RoleCursor,
+} from '../../../projections/roles/queries.ts';
 import { actorOf } from '../../credential.ts';
 import type { ApiDeps } from '../../deps.ts';
 import { cursorParam, limitParam, pageSchema } from '../../paging.ts';
 import { operation, type Operation } from '../../route.ts';
 import { readRole, roleCounts, roleView, viewRole } from './views.ts';
 
-const permission = z.enum(PERMISSIONS as [Permission, ...Permission[]], { error: 'is not a permission (see GET /roles/permissions)' });
+const permission = z.enum(PERMISSIONS as [Permission, ...Permission[]], {
+  error: 'is not a permission (see GET /roles/permissions)',
+});
 const permissions = z.array(permission).max(PERMISSIONS_MAX);
 const name = z.string().describe('Trimmed, 1 to 48 characters, unique in the workspace ignoring case.');
 const description = z.string().describe('Up to 240 characters; blank is stored as null.');
@@ -35,7 +43,10 @@ export const roleOperations = (deps: ApiDeps): Operation[] => [
           if (!(await hasOwnerRole(deps.db, workspaceId))) {
             await ensureSeeded(deps.commands, actorOf(credential, request.id), new Date().toISOString());
           }
-          const [rows, counts] = await Promise.all([listRoles(deps.db, workspaceId, limit, after), roleCounts(deps.db, workspaceId)]);
+          const [rows, counts] = await Promise.all([
+            listRoles(deps.db, workspaceId, limit, after),
+            roleCounts(deps.db, workspaceId),
+          ]);
           return rows.map((row) => ({ row, counts: counts(row) }));
         },
         key: ({ row }) => roleCursorOf(row),
@@ -48,7 +59,8 @@ export const roleOperations = (deps: ApiDeps): Operation[] => [
     method: 'GET',
     url: '/roles/permissions',
     summary: 'The permission vocabulary',
-    description: 'Scope: `roles:read`. Canonical order; `scope` false marks the console-only permissions no key or token can hold.',
+    description:
+      'Scope: `roles:read`. Canonical order; `scope` false marks the console-only permissions no key or token can hold.',
     scope: 'roles:read',
     response: z.array(z.object({ permission: z.string(), label: z.string(), group: z.string(), scope: z.boolean() })),
     handler: async () => PERMISSION_ENTRIES,
@@ -97,7 +109,11 @@ export const roleOperations = (deps: ApiDeps): Operation[] => [
       '`description` null clears it. The owner role cannot be edited.',
     scope: 'roles:write',
     params: roleIdParams,
-    body: z.strictObject({ name: name.optional(), description: description.nullable().optional(), permissions: permissions.optional() }),
+    body: z.strictObject({
+      name: name.optional(),
+      description: description.nullable().optional(),
+      permissions: permissions.optional(),
+    }),
     response: roleView,
     handler: async ({ credential, params, body, request }) => {
       await updateRole(deps.commands, actorOf(credential, request.id), {
@@ -138,7 +154,13 @@ export const roleOperations = (deps: ApiDeps): Operation[] => [
         now: new Date().toISOString(),
         caller: { scopes: credential.scopes },
       });
-      return { object: 'role' as const, id: params.id, deleted: true as const, reassigned: holders.members, keysReassigned };
+      return {
+        object: 'role' as const,
+        id: params.id,
+        deleted: true as const,
+        reassigned: holders.members,
+        keysReassigned,
+      };
     },
   }),
 ];

@@ -21,7 +21,11 @@ export const roleView = z.object({
   updatedAt: z.string(),
 });
 
-export const roleOr404 = lookup(findRole, { code: 'role_not_found', message: 'No such role in this workspace.', param: 'roleId' });
+export const roleOr404 = lookup(findRole, {
+  code: 'role_not_found',
+  message: 'No such role in this workspace.',
+  param: 'roleId',
+});
 
 /** Counts computed at read: explicit memberships (the owner under the owner role) and unrevoked keys. */
 export async function roleCounts(db: Kysely<any>, workspaceId: string) {
@@ -50,7 +54,11 @@ export function viewRole(r: RoleRow, counts: { members: number; apiKeys: number 
 }
 
 /** A role as it now stands, with its counts. */
-export async function readRole(db: Kysely<any>, workspaceId: string, roleId: string): Promise<z.infer<typeof roleView>> {
+export async function readRole(
+  db: Kysely<any>,
+  workspaceId: string,
+  roleId: string,
+): Promise<z.infer<typeof roleView>> {
   const row = await roleOr404(db, workspaceId, roleId);
   return viewRole(row, (await roleCounts(db, workspaceId))(row));
 }

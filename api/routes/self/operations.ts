@@ -55,12 +55,24 @@ export const selfOperations = (deps: ApiDeps): Operation[] => [
     url: '/keys/self/rotate',
     summary: 'Rotate the calling key',
     openToTestKeys: true,
-    description: 'Scope: `keys:write`. The old secret stops working at once. The new token is shown only in this answer.',
+    description:
+      'Scope: `keys:write`. The old secret stops working at once. The new token is shown only in this answer.',
     scope: 'keys:write',
-    response: credentialDescription.extend({ token: z.string(), rotationCount: z.number().int(), rotatedAt: z.string() }),
+    response: credentialDescription.extend({
+      token: z.string(),
+      rotationCount: z.number().int(),
+      rotatedAt: z.string(),
+    }),
     handler: async ({ credential, request }) => {
-      if (credential.kind !== 'apiKey' || !credential.id) throw new ApiError('api_key_only', 'Only an API key can rotate itself.', null, 403);
-      const rotated = await rotateApiKey(deps.commands, actorOf(credential, request.id), credential.id, credential.mode, new Date().toISOString());
+      if (credential.kind !== 'apiKey' || !credential.id)
+        throw new ApiError('api_key_only', 'Only an API key can rotate itself.', null, 403);
+      const rotated = await rotateApiKey(
+        deps.commands,
+        actorOf(credential, request.id),
+        credential.id,
+        credential.mode,
+        new Date().toISOString(),
+      );
       return { ...describeCredential(credential), ...rotated };
     },
   }),
@@ -69,20 +81,27 @@ export const selfOperations = (deps: ApiDeps): Operation[] => [
     method: 'GET',
     url: '/keys/self/requests',
     summary: "The calling key's own request log",
-    description: 'Needs no scope. Newest first. Records method, path, status, error code, duration, IP and user agent; never bodies or query strings.',
+    description:
+      'Needs no scope. Newest first. Records method, path, status, error code, duration, IP and user agent; never bodies or query strings.',
     scope: null,
     response: pageSchema(requestEntry),
     query: z.strictObject({
       limit: limitParam(),
       cursor: cursorParam,
       failedOnly: booleanParam.optional(),
-      statuses: listParam(z.string().regex(/^[1-5][0-9]{2}$/).transform(Number)).optional(),
+      statuses: listParam(
+        z
+          .string()
+          .regex(/^[1-5][0-9]{2}$/)
+          .transform(Number),
+      ).optional(),
       path: z.string().startsWith('/').max(2000).optional(),
       since: dateTime.optional(),
       until: dateTime.optional(),
     }),
     handler: async ({ credential, query }) => {
-      if (credential.kind !== 'apiKey' || !credential.id) throw new ApiError('api_key_only', 'Only an API key has a request log.', null, 403);
+      if (credential.kind !== 'apiKey' || !credential.id)
+        throw new ApiError('api_key_only', 'Only an API key has a request log.', null, 403);
       const keyId = credential.id;
       return deps.cursors.list(credential.workspaceId, query, {
         name: `requests:${keyId}`,

@@ -18,7 +18,11 @@ export const suppressionOperations = (deps: ApiDeps): Operation[] => [
     description: 'Scope: `settings:read`. Newest first. The whole workspace list.',
     scope: 'settings:read',
     query: z.strictObject({
-      q: z.string().max(320).optional().describe('Substring of the address, reason or detail, ignoring case; `%` and `_` match themselves.'),
+      q: z
+        .string()
+        .max(320)
+        .optional()
+        .describe('Substring of the address, reason or detail, ignoring case; `%` and `_` match themselves.'),
       reason: z.enum(SUPPRESSION_REASONS).optional(),
       limit: limitParam(),
       cursor: cursorParam,
@@ -27,7 +31,8 @@ export const suppressionOperations = (deps: ApiDeps): Operation[] => [
     handler: async ({ credential, query }) =>
       deps.cursors.list(credential.workspaceId, query, {
         name: 'suppressions',
-        rows: (after, limit) => listSuppressions(deps.db, credential.workspaceId, { q: query.q, reason: query.reason }, limit, after),
+        rows: (after, limit) =>
+          listSuppressions(deps.db, credential.workspaceId, { q: query.q, reason: query.reason }, limit, after),
         key: createdKey,
         view: viewSuppression,
       }),
@@ -40,7 +45,8 @@ export const suppressionOperations = (deps: ApiDeps): Operation[] => [
     scope: 'settings:read',
     params: idParams,
     response: suppressionView,
-    handler: async ({ credential, params }) => viewSuppression(await suppressionOr404(deps.db, credential.workspaceId, params.id)),
+    handler: async ({ credential, params }) =>
+      viewSuppression(await suppressionOr404(deps.db, credential.workspaceId, params.id)),
   }),
 
   operation({
@@ -78,7 +84,12 @@ export const suppressionOperations = (deps: ApiDeps): Operation[] => [
     response: z.object({ object: z.literal('suppression'), id: z.string(), deleted: z.literal(true) }),
     handler: async ({ credential, params, request }) => {
       const row = await suppressionOr404(deps.db, credential.workspaceId, params.id);
-      await removeSuppression(deps.commands, actorOf(credential, request.id), { suppressionId: row.id, email: row.email }, new Date().toISOString());
+      await removeSuppression(
+        deps.commands,
+        actorOf(credential, request.id),
+        { suppressionId: row.id, email: row.email },
+        new Date().toISOString(),
+      );
       return { object: 'suppression' as const, id: row.id, deleted: true as const };
     },
   }),

@@ -1,5 +1,10 @@
 import { z } from 'zod';
-import { archiveTemplate, duplicateTemplate, publishTemplate, unarchiveTemplate } from '../../../commands/templates/handlers.ts';
+import {
+  archiveTemplate,
+  duplicateTemplate,
+  publishTemplate,
+  unarchiveTemplate,
+} from '../../../commands/templates/handlers.ts';
 import { renderVersion } from '../../../commands/templates/render.ts';
 import { sendableVersion } from '../../../domain/templates/decide.ts';
 import { SLUG_MAX, SLUG_PATTERN } from '../../../domain/template-names/decide.ts';
@@ -7,7 +12,15 @@ import { actorOf } from '../../credential.ts';
 import type { ApiDeps } from '../../deps.ts';
 import { ifMatchHeader } from '../../etags.ts';
 import { operation, type Operation } from '../../route.ts';
-import { answerTemplate, idParams, templateIfMatch, templateName, templateOr404, templateVersionOr422, templateView } from './views.ts';
+import {
+  answerTemplate,
+  idParams,
+  templateIfMatch,
+  templateName,
+  templateOr404,
+  templateVersionOr422,
+  templateView,
+} from './views.ts';
 
 /** `/templates/:id/<action>`: duplicate, publish, archive, unarchive, render. */
 export const templateActions = (deps: ApiDeps): Operation[] => [
@@ -15,15 +28,25 @@ export const templateActions = (deps: ApiDeps): Operation[] => [
     method: 'POST',
     url: '/templates/:id/duplicate',
     summary: 'Duplicate a template',
-    description: 'Scope: `templates:write`. A new draft template with the head content; name defaults to `<name> (copy)`.',
+    description:
+      'Scope: `templates:write`. A new draft template with the head content; name defaults to `<name> (copy)`.',
     scope: 'templates:write',
     params: idParams,
-    body: z.strictObject({ name: templateName.optional(), slug: z.string().max(SLUG_MAX).regex(SLUG_PATTERN).optional() }),
+    body: z.strictObject({
+      name: templateName.optional(),
+      slug: z.string().max(SLUG_MAX).regex(SLUG_PATTERN).optional(),
+    }),
     status: 201,
     response: templateView,
     handler: async ({ credential, params, body, request, reply }) => {
       const row = await templateOr404(deps.db, credential.workspaceId, params.id);
-      const copyId = await duplicateTemplate(deps.commands, actorOf(credential, request.id), row.id, body, new Date().toISOString());
+      const copyId = await duplicateTemplate(
+        deps.commands,
+        actorOf(credential, request.id),
+        row.id,
+        body,
+        new Date().toISOString(),
+      );
       return answerTemplate(deps.db, reply, credential.workspaceId, copyId);
     },
   }),
@@ -42,15 +65,23 @@ export const templateActions = (deps: ApiDeps): Operation[] => [
     response: templateView,
     handler: async ({ credential, params, body, request, reply }) => {
       const row = await templateOr404(deps.db, credential.workspaceId, params.id);
-      await publishTemplate(deps.commands, actorOf(credential, request.id), row.id, { ifMatch: templateIfMatch(request.headers), version: body.version ?? null }, new Date().toISOString());
+      await publishTemplate(
+        deps.commands,
+        actorOf(credential, request.id),
+        row.id,
+        { ifMatch: templateIfMatch(request.headers), version: body.version ?? null },
+        new Date().toISOString(),
+      );
       return answerTemplate(deps.db, reply, credential.workspaceId, row.id);
     },
   }),
 
-  ...([
-    ['archive', archiveTemplate, 'Archive a template (sends refuse it with 422 `template_archived`)'],
-    ['unarchive', unarchiveTemplate, 'Unarchive a template'],
-  ] as const).map(([action, run, summary]) =>
+  ...(
+    [
+      ['archive', archiveTemplate, 'Archive a template (sends refuse it with 422 `template_archived`)'],
+      ['unarchive', unarchiveTemplate, 'Unarchive a template'],
+    ] as const
+  ).map(([action, run, summary]) =>
     operation({
       method: 'POST',
       url: `/templates/:id/${action}`,
@@ -62,7 +93,13 @@ export const templateActions = (deps: ApiDeps): Operation[] => [
       response: templateView,
       handler: async ({ credential, params, request, reply }) => {
         const row = await templateOr404(deps.db, credential.workspaceId, params.id);
-        await run(deps.commands, actorOf(credential, request.id), row.id, { ifMatch: templateIfMatch(request.headers) }, new Date().toISOString());
+        await run(
+          deps.commands,
+          actorOf(credential, request.id),
+          row.id,
+          { ifMatch: templateIfMatch(request.headers) },
+          new Date().toISOString(),
+        );
         return answerTemplate(deps.db, reply, credential.workspaceId, row.id);
       },
     }),
@@ -94,14 +131,13 @@ export const templateActions = (deps: ApiDeps): Operation[] => [
     }),
     handler: async ({ credential, params, body }) => {
       const row = await templateOr404(deps.db, credential.workspaceId, params.id);
-      const number = body.version ?? sendableVersion({ archived: row.archived, publishedVersion: row.published_version });
+      const number =
+        body.version ?? sendableVersion({ archived: row.archived, publishedVersion: row.published_version });
       const v = await templateVersionOr422(deps.db, row.id, number);
-      const rendered = await renderVersion(
-        deps.renderer,
-        { ...v, sanitisedHtml: v.sanitised_html },
-        row.revision,
-        { props: body.props, slots: body.slots },
-      );
+      const rendered = await renderVersion(deps.renderer, { ...v, sanitisedHtml: v.sanitised_html }, row.revision, {
+        props: body.props,
+        slots: body.slots,
+      });
       return { object: 'rendered_template' as const, templateId: row.id, version: v.version, ...rendered };
     },
   }),

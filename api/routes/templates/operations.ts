@@ -1,7 +1,13 @@
 import { z } from 'zod';
 import { createTemplate, deleteTemplate, editTemplate } from '../../../commands/templates/handlers.ts';
 import { EMPTY_DOCUMENT, mergeContent, type ContentPatch } from '../../../domain/templates/decide.ts';
-import { documentSchema, htmlSchema, propsSchema, slotsSchema, subjectSchema } from '../../../domain/templates/document.ts';
+import {
+  documentSchema,
+  htmlSchema,
+  propsSchema,
+  slotsSchema,
+  subjectSchema,
+} from '../../../domain/templates/document.ts';
 import { ENGINES, type TemplateContent } from '../../../domain/templates/events.ts';
 import { findStarter, STARTERS } from '../../../domain/templates/starters.ts';
 import { SLUG_MAX, SLUG_PATTERN } from '../../../domain/template-names/decide.ts';
@@ -12,10 +18,24 @@ import { ApiError } from '../../errors/api-error.ts';
 import { ifMatchHeader } from '../../etags.ts';
 import { limitParam, pageSchema } from '../../paging.ts';
 import { operation, type Operation } from '../../route.ts';
-import { answerTemplate, idParams, templateIfMatch, templateName, templateOr404, templateView, viewTemplate } from './views.ts';
+import {
+  answerTemplate,
+  idParams,
+  templateIfMatch,
+  templateName,
+  templateOr404,
+  templateView,
+  viewTemplate,
+} from './views.ts';
 
 /** Problems inside the template's content answer `invalid_template`, with the path down to the block. */
-const issueCodes = { document: 'invalid_template', html: 'invalid_template', subject: 'invalid_template', slots: 'invalid_template', props: 'invalid_template' };
+const issueCodes = {
+  document: 'invalid_template',
+  html: 'invalid_template',
+  subject: 'invalid_template',
+  slots: 'invalid_template',
+  props: 'invalid_template',
+};
 /** An html body may hold 1,000,000 characters of up to 4 bytes each, next to the rest of the body. */
 const bodyLimit = 6 * 1024 * 1024;
 
@@ -49,7 +69,14 @@ function patchOf(body: Partial<Record<keyof typeof contentFields, unknown>>): Co
   return patch;
 }
 
-const BLANK: TemplateContent = { engine: 'blocks', subject: '', document: EMPTY_DOCUMENT, html: null, slots: [], props: [] };
+const BLANK: TemplateContent = {
+  engine: 'blocks',
+  subject: '',
+  document: EMPTY_DOCUMENT,
+  html: null,
+  slots: [],
+  props: [],
+};
 
 export const templateOperations = (deps: ApiDeps): Operation[] => [
   operation({
@@ -72,7 +99,15 @@ export const templateOperations = (deps: ApiDeps): Operation[] => [
     handler: async ({ credential, query }) =>
       deps.cursors.list(credential.workspaceId, query, {
         name: `templates:${query.sort}`,
-        rows: (after: [string, string] | null, limit) => listTemplates(deps.db, credential.workspaceId, { status: query.status, search: query.search }, query.sort, limit, after),
+        rows: (after: [string, string] | null, limit) =>
+          listTemplates(
+            deps.db,
+            credential.workspaceId,
+            { status: query.status, search: query.search },
+            query.sort,
+            limit,
+            after,
+          ),
         key: (r) => templateCursorOf(query.sort, r),
         view: (r) => viewTemplate(r),
       }),
@@ -84,8 +119,17 @@ export const templateOperations = (deps: ApiDeps): Operation[] => [
     summary: 'Built-in starters',
     description: 'Scope: `templates:read`. Pass a starter `slug` as `starter` when creating a template.',
     scope: 'templates:read',
-    response: pageSchema(z.object({ object: z.literal('template_starter'), slug: z.string(), name: z.string(), description: z.string() }).passthrough()),
-    handler: async () => ({ object: 'list' as const, data: STARTERS.map((s) => ({ object: 'template_starter' as const, ...s })), hasMore: false, nextCursor: null }),
+    response: pageSchema(
+      z
+        .object({ object: z.literal('template_starter'), slug: z.string(), name: z.string(), description: z.string() })
+        .passthrough(),
+    ),
+    handler: async () => ({
+      object: 'list' as const,
+      data: STARTERS.map((s) => ({ object: 'template_starter' as const, ...s })),
+      hasMore: false,
+      nextCursor: null,
+    }),
   }),
 
   operation({
@@ -110,7 +154,8 @@ export const templateOperations = (deps: ApiDeps): Operation[] => [
     response: templateView,
     handler: async ({ credential, body, request, reply }) => {
       const starter = body.starter === undefined ? null : findStarter(body.starter);
-      if (starter === undefined) throw new ApiError('resource_not_found', 'No such starter (see GET /templates/starters).', 'starter', 404);
+      if (starter === undefined)
+        throw new ApiError('resource_not_found', 'No such starter (see GET /templates/starters).', 'starter', 404);
       const base: TemplateContent = starter ?? BLANK;
       const templateId = await createTemplate(
         deps.commands,
@@ -133,7 +178,8 @@ export const templateOperations = (deps: ApiDeps): Operation[] => [
     method: 'GET',
     url: '/templates/:id',
     summary: 'Read a template',
-    description: 'Scope: `templates:read`. By `tpl_` id or slug, with `latest` (the head version). The `ETag` header feeds `If-Match`.',
+    description:
+      'Scope: `templates:read`. By `tpl_` id or slug, with `latest` (the head version). The `ETag` header feeds `If-Match`.',
     scope: 'templates:read',
     params: idParams,
     response: templateView,
@@ -152,7 +198,12 @@ export const templateOperations = (deps: ApiDeps): Operation[] => [
     issueCodes,
     headers: ifMatchHeader('template'),
     params: idParams,
-    body: z.strictObject({ name: templateName.optional(), description, publish: z.boolean().default(false), ...contentFields }),
+    body: z.strictObject({
+      name: templateName.optional(),
+      description,
+      publish: z.boolean().default(false),
+      ...contentFields,
+    }),
     response: templateView,
     handler: async ({ credential, params, body, request, reply }) => {
       const row = await templateOr404(deps.db, credential.workspaceId, params.id);
@@ -161,7 +212,13 @@ export const templateOperations = (deps: ApiDeps): Operation[] => [
         deps.commands,
         actorOf(credential, request.id),
         row.id,
-        { ifMatch: templateIfMatch(request.headers), name: body.name, description: body.description, content: Object.keys(patch).length > 0 ? patch : null, publish: body.publish },
+        {
+          ifMatch: templateIfMatch(request.headers),
+          name: body.name,
+          description: body.description,
+          content: Object.keys(patch).length > 0 ? patch : null,
+          publish: body.publish,
+        },
         new Date().toISOString(),
       );
       return answerTemplate(deps.db, reply, credential.workspaceId, row.id);
@@ -179,7 +236,13 @@ export const templateOperations = (deps: ApiDeps): Operation[] => [
     response: z.object({ object: z.literal('template'), id: z.string(), deleted: z.literal(true) }),
     handler: async ({ credential, params, request }) => {
       const row = await templateOr404(deps.db, credential.workspaceId, params.id);
-      await deleteTemplate(deps.commands, actorOf(credential, request.id), row.id, { ifMatch: templateIfMatch(request.headers) }, new Date().toISOString());
+      await deleteTemplate(
+        deps.commands,
+        actorOf(credential, request.id),
+        row.id,
+        { ifMatch: templateIfMatch(request.headers) },
+        new Date().toISOString(),
+      );
       return { object: 'template' as const, id: row.id, deleted: true as const };
     },
   }),

@@ -3,14 +3,22 @@ import { z } from 'zod';
 import type { TemplateRevision } from '../../../commands/templates/handlers.ts';
 import { ENGINES } from '../../../domain/templates/events.ts';
 import { statusOf } from '../../../domain/templates/state.ts';
-import { findTemplate, findTemplateVersion, type TemplateRow, type TemplateVersionRow } from '../../../projections/templates/queries.ts';
+import {
+  findTemplate,
+  findTemplateVersion,
+  type TemplateRow,
+  type TemplateVersionRow,
+} from '../../../projections/templates/queries.ts';
 import { formatETag, ifMatchOf } from '../../etags.ts';
 import type { AnswerHead } from '../../idempotency.ts';
 import { lookup } from '../../lookups.ts';
 
 export const idParams = z.object({ id: z.string().describe('A `tpl_` id or a slug.') });
 export const templateName = z.string().trim().min(1).max(100);
-export const versionParams = z.object({ id: z.string(), version: z.coerce.number().int().positive().max(2_147_483_647) });
+export const versionParams = z.object({
+  id: z.string(),
+  version: z.coerce.number().int().positive().max(2_147_483_647),
+});
 
 const jsonList = z.array(z.record(z.string(), z.unknown()));
 
@@ -26,7 +34,11 @@ const versionFields = {
   createdAt: z.string(),
 };
 
-export const latestView = z.object({ ...versionFields, document: z.record(z.string(), z.unknown()).nullable(), html: z.string().nullable() });
+export const latestView = z.object({
+  ...versionFields,
+  document: z.record(z.string(), z.unknown()).nullable(),
+  html: z.string().nullable(),
+});
 
 export const templateView = z.object({
   object: z.literal('template'),
@@ -107,11 +119,24 @@ export function templateIfMatch(headers: Record<string, unknown>): TemplateRevis
   return parts && { revision: parts[0]!, renames: parts[1]! };
 }
 
-export const templateOr404 = lookup(findTemplate, { code: 'resource_not_found', message: 'No such template.', param: 'id' });
-export const templateVersionOr422 = lookup(findTemplateVersion, { code: 'template_version_not_found', message: 'The template has no such version.', param: 'version' });
+export const templateOr404 = lookup(findTemplate, {
+  code: 'resource_not_found',
+  message: 'No such template.',
+  param: 'id',
+});
+export const templateVersionOr422 = lookup(findTemplateVersion, {
+  code: 'template_version_not_found',
+  message: 'The template has no such version.',
+  param: 'version',
+});
 
 /** The template as it now stands, with `latest` and its ETag. */
-export async function answerTemplate(db: Kysely<any>, reply: AnswerHead, workspaceId: string, templateId: string): Promise<z.infer<typeof templateView>> {
+export async function answerTemplate(
+  db: Kysely<any>,
+  reply: AnswerHead,
+  workspaceId: string,
+  templateId: string,
+): Promise<z.infer<typeof templateView>> {
   const row = await templateOr404(db, workspaceId, templateId);
   const latest = await findTemplateVersion(db, row.id, row.latest_version);
   reply.header('etag', etagOf(row));

@@ -11,7 +11,8 @@ export const auditOperations = (deps: ApiDeps): Operation[] => [
     method: 'GET',
     url: '/webhooks/:id/audit',
     summary: 'The audit log of an endpoint',
-    description: 'Scope: `webhooks:read`. Every change of the endpoint, oldest first, from the event store; secrets are never shown.',
+    description:
+      'Scope: `webhooks:read`. Every change of the endpoint, oldest first, from the event store; secrets are never shown.',
     scope: 'webhooks:read',
     params: idParams,
     query: z.strictObject({ limit: limitParam(), cursor: cursorParam }),
@@ -20,7 +21,8 @@ export const auditOperations = (deps: ApiDeps): Operation[] => [
       const row = await endpointOr404(deps.db, credential.workspaceId, params.id);
       return deps.cursors.list(credential.workspaceId, query, {
         name: `webhook-audit:${row.id}`,
-        rows: (after: [number] | null, limit) => webhookAudit(deps.history, credential.workspaceId, row.id, after ? Number(after[0]) : -1, limit),
+        rows: (after: [number] | null, limit) =>
+          webhookAudit(deps.history, credential.workspaceId, row.id, after ? Number(after[0]) : -1, limit),
         key: (e) => [e.revision],
         view: viewAuditEntry,
       });

@@ -5,7 +5,15 @@ import { actorOf } from '../../credential.ts';
 import type { ApiDeps } from '../../deps.ts';
 import { createdKey, cursorParam, limitParam, pageSchema } from '../../paging.ts';
 import { operation, type Operation } from '../../route.ts';
-import { deliveryOf, deliveryParams, deliveryView, endpointOr404, endpointWithinLists, idParams, viewDelivery } from './views.ts';
+import {
+  deliveryOf,
+  deliveryParams,
+  deliveryView,
+  endpointOr404,
+  endpointWithinLists,
+  idParams,
+  viewDelivery,
+} from './views.ts';
 
 /** `/webhooks/:id/deliveries…`: an endpoint's delivery log. */
 export const deliveryOperations = (deps: ApiDeps): Operation[] => [
@@ -13,10 +21,15 @@ export const deliveryOperations = (deps: ApiDeps): Operation[] => [
     method: 'GET',
     url: '/webhooks/:id/deliveries',
     summary: 'The delivery log',
-    description: 'Scope: `webhooks:read`. Newest first, each delivery with its attempts (status code, duration, error, start of the answer).',
+    description:
+      'Scope: `webhooks:read`. Newest first, each delivery with its attempts (status code, duration, error, start of the answer).',
     scope: 'webhooks:read',
     params: idParams,
-    query: z.strictObject({ limit: limitParam(), cursor: cursorParam, status: z.enum(['pending', 'delivered', 'failed']).optional() }),
+    query: z.strictObject({
+      limit: limitParam(),
+      cursor: cursorParam,
+      status: z.enum(['pending', 'delivered', 'failed']).optional(),
+    }),
     response: pageSchema(deliveryView),
     handler: async ({ credential, params, query }) => {
       const row = await endpointOr404(deps.db, credential.workspaceId, params.id);
@@ -24,7 +37,10 @@ export const deliveryOperations = (deps: ApiDeps): Operation[] => [
         name: `webhook-deliveries:${row.id}`,
         rows: async (after: [string, string] | null, limit) => {
           const rows = await listDeliveries(deps.db, row.id, { status: query.status }, limit, after);
-          const attempts = await attemptsOf(deps.db, rows.slice(0, limit).map((d) => d.id));
+          const attempts = await attemptsOf(
+            deps.db,
+            rows.slice(0, limit).map((d) => d.id),
+          );
           return rows.map((delivery) => ({ delivery, attempts: attempts.get(delivery.id) ?? [] }));
         },
         key: ({ delivery }) => createdKey(delivery),
@@ -40,14 +56,16 @@ export const deliveryOperations = (deps: ApiDeps): Operation[] => [
     scope: 'webhooks:read',
     params: deliveryParams,
     response: deliveryView,
-    handler: async ({ credential, params }) => deliveryOf(deps.db, (await endpointOr404(deps.db, credential.workspaceId, params.id)).id, params.deliveryId),
+    handler: async ({ credential, params }) =>
+      deliveryOf(deps.db, (await endpointOr404(deps.db, credential.workspaceId, params.id)).id, params.deliveryId),
   }),
 
   operation({
     method: 'POST',
     url: '/webhooks/:id/deliveries/:deliveryId/replay',
     summary: 'Replay one delivery',
-    description: 'Scope: `webhooks:write`. Sends it again now (same `webhook-id`), whatever its status; 409 `webhook_disabled` when the endpoint is disabled.',
+    description:
+      'Scope: `webhooks:write`. Sends it again now (same `webhook-id`), whatever its status; 409 `webhook_disabled` when the endpoint is disabled.',
     scope: 'webhooks:write',
     params: deliveryParams,
     status: 202,
@@ -55,7 +73,12 @@ export const deliveryOperations = (deps: ApiDeps): Operation[] => [
     handler: async ({ credential, params, request }) => {
       const row = await endpointWithinLists(deps.db, credential, params.id);
       await deliveryOf(deps.db, row.id, params.deliveryId);
-      await replayWebhookDeliveries(deps.commands, actorOf(credential, request.id), { endpointId: row.id, deliveryIds: [params.deliveryId], since: null }, new Date().toISOString());
+      await replayWebhookDeliveries(
+        deps.commands,
+        actorOf(credential, request.id),
+        { endpointId: row.id, deliveryIds: [params.deliveryId], since: null },
+        new Date().toISOString(),
+      );
       return deliveryOf(deps.db, row.id, params.deliveryId);
     },
   }),

@@ -12,5 +12,10 @@ export const webhooks: Resource = {
   tag: 'Webhooks',
   modes: 'partitioned',
   narrowed: 'within-lists',
-  operations: (deps) => [...endpointOperations(deps), ...deliveryOperations(deps), ...auditOperations(deps), ...statsOperations(deps)],
+  operations: (deps) => [
+    ...endpointOperations(deps),
+    ...deliveryOperations(deps),
+    ...auditOperations(deps),
+    ...statsOperations(deps),
+  ],
 };

@@ -16,22 +16,44 @@ import { requireWithinLists } from '../../narrowing.ts';
 import { createdKey, cursorParam, limitParam, pageSchema } from '../../paging.ts';
 import { operation, type Operation } from '../../route.ts';
 import { addressAllowlist, dateTime, domainAllowlist } from '../../schemas.ts';
-import { deliveryOf, deliveryView, endpointView, endpointWithinLists, idParams, readEndpoint, viewEndpoint } from './views.ts';
+import {
+  deliveryOf,
+  deliveryView,
+  endpointView,
+  endpointWithinLists,
+  idParams,
+  readEndpoint,
+  viewEndpoint,
+} from './views.ts';
 
 const eventTypes = z
-  .array(z.string().regex(SUBSCRIPTION_PATTERN, 'must be a family wildcard like `suppression.*` or an event name like `suppression.added`'))
+  .array(
+    z
+      .string()
+      .regex(
+        SUBSCRIPTION_PATTERN,
+        'must be a family wildcard like `suppression.*` or an event name like `suppression.added`',
+      ),
+  )
   .max(50)
   .nullable()
   .optional()
   .describe('Omitted, null or empty: the default set (`email.*` but `email.replied`). Other families must be named.');
 const settingsFields = {
-  url: z.string().max(2048).describe('`https://` to a public address; `http://` and private addresses only where WEBHOOK_ALLOW_PRIVATE is set.'),
+  url: z
+    .string()
+    .max(2048)
+    .describe(
+      '`https://` to a public address; `http://` and private addresses only where WEBHOOK_ALLOW_PRIVATE is set.',
+    ),
   description: z.string().max(500).nullable().optional(),
   eventTypes,
   addressAllowlist,
   domainAllowlist,
 };
-const withSecret = endpointView.extend({ secret: z.string().describe('Shown only here: sign-check deliveries with it.') });
+const withSecret = endpointView.extend({
+  secret: z.string().describe('Shown only here: sign-check deliveries with it.'),
+});
 
 /** A receiver URL under the deployment's policy, normalised; 422 on `url` otherwise. */
 function checkUrl(deps: ApiDeps, url: string): string {
@@ -63,7 +85,8 @@ export const endpointOperations = (deps: ApiDeps): Operation[] => [
     url: '/webhooks',
     stepUp: true,
     summary: 'Create a webhook endpoint',
-    description: 'Scope: `webhooks:write`. Enabled at once; the signing `secret` is in this answer only. At most 10 endpoints.',
+    description:
+      'Scope: `webhooks:write`. Enabled at once; the signing `secret` is in this answer only. At most 10 endpoints.',
     scope: 'webhooks:write',
     body: z.strictObject(settingsFields),
     status: 201,
@@ -77,7 +100,12 @@ export const endpointOperations = (deps: ApiDeps): Operation[] => [
         domainAllowlist: body.domainAllowlist ?? null,
       };
       requireWithinLists(credential, settings);
-      const { endpointId, secret } = await createWebhookEndpoint(deps.commands, actorOf(credential, request.id), settings, new Date().toISOString());
+      const { endpointId, secret } = await createWebhookEndpoint(
+        deps.commands,
+        actorOf(credential, request.id),
+        settings,
+        new Date().toISOString(),
+      );
       return { ...(await readEndpoint(deps.db, credential.workspaceId, endpointId)), secret };
     },
   }),
@@ -117,7 +145,12 @@ export const endpointOperations = (deps: ApiDeps): Operation[] => [
         addressAllowlist: settings.addressAllowlist !== undefined ? settings.addressAllowlist : row.address_allowlist,
         domainAllowlist: settings.domainAllowlist !== undefined ? settings.domainAllowlist : row.domain_allowlist,
       });
-      await updateWebhookEndpoint(deps.commands, actorOf(credential, request.id), { endpointId: row.id, settings, enabled: body.enabled }, new Date().toISOString());
+      await updateWebhookEndpoint(
+        deps.commands,
+        actorOf(credential, request.id),
+        { endpointId: row.id, settings, enabled: body.enabled },
+        new Date().toISOString(),
+      );
       return readEndpoint(deps.db, credential.workspaceId, row.id);
     },
   }),
@@ -141,13 +174,19 @@ export const endpointOperations = (deps: ApiDeps): Operation[] => [
     method: 'POST',
     url: '/webhooks/:id/rotate-secret',
     summary: 'Rotate the signing secret',
-    description: 'Scope: `webhooks:write`. The new secret is in this answer only; the previous one keeps signing beside it for 24 hours.',
+    description:
+      'Scope: `webhooks:write`. The new secret is in this answer only; the previous one keeps signing beside it for 24 hours.',
     scope: 'webhooks:write',
     params: idParams,
     response: withSecret,
     handler: async ({ credential, params, request }) => {
       const row = await endpointWithinLists(deps.db, credential, params.id);
-      const { secret } = await rotateWebhookSecret(deps.commands, actorOf(credential, request.id), row.id, new Date().toISOString());
+      const { secret } = await rotateWebhookSecret(
+        deps.commands,
+        actorOf(credential, request.id),
+        row.id,
+        new Date().toISOString(),
+      );
       return { ...(await readEndpoint(deps.db, credential.workspaceId, row.id)), secret };
     },
   }),
@@ -156,14 +195,20 @@ export const endpointOperations = (deps: ApiDeps): Operation[] => [
     method: 'POST',
     url: '/webhooks/:id/test',
     summary: 'Send a test event',
-    description: 'Scope: `webhooks:write`. Queues one `webhook.test` delivery to this endpoint, whatever it subscribes to; 409 `webhook_disabled` when disabled.',
+    description:
+      'Scope: `webhooks:write`. Queues one `webhook.test` delivery to this endpoint, whatever it subscribes to; 409 `webhook_disabled` when disabled.',
     scope: 'webhooks:write',
     params: idParams,
     status: 202,
     response: deliveryView,
     handler: async ({ credential, params, request }) => {
       const row = await endpointWithinLists(deps.db, credential, params.id);
-      const { position } = await requestWebhookTest(deps.commands, actorOf(credential, request.id), row.id, new Date().toISOString());
+      const { position } = await requestWebhookTest(
+        deps.commands,
+        actorOf(credential, request.id),
+        row.id,
+        new Date().toISOString(),
+      );
       return deliveryOf(deps.db, row.id, deliveryIdOf(position!, row.id));
     },
   }),
@@ -172,17 +217,28 @@ export const endpointOperations = (deps: ApiDeps): Operation[] => [
     method: 'POST',
     url: '/webhooks/:id/replay',
     summary: 'Replay failed deliveries',
-    description: 'Scope: `webhooks:write`. Every failed delivery created at or after `since` is sent again; 409 `webhook_disabled` when the endpoint is disabled.',
+    description:
+      'Scope: `webhooks:write`. Every failed delivery created at or after `since` is sent again; 409 `webhook_disabled` when the endpoint is disabled.',
     scope: 'webhooks:write',
     params: idParams,
     body: z.strictObject({ since: dateTime }),
     status: 202,
-    response: z.object({ object: z.literal('webhook_replay'), endpointId: z.string(), since: z.string(), replayed: z.number().int() }),
+    response: z.object({
+      object: z.literal('webhook_replay'),
+      endpointId: z.string(),
+      since: z.string(),
+      replayed: z.number().int(),
+    }),
     handler: async ({ credential, params, body, request }) => {
       const row = await endpointWithinLists(deps.db, credential, params.id);
       const since = new Date(body.since).toISOString();
       const replayed = await countFailedSince(deps.db, row.id, since);
-      await replayWebhookDeliveries(deps.commands, actorOf(credential, request.id), { endpointId: row.id, deliveryIds: null, since }, new Date().toISOString());
+      await replayWebhookDeliveries(
+        deps.commands,
+        actorOf(credential, request.id),
+        { endpointId: row.id, deliveryIds: null, since },
+        new Date().toISOString(),
+      );
       return { object: 'webhook_replay' as const, endpointId: row.id, since, replayed };
     },
   }),

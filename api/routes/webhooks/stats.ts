@@ -11,7 +11,8 @@ export const statsOperations = (deps: ApiDeps): Operation[] => [
     method: 'GET',
     url: '/webhooks/:id/stats',
     summary: 'Delivery statistics',
-    description: 'Scope: `webhooks:read`. Deliveries by status and attempts since `since` (default: the last 24 hours), with attempt durations.',
+    description:
+      'Scope: `webhooks:read`. Deliveries by status and attempts since `since` (default: the last 24 hours), with attempt durations.',
     scope: 'webhooks:read',
     params: idParams,
     query: z.strictObject({ since: dateTime.optional() }),
@@ -25,8 +26,15 @@ export const statsOperations = (deps: ApiDeps): Operation[] => [
     }),
     handler: async ({ credential, params, query }) => {
       const row = await endpointOr404(deps.db, credential.workspaceId, params.id);
-      const since = query.since ? new Date(query.since).toISOString() : new Date(Date.now() - 24 * 3600_000).toISOString();
-      return { object: 'webhook_stats' as const, endpointId: row.id, since, ...(await deliveryStats(deps.db, row.id, since)) };
+      const since = query.since
+        ? new Date(query.since).toISOString()
+        : new Date(Date.now() - 24 * 3600_000).toISOString();
+      return {
+        object: 'webhook_stats' as const,
+        endpointId: row.id,
+        since,
+        ...(await deliveryStats(deps.db, row.id, since)),
+      };
     },
   }),
 ];

@@ -2,7 +2,14 @@ import type { Kysely } from 'kysely';
 import { z } from 'zod';
 import { idPatterns } from '../../../domain/shared/ids.ts';
 import type { AuditEntry } from '../../../projections/webhooks/audit.ts';
-import { attemptsOf, findDelivery, findWebhookEndpoint, type AttemptRow, type DeliveryRow, type WebhookEndpointRow } from '../../../projections/webhooks/queries.ts';
+import {
+  attemptsOf,
+  findDelivery,
+  findWebhookEndpoint,
+  type AttemptRow,
+  type DeliveryRow,
+  type WebhookEndpointRow,
+} from '../../../projections/webhooks/queries.ts';
 import type { Credential } from '../../credential.ts';
 import { lookup } from '../../lookups.ts';
 import { requireWithinLists } from '../../narrowing.ts';
@@ -18,7 +25,10 @@ export const endpointView = z.object({
   eventTypes: z.array(z.string()).describe("`['*']` for the default set (every `email.*` event but `email.replied`)."),
   enabled: z.boolean(),
   disabledAt: z.string().nullable(),
-  disabledReason: z.string().nullable().describe('`consecutive_failures` or `gone` when deliveries switched it off; null when a person did.'),
+  disabledReason: z
+    .string()
+    .nullable()
+    .describe('`consecutive_failures` or `gone` when deliveries switched it off; null when a person did.'),
   consecutiveFailures: z.number().int(),
   addressAllowlist: z.array(z.string()).nullable(),
   domainAllowlist: z.array(z.string()).nullable(),
@@ -30,7 +40,10 @@ export const endpointView = z.object({
 const iso = (d: Date | null) => d?.toISOString() ?? null;
 
 export function viewEndpoint(r: WebhookEndpointRow): z.infer<typeof endpointView> {
-  const expires = r.previous_secret_expires_at && r.previous_secret_expires_at.getTime() > Date.now() ? r.previous_secret_expires_at : null;
+  const expires =
+    r.previous_secret_expires_at && r.previous_secret_expires_at.getTime() > Date.now()
+      ? r.previous_secret_expires_at
+      : null;
   return {
     object: 'webhook_endpoint',
     id: r.id,
@@ -106,22 +119,43 @@ export const auditEntryView = z.object({
   data: z.record(z.string(), z.unknown()),
 });
 
-export const viewAuditEntry = ({ revision: _r, ...e }: AuditEntry): z.infer<typeof auditEntryView> => ({ object: 'webhook_audit_entry', ...e });
+export const viewAuditEntry = ({ revision: _r, ...e }: AuditEntry): z.infer<typeof auditEntryView> => ({
+  object: 'webhook_audit_entry',
+  ...e,
+});
 
-export const endpointOr404 = lookup(findWebhookEndpoint, { code: 'resource_not_found', message: 'No such webhook endpoint.', param: 'id', pattern: idPatterns.webhookEndpoint });
-export const deliveryOr404 = lookup(findDelivery, { code: 'resource_not_found', message: 'No such delivery of this endpoint.', param: 'deliveryId' });
+export const endpointOr404 = lookup(findWebhookEndpoint, {
+  code: 'resource_not_found',
+  message: 'No such webhook endpoint.',
+  param: 'id',
+  pattern: idPatterns.webhookEndpoint,
+});
+export const deliveryOr404 = lookup(findDelivery, {
+  code: 'resource_not_found',
+  message: 'No such delivery of this endpoint.',
+  param: 'deliveryId',
+});
 
-export const readEndpoint = async (db: Kysely<any>, workspaceId: string, id: string) => viewEndpoint(await endpointOr404(db, workspaceId, id));
+export const readEndpoint = async (db: Kysely<any>, workspaceId: string, id: string) =>
+  viewEndpoint(await endpointOr404(db, workspaceId, id));
 
 /** An endpoint a change reaches: a narrowed credential changes, tests and replays only those inside its own lists. */
-export async function endpointWithinLists(db: Kysely<any>, credential: Credential, id: string): Promise<WebhookEndpointRow> {
+export async function endpointWithinLists(
+  db: Kysely<any>,
+  credential: Credential,
+  id: string,
+): Promise<WebhookEndpointRow> {
   const row = await endpointOr404(db, credential.workspaceId, id);
   requireWithinLists(credential, { addressAllowlist: row.address_allowlist, domainAllowlist: row.domain_allowlist });
   return row;
 }
 
 /** One delivery of an endpoint, with its attempts. */
-export async function deliveryOf(db: Kysely<any>, endpointId: string, deliveryId: string): Promise<z.infer<typeof deliveryView>> {
+export async function deliveryOf(
+  db: Kysely<any>,
+  endpointId: string,
+  deliveryId: string,
+): Promise<z.infer<typeof deliveryView>> {
   const d = await deliveryOr404(db, endpointId, deliveryId);
   return viewDelivery(d, (await attemptsOf(db, [d.id])).get(d.id) ?? []);
 }
