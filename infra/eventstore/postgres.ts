@@ -64,8 +64,8 @@ export class PostgresEventStore implements EventStore {
     );
   }
 
-  static async migrate(pool: pg.Pool): Promise<void> {
-    await pool.query(EVENT_STORE_SCHEMA);
+  static async migrate(db: pg.Pool | pg.PoolClient): Promise<void> {
+    await db.query(EVENT_STORE_SCHEMA);
   }
 
   /**
