@@ -1,6 +1,7 @@
 import crypto from 'node:crypto';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
+import type { Kysely } from 'kysely';
 import type pg from 'pg';
 import { buildServer } from './api/server.ts';
 import { IDEMPOTENCY_SCHEMA, IdempotencyKeys } from './api/idempotency.ts';
@@ -23,6 +24,7 @@ import { openMailSender } from './infra/mail/select.ts';
 import type { MailSender } from './infra/mail/port.ts';
 import { checkReceiverUrl, createOutboundAgents } from './infra/net/outbound-url.ts';
 import { projectors } from './projections/all.ts';
+import type { ReadModels } from './projections/tables.ts';
 import { reactors } from './processes/all.ts';
 import {
   AutomationRunProcess,
@@ -48,6 +50,8 @@ import { DEFAULT_READ_MODEL_DEADLINE_MS, ProjectionRunner } from './projections/
  */
 export interface System {
   database: Database;
+  /** The same database with the read models' tables named: what the queries are given. */
+  readDb: Kysely<ReadModels>;
   store: EventStore;
   /** Where process managers take their work from: NATS JetStream, or in-process by default. */
   bus: WorkQueue;
@@ -150,6 +154,7 @@ export async function openSystem(databaseUrl: string, options: SystemOptions = {
   if (options.deliver !== false) retention.start();
   return {
     database,
+    readDb: database.db.withTables<ReadModels>(),
     store,
     bus,
     runner,
@@ -183,7 +188,7 @@ export async function openSystem(databaseUrl: string, options: SystemOptions = {
 export function serve(system: System, options: { logger?: boolean | object } = {}): Promise<FastifyInstance> {
   return buildServer(
     {
-      db: system.database.db,
+      db: system.readDb,
       pool: system.database.pool,
       commands: system.commands,
       history: { store: system.store, registry },

@@ -178,6 +178,9 @@ export async function execute<S, E extends DomainEvent>(
 const turns = new WeakMap<EventStore, Turns>();
 function turnsOf(store: EventStore): Turns {
   let t = turns.get(store);
-  if (!t) turns.set(store, (t = new Turns()));
+  if (!t) {
+    t = new Turns();
+    turns.set(store, t);
+  }
   return t;
 }

@@ -159,7 +159,7 @@ function startsUrlAttribute(html: string, at: number): boolean {
 /** The readable form: stand-ins back to `{{name}}`. */
 function readable(seg: Segments): string {
   let out = seg.statics[0]!;
-  for (let i = 0; i < seg.holes.length; i++) out += `{{${seg.holes[i]!.name}}}` + seg.statics[i + 1]!;
+  for (let i = 0; i < seg.holes.length; i++) out += `{{${seg.holes[i]!.name}}}${seg.statics[i + 1]!}`;
   return out;
 }
 
@@ -190,7 +190,10 @@ export function fill(compiled: CompiledTemplate, values: Readonly<Record<string,
     const value = raw(hole.name);
     if (hole.url && value !== '' && !SAFE_URL_START.test(value)) return '';
     let e = escaped.get(hole.name);
-    if (e === undefined) escaped.set(hole.name, (e = escapeHtml(value)));
+    if (e === undefined) {
+      e = escapeHtml(value);
+      escaped.set(hole.name, e);
+    }
     return e;
   });
   const text = join(compiled.segments.text, (hole) => raw(hole.name));
@@ -390,6 +393,7 @@ function lines(text: string): ReactNode {
 function markdown(source: string, style: CSSProperties | undefined, key: number): ReactElement {
   // react-email's Markdown passes raw html, javascript: links and unescaped hrefs through marked,
   // so its output is sanitised like html-engine markup before it joins the message.
+  // biome-ignore lint/correctness/noChildrenProp: react-email types `children` as a required prop, so createElement must be given it there
   const rendered = renderToStaticMarkup(h(Markdown, { markdownContainerStyles: style, children: source }));
   return h('div', { key, dangerouslySetInnerHTML: { __html: sanitiseHtml(rendered) } });
 }
@@ -414,6 +418,7 @@ function block(node: unknown, key: number, parent: string | null, ctx: Ctx): Rea
       return h(Row, {
         key,
         style,
+        // biome-ignore lint/correctness/noChildrenProp: react-email types `children` as a required prop, so createElement must be given it there
         children: list(b.children).map((c, i) =>
           (c as Loose | null)?.kind === 'Column'
             ? block(c, i, 'Row', ctx)
@@ -423,6 +428,7 @@ function block(node: unknown, key: number, parent: string | null, ctx: Ctx): Rea
     case 'Column': {
       const column = h(Column, { key, style, className }, children(b, 'Column', ctx));
       // A column outside a row gets a row of its own, so the <td> sits in a <tr>.
+      // biome-ignore lint/correctness/noChildrenProp: react-email types `children` as a required prop, so createElement must be given it there
       return parent === 'Row' ? column : h(Row, { key, children: column });
     }
     case 'Text':
