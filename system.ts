@@ -19,7 +19,8 @@ import { NatsWorkQueue, type NatsWorkQueueOptions } from './infra/bus/nats.ts';
 import type { WorkQueue } from './infra/bus/port.ts';
 import type { EventStore } from './infra/eventstore/port.ts';
 import { PostgresEventStore } from './infra/eventstore/postgres.ts';
-import { createTemplateRenderer, type TemplateRenderer } from './infra/templates/renderer.ts';
+import type { TemplateRenderer } from './infra/templates/port.ts';
+import { createTemplateRenderer, sanitiseHtml } from './infra/templates/renderer.ts';
 import { openMailSender } from './infra/mail/select.ts';
 import type { MailSender } from './infra/mail/port.ts';
 import { checkReceiverUrl, createOutboundAgents } from './infra/net/outbound-url.ts';
@@ -121,7 +122,7 @@ export async function openSystem(databaseUrl: string, options: SystemOptions = {
   // A repeat of a request waits for the first as long as the first may wait for its read models.
   const idempotencyKeys = new IdempotencyKeys(database.pool, readModelDeadlineMs);
   idempotencyKeys.start();
-  const commands: CommandContext = { store, registry, readModels: runner };
+  const commands: CommandContext = { store, registry, readModels: runner, sanitiseHtml };
   const mail = openMailSender({
     smtpUrl: options.smtpUrl,
     outboxDir: options.outboxDir ?? path.resolve('.data', 'outbox'),

@@ -46,22 +46,7 @@ import {
   styleProperty,
   unsafeStyleValue,
 } from '../../domain/templates/document.ts';
-
-export type Engine = 'blocks' | 'html';
-
-/** What the renderer needs of a version. `document` and `html` are loose JSON as stored. */
-export interface RenderableContent {
-  engine: Engine;
-  subject: string;
-  document: Record<string, unknown> | null;
-  html: string | null;
-}
-
-export interface RenderedMessage {
-  subject: string;
-  html: string;
-  text: string;
-}
+import type { CompiledForm, RenderableContent, RenderedMessage, TemplateRenderer } from './port.ts';
 
 /** A hole in a compiled part: the placeholder's name, and whether it starts a URL attribute. */
 interface Hole {
@@ -74,15 +59,8 @@ interface Segments {
   holes: Hole[];
 }
 
-/**
- * A version compiled: `subject`, `html`, `text` and `preview` with `{{name}}` placeholders in them
- * (readable, e.g. to show a template unfilled), plus the cut form `fill` uses.
- */
-export interface CompiledTemplate {
-  subject: string;
-  html: string;
-  text: string;
-  preview: string;
+/** A version compiled (see the port), plus the cut form `fill` uses. */
+export interface CompiledTemplate extends CompiledForm {
   readonly segments: { subject: Segments; html: Segments; text: Segments };
 }
 
@@ -568,21 +546,6 @@ export async function compile(version: RenderableContent): Promise<CompiledTempl
 
 // ---------------------------------------------------------------------------------------------
 // The renderer the command layer holds
-
-export interface TemplateRenderer {
-  /**
-   * Renders `version` with `values` (from resolveValues). `key` names the content for the cache:
-   * the same key must always mean the same content (a published version's id; a draft's id with
-   * the revision it was read at). A null key compiles without caching.
-   */
-  render(
-    key: string | null,
-    version: RenderableContent,
-    values: Readonly<Record<string, string>>,
-  ): Promise<RenderedMessage>;
-  /** The compiled form of a version (cached like `render`), e.g. to show it with its placeholders. */
-  compile(key: string | null, version: RenderableContent): Promise<CompiledTemplate>;
-}
 
 /** `cacheSize` compiled versions are kept, least recently used dropped first; 0 turns the cache off. */
 export function createTemplateRenderer({ cacheSize }: { cacheSize: number }): TemplateRenderer {
