@@ -1,3 +1,4 @@
+import os from 'node:os';
 import crypto from 'node:crypto';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
@@ -114,6 +115,7 @@ export async function openSystem(databaseUrl: string, options: SystemOptions = {
   const readModelDeadlineMs = options.readModelDeadlineMs ?? DEFAULT_READ_MODEL_DEADLINE_MS;
   const runner = new ProjectionRunner(database.db, database.pool, store, registry, projectors, reactors, {
     readModelDeadlineMs,
+    worker: `${os.hostname()}:${process.pid}`,
   });
   // Several processes may start against one database at once; migrations run one at a time,
   // the read models' included (a version change drops and recreates their tables).

@@ -2,16 +2,35 @@ import type { FastifyInstance } from 'fastify';
 import { CATALOGUE, TYPE_BY_STATUS } from './errors/catalogue.ts';
 import { REQUEST_ID_HEADER } from './headers.ts';
 
-/** The two public documents: the OpenAPI description and the error table docUrl points into. */
-export function registerDocs(app: FastifyInstance): void {
-  app.get('/openapi.json', { schema: { hide: true }, config: { auth: false } }, async () => {
-    const doc = app.swagger() as { info: { description?: string } };
-    doc.info.description =
-      `Every answer carries a \`${REQUEST_ID_HEADER}\` header (and \`requestId\` in error bodies), and the ` +
-      '`RateLimit-Policy`, `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset` headers. Errors: /docs/errors.';
-    return doc;
+/** The generated document's top level, as much of it as is reshaped here. */
+export interface OpenApiDocument {
+  openapi: string;
+  info: Record<string, unknown>;
+}
+
+/**
+ * The two public documents: the OpenAPI description (api/openapi.ts) and the error table docUrl
+ * points into. `servers` names the address the document was fetched from, as docUrl does. The
+ * OpenAPI document is built on its first request, not at start-up: few processes are ever asked.
+ */
+export function registerDocs(app: FastifyInstance, build: () => OpenApiDocument): void {
+  let built: OpenApiDocument | null = null;
+  app.get('/openapi.json', { config: { auth: false } }, async (request) => {
+    built ??= build();
+    const { openapi, info, ...rest } = built;
+    return {
+      openapi,
+      info: {
+        ...info,
+        description:
+          `Every answer carries a \`${REQUEST_ID_HEADER}\` header (and \`requestId\` in error bodies), and the ` +
+          '`RateLimit-Policy`, `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset` headers. Errors: /docs/errors.',
+      },
+      servers: [{ url: `${request.protocol}://${request.host}`, description: 'This server' }],
+      ...rest,
+    };
   });
-  app.get('/docs/errors', { schema: { hide: true }, config: { auth: false } }, async (_request, reply) => {
+  app.get('/docs/errors', { config: { auth: false } }, async (_request, reply) => {
     const rows = Object.entries(CATALOGUE)
       .sort(([a], [b]) => a.localeCompare(b))
       .map(

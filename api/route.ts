@@ -1,9 +1,10 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { z, type ZodType } from 'zod';
+import type { ZodType } from 'zod';
 import type { Permission } from '../domain/shared/permissions.ts';
 import { stepUpRefusal, type Credential } from './credential.ts';
 import type { ApiDeps } from './deps.ts';
 import { ApiError } from './errors/api-error.ts';
+import type { ErrorCode } from './errors/catalogue.ts';
 import { answer, IDEMPOTENCY_HEADER_DOC, type AnswerHead } from './idempotency.ts';
 import { refuseUnsafeInput } from './input.ts';
 import { modeDoc, modeView, type Modes } from './modes.ts';
@@ -34,6 +35,12 @@ export interface RouteContext<P, Q, B> {
 export interface OperationSpec<P, Q, B> {
   method: 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
   url: string;
+  /**
+   * The OpenAPI operationId, which generated clients name their methods by: a camelCase verb and
+   * noun for what it does (`createTemplate`, `listSuppressions`, `replayWebhookDelivery`), unique
+   * in the api. Stable: renaming one breaks every client generated from the document.
+   */
+  operationId: string;
   summary: string;
   description?: string;
   /** The scope the credential must hold; null when any credential will do. */
@@ -48,8 +55,15 @@ export interface OperationSpec<P, Q, B> {
   stepUp?: boolean;
   /** A write of shared configuration that test keys may call: it changes nothing, or keeps them to test-mode objects itself. */
   openToTestKeys?: boolean;
+  /**
+   * The codes this operation's handler answers with (its lookups' 404s, its decider's refusals),
+   * from api/errors/catalogue.ts. Those the route itself may answer (credential, rate limit,
+   * scope, step-up, the resource's policies, input, Idempotency-Key, cursors) are added by
+   * `errorCodes`; together they are the error answers the OpenAPI document lists.
+   */
+  errors?: ErrorCode[];
   /** Fields whose validation problems carry a code of their own instead of `invalid_parameter`. */
-  issueCodes?: Record<string, string>;
+  issueCodes?: Record<string, ErrorCode>;
   /** Bodies larger than the server's default (bytes). */
   bodyLimit?: number;
   /** Extra documented headers on the request (name → description). */
@@ -73,6 +87,8 @@ export const operation = <P = Record<string, never>, Q = Record<string, never>, 
  */
 export interface Resource {
   tag: string;
+  /** The tag's description in the OpenAPI document: what the resource is. */
+  description: string;
   /** Test mode (api/modes.ts): `partitioned` data of the credential's mode, or configuration both modes `shared`. */
   modes: Modes;
   /** What credentials narrowed to some addresses or domains may do here (api/narrowing.ts). */
@@ -80,58 +96,91 @@ export interface Resource {
   operations(deps: ApiDeps): Operation[];
 }
 
+/** An operation as registered, with every error code it may answer with: what the OpenAPI document describes. */
+export interface MountedOperation {
+  resource: Resource;
+  spec: Operation;
+  /** The operation's description with the sentences its resource's policies add. */
+  description: string;
+  /** Request headers it documents (name → description): its own, and `Idempotency-Key` where honoured. */
+  headers: Record<string, string>;
+  errors: ErrorCode[];
+}
+
 /** Registers every operation of a resource: the one way a route of the api is registered. */
-export function mount(app: FastifyInstance, deps: ApiDeps, resource: Resource): void {
-  for (const spec of resource.operations(deps)) route(app, deps, resource, spec);
+export function mount(app: FastifyInstance, deps: ApiDeps, resource: Resource): MountedOperation[] {
+  return resource.operations(deps).map((spec) => {
+    route(app, deps, resource, spec);
+    const idempotent = spec.idempotency ?? spec.method === 'POST';
+    const description = [
+      spec.description ?? (spec.scope ? `Scope: \`${spec.scope}\`.` : 'Needs a credential, no scope.'),
+      spec.stepUp ? 'OAuth tokens need step-up elevation (403 `step_up_required`); API keys are never asked.' : null,
+      narrowedDoc(resource.narrowed, spec.method),
+      modeDoc(resource.modes),
+    ];
+    return {
+      resource,
+      spec,
+      description: description.filter((d) => d !== null).join(' '),
+      headers: idempotent ? { 'idempotency-key': IDEMPOTENCY_HEADER_DOC, ...spec.headers } : { ...spec.headers },
+      errors: errorCodes(resource, spec),
+    };
+  });
+}
+
+/** Any operation may answer these: a credential refused, the rate limit, an unreadable request or input, a fault, the database away. */
+const EVERY_OPERATION: readonly ErrorCode[] = [
+  'missing_api_key',
+  'invalid_api_key',
+  'revoked_api_key',
+  'expired_api_key',
+  'rate_limited',
+  'invalid_request',
+  'invalid_parameter',
+  'unknown_parameter',
+  'internal_error',
+  'unreachable',
+];
+
+/**
+ * Every code an operation may answer with: what `route` below enforces for its declaration, and
+ * what its handler declares (`errors`, `issueCodes`). Kept beside `route` so that a check added
+ * there is documented here.
+ */
+export function errorCodes(resource: Resource, spec: Operation): ErrorCode[] {
+  const codes = new Set<ErrorCode>(EVERY_OPERATION);
+  const add = (...more: ErrorCode[]) => {
+    for (const code of more) codes.add(code);
+  };
+  const changes = spec.method !== 'GET';
+  if (changes) add('malformed_json', 'body_too_large');
+  if (resource.narrowed === 'refuse' || (changes && resource.narrowed !== 'open')) add('capability_unsupported');
+  if (resource.modes === 'shared' && changes && !spec.openToTestKeys) add('beyond_caller_authority');
+  if (spec.scope) add('insufficient_scope');
+  if (spec.stepUp) add('step_up_required');
+  if (spec.idempotency ?? spec.method === 'POST')
+    add('invalid_idempotency_key', 'idempotency_key_reuse', 'idempotency_key_in_use');
+  if (spec.query && 'cursor' in ((spec.query as { shape?: object }).shape ?? {})) add('invalid_cursor');
+  add(...Object.values(spec.issueCodes ?? {}), ...(spec.errors ?? []));
+  return [...codes];
 }
 
 /**
- * One operation. Its zod schemas are both the only validation and the OpenAPI description:
- * fastify's own validation is switched off (api/server.ts), so there is no second validator to
- * drift. In order: the credential, the narrowed-key policy (before scope and input, so a refusal
- * does not depend on them), the mode, the scope, step-up, the input, then the handler under the
+ * One operation. Its zod schemas are both the only validation and the OpenAPI description
+ * (api/openapi.ts): fastify is given no schema, so there is no second validator to drift. In
+ * order: the credential, the narrowed-key policy (before scope and input, so a refusal does not
+ * depend on them), the mode, the scope, step-up, the input, then the handler under the
  * Idempotency-Key layer (api/idempotency.ts).
  */
 function route(app: FastifyInstance, deps: ApiDeps, resource: Resource, spec: Operation): void {
   const status = spec.status ?? 200;
   const idempotent = spec.idempotency ?? spec.method === 'POST';
-  const headers = idempotent ? { 'idempotency-key': IDEMPOTENCY_HEADER_DOC, ...spec.headers } : spec.headers;
   const partitioned = resource.modes === 'partitioned';
-  const description = [
-    spec.description ?? (spec.scope ? `Scope: \`${spec.scope}\`.` : 'Needs a credential, no scope.'),
-    spec.stepUp ? 'OAuth tokens need step-up elevation (403 `step_up_required`); API keys are never asked.' : null,
-    narrowedDoc(resource.narrowed, spec.method),
-    modeDoc(resource.modes),
-  ];
   app.route({
     method: spec.method,
     url: spec.url,
     config: { auth: true },
     ...(spec.bodyLimit ? { bodyLimit: spec.bodyLimit } : {}),
-    schema: {
-      summary: spec.summary,
-      description: description.filter((d) => d !== null).join(' '),
-      tags: [resource.tag],
-      security: [{ bearerAuth: [] }],
-      ...(spec.params ? { params: jsonSchema(spec.params) } : {}),
-      ...(spec.query ? { querystring: jsonSchema(spec.query) } : {}),
-      ...(spec.body ? { body: jsonSchema(spec.body) } : {}),
-      ...(headers
-        ? {
-            headers: {
-              type: 'object',
-              properties: Object.fromEntries(
-                Object.entries(headers).map(([h, d]) => [h, { type: 'string', description: d }]),
-              ),
-            },
-          }
-        : {}),
-      response: {
-        [status]: spec.response
-          ? { description: 'Success', ...jsonSchema(spec.response, 'output') }
-          : { description: 'Success', type: 'null' },
-      },
-    },
     handler: async (request, reply) => {
       if (!request.credential) throw new ApiError('missing_api_key', 'Send a key as `Authorization: Bearer <key>`.');
       const narrowed = narrowedRefusal(resource.narrowed, spec.method, request.credential);
@@ -175,12 +224,4 @@ function noFields(input: unknown): undefined {
       throw new ApiError('unknown_parameter', `\`${first}\` is not a parameter of this operation.`, first, 422);
   }
   return undefined;
-}
-
-export function jsonSchema(schema: ZodType, io: 'input' | 'output' = 'input'): Record<string, unknown> {
-  const { $schema: _ignored, ...rest } = z.toJSONSchema(schema, { io, unrepresentable: 'any' }) as Record<
-    string,
-    unknown
-  >;
-  return rest;
 }

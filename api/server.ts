@@ -1,9 +1,9 @@
 import Fastify, { type FastifyInstance } from 'fastify';
-import swagger from '@fastify/swagger';
 import type { ApiDeps } from './deps.ts';
 import { registerDocs } from './docs.ts';
 import { newRequestId, REQUEST_ID_HEADER } from './headers.ts';
 import { refuseUnsafeHeaders } from './input.ts';
+import { openApiDocument } from './openapi.ts';
 import { registerAuth } from './plugins/auth.ts';
 import { answerClientError, answerFrameworkError, registerErrorHandling } from './plugins/errors.ts';
 import { mount } from './route.ts';
@@ -49,12 +49,6 @@ export async function buildServer(
     frameworkErrors: answerFrameworkError(deps),
     clientErrorHandler: answerClientError,
   });
-  // The zod schemas validate (api/route.ts); the JSON schemas fastify sees are documentation only.
-  // `true`, not `{value}`: a value makes fastify set it back, and a set `request.headers` is a fresh
-  // merged copy on every later read.
-  app.setValidatorCompiler(() => () => true);
-  app.setSerializerCompiler(() => (data) => JSON.stringify(data));
-
   app.addHook('onRequest', async (request, reply) => {
     reply.header(REQUEST_ID_HEADER, request.id);
   });
@@ -63,18 +57,7 @@ export async function buildServer(
   // After the count, so a refused request is counted and logged as every other refusal is.
   app.addHook('onRequest', async (request) => refuseUnsafeHeaders(request.headers));
 
-  await app.register(swagger, {
-    openapi: {
-      openapi: '3.1.0',
-      info: { title: 'Workspace Mail Service', version: '0.1.0' },
-      components: {
-        securitySchemes: {
-          bearerAuth: { type: 'http', scheme: 'bearer', description: 'An API key: `wms_live_…` or `wms_test_…`.' },
-        },
-      },
-    },
-  });
-  registerDocs(app);
-  for (const resource of RESOURCES) mount(app, deps, resource);
+  const operations = RESOURCES.flatMap((resource) => mount(app, deps, resource));
+  registerDocs(app, () => openApiDocument(RESOURCES, operations));
   return app;
 }

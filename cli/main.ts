@@ -13,7 +13,7 @@ const USAGE = `Usage: npm run cli -- <command>
   workspace create --name <name> --owner-email <email>
   keys create --workspace <id> --scopes <all | s1,s2,...> [--name N] [--role <role id>] [--mode live|test]
               [--address-allowlist a1,a2,...] [--domain-allowlist d1,d2,...]
-  projections status
+  projections status        one JSON line per projection: lag (its events left), behind, running, worker
   projections rebuild <name>
   history --workspace <id> [--stream S] [--type T] [--since ISO]`;
 
@@ -48,12 +48,13 @@ async function main(argv: string[]): Promise<number> {
   const config = readConfig();
   const database = await resolveDatabaseUrl(config);
   // Projects only when no server holds the projection lock, so a write waits for a read model
-  // that someone keeps up to date.
+  // that someone keeps up to date; never for `projections status`, which reports on the servers.
   const system = await openSystem(database.url, {
     eventStoreUrl: config.eventStoreUrl,
     natsUrl: config.natsUrl,
     poolSize: 4,
     deliver: false,
+    project: command !== 'projections status',
   });
   try {
     return await run(system, command, values, arg);

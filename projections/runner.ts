@@ -10,6 +10,12 @@ export const DEFAULT_READ_MODEL_DEADLINE_MS = 10_000;
 /** Between two tries at the leader lock, and at most one error report per projector this often. */
 const RETRY_LEAD_MS = 1000;
 const ERROR_REPORT_MS = 10_000;
+/**
+ * How often the leader says its followers run, and how old the last word may be for `status` to
+ * believe it: three beats, so one slow write under load does not read as a dead worker.
+ */
+const HEARTBEAT_MS = 5000;
+const HEARTBEAT_FRESH_SECONDS = 15;
 
 const CHECKPOINTS = `
 CREATE TABLE IF NOT EXISTS projection_checkpoints (
@@ -17,20 +23,39 @@ CREATE TABLE IF NOT EXISTS projection_checkpoints (
   position bigint NOT NULL,
   version integer NOT NULL,
   updated_at timestamptz NOT NULL DEFAULT now()
+);
+CREATE TABLE IF NOT EXISTS projection_heartbeats (
+  name text PRIMARY KEY,
+  worker text NOT NULL,
+  beat_at timestamptz NOT NULL
 );`;
 
 export interface ProjectionStatus {
   name: string;
+  kind: 'projector' | 'reactor';
   version: number;
+  /** Where it stands in the log: its checkpoint (the leader's own position, where this process leads). */
   position: number;
   head: number;
+  /** Events of the types it handles after `position`: the work it has left, 0 when caught up. */
   lag: number;
+  /**
+   * Events of any type after `position`. Its checkpoint may stay behind events it does not handle
+   * (those are written at most once a second), so this is not work left; `lag` is.
+   */
+  behind: number;
+  /** Whether a live process runs it: the leader's heartbeat for it is fresh. */
   running: boolean;
+  /** `host:pid` of the process whose heartbeat it is, fresh or not; null when none ran it or it stopped cleanly. */
+  worker: string | null;
+  heartbeatAt: string | null;
 }
 
 export interface ProjectionRunnerOptions {
   /** How long `waitFor` waits before it gives up (or asks its caller what to do). */
   readModelDeadlineMs?: number;
+  /** Which process its heartbeats come from, for the operator reading `projections status` (`host:pid`). */
+  worker?: string;
 }
 
 /** What a waiter does when the read models pass the deadline. */
@@ -58,11 +83,13 @@ export class ProjectionRunner {
   /** Counts leaderships: a batch handed to an earlier one is not applied. */
   private term = 0;
   private leaderRetry: NodeJS.Timeout | null = null;
+  private heartbeat: NodeJS.Timeout | null = null;
   private leading: Promise<void> = Promise.resolve();
   private unsubscribing: Promise<void> = Promise.resolve();
   private readonly reportedAt = new Map<string, number>();
   private stopped = false;
   private readonly deadlineMs: number;
+  private readonly worker: string;
   /** Projectors, then reactors: everything that follows the log here. */
   private readonly followers: readonly Follower[];
   /** The event types each follower handles, by name. */
@@ -79,6 +106,7 @@ export class ProjectionRunner {
     options: ProjectionRunnerOptions = {},
   ) {
     this.deadlineMs = options.readModelDeadlineMs ?? DEFAULT_READ_MODEL_DEADLINE_MS;
+    this.worker = options.worker ?? `pid ${process.pid}`;
     this.followers = [...projectors, ...reactors];
     for (const f of this.followers) this.handled.set(f.name, new Set(f.handles));
   }
@@ -179,6 +207,8 @@ export class ProjectionRunner {
           }),
         );
       }
+      await this.beat(term);
+      this.heartbeat = setInterval(() => void this.beat(term), HEARTBEAT_MS);
     } catch (error) {
       this.report('projections', error);
       this.loseLead(term);
@@ -194,12 +224,42 @@ export class ProjectionRunner {
     const client = this.leaderClient;
     this.leaderClient = null;
     this.term++;
+    // Its rows go stale on their own: deleting them now could remove the next leader's, which
+    // may already have taken the lock from another pool of this very process.
+    this.stopBeating();
     client.release(new Error('the leader session ended'));
     if (!this.stopped)
       console.error('projections: the leader session ended; projecting stops until this process holds the lock again');
     this.unsubscribing = Promise.all(this.subscriptions.splice(0).map((s) => s.close())).then(() => {});
     this.notify();
     this.retryLead();
+  }
+
+  /**
+   * Says, for every follower this leader runs, that it runs: what `projections status` reads from
+   * another process to tell a live worker from a checkpoint nobody moves.
+   */
+  private async beat(term: number): Promise<void> {
+    if (term !== this.term) return;
+    try {
+      await this.pool.query(
+        `INSERT INTO projection_heartbeats (name, worker, beat_at) SELECT unnest($1::text[]), $2, now()
+         ON CONFLICT (name) DO UPDATE SET worker = excluded.worker, beat_at = excluded.beat_at`,
+        [this.followers.map((f) => f.name), this.worker],
+      );
+    } catch (error) {
+      this.report('projection heartbeat', error);
+    }
+  }
+
+  private stopBeating(): void {
+    if (this.heartbeat) clearInterval(this.heartbeat);
+    this.heartbeat = null;
+  }
+
+  /** Whether this process holds the projection lock and runs the followers now. */
+  get leads(): boolean {
+    return this.leaderClient !== null;
   }
 
   /** Logs a failure of a projector's loop at most once per ERROR_REPORT_MS, not on every retry. */
@@ -324,26 +384,39 @@ export class ProjectionRunner {
     }
   }
 
+  /** Every follower's standing, read from the database, so any process (the CLI) sees the leader's. */
   async status(): Promise<ProjectionStatus[]> {
     const head = await this.store.headPosition();
-    const { rows } = await this.pool.query('SELECT name, position, version FROM projection_checkpoints');
-    const byName = new Map(rows.map((r) => [r.name, r]));
-    return this.followers.map((p) => {
-      const row = byName.get(p.name);
-      const position = row?.position ?? 0;
-      return {
-        name: p.name,
-        version: p.version,
-        position,
-        head,
-        lag: Math.max(0, head - position),
-        running: this.leaderClient !== null,
-      };
-    });
+    const { rows } = await this.pool.query(
+      `SELECT c.name, c.position, h.worker, h.beat_at, h.beat_at > now() - make_interval(secs => $1) AS fresh
+         FROM projection_checkpoints c LEFT JOIN projection_heartbeats h USING (name)`,
+      [HEARTBEAT_FRESH_SECONDS],
+    );
+    const byName = new Map(rows.map((r) => [r.name as string, r]));
+    return Promise.all(
+      this.followers.map(async (f): Promise<ProjectionStatus> => {
+        const row = byName.get(f.name);
+        const checkpoint = Number(row?.position ?? 0);
+        const position = this.leads ? Math.max(checkpoint, this.positions.get(f.name) ?? 0) : checkpoint;
+        return {
+          name: f.name,
+          kind: f.kind,
+          version: f.version,
+          position,
+          head,
+          lag: await countHandled(this.store, f.handles, position, head),
+          behind: Math.max(0, head - position),
+          running: row?.fresh === true,
+          worker: row?.worker ?? null,
+          heartbeatAt: row?.beat_at ? new Date(row.beat_at).toISOString() : null,
+        };
+      }),
+    );
   }
 
   async stop(): Promise<void> {
     this.stopped = true;
+    this.stopBeating();
     if (this.leaderRetry) clearTimeout(this.leaderRetry);
     this.notify();
     await this.leading;
@@ -360,6 +433,8 @@ export class ProjectionRunner {
           [name, position],
         );
       }
+      // Before the lock goes: no other leader can have beaten in the meantime.
+      await this.pool.query('DELETE FROM projection_heartbeats WHERE worker = $1', [this.worker]);
       await client.query('SELECT pg_advisory_unlock($1)', [LEADER_LOCK]);
       client.release();
     } catch (error) {
@@ -367,6 +442,28 @@ export class ProjectionRunner {
       client.release(error as Error);
     }
   }
+}
+
+/**
+ * How many events of `types` lie in (after, until]: counted by the store where it can (a count in
+ * PostgreSQL), else read page by page.
+ */
+async function countHandled(
+  store: EventStore,
+  types: readonly string[],
+  after: number,
+  until: number,
+): Promise<number> {
+  if (after >= until) return 0;
+  if (store.countAll) return store.countAll({ after, until, types });
+  let count = 0;
+  for (let position = after; position < until; ) {
+    const events = await store.readAll({ after: position, limit: 1000 });
+    if (events.length === 0) break;
+    for (const e of events) if (e.position <= until && types.includes(e.type)) count++;
+    position = events[events.length - 1]!.position;
+  }
+  return count;
 }
 
 const indexesOf = (f: Follower) => (f.kind === 'projector' ? f.indexes?.('public') : undefined);

@@ -21,8 +21,12 @@ export const TYPE_BY_STATUS: Record<number, string> = {
   507: 'api_error',
 };
 
-/** code → [status, what it means]. Codes used by this service so far; the spec's table grows here. */
-export const CATALOGUE: Record<string, [number, string]> = {
+/**
+ * code → [status, what it means]. Codes used by this service so far; the spec's table grows here.
+ * Operations name the codes they answer with from these keys (`ErrorCode`), and the OpenAPI
+ * document reads their statuses and meanings from here too (api/openapi.ts).
+ */
+const TABLE = {
   malformed_json: [400, 'The body is not valid JSON.'],
   invalid_cursor: [400, 'The cursor was not handed out by this list, for this workspace and sort.'],
   invalid_request: [
@@ -48,6 +52,7 @@ export const CATALOGUE: Record<string, [number, string]> = {
     'A key cannot create, or revoke, a key reaching further than itself (scopes, mode, allowlists).',
   ],
   insufficient_authority: [403, 'The caller lacks a permission it tries to grant.'],
+  api_key_only: [403, 'Only an API key can do this: rotate itself, or read its own request log.'],
   step_up_required: [403, 'A sensitive change by an OAuth app needs step-up verification first; nothing was changed.'],
   resource_not_found: [404, 'No such resource in this workspace.'],
   role_not_found: [404, 'No such role in this workspace.'],
@@ -112,4 +117,9 @@ export const CATALOGUE: Record<string, [number, string]> = {
     503,
     'A dependency (the database) did not answer in time; retry after Retry-After seconds. The message says whether the change was stored; with an Idempotency-Key a retry is always safe.',
   ],
-};
+} satisfies Record<string, [number, string]>;
+
+export type ErrorCode = keyof typeof TABLE;
+export const CATALOGUE: Record<ErrorCode, [number, string]> = TABLE;
+
+export const isErrorCode = (code: string): code is ErrorCode => Object.hasOwn(TABLE, code);

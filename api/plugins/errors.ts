@@ -4,7 +4,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import { ZodError, type core } from 'zod';
 import { DomainError } from '../../domain/shared/errors.ts';
 import { ApiError, type ErrorBody } from '../errors/api-error.ts';
-import { CATALOGUE, TYPE_BY_STATUS } from '../errors/catalogue.ts';
+import { CATALOGUE, isErrorCode, TYPE_BY_STATUS } from '../errors/catalogue.ts';
 import { isUnreachable } from '../errors/unreachable.ts';
 import { newRequestId, REQUEST_ID_HEADER } from '../headers.ts';
 import { admitRequest, recordRequest, type AuthDeps } from './auth.ts';
@@ -128,7 +128,7 @@ function docUrl(request: FastifyRequest, code: string): string {
 export function toApiError(error: unknown): ApiError {
   if (error instanceof ApiError) return error;
   if (error instanceof DomainError) {
-    const status = CATALOGUE[error.code]?.[0] ?? 422;
+    const status = isErrorCode(error.code) ? CATALOGUE[error.code][0] : 422;
     return new ApiError(error.code, error.message, error.param, status);
   }
   if (error instanceof ZodError) return fromZod(error.issues);

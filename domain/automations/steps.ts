@@ -40,28 +40,30 @@ export type Step =
   | { type: 'branch'; ifEvent: string; withinMinutes?: number; then: Step[]; else: Step[] }
   | { type: 'send'; template: string; subject?: string; data?: Record<string, unknown> };
 
-export const stepSchema: z.ZodType<Step> = z.lazy(() =>
-  z.discriminatedUnion('type', [
-    z.strictObject({ type: z.literal('wait_for_event'), name: eventName, timeoutMinutes: minutes }),
-    z.strictObject({ type: z.literal('wait'), minutes }),
-    z.strictObject({
-      type: z.literal('branch'),
-      ifEvent: eventName,
-      withinMinutes: minutes.optional(),
-      then: z.array(stepSchema).max(STEPS_MAX),
-      else: z.array(stepSchema).max(STEPS_MAX),
-    }),
-    z.strictObject({
-      type: z.literal('send'),
-      template: z.string().min(1).max(100).describe('A template id or slug; the send request records it as given.'),
-      subject: z.string().max(998).optional(),
-      data: z
-        .record(z.string(), z.unknown())
-        .optional()
-        .describe("Props for the template; the triggering event's properties (less `email`) fill the rest."),
-    }),
-  ]),
-);
+export const stepSchema: z.ZodType<Step> = z
+  .lazy(() =>
+    z.discriminatedUnion('type', [
+      z.strictObject({ type: z.literal('wait_for_event'), name: eventName, timeoutMinutes: minutes }),
+      z.strictObject({ type: z.literal('wait'), minutes }),
+      z.strictObject({
+        type: z.literal('branch'),
+        ifEvent: eventName,
+        withinMinutes: minutes.optional(),
+        then: z.array(stepSchema).max(STEPS_MAX),
+        else: z.array(stepSchema).max(STEPS_MAX),
+      }),
+      z.strictObject({
+        type: z.literal('send'),
+        template: z.string().min(1).max(100).describe('A template id or slug; the send request records it as given.'),
+        subject: z.string().max(998).optional(),
+        data: z
+          .record(z.string(), z.unknown())
+          .optional()
+          .describe("Props for the template; the triggering event's properties (less `email`) fill the rest."),
+      }),
+    ]),
+  )
+  .meta({ id: 'AutomationStep', description: 'One step of an automation, discriminated by `type`.' });
 
 export const stepsSchema = z
   .array(stepSchema)

@@ -98,6 +98,11 @@ export interface EventStore {
    * order, in large batches. A store without it is read with `readAll` pages.
    */
   scanAll?(options: ScanOptions): AsyncIterable<RecordedEvent[]>;
+  /**
+   * Optional, for `projections status`: how many events of some types lie in (after, until]. A
+   * store without it is counted with `readAll` pages.
+   */
+  countAll?(options: Omit<ScanOptions, 'batchSize'>): Promise<number>;
   /** Position of the newest event a subscriber may see now (0 when the store is empty). */
   headPosition(): Promise<number>;
   subscribeToAll(options: SubscribeOptions): Subscription;

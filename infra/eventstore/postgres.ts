@@ -181,6 +181,14 @@ export class PostgresEventStore implements EventStore {
     return scanEvents(this.pool, options);
   }
 
+  async countAll(options: Omit<ScanOptions, 'batchSize'>): Promise<number> {
+    const { rows } = await this.pool.query(
+      `SELECT count(*) AS n FROM es_events WHERE position > $1 AND position <= $2 AND type = ANY($3) AND ${VISIBLE}`,
+      [options.after, options.until, [...options.types]],
+    );
+    return Number(rows[0].n);
+  }
+
   async headPosition(): Promise<number> {
     const { rows } = await this.pool.query(
       `SELECT position FROM es_events WHERE ${VISIBLE} ORDER BY position DESC LIMIT 1`,

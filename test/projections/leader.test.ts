@@ -18,7 +18,7 @@ async function leaderPid(admin: pg.Client): Promise<number | null> {
   return rows[0]?.pid ?? null;
 }
 
-const leads = async (s: System) => (await s.runner.status()).every((p) => p.running);
+const leads = async (s: System) => s.runner.leads;
 
 t.test(
   'a process whose leader session ends stops projecting at once; another takes the lock, and the first takes it back later',

@@ -30,6 +30,20 @@ export async function startTestApp(
     await app.close();
     await system.close();
   });
+  // Which operation answered each request, noted before the answer leaves (inject may resolve
+  // before an onResponse hook has run).
+  const routes = new Map<string, string>();
+  app.addHook('onSend', async (request) => {
+    if (request.routeOptions.url) routes.set(request.id, `${request.method} ${request.routeOptions.url}`);
+  });
+  const documented = async (response: LightMyRequestResponse): Promise<void> => {
+    const route = routes.get(String(response.headers['request-id']));
+    routes.delete(String(response.headers['request-id']));
+    if (!route || response.statusCode < 400) return;
+    // One document per test file: it is a function of the code alone.
+    openApi ??= app.inject({ method: 'GET', url: '/openapi.json' }).then((r) => r.json());
+    checkDocumented(await openApi, route, response);
+  };
   let n = 0;
   return {
     system,
@@ -55,7 +69,32 @@ export async function startTestApp(
               }
             : { payload: body as object }),
       });
+      await documented(response);
       return response as any;
     },
   };
+}
+
+type OpenApi = { paths: Record<string, Record<string, { responses: Record<string, any> }>> };
+let openApi: Promise<OpenApi> | null = null;
+
+/**
+ * Every error answer an HTTP test provokes through `request` must be one its operation lists in
+ * /openapi.json, under that status: an operation that answers a code it does not declare (api/route.ts
+ * `errors`) fails the test that found it, so the document cannot fall behind the handlers.
+ */
+function checkDocumented(doc: OpenApi, route: string, response: LightMyRequestResponse): void {
+  const [method, url] = route.split(' ') as [string, string];
+  const operation = doc.paths[url.replace(/:(\w+)/g, '{$1}')]?.[method.toLowerCase()];
+  // Routes outside the api (the documents themselves, HEAD) are not described.
+  if (!operation) return;
+  const code = (response.json() as { error?: { code?: string } }).error?.code;
+  const listed: string[] =
+    operation.responses[response.statusCode]?.content?.['application/json']?.schema?.allOf?.[1]?.properties?.error
+      ?.properties?.code?.enum ?? [];
+  if (!code || !listed.includes(code))
+    throw new Error(
+      `${route} answered ${response.statusCode} ${code}, which its OpenAPI operation does not list under ${response.statusCode} ` +
+        `(it lists ${listed.join(', ') || 'nothing'}): add the code to the operation's \`errors\` (api/route.ts).`,
+    );
 }

@@ -29,6 +29,11 @@ const membership = (deps: ApiDeps, method: 'PUT' | 'DELETE') =>
   operation({
     method,
     url: '/audiences/:id/contacts/:email',
+    operationId: method === 'PUT' ? 'addAudienceContact' : 'removeAudienceContact',
+    errors:
+      method === 'PUT'
+        ? ['audience_not_found', 'contact_not_found']
+        : ['audience_not_found', 'contact_not_found', 'builtin_audience'],
     summary: method === 'PUT' ? 'Add a contact to an audience' : 'Take a contact out of an audience',
     description:
       method === 'PUT'
@@ -59,6 +64,7 @@ export const audienceOperations = (deps: ApiDeps): Operation[] => [
   operation({
     method: 'GET',
     url: '/audiences',
+    operationId: 'listAudiences',
     summary: 'List audiences',
     description:
       'Scope: `audiences:read`. The default audience first, then newest first. `cursor` is the id of the last audience of the ' +
@@ -82,6 +88,8 @@ export const audienceOperations = (deps: ApiDeps): Operation[] => [
   operation({
     method: 'GET',
     url: '/audiences/growth',
+    operationId: 'getAudienceGrowth',
+    errors: ['audience_not_found'],
     summary: 'Audience growth',
     description:
       'Scope: `audiences:read`. Over the window ending now (`minutes` overrides `days`): per audience `total` (members at the end), ' +
@@ -133,6 +141,8 @@ export const audienceOperations = (deps: ApiDeps): Operation[] => [
   operation({
     method: 'GET',
     url: '/audiences/:id',
+    operationId: 'getAudience',
+    errors: ['audience_not_found'],
     summary: 'Read an audience',
     description:
       'Scope: `audiences:read`. `contactCount` is counted at read (the live membership count, read-your-writes).',
@@ -146,6 +156,8 @@ export const audienceOperations = (deps: ApiDeps): Operation[] => [
   operation({
     method: 'POST',
     url: '/audiences',
+    operationId: 'createAudience',
+    errors: ['workspace_limit_reached'],
     summary: 'Create an audience',
     description:
       'Scope: `audiences:write`. Names are trimmed, 1 to 120 characters, not unique. At most 100 audiences besides the default one (422 `workspace_limit_reached`).',
@@ -171,6 +183,8 @@ export const audienceOperations = (deps: ApiDeps): Operation[] => [
   operation({
     method: 'PATCH',
     url: '/audiences/:id',
+    operationId: 'updateAudience',
+    errors: ['audience_not_found'],
     summary: 'Update an audience',
     description:
       'Scope: `audiences:write`. Omitted keeps; null clears `description`. The default audience may be renamed too.',
@@ -197,6 +211,8 @@ export const audienceOperations = (deps: ApiDeps): Operation[] => [
   operation({
     method: 'DELETE',
     url: '/audiences/:id',
+    operationId: 'deleteAudience',
+    errors: ['audience_not_found', 'builtin_audience'],
     summary: 'Delete an audience',
     description:
       'Scope: `audiences:write`. Its contacts stay in the book. The default audience cannot be deleted (409 `builtin_audience`).',

@@ -25,6 +25,7 @@ export const automationOperations = (deps: ApiDeps): Operation[] => [
   operation({
     method: 'GET',
     url: '/automations',
+    operationId: 'listAutomations',
     summary: 'List automations',
     description: 'Scope: `automations:read`. Newest first; `status` filters.',
     scope: 'automations:read',
@@ -43,6 +44,7 @@ export const automationOperations = (deps: ApiDeps): Operation[] => [
   operation({
     method: 'POST',
     url: '/automations',
+    operationId: 'createAutomation',
     summary: 'Create an automation',
     description:
       'Scope: `automations:write`. `trigger.event` names the contact event that enrols a contact; every `filters` entry must hold on the ' +
@@ -71,6 +73,8 @@ export const automationOperations = (deps: ApiDeps): Operation[] => [
   operation({
     method: 'GET',
     url: '/automations/:id',
+    operationId: 'getAutomation',
+    errors: ['resource_not_found'],
     summary: 'Read an automation',
     description: 'Scope: `automations:read`. The `ETag` header feeds `If-Match`.',
     scope: 'automations:read',
@@ -83,6 +87,8 @@ export const automationOperations = (deps: ApiDeps): Operation[] => [
   operation({
     method: 'PATCH',
     url: '/automations/:id',
+    operationId: 'updateAutomation',
+    errors: ['resource_not_found', 'version_conflict'],
     summary: 'Update an automation',
     description:
       'Scope: `automations:write`. Omitted fields stay; `steps` and `trigger` replace wholesale; `status` pauses or resumes. Runs under way keep ' +
@@ -123,6 +129,8 @@ export const automationOperations = (deps: ApiDeps): Operation[] => [
     operation({
       method: 'POST',
       url: `/automations/:id/${action}`,
+      operationId: action === 'pause' ? 'pauseAutomation' : 'resumeAutomation',
+      errors: ['resource_not_found', 'version_conflict'],
       summary: action === 'pause' ? 'Pause an automation (it enrols nobody until resumed)' : 'Resume an automation',
       description: 'Scope: `automations:write`. Doing it twice changes nothing. Runs under way carry on either way.',
       scope: 'automations:write',
@@ -146,6 +154,8 @@ export const automationOperations = (deps: ApiDeps): Operation[] => [
   operation({
     method: 'DELETE',
     url: '/automations/:id',
+    operationId: 'deleteAutomation',
+    errors: ['resource_not_found', 'version_conflict'],
     summary: 'Delete an automation',
     description:
       'Scope: `automations:write`. It enrols nobody from then on, and its runs under way end where they stand: no step of them runs after ' +
@@ -170,6 +180,8 @@ export const automationOperations = (deps: ApiDeps): Operation[] => [
   operation({
     method: 'GET',
     url: '/automations/:id/runs',
+    operationId: 'listAutomationRuns',
+    errors: ['resource_not_found'],
     summary: 'Runs of an automation',
     description: 'Scope: `automations:read`. Newest enrolment first.',
     scope: 'automations:read',
@@ -191,6 +203,8 @@ export const automationOperations = (deps: ApiDeps): Operation[] => [
   operation({
     method: 'GET',
     url: '/automations/:id/sends',
+    operationId: 'listAutomationSends',
+    errors: ['resource_not_found'],
     summary: 'Send requests an automation recorded',
     description:
       'Scope: `automations:read`. Newest first. Sending does not exist yet: a `send` step records a request here.',

@@ -94,6 +94,14 @@ export const contactEventOperations = (deps: ApiDeps): Operation[] => {
     operation({
       method: 'POST',
       url: '/events',
+      operationId: 'sendContactEvent',
+      errors: [
+        'invalid_idempotency_key',
+        'invalid_event',
+        'contact_not_found',
+        'idempotency_key_reuse',
+        'event_rate_limited',
+      ],
       summary: 'Send a contact event',
       description:
         'Scope: `contacts:write`. Stores the event against the contact for 90 days; a live event enrols the contact in every matching live ' +
@@ -120,6 +128,8 @@ export const contactEventOperations = (deps: ApiDeps): Operation[] => {
     operation({
       method: 'POST',
       url: '/events/batch',
+      operationId: 'sendContactEvents',
+      errors: ['invalid_idempotency_key', 'event_rate_limited'],
       summary: 'Send up to 100 contact events',
       description:
         'Scope: `contacts:write`. Each event is checked and stored in order, and remembered under the Idempotency-Key and its position; ' +
@@ -147,6 +157,7 @@ export const contactEventOperations = (deps: ApiDeps): Operation[] => {
     operation({
       method: 'GET',
       url: '/events/names',
+      operationId: 'listContactEventNames',
       summary: 'Event names in use',
       description:
         "Scope: `automations:read`. Distinct names of the stored contact events of the caller's mode, in byte order, at most 100; not paginated.",
@@ -167,6 +178,8 @@ export const contactEventOperations = (deps: ApiDeps): Operation[] => {
     operation({
       method: 'GET',
       url: '/contacts/:email/events',
+      operationId: 'listContactEvents',
+      errors: ['contact_not_found'],
       summary: "A contact's events",
       description:
         'Scope: `contacts:read`. The path takes the address (trimmed, lower-cased) or a `con_` id. Most recent first by occurrence; ' +

@@ -34,6 +34,7 @@ export const contactOperations = (deps: ApiDeps): Operation[] => [
   operation({
     method: 'GET',
     url: '/contacts',
+    operationId: 'listContacts',
     summary: 'List contacts',
     description:
       'Scope: `contacts:read`. Most recently seen first, never-seen contacts last, then id descending. `q` searches words: every ' +
@@ -70,6 +71,8 @@ export const contactOperations = (deps: ApiDeps): Operation[] => [
   operation({
     method: 'GET',
     url: '/contacts/:email',
+    operationId: 'getContact',
+    errors: ['contact_not_found'],
     summary: 'Read a contact',
     description: 'Scope: `contacts:read`. The path holds the address (trimmed, lower-cased) or the contact id.',
     scope: 'contacts:read',
@@ -82,6 +85,8 @@ export const contactOperations = (deps: ApiDeps): Operation[] => [
   operation({
     method: 'POST',
     url: '/contacts',
+    operationId: 'createContact',
+    errors: ['contact_exists', 'audience_not_found'],
     summary: 'Add a contact',
     description:
       'Scope: `contacts:write`, and `audiences:write` too when `audienceIds` is not empty (403 `insufficient_scope` before anything ' +
@@ -126,6 +131,8 @@ export const contactOperations = (deps: ApiDeps): Operation[] => [
   operation({
     method: 'PATCH',
     url: '/contacts/:email',
+    operationId: 'updateContact',
+    errors: ['contact_not_found'],
     summary: 'Update a contact',
     description:
       'Scope: `contacts:write`. `name` and `notes`: omitted keeps, null clears. `attributes` are merged key by key; a null value ' +
@@ -159,6 +166,8 @@ export const contactOperations = (deps: ApiDeps): Operation[] => [
   operation({
     method: 'DELETE',
     url: '/contacts/:email',
+    operationId: 'deleteContact',
+    errors: ['contact_not_found'],
     summary: 'Delete a contact',
     description:
       'Scope: `contacts:write`. The contact leaves the book and every audience. The path holds the address or the contact id.',

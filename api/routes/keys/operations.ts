@@ -35,6 +35,7 @@ export const keyOperations = (deps: ApiDeps): Operation[] => [
   operation({
     method: 'GET',
     url: '/keys',
+    operationId: 'listApiKeys',
     summary: 'List API keys',
     scope: 'keys:read',
     query: z.strictObject({ limit: limitParam(), cursor: cursorParam }),
@@ -51,6 +52,8 @@ export const keyOperations = (deps: ApiDeps): Operation[] => [
   operation({
     method: 'GET',
     url: '/keys/:id',
+    operationId: 'getApiKey',
+    errors: ['resource_not_found'],
     summary: 'Read an API key',
     scope: 'keys:read',
     params: keyIdParams,
@@ -61,6 +64,8 @@ export const keyOperations = (deps: ApiDeps): Operation[] => [
   operation({
     method: 'POST',
     url: '/keys',
+    operationId: 'createApiKey',
+    errors: ['role_not_found', 'beyond_caller_authority', 'workspace_limit_reached'],
     summary: 'Create an API key',
     openToTestKeys: true,
     description:
@@ -96,6 +101,8 @@ export const keyOperations = (deps: ApiDeps): Operation[] => [
   operation({
     method: 'DELETE',
     url: '/keys/:id',
+    operationId: 'revokeApiKey',
+    errors: ['resource_not_found', 'beyond_caller_authority'],
     summary: 'Revoke an API key',
     openToTestKeys: true,
     description:

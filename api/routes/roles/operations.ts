@@ -28,6 +28,7 @@ export const roleOperations = (deps: ApiDeps): Operation[] => [
   operation({
     method: 'GET',
     url: '/roles',
+    operationId: 'listRoles',
     summary: 'List roles',
     description:
       'Scope: `roles:read`. Seeded roles first in ladder order (owner, admin, member, viewer, developer, billing), then custom roles ' +
@@ -58,6 +59,7 @@ export const roleOperations = (deps: ApiDeps): Operation[] => [
   operation({
     method: 'GET',
     url: '/roles/permissions',
+    operationId: 'listPermissions',
     summary: 'The permission vocabulary',
     description:
       'Scope: `roles:read`. Canonical order; `scope` false marks the console-only permissions no key or token can hold.',
@@ -69,6 +71,8 @@ export const roleOperations = (deps: ApiDeps): Operation[] => [
   operation({
     method: 'GET',
     url: '/roles/:id',
+    operationId: 'getRole',
+    errors: ['role_not_found'],
     summary: 'Read a role',
     scope: 'roles:read',
     params: roleIdParams,
@@ -79,6 +83,8 @@ export const roleOperations = (deps: ApiDeps): Operation[] => [
   operation({
     method: 'POST',
     url: '/roles',
+    operationId: 'createRole',
+    errors: ['role_name_taken', 'insufficient_authority', 'workspace_limit_reached'],
     summary: 'Create a role',
     description:
       'Scope: `roles:write`. Permissions are stored with their implications, in canonical order; the caller must hold every ' +
@@ -102,6 +108,8 @@ export const roleOperations = (deps: ApiDeps): Operation[] => [
   operation({
     method: 'PATCH',
     url: '/roles/:id',
+    operationId: 'updateRole',
+    errors: ['role_not_found', 'role_name_taken', 'role_immutable', 'insufficient_authority'],
     stepUp: true,
     summary: 'Update a role',
     description:
@@ -129,6 +137,8 @@ export const roleOperations = (deps: ApiDeps): Operation[] => [
   operation({
     method: 'DELETE',
     url: '/roles/:id',
+    operationId: 'deleteRole',
+    errors: ['role_not_found', 'role_in_use', 'role_undeletable', 'insufficient_authority'],
     stepUp: true,
     summary: 'Delete a role',
     description:

@@ -15,6 +15,7 @@ export const selfOperations = (deps: ApiDeps): Operation[] => [
   operation({
     method: 'GET',
     url: '/ping',
+    operationId: 'ping',
     summary: 'Check a credential',
     scope: null,
     response: z.object({
@@ -44,6 +45,7 @@ export const selfOperations = (deps: ApiDeps): Operation[] => [
   operation({
     method: 'GET',
     url: '/keys/self',
+    operationId: 'getCurrentKey',
     summary: 'Describe the calling credential',
     scope: null,
     response: credentialDescription,
@@ -53,6 +55,8 @@ export const selfOperations = (deps: ApiDeps): Operation[] => [
   operation({
     method: 'POST',
     url: '/keys/self/rotate',
+    operationId: 'rotateCurrentKey',
+    errors: ['api_key_only', 'resource_not_found', 'revoked', 'expired'],
     summary: 'Rotate the calling key',
     openToTestKeys: true,
     description:
@@ -80,6 +84,8 @@ export const selfOperations = (deps: ApiDeps): Operation[] => [
   operation({
     method: 'GET',
     url: '/keys/self/requests',
+    operationId: 'listCurrentKeyRequests',
+    errors: ['api_key_only'],
     summary: "The calling key's own request log",
     description:
       'Needs no scope. Newest first. Records method, path, status, error code, duration, IP and user agent; never bodies or query strings.',

@@ -14,6 +14,7 @@ export const suppressionOperations = (deps: ApiDeps): Operation[] => [
   operation({
     method: 'GET',
     url: '/suppressions',
+    operationId: 'listSuppressions',
     summary: 'List suppressions',
     description: 'Scope: `settings:read`. Newest first. The whole workspace list.',
     scope: 'settings:read',
@@ -41,6 +42,8 @@ export const suppressionOperations = (deps: ApiDeps): Operation[] => [
   operation({
     method: 'GET',
     url: '/suppressions/:id',
+    operationId: 'getSuppression',
+    errors: ['resource_not_found'],
     summary: 'Read a suppression',
     scope: 'settings:read',
     params: idParams,
@@ -52,6 +55,7 @@ export const suppressionOperations = (deps: ApiDeps): Operation[] => [
   operation({
     method: 'POST',
     url: '/suppressions',
+    operationId: 'createSuppression',
     summary: 'Suppress an address',
     description:
       'Scope: `settings:write`. The address is trimmed and lower-cased. 201 with the new entry (reason `manual`), or 200 with the ' +
@@ -75,6 +79,8 @@ export const suppressionOperations = (deps: ApiDeps): Operation[] => [
   operation({
     method: 'DELETE',
     url: '/suppressions/:id',
+    operationId: 'deleteSuppression',
+    errors: ['resource_not_found', 'suppression_not_removable'],
     summary: 'Remove a suppression',
     description:
       'Scope: `settings:write`. A hard bounce is permanent (409 `suppression_not_removable`). Adding the address again later makes a ' +

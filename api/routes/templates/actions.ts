@@ -27,6 +27,8 @@ export const templateActions = (deps: ApiDeps): Operation[] => [
   operation({
     method: 'POST',
     url: '/templates/:id/duplicate',
+    operationId: 'duplicateTemplate',
+    errors: ['resource_not_found', 'template_name_taken', 'template_slug_taken', 'workspace_limit_reached'],
     summary: 'Duplicate a template',
     description:
       'Scope: `templates:write`. A new draft template with the head content; name defaults to `<name> (copy)`.',
@@ -54,6 +56,8 @@ export const templateActions = (deps: ApiDeps): Operation[] => [
   operation({
     method: 'POST',
     url: '/templates/:id/publish',
+    operationId: 'publishTemplate',
+    errors: ['resource_not_found', 'template_version_not_found', 'invalid_template', 'version_conflict'],
     summary: 'Publish a version',
     description:
       'Scope: `templates:write`. Freezes the version (default: the head) and makes it the one sends use. Publishing an older ' +
@@ -78,13 +82,20 @@ export const templateActions = (deps: ApiDeps): Operation[] => [
 
   ...(
     [
-      ['archive', archiveTemplate, 'Archive a template (sends refuse it with 422 `template_archived`)'],
-      ['unarchive', unarchiveTemplate, 'Unarchive a template'],
+      [
+        'archive',
+        'archiveTemplate',
+        archiveTemplate,
+        'Archive a template (sends refuse it with 422 `template_archived`)',
+      ],
+      ['unarchive', 'unarchiveTemplate', unarchiveTemplate, 'Unarchive a template'],
     ] as const
-  ).map(([action, run, summary]) =>
+  ).map(([action, operationId, run, summary]) =>
     operation({
       method: 'POST',
       url: `/templates/:id/${action}`,
+      operationId,
+      errors: ['resource_not_found', 'version_conflict'],
       summary,
       description: `Scope: \`templates:write\`. ${summary}. Doing it twice changes nothing.`,
       scope: 'templates:write',
@@ -108,6 +119,15 @@ export const templateActions = (deps: ApiDeps): Operation[] => [
   operation({
     method: 'POST',
     url: '/templates/:id/render',
+    operationId: 'renderTemplate',
+    errors: [
+      'resource_not_found',
+      'template_archived',
+      'template_not_published',
+      'template_version_not_found',
+      'unknown_template_prop',
+      'unknown_template_slot',
+    ],
     summary: 'Render a version',
     openToTestKeys: true,
     description:

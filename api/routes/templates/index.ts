@@ -6,6 +6,7 @@ import { versionOperations } from './versions.ts';
 /** Email templates and their versions: configuration both modes share, rendered by sends. */
 export const templates: Resource = {
   tag: 'Templates',
+  description: 'Email templates and their versions, rendered by sends.',
   modes: 'shared',
   narrowed: 'open',
   operations: (deps) => [...templateOperations(deps), ...templateActions(deps), ...versionOperations(deps)],

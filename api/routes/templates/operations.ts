@@ -35,7 +35,7 @@ const issueCodes = {
   subject: 'invalid_template',
   slots: 'invalid_template',
   props: 'invalid_template',
-};
+} as const;
 /** An html body may hold 1,000,000 characters of up to 4 bytes each, next to the rest of the body. */
 const bodyLimit = 6 * 1024 * 1024;
 
@@ -82,6 +82,7 @@ export const templateOperations = (deps: ApiDeps): Operation[] => [
   operation({
     method: 'GET',
     url: '/templates',
+    operationId: 'listTemplates',
     summary: 'List templates',
     description:
       'Scope: `templates:read`. Keyset pages under the chosen sort; a cursor is valid only under the sort that produced it. ' +
@@ -116,6 +117,7 @@ export const templateOperations = (deps: ApiDeps): Operation[] => [
   operation({
     method: 'GET',
     url: '/templates/starters',
+    operationId: 'listTemplateStarters',
     summary: 'Built-in starters',
     description: 'Scope: `templates:read`. Pass a starter `slug` as `starter` when creating a template.',
     scope: 'templates:read',
@@ -135,6 +137,8 @@ export const templateOperations = (deps: ApiDeps): Operation[] => [
   operation({
     method: 'POST',
     url: '/templates',
+    operationId: 'createTemplate',
+    errors: ['resource_not_found', 'template_name_taken', 'template_slug_taken', 'workspace_limit_reached'],
     summary: 'Create a template',
     description:
       'Scope: `templates:write`. Version 1 is a draft, or published with `publish: true`. The slug is derived from the name when ' +
@@ -177,6 +181,8 @@ export const templateOperations = (deps: ApiDeps): Operation[] => [
   operation({
     method: 'GET',
     url: '/templates/:id',
+    operationId: 'getTemplate',
+    errors: ['resource_not_found'],
     summary: 'Read a template',
     description:
       'Scope: `templates:read`. By `tpl_` id or slug, with `latest` (the head version). The `ETag` header feeds `If-Match`.',
@@ -189,6 +195,8 @@ export const templateOperations = (deps: ApiDeps): Operation[] => [
   operation({
     method: 'PATCH',
     url: '/templates/:id',
+    operationId: 'updateTemplate',
+    errors: ['resource_not_found', 'template_name_taken', 'version_conflict'],
     summary: 'Update a template',
     description:
       'Scope: `templates:write`. Omitted fields stay; `document`, `slots` and `props` replace wholesale. Editing a published head ' +
@@ -228,6 +236,8 @@ export const templateOperations = (deps: ApiDeps): Operation[] => [
   operation({
     method: 'DELETE',
     url: '/templates/:id',
+    operationId: 'deleteTemplate',
+    errors: ['resource_not_found', 'version_conflict'],
     summary: 'Delete a template',
     description: 'Scope: `templates:write`. Frees its place, name and slug; every version goes with it.',
     scope: 'templates:write',

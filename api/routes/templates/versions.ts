@@ -23,6 +23,8 @@ export const versionOperations = (deps: ApiDeps): Operation[] => [
   operation({
     method: 'GET',
     url: '/templates/:id/versions',
+    operationId: 'listTemplateVersions',
+    errors: ['resource_not_found'],
     summary: 'List versions',
     description:
       'Scope: `templates:read`. Newest first; rows leave out `document` and `html` (read one version for them).',
@@ -45,6 +47,8 @@ export const versionOperations = (deps: ApiDeps): Operation[] => [
   operation({
     method: 'GET',
     url: '/templates/:id/versions/:version',
+    operationId: 'getTemplateVersion',
+    errors: ['resource_not_found', 'template_version_not_found'],
     summary: 'Read a version',
     scope: 'templates:read',
     params: versionParams,
@@ -58,6 +62,8 @@ export const versionOperations = (deps: ApiDeps): Operation[] => [
   operation({
     method: 'POST',
     url: '/templates/:id/versions/:version/restore',
+    operationId: 'restoreTemplateVersion',
+    errors: ['resource_not_found', 'template_version_not_found', 'version_conflict'],
     summary: 'Restore a version as a new draft',
     description:
       'Scope: `templates:write`. The old content becomes a new head version (a draft); the old version is untouched.',
@@ -81,6 +87,8 @@ export const versionOperations = (deps: ApiDeps): Operation[] => [
   operation({
     method: 'DELETE',
     url: '/templates/:id/versions/:version',
+    operationId: 'deleteTemplateVersion',
+    errors: ['resource_not_found', 'template_version_not_found', 'template_version_not_deletable', 'version_conflict'],
     summary: 'Delete a version',
     description:
       'Scope: `templates:write`. The only version, the live one and the head are kept (409 `template_version_not_deletable`).',

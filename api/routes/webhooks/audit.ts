@@ -10,6 +10,8 @@ export const auditOperations = (deps: ApiDeps): Operation[] => [
   operation({
     method: 'GET',
     url: '/webhooks/:id/audit',
+    operationId: 'listWebhookAudit',
+    errors: ['resource_not_found'],
     summary: 'The audit log of an endpoint',
     description:
       'Scope: `webhooks:read`. Every change of the endpoint, oldest first, from the event store; secrets are never shown.',

@@ -20,6 +20,8 @@ export const deliveryOperations = (deps: ApiDeps): Operation[] => [
   operation({
     method: 'GET',
     url: '/webhooks/:id/deliveries',
+    operationId: 'listWebhookDeliveries',
+    errors: ['resource_not_found'],
     summary: 'The delivery log',
     description:
       'Scope: `webhooks:read`. Newest first, each delivery with its attempts (status code, duration, error, start of the answer).',
@@ -52,6 +54,8 @@ export const deliveryOperations = (deps: ApiDeps): Operation[] => [
   operation({
     method: 'GET',
     url: '/webhooks/:id/deliveries/:deliveryId',
+    operationId: 'getWebhookDelivery',
+    errors: ['resource_not_found'],
     summary: 'Read a delivery',
     scope: 'webhooks:read',
     params: deliveryParams,
@@ -63,6 +67,8 @@ export const deliveryOperations = (deps: ApiDeps): Operation[] => [
   operation({
     method: 'POST',
     url: '/webhooks/:id/deliveries/:deliveryId/replay',
+    operationId: 'replayWebhookDelivery',
+    errors: ['resource_not_found', 'webhook_disabled'],
     summary: 'Replay one delivery',
     description:
       'Scope: `webhooks:write`. Sends it again now (same `webhook-id`), whatever its status; 409 `webhook_disabled` when the endpoint is disabled.',

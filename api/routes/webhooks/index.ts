@@ -10,6 +10,7 @@ import { statsOperations } from './stats.ts';
  */
 export const webhooks: Resource = {
   tag: 'Webhooks',
+  description: 'Webhook endpoints, their deliveries, audit log and delivery statistics.',
   modes: 'partitioned',
   narrowed: 'within-lists',
   operations: (deps) => [

@@ -66,6 +66,7 @@ export const endpointOperations = (deps: ApiDeps): Operation[] => [
   operation({
     method: 'GET',
     url: '/webhooks',
+    operationId: 'listWebhooks',
     summary: 'List webhook endpoints',
     description: 'Scope: `webhooks:read`. Newest first; never the secret.',
     scope: 'webhooks:read',
@@ -83,6 +84,8 @@ export const endpointOperations = (deps: ApiDeps): Operation[] => [
   operation({
     method: 'POST',
     url: '/webhooks',
+    operationId: 'createWebhook',
+    errors: ['workspace_limit_reached'],
     stepUp: true,
     summary: 'Create a webhook endpoint',
     description:
@@ -113,6 +116,8 @@ export const endpointOperations = (deps: ApiDeps): Operation[] => [
   operation({
     method: 'GET',
     url: '/webhooks/:id',
+    operationId: 'getWebhook',
+    errors: ['resource_not_found'],
     summary: 'Read a webhook endpoint',
     scope: 'webhooks:read',
     params: idParams,
@@ -123,6 +128,8 @@ export const endpointOperations = (deps: ApiDeps): Operation[] => [
   operation({
     method: 'PATCH',
     url: '/webhooks/:id',
+    operationId: 'updateWebhook',
+    errors: ['resource_not_found'],
     stepUp: true,
     summary: 'Update a webhook endpoint',
     description:
@@ -158,6 +165,8 @@ export const endpointOperations = (deps: ApiDeps): Operation[] => [
   operation({
     method: 'DELETE',
     url: '/webhooks/:id',
+    operationId: 'deleteWebhook',
+    errors: ['resource_not_found'],
     summary: 'Delete a webhook endpoint',
     description: 'Scope: `webhooks:write`. Its pending deliveries and its delivery log go with it.',
     scope: 'webhooks:write',
@@ -173,6 +182,8 @@ export const endpointOperations = (deps: ApiDeps): Operation[] => [
   operation({
     method: 'POST',
     url: '/webhooks/:id/rotate-secret',
+    operationId: 'rotateWebhookSecret',
+    errors: ['resource_not_found'],
     summary: 'Rotate the signing secret',
     description:
       'Scope: `webhooks:write`. The new secret is in this answer only; the previous one keeps signing beside it for 24 hours.',
@@ -194,6 +205,8 @@ export const endpointOperations = (deps: ApiDeps): Operation[] => [
   operation({
     method: 'POST',
     url: '/webhooks/:id/test',
+    operationId: 'testWebhook',
+    errors: ['resource_not_found', 'webhook_disabled'],
     summary: 'Send a test event',
     description:
       'Scope: `webhooks:write`. Queues one `webhook.test` delivery to this endpoint, whatever it subscribes to; 409 `webhook_disabled` when disabled.',
@@ -216,6 +229,8 @@ export const endpointOperations = (deps: ApiDeps): Operation[] => [
   operation({
     method: 'POST',
     url: '/webhooks/:id/replay',
+    operationId: 'replayWebhookDeliveries',
+    errors: ['resource_not_found', 'webhook_disabled'],
     summary: 'Replay failed deliveries',
     description:
       'Scope: `webhooks:write`. Every failed delivery created at or after `since` is sent again; 409 `webhook_disabled` when the endpoint is disabled.',

@@ -10,6 +10,8 @@ export const statsOperations = (deps: ApiDeps): Operation[] => [
   operation({
     method: 'GET',
     url: '/webhooks/:id/stats',
+    operationId: 'getWebhookStats',
+    errors: ['resource_not_found'],
     summary: 'Delivery statistics',
     description:
       'Scope: `webhooks:read`. Deliveries by status and attempts since `since` (default: the last 24 hours), with attempt durations.',
