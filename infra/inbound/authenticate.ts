@@ -1,5 +1,5 @@
 import type { Readable } from 'node:stream';
-import { authenticate } from 'mailauth';
+import { authenticate, type DNSResolver } from 'mailauth';
 import {
   type Authentication,
   authResult,
@@ -7,8 +7,6 @@ import {
   type DmarcPolicyValue,
 } from '../../domain/messages/authentication.ts';
 import type { Dns, DnsAnswer } from '../dns/port.ts';
-
-type Resolver = (name: string, type: string) => Promise<unknown[]>;
 
 /** An error as Node's resolver throws it, which is what mailauth reads. */
 function dnsError(code: string, name: string): Error {
@@ -27,8 +25,8 @@ function answered<T, U>(answer: DnsAnswer<T>, name: string, shape: (records: T[]
  * tests ask the loopback server. PTR is not in the port: SPF's `ptr` mechanism and `%{p}` macro,
  * which RFC 7208 5.5 asks domains not to use, find no name and so do not match.
  */
-export function mailauthResolver(dns: Dns): Resolver {
-  return async (name, type) => {
+export function mailauthResolver(dns: Dns): DNSResolver {
+  const resolve = async (name: string, type: string): Promise<unknown[]> => {
     switch (type.toUpperCase()) {
       case 'TXT':
         return answered(await dns.txt(name), name, (records) => records.map((record) => [record]));
@@ -44,6 +42,8 @@ export function mailauthResolver(dns: Dns): Resolver {
         throw dnsError('ENOTIMP', name);
     }
   };
+  // mailauth's type names string answers only; its MX lookups take Node's `{exchange, priority}`.
+  return resolve as DNSResolver;
 }
 
 export interface AuthenticationInput {
@@ -82,8 +82,8 @@ export async function authenticateMessage(
   const arcInstance = result.arc ? Number(result.arc.i) || 0 : 0;
   return {
     spf: {
-      result: authResult(result.spf?.status.result ?? 'none'),
-      domain: result.spf?.domain ?? null,
+      result: authResult(result.spf ? result.spf.status.result : 'none'),
+      domain: result.spf ? result.spf.domain : null,
     },
     dkim: (result.dkim.results ?? [])
       .filter((row) => row.status.result !== 'none')

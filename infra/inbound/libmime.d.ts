@@ -3,6 +3,8 @@ declare module 'libmime' {
   const libmime: {
     /** Decodes RFC 2047 encoded words (`=?UTF-8?Q?...?=`) in a header value. */
     decodeWords(value: string): string;
+    /** A structured header value (`multipart/report; report-type=...`) as its value and parameters. */
+    parseHeaderValue(value: string): { value: string; params: Record<string, string> };
   };
   export default libmime;
 }

@@ -1,4 +1,4 @@
-import { authenticate, dkimSign } from 'mailauth';
+import { authenticate, type DKIMSignOptions, dkimSign } from 'mailauth';
 import MailComposer from 'nodemailer/lib/mail-composer';
 import t from 'tap';
 import { verdictOfAuthentication } from '../../domain/messages/authentication.ts';
@@ -50,9 +50,11 @@ async function message(from: string, extra: Record<string, unknown> = {}): Promi
 }
 
 async function signed(raw: Buffer, domain = 'outside.test', selector = 's1', privateKey = key.privateKeyPem) {
-  const { signatures, errors } = await dkimSign(raw, {
+  // mailauth reads the keys from `signatureData` alone; its type declares them at the top level.
+  const options = {
     signatureData: [{ signingDomain: domain, selector, privateKey, canonicalization: 'relaxed/relaxed' }],
-  });
+  };
+  const { signatures, errors } = await dkimSign(raw, options as unknown as DKIMSignOptions);
   if (errors.length) throw new Error(JSON.stringify(errors));
   return Buffer.concat([Buffer.from(signatures), raw]);
 }

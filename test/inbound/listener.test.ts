@@ -193,7 +193,7 @@ t.test('a policy that fails answers 451 (try again), never a permanent refusal',
       envelope: { from: 'carol@outside.test', to: ['broken@ours.test'] },
       raw: await compose(),
     }),
-    { responseCode: 451 },
+    { code: 'EENVELOPE', responseCode: 451 },
   );
   t.same(errors, ['recipient broken@ours.test']);
 });
@@ -219,7 +219,7 @@ t.test("the handler's verdict is the answer to DATA; a handler that fails is 451
       envelope: { from: 'carol@outside.test', to: ['ann@ours.test'] },
       raw: await compose(),
     }),
-    { responseCode: 451, response: /^451 4\.3\.0 Local error in processing, try again later/ },
+    { code: 'EMESSAGE', responseCode: 451, response: /^451 4\.3\.0 Local error in processing, try again later/ },
   );
   t.match(failing.errors, [/^handling message /]);
 });
@@ -264,8 +264,12 @@ t.test('a message over the limit is refused 552 after DATA and nothing of it is 
   t.equal(atLimit.length, LIMIT);
   const accepted = await send(atLimit);
   t.match(accepted.response, /^250 /, 'exactly the limit is taken');
-  await t.rejects(send(filler(LIMIT + 1)), { responseCode: 552, response: /^552 5\.3\.4 / }, 'one byte more is not');
-  await t.rejects(send(filler(LIMIT * 4)), { responseCode: 552 }, 'nor a lot more');
+  await t.rejects(
+    send(filler(LIMIT + 1)),
+    { code: 'EMESSAGE', responseCode: 552, response: /^552 5\.3\.4 / },
+    'one byte more is not',
+  );
+  await t.rejects(send(filler(LIMIT * 4)), { code: 'EMESSAGE', responseCode: 552 }, 'nor a lot more');
   t.equal(received.length, 1, 'only the message at the limit reached the handler');
   t.equal((await readdir(path.join(dir, 'tmp'))).length, 0, 'no partial file is left');
   const stored = await Promise.all(
@@ -292,7 +296,7 @@ t.test('a store that cannot write answers 451 and the client keeps the message',
       envelope: { from: 'carol@outside.test', to: ['ann@ours.test'] },
       raw: await compose(),
     }),
-    { responseCode: 451 },
+    { code: 'EMESSAGE', responseCode: 451 },
   );
   t.equal(received.length, 0);
   t.match(errors, [/^storing message /]);
