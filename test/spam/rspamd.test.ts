@@ -1,9 +1,8 @@
-import net from 'node:net';
 import MailComposer from 'nodemailer/lib/mail-composer';
 import t from 'tap';
 import { spamVerdict } from '../../domain/messages/spam.ts';
 import { RspamdFilter } from '../../infra/spam/rspamd.ts';
-import { startDnsServer } from '../support/dns-server.ts';
+import { freeTcpPort, startDnsServer } from '../support/dns-server.ts';
 import { rspamdInstalled, startRspamd } from '../support/rspamd.ts';
 
 /** The GTUBE line (rspamd's and SpamAssassin's test pattern): a real filter rejects it outright. */
@@ -36,12 +35,7 @@ const question = (raw: Buffer) => ({
 const noDmarc = { dmarc: null };
 
 t.test('a filter that cannot be reached gives no verdict; mail goes on on authentication alone', async (t) => {
-  const closed = await new Promise<number>((resolve) => {
-    const probe = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as net.AddressInfo;
-      probe.close(() => resolve(port));
-    });
-  });
+  const closed = await freeTcpPort();
   const errors: unknown[] = [];
   const filter = new RspamdFilter({ url: `http://127.0.0.1:${closed}`, onError: (e) => errors.push(e) });
   const verdict = await filter.check(question(await message('Hello')));

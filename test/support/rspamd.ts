@@ -1,9 +1,9 @@
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { freeTcpPort } from './dns-server.ts';
 
 /** Whether Debian's rspamd is installed (`apt-get install rspamd`); tests that need it skip without. */
 export function rspamdInstalled(): boolean {
@@ -23,11 +23,11 @@ export async function startRspamd(t: { teardown(fn: () => Promise<void> | void):
   await mkdir(path.join(dir, 'override.d'), { recursive: true });
   await mkdir(path.join(dir, 'run'));
   await mkdir(cache, { recursive: true });
-  const port = await freePort();
+  const port = await freeTcpPort();
   const override = (name: string, text: string) => writeFile(path.join(dir, 'override.d', name), text);
   await override('worker-normal.inc', `bind_socket = "127.0.0.1:${port}";\ncount = 1;\n`);
-  await override('worker-controller.inc', `enabled = false;\nbind_socket = "127.0.0.1:${await freePort()}";\n`);
-  await override('worker-proxy.inc', `enabled = false;\nbind_socket = "127.0.0.1:${await freePort()}";\n`);
+  await override('worker-controller.inc', `enabled = false;\nbind_socket = "127.0.0.1:${await freeTcpPort()}";\n`);
+  await override('worker-proxy.inc', `enabled = false;\nbind_socket = "127.0.0.1:${await freeTcpPort()}";\n`);
   await override('logging.inc', `type = "file";\nfilename = "${dir}/rspamd.log";\nlevel = "error";\n`);
   await override(
     'options.inc',
@@ -70,15 +70,4 @@ export async function startRspamd(t: { teardown(fn: () => Promise<void> | void):
     if (Date.now() > deadline) throw new Error('rspamd did not answer /ping within 240 s');
     await sleep(500);
   }
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = net.createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as net.AddressInfo;
-      probe.close(() => resolve(port));
-    });
-  });
 }
