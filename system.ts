@@ -1,6 +1,7 @@
 import crypto from 'node:crypto';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
+import type { Kysely } from 'kysely';
 import type pg from 'pg';
 import { buildServer } from './api/server.ts';
 import { IDEMPOTENCY_SCHEMA, IdempotencyKeys } from './api/idempotency.ts';
@@ -18,11 +19,13 @@ import { NatsWorkQueue, type NatsWorkQueueOptions } from './infra/bus/nats.ts';
 import type { WorkQueue } from './infra/bus/port.ts';
 import type { EventStore } from './infra/eventstore/port.ts';
 import { PostgresEventStore } from './infra/eventstore/postgres.ts';
-import { createTemplateRenderer, type TemplateRenderer } from './infra/templates/renderer.ts';
+import type { TemplateRenderer } from './infra/templates/port.ts';
+import { createTemplateRenderer, sanitiseHtml } from './infra/templates/renderer.ts';
 import { openMailSender } from './infra/mail/select.ts';
 import type { MailSender } from './infra/mail/port.ts';
 import { checkReceiverUrl, createOutboundAgents } from './infra/net/outbound-url.ts';
 import { projectors } from './projections/all.ts';
+import type { ReadModels } from './projections/tables.ts';
 import { reactors } from './processes/all.ts';
 import {
   AutomationRunProcess,
@@ -48,6 +51,8 @@ import { DEFAULT_READ_MODEL_DEADLINE_MS, ProjectionRunner } from './projections/
  */
 export interface System {
   database: Database;
+  /** The same database with the read models' tables named: what the queries are given. */
+  readDb: Kysely<ReadModels>;
   store: EventStore;
   /** Where process managers take their work from: NATS JetStream, or in-process by default. */
   bus: WorkQueue;
@@ -100,7 +105,6 @@ export interface SystemOptions {
 
 export async function openSystem(databaseUrl: string, options: SystemOptions = {}): Promise<System> {
   const database = openDatabase(databaseUrl, options.poolSize ?? 20);
-  await migrate(database.pool);
   const store: EventStore = options.eventStoreUrl
     ? await EventStoreDbEventStore.connect(options.eventStoreUrl)
     : new PostgresEventStore(database.pool);
@@ -111,13 +115,18 @@ export async function openSystem(databaseUrl: string, options: SystemOptions = {
   const runner = new ProjectionRunner(database.db, database.pool, store, registry, projectors, reactors, {
     readModelDeadlineMs,
   });
-  await runner.migrate();
+  // Several processes may start against one database at once; migrations run one at a time,
+  // the read models' included (a version change drops and recreates their tables).
+  await underMigrationLock(database.pool, async (client) => {
+    await migrate(client);
+    await runner.migrate();
+  });
   if (options.project !== false) await runner.start();
   const requestLog = new RequestLog(database.pool);
   // A repeat of a request waits for the first as long as the first may wait for its read models.
   const idempotencyKeys = new IdempotencyKeys(database.pool, readModelDeadlineMs);
   idempotencyKeys.start();
-  const commands: CommandContext = { store, registry, readModels: runner };
+  const commands: CommandContext = { store, registry, readModels: runner, sanitiseHtml };
   const mail = openMailSender({
     smtpUrl: options.smtpUrl,
     outboxDir: options.outboxDir ?? path.resolve('.data', 'outbox'),
@@ -150,6 +159,7 @@ export async function openSystem(databaseUrl: string, options: SystemOptions = {
   if (options.deliver !== false) retention.start();
   return {
     database,
+    readDb: database.db.withTables<ReadModels>(),
     store,
     bus,
     runner,
@@ -183,7 +193,7 @@ export async function openSystem(databaseUrl: string, options: SystemOptions = {
 export function serve(system: System, options: { logger?: boolean | object } = {}): Promise<FastifyInstance> {
   return buildServer(
     {
-      db: system.database.db,
+      db: system.readDb,
       pool: system.database.pool,
       commands: system.commands,
       history: { store: system.store, registry },
@@ -198,22 +208,25 @@ export function serve(system: System, options: { logger?: boolean | object } = {
   );
 }
 
-async function migrate(pool: pg.Pool): Promise<void> {
-  // Several processes may start against one database at once; migrations run one at a time.
+async function underMigrationLock(pool: pg.Pool, work: (client: pg.PoolClient) => Promise<void>): Promise<void> {
   const client = await pool.connect();
   try {
     await client.query('SELECT pg_advisory_lock(72626000)');
-    // Trigram indexes serve the suppressions' substring search.
-    await client.query('CREATE EXTENSION IF NOT EXISTS pg_trgm');
-    await PostgresEventStore.migrate(pool);
-    await client.query(RATE_LIMIT_SCHEMA);
-    await client.query(REQUEST_LOG_SCHEMA);
-    await client.query(IDEMPOTENCY_SCHEMA);
-    await client.query('CREATE TABLE IF NOT EXISTS server_secrets (name text PRIMARY KEY, value bytea NOT NULL)');
+    await work(client);
   } finally {
     await client.query('SELECT pg_advisory_unlock(72626000)');
     client.release();
   }
+}
+
+async function migrate(client: pg.PoolClient): Promise<void> {
+  // Trigram indexes serve the suppressions' substring search.
+  await client.query('CREATE EXTENSION IF NOT EXISTS pg_trgm');
+  await PostgresEventStore.migrate(client);
+  await client.query(RATE_LIMIT_SCHEMA);
+  await client.query(REQUEST_LOG_SCHEMA);
+  await client.query(IDEMPOTENCY_SCHEMA);
+  await client.query('CREATE TABLE IF NOT EXISTS server_secrets (name text PRIMARY KEY, value bytea NOT NULL)');
 }
 
 /** A secret shared by every process on this database (cursor signing), made once. */

@@ -143,9 +143,11 @@ export class EventStoreDbEventStore implements EventStore {
     let position = options.after ?? 0;
     const batchSize = options.batchSize ?? 500;
     const stop = new AbortController();
+    const types = options.types ? new Set(options.types) : null;
     const deliver = async (events: RecordedEvent[]) => {
-      await options.onEvents(events);
-      position = events[events.length - 1]!.position;
+      const upTo = events[events.length - 1]!.position;
+      await options.onEvents(types ? events.filter((e) => types.has(e.type)) : events, upTo);
+      position = upTo;
     };
     const loop = (async () => {
       while (!stop.signal.aborted) {
@@ -258,7 +260,7 @@ function toReadPosition(after: number): ReadPosition {
 /** Our view of a stored event, or null for what this port does not expose (system and binary events). */
 function toRecorded(resolved: ResolvedEvent | AllStreamResolvedEvent): RecordedEvent | null {
   const event = resolved.event;
-  if (!event || !event.isJson || event.streamId.startsWith('$') || event.type.startsWith('$')) return null;
+  if (!event?.isJson || event.streamId.startsWith('$') || event.type.startsWith('$')) return null;
   const commit = event.position?.commit ?? resolved.commitPosition;
   if (commit === undefined)
     throw new Error('EventStoreDB returned an event without a position (server older than 22.6?)');
