@@ -14,6 +14,8 @@
  *   contact-events      POST /events/batch of 100 events over HTTP for 15 s: events/s stored, request p50/p99
  *   contacts            GET /contacts `q` searches and GET /audiences/growth over 1,000,000 contacts (read model seeded in SQL)
  *   outbound            20,000 messages composed, DKIM-signed and delivered to a loopback MX: ours vs nodemailer alone
+ *   inbound             5,000 signed messages over SMTP: a discarding smtp-server, our listener into the blob
+ *                       store, and the same with authentication, parsing, threading and the spam verdict
  *
  *   contention          concurrent creates of templates and audiences in one workspace (one registry stream), 1 and 3 systems
  *
@@ -31,6 +33,7 @@ import { templatesListBench } from './templates-list.ts';
 import { webhooksBench } from './webhooks.ts';
 import { contactEventsBench } from './contact-events.ts';
 import { outboundBench } from './outbound.ts';
+import { inboundBench } from './inbound.ts';
 
 const ORDER = [
   'eventstore',
@@ -43,6 +46,7 @@ const ORDER = [
   'contacts',
   'contact-events',
   'outbound',
+  'inbound',
   'contention',
 ] as const;
 type Name = (typeof ORDER)[number];
@@ -97,6 +101,8 @@ async function main(argv: string[]): Promise<number> {
         return contactEventsBench();
       case 'outbound':
         return outboundBench();
+      case 'inbound':
+        return inboundBench();
       case 'contention':
         return contentionBench();
     }

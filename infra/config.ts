@@ -29,15 +29,26 @@ export interface Config {
    * a loopback server instead of port 25, and lets MX hosts resolve to loopback addresses.
    */
   outbound: DeliveryConfig;
+  /**
+   * Receiving: the inbound SMTP listener (`SMTP_PORT`, default 2525 so `npm start` needs no root;
+   * 25 in production; bound to `SMTP_HOST`, default `HOST`) and its message size limit
+   * (`SMTP_MAX_MESSAGE_BYTES`, default 50 MiB).
+   */
+  inbound: { port: number; host: string; maxMessageBytes: number };
+  /** `BLOB_S3_URL`: raw messages and attachments in an S3-compatible bucket instead of `<dataDir>/blobs`. */
+  blobS3Url: string | undefined;
+  /** `SPAM_FILTER_URL`: rspamd's normal worker (`http://host:11333`); without it, authentication alone. */
+  spamFilterUrl: string | undefined;
 }
 
 export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const port = Number(env.PORT ?? 3000);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`PORT must be a TCP port, got ${env.PORT}`);
   const mailHostname = (env.MAIL_HOSTNAME || 'localhost').toLowerCase();
+  const host = env.HOST ?? '127.0.0.1';
   return {
     port,
-    host: env.HOST ?? '127.0.0.1',
+    host,
     dataDir: path.resolve(env.DATA_DIR ?? '.data'),
     databaseUrl: env.DATABASE_URL || undefined,
     natsUrl: env.NATS_URL || undefined,
@@ -60,7 +71,28 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
       mxAllowPrivate: Boolean(env.SMTP_MX_PORT),
       heloName: mailHostname,
     },
+    inbound: {
+      port: tcpPort('SMTP_PORT', env.SMTP_PORT, 2525),
+      host: env.SMTP_HOST || host,
+      maxMessageBytes: positiveInteger('SMTP_MAX_MESSAGE_BYTES', env.SMTP_MAX_MESSAGE_BYTES, 50 * 1024 * 1024),
+    },
+    blobS3Url: env.BLOB_S3_URL || undefined,
+    spamFilterUrl: env.SPAM_FILTER_URL || undefined,
   };
+}
+
+function tcpPort(name: string, value: string | undefined, fallback: number): number {
+  if (!value) return fallback;
+  const port = Number(value);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`${name} must be a TCP port, got ${value}`);
+  return port;
+}
+
+function positiveInteger(name: string, value: string | undefined, fallback: number): number {
+  if (!value) return fallback;
+  const n = Number(value);
+  if (!Number.isSafeInteger(n) || n < 1) throw new Error(`${name} must be a positive integer, got ${value}`);
+  return n;
 }
 
 function mxPort(value: string | undefined): number {

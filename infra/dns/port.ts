@@ -22,7 +22,12 @@ export type DnsFailureReason =
 
 export type DnsAnswer<T> =
   | { status: 'found'; records: T[] }
-  | { status: 'missing' }
+  /**
+   * `nxdomain`: true when the name itself does not exist, false when it exists without records
+   * of the type (NODATA); absent when the adapter cannot tell. DMARC's test for a name's
+   * existence (RFC 9989 A.4, the `np` policy) needs the difference.
+   */
+  | { status: 'missing'; nxdomain?: boolean }
   /** `detail`: the resolver's own code (e.g. `ESERVFAIL`), for logs and operators. */
   | { status: 'failed'; reason: DnsFailureReason; detail: string };
 

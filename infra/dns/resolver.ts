@@ -76,11 +76,11 @@ export class NodeDns implements Dns {
     const answer = query.then(
       (records): DnsAnswer<T> => {
         const shaped = shape(records);
-        return shaped.length > 0 ? { status: 'found', records: shaped } : { status: 'missing' };
+        return shaped.length > 0 ? { status: 'found', records: shaped } : { status: 'missing', nxdomain: false };
       },
       (error: NodeJS.ErrnoException): DnsAnswer<T> => {
         const code = error.code ?? 'UNKNOWN';
-        if (MISSING.has(code)) return { status: 'missing' };
+        if (MISSING.has(code)) return { status: 'missing', nxdomain: code === 'ENOTFOUND' };
         return { status: 'failed', reason: FAILURES[code] ?? 'error', detail: code };
       },
     );

@@ -50,12 +50,13 @@ t.test('missing: a name that does not exist, and a name without records of the t
   const server = await startDnsServer(t);
   server.set('example.com', { A: ['192.0.2.1'] });
   const dns = new NodeDns({ servers: [server.address] });
-  t.same(await dns.txt('nowhere.example.com'), { status: 'missing' }, 'NXDOMAIN');
-  t.same(await dns.mx('nowhere.example.com'), { status: 'missing' }, 'NXDOMAIN');
-  t.same(await dns.txt('example.com'), { status: 'missing' }, 'NODATA');
-  t.same(await dns.mx('example.com'), { status: 'missing' }, 'NODATA');
-  t.same(await dns.cname('example.com'), { status: 'missing' }, 'no CNAME at a name with an address');
-  t.same(await dns.aaaa('example.com'), { status: 'missing' }, 'NODATA');
+  t.same(await dns.txt('nowhere.example.com'), { status: 'missing', nxdomain: true }, 'NXDOMAIN');
+  t.same(await dns.mx('nowhere.example.com'), { status: 'missing', nxdomain: true }, 'NXDOMAIN');
+  t.same(await dns.a('nowhere.example.com'), { status: 'missing', nxdomain: true }, 'NXDOMAIN');
+  t.same(await dns.txt('example.com'), { status: 'missing', nxdomain: false }, 'NODATA');
+  t.same(await dns.mx('example.com'), { status: 'missing', nxdomain: false }, 'NODATA');
+  t.same(await dns.cname('example.com'), { status: 'missing', nxdomain: false }, 'no CNAME at a name with an address');
+  t.same(await dns.aaaa('example.com'), { status: 'missing', nxdomain: false }, 'NODATA');
 });
 
 t.test('a TXT lookup follows a CNAME, as DKIM records delegated to a provider need', async (t) => {

@@ -168,7 +168,7 @@ async function listenOnOneFreePort(handle: dns2.DnsHandler) {
   }
 }
 
-function freeTcpPort(): Promise<number> {
+export function freeTcpPort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const probe = net.createServer();
     probe.once('error', reject);
