@@ -54,6 +54,10 @@ async function main(argv: string[]): Promise<number> {
     natsUrl: config.natsUrl,
     poolSize: 4,
     deliver: false,
+    secretsKey: config.secretsKey,
+    dataDir: config.dataDir,
+    dns: { servers: config.dnsServers },
+    mailHosts: config.mailHosts,
   });
   try {
     return await run(system, command, values, arg);
