@@ -14,6 +14,7 @@
  *   contact-events      POST /events/batch of 100 events over HTTP for 15 s: events/s stored, request p50/p99
  *   contacts            GET /contacts `q` searches and GET /audiences/growth over 1,000,000 contacts (read model seeded in SQL)
  *   outbound            20,000 messages composed, DKIM-signed and delivered to a loopback MX: ours vs nodemailer alone
+ *   domains             1,000 domains verified against a loopback DNS server (one answering late), GET /domains pages
  *
  *   contention          concurrent creates of templates and audiences in one workspace (one registry stream), 1 and 3 systems
  *
@@ -21,6 +22,7 @@
  */
 import { contactsBench } from './contacts.ts';
 import { contentionBench } from './contention.ts';
+import { domainsBench } from './domains.ts';
 import { eventstoreBench } from './eventstore.ts';
 import { httpSuppressionsBench } from './http-suppressions.ts';
 import { rebuildBench } from './rebuild.ts';
@@ -43,6 +45,7 @@ const ORDER = [
   'contacts',
   'contact-events',
   'outbound',
+  'domains',
   'contention',
 ] as const;
 type Name = (typeof ORDER)[number];
@@ -97,6 +100,8 @@ async function main(argv: string[]): Promise<number> {
         return contactEventsBench();
       case 'outbound':
         return outboundBench();
+      case 'domains':
+        return domainsBench();
       case 'contention':
         return contentionBench();
     }
