@@ -126,7 +126,6 @@ export interface SystemOptions {
 
 export async function openSystem(databaseUrl: string, options: SystemOptions = {}): Promise<System> {
   const database = openDatabase(databaseUrl, options.poolSize ?? 20);
-  await migrate(database.pool);
   const store: EventStore = options.eventStoreUrl
     ? await EventStoreDbEventStore.connect(options.eventStoreUrl)
     : new PostgresEventStore(database.pool);
@@ -137,7 +136,12 @@ export async function openSystem(databaseUrl: string, options: SystemOptions = {
   const runner = new ProjectionRunner(database.db, database.pool, store, registry, projectors, reactors, {
     readModelDeadlineMs,
   });
-  await runner.migrate();
+  // Several processes may start against one database at once; migrations run one at a time,
+  // the read models' included (a version change drops and recreates their tables).
+  await underMigrationLock(database.pool, async (client) => {
+    await migrate(client);
+    await runner.migrate();
+  });
   if (options.project !== false) await runner.start();
   const requestLog = new RequestLog(database.pool);
   // A repeat of a request waits for the first as long as the first may wait for its read models.
@@ -242,23 +246,26 @@ export function serve(system: System, options: { logger?: boolean | object } = {
   );
 }
 
-async function migrate(pool: pg.Pool): Promise<void> {
-  // Several processes may start against one database at once; migrations run one at a time.
+async function underMigrationLock(pool: pg.Pool, work: (client: pg.PoolClient) => Promise<void>): Promise<void> {
   const client = await pool.connect();
   try {
     await client.query('SELECT pg_advisory_lock(72626000)');
-    // Trigram indexes serve the suppressions' substring search.
-    await client.query('CREATE EXTENSION IF NOT EXISTS pg_trgm');
-    await PostgresEventStore.migrate(pool);
-    await client.query(RATE_LIMIT_SCHEMA);
-    await client.query(REQUEST_LOG_SCHEMA);
-    await client.query(IDEMPOTENCY_SCHEMA);
-    await client.query('CREATE TABLE IF NOT EXISTS server_secrets (name text PRIMARY KEY, value bytea NOT NULL)');
-    await SecretVault.migrate(pool);
+    await work(client);
   } finally {
     await client.query('SELECT pg_advisory_unlock(72626000)');
     client.release();
   }
+}
+
+async function migrate(client: pg.PoolClient): Promise<void> {
+  // Trigram indexes serve the suppressions' substring search.
+  await client.query('CREATE EXTENSION IF NOT EXISTS pg_trgm');
+  await PostgresEventStore.migrate(client);
+  await client.query(RATE_LIMIT_SCHEMA);
+  await client.query(REQUEST_LOG_SCHEMA);
+  await client.query(IDEMPOTENCY_SCHEMA);
+  await client.query('CREATE TABLE IF NOT EXISTS server_secrets (name text PRIMARY KEY, value bytea NOT NULL)');
+  await SecretVault.migrate(client);
 }
 
 /** A secret shared by every process on this database (cursor signing), made once. */

@@ -60,7 +60,8 @@ export const WALK_OVER = Symbol('walk over');
  * The variant for the lists whose cursor the spec fixes as the id of the last row (audiences,
  * contact events): `after` resolves the id to the row's sort key; null refuses the cursor (400
  * `invalid_cursor`: `refused` says what it had to be), and a list may instead end the walk
- * (`WALK_OVER`, an empty page) when that row is gone (see docs/decisions.md).
+ * (`WALK_OVER`, an empty page) when that row is gone (docs/decisions/contact-events.md, "A
+ * cursor naming no event").
  */
 export interface IdCursorList<R extends { id: string }, K, T> {
   refused: string;

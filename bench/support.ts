@@ -12,6 +12,8 @@ export const ADMIN_URL =
 
 export interface Machine {
   cpus: number;
+  cpuModel: string;
+  memoryGiB: number;
   node: string;
   postgres: string;
   /** 1-minute load average when the figure was taken: other engineers' runs share the cores. */
@@ -32,15 +34,20 @@ export async function machine(): Promise<Machine> {
   }
   return {
     cpus: os.cpus().length,
+    cpuModel: os.cpus()[0]?.model.trim() ?? 'unknown',
+    memoryGiB: round(os.totalmem() / 2 ** 30),
     node: process.version,
     postgres: postgresVersion,
     load1: round(os.loadavg()[0]!, 2),
   };
 }
 
-/** Prints one figure as one JSON line, with the machine facts at the moment it was taken. */
+/**
+ * Prints one figure as one JSON line, with when it was taken and the machine facts at that moment
+ * (`npm run bench:report` makes the tables of docs/benchmarks.md from these lines).
+ */
 export async function emit(figure: Record<string, unknown>): Promise<void> {
-  console.log(JSON.stringify({ ...figure, machine: await machine() }));
+  console.log(JSON.stringify({ ...figure, at: new Date().toISOString(), machine: await machine() }));
 }
 
 /** Progress and notes go to stderr, so stdout stays one JSON line per figure. */

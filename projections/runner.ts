@@ -173,7 +173,8 @@ export class ProjectionRunner {
           this.store.subscribeToAll({
             after,
             batchSize: 1000,
-            onEvents: (events) => this.applyBatch(p, term, events),
+            types: p.handles,
+            onEvents: (events, upTo) => this.applyBatch(p, term, events, upTo),
             onError: (error) => this.report(`projection ${p.name}`, error),
           }),
         );
@@ -211,14 +212,13 @@ export class ProjectionRunner {
 
   private readonly persistedAt = new Map<string, number>();
 
-  private async applyBatch(p: Follower, term: number, batch: RecordedEvent[]): Promise<void> {
+  private async applyBatch(p: Follower, term: number, batch: RecordedEvent[], upTo: number): Promise<void> {
     if (term !== this.term) throw new Error('this process no longer leads the projections');
     const from = this.positions.get(p.name) ?? 0;
+    if (upTo <= from) return;
+    const last = upTo;
     // After a resync (below) the subscription may hand over events the checkpoint has passed.
-    const events = batch[0]!.position > from ? batch : batch.filter((e) => e.position > from);
-    if (events.length === 0) return;
-    const last = events[events.length - 1]!.position;
-    const relevant = events.filter((e) => this.follows(p, e.type));
+    const relevant = batch.filter((e) => e.position > from && this.follows(p, e.type));
     // A batch of events this projector ignores changes no table: its checkpoint is written at most
     // once a second (for `projections status`), not once per append of every other aggregate.
     if (relevant.length === 0 && Date.now() - (this.persistedAt.get(p.name) ?? 0) < 1000) {
@@ -252,7 +252,7 @@ export class ProjectionRunner {
       const { rows } = await this.pool.query('SELECT position FROM projection_checkpoints WHERE name = $1', [p.name]);
       if (!rows[0]) throw new Error(`projection ${p.name} has no checkpoint`);
       this.positions.set(p.name, Math.max(from, Number(rows[0].position)));
-      return this.applyBatch(p, term, batch);
+      return this.applyBatch(p, term, batch, upTo);
     }
     this.positions.set(p.name, last);
     this.notify();

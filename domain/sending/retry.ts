@@ -3,7 +3,7 @@
  * n-th failed attempt the next waits RETRY_DELAYS_MS[n-1], then RETRY_INTERVAL_MS each time,
  * counted from the failure. Nothing is tried past DELIVERY_LIFETIME_MS after acceptance: a retry
  * that would fall later is moved to that moment, and a failure at or after it expires the
- * recipient (it bounces). Source and reasons: docs/decisions.md, "Sending".
+ * recipient (it bounces). Source and reasons: docs/decisions/sending.md.
  */
 
 const MINUTE = 60_000;

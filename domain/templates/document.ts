@@ -313,12 +313,10 @@ const blockOptions = [
 ] as const;
 
 /** One block, discriminated by `kind`; unknown keys are refused. */
-export const blockSchema: z.ZodType<Block, BlockInput> = z
-  .discriminatedUnion('kind', blockOptions)
-  .meta({
-    id: 'TemplateBlock',
-    description: 'One block of a template document, discriminated by `kind`.',
-  }) as unknown as z.ZodType<Block, BlockInput>;
+export const blockSchema: z.ZodType<Block, BlockInput> = z.discriminatedUnion('kind', blockOptions).meta({
+  id: 'TemplateBlock',
+  description: 'One block of a template document, discriminated by `kind`.',
+}) as unknown as z.ZodType<Block, BlockInput>;
 
 // ---------------------------------------------------------------------------------------------
 // Props, slots, fonts

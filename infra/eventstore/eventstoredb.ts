@@ -143,9 +143,11 @@ export class EventStoreDbEventStore implements EventStore {
     let position = options.after ?? 0;
     const batchSize = options.batchSize ?? 500;
     const stop = new AbortController();
+    const types = options.types ? new Set(options.types) : null;
     const deliver = async (events: RecordedEvent[]) => {
-      await options.onEvents(events);
-      position = events[events.length - 1]!.position;
+      const upTo = events[events.length - 1]!.position;
+      await options.onEvents(types ? events.filter((e) => types.has(e.type)) : events, upTo);
+      position = upTo;
     };
     const loop = (async () => {
       while (!stop.signal.aborted) {

@@ -73,8 +73,17 @@ export interface Subscription {
 
 export interface SubscribeOptions {
   after?: number;
-  /** Called with batches in position order; the next batch waits for the returned promise. */
-  onEvents(events: RecordedEvent[]): Promise<void>;
+  /**
+   * Only events of these types are handed over (all when absent). A subscriber that handles a few
+   * types then skips the rest of the log where it lies, instead of reading and parsing it.
+   */
+  types?: readonly string[];
+  /**
+   * Called with batches in position order; the next batch waits for the returned promise. `upTo`
+   * is how far the log has been read (at least the last event's position): with `types` a stretch
+   * of the log may hold none of them, and the subscriber still learns it has passed it.
+   */
+  onEvents(events: RecordedEvent[], upTo: number): Promise<void>;
   onError?(error: unknown): void;
   batchSize?: number;
 }

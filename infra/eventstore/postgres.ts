@@ -42,6 +42,8 @@ export interface PostgresEventStoreOptions {
 }
 
 const VISIBLE = 'tx_id < pg_snapshot_xmin(pg_current_snapshot())';
+/** Positions one catch-up read of some types spans at most. */
+const CATCH_UP_SPAN = 50_000;
 const COLUMNS = 'stream_id, revision, position, type, version, data, metadata, recorded_at';
 
 export class PostgresEventStore implements EventStore {
@@ -64,8 +66,8 @@ export class PostgresEventStore implements EventStore {
     );
   }
 
-  static async migrate(pool: pg.Pool): Promise<void> {
-    await pool.query(EVENT_STORE_SCHEMA);
+  static async migrate(db: pg.Pool | pg.PoolClient): Promise<void> {
+    await db.query(EVENT_STORE_SCHEMA);
   }
 
   /**
@@ -189,23 +191,31 @@ export class PostgresEventStore implements EventStore {
   /**
    * Catches up with its own reads of the table, then takes its batches from the shared tail
    * (postgres-tail.ts); it falls back to its own reads whenever it lags further than the tail
-   * remembers.
+   * remembers. With `types`, its own reads leave the other types in the table (catchUpPage).
    */
   subscribeToAll(options: SubscribeOptions): Subscription {
     let position = options.after ?? 0;
     let closed = false;
     const closing = new AbortController();
     const batchSize = options.batchSize ?? 500;
+    const types = options.types ? new Set(options.types) : null;
     const leave = this.tail.join(options.onError);
+    const next = async (): Promise<{ events: RecordedEvent[]; upTo: number }> => {
+      const recent = this.tail.slice(position, batchSize);
+      if (recent === null && options.types) return this.catchUpPage(position, options.types, batchSize);
+      const events = recent ?? (await this.readAll({ after: position, limit: batchSize }));
+      if (events.length === 0) return { events, upTo: position };
+      const upTo = events[events.length - 1]!.position;
+      return { events: types ? events.filter((e) => types.has(e.type)) : events, upTo };
+    };
     const loop = (async () => {
       while (!closed) {
         try {
-          const events =
-            this.tail.slice(position, batchSize) ?? (await this.readAll({ after: position, limit: batchSize }));
+          const { events, upTo } = await next();
           if (closed) break;
-          if (events.length > 0) {
-            await options.onEvents(events);
-            position = events[events.length - 1]!.position;
+          if (upTo > position) {
+            await options.onEvents(events, upTo);
+            position = upTo;
             continue;
           }
         } catch (error) {
@@ -225,6 +235,28 @@ export class PostgresEventStore implements EventStore {
         await loop;
       },
     };
+  }
+
+  /**
+   * A catching-up subscriber's read of some types: at most CATCH_UP_SPAN positions past `after`
+   * and never past the visible head, so a stretch holding none of its types costs one bounded
+   * index range scan and still moves it on. Every position at or below the head is settled (see
+   * postgres-schema.ts), so the bound needs no visibility test per row.
+   */
+  private async catchUpPage(
+    after: number,
+    types: readonly string[],
+    limit: number,
+  ): Promise<{ events: RecordedEvent[]; upTo: number }> {
+    const until = Math.min(await this.headPosition(), after + CATCH_UP_SPAN);
+    if (until <= after) return { events: [], upTo: after };
+    const { rows } = await this.pool.query(
+      `SELECT ${COLUMNS} FROM es_events WHERE position > $1 AND position <= $2 AND type = ANY($3)
+       ORDER BY position LIMIT $4`,
+      [after, until, types, limit],
+    );
+    const events = rows.map(toRecorded);
+    return { events, upTo: events.length === limit ? events[limit - 1]!.position : until };
   }
 
   async close(): Promise<void> {}

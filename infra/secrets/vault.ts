@@ -32,8 +32,8 @@ export class SecretVault implements SecretStore {
   }
 
   /** The table; run with the other migrations, one process at a time. */
-  static async migrate(pool: pg.Pool): Promise<void> {
-    await pool.query(SECRETS_SCHEMA);
+  static async migrate(db: pg.Pool | pg.PoolClient): Promise<void> {
+    await db.query(SECRETS_SCHEMA);
   }
 
   /**

