@@ -1,6 +1,7 @@
 import crypto from 'node:crypto';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
+import type { Kysely } from 'kysely';
 import type pg from 'pg';
 import { buildServer } from './api/server.ts';
 import { IDEMPOTENCY_SCHEMA, IdempotencyKeys } from './api/idempotency.ts';
@@ -22,13 +23,15 @@ import { NatsWorkQueue, type NatsWorkQueueOptions } from './infra/bus/nats.ts';
 import type { WorkQueue } from './infra/bus/port.ts';
 import type { EventStore } from './infra/eventstore/port.ts';
 import { PostgresEventStore } from './infra/eventstore/postgres.ts';
-import { createTemplateRenderer, type TemplateRenderer } from './infra/templates/renderer.ts';
+import type { TemplateRenderer } from './infra/templates/port.ts';
+import { createTemplateRenderer, sanitiseHtml } from './infra/templates/renderer.ts';
 import { openMailSender } from './infra/mail/select.ts';
 import type { MailSender } from './infra/mail/port.ts';
 import { checkReceiverUrl, createOutboundAgents } from './infra/net/outbound-url.ts';
 import { loadMasterKey } from './infra/secrets/master-key.ts';
 import { SecretVault } from './infra/secrets/vault.ts';
 import { projectors } from './projections/all.ts';
+import type { ReadModels } from './projections/tables.ts';
 import { reactors } from './processes/all.ts';
 import {
   AutomationRunProcess,
@@ -59,6 +62,8 @@ import { DEFAULT_READ_MODEL_DEADLINE_MS, ProjectionRunner } from './projections/
  */
 export interface System {
   database: Database;
+  /** The same database with the read models' tables named: what the queries are given. */
+  readDb: Kysely<ReadModels>;
   store: EventStore;
   /** Where process managers take their work from: NATS JetStream, or in-process by default. */
   bus: WorkQueue;
@@ -147,7 +152,7 @@ export async function openSystem(databaseUrl: string, options: SystemOptions = {
   // A repeat of a request waits for the first as long as the first may wait for its read models.
   const idempotencyKeys = new IdempotencyKeys(database.pool, readModelDeadlineMs);
   idempotencyKeys.start();
-  const commands: CommandContext = { store, registry, readModels: runner };
+  const commands: CommandContext = { store, registry, readModels: runner, sanitiseHtml };
   const vault = await SecretVault.open(
     database.pool,
     await loadMasterKey({ secretsKey: options.secretsKey, dataDir: options.dataDir ?? path.resolve('.data') }),
@@ -195,6 +200,7 @@ export async function openSystem(databaseUrl: string, options: SystemOptions = {
   if (options.deliver !== false) await domainChecks.start();
   return {
     database,
+    readDb: database.db.withTables<ReadModels>(),
     store,
     bus,
     runner,
@@ -230,7 +236,7 @@ export async function openSystem(databaseUrl: string, options: SystemOptions = {
 export function serve(system: System, options: { logger?: boolean | object } = {}): Promise<FastifyInstance> {
   return buildServer(
     {
-      db: system.database.db,
+      db: system.readDb,
       pool: system.database.pool,
       commands: system.commands,
       history: { store: system.store, registry },

@@ -5,6 +5,7 @@ import type { CommandContext } from '../commands/execute.ts';
 import type { TemplateRenderer } from '../commands/templates/render.ts';
 import type { ReceiverUrlCheck } from '../commands/webhooks/handlers.ts';
 import type { EventHistory } from '../projections/history.ts';
+import type { ReadModels } from '../projections/tables.ts';
 import type { IdempotencyKeys } from './idempotency.ts';
 import type { Cursors } from './paging.ts';
 import type { RateLimiter } from './plugins/rate-limit.ts';
@@ -12,7 +13,8 @@ import type { RequestLog } from './request-log.ts';
 
 /** What the routes are given by the composition root (system.ts `serve`). */
 export interface ApiDeps {
-  db: Kysely<any>;
+  /** The read models (the request log adds its own table: api/request-log.ts). */
+  db: Kysely<ReadModels>;
   pool: pg.Pool;
   commands: CommandContext;
   /** The event store as read for audit logs (projections/history.ts). */

@@ -5,7 +5,7 @@ import { REQUEST_ID_HEADER } from './headers.ts';
 /** The two public documents: the OpenAPI description and the error table docUrl points into. */
 export function registerDocs(app: FastifyInstance): void {
   app.get('/openapi.json', { schema: { hide: true }, config: { auth: false } }, async () => {
-    const doc = app.swagger() as Record<string, any>;
+    const doc = app.swagger() as { info: { description?: string } };
     doc.info.description =
       `Every answer carries a \`${REQUEST_ID_HEADER}\` header (and \`requestId\` in error bodies), and the ` +
       '`RateLimit-Policy`, `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset` headers. Errors: /docs/errors.';

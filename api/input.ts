@@ -8,7 +8,9 @@ import { ApiError } from './errors/api-error.ts';
 export const NESTING_MAX = 64;
 
 /** NUL, which PostgreSQL stores in neither text nor jsonb, and UTF-16 halves that pair with nothing. */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: NUL is what these find
 const UNSTORABLE = /[\u0000\p{Cs}]/u;
+// biome-ignore lint/suspicious/noControlCharactersInRegex: NUL is what these find
 const UNSTORABLE_ALL = /[\u0000\p{Cs}]/gu;
 
 const STRING_PROBLEM = 'holds a character that cannot be stored (NUL, or half of a UTF-16 surrogate pair)';

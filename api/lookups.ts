@@ -21,11 +21,11 @@ export interface Missing {
  *   export const audienceOr404 = lookup(findAudience, { code: 'audience_not_found', message: 'No such audience.', param: 'id' });
  *   const row = await audienceOr404(deps.db, workspaceId, params.id);
  */
-export function lookup<A extends unknown[], R>(
-  query: (db: Kysely<any>, ...args: A) => Promise<R | undefined>,
+export function lookup<DB, A extends unknown[], R>(
+  query: (db: Kysely<DB>, ...args: A) => Promise<R | undefined>,
   missing: Missing,
 ) {
-  return async (db: Kysely<any>, ...args: A): Promise<R> => {
+  return async (db: Kysely<DB>, ...args: A): Promise<R> => {
     const key = args[args.length - 1];
     const row =
       missing.pattern && typeof key === 'string' && !missing.pattern.test(key) ? undefined : await query(db, ...args);

@@ -1,5 +1,6 @@
 import type pg from 'pg';
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
+import type { ReadModels } from '../projections/tables.ts';
 
 /**
  * Each key's own request log. It is telemetry, not a domain fact: written straight to a table
@@ -36,6 +37,13 @@ export interface RequestLogEntry {
   user_agent: string | null;
   created_at: Date;
 }
+
+/** An entry as stored, with the id that orders entries of the same instant. */
+export type RequestLogRow = RequestLogEntry & { id: number };
+type RequestLogTables = { api_key_requests: RequestLogRow };
+
+/** An instant as the caller wrote it, every fractional digit kept (a Date would keep milliseconds only). */
+const instant = (iso: string) => sql<Date>`${iso}::timestamptz`;
 
 const COLUMNS = [
   'workspace_id',
@@ -98,19 +106,19 @@ export interface RequestLogFilter {
 }
 
 export async function listRequests(
-  db: Kysely<any>,
+  db: Kysely<ReadModels>,
   keyId: string,
   filter: RequestLogFilter,
   limit: number,
   after: [string, number] | null,
 ) {
-  let q = db.selectFrom('api_key_requests').selectAll().where('key_id', '=', keyId);
+  let q = db.withTables<RequestLogTables>().selectFrom('api_key_requests').selectAll().where('key_id', '=', keyId);
   if (filter.failedOnly) q = q.where('status', '>=', 400);
   if (filter.statuses?.length) q = q.where('status', 'in', filter.statuses);
   if (filter.path) q = q.where('path', '=', filter.path);
-  if (filter.since) q = q.where('created_at', '>=', filter.since);
-  if (filter.until) q = q.where('created_at', '<', filter.until);
-  if (after) q = q.where((eb) => eb(eb.refTuple('created_at', 'id'), '<', eb.tuple(after[0], after[1])));
+  if (filter.since) q = q.where('created_at', '>=', instant(filter.since));
+  if (filter.until) q = q.where('created_at', '<', instant(filter.until));
+  if (after) q = q.where((eb) => eb(eb.refTuple('created_at', 'id'), '<', eb.tuple(instant(after[0]), after[1])));
   return q
     .orderBy('created_at', 'desc')
     .orderBy('id', 'desc')

@@ -59,7 +59,7 @@ export interface OperationSpec<P, Q, B> {
   handler(ctx: RouteContext<P, Q, B>): Promise<unknown>;
 }
 
-export type Operation = OperationSpec<any, any, any>;
+export type Operation = OperationSpec<unknown, unknown, unknown>;
 
 /** Types one operation: its handler sees its params, query and body as its schemas parse them. */
 export const operation = <P = Record<string, never>, Q = Record<string, never>, B = undefined>(

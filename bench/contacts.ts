@@ -135,7 +135,7 @@ export async function contactsBench(): Promise<void> {
       ...(await createKeys(base, ws.apiKey, 19, ['contacts:read', 'audiences:read', 'audiences:write'])),
     ];
     let turn = 0;
-    const call = async (method: string, path: string, body?: unknown) => {
+    const call = async <T>(method: string, path: string, body?: unknown): Promise<T> => {
       const res = await fetch(`${base}${path}`, {
         method,
         headers: {
@@ -144,15 +144,15 @@ export async function contactsBench(): Promise<void> {
         },
         ...(body ? { body: JSON.stringify(body) } : {}),
       });
-      const json = (await res.json()) as any;
+      const json: unknown = await res.json();
       if (res.status >= 300) throw new Error(`${method} ${path} answered ${res.status}: ${JSON.stringify(json)}`);
-      return json;
+      return json as T;
     };
     // The default audience (made by the first list) and nine more, through the API.
-    const defaultId = (await call('GET', '/audiences')).data[0].id as string;
+    const defaultId = (await call<{ data: { id: string }[] }>('GET', '/audiences')).data[0]!.id;
     const custom: string[] = [];
     for (let k = 1; k <= CUSTOM_AUDIENCES; k++)
-      custom.push((await call('POST', '/audiences', { name: `Audience ${k}` })).id);
+      custom.push((await call<{ id: string }>('POST', '/audiences', { name: `Audience ${k}` })).id);
 
     note(`contacts: seeding ${CONTACTS} contacts and their memberships as read-model rows`);
     const started = process.hrtime.bigint();
@@ -174,12 +174,12 @@ export async function contactsBench(): Promise<void> {
       target: string,
       extra: Record<string, unknown> = {},
     ) => {
-      for (let i = 0; i < 5; i++) await call('GET', path(i)); // untimed warm-up
+      for (let i = 0; i < 5; i++) await call<unknown>('GET', path(i)); // untimed warm-up
       const samples = new Samples(max);
       const t0 = Date.now();
       let rows = 0;
       for (let i = 0; i < max && Date.now() - t0 < budgetMs; i++) {
-        const body = (await samples.time(() => call('GET', path(i)))) as Page & { audiences?: unknown[] };
+        const body = await samples.time(() => call<Page & { audiences?: unknown[] }>('GET', path(i)));
         rows += body.data?.length ?? body.audiences?.length ?? 0;
       }
       const [p50, p99] = samples.percentiles();

@@ -11,7 +11,8 @@
  */
 import { checkTemplateReferences, documentSchema, type Prop } from '../domain/templates/document.ts';
 import { resolveValues } from '../domain/templates/values.ts';
-import { createTemplateRenderer, type RenderableContent, type TemplateRenderer } from '../infra/templates/renderer.ts';
+import type { RenderableContent, TemplateRenderer } from '../infra/templates/port.ts';
+import { createTemplateRenderer } from '../infra/templates/renderer.ts';
 import { emit, msSince, note, round, Samples } from './support.ts';
 
 const SECONDS = 5;

@@ -1,5 +1,6 @@
 import { WrongExpectedRevision, type EventStore } from '../infra/eventstore/port.ts';
 import type { DomainEvent, EventRegistry } from '../domain/shared/events.ts';
+import type { Sanitise } from '../domain/templates/decide.ts';
 import { Turns } from './turns.ts';
 
 export interface Aggregate<S, E extends DomainEvent> {
@@ -60,6 +61,8 @@ export interface CommandContext {
   store: EventStore;
   registry: EventRegistry;
   readModels: ReadModelBarrier;
+  /** Makes html-engine markup safe to send (the adapter: infra/templates/renderer.ts); templates apply it when they publish. */
+  sanitiseHtml: Sanitise;
 }
 
 export interface Executed<S, E> {
@@ -178,6 +181,9 @@ export async function execute<S, E extends DomainEvent>(
 const turns = new WeakMap<EventStore, Turns>();
 function turnsOf(store: EventStore): Turns {
   let t = turns.get(store);
-  if (!t) turns.set(store, (t = new Turns()));
+  if (!t) {
+    t = new Turns();
+    turns.set(store, t);
+  }
   return t;
 }

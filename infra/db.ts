@@ -4,11 +4,13 @@ import { Kysely, PostgresDialect } from 'kysely';
 // int8 (bigint) columns hold global positions and counts, all far below 2^53.
 pg.types.setTypeParser(20, (value) => Number(value));
 
-export type Db = Kysely<any>;
-
 export interface Database {
   pool: pg.Pool;
-  db: Db;
+  /**
+   * The tables are not this adapter's to know: the composition root names them for what it hands
+   * on (`db.withTables<ReadModels>()`), and the projection runner hands each projector its own.
+   */
+  db: Kysely<unknown>;
   url: string;
   close(): Promise<void>;
 }
@@ -30,7 +32,7 @@ export function openPool(config: pg.PoolConfig): pg.Pool {
 
 export function openDatabase(url: string, max = 20): Database {
   const pool = openPool({ connectionString: url, max });
-  const db = new Kysely<any>({ dialect: new PostgresDialect({ pool }) });
+  const db = new Kysely<unknown>({ dialect: new PostgresDialect({ pool }) });
   return {
     pool,
     db,

@@ -40,7 +40,7 @@ export async function createContact(
   const email = normaliseEmail(input.email);
   const audiences = await ensureDefaultAudience(ctx, actor, now);
   const asked = input.audienceIds ?? [];
-  asked.forEach((id, i) => audienceOr404(audiences, id, `audienceIds.${i}`));
+  for (const [i, id] of asked.entries()) audienceOr404(audiences, id, `audienceIds.${i}`);
   const contactId = newId.contact();
   const { state, events } = await execute(ctx, actor, contactStream(actor.workspaceId, email), contactAggregate, (s) =>
     decideCreateContact(s, {

@@ -43,8 +43,8 @@ const underWay = new WeakMap<EventStore, Map<string, Promise<void>>>();
  * arriving while one runs wait for it rather than asking DNS again.
  */
 export function recheckForRead(ctx: CommandContext, ports: DomainPorts, actor: Actor, domainId: string): Promise<void> {
-  let running = underWay.get(ctx.store);
-  if (!running) underWay.set(ctx.store, (running = new Map()));
+  const running = underWay.get(ctx.store) ?? new Map<string, Promise<void>>();
+  underWay.set(ctx.store, running);
   const key = domainStream(actor.workspaceId, domainId);
   const existing = running.get(key);
   if (existing) return existing;

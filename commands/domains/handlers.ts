@@ -141,7 +141,6 @@ export interface UpdateDomainInput {
  */
 export async function updateDomain(
   ctx: CommandContext,
-  ports: DomainPorts,
   actor: Actor,
   domainId: string,
   input: UpdateDomainInput,

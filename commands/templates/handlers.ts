@@ -20,7 +20,6 @@ import {
 import { templateNamesStream } from '../../domain/template-names/events.ts';
 import { templateNamesAggregate, type TemplateNamesState } from '../../domain/template-names/state.ts';
 import { fail } from '../../domain/shared/errors.ts';
-import { sanitiseHtml } from '../../infra/templates/renderer.ts';
 import { execute, loadState, type Actor, type CommandContext } from '../execute.ts';
 import { newId } from '../ids.ts';
 
@@ -84,7 +83,7 @@ export async function createTemplate(
       starter: input.starter,
       content: input.content,
       publish: input.publish,
-      sanitise: sanitiseHtml,
+      sanitise: ctx.sanitiseHtml,
       now,
     }),
   );
@@ -131,7 +130,7 @@ export async function editTemplate(
       content: input.content,
       publish: input.publish,
       versionId,
-      sanitise: sanitiseHtml,
+      sanitise: ctx.sanitiseHtml,
     }),
   );
   if (input.name !== undefined)
@@ -161,7 +160,7 @@ export const publishTemplate = (
   now: string,
 ) =>
   guarded(ctx, actor, templateId, input.ifMatch, (s, ifMatch) =>
-    decidePublishTemplate(s, { ifMatch, now, version: input.version, sanitise: sanitiseHtml }),
+    decidePublishTemplate(s, { ifMatch, now, version: input.version, sanitise: ctx.sanitiseHtml }),
   );
 
 export const archiveTemplate = (ctx: CommandContext, actor: Actor, templateId: string, input: Guarded, now: string) =>

@@ -1,6 +1,6 @@
 import { resolveValues } from '../../domain/templates/values.ts';
 import type { Engine } from '../../domain/templates/events.ts';
-import type { TemplateRenderer } from '../../infra/templates/renderer.ts';
+import type { TemplateRenderer } from '../../infra/templates/port.ts';
 
 /** The renderer port, as the api and the processes name it (the adapter is infra/templates/renderer.ts). */
 export type { TemplateRenderer };

@@ -140,24 +140,26 @@ export function compile(steps: Step[]): Instruction[] {
 
 /** Does an event's properties (less `email`) pass every filter of a trigger? */
 export function matches(filters: readonly Filter[], properties: Record<string, unknown>): boolean {
-  return filters.every((f) => {
-    const has = Object.prototype.hasOwnProperty.call(properties, f.property) && f.property !== 'email';
-    const v = has ? properties[f.property] : undefined;
-    switch (f.op) {
-      case 'exists':
-        return has && v !== null;
-      case 'not_exists':
-        return !has || v === null;
-      case 'equals':
-        return has && v === f.value;
-      case 'not_equals':
-        return !has || v !== f.value;
-      case 'contains':
-        return typeof v === 'string' && v.includes(String(f.value));
-      case 'gt':
-        return typeof v === 'number' && v > (f.value as number);
-      case 'lt':
-        return typeof v === 'number' && v < (f.value as number);
-    }
-  });
+  return filters.every((f) => passes(f, properties));
+}
+
+function passes(f: Filter, properties: Record<string, unknown>): boolean {
+  const has = Object.hasOwn(properties, f.property) && f.property !== 'email';
+  const v = has ? properties[f.property] : undefined;
+  switch (f.op) {
+    case 'exists':
+      return has && v !== null;
+    case 'not_exists':
+      return !has || v === null;
+    case 'equals':
+      return has && v === f.value;
+    case 'not_equals':
+      return !has || v !== f.value;
+    case 'contains':
+      return typeof v === 'string' && v.includes(String(f.value));
+    case 'gt':
+      return typeof v === 'number' && v > (f.value as number);
+    case 'lt':
+      return typeof v === 'number' && v < (f.value as number);
+  }
 }

@@ -14,6 +14,7 @@ export const MAX_DOMAIN = MAX_NAME - LONGEST_SELECTOR - '._domainkey.'.length;
 const LABEL = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
 const DOTTED_QUAD = /^\d+\.\d+\.\d+\.\d+$/;
 /** ASCII other than letters, digits, hyphen and dot; non-ASCII is left to IDNA. */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: the controls are among the characters refused
 const FOREIGN_ASCII = /[\x00-\x2c\x2f\x3a-\x40\x5b-\x60\x7b-\x7f]/;
 
 /**

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import type { z } from 'zod';
 
 /**
  * Every event type has a zod schema for its current version. An older stored shape is brought up

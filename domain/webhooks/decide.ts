@@ -82,7 +82,7 @@ export function decideAutoDisableWebhookEndpoint(
   cmd: { endpointId: string; reason: string; now: string },
 ): WebhookEvent[] {
   const e = state.endpoints.get(cmd.endpointId);
-  if (!e || !e.enabled) return [];
+  if (!e?.enabled) return [];
   return [
     { type: 'WebhookEndpointDisabled', data: { endpointId: e.endpointId, reason: cmd.reason, disabledAt: cmd.now } },
   ];

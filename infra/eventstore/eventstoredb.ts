@@ -260,7 +260,7 @@ function toReadPosition(after: number): ReadPosition {
 /** Our view of a stored event, or null for what this port does not expose (system and binary events). */
 function toRecorded(resolved: ResolvedEvent | AllStreamResolvedEvent): RecordedEvent | null {
   const event = resolved.event;
-  if (!event || !event.isJson || event.streamId.startsWith('$') || event.type.startsWith('$')) return null;
+  if (!event?.isJson || event.streamId.startsWith('$') || event.type.startsWith('$')) return null;
   const commit = event.position?.commit ?? resolved.commitPosition;
   if (commit === undefined)
     throw new Error('EventStoreDB returned an event without a position (server older than 22.6?)');

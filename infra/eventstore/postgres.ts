@@ -154,7 +154,7 @@ export class PostgresEventStore implements EventStore {
 
   async readStream(streamId: string, fromRevision = 0): Promise<RecordedEvent[]> {
     // Named, like es_append: every command reads its stream first, so this is the hottest query.
-    const { rows } = await this.pool.query({
+    const { rows } = await this.pool.query<EventRow>({
       name: 'es_read_stream',
       text: `SELECT ${COLUMNS} FROM es_events WHERE stream_id = $1 AND revision >= $2 ORDER BY revision`,
       values: [streamId, fromRevision],
@@ -166,10 +166,10 @@ export class PostgresEventStore implements EventStore {
     const params: unknown[] = [options.after ?? 0, options.limit ?? 1000];
     let prefix = '';
     if (options.streamPrefix !== undefined) {
-      params.push(options.streamPrefix.replace(/[\\%_]/g, (c) => `\\${c}`) + '%');
+      params.push(`${options.streamPrefix.replace(/[\\%_]/g, (c) => `\\${c}`)}%`);
       prefix = 'AND stream_id LIKE $3';
     }
-    const { rows } = await this.pool.query(
+    const { rows } = await this.pool.query<EventRow>(
       `SELECT ${COLUMNS} FROM es_events WHERE position > $1 AND ${VISIBLE} ${prefix} ORDER BY position LIMIT $2`,
       params,
     );
@@ -289,7 +289,19 @@ function refusedInput(error: unknown): boolean {
   return typeof code === 'string' && (code.startsWith('22') || code.startsWith('54'));
 }
 
-function toRecorded(row: Record<string, any>): RecordedEvent {
+/** A row of es_events as COLUMNS selects it. */
+type EventRow = {
+  stream_id: string;
+  revision: number;
+  position: number | string;
+  type: string;
+  version: number;
+  data: Record<string, unknown>;
+  metadata: Record<string, unknown>;
+  recorded_at: Date;
+};
+
+function toRecorded(row: EventRow): RecordedEvent {
   return {
     streamId: row.stream_id,
     revision: row.revision,

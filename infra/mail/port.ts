@@ -86,6 +86,7 @@ export function checkedMessage(message: OutboundMessage): {
     from,
     to: [...to],
     // Other C0 controls (tab aside) go too: they have no place in a subject line.
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: the controls are what is removed
     subject: subject.replace(/[\r\n]+/g, ' ').replace(/[\0-\x08\x0b-\x1f\x7f]/g, ''),
     text,
   };

@@ -46,22 +46,7 @@ import {
   styleProperty,
   unsafeStyleValue,
 } from '../../domain/templates/document.ts';
-
-export type Engine = 'blocks' | 'html';
-
-/** What the renderer needs of a version. `document` and `html` are loose JSON as stored. */
-export interface RenderableContent {
-  engine: Engine;
-  subject: string;
-  document: Record<string, unknown> | null;
-  html: string | null;
-}
-
-export interface RenderedMessage {
-  subject: string;
-  html: string;
-  text: string;
-}
+import type { CompiledForm, RenderableContent, RenderedMessage, TemplateRenderer } from './port.ts';
 
 /** A hole in a compiled part: the placeholder's name, and whether it starts a URL attribute. */
 interface Hole {
@@ -74,15 +59,8 @@ interface Segments {
   holes: Hole[];
 }
 
-/**
- * A version compiled: `subject`, `html`, `text` and `preview` with `{{name}}` placeholders in them
- * (readable, e.g. to show a template unfilled), plus the cut form `fill` uses.
- */
-export interface CompiledTemplate {
-  subject: string;
-  html: string;
-  text: string;
-  preview: string;
+/** A version compiled (see the port), plus the cut form `fill` uses. */
+export interface CompiledTemplate extends CompiledForm {
   readonly segments: { subject: Segments; html: Segments; text: Segments };
 }
 
@@ -159,7 +137,7 @@ function startsUrlAttribute(html: string, at: number): boolean {
 /** The readable form: stand-ins back to `{{name}}`. */
 function readable(seg: Segments): string {
   let out = seg.statics[0]!;
-  for (let i = 0; i < seg.holes.length; i++) out += `{{${seg.holes[i]!.name}}}` + seg.statics[i + 1]!;
+  for (let i = 0; i < seg.holes.length; i++) out += `{{${seg.holes[i]!.name}}}${seg.statics[i + 1]!}`;
   return out;
 }
 
@@ -190,7 +168,10 @@ export function fill(compiled: CompiledTemplate, values: Readonly<Record<string,
     const value = raw(hole.name);
     if (hole.url && value !== '' && !SAFE_URL_START.test(value)) return '';
     let e = escaped.get(hole.name);
-    if (e === undefined) escaped.set(hole.name, (e = escapeHtml(value)));
+    if (e === undefined) {
+      e = escapeHtml(value);
+      escaped.set(hole.name, e);
+    }
     return e;
   });
   const text = join(compiled.segments.text, (hole) => raw(hole.name));
@@ -390,6 +371,7 @@ function lines(text: string): ReactNode {
 function markdown(source: string, style: CSSProperties | undefined, key: number): ReactElement {
   // react-email's Markdown passes raw html, javascript: links and unescaped hrefs through marked,
   // so its output is sanitised like html-engine markup before it joins the message.
+  // biome-ignore lint/correctness/noChildrenProp: react-email types `children` as a required prop, so createElement must be given it there
   const rendered = renderToStaticMarkup(h(Markdown, { markdownContainerStyles: style, children: source }));
   return h('div', { key, dangerouslySetInnerHTML: { __html: sanitiseHtml(rendered) } });
 }
@@ -414,6 +396,7 @@ function block(node: unknown, key: number, parent: string | null, ctx: Ctx): Rea
       return h(Row, {
         key,
         style,
+        // biome-ignore lint/correctness/noChildrenProp: react-email types `children` as a required prop, so createElement must be given it there
         children: list(b.children).map((c, i) =>
           (c as Loose | null)?.kind === 'Column'
             ? block(c, i, 'Row', ctx)
@@ -423,6 +406,7 @@ function block(node: unknown, key: number, parent: string | null, ctx: Ctx): Rea
     case 'Column': {
       const column = h(Column, { key, style, className }, children(b, 'Column', ctx));
       // A column outside a row gets a row of its own, so the <td> sits in a <tr>.
+      // biome-ignore lint/correctness/noChildrenProp: react-email types `children` as a required prop, so createElement must be given it there
       return parent === 'Row' ? column : h(Row, { key, children: column });
     }
     case 'Text':
@@ -562,21 +546,6 @@ export async function compile(version: RenderableContent): Promise<CompiledTempl
 
 // ---------------------------------------------------------------------------------------------
 // The renderer the command layer holds
-
-export interface TemplateRenderer {
-  /**
-   * Renders `version` with `values` (from resolveValues). `key` names the content for the cache:
-   * the same key must always mean the same content (a published version's id; a draft's id with
-   * the revision it was read at). A null key compiles without caching.
-   */
-  render(
-    key: string | null,
-    version: RenderableContent,
-    values: Readonly<Record<string, string>>,
-  ): Promise<RenderedMessage>;
-  /** The compiled form of a version (cached like `render`), e.g. to show it with its placeholders. */
-  compile(key: string | null, version: RenderableContent): Promise<CompiledTemplate>;
-}
 
 /** `cacheSize` compiled versions are kept, least recently used dropped first; 0 turns the cache off. */
 export function createTemplateRenderer({ cacheSize }: { cacheSize: number }): TemplateRenderer {

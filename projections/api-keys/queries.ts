@@ -1,7 +1,8 @@
 import { sql, type Kysely, type Selectable } from 'kysely';
 import type { ApiKeysTables } from './tables.ts';
+import type { ReadModels } from '../tables.ts';
 
-type Db = Kysely<ApiKeysTables>;
+type Db = Kysely<ReadModels>;
 
 export type ApiKeyRow = Selectable<ApiKeysTables['api_keys']>;
 

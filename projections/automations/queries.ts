@@ -1,8 +1,9 @@
 import { sql, type Kysely, type Selectable } from 'kysely';
 import type { AutomationsTables } from './tables.ts';
+import type { ReadModels } from '../tables.ts';
 
 /** Also reads the tables of automation enrolment (processes/automations/enrol.ts), in raw SQL. */
-type Db = Kysely<AutomationsTables>;
+type Db = Kysely<ReadModels>;
 
 export type AutomationRow = Selectable<AutomationsTables['automations']>;
 

@@ -1,7 +1,8 @@
 import { sql, type Kysely, type Selectable } from 'kysely';
 import type { ContactEventsTables } from './tables.ts';
+import type { ReadModels } from '../tables.ts';
 
-type Db = Kysely<ContactEventsTables>;
+type Db = Kysely<ReadModels>;
 
 export type ContactEventRow = Selectable<ContactEventsTables['contact_events']>;
 

@@ -1,8 +1,8 @@
 import { sql, type Kysely, type RawBuilder } from 'kysely';
 import type { AudienceRow } from './queries.ts';
-import type { ContactsTables } from './tables.ts';
+import type { ReadModels } from '../tables.ts';
 
-type Db = Kysely<ContactsTables>;
+type Db = Kysely<ReadModels>;
 
 export type Grain = 'minute' | 'hour' | 'day';
 

@@ -2,8 +2,9 @@ import { sql, type Kysely, type Selectable } from 'kysely';
 import type { ContactSource } from '../../domain/contacts/events.ts';
 import type { ContactsTables } from './tables.ts';
 import { idPatterns } from '../../domain/shared/ids.ts';
+import type { ReadModels } from '../tables.ts';
 
-type Db = Kysely<ContactsTables>;
+type Db = Kysely<ReadModels>;
 
 /** A contact as reads show it (not the search words). */
 export type ContactRow = Omit<Selectable<ContactsTables['contacts']>, 'search'>;
@@ -133,7 +134,7 @@ async function commonWords(db: Db): Promise<WordStats> {
   ).rows[0];
   const words = new Map<string, number>();
   const elems = row?.elems ?? [];
-  elems.forEach((w, i) => words.set(w, row!.freqs![i]!));
+  for (const [i, w] of elems.entries()) words.set(w, row!.freqs![i]!);
   // After the per-word shares, pg_stats lists their minimum, maximum and the share of nulls.
   const stats = { words, floor: elems.length > 0 ? (row!.freqs![elems.length] ?? 0) : 0 };
   commonCache = { at: Date.now(), stats };

@@ -1,8 +1,9 @@
 import { sql, type Kysely, type Selectable } from 'kysely';
 import type { SendingStanding } from '../../domain/domains/sending.ts';
+import type { ReadModels } from '../tables.ts';
 import type { DomainsTables } from './tables.ts';
 
-type Db = Kysely<DomainsTables>;
+type Db = Kysely<ReadModels>;
 
 export type DomainRow = Selectable<DomainsTables['domains']>;
 

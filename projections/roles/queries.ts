@@ -1,7 +1,8 @@
 import type { Kysely, Selectable } from 'kysely';
 import type { RolesTables } from './tables.ts';
+import type { ReadModels } from '../tables.ts';
 
-type Db = Kysely<RolesTables>;
+type Db = Kysely<ReadModels>;
 
 export type RoleRow = Selectable<RolesTables['roles']>;
 

@@ -1,8 +1,9 @@
 import { sql, type Kysely, type Selectable } from 'kysely';
 import { SUPPRESSION_REASONS, type SuppressionReason } from '../../domain/suppressions/events.ts';
 import type { SuppressionsTables } from './tables.ts';
+import type { ReadModels } from '../tables.ts';
 
-type Db = Kysely<SuppressionsTables>;
+type Db = Kysely<ReadModels>;
 
 export type SuppressionRow = Selectable<SuppressionsTables['suppressions']>;
 

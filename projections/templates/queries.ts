@@ -2,8 +2,9 @@ import { sql, type Kysely, type RawBuilder, type Selectable } from 'kysely';
 import { idPatterns } from '../../domain/shared/ids.ts';
 import type { TemplatesTables } from './tables.ts';
 import { closeWords, editsAllowed } from './typos.ts';
+import type { ReadModels } from '../tables.ts';
 
-type Db = Kysely<TemplatesTables>;
+type Db = Kysely<ReadModels>;
 
 const ROW = [
   'id',
@@ -146,7 +147,7 @@ export async function listTemplates(
   const words = filter.search ? searchWords(filter.search) : [];
   if (words.length === 0) return page(null);
   const exact = sql<boolean>`${sql.join(
-    words.map((w) => sql`search LIKE ${'%' + escapeLike(w) + '%'}`),
+    words.map((w) => sql`search LIKE ${`%${escapeLike(w)}%`}`),
     sql` AND `,
   )}`;
   const rows = await page(exact);

@@ -1,8 +1,9 @@
 import { sql, type Kysely, type Selectable } from 'kysely';
 import type { WebhooksTables } from './tables.ts';
+import type { ReadModels } from '../tables.ts';
 
 /** Also reads the tables of webhook dispatch (processes/webhooks/dispatch.ts), in raw SQL. */
-type Db = Kysely<WebhooksTables>;
+type Db = Kysely<ReadModels>;
 
 /** An endpoint without its secrets, with its delivery health (dispatch's `webhook_health`). */
 export type WebhookEndpointRow = Omit<

@@ -1,9 +1,9 @@
 import type { Kysely } from 'kysely';
-import type { WorkspacesTables } from './tables.ts';
+import type { ReadModels } from '../tables.ts';
 
 /** Explicit memberships per role id; the owner counts under the owner role. */
 export async function countMembersByRole(
-  db: Kysely<WorkspacesTables>,
+  db: Kysely<ReadModels>,
   workspaceId: string,
 ): Promise<{ byRole: Map<string, number>; owners: number }> {
   const rows = await db

@@ -44,7 +44,10 @@ t.test(
     const bus = await NatsWorkQueue.connect(`nats://127.0.0.1:${proxy.port}`, { ...base, reconnectWaitMs: 100 });
     t.teardown(() => bus.close());
     const seen: Delivery[] = [];
-    const consumer = await bus.consume('outage', async (job) => (seen.push(job), { ack: true }));
+    const consumer = await bus.consume('outage', async (job) => {
+      seen.push(job);
+      return { ack: true };
+    });
     t.teardown(() => consumer.close());
     await bus.publish('outage', { id: 'before', payload: {} });
     await eventually(() => seen.length === 1, 'the job published before the outage');
@@ -78,7 +81,10 @@ t.test('a job outlives the connection that published it', async (t) => {
   const bus = await open({});
   t.teardown(() => bus.close());
   const seen: Delivery[] = [];
-  const consumer = await bus.consume('outlives', async (job) => (seen.push(job), { ack: true }));
+  const consumer = await bus.consume('outlives', async (job) => {
+    seen.push(job);
+    return { ack: true };
+  });
   await eventually(() => seen.length === 1, 'the job');
   await consumer.close();
   t.match(seen, [{ id: 'job-1', attempt: 1, payload: { n: 1 } }]);
@@ -106,10 +112,10 @@ t.test('a job held by a consumer that dies is redelivered after the ack wait, no
   t.same(JSON.parse(line), { id: 'held', attempt: 1 }, 'the other process holds the job');
 
   const seen: (Delivery & { at: number })[] = [];
-  const consumer = await bus.consume(
-    'crash',
-    async (job) => (seen.push({ ...job, at: performance.now() }), { ack: true }),
-  );
+  const consumer = await bus.consume('crash', async (job) => {
+    seen.push({ ...job, at: performance.now() });
+    return { ack: true };
+  });
   // Longer than two ack waits: the holder's heartbeats must keep the job from being redelivered.
   await sleep(holdMs);
   t.equal(seen.length, 0, 'a running handler keeps its job past the ack wait');

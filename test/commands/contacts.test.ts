@@ -10,7 +10,7 @@ t.test('createContact: the command other features call (contact events use it wi
   const { workspaceId } = await h.workspace();
   const other = await h.workspace();
   const actor = { workspaceId, kind: 'system' as const, id: null };
-  const db = h.system.database.db;
+  const db = h.system.readDb;
 
   const first = await createContact(
     h.system.commands,
@@ -79,7 +79,7 @@ t.test('search: the walk, the longer walk and the index lookup find the same row
   const h = await startTestApp(t);
   const { workspaceId } = await h.workspace();
   const actor = { workspaceId, kind: 'system' as const, id: null };
-  const db = h.system.database.db;
+  const db = h.system.readDb;
   const base = Date.now() - 3_600_000;
   for (let i = 0; i < 60; i++) {
     const email = `u${i}@${i % 3 === 0 ? 'common' : 'rare'}${i % 7 === 0 ? 'x' : ''}.example`;

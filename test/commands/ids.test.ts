@@ -13,8 +13,8 @@ t.test('every kind commands draw matches its pattern', async (t) => {
   const batch = newIds('contactEvent', 100);
   t.equal(new Set(batch).size, 100, 'a batch from one draw holds no repeats');
   t.ok(batch.every((id) => idPatterns.contactEvent.test(id)));
-  t.notOk(idPatterns.template.test('tplv_' + '0'.repeat(24)), 'a version id is no template id');
-  t.notOk(idPatterns.webhookEndpoint.test('whe_' + '0'.repeat(23)), 'one digit short');
+  t.notOk(idPatterns.template.test(`tplv_${'0'.repeat(24)}`), 'a version id is no template id');
+  t.notOk(idPatterns.webhookEndpoint.test(`whe_${'0'.repeat(23)}`), 'one digit short');
 });
 
 t.test('digest ids stay what the log already holds: a replay must name the same delivery and run', async (t) => {

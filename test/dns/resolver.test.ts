@@ -70,7 +70,7 @@ t.test(
   'a long TXT record in 255-byte chunks is joined into one value (RFC 7208 3.3), over TCP when UDP truncates',
   async (t) => {
     const server = await startDnsServer(t);
-    const key = 'MIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8AMIIBCgKCAQEA' + 'x'.repeat(400);
+    const key = `MIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8AMIIBCgKCAQEA${'x'.repeat(400)}`;
     const record = `v=DKIM1; k=rsa; p=${key}`;
     const chunks = [record.slice(0, 255), record.slice(255)];
     const long = 'y'.repeat(300);
@@ -121,8 +121,14 @@ t.test('a slow or silent name never holds up another lookup on the same resolver
   server.set('fast.example.com', { TXT: ['fast'] });
   const dns = new NodeDns({ servers: [server.address], timeoutMs: 5000 });
   const settled: string[] = [];
-  const slow = dns.txt('slow.example.com').then((answer) => (settled.push('slow'), answer));
-  const silent = dns.txt('silent.example.com').then((answer) => (settled.push('silent'), answer));
+  const slow = dns.txt('slow.example.com').then((answer) => {
+    settled.push('slow');
+    return answer;
+  });
+  const silent = dns.txt('silent.example.com').then((answer) => {
+    settled.push('silent');
+    return answer;
+  });
   const fast = await Promise.all([1, 2, 3].map(() => dns.txt('fast.example.com')));
   t.same(
     fast,

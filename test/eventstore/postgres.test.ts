@@ -136,7 +136,7 @@ t.test('an append holding a string PostgreSQL cannot store fails alone, before i
     ['unstorable-nul', 'UnstorableTested', { s: 'a\u0000b' }],
     ['unstorable-lone', 'UnstorableTested', { s: 'a\ud800b' }],
     ['unstorable-reversed', 'UnstorableTested', { s: '\udc00\ud800' }],
-    ['unstorable-key', 'UnstorableTested', { ['k\u0000']: 1 }],
+    ['unstorable-key', 'UnstorableTested', { 'k\u0000': 1 }],
     ['unstorable-escaped', 'UnstorableTested', { s: '\\\u0000' }],
     ['unstorable-metadata', 'UnstorableTested', { s: 'fine' }, { requestId: '\ud800' }],
     ['unstorable-stream\u0000', 'UnstorableTested', { s: 'fine' }],

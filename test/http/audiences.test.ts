@@ -510,7 +510,7 @@ t.test('growth over a past window, hand-checked', async (t) => {
   // The hourly counts and the rows agree, for windows that start and end inside hours, any grain and offset.
   const { audienceGrowth } = await import('../../projections/contacts/growth.ts');
   const { allAudiences } = await import('../../projections/contacts/queries.ts');
-  const rows = await allAudiences(h.system.database.db, ws.workspaceId);
+  const rows = await allAudiences(h.system.readDb, ws.workspaceId);
   for (const [sinceAgo, untilAgo] of [
     [7 * D, 0],
     [20 * D + 1234567, 1 * D + 7654321],
@@ -520,13 +520,13 @@ t.test('growth over a past window, hand-checked', async (t) => {
     for (const grain of ['day', 'hour', 'minute'] as const) {
       for (const offsetMinutes of [0, 60, -300, 330, 840]) {
         const w = { since: new Date(T - sinceAgo), until: new Date(T - untilAgo), grain, offsetMinutes };
-        const fast = await audienceGrowth(h.system.database.db, rows, w);
-        const slow = await audienceGrowth(h.system.database.db, rows, { ...w, rowsOnly: true });
+        const fast = await audienceGrowth(h.system.readDb, rows, w);
+        const slow = await audienceGrowth(h.system.readDb, rows, { ...w, rowsOnly: true });
         t.same(fast, slow, `${sinceAgo}..${untilAgo} ${grain} ${offsetMinutes}`);
       }
     }
   }
-  const past = await audienceGrowth(h.system.database.db, rows, {
+  const past = await audienceGrowth(h.system.readDb, rows, {
     since: new Date(Date.parse(day(20)) - 3_600_000),
     until: new Date(Date.parse(day(2)) - 3_600_000),
     grain: 'day',
@@ -547,7 +547,8 @@ t.test(
     const ws = await h.workspace();
     const actor = { workspaceId: ws.workspaceId, kind: 'system' as const, id: null };
     const ctx = h.system.commands;
-    const { db, pool } = h.system.database;
+    const { pool } = h.system.database;
+    const db = h.system.readDb;
     const D = 86_400_000;
     const T = Date.now();
     const day = (n: number) => new Date(Math.floor((T - n * D) / D) * D + 12 * 3_600_000).toISOString();

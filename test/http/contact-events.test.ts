@@ -745,7 +745,7 @@ t.test('GET /contacts/{email}/events: limits, cursor = id of the last row, rows 
     'invalid_parameter',
     'limit',
   ]);
-  t.same(errorOf(await h.request(ws.apiKey, 'GET', '/contacts/a@example.com/events?name=' + 'n'.repeat(101))), [
+  t.same(errorOf(await h.request(ws.apiKey, 'GET', `/contacts/a@example.com/events?name=${'n'.repeat(101)}`)), [
     422,
     'invalid_parameter',
     'name',

@@ -142,14 +142,14 @@ t.test('validation of create: address, attributes at the edge and one past, audi
     code: 'invalid_parameter',
     param: 'attributes',
   });
-  const key64 = 'K' + 'a'.repeat(63);
+  const key64 = `K${'a'.repeat(63)}`;
   t.equal(
     (await post({ email: 'key64@example.com', attributes: { [key64]: 'v' } })).statusCode,
     201,
     '64-character key',
   );
   t.equal(
-    errorOf(await post({ email: 'key65@example.com', attributes: { [key64 + 'a']: 'v' } })).code,
+    errorOf(await post({ email: 'key65@example.com', attributes: { [`${key64}a`]: 'v' } })).code,
     'invalid_parameter',
   );
   for (const bad of ['1abc', '_abc', 'a-b', 'a b', '']) {

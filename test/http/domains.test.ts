@@ -1,5 +1,5 @@
 import t from 'tap';
-import { startDomainsApp, addDomain, errorOf, keyWith, publish, statuses } from '../support/domains.ts';
+import { addDomain, errorOf, keyWith, startDomainsApp, statuses } from '../support/domains.ts';
 
 /**
  * The domain routes through HTTP on one service (names differ per test: a name is one domain

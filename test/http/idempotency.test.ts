@@ -76,7 +76,7 @@ t.test('Idempotency-Key: malformed keys are 400 on every POST; 255 characters is
     t.match(res.json().error, { code: 'invalid_idempotency_key', param: 'Idempotency-Key' });
   }
   t.equal((await h.request(ws.apiKey, 'GET', '/suppressions')).json().data.length, 0, 'nothing stored');
-  const longest = 'aZ0_.:-'.repeat(36) + 'abc';
+  const longest = `${'aZ0_.:-'.repeat(36)}abc`;
   t.equal(longest.length, 255);
   t.equal(
     (await h.request(ws.apiKey, 'POST', '/suppressions', { email: 'x@example.com' }, key(longest))).statusCode,
@@ -276,7 +276,7 @@ t.test(
 
     await holder.query('COMMIT');
     held = false;
-    let retried;
+    let retried: Awaited<ReturnType<typeof post>> | undefined;
     for (let i = 0; i < 100; i++) {
       retried = await post({ name: 'Held' }, key('held-1'));
       if (retried.statusCode !== 409) break;

@@ -112,7 +112,7 @@ t.test('DKIM: the signed message verifies against the key published on DNS, and 
   t.equal(result?.selector, SELECTOR);
   t.equal(result?.status.aligned, DOMAIN, 'aligned with From for DMARC');
   const header = signed.toString('latin1').slice(0, signed.indexOf('\r\n\r\n'));
-  const signature = /^DKIM-Signature: ([^]*?)\r\n(?=\S)/.exec(header)?.[1]?.replace(/\r\n\s+/g, ' ') ?? '';
+  const signature = /^DKIM-Signature: ([\s\S]*?)\r\n(?=\S)/.exec(header)?.[1]?.replace(/\r\n\s+/g, ' ') ?? '';
   t.match(signature, /c=relaxed\/relaxed/);
   t.match(signature, /a=rsa-sha256/);
   const signedHeaders =

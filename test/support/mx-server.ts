@@ -168,7 +168,7 @@ export async function sharedFreePort(addresses: string[]): Promise<number> {
       }
       return port;
     } catch {
-      continue;
+      // The port the first address got is taken on another: the next attempt starts over.
     } finally {
       await Promise.all(
         probes.map((p) => new Promise<void>((resolve) => (p.listening ? p.close(() => resolve()) : resolve()))),

@@ -281,7 +281,7 @@ t.test('props: defaults, names, types, limits, unique names', async (t) => {
   t.same(firstIssue(propsSchema, [{ name: 'a' }, { name: 'b' }, { name: 'a' }])?.path, [2, 'name']);
   for (const bad of ['1st', 'first-name', '', 'a'.repeat(65)])
     t.same(firstIssue(propsSchema, [{ name: bad }])?.path, [0, 'name'], bad);
-  t.equal(firstIssue(propsSchema, [{ name: '_' + 'a'.repeat(63) }]), null);
+  t.equal(firstIssue(propsSchema, [{ name: `_${'a'.repeat(63)}` }]), null);
   t.same(firstIssue(propsSchema, [{ name: 'n', type: 'date' }])?.path, [0, 'type']);
   t.same(firstIssue(propsSchema, [{ name: 'n', type: 'number', default: '3' }])?.path, [0, 'default']);
   t.same(firstIssue(propsSchema, [{ name: 'n', type: 'url', default: 'javascript:x' }])?.path, [0, 'default']);

@@ -135,6 +135,7 @@ t.test('names that are also Object.prototype members are plain names', async (t)
   const props = [prop('__proto__'), prop('constructor'), prop('toString')];
   const given = JSON.parse('{"__proto__": "a", "constructor": "b"}') as Record<string, unknown>;
   const values = resolveValues(props, [], { props: given });
+  // biome-ignore lint/suspicious/noProto: an own value under the name __proto__ is what is tested
   t.same([values.__proto__, values.constructor, values.toString], ['a', 'b', '']);
   t.same(refusal({ props: JSON.parse('{"first_name": "Ada", "hasOwnProperty": "x"}') }), {
     code: 'unknown_template_prop',

@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely';
+import type { ReadModels } from '../../../projections/tables.ts';
 import { z } from 'zod';
 import {
   findAutomation,
@@ -94,7 +95,7 @@ export const viewSend = (r: SendRow): z.infer<typeof sendView> => ({
 
 /** The automation as it now stands, with its ETag (which feeds If-Match). */
 export async function answerAutomation(
-  db: Kysely<any>,
+  db: Kysely<ReadModels>,
   reply: AnswerHead,
   workspaceId: string,
   id: string,

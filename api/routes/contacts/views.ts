@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely';
+import type { ReadModels } from '../../../projections/tables.ts';
 import { z } from 'zod';
 import { CONTACT_SOURCES } from '../../../domain/contacts/events.ts';
 import { contactAudienceIds, findContact, type ContactRow } from '../../../projections/contacts/queries.ts';
@@ -36,7 +37,10 @@ export function viewContact(row: ContactRow): z.infer<typeof contactView> {
 }
 
 /** A single read: the contact with the audiences it is in now. */
-export async function viewContactDetail(db: Kysely<any>, row: ContactRow): Promise<z.infer<typeof contactDetailView>> {
+export async function viewContactDetail(
+  db: Kysely<ReadModels>,
+  row: ContactRow,
+): Promise<z.infer<typeof contactDetailView>> {
   return { ...viewContact(row), audienceIds: await contactAudienceIds(db, row.workspace_id, row.id) };
 }
 

@@ -150,7 +150,6 @@ export const domainOperations = (deps: ApiDeps): Operation[] => [
       const { tracking, storage, ...settings } = body;
       await updateDomain(
         deps.commands,
-        deps.domains,
         actorOf(credential, request.id),
         row.id,
         {

@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely';
+import type { ReadModels } from '../../../projections/tables.ts';
 import { z } from 'zod';
 import { BUILTINS } from '../../../domain/roles/seeds.ts';
 import { countKeysByRole } from '../../../projections/api-keys/queries.ts';
@@ -28,7 +29,7 @@ export const roleOr404 = lookup(findRole, {
 });
 
 /** Counts computed at read: explicit memberships (the owner under the owner role) and unrevoked keys. */
-export async function roleCounts(db: Kysely<any>, workspaceId: string) {
+export async function roleCounts(db: Kysely<ReadModels>, workspaceId: string) {
   const [members, keys] = await Promise.all([countMembersByRole(db, workspaceId), countKeysByRole(db, workspaceId)]);
   return (r: RoleRow) => ({
     members: (members.byRole.get(r.id) ?? 0) + (r.builtin === 'owner' ? members.owners : 0),
@@ -55,7 +56,7 @@ export function viewRole(r: RoleRow, counts: { members: number; apiKeys: number 
 
 /** A role as it now stands, with its counts. */
 export async function readRole(
-  db: Kysely<any>,
+  db: Kysely<ReadModels>,
   workspaceId: string,
   roleId: string,
 ): Promise<z.infer<typeof roleView>> {

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { RequestLogEntry } from '../../request-log.ts';
+import type { RequestLogRow } from '../../request-log.ts';
 
 export const requestEntry = z.object({
   object: z.literal('api_request'),
@@ -14,7 +14,7 @@ export const requestEntry = z.object({
   createdAt: z.string(),
 });
 
-export function viewRequest(r: RequestLogEntry): z.infer<typeof requestEntry> {
+export function viewRequest(r: RequestLogRow): z.infer<typeof requestEntry> {
   return {
     object: 'api_request',
     requestId: r.request_id,

@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely';
+import type { ReadModels } from '../../../projections/tables.ts';
 import { z } from 'zod';
 import type { TemplateRevision } from '../../../commands/templates/handlers.ts';
 import { ENGINES } from '../../../domain/templates/events.ts';
@@ -132,7 +133,7 @@ export const templateVersionOr422 = lookup(findTemplateVersion, {
 
 /** The template as it now stands, with `latest` and its ETag. */
 export async function answerTemplate(
-  db: Kysely<any>,
+  db: Kysely<ReadModels>,
   reply: AnswerHead,
   workspaceId: string,
   templateId: string,

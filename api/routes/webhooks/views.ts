@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely';
+import type { ReadModels } from '../../../projections/tables.ts';
 import { z } from 'zod';
 import { idPatterns } from '../../../domain/shared/ids.ts';
 import type { AuditEntry } from '../../../projections/webhooks/audit.ts';
@@ -136,12 +137,12 @@ export const deliveryOr404 = lookup(findDelivery, {
   param: 'deliveryId',
 });
 
-export const readEndpoint = async (db: Kysely<any>, workspaceId: string, id: string) =>
+export const readEndpoint = async (db: Kysely<ReadModels>, workspaceId: string, id: string) =>
   viewEndpoint(await endpointOr404(db, workspaceId, id));
 
 /** An endpoint a change reaches: a narrowed credential changes, tests and replays only those inside its own lists. */
 export async function endpointWithinLists(
-  db: Kysely<any>,
+  db: Kysely<ReadModels>,
   credential: Credential,
   id: string,
 ): Promise<WebhookEndpointRow> {
@@ -152,7 +153,7 @@ export async function endpointWithinLists(
 
 /** One delivery of an endpoint, with its attempts. */
 export async function deliveryOf(
-  db: Kysely<any>,
+  db: Kysely<ReadModels>,
   endpointId: string,
   deliveryId: string,
 ): Promise<z.infer<typeof deliveryView>> {

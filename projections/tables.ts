@@ -1,0 +1,31 @@
+import type { ApiKeysTables } from './api-keys/tables.ts';
+import type { AutomationsTables } from './automations/tables.ts';
+import type { ContactEventsTables } from './contact-events/tables.ts';
+import type { ContactsTables } from './contacts/tables.ts';
+import type { DomainsTables } from './domains/tables.ts';
+import type { RolesTables } from './roles/tables.ts';
+import type { SuppressionsTables } from './suppressions/tables.ts';
+import type { TemplatesTables } from './templates/tables.ts';
+import type { WebhooksTables } from './webhooks/tables.ts';
+import type { WorkspacesTables } from './workspaces/tables.ts';
+
+/**
+ * Every read model's tables: the database as the queries' callers (api/, the composition root)
+ * hold it, so a query they pass it to is checked against the tables it reads. One line per slice,
+ * like the projectors in all.ts.
+ */
+export type ReadModels = Flat<
+  WorkspacesTables &
+    ApiKeysTables &
+    RolesTables &
+    SuppressionsTables &
+    TemplatesTables &
+    WebhooksTables &
+    ContactsTables &
+    ContactEventsTables &
+    AutomationsTables &
+    DomainsTables
+>;
+
+/** One object type, as Kysely's `withTables` wants (an intersection of interfaces has no index signature). */
+type Flat<T> = { [K in keyof T]: T[K] };
