@@ -11,6 +11,10 @@ const system = await openSystem(database.url, {
   outboxDir: path.join(config.dataDir, 'outbox'),
   webhooks: { allowPrivate: config.webhookAllowPrivate },
   webhookNotices: { from: config.mailFrom },
+  secretsKey: config.secretsKey,
+  dataDir: config.dataDir,
+  dns: { servers: config.dnsServers },
+  mailHosts: config.mailHosts,
 });
 const app = await serve(system, { logger: { level: config.logLevel } });
 const address = await app.listen({ port: config.port, host: config.host });

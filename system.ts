@@ -9,9 +9,13 @@ import { IDEMPOTENCY_SCHEMA, IdempotencyKeys } from './api/idempotency.ts';
 import { Cursors } from './api/paging.ts';
 import { RATE_LIMIT_SCHEMA, RateLimiter } from './api/plugins/rate-limit.ts';
 import { REQUEST_LOG_SCHEMA, RequestLog } from './api/request-log.ts';
+import type { DomainPorts } from './commands/domains/handlers.ts';
 import type { CommandContext } from './commands/execute.ts';
+import type { MailHosts } from './domain/domains/records.ts';
 import { registry } from './domain/registry.ts';
-import type { Config } from './infra/config.ts';
+import { readConfig, type Config } from './infra/config.ts';
+import { generateDkimKeyPair } from './infra/dkim/keys.ts';
+import { NodeDns } from './infra/dns/resolver.ts';
 import { openDatabase, openPool, type Database } from './infra/db.ts';
 import { startEmbeddedPostgres } from './infra/embedded-postgres.ts';
 import { EventStoreDbEventStore } from './infra/eventstore/eventstoredb.ts';
@@ -25,6 +29,8 @@ import { createTemplateRenderer, sanitiseHtml } from './infra/templates/renderer
 import { openMailSender } from './infra/mail/select.ts';
 import type { MailSender } from './infra/mail/port.ts';
 import { checkReceiverUrl, createOutboundAgents } from './infra/net/outbound-url.ts';
+import { loadMasterKey } from './infra/secrets/master-key.ts';
+import { SecretVault } from './infra/secrets/vault.ts';
 import { projectors } from './projections/all.ts';
 import type { ReadModels } from './projections/tables.ts';
 import { reactors } from './processes/all.ts';
@@ -34,6 +40,11 @@ import {
   type AutomationRunOptions,
 } from './processes/automations/worker.ts';
 import { ContactEventRetention } from './processes/contact-events/retention.ts';
+import {
+  DEFAULT_DOMAIN_CHECK_OPTIONS,
+  DomainCheckProcess,
+  type DomainCheckOptions,
+} from './processes/domains/worker.ts';
 import {
   DEFAULT_NOTICE_OPTIONS,
   WebhookNoticeProcess,
@@ -66,6 +77,8 @@ export interface System {
   renderer: TemplateRenderer;
   mail: MailSender;
   webhooks: { allowPrivate: boolean };
+  /** DNS, the secret vault (DKIM keys), our hosts and key generation, as the domain commands use them. */
+  domains: DomainPorts;
   close(): Promise<void>;
 }
 
@@ -102,6 +115,19 @@ export interface SystemOptions {
    * the handler finishing in the background); default 10 s.
    */
   readModelDeadlineMs?: number;
+  /**
+   * The vault's master key (`SECRETS_KEY`, base64 of 32 bytes); without it, `<dataDir>/secrets.key`,
+   * made on first start. Every process on one database must use the same one.
+   */
+  secretsKey?: string;
+  /** Where the key file lives when there is no `secretsKey` (default `.data`). */
+  dataDir?: string;
+  /** DNS servers for domain checks (`DNS_SERVERS`); none: the system's resolver. */
+  dns?: { servers?: string[]; timeoutMs?: number };
+  /** The hosts domains point their records at (`MAIL_HOSTNAME` and the `MAIL_*_HOST` variables). */
+  mailHosts?: MailHosts;
+  /** The background DNS re-check of domains. */
+  domainChecks?: Partial<DomainCheckOptions>;
 }
 
 export async function openSystem(databaseUrl: string, options: SystemOptions = {}): Promise<System> {
@@ -129,6 +155,16 @@ export async function openSystem(databaseUrl: string, options: SystemOptions = {
   const idempotencyKeys = new IdempotencyKeys(database.pool, readModelDeadlineMs);
   idempotencyKeys.start();
   const commands: CommandContext = { store, registry, readModels: runner, sanitiseHtml };
+  const vault = await SecretVault.open(
+    database.pool,
+    await loadMasterKey({ secretsKey: options.secretsKey, dataDir: options.dataDir ?? path.resolve('.data') }),
+  );
+  const domains: DomainPorts = {
+    dns: new NodeDns({ servers: options.dns?.servers, timeoutMs: options.dns?.timeoutMs }),
+    secrets: vault,
+    hosts: options.mailHosts ?? readConfig({}).mailHosts,
+    newDkimKey: generateDkimKeyPair,
+  };
   const mail = openMailSender({
     smtpUrl: options.smtpUrl,
     outboxDir: options.outboxDir ?? path.resolve('.data', 'outbox'),
@@ -159,6 +195,11 @@ export async function openSystem(databaseUrl: string, options: SystemOptions = {
     purgeStore: !options.eventStoreUrl,
   });
   if (options.deliver !== false) retention.start();
+  const domainChecks = new DomainCheckProcess(
+    { pool: database.pool, bus, commands, ports: domains },
+    { ...DEFAULT_DOMAIN_CHECK_OPTIONS, ...options.domainChecks },
+  );
+  if (options.deliver !== false) await domainChecks.start();
   return {
     database,
     readDb: database.db.withTables<ReadModels>(),
@@ -168,6 +209,7 @@ export async function openSystem(databaseUrl: string, options: SystemOptions = {
     commands,
     mail,
     webhooks: { allowPrivate },
+    domains,
     cursors: new Cursors(await serverSecret(database.pool, 'cursor')),
     rateLimiter: new RateLimiter(database.pool),
     requestLog,
@@ -178,6 +220,7 @@ export async function openSystem(databaseUrl: string, options: SystemOptions = {
       await notices.stop();
       await automationRuns.stop();
       await retention.stop();
+      await domainChecks.stop();
       await deliveryPool.end();
       await runner.stop();
       await idempotencyKeys.close();
@@ -205,6 +248,7 @@ export function serve(system: System, options: { logger?: boolean | object } = {
       idempotencyKeys: system.idempotencyKeys,
       renderer: system.renderer,
       webhooks: { checkUrl: (url) => checkReceiverUrl(url, system.webhooks) },
+      domains: system.domains,
     },
     options,
   );
@@ -229,6 +273,7 @@ async function migrate(client: pg.PoolClient): Promise<void> {
   await client.query(REQUEST_LOG_SCHEMA);
   await client.query(IDEMPOTENCY_SCHEMA);
   await client.query('CREATE TABLE IF NOT EXISTS server_secrets (name text PRIMARY KEY, value bytea NOT NULL)');
+  await SecretVault.migrate(client);
 }
 
 /** A secret shared by every process on this database (cursor signing), made once. */

@@ -1,5 +1,6 @@
 import type pg from 'pg';
 import type { Kysely } from 'kysely';
+import type { DomainPorts } from '../commands/domains/handlers.ts';
 import type { CommandContext } from '../commands/execute.ts';
 import type { TemplateRenderer } from '../commands/templates/render.ts';
 import type { ReceiverUrlCheck } from '../commands/webhooks/handlers.ts';
@@ -25,4 +26,6 @@ export interface ApiDeps {
   renderer: TemplateRenderer;
   /** Webhook receivers: the URL policy (`http://` and private addresses only where WEBHOOK_ALLOW_PRIVATE is set). */
   webhooks: { checkUrl: ReceiverUrlCheck };
+  /** What domain commands reach outside: DNS, the secret vault, our hosts, key generation. */
+  domains: DomainPorts;
 }

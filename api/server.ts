@@ -11,6 +11,7 @@ import { audiences } from './routes/audiences/index.ts';
 import { automations } from './routes/automations/index.ts';
 import { contactEvents } from './routes/contact-events/index.ts';
 import { contacts } from './routes/contacts/index.ts';
+import { domains } from './routes/domains/index.ts';
 import { keys } from './routes/keys/index.ts';
 import { roles } from './routes/roles/index.ts';
 import { self } from './routes/self/index.ts';
@@ -24,6 +25,7 @@ const RESOURCES = [
   keys,
   roles,
   templates,
+  domains,
   suppressions,
   webhooks,
   automations,

@@ -16,6 +16,7 @@
  *   outbound            20,000 messages composed, DKIM-signed and delivered to a loopback MX: ours vs nodemailer alone
  *   inbound             5,000 signed messages over SMTP: a discarding smtp-server, our listener into the blob
  *                       store, and the same with authentication, parsing, threading and the spam verdict
+ *   domains             1,000 domains verified against a loopback DNS server (one answering late), GET /domains pages
  *
  *   contention          concurrent creates of templates and audiences in one workspace (one registry stream), 1 and 3 systems
  *
@@ -23,6 +24,7 @@
  */
 import { contactsBench } from './contacts.ts';
 import { contentionBench } from './contention.ts';
+import { domainsBench } from './domains.ts';
 import { eventstoreBench } from './eventstore.ts';
 import { httpSuppressionsBench } from './http-suppressions.ts';
 import { rebuildBench } from './rebuild.ts';
@@ -47,6 +49,7 @@ const ORDER = [
   'contact-events',
   'outbound',
   'inbound',
+  'domains',
   'contention',
 ] as const;
 type Name = (typeof ORDER)[number];
@@ -103,6 +106,8 @@ async function main(argv: string[]): Promise<number> {
         return outboundBench();
       case 'inbound':
         return inboundBench();
+      case 'domains':
+        return domainsBench();
       case 'contention':
         return contentionBench();
     }

@@ -55,6 +55,10 @@ async function main(argv: string[]): Promise<number> {
     poolSize: 4,
     deliver: false,
     project: command !== 'projections status',
+    secretsKey: config.secretsKey,
+    dataDir: config.dataDir,
+    dns: { servers: config.dnsServers },
+    mailHosts: config.mailHosts,
   });
   try {
     return await run(system, command, values, arg);

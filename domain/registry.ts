@@ -3,6 +3,8 @@ import { audienceEvents } from './audiences/events.ts';
 import { automationEvents } from './automations/events.ts';
 import { contactEventEvents } from './contact-events/events.ts';
 import { contactEvents } from './contacts/events.ts';
+import { domainNameEvents } from './domain-names/events.ts';
+import { domainEvents } from './domains/events.ts';
 import { roleEvents } from './roles/events.ts';
 import { EventRegistry, type EventOf } from './shared/events.ts';
 import { suppressionEvents } from './suppressions/events.ts';
@@ -24,6 +26,8 @@ const definitions = [
   ...audienceEvents,
   ...contactEventEvents,
   ...automationEvents,
+  ...domainEvents,
+  ...domainNameEvents,
 ];
 
 export const registry = new EventRegistry(definitions);

@@ -20,7 +20,7 @@ export interface Config {
   /** `DNS_SERVERS` (`host:port,...`); empty: the system resolver's servers. */
   dnsServers: string[];
   /** Hosts domains point their records at, from `MAIL_HOSTNAME` unless each is set on its own. */
-  mailHosts: { mx: string; spfInclude: string; returnPath: string; tracking: string };
+  mailHosts: { mx: string; spfInclude: string; returnPath: string; tracking: string; storage: string };
   /** `SECRETS_KEY`: base64 of the 32-byte master key; without it, a key file under `dataDir`. */
   secretsKey: string | undefined;
   /**
@@ -63,6 +63,7 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
       spfInclude: env.MAIL_SPF_INCLUDE || `spf.${mailHostname}`,
       returnPath: env.MAIL_RETURN_PATH_HOST || `bounces.${mailHostname}`,
       tracking: env.MAIL_TRACKING_HOST || `track.${mailHostname}`,
+      storage: env.MAIL_FILES_HOST || `files.${mailHostname}`,
     },
     secretsKey: env.SECRETS_KEY || undefined,
     outbound: {

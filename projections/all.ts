@@ -2,6 +2,7 @@ import { apiKeysProjector } from './api-keys/projector.ts';
 import { automationsProjector } from './automations/projector.ts';
 import { contactEventsProjector } from './contact-events/projector.ts';
 import { contactsProjector } from './contacts/projector.ts';
+import { domainsProjector } from './domains/projector.ts';
 import type { Projector } from './projector.ts';
 import { rolesProjector } from './roles/projector.ts';
 import { suppressionsProjector } from './suppressions/projector.ts';
@@ -20,4 +21,5 @@ export const projectors: readonly Projector[] = [
   contactsProjector,
   contactEventsProjector,
   automationsProjector,
+  domainsProjector,
 ];

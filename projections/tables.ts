@@ -2,6 +2,7 @@ import type { ApiKeysTables } from './api-keys/tables.ts';
 import type { AutomationsTables } from './automations/tables.ts';
 import type { ContactEventsTables } from './contact-events/tables.ts';
 import type { ContactsTables } from './contacts/tables.ts';
+import type { DomainsTables } from './domains/tables.ts';
 import type { RolesTables } from './roles/tables.ts';
 import type { SuppressionsTables } from './suppressions/tables.ts';
 import type { TemplatesTables } from './templates/tables.ts';
@@ -22,7 +23,8 @@ export type ReadModels = Flat<
     WebhooksTables &
     ContactsTables &
     ContactEventsTables &
-    AutomationsTables
+    AutomationsTables &
+    DomainsTables
 >;
 
 /** One object type, as Kysely's `withTables` wants (an intersection of interfaces has no index signature). */

@@ -72,6 +72,18 @@ const TABLE = {
   ],
   template_name_taken: [409, 'Another template of the workspace has this name (ignoring case).'],
   template_slug_taken: [409, 'Another template of the workspace has this slug.'],
+  domain_in_use: [
+    409,
+    'The domain is added to a workspace already (this one or another), or is a tracking or storage host of a domain: a name serves one at a time.',
+  ],
+  tracking_host_in_use: [
+    409,
+    'Another domain (or this one, as its storage host) uses this host, or it is an added domain.',
+  ],
+  storage_host_in_use: [
+    409,
+    'Another domain (or this one, as its tracking host) uses this host, or it is an added domain.',
+  ],
   webhook_disabled: [409, 'The webhook endpoint is disabled; enable it first.'],
   version_conflict: [409, 'Someone else changed the resource after you read it.'],
   invalid_parameter: [422, 'A field or query parameter is invalid; `param` names it.'],

@@ -24,6 +24,7 @@ export interface Observations {
   dmarc?: Lookup<string>;
   return_path?: Lookup<string>;
   tracking?: Lookup<string>;
+  storage?: Lookup<string>;
   organizational_dmarc?: Lookup<string>;
 }
 
@@ -110,6 +111,7 @@ function judge(record: RequiredRecord, setup: DomainSetup, observations: Observa
       return judgeDmarc(record, lookup.records as string[]);
     case 'return_path':
     case 'tracking':
+    case 'storage':
       return judgeCname(record, lookup.records as string[]);
   }
 }

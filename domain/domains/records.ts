@@ -8,8 +8,10 @@ export interface MailHosts {
   spfInclude: string;
   /** The target of the domain's return-path CNAME; it carries our SPF record and MX for bounces. */
   returnPath: string;
-  /** The target of the domain's tracking CNAME (links and the open pixel). */
+  /** The target of the domain's tracking host CNAME (links and the open pixel). */
   tracking: string;
+  /** The target of the domain's storage host CNAME (download links of files). */
+  storage: string;
 }
 
 /** The public half of the domain's DKIM key: its selector and base64 SubjectPublicKeyInfo. */
@@ -27,9 +29,13 @@ export interface DomainSetup {
   dkim: DkimPublicKey | null;
   /** The policy our recommended DMARC record carries; `none` (monitor first) when not chosen. */
   dmarcPolicy?: DmarcPolicy | null;
+  /** The domain's own host for links and the open pixel; absent or null: ours is used, no record. */
+  trackingHost?: string | null;
+  /** The domain's own host for download links; absent or null: ours is used, no record. */
+  storageHost?: string | null;
 }
 
-export type RecordPurpose = 'receiving' | 'spf' | 'dkim' | 'dmarc' | 'return_path' | 'tracking';
+export type RecordPurpose = 'receiving' | 'spf' | 'dkim' | 'dmarc' | 'return_path' | 'tracking' | 'storage';
 
 export interface RequiredRecord {
   type: 'MX' | 'TXT' | 'CNAME';
@@ -44,7 +50,6 @@ export const MX_PRIORITY = 10;
 
 /** Where a domain's return path (envelope sender) lives: a subdomain, so its SPF aligns in relaxed mode. */
 export const returnPathName = (domain: string) => `bounces.${domain}`;
-export const trackingName = (domain: string) => `track.${domain}`;
 export const dkimName = (selector: string, domain: string) => `${selector}._domainkey.${domain}`;
 export const dmarcName = (domain: string) => `_dmarc.${domain}`;
 
@@ -73,8 +78,17 @@ export function requiredRecords(setup: DomainSetup): RequiredRecord[] {
       purpose: 'dmarc',
     },
     { type: 'CNAME', name: returnPathName(domain), value: hosts.returnPath, priority: null, purpose: 'return_path' },
-    { type: 'CNAME', name: trackingName(domain), value: hosts.tracking, priority: null, purpose: 'tracking' },
   );
+  if (setup.trackingHost)
+    records.push({
+      type: 'CNAME',
+      name: setup.trackingHost,
+      value: hosts.tracking,
+      priority: null,
+      purpose: 'tracking',
+    });
+  if (setup.storageHost)
+    records.push({ type: 'CNAME', name: setup.storageHost, value: hosts.storage, priority: null, purpose: 'storage' });
   return records;
 }
 

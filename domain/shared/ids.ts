@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto';
 /**
  * What follows an id's prefix: 24 hex digits (12 random bytes, or a digest), 24 base-36
  * characters (api keys: they travel inside the token, so no `_`), or a UUID (the spec's
- * suppression ids).
+ * suppression and domain ids).
  */
 type Body = 'hex24' | 'base36x24' | 'uuid';
 
@@ -34,6 +34,10 @@ export const ID_KINDS = {
   automationRun: { prefix: 'aur_', body: 'hex24', from: 'digest' },
   automationSend: { prefix: 'asr_', body: 'hex24', from: 'digest' },
   request: { prefix: 'req_', body: 'hex24', from: 'random' },
+  /** The spec's domain ids are UUIDs. */
+  domain: { prefix: '', body: 'uuid', from: 'random' },
+  /** A DKIM key pair of a domain; its private half is in the secret vault under this id, never in an event. */
+  dkimKey: { prefix: 'dkim_', body: 'hex24', from: 'random' },
 } as const satisfies Record<string, { prefix: string; body: Body; from: 'random' | 'digest' }>;
 
 export type IdKind = keyof typeof ID_KINDS;

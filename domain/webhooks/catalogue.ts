@@ -92,6 +92,22 @@ const mappers = {
     concerns: { address: d.email },
     data: { id: d.contactId, email: d.email, deletedAt: d.deletedAt },
   }),
+  // Domain events concern the domain, so a domain allowlist narrows them.
+  DomainVerified: (d) => ({
+    type: 'domain.verified',
+    concerns: { domain: d.domain },
+    data: { id: d.domainId, domain: d.domain, receiving: d.receiving, sending: d.sending, verifiedAt: d.verifiedAt },
+  }),
+  DomainVerificationFailed: (d) => ({
+    type: 'domain.failed',
+    concerns: { domain: d.domain },
+    data: { id: d.domainId, domain: d.domain, error: d.error, failedAt: d.failedAt },
+  }),
+  DomainDeleted: (d) => ({
+    type: 'domain.deleted',
+    concerns: { domain: d.domain },
+    data: { id: d.domainId, domain: d.domain, deletedAt: d.deletedAt },
+  }),
 } satisfies { [T in EventType]?: Mapper<T> };
 
 /** The domain event types that become webhook events. */

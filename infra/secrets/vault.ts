@@ -1,5 +1,6 @@
 import crypto from 'node:crypto';
 import type pg from 'pg';
+import type { SecretStore } from './port.ts';
 
 const SECRETS_SCHEMA = `
 CREATE TABLE IF NOT EXISTS vault_secrets (
@@ -20,7 +21,7 @@ const CANARY = 'vault:canary';
  * as associated data, so a value copied onto another id does not decrypt. The table alone
  * (a dump, a backup, a replica) reveals nothing without the master key.
  */
-export class SecretVault {
+export class SecretVault implements SecretStore {
   // Private fields: util.inspect and JSON never show them, so logging the vault shows no key.
   readonly #pool: pg.Pool;
   readonly #key: Buffer;
@@ -31,8 +32,8 @@ export class SecretVault {
   }
 
   /** The table; run with the other migrations, one process at a time. */
-  static async migrate(pool: pg.Pool): Promise<void> {
-    await pool.query(SECRETS_SCHEMA);
+  static async migrate(db: pg.Pool | pg.PoolClient): Promise<void> {
+    await db.query(SECRETS_SCHEMA);
   }
 
   /**

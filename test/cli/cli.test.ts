@@ -4,12 +4,13 @@ import t from 'tap';
 import { SCOPEABLE } from '../../domain/shared/permissions.ts';
 import { openSystem, serve } from '../../system.ts';
 import { freshDatabase } from '../support/database.ts';
+import { TEST_SECRETS_KEY } from '../support/secrets.ts';
 
 const run = promisify(execFile);
 
 async function cli(url: string, ...args: string[]) {
   const { stdout } = await run('node', ['--import=tsx', 'cli/main.ts', ...args], {
-    env: { ...process.env, DATABASE_URL: url },
+    env: { ...process.env, DATABASE_URL: url, SECRETS_KEY: TEST_SECRETS_KEY },
     timeout: 60_000,
   });
   return stdout.trim().split('\n').filter(Boolean);
@@ -60,7 +61,7 @@ t.test('operator CLI against the same database as the server', async (t) => {
 
 t.test('keys create: an operator issues a key for an existing workspace, the way back in', async (t) => {
   const url = await freshDatabase(t);
-  const system = await openSystem(url);
+  const system = await openSystem(url, { secretsKey: TEST_SECRETS_KEY });
   const app = await serve(system);
   t.teardown(async () => {
     await app.close();

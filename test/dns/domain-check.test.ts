@@ -12,12 +12,14 @@ const HOSTS = {
   spfInclude: 'spf.mail.test',
   returnPath: 'bounces.mail.test',
   tracking: 'track.mail.test',
+  storage: 'files.mail.test',
 };
 const keys = await generateDkimKeyPair();
 const SETUP: DomainSetup = {
   domain: 'example.com',
   hosts: HOSTS,
   dkim: { selector: 'wms202601', publicKey: keys.publicKey },
+  trackingHost: 'track.example.com',
 };
 
 /** What a DNS host makes of the records we ask for: TXT values over 255 bytes split in chunks. */

@@ -8,9 +8,15 @@ const HOSTS = {
   spfInclude: 'spf.mail.test',
   returnPath: 'bounces.mail.test',
   tracking: 'track.mail.test',
+  storage: 'files.mail.test',
 };
 const KEY = 'MIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8AMIIBCgKCAQEAwF2abc+def/ghiQIDAQAB';
-const SETUP: DomainSetup = { domain: 'example.com', hosts: HOSTS, dkim: { selector: 'wms202601', publicKey: KEY } };
+const SETUP: DomainSetup = {
+  domain: 'example.com',
+  hosts: HOSTS,
+  dkim: { selector: 'wms202601', publicKey: KEY },
+  trackingHost: 'track.example.com',
+};
 
 const found = <T>(...records: T[]): Lookup<T> => ({ status: 'found', records });
 const missing: Lookup<never> = { status: 'missing' };
@@ -24,6 +30,7 @@ const published: Required<Omit<Observations, 'organizational_dmarc'>> = {
   dmarc: found('v=DMARC1; p=reject; rua=mailto:dmarc@example.com'),
   return_path: found('bounces.mail.test'),
   tracking: found('track.mail.test'),
+  storage: found('files.mail.test'),
 };
 const nothing: Observations = {
   receiving: missing,
@@ -32,6 +39,7 @@ const nothing: Observations = {
   dmarc: missing,
   return_path: missing,
   tracking: missing,
+  storage: missing,
 };
 
 const statuses = (observations: Observations, setup = SETUP) =>

@@ -188,6 +188,7 @@ t.test('through checkDomain: the report uses what the check found for DKIM and t
       spfInclude: 'spf.mail.test',
       returnPath: 'bounces.mail.test',
       tracking: 'track.mail.test',
+      storage: 'files.mail.test',
     },
     dkim: { selector: 'wms202601', publicKey: 'KEY' },
   };

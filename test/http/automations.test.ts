@@ -5,6 +5,7 @@ import { openSystem, serve } from '../../system.ts';
 import { startTestApp, type TestApp } from '../support/app.ts';
 import { freshDatabase } from '../support/database.ts';
 import { eventually } from '../support/receiver.ts';
+import { TEST_SECRETS_KEY } from '../support/secrets.ts';
 
 /** A minute of the automations lasts 100 ms here. */
 const FAST = { automations: { minuteMs: 100, pollMs: 20 } };
@@ -607,7 +608,7 @@ t.test(
 
 t.test('timers survive a restart of the system', async (t) => {
   const url = await freshDatabase(t);
-  const options = { automations: { minuteMs: 200, pollMs: 20 } };
+  const options = { secretsKey: TEST_SECRETS_KEY, automations: { minuteMs: 200, pollMs: 20 } };
   let system = await openSystem(url, options);
   let app = await serve(system);
   const ws = await createWorkspace(system.commands, { name: 'R', ownerEmail: 'owner@example.com' });

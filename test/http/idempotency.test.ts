@@ -3,6 +3,7 @@ import t from 'tap';
 import { openSystem, serve } from '../../system.ts';
 import { startTestApp, type TestApp } from '../support/app.ts';
 import { freshDatabase } from '../support/database.ts';
+import { TEST_SECRETS_KEY } from '../support/secrets.ts';
 
 const key = (k: string) => ({ 'idempotency-key': k });
 
@@ -228,7 +229,12 @@ t.test(
     const ws = await h.workspace();
     // A second process on the same database: it takes requests and waits on the checkpoints the
     // first one projects, with a deadline brought down from 10 s.
-    const late = await openSystem(h.url, { project: false, deliver: false, readModelDeadlineMs: 1000 });
+    const late = await openSystem(h.url, {
+      secretsKey: TEST_SECRETS_KEY,
+      project: false,
+      deliver: false,
+      readModelDeadlineMs: 1000,
+    });
     const lateApp = await serve(late);
     t.teardown(async () => {
       await lateApp.close();

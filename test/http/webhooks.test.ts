@@ -4,6 +4,7 @@ import { openSystem } from '../../system.ts';
 import { eventually, startReceiver } from '../support/receiver.ts';
 import { startSmtpServer } from '../support/smtp.ts';
 import { startTestApp, type TestApp } from '../support/app.ts';
+import { TEST_SECRETS_KEY } from '../support/secrets.ts';
 
 const FAST = { allowPrivate: true, retryScheduleMs: [50, 50, 50], timeoutMs: 400, pollMs: 20 };
 const errorOf = (res: { statusCode: number; json: () => any }) => [
@@ -699,6 +700,7 @@ t.test('failures of attempts in flight when the count reaches 100 are not counte
   for (let i = 0; i < 120; i++) await h.request(ws.apiKey, 'POST', `/webhooks/${e.id}/test`);
   // One sender takes all 120 at once: every attempt starts before the first one fails.
   const sender = await openSystem(h.url, {
+    secretsKey: TEST_SECRETS_KEY,
     project: false,
     smtpUrl: smtp.url,
     webhooks: { ...FAST, retryScheduleMs: [], timeoutMs: 5_000, concurrency: 200 },

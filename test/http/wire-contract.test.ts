@@ -2,10 +2,11 @@ import t from 'tap';
 import { openSystem, serve } from '../../system.ts';
 import { startTestApp } from '../support/app.ts';
 import { awayFromMinuteEnd } from '../support/clock.ts';
+import { TEST_SECRETS_KEY } from '../support/secrets.ts';
 
 /** The service once more on the same database, as another server process runs it. */
 async function secondServer(t: { teardown(fn: () => Promise<void>): void }, url: string) {
-  const system = await openSystem(url);
+  const system = await openSystem(url, { secretsKey: TEST_SECRETS_KEY });
   const app = await serve(system);
   t.teardown(async () => {
     await app.close();

@@ -6,6 +6,7 @@ import { createWorkspace } from '../../commands/workspaces/handlers.ts';
 import { openSystem, serve } from '../../system.ts';
 import { freshDatabase } from '../support/database.ts';
 import { eventually } from '../support/receiver.ts';
+import { TEST_SECRETS_KEY } from '../support/secrets.ts';
 
 const MINUTE_MS = 300;
 
@@ -25,7 +26,7 @@ function startServer(url: string) {
 t.test('a wait timer set by a server that is SIGKILLed fires after another server starts', async (t) => {
   const url = await freshDatabase(t);
   // This process takes requests and follows the log (enrolment), but walks no runs: `deliver: false`.
-  const quiet = await openSystem(url, { deliver: false });
+  const quiet = await openSystem(url, { secretsKey: TEST_SECRETS_KEY, deliver: false });
   const app = await serve(quiet);
   t.teardown(async () => {
     await app.close();

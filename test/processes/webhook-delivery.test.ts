@@ -11,13 +11,18 @@ import { freshDatabase } from '../support/database.ts';
 import { eventually, startReceiver } from '../support/receiver.ts';
 import { startSmtpServer } from '../support/smtp.ts';
 import { startTcpProxy } from '../support/tcp-proxy.ts';
+import { TEST_SECRETS_KEY } from '../support/secrets.ts';
 
 const NATS_URL = process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
 const now = () => new Date().toISOString();
 
 /** A workspace with one endpoint hearing suppressions, made by a process that sends nothing itself. */
 async function setUp(t: { teardown(fn: () => unknown): void }, url: string, receiverUrl: string) {
-  const quiet = await openSystem(url, { deliver: false, webhooks: { allowPrivate: true } });
+  const quiet = await openSystem(url, {
+    secretsKey: TEST_SECRETS_KEY,
+    deliver: false,
+    webhooks: { allowPrivate: true },
+  });
   t.teardown(() => quiet.close());
   const ws = await createWorkspace(quiet.commands, { name: 'Crash', ownerEmail: 'owner@crash.test' });
   const actor = { workspaceId: ws.workspaceId, kind: 'system' as const, id: null };
@@ -103,6 +108,7 @@ t.test(
 
     const queue = `webhooks-lost-${crypto.randomBytes(4).toString('hex')}`;
     const sender: System = await openSystem(url, {
+      secretsKey: TEST_SECRETS_KEY,
       natsUrl: NATS_URL,
       project: false,
       webhooks: { allowPrivate: true, pollMs: 1500, staleAfterMs: 300, queue },
@@ -131,6 +137,7 @@ t.test('a NATS outage delays deliveries and loses none', async (t) => {
   const queue = `webhooks-outage-${crypto.randomBytes(4).toString('hex')}`;
   // 100 ms between reconnects: the 4 s outage is 40 attempts, past the 10 nats.js allows by default.
   const sender: System = await openSystem(url, {
+    secretsKey: TEST_SECRETS_KEY,
     natsUrl: `nats://127.0.0.1:${proxy.port}`,
     nats: { reconnectWaitMs: 100 },
     project: false,
@@ -177,6 +184,7 @@ t.test('a switch-off notice the mail server refused until the process stopped is
   const smtp = await startSmtpServer(t, () => false);
   const { quiet, actor, endpointId } = await setUp(t, url, receiver.url);
   const options = {
+    secretsKey: TEST_SECRETS_KEY,
     project: false,
     smtpUrl: smtp.url,
     webhooks: { allowPrivate: true, pollMs: 20, retryScheduleMs: Array(150).fill(1) },

@@ -5,6 +5,7 @@ import { createWorkspace } from '../../commands/workspaces/handlers.ts';
 import { openSystem, type System } from '../../system.ts';
 import { freshDatabase } from '../support/database.ts';
 import { eventually } from '../support/receiver.ts';
+import { TEST_SECRETS_KEY } from '../support/secrets.ts';
 
 const LEADER_LOCK = 72_626_002;
 
@@ -27,10 +28,10 @@ t.test(
     const admin = new pg.Client({ connectionString: url });
     await admin.connect();
     t.teardown(() => admin.end());
-    const a = await openSystem(url, { deliver: false });
+    const a = await openSystem(url, { secretsKey: TEST_SECRETS_KEY, deliver: false });
     t.teardown(() => a.close());
     t.ok(await leads(a), 'the first process leads');
-    const b = await openSystem(url, { deliver: false });
+    const b = await openSystem(url, { secretsKey: TEST_SECRETS_KEY, deliver: false });
     let bClosed = false;
     t.teardown(() => (bClosed ? undefined : b.close()));
     t.notOk(await leads(b), 'the second waits for the lock');
@@ -81,7 +82,7 @@ t.test(
   'a batch commits only from the checkpoint its process left: once another process projected further, it applies nothing',
   async (t) => {
     const url = await freshDatabase(t);
-    const a = await openSystem(url, { deliver: false });
+    const a = await openSystem(url, { secretsKey: TEST_SECRETS_KEY, deliver: false });
     t.teardown(() => a.close());
     const ws = await createWorkspace(a.commands, { name: 'Fence', ownerEmail: 'owner@fence.test' });
     const actor = { workspaceId: ws.workspaceId, kind: 'system' as const, id: null };

@@ -2,6 +2,7 @@ import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { createWorkspace } from '../../commands/workspaces/handlers.ts';
 import { openSystem, serve, type System, type SystemOptions } from '../../system.ts';
 import { freshDatabase } from './database.ts';
+import { TEST_SECRETS_KEY } from './secrets.ts';
 
 export interface TestApp {
   system: System;
@@ -24,7 +25,7 @@ export async function startTestApp(
   options: SystemOptions = {},
 ): Promise<TestApp> {
   const url = await freshDatabase(t);
-  const system = await openSystem(url, options);
+  const system = await openSystem(url, { secretsKey: TEST_SECRETS_KEY, ...options });
   const app = await serve(system);
   t.teardown(async () => {
     await app.close();

@@ -5,9 +5,10 @@
  */
 import { createWorkspace } from '../../commands/workspaces/handlers.ts';
 import { openSystem, serve } from '../../system.ts';
+import { TEST_SECRETS_KEY } from './secrets.ts';
 
 const [url, workspaces, options] = process.argv.slice(2);
-const system = await openSystem(url!, options ? JSON.parse(options) : {});
+const system = await openSystem(url!, { secretsKey: TEST_SECRETS_KEY, ...(options ? JSON.parse(options) : {}) });
 const keys: string[] = [];
 for (let i = 0; i < Number(workspaces ?? 0); i++) {
   keys.push(

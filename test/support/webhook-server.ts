@@ -3,9 +3,11 @@
  * and delivers webhooks to loopback receivers; says `ready` over IPC. Killed with SIGKILL by the test.
  */
 import { openSystem } from '../../system.ts';
+import { TEST_SECRETS_KEY } from './secrets.ts';
 
 const [url, natsUrl, queue] = process.argv.slice(2);
 await openSystem(url!, {
+  secretsKey: TEST_SECRETS_KEY,
   natsUrl: natsUrl || undefined,
   webhooks: { allowPrivate: true, pollMs: 20, timeoutMs: 30_000, queue: queue! },
 });

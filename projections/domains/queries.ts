@@ -1,0 +1,59 @@
+import { sql, type Kysely, type Selectable } from 'kysely';
+import type { SendingStanding } from '../../domain/domains/sending.ts';
+import type { ReadModels } from '../tables.ts';
+import type { DomainsTables } from './tables.ts';
+
+type Db = Kysely<ReadModels>;
+
+export type DomainRow = Selectable<DomainsTables['domains']>;
+
+/** A domain of the workspace by id: what every route of a domain and its addresses starts from. */
+export async function findDomain(db: Db, workspaceId: string, id: string): Promise<DomainRow | undefined> {
+  return db
+    .selectFrom('domains')
+    .selectAll()
+    .where('workspace_id', '=', workspaceId)
+    .where('id', '=', id)
+    .executeTakeFirst();
+}
+
+/**
+ * A domain of the workspace by name (lower-case, punycode: `checkDomainName` gives that form), as
+ * a sender's address names it.
+ */
+export async function findDomainByName(db: Db, workspaceId: string, name: string): Promise<DomainRow | undefined> {
+  return db
+    .selectFrom('domains')
+    .selectAll()
+    .where('workspace_id', '=', workspaceId)
+    .where('domain', '=', name)
+    .executeTakeFirst();
+}
+
+/** The domain of that name in whichever workspace holds it (one at most), as inbound mail needs it. */
+export async function findDomainAnywhere(db: Db, name: string): Promise<DomainRow | undefined> {
+  return db.selectFrom('domains').selectAll().where('domain', '=', name).executeTakeFirst();
+}
+
+/** Alphabetical (byte order of the punycode names), after the cursor's (domain, id). */
+export async function listDomains(
+  db: Db,
+  workspaceId: string,
+  limit: number,
+  after: [string, string] | null,
+): Promise<DomainRow[]> {
+  let q = db.selectFrom('domains').selectAll().where('workspace_id', '=', workspaceId);
+  if (after) q = q.where(sql<boolean>`(domain COLLATE "C", id) > (${after[0]} COLLATE "C", ${after[1]}::uuid)`);
+  return q
+    .orderBy(sql`domain COLLATE "C"`)
+    .orderBy('id')
+    .limit(limit + 1)
+    .execute();
+}
+
+/** What `canSend` (domain/domains/sending.ts) decides on. */
+export const sendingStandingOf = (row: DomainRow): SendingStanding => ({
+  status: row.sending_status,
+  checkedAt: row.last_checked_at?.toISOString() ?? null,
+  everVerified: row.ever_verified,
+});
