@@ -442,6 +442,98 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/domains": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List domains
+         * @description Scope: `domains:read`. Alphabetical by domain (punycode, byte order). Rows without `addresses`, `records` and `dmarc`. Credentials narrowed to some addresses or domains read it whole.
+         */
+        get: operations["listDomains"];
+        put?: never;
+        /**
+         * Add a domain
+         * @description Scope: `domains:write`. Makes its 2048-bit RSA DKIM key (the private half is never shown). A name is one workspace's at a time across the service: 409 `domain_in_use` when it is taken (here or elsewhere). A credential narrowed to some addresses or domains changes only what sits inside its own lists (422 `capability_unsupported` on `addressAllowlist`).
+         */
+        post: operations["createDomain"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/domains/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read a domain
+         * @description Scope: `domains:read`. With `addresses`, `records` and `dmarc`. An unverified domain (receiving or sending) whose last check is over 20 seconds old is checked in DNS first. The id must be a domain id of this workspace. Credentials narrowed to some addresses or domains read it whole.
+         */
+        get: operations["getDomain"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a domain
+         * @description Scope: `domains:write`. Frees the name (and its hosts) for any workspace; its DKIM keys are destroyed. Fires `domain.deleted`. OAuth tokens need step-up elevation (403 `step_up_required`); API keys are never asked. A credential narrowed to some addresses or domains changes only what sits inside its own lists (422 `capability_unsupported` on `addressAllowlist`).
+         */
+        delete: operations["deleteDomain"];
+        options?: never;
+        head?: never;
+        /**
+         * Update a domain
+         * @description Scope: `domains:write`. Omitted fields stay. A tracking or storage host is a name under the domain, pending until its CNAME is seen; a host another domain uses is 409 `tracking_host_in_use` (`storage_host_in_use`). A credential narrowed to some addresses or domains changes only what sits inside its own lists (422 `capability_unsupported` on `addressAllowlist`).
+         */
+        patch: operations["updateDomain"];
+        trace?: never;
+    };
+    "/domains/{id}/verify": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Verify a domain
+         * @description Scope: `domains:write`. Looks every record up in DNS now and answers the domain as that leaves it. A record DNS did not answer for (SERVFAIL, timeout) reads `status: null`, and sending `unknown`. A credential narrowed to some addresses or domains changes only what sits inside its own lists (422 `capability_unsupported` on `addressAllowlist`).
+         */
+        post: operations["verifyDomain"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/domains/{id}/dkim/rotate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Rotate a domain's DKIM key
+         * @description Scope: `domains:write`. A new 2048-bit key under a new selector: `records` then show its DKIM record to publish. The current key signs until a check finds the new record; then the new one signs and the old one is destroyed. A credential narrowed to some addresses or domains changes only what sits inside its own lists (422 `capability_unsupported` on `addressAllowlist`).
+         */
+        post: operations["rotateDomainDkimKey"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/suppressions": {
         parameters: {
             query?: never;
@@ -6978,6 +7070,1802 @@ export interface operations {
                             type?: "validation_error";
                             /** @enum {string} */
                             code?: "idempotency_key_reuse" | "invalid_parameter" | "template_version_not_found" | "unknown_parameter";
+                        };
+                    };
+                };
+            };
+            /** @description `rate_limited`: see /docs/errors. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "rate_limit_error";
+                            /** @enum {string} */
+                            code?: "rate_limited";
+                        };
+                    };
+                };
+            };
+            /** @description `internal_error`: see /docs/errors. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "api_error";
+                            /** @enum {string} */
+                            code?: "internal_error";
+                        };
+                    };
+                };
+            };
+            /** @description `unreachable`: see /docs/errors. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "api_error";
+                            /** @enum {string} */
+                            code?: "unreachable";
+                        };
+                    };
+                };
+            };
+        };
+    };
+    listDomains: {
+        parameters: {
+            query?: {
+                limit?: number;
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description List domains */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        object: "list";
+                        data: {
+                            /** @constant */
+                            object: "domain";
+                            id: string;
+                            /** @description Lower-case; an IDN in punycode. */
+                            domain: string;
+                            receiving: {
+                                verified: boolean;
+                                verifiedAt: string | null;
+                                catchAll: boolean;
+                                lastCheckedAt: string | null;
+                                error: string | null;
+                            };
+                            sending: {
+                                /** @enum {string} */
+                                status: "verified" | "pending" | "failed" | "no_identity" | "unknown";
+                                /** @description A negative verdict older than a day counts as unknown: true while status is `pending` can happen. */
+                                canSend: boolean;
+                                checkedAt: string | null;
+                                error: string | null;
+                            };
+                            tracking: {
+                                /**
+                                 * @description Only `active` puts the host to use; `not_configured` (no host) and `pending` (record not seen yet) are ours.
+                                 * @enum {string}
+                                 */
+                                status: "not_configured" | "pending" | "active" | "failed";
+                                host: string | null;
+                                /** @description The CNAME the host needs; null without a host. */
+                                record: {
+                                    /** @enum {string} */
+                                    type: "MX" | "TXT" | "CNAME";
+                                    name: string;
+                                    value: string;
+                                    /** @description MX only. */
+                                    priority: number | null;
+                                    /** @enum {string} */
+                                    purpose: "receiving" | "spf" | "dkim" | "dmarc" | "return_path" | "tracking" | "storage";
+                                    /** @description null: not checked yet, or DNS did not answer at the last check. */
+                                    status: ("found" | "missing") | null;
+                                } | null;
+                                error: string | null;
+                            };
+                            storage: {
+                                /**
+                                 * @description Only `active` puts the host to use; `not_configured` (no host) and `pending` (record not seen yet) are ours.
+                                 * @enum {string}
+                                 */
+                                status: "not_configured" | "pending" | "active" | "failed";
+                                host: string | null;
+                                /** @description The CNAME the host needs; null without a host. */
+                                record: {
+                                    /** @enum {string} */
+                                    type: "MX" | "TXT" | "CNAME";
+                                    name: string;
+                                    value: string;
+                                    /** @description MX only. */
+                                    priority: number | null;
+                                    /** @enum {string} */
+                                    purpose: "receiving" | "spf" | "dkim" | "dmarc" | "return_path" | "tracking" | "storage";
+                                    /** @description null: not checked yet, or DNS did not answer at the last check. */
+                                    status: ("found" | "missing") | null;
+                                } | null;
+                                error: string | null;
+                            };
+                            logo: string | null;
+                            dmarcPolicy: ("none" | "quarantine" | "reject") | null;
+                            senderName: string | null;
+                            createdAt: string;
+                        }[];
+                        hasMore: boolean;
+                        nextCursor: string | null;
+                    };
+                };
+            };
+            /** @description `invalid_cursor`, `invalid_request`: see /docs/errors. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "invalid_request_error";
+                            /** @enum {string} */
+                            code?: "invalid_cursor" | "invalid_request";
+                        };
+                    };
+                };
+            };
+            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "authentication_error";
+                            /** @enum {string} */
+                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                        };
+                    };
+                };
+            };
+            /** @description `insufficient_scope`: see /docs/errors. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "permission_error";
+                            /** @enum {string} */
+                            code?: "insufficient_scope";
+                        };
+                    };
+                };
+            };
+            /** @description `invalid_parameter`, `unknown_parameter`: see /docs/errors. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "validation_error";
+                            /** @enum {string} */
+                            code?: "invalid_parameter" | "unknown_parameter";
+                        };
+                    };
+                };
+            };
+            /** @description `rate_limited`: see /docs/errors. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "rate_limit_error";
+                            /** @enum {string} */
+                            code?: "rate_limited";
+                        };
+                    };
+                };
+            };
+            /** @description `internal_error`: see /docs/errors. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "api_error";
+                            /** @enum {string} */
+                            code?: "internal_error";
+                        };
+                    };
+                };
+            };
+            /** @description `unreachable`: see /docs/errors. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "api_error";
+                            /** @enum {string} */
+                            code?: "unreachable";
+                        };
+                    };
+                };
+            };
+        };
+    };
+    createDomain: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Up to 255 of letters, digits, `_ . : -`. The same request again under the same key answers the stored answer (`Idempotent-Replayed: true`) and changes nothing; another request under it is 422 `idempotency_key_reuse`. Keys are per workspace and mode, answered only to the credential that sent them, and kept 24 hours. */
+                "idempotency-key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Trimmed, lower-cased, an IDN turned to punycode; under a public suffix and not one itself; not an IP address. */
+                    domain: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Add a domain */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        object: "domain";
+                        id: string;
+                        /** @description Lower-case; an IDN in punycode. */
+                        domain: string;
+                        receiving: {
+                            verified: boolean;
+                            verifiedAt: string | null;
+                            catchAll: boolean;
+                            lastCheckedAt: string | null;
+                            error: string | null;
+                        };
+                        sending: {
+                            /** @enum {string} */
+                            status: "verified" | "pending" | "failed" | "no_identity" | "unknown";
+                            /** @description A negative verdict older than a day counts as unknown: true while status is `pending` can happen. */
+                            canSend: boolean;
+                            checkedAt: string | null;
+                            error: string | null;
+                        };
+                        tracking: {
+                            /**
+                             * @description Only `active` puts the host to use; `not_configured` (no host) and `pending` (record not seen yet) are ours.
+                             * @enum {string}
+                             */
+                            status: "not_configured" | "pending" | "active" | "failed";
+                            host: string | null;
+                            /** @description The CNAME the host needs; null without a host. */
+                            record: {
+                                /** @enum {string} */
+                                type: "MX" | "TXT" | "CNAME";
+                                name: string;
+                                value: string;
+                                /** @description MX only. */
+                                priority: number | null;
+                                /** @enum {string} */
+                                purpose: "receiving" | "spf" | "dkim" | "dmarc" | "return_path" | "tracking" | "storage";
+                                /** @description null: not checked yet, or DNS did not answer at the last check. */
+                                status: ("found" | "missing") | null;
+                            } | null;
+                            error: string | null;
+                        };
+                        storage: {
+                            /**
+                             * @description Only `active` puts the host to use; `not_configured` (no host) and `pending` (record not seen yet) are ours.
+                             * @enum {string}
+                             */
+                            status: "not_configured" | "pending" | "active" | "failed";
+                            host: string | null;
+                            /** @description The CNAME the host needs; null without a host. */
+                            record: {
+                                /** @enum {string} */
+                                type: "MX" | "TXT" | "CNAME";
+                                name: string;
+                                value: string;
+                                /** @description MX only. */
+                                priority: number | null;
+                                /** @enum {string} */
+                                purpose: "receiving" | "spf" | "dkim" | "dmarc" | "return_path" | "tracking" | "storage";
+                                /** @description null: not checked yet, or DNS did not answer at the last check. */
+                                status: ("found" | "missing") | null;
+                            } | null;
+                            error: string | null;
+                        };
+                        logo: string | null;
+                        dmarcPolicy: ("none" | "quarantine" | "reject") | null;
+                        senderName: string | null;
+                        createdAt: string;
+                        /** @description Disabled ones included. */
+                        addresses: {
+                            address: string;
+                            enabled: boolean;
+                        }[];
+                        records: {
+                            /** @enum {string} */
+                            type: "MX" | "TXT" | "CNAME";
+                            name: string;
+                            value: string;
+                            /** @description MX only. */
+                            priority: number | null;
+                            /** @enum {string} */
+                            purpose: "receiving" | "spf" | "dkim" | "dmarc" | "return_path" | "tracking" | "storage";
+                            /** @description null: not checked yet, or DNS did not answer at the last check. */
+                            status: ("found" | "missing") | null;
+                        }[];
+                        /** @description null until the domain has been verified for sending. */
+                        dmarc: {
+                            /** @enum {string} */
+                            stage: "none" | "monitoring" | "quarantine" | "reject";
+                            record: string | null;
+                            issues: {
+                                code: string;
+                                message: string;
+                            }[];
+                            alignmentPossible: boolean;
+                            caveat: string | null;
+                        } | null;
+                    };
+                };
+            };
+            /** @description `invalid_idempotency_key`, `invalid_request`, `malformed_json`: see /docs/errors. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "invalid_request_error";
+                            /** @enum {string} */
+                            code?: "invalid_idempotency_key" | "invalid_request" | "malformed_json";
+                        };
+                    };
+                };
+            };
+            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "authentication_error";
+                            /** @enum {string} */
+                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                        };
+                    };
+                };
+            };
+            /** @description `beyond_caller_authority`, `insufficient_scope`: see /docs/errors. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "permission_error";
+                            /** @enum {string} */
+                            code?: "beyond_caller_authority" | "insufficient_scope";
+                        };
+                    };
+                };
+            };
+            /** @description `domain_in_use`, `idempotency_key_in_use`: see /docs/errors. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "conflict_error";
+                            /** @enum {string} */
+                            code?: "domain_in_use" | "idempotency_key_in_use";
+                        };
+                    };
+                };
+            };
+            /** @description `body_too_large`: see /docs/errors. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "invalid_request_error";
+                            /** @enum {string} */
+                            code?: "body_too_large";
+                        };
+                    };
+                };
+            };
+            /** @description `capability_unsupported`, `idempotency_key_reuse`, `invalid_parameter`, `unknown_parameter`: see /docs/errors. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "validation_error";
+                            /** @enum {string} */
+                            code?: "capability_unsupported" | "idempotency_key_reuse" | "invalid_parameter" | "unknown_parameter";
+                        };
+                    };
+                };
+            };
+            /** @description `rate_limited`: see /docs/errors. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "rate_limit_error";
+                            /** @enum {string} */
+                            code?: "rate_limited";
+                        };
+                    };
+                };
+            };
+            /** @description `internal_error`: see /docs/errors. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "api_error";
+                            /** @enum {string} */
+                            code?: "internal_error";
+                        };
+                    };
+                };
+            };
+            /** @description `unreachable`: see /docs/errors. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "api_error";
+                            /** @enum {string} */
+                            code?: "unreachable";
+                        };
+                    };
+                };
+            };
+        };
+    };
+    getDomain: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Read a domain */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        object: "domain";
+                        id: string;
+                        /** @description Lower-case; an IDN in punycode. */
+                        domain: string;
+                        receiving: {
+                            verified: boolean;
+                            verifiedAt: string | null;
+                            catchAll: boolean;
+                            lastCheckedAt: string | null;
+                            error: string | null;
+                        };
+                        sending: {
+                            /** @enum {string} */
+                            status: "verified" | "pending" | "failed" | "no_identity" | "unknown";
+                            /** @description A negative verdict older than a day counts as unknown: true while status is `pending` can happen. */
+                            canSend: boolean;
+                            checkedAt: string | null;
+                            error: string | null;
+                        };
+                        tracking: {
+                            /**
+                             * @description Only `active` puts the host to use; `not_configured` (no host) and `pending` (record not seen yet) are ours.
+                             * @enum {string}
+                             */
+                            status: "not_configured" | "pending" | "active" | "failed";
+                            host: string | null;
+                            /** @description The CNAME the host needs; null without a host. */
+                            record: {
+                                /** @enum {string} */
+                                type: "MX" | "TXT" | "CNAME";
+                                name: string;
+                                value: string;
+                                /** @description MX only. */
+                                priority: number | null;
+                                /** @enum {string} */
+                                purpose: "receiving" | "spf" | "dkim" | "dmarc" | "return_path" | "tracking" | "storage";
+                                /** @description null: not checked yet, or DNS did not answer at the last check. */
+                                status: ("found" | "missing") | null;
+                            } | null;
+                            error: string | null;
+                        };
+                        storage: {
+                            /**
+                             * @description Only `active` puts the host to use; `not_configured` (no host) and `pending` (record not seen yet) are ours.
+                             * @enum {string}
+                             */
+                            status: "not_configured" | "pending" | "active" | "failed";
+                            host: string | null;
+                            /** @description The CNAME the host needs; null without a host. */
+                            record: {
+                                /** @enum {string} */
+                                type: "MX" | "TXT" | "CNAME";
+                                name: string;
+                                value: string;
+                                /** @description MX only. */
+                                priority: number | null;
+                                /** @enum {string} */
+                                purpose: "receiving" | "spf" | "dkim" | "dmarc" | "return_path" | "tracking" | "storage";
+                                /** @description null: not checked yet, or DNS did not answer at the last check. */
+                                status: ("found" | "missing") | null;
+                            } | null;
+                            error: string | null;
+                        };
+                        logo: string | null;
+                        dmarcPolicy: ("none" | "quarantine" | "reject") | null;
+                        senderName: string | null;
+                        createdAt: string;
+                        /** @description Disabled ones included. */
+                        addresses: {
+                            address: string;
+                            enabled: boolean;
+                        }[];
+                        records: {
+                            /** @enum {string} */
+                            type: "MX" | "TXT" | "CNAME";
+                            name: string;
+                            value: string;
+                            /** @description MX only. */
+                            priority: number | null;
+                            /** @enum {string} */
+                            purpose: "receiving" | "spf" | "dkim" | "dmarc" | "return_path" | "tracking" | "storage";
+                            /** @description null: not checked yet, or DNS did not answer at the last check. */
+                            status: ("found" | "missing") | null;
+                        }[];
+                        /** @description null until the domain has been verified for sending. */
+                        dmarc: {
+                            /** @enum {string} */
+                            stage: "none" | "monitoring" | "quarantine" | "reject";
+                            record: string | null;
+                            issues: {
+                                code: string;
+                                message: string;
+                            }[];
+                            alignmentPossible: boolean;
+                            caveat: string | null;
+                        } | null;
+                    };
+                };
+            };
+            /** @description `invalid_request`: see /docs/errors. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "invalid_request_error";
+                            /** @enum {string} */
+                            code?: "invalid_request";
+                        };
+                    };
+                };
+            };
+            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "authentication_error";
+                            /** @enum {string} */
+                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                        };
+                    };
+                };
+            };
+            /** @description `insufficient_scope`: see /docs/errors. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "permission_error";
+                            /** @enum {string} */
+                            code?: "insufficient_scope";
+                        };
+                    };
+                };
+            };
+            /** @description `resource_not_found`: see /docs/errors. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "not_found_error";
+                            /** @enum {string} */
+                            code?: "resource_not_found";
+                        };
+                    };
+                };
+            };
+            /** @description `invalid_parameter`, `unknown_parameter`: see /docs/errors. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "validation_error";
+                            /** @enum {string} */
+                            code?: "invalid_parameter" | "unknown_parameter";
+                        };
+                    };
+                };
+            };
+            /** @description `rate_limited`: see /docs/errors. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "rate_limit_error";
+                            /** @enum {string} */
+                            code?: "rate_limited";
+                        };
+                    };
+                };
+            };
+            /** @description `internal_error`: see /docs/errors. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "api_error";
+                            /** @enum {string} */
+                            code?: "internal_error";
+                        };
+                    };
+                };
+            };
+            /** @description `unreachable`: see /docs/errors. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "api_error";
+                            /** @enum {string} */
+                            code?: "unreachable";
+                        };
+                    };
+                };
+            };
+        };
+    };
+    deleteDomain: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Delete a domain */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        object: "domain";
+                        id: string;
+                        /** @constant */
+                        deleted: true;
+                    };
+                };
+            };
+            /** @description `invalid_request`, `malformed_json`: see /docs/errors. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "invalid_request_error";
+                            /** @enum {string} */
+                            code?: "invalid_request" | "malformed_json";
+                        };
+                    };
+                };
+            };
+            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "authentication_error";
+                            /** @enum {string} */
+                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                        };
+                    };
+                };
+            };
+            /** @description `beyond_caller_authority`, `insufficient_scope`, `step_up_required`: see /docs/errors. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "permission_error";
+                            /** @enum {string} */
+                            code?: "beyond_caller_authority" | "insufficient_scope" | "step_up_required";
+                        };
+                    };
+                };
+            };
+            /** @description `resource_not_found`: see /docs/errors. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "not_found_error";
+                            /** @enum {string} */
+                            code?: "resource_not_found";
+                        };
+                    };
+                };
+            };
+            /** @description `body_too_large`: see /docs/errors. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "invalid_request_error";
+                            /** @enum {string} */
+                            code?: "body_too_large";
+                        };
+                    };
+                };
+            };
+            /** @description `capability_unsupported`, `invalid_parameter`, `unknown_parameter`: see /docs/errors. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "validation_error";
+                            /** @enum {string} */
+                            code?: "capability_unsupported" | "invalid_parameter" | "unknown_parameter";
+                        };
+                    };
+                };
+            };
+            /** @description `rate_limited`: see /docs/errors. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "rate_limit_error";
+                            /** @enum {string} */
+                            code?: "rate_limited";
+                        };
+                    };
+                };
+            };
+            /** @description `internal_error`: see /docs/errors. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "api_error";
+                            /** @enum {string} */
+                            code?: "internal_error";
+                        };
+                    };
+                };
+            };
+            /** @description `unreachable`: see /docs/errors. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "api_error";
+                            /** @enum {string} */
+                            code?: "unreachable";
+                        };
+                    };
+                };
+            };
+        };
+    };
+    updateDomain: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": {
+                    /** @description Mail to addresses the domain does not have goes to `*@<domain>`. */
+                    catchAll?: boolean;
+                    /** @description The policy our recommended DMARC record carries; null: `none`. */
+                    dmarcPolicy?: ("none" | "quarantine" | "reject") | null;
+                    senderName?: string | null;
+                    /** @description An https URL of the logo shown with mail from the domain. */
+                    logo?: string | null;
+                    tracking?: {
+                        /** @description A name under the domain (such as `links.<domain>`); null to use ours again. */
+                        host: string | null;
+                    };
+                    storage?: {
+                        /** @description A name under the domain (such as `links.<domain>`); null to use ours again. */
+                        host: string | null;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Update a domain */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        object: "domain";
+                        id: string;
+                        /** @description Lower-case; an IDN in punycode. */
+                        domain: string;
+                        receiving: {
+                            verified: boolean;
+                            verifiedAt: string | null;
+                            catchAll: boolean;
+                            lastCheckedAt: string | null;
+                            error: string | null;
+                        };
+                        sending: {
+                            /** @enum {string} */
+                            status: "verified" | "pending" | "failed" | "no_identity" | "unknown";
+                            /** @description A negative verdict older than a day counts as unknown: true while status is `pending` can happen. */
+                            canSend: boolean;
+                            checkedAt: string | null;
+                            error: string | null;
+                        };
+                        tracking: {
+                            /**
+                             * @description Only `active` puts the host to use; `not_configured` (no host) and `pending` (record not seen yet) are ours.
+                             * @enum {string}
+                             */
+                            status: "not_configured" | "pending" | "active" | "failed";
+                            host: string | null;
+                            /** @description The CNAME the host needs; null without a host. */
+                            record: {
+                                /** @enum {string} */
+                                type: "MX" | "TXT" | "CNAME";
+                                name: string;
+                                value: string;
+                                /** @description MX only. */
+                                priority: number | null;
+                                /** @enum {string} */
+                                purpose: "receiving" | "spf" | "dkim" | "dmarc" | "return_path" | "tracking" | "storage";
+                                /** @description null: not checked yet, or DNS did not answer at the last check. */
+                                status: ("found" | "missing") | null;
+                            } | null;
+                            error: string | null;
+                        };
+                        storage: {
+                            /**
+                             * @description Only `active` puts the host to use; `not_configured` (no host) and `pending` (record not seen yet) are ours.
+                             * @enum {string}
+                             */
+                            status: "not_configured" | "pending" | "active" | "failed";
+                            host: string | null;
+                            /** @description The CNAME the host needs; null without a host. */
+                            record: {
+                                /** @enum {string} */
+                                type: "MX" | "TXT" | "CNAME";
+                                name: string;
+                                value: string;
+                                /** @description MX only. */
+                                priority: number | null;
+                                /** @enum {string} */
+                                purpose: "receiving" | "spf" | "dkim" | "dmarc" | "return_path" | "tracking" | "storage";
+                                /** @description null: not checked yet, or DNS did not answer at the last check. */
+                                status: ("found" | "missing") | null;
+                            } | null;
+                            error: string | null;
+                        };
+                        logo: string | null;
+                        dmarcPolicy: ("none" | "quarantine" | "reject") | null;
+                        senderName: string | null;
+                        createdAt: string;
+                        /** @description Disabled ones included. */
+                        addresses: {
+                            address: string;
+                            enabled: boolean;
+                        }[];
+                        records: {
+                            /** @enum {string} */
+                            type: "MX" | "TXT" | "CNAME";
+                            name: string;
+                            value: string;
+                            /** @description MX only. */
+                            priority: number | null;
+                            /** @enum {string} */
+                            purpose: "receiving" | "spf" | "dkim" | "dmarc" | "return_path" | "tracking" | "storage";
+                            /** @description null: not checked yet, or DNS did not answer at the last check. */
+                            status: ("found" | "missing") | null;
+                        }[];
+                        /** @description null until the domain has been verified for sending. */
+                        dmarc: {
+                            /** @enum {string} */
+                            stage: "none" | "monitoring" | "quarantine" | "reject";
+                            record: string | null;
+                            issues: {
+                                code: string;
+                                message: string;
+                            }[];
+                            alignmentPossible: boolean;
+                            caveat: string | null;
+                        } | null;
+                    };
+                };
+            };
+            /** @description `invalid_request`, `malformed_json`: see /docs/errors. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "invalid_request_error";
+                            /** @enum {string} */
+                            code?: "invalid_request" | "malformed_json";
+                        };
+                    };
+                };
+            };
+            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "authentication_error";
+                            /** @enum {string} */
+                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                        };
+                    };
+                };
+            };
+            /** @description `beyond_caller_authority`, `insufficient_scope`: see /docs/errors. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "permission_error";
+                            /** @enum {string} */
+                            code?: "beyond_caller_authority" | "insufficient_scope";
+                        };
+                    };
+                };
+            };
+            /** @description `resource_not_found`: see /docs/errors. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "not_found_error";
+                            /** @enum {string} */
+                            code?: "resource_not_found";
+                        };
+                    };
+                };
+            };
+            /** @description `storage_host_in_use`, `tracking_host_in_use`: see /docs/errors. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "conflict_error";
+                            /** @enum {string} */
+                            code?: "storage_host_in_use" | "tracking_host_in_use";
+                        };
+                    };
+                };
+            };
+            /** @description `body_too_large`: see /docs/errors. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "invalid_request_error";
+                            /** @enum {string} */
+                            code?: "body_too_large";
+                        };
+                    };
+                };
+            };
+            /** @description `capability_unsupported`, `invalid_parameter`, `unknown_parameter`: see /docs/errors. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "validation_error";
+                            /** @enum {string} */
+                            code?: "capability_unsupported" | "invalid_parameter" | "unknown_parameter";
+                        };
+                    };
+                };
+            };
+            /** @description `rate_limited`: see /docs/errors. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "rate_limit_error";
+                            /** @enum {string} */
+                            code?: "rate_limited";
+                        };
+                    };
+                };
+            };
+            /** @description `internal_error`: see /docs/errors. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "api_error";
+                            /** @enum {string} */
+                            code?: "internal_error";
+                        };
+                    };
+                };
+            };
+            /** @description `unreachable`: see /docs/errors. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "api_error";
+                            /** @enum {string} */
+                            code?: "unreachable";
+                        };
+                    };
+                };
+            };
+        };
+    };
+    verifyDomain: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Up to 255 of letters, digits, `_ . : -`. The same request again under the same key answers the stored answer (`Idempotent-Replayed: true`) and changes nothing; another request under it is 422 `idempotency_key_reuse`. Keys are per workspace and mode, answered only to the credential that sent them, and kept 24 hours. */
+                "idempotency-key"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Verify a domain */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        object: "domain";
+                        id: string;
+                        /** @description Lower-case; an IDN in punycode. */
+                        domain: string;
+                        receiving: {
+                            verified: boolean;
+                            verifiedAt: string | null;
+                            catchAll: boolean;
+                            lastCheckedAt: string | null;
+                            error: string | null;
+                        };
+                        sending: {
+                            /** @enum {string} */
+                            status: "verified" | "pending" | "failed" | "no_identity" | "unknown";
+                            /** @description A negative verdict older than a day counts as unknown: true while status is `pending` can happen. */
+                            canSend: boolean;
+                            checkedAt: string | null;
+                            error: string | null;
+                        };
+                        tracking: {
+                            /**
+                             * @description Only `active` puts the host to use; `not_configured` (no host) and `pending` (record not seen yet) are ours.
+                             * @enum {string}
+                             */
+                            status: "not_configured" | "pending" | "active" | "failed";
+                            host: string | null;
+                            /** @description The CNAME the host needs; null without a host. */
+                            record: {
+                                /** @enum {string} */
+                                type: "MX" | "TXT" | "CNAME";
+                                name: string;
+                                value: string;
+                                /** @description MX only. */
+                                priority: number | null;
+                                /** @enum {string} */
+                                purpose: "receiving" | "spf" | "dkim" | "dmarc" | "return_path" | "tracking" | "storage";
+                                /** @description null: not checked yet, or DNS did not answer at the last check. */
+                                status: ("found" | "missing") | null;
+                            } | null;
+                            error: string | null;
+                        };
+                        storage: {
+                            /**
+                             * @description Only `active` puts the host to use; `not_configured` (no host) and `pending` (record not seen yet) are ours.
+                             * @enum {string}
+                             */
+                            status: "not_configured" | "pending" | "active" | "failed";
+                            host: string | null;
+                            /** @description The CNAME the host needs; null without a host. */
+                            record: {
+                                /** @enum {string} */
+                                type: "MX" | "TXT" | "CNAME";
+                                name: string;
+                                value: string;
+                                /** @description MX only. */
+                                priority: number | null;
+                                /** @enum {string} */
+                                purpose: "receiving" | "spf" | "dkim" | "dmarc" | "return_path" | "tracking" | "storage";
+                                /** @description null: not checked yet, or DNS did not answer at the last check. */
+                                status: ("found" | "missing") | null;
+                            } | null;
+                            error: string | null;
+                        };
+                        logo: string | null;
+                        dmarcPolicy: ("none" | "quarantine" | "reject") | null;
+                        senderName: string | null;
+                        createdAt: string;
+                        /** @description Disabled ones included. */
+                        addresses: {
+                            address: string;
+                            enabled: boolean;
+                        }[];
+                        records: {
+                            /** @enum {string} */
+                            type: "MX" | "TXT" | "CNAME";
+                            name: string;
+                            value: string;
+                            /** @description MX only. */
+                            priority: number | null;
+                            /** @enum {string} */
+                            purpose: "receiving" | "spf" | "dkim" | "dmarc" | "return_path" | "tracking" | "storage";
+                            /** @description null: not checked yet, or DNS did not answer at the last check. */
+                            status: ("found" | "missing") | null;
+                        }[];
+                        /** @description null until the domain has been verified for sending. */
+                        dmarc: {
+                            /** @enum {string} */
+                            stage: "none" | "monitoring" | "quarantine" | "reject";
+                            record: string | null;
+                            issues: {
+                                code: string;
+                                message: string;
+                            }[];
+                            alignmentPossible: boolean;
+                            caveat: string | null;
+                        } | null;
+                    };
+                };
+            };
+            /** @description `invalid_idempotency_key`, `invalid_request`, `malformed_json`: see /docs/errors. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "invalid_request_error";
+                            /** @enum {string} */
+                            code?: "invalid_idempotency_key" | "invalid_request" | "malformed_json";
+                        };
+                    };
+                };
+            };
+            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "authentication_error";
+                            /** @enum {string} */
+                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                        };
+                    };
+                };
+            };
+            /** @description `insufficient_scope`: see /docs/errors. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "permission_error";
+                            /** @enum {string} */
+                            code?: "insufficient_scope";
+                        };
+                    };
+                };
+            };
+            /** @description `resource_not_found`: see /docs/errors. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "not_found_error";
+                            /** @enum {string} */
+                            code?: "resource_not_found";
+                        };
+                    };
+                };
+            };
+            /** @description `idempotency_key_in_use`: see /docs/errors. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "conflict_error";
+                            /** @enum {string} */
+                            code?: "idempotency_key_in_use";
+                        };
+                    };
+                };
+            };
+            /** @description `body_too_large`: see /docs/errors. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "invalid_request_error";
+                            /** @enum {string} */
+                            code?: "body_too_large";
+                        };
+                    };
+                };
+            };
+            /** @description `capability_unsupported`, `idempotency_key_reuse`, `invalid_parameter`, `unknown_parameter`: see /docs/errors. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "validation_error";
+                            /** @enum {string} */
+                            code?: "capability_unsupported" | "idempotency_key_reuse" | "invalid_parameter" | "unknown_parameter";
+                        };
+                    };
+                };
+            };
+            /** @description `rate_limited`: see /docs/errors. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "rate_limit_error";
+                            /** @enum {string} */
+                            code?: "rate_limited";
+                        };
+                    };
+                };
+            };
+            /** @description `internal_error`: see /docs/errors. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "api_error";
+                            /** @enum {string} */
+                            code?: "internal_error";
+                        };
+                    };
+                };
+            };
+            /** @description `unreachable`: see /docs/errors. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "api_error";
+                            /** @enum {string} */
+                            code?: "unreachable";
+                        };
+                    };
+                };
+            };
+        };
+    };
+    rotateDomainDkimKey: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Up to 255 of letters, digits, `_ . : -`. The same request again under the same key answers the stored answer (`Idempotent-Replayed: true`) and changes nothing; another request under it is 422 `idempotency_key_reuse`. Keys are per workspace and mode, answered only to the credential that sent them, and kept 24 hours. */
+                "idempotency-key"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Rotate a domain's DKIM key */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        object: "domain";
+                        id: string;
+                        /** @description Lower-case; an IDN in punycode. */
+                        domain: string;
+                        receiving: {
+                            verified: boolean;
+                            verifiedAt: string | null;
+                            catchAll: boolean;
+                            lastCheckedAt: string | null;
+                            error: string | null;
+                        };
+                        sending: {
+                            /** @enum {string} */
+                            status: "verified" | "pending" | "failed" | "no_identity" | "unknown";
+                            /** @description A negative verdict older than a day counts as unknown: true while status is `pending` can happen. */
+                            canSend: boolean;
+                            checkedAt: string | null;
+                            error: string | null;
+                        };
+                        tracking: {
+                            /**
+                             * @description Only `active` puts the host to use; `not_configured` (no host) and `pending` (record not seen yet) are ours.
+                             * @enum {string}
+                             */
+                            status: "not_configured" | "pending" | "active" | "failed";
+                            host: string | null;
+                            /** @description The CNAME the host needs; null without a host. */
+                            record: {
+                                /** @enum {string} */
+                                type: "MX" | "TXT" | "CNAME";
+                                name: string;
+                                value: string;
+                                /** @description MX only. */
+                                priority: number | null;
+                                /** @enum {string} */
+                                purpose: "receiving" | "spf" | "dkim" | "dmarc" | "return_path" | "tracking" | "storage";
+                                /** @description null: not checked yet, or DNS did not answer at the last check. */
+                                status: ("found" | "missing") | null;
+                            } | null;
+                            error: string | null;
+                        };
+                        storage: {
+                            /**
+                             * @description Only `active` puts the host to use; `not_configured` (no host) and `pending` (record not seen yet) are ours.
+                             * @enum {string}
+                             */
+                            status: "not_configured" | "pending" | "active" | "failed";
+                            host: string | null;
+                            /** @description The CNAME the host needs; null without a host. */
+                            record: {
+                                /** @enum {string} */
+                                type: "MX" | "TXT" | "CNAME";
+                                name: string;
+                                value: string;
+                                /** @description MX only. */
+                                priority: number | null;
+                                /** @enum {string} */
+                                purpose: "receiving" | "spf" | "dkim" | "dmarc" | "return_path" | "tracking" | "storage";
+                                /** @description null: not checked yet, or DNS did not answer at the last check. */
+                                status: ("found" | "missing") | null;
+                            } | null;
+                            error: string | null;
+                        };
+                        logo: string | null;
+                        dmarcPolicy: ("none" | "quarantine" | "reject") | null;
+                        senderName: string | null;
+                        createdAt: string;
+                        /** @description Disabled ones included. */
+                        addresses: {
+                            address: string;
+                            enabled: boolean;
+                        }[];
+                        records: {
+                            /** @enum {string} */
+                            type: "MX" | "TXT" | "CNAME";
+                            name: string;
+                            value: string;
+                            /** @description MX only. */
+                            priority: number | null;
+                            /** @enum {string} */
+                            purpose: "receiving" | "spf" | "dkim" | "dmarc" | "return_path" | "tracking" | "storage";
+                            /** @description null: not checked yet, or DNS did not answer at the last check. */
+                            status: ("found" | "missing") | null;
+                        }[];
+                        /** @description null until the domain has been verified for sending. */
+                        dmarc: {
+                            /** @enum {string} */
+                            stage: "none" | "monitoring" | "quarantine" | "reject";
+                            record: string | null;
+                            issues: {
+                                code: string;
+                                message: string;
+                            }[];
+                            alignmentPossible: boolean;
+                            caveat: string | null;
+                        } | null;
+                    };
+                };
+            };
+            /** @description `invalid_idempotency_key`, `invalid_request`, `malformed_json`: see /docs/errors. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "invalid_request_error";
+                            /** @enum {string} */
+                            code?: "invalid_idempotency_key" | "invalid_request" | "malformed_json";
+                        };
+                    };
+                };
+            };
+            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "authentication_error";
+                            /** @enum {string} */
+                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                        };
+                    };
+                };
+            };
+            /** @description `beyond_caller_authority`, `insufficient_scope`: see /docs/errors. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "permission_error";
+                            /** @enum {string} */
+                            code?: "beyond_caller_authority" | "insufficient_scope";
+                        };
+                    };
+                };
+            };
+            /** @description `resource_not_found`: see /docs/errors. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "not_found_error";
+                            /** @enum {string} */
+                            code?: "resource_not_found";
+                        };
+                    };
+                };
+            };
+            /** @description `idempotency_key_in_use`: see /docs/errors. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "conflict_error";
+                            /** @enum {string} */
+                            code?: "idempotency_key_in_use";
+                        };
+                    };
+                };
+            };
+            /** @description `body_too_large`: see /docs/errors. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "invalid_request_error";
+                            /** @enum {string} */
+                            code?: "body_too_large";
+                        };
+                    };
+                };
+            };
+            /** @description `capability_unsupported`, `idempotency_key_reuse`, `invalid_parameter`, `unknown_parameter`: see /docs/errors. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "validation_error";
+                            /** @enum {string} */
+                            code?: "capability_unsupported" | "idempotency_key_reuse" | "invalid_parameter" | "unknown_parameter";
                         };
                     };
                 };

@@ -6,7 +6,8 @@ import { startSmtpServer } from '../support/smtp.ts';
 import { startTestApp, type TestApp } from '../support/app.ts';
 import { TEST_SECRETS_KEY } from '../support/secrets.ts';
 
-const FAST = { allowPrivate: true, retryScheduleMs: [50, 50, 50], timeoutMs: 400, pollMs: 20 };
+// Two seconds: short enough for the timeout test, long enough that a loaded CI machine never times out a good answer.
+const FAST = { allowPrivate: true, retryScheduleMs: [50, 50, 50], timeoutMs: 2_000, pollMs: 20 };
 const errorOf = (res: { statusCode: number; json: () => any }) => [
   res.statusCode,
   res.json().error?.code,
@@ -368,7 +369,7 @@ t.test('retries after 500s and timeouts, honouring Retry-After; each attempt log
     n === 1
       ? { status: 500, body: 'boom' }
       : n === 2
-        ? { status: 200, holdMs: 1000 }
+        ? { status: 200, holdMs: 3_000 }
         : n === 3
           ? { status: 503, headers: { 'retry-after': '1' } }
           : { status: 204 },

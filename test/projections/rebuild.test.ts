@@ -63,6 +63,11 @@ t.test('a rebuilt read model equals the live one, and swaps in while the server 
     await h.request(ws.apiKey, 'DELETE', `/audiences/${trial.id}/contacts/v@w${w}.test`);
     const closed = (await h.request(ws.apiKey, 'POST', '/audiences', { name: `Closed ${w}` })).json();
     await h.request(ws.apiKey, 'DELETE', `/audiences/${closed.id}`);
+    const domain = (await h.request(ws.apiKey, 'POST', '/domains', { domain: `rebuild-w${w}.com` })).json();
+    await h.request(ws.apiKey, 'PATCH', `/domains/${domain.id}`, { catchAll: true });
+    await h.request(ws.apiKey, 'POST', `/domains/${domain.id}/dkim/rotate`);
+    const parked = (await h.request(ws.apiKey, 'POST', '/domains', { domain: `parked-w${w}.com` })).json();
+    await h.request(ws.apiKey, 'DELETE', `/domains/${parked.id}`);
   }
   const { db, pool } = h.system.database;
   for (const projector of h.system.runner.projectors) {
