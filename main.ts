@@ -15,6 +15,7 @@ const system = await openSystem(database.url, {
   dataDir: config.dataDir,
   dns: { servers: config.dnsServers },
   mailHosts: config.mailHosts,
+  forwardConsent: { from: config.mailFrom, publicUrl: config.publicUrl },
 });
 const app = await serve(system, { logger: { level: config.logLevel } });
 const address = await app.listen({ port: config.port, host: config.host });

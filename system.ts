@@ -39,6 +39,11 @@ import {
   DEFAULT_AUTOMATION_OPTIONS,
   type AutomationRunOptions,
 } from './processes/automations/worker.ts';
+import {
+  DEFAULT_CONSENT_MAIL_OPTIONS,
+  ForwardConsentMailProcess,
+  type ConsentMailOptions,
+} from './processes/addresses/consent-mail.ts';
 import { ContactEventRetention } from './processes/contact-events/retention.ts';
 import {
   DEFAULT_DOMAIN_CHECK_OPTIONS,
@@ -79,6 +84,8 @@ export interface System {
   webhooks: { allowPrivate: boolean };
   /** DNS, the secret vault (DKIM keys), our hosts and key generation, as the domain commands use them. */
   domains: DomainPorts;
+  /** The key forward consent links carry a MAC under, shared by every process on the database. */
+  consentKey: Buffer;
   close(): Promise<void>;
 }
 
@@ -128,6 +135,8 @@ export interface SystemOptions {
   mailHosts?: MailHosts;
   /** The background DNS re-check of domains. */
   domainChecks?: Partial<DomainCheckOptions>;
+  /** The consent mails of address forwards: their sender, and `publicUrl`, where their links point. */
+  forwardConsent?: Partial<ConsentMailOptions>;
 }
 
 export async function openSystem(databaseUrl: string, options: SystemOptions = {}): Promise<System> {
@@ -200,6 +209,12 @@ export async function openSystem(databaseUrl: string, options: SystemOptions = {
     { ...DEFAULT_DOMAIN_CHECK_OPTIONS, ...options.domainChecks },
   );
   if (options.deliver !== false) await domainChecks.start();
+  const consentKey = await serverSecret(database.pool, 'forward-consent');
+  const consentMails = new ForwardConsentMailProcess(
+    { pool: database.pool, bus, mail, consentKey },
+    { ...DEFAULT_CONSENT_MAIL_OPTIONS, ...options.forwardConsent },
+  );
+  if (options.deliver !== false) await consentMails.start();
   return {
     database,
     readDb: database.db.withTables<ReadModels>(),
@@ -210,6 +225,7 @@ export async function openSystem(databaseUrl: string, options: SystemOptions = {
     mail,
     webhooks: { allowPrivate },
     domains,
+    consentKey,
     cursors: new Cursors(await serverSecret(database.pool, 'cursor')),
     rateLimiter: new RateLimiter(database.pool),
     requestLog,
@@ -221,6 +237,7 @@ export async function openSystem(databaseUrl: string, options: SystemOptions = {
       await automationRuns.stop();
       await retention.stop();
       await domainChecks.stop();
+      await consentMails.stop();
       await deliveryPool.end();
       await runner.stop();
       await idempotencyKeys.close();
@@ -249,6 +266,7 @@ export function serve(system: System, options: { logger?: boolean | object } = {
       renderer: system.renderer,
       webhooks: { checkUrl: (url) => checkReceiverUrl(url, system.webhooks) },
       domains: system.domains,
+      forwardConsent: { key: system.consentKey },
     },
     options,
   );

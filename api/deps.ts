@@ -28,4 +28,6 @@ export interface ApiDeps {
   webhooks: { checkUrl: ReceiverUrlCheck };
   /** What domain commands reach outside: DNS, the secret vault, our hosts, key generation. */
   domains: DomainPorts;
+  /** The key consent links carry a MAC under (commands/addresses/consent.ts). */
+  forwardConsent: { key: Buffer };
 }

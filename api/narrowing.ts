@@ -1,4 +1,4 @@
-import { allowlistsWithin, normaliseAllowlists, type Allowlists } from '../domain/shared/allowlists.ts';
+import { allowlistsWithin, domainOf, normaliseAllowlists, type Allowlists } from '../domain/shared/allowlists.ts';
 import { isNarrowed, type Credential } from './credential.ts';
 import { ApiError } from './errors/api-error.ts';
 
@@ -15,8 +15,10 @@ import { ApiError } from './errors/api-error.ts';
  *   is 422 `capability_unsupported` (`param` null), before scope and input checks.
  * - `within-lists`: reads are whole; a change reaches only what sits inside the caller's lists.
  *   Its handler names the lists the change reaches (`ctx.within(lists)`), once it knows them.
+ * - `reach`: the resource is made of addresses; a narrowed credential sees and changes only the
+ *   addresses its lists reach (`reachOf`), and the others answer as missing ones do (404).
  */
-export type NarrowedPolicy = 'open' | 'refuse' | 'read-only' | 'within-lists';
+export type NarrowedPolicy = 'open' | 'refuse' | 'read-only' | 'within-lists' | 'reach';
 
 const NARROWED = 'a credential narrowed to some addresses or domains';
 
@@ -54,6 +56,22 @@ export function requireWithinLists(credential: Credential, lists: Allowlists): v
   }
 }
 
+/**
+ * What a credential reaches under `reach`: null for the whole workspace; otherwise the addresses
+ * listed and every address of the domains listed (those created later too).
+ */
+export function reachOf(credential: Credential): { addresses: string[]; domains: string[] } | null {
+  if (!isNarrowed(credential)) return null;
+  return { addresses: credential.addressAllowlist ?? [], domains: credential.domainAllowlist ?? [] };
+}
+
+/** Whether the credential reaches `address` (`*@<domain>`, a catch-all, only through its whole domain). */
+export function reaches(credential: Credential, address: string): boolean {
+  const reach = reachOf(credential);
+  if (reach === null) return true;
+  return reach.domains.includes(domainOf(address)) || (!address.startsWith('*@') && reach.addresses.includes(address));
+}
+
 /** The sentence the policy adds to an operation's description. */
 export function narrowedDoc(policy: NarrowedPolicy, method: string): string | null {
   const reads = method === 'GET';
@@ -66,6 +84,8 @@ export function narrowedDoc(policy: NarrowedPolicy, method: string): string | nu
       return reads
         ? 'Credentials narrowed to some addresses or domains read it whole.'
         : 'Not for credentials narrowed to some addresses or domains (422 `capability_unsupported`).';
+    case 'reach':
+      return 'A credential narrowed to some addresses or domains sees and changes only the addresses its lists reach; others answer 404.';
     case 'within-lists':
       return reads
         ? 'Credentials narrowed to some addresses or domains read it whole.'

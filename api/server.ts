@@ -1,12 +1,14 @@
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { ApiDeps } from './deps.ts';
 import { registerDocs } from './docs.ts';
+import { registerForwardConsentPages } from './pages/forward-consent.ts';
 import { newRequestId, REQUEST_ID_HEADER } from './headers.ts';
 import { refuseUnsafeHeaders } from './input.ts';
 import { openApiDocument } from './openapi.ts';
 import { registerAuth } from './plugins/auth.ts';
 import { answerClientError, answerFrameworkError, registerErrorHandling } from './plugins/errors.ts';
 import { mount } from './route.ts';
+import { addresses } from './routes/addresses/index.ts';
 import { audiences } from './routes/audiences/index.ts';
 import { automations } from './routes/automations/index.ts';
 import { contactEvents } from './routes/contact-events/index.ts';
@@ -15,6 +17,7 @@ import { domains } from './routes/domains/index.ts';
 import { keys } from './routes/keys/index.ts';
 import { roles } from './routes/roles/index.ts';
 import { self } from './routes/self/index.ts';
+import { signatures } from './routes/signatures/index.ts';
 import { suppressions } from './routes/suppressions/index.ts';
 import { templates } from './routes/templates/index.ts';
 import { webhooks } from './routes/webhooks/index.ts';
@@ -32,6 +35,8 @@ const RESOURCES = [
   contactEvents,
   contacts,
   audiences,
+  addresses,
+  signatures,
 ];
 
 export async function buildServer(
@@ -61,5 +66,6 @@ export async function buildServer(
 
   const operations = RESOURCES.flatMap((resource) => mount(app, deps, resource));
   registerDocs(app, () => openApiDocument(RESOURCES, operations));
+  registerForwardConsentPages(app, deps);
   return app;
 }

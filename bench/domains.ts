@@ -154,7 +154,11 @@ export async function domainsBench(): Promise<void> {
       finishedWhileSlowWaited: finishedAt.filter((at) => at > slowStartedAt && at < slowEndedAt).length,
     });
 
-    note('domains: GET /domains pages');
+    note('domains: GET /domains pages, and GET /ping as the floor of any request here and now');
+    const floor = new Samples(300);
+    for (let i = 0; i < 300; i++) await floor.time(() => call('GET', '/ping'));
+    const [fp50, fp99] = floor.percentiles();
+    await emit({ bench: 'domains.list', kind: 'floor: GET /ping', requests: floor.length, p50Ms: fp50, p99Ms: fp99 });
     for (const limit of [25, 100]) {
       for (let i = 0; i < 20; i++) await call('GET', `/domains?limit=${limit}`);
       const first = new Samples(300);

@@ -17,11 +17,13 @@
  *   inbound             5,000 signed messages over SMTP: a discarding smtp-server, our listener into the blob
  *                       store, and the same with authentication, parsing, threading and the spam verdict
  *   domains             1,000 domains verified against a loopback DNS server (one answering late), GET /domains pages
+ *   addresses-list      GET /addresses and GET /domains/{id}/addresses over 100,000 addresses of one workspace (read model seeded in SQL)
  *
  *   contention          concurrent creates of templates and audiences in one workspace (one registry stream), 1 and 3 systems
  *
  * `rebuild` reuses the database `suppressions-list` seeded when both run; alone, it seeds its own.
  */
+import { addressesListBench } from './addresses-list.ts';
 import { contactsBench } from './contacts.ts';
 import { contentionBench } from './contention.ts';
 import { domainsBench } from './domains.ts';
@@ -50,6 +52,7 @@ const ORDER = [
   'outbound',
   'inbound',
   'domains',
+  'addresses-list',
   'contention',
 ] as const;
 type Name = (typeof ORDER)[number];
@@ -108,6 +111,8 @@ async function main(argv: string[]): Promise<number> {
         return inboundBench();
       case 'domains':
         return domainsBench();
+      case 'addresses-list':
+        return addressesListBench();
       case 'contention':
         return contentionBench();
     }

@@ -28,6 +28,7 @@ export async function printHistory(
       if (filter.since !== undefined && e.recordedAt < filter.since) continue;
       const { data } = system.commands.registry.decode(e.type, e.version, e.data);
       if ('secretHash' in data) data.secretHash = '[redacted]';
+      if ('passwordHash' in data) data.passwordHash = '[redacted]';
       if ('secret' in data) data.secret = '[redacted]';
       print(
         JSON.stringify({

@@ -1,3 +1,7 @@
+import { addressConsentEvents } from './address-consents/events.ts';
+import { addressNameEvents } from './address-names/events.ts';
+import { addressUsernameEvents } from './address-usernames/events.ts';
+import { addressEvents } from './addresses/events.ts';
 import { apiKeyEvents } from './api-keys/events.ts';
 import { audienceEvents } from './audiences/events.ts';
 import { automationEvents } from './automations/events.ts';
@@ -6,6 +10,7 @@ import { contactEvents } from './contacts/events.ts';
 import { domainNameEvents } from './domain-names/events.ts';
 import { domainEvents } from './domains/events.ts';
 import { roleEvents } from './roles/events.ts';
+import { signatureEvents } from './signatures/events.ts';
 import { EventRegistry, type EventOf } from './shared/events.ts';
 import { suppressionEvents } from './suppressions/events.ts';
 import { templateNameEvents } from './template-names/events.ts';
@@ -18,6 +23,11 @@ const definitions = [
   ...workspaceEvents,
   ...apiKeyEvents,
   ...roleEvents,
+  ...addressNameEvents,
+  ...addressEvents,
+  ...addressUsernameEvents,
+  ...addressConsentEvents,
+  ...signatureEvents,
   ...suppressionEvents,
   ...templateNameEvents,
   ...templateEvents,

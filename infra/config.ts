@@ -17,6 +17,8 @@ export interface Config {
   /** Development only: webhook receivers on `http://` and loopback or private addresses. */
   webhookAllowPrivate: boolean;
   mailFrom: string;
+  /** `PUBLIC_URL`: where people reach this service; links in mail (forward consent) start with it. */
+  publicUrl: string;
   /** `DNS_SERVERS` (`host:port,...`); empty: the system resolver's servers. */
   dnsServers: string[];
   /** Hosts domains point their records at, from `MAIL_HOSTNAME` unless each is set on its own. */
@@ -57,6 +59,7 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
     smtpUrl: env.SMTP_URL || undefined,
     webhookAllowPrivate: env.WEBHOOK_ALLOW_PRIVATE === 'true',
     mailFrom: env.MAIL_FROM ?? 'Workspace Mail Service <no-reply@localhost>',
+    publicUrl: env.PUBLIC_URL || `http://localhost:${port}`,
     dnsServers: parseDnsServers(env.DNS_SERVERS),
     mailHosts: {
       mx: env.MAIL_MX_HOST || mailHostname,

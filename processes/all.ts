@@ -1,7 +1,13 @@
 import type { Reactor } from '../projections/projector.ts';
+import { forwardConsentMails } from './addresses/consent-mail.ts';
 import { automationEnrolment } from './automations/enrol.ts';
 import { domainCheckSchedule } from './domains/schedule.ts';
 import { webhookDispatch } from './webhooks/dispatch.ts';
 
 /** Every process manager that follows the log in the projection runner: one line per slice. */
-export const reactors: readonly Reactor[] = [webhookDispatch, automationEnrolment, domainCheckSchedule];
+export const reactors: readonly Reactor[] = [
+  webhookDispatch,
+  automationEnrolment,
+  domainCheckSchedule,
+  forwardConsentMails,
+];

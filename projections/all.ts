@@ -1,3 +1,4 @@
+import { addressesProjector } from './addresses/projector.ts';
 import { apiKeysProjector } from './api-keys/projector.ts';
 import { automationsProjector } from './automations/projector.ts';
 import { contactEventsProjector } from './contact-events/projector.ts';
@@ -5,6 +6,7 @@ import { contactsProjector } from './contacts/projector.ts';
 import { domainsProjector } from './domains/projector.ts';
 import type { Projector } from './projector.ts';
 import { rolesProjector } from './roles/projector.ts';
+import { signaturesProjector } from './signatures/projector.ts';
 import { suppressionsProjector } from './suppressions/projector.ts';
 import { templatesProjector } from './templates/projector.ts';
 import { webhookEndpointsProjector } from './webhooks/projector.ts';
@@ -15,6 +17,8 @@ export const projectors: readonly Projector[] = [
   workspacesProjector,
   apiKeysProjector,
   rolesProjector,
+  addressesProjector,
+  signaturesProjector,
   suppressionsProjector,
   templatesProjector,
   webhookEndpointsProjector,

@@ -1,9 +1,11 @@
+import type { AddressesTables } from './addresses/tables.ts';
 import type { ApiKeysTables } from './api-keys/tables.ts';
 import type { AutomationsTables } from './automations/tables.ts';
 import type { ContactEventsTables } from './contact-events/tables.ts';
 import type { ContactsTables } from './contacts/tables.ts';
 import type { DomainsTables } from './domains/tables.ts';
 import type { RolesTables } from './roles/tables.ts';
+import type { SignaturesTables } from './signatures/tables.ts';
 import type { SuppressionsTables } from './suppressions/tables.ts';
 import type { TemplatesTables } from './templates/tables.ts';
 import type { WebhooksTables } from './webhooks/tables.ts';
@@ -24,7 +26,9 @@ export type ReadModels = Flat<
     ContactsTables &
     ContactEventsTables &
     AutomationsTables &
-    DomainsTables
+    DomainsTables &
+    AddressesTables &
+    SignaturesTables
 >;
 
 /** One object type, as Kysely's `withTables` wants (an intersection of interfaces has no index signature). */

@@ -86,6 +86,32 @@ const TABLE = {
   ],
   webhook_disabled: [409, 'The webhook endpoint is disabled; enable it first.'],
   version_conflict: [409, 'Someone else changed the resource after you read it.'],
+  address_reserved: [
+    409,
+    'The service answers this local part on every domain itself (postmaster, abuse, hostmaster, webmaster, noc, security, mailer-daemon, root).',
+  ],
+  address_unavailable: [409, 'The workspace has this address already.'],
+  username_taken: [409, 'Another address, of any workspace, logs in with this name.'],
+  username_locked: [409, 'The login name cannot change while app passwords exist; revoke them first.'],
+  signature_name_taken: [
+    409,
+    'The address has a signature of this name (ignoring case); after a lost answer, the retried create had succeeded.',
+  ],
+  domain_has_addresses: [409, 'The domain has addresses; delete them before the domain.'],
+  mailbox_login_forbidden: [
+    403,
+    'A login or app password sends mail as the address: the credential needs `emails:send` to hand one out.',
+  ],
+  signature_limit_reached: [422, 'The address has 50 signatures already.'],
+  address_not_found: [
+    404,
+    'No such address in this workspace (a catch-all: `*@<domain>` on a verified domain with `catchAll` on); `param` names the field.',
+  ],
+  unknown_domain: [422, 'The domain of the address is not a domain of this workspace.'],
+  forward_consent_rate_limited: [
+    429,
+    'The destination was sent 5 consent mails in the last 24 hours, from all workspaces together; see Retry-After.',
+  ],
   invalid_parameter: [422, 'A field or query parameter is invalid; `param` names it.'],
   unknown_parameter: [422, 'A field or query parameter is not part of this operation; `param` names it.'],
   capability_unsupported: [

@@ -16,6 +16,7 @@ import { domainNameAggregate, type NameHolder } from '../../domain/domain-names/
 import { fail } from '../../domain/shared/errors.ts';
 import type { Dns } from '../../infra/dns/port.ts';
 import type { SecretStore } from '../../infra/secrets/port.ts';
+import { closeDomainAddresses } from '../addresses/handlers.ts';
 import { execute, loadState, type Actor, type CommandContext } from '../execute.ts';
 import { newId } from '../ids.ts';
 
@@ -212,6 +213,9 @@ export async function deleteDomain(
   domainId: string,
   now: string,
 ): Promise<void> {
+  if (!isLive(await loadDomain(ctx, actor.workspaceId, domainId))) fail('resource_not_found', 'No such domain.', 'id');
+  // Refused while the domain has addresses (409 `domain_has_addresses`); closed for new ones after.
+  await closeDomainAddresses(ctx, actor, domainId, now);
   const { state } = await runDomain(ctx, actor, domainId, (s) => decideDeleteDomain(s, { now }));
   await releaseName(ctx, actor, state.domain, 'domain', domainId);
   for (const kind of ['tracking', 'storage'] as const) {

@@ -3,8 +3,9 @@ import { rebuildProjection } from '../../projections/rebuild.ts';
 import { startTestApp } from '../support/app.ts';
 
 async function rows(h: Awaited<ReturnType<typeof startTestApp>>, schema: string, table: string) {
-  const { rows } = await h.system.database.pool.query(`SELECT * FROM ${schema}.${table} ORDER BY 1, 2`);
-  return rows;
+  // Sorted here, not in SQL: tables differ in how many columns make a row unique.
+  const { rows } = await h.system.database.pool.query(`SELECT * FROM ${schema}.${table}`);
+  return rows.map((r) => JSON.stringify(r)).sort();
 }
 
 t.test('a rebuilt read model equals the live one, and swaps in while the server answers', async (t) => {
@@ -68,6 +69,14 @@ t.test('a rebuilt read model equals the live one, and swaps in while the server 
     await h.request(ws.apiKey, 'POST', `/domains/${domain.id}/dkim/rotate`);
     const parked = (await h.request(ws.apiKey, 'POST', '/domains', { domain: `parked-w${w}.com` })).json();
     await h.request(ws.apiKey, 'DELETE', `/domains/${parked.id}`);
+    const mailbox = (await h.request(ws.apiKey, 'POST', '/addresses', { address: `a@rebuild-w${w}.com` })).json();
+    await h.request(ws.apiKey, 'POST', `/addresses/${mailbox.id}/forwards`, { destinations: [`f@w${w}.example.org`] });
+    await h.request(ws.apiKey, 'POST', `/addresses/${mailbox.id}/app-passwords`, { name: 'Phone' });
+    const sig = { address: `a@rebuild-w${w}.com`, name: 'Work', html: '<p>A</p>' };
+    await h.request(ws.apiKey, 'POST', '/signatures', sig);
+    const leaving = (await h.request(ws.apiKey, 'POST', '/addresses', { address: `b@rebuild-w${w}.com` })).json();
+    await h.request(ws.apiKey, 'POST', '/signatures', { ...sig, address: `b@rebuild-w${w}.com` });
+    await h.request(ws.apiKey, 'DELETE', `/addresses/${leaving.id}`);
   }
   const { db, pool } = h.system.database;
   for (const projector of h.system.runner.projectors) {
@@ -107,7 +116,7 @@ t.test('a rebuilt read model equals the live one, and swaps in while the server 
   t.ok(result.events >= 20);
   const after = await rows(h, 'public', 'api_keys');
   t.same(
-    after.filter((r) => r.id !== created.id),
+    after.filter((r) => !r.includes(created.id)),
     before,
     'swapped table holds what the live one held',
   );

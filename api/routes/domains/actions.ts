@@ -4,6 +4,7 @@ import { actorOf } from '../../credential.ts';
 import type { ApiDeps } from '../../deps.ts';
 import { operation, type Operation } from '../../route.ts';
 import { domainWithinLists } from './operations.ts';
+import { addressesOnDomain } from '../addresses/views.ts';
 import { domainDetailView, domainOr404, idParams, viewDomainDetail } from './views.ts';
 
 export const domainActions = (deps: ApiDeps): Operation[] => [
@@ -24,7 +25,8 @@ export const domainActions = (deps: ApiDeps): Operation[] => [
     handler: async ({ credential, params, request }) => {
       const row = await domainWithinLists(deps, credential, params.id);
       await checkDomainRecords(deps.commands, deps.domains, actorOf(credential, request.id), row.id, 'request');
-      return viewDomainDetail(await domainOr404(deps.db, credential.workspaceId, row.id), deps.domains.hosts, []);
+      const updated = await domainOr404(deps.db, credential.workspaceId, row.id);
+      return viewDomainDetail(updated, deps.domains.hosts, await addressesOnDomain(deps, credential, updated));
     },
   }),
 
@@ -49,7 +51,8 @@ export const domainActions = (deps: ApiDeps): Operation[] => [
         row.id,
         new Date().toISOString(),
       );
-      return viewDomainDetail(await domainOr404(deps.db, credential.workspaceId, row.id), deps.domains.hosts, []);
+      const updated = await domainOr404(deps.db, credential.workspaceId, row.id);
+      return viewDomainDetail(updated, deps.domains.hosts, await addressesOnDomain(deps, credential, updated));
     },
   }),
 ];

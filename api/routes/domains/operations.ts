@@ -10,6 +10,7 @@ import { requireWithinLists } from '../../narrowing.ts';
 import { cursorParam, limitParam, pageSchema } from '../../paging.ts';
 import { operation, type Operation } from '../../route.ts';
 import { text } from '../../schemas.ts';
+import { addressesOnDomain } from '../addresses/views.ts';
 import { domainDetailView, domainOr404, domainView, idParams, viewDomain, viewDomainDetail } from './views.ts';
 
 /** The name as a domain is stored (lower-case, punycode), refused with the reason otherwise. */
@@ -55,7 +56,7 @@ export async function readDomain(deps: ApiDeps, credential: Credential, id: stri
     await recheckForRead(deps.commands, deps.domains, actorOf(credential, requestId), row.id);
     row = await domainOr404(deps.db, credential.workspaceId, id);
   }
-  return viewDomainDetail(row, deps.domains.hosts, []);
+  return viewDomainDetail(row, deps.domains.hosts, await addressesOnDomain(deps, credential, row));
 }
 
 export const domainOperations = (deps: ApiDeps): Operation[] => [
@@ -169,7 +170,7 @@ export const domainOperations = (deps: ApiDeps): Operation[] => [
         new Date().toISOString(),
       );
       const updated = await domainOr404(deps.db, credential.workspaceId, row.id);
-      return viewDomainDetail(updated, deps.domains.hosts, []);
+      return viewDomainDetail(updated, deps.domains.hosts, await addressesOnDomain(deps, credential, updated));
     },
   }),
 
@@ -177,7 +178,7 @@ export const domainOperations = (deps: ApiDeps): Operation[] => [
     method: 'DELETE',
     url: '/domains/:id',
     operationId: 'deleteDomain',
-    errors: ['resource_not_found'],
+    errors: ['resource_not_found', 'domain_has_addresses'],
     stepUp: true,
     summary: 'Delete a domain',
     description:

@@ -127,8 +127,8 @@ export function viewDomain(row: DomainRow, hosts: MailHosts, now = new Date()): 
 }
 
 /**
- * The single read. `addresses` comes from the addresses read model, which the addresses slice
- * adds; until then a domain has none and the route passes an empty list.
+ * The single read. `addresses` comes from the addresses read model (`addressesOnDomain`,
+ * api/routes/addresses/views.ts); a domain just added has none.
  */
 export function viewDomainDetail(
   row: DomainRow,
