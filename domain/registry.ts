@@ -9,6 +9,7 @@ import { contactEventEvents } from './contact-events/events.ts';
 import { contactEvents } from './contacts/events.ts';
 import { domainNameEvents } from './domain-names/events.ts';
 import { domainEvents } from './domains/events.ts';
+import { emailEvents } from './emails/events.ts';
 import { roleEvents } from './roles/events.ts';
 import { signatureEvents } from './signatures/events.ts';
 import { EventRegistry, type EventOf } from './shared/events.ts';
@@ -38,6 +39,7 @@ const definitions = [
   ...automationEvents,
   ...domainEvents,
   ...domainNameEvents,
+  ...emailEvents,
 ];
 
 export const registry = new EventRegistry(definitions);

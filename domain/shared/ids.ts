@@ -42,6 +42,8 @@ export const ID_KINDS = {
   domain: { prefix: '', body: 'uuid', from: 'random' },
   /** A DKIM key pair of a domain; its private half is in the secret vault under this id, never in an event. */
   dkimKey: { prefix: 'dkim_', body: 'hex24', from: 'random' },
+  /** A sent message (POST /emails and every other way in); its stream is domain/emails/events.ts `emailStream`. */
+  email: { prefix: 'em_', body: 'hex24', from: 'random' },
 } as const satisfies Record<string, { prefix: string; body: Body; from: 'random' | 'digest' }>;
 
 export type IdKind = keyof typeof ID_KINDS;

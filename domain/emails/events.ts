@@ -1,0 +1,142 @@
+import { z } from 'zod';
+import { defineEvent, type EventOf } from '../shared/events.ts';
+
+/**
+ * A sent message's life, one stream per message. The accepting request (POST /emails, a batch
+ * item, SMTP submission, an automation's send step) decides `EmailAccepted`; the delivery process
+ * manager decides the rest. Content is not in the log: the composed, unsigned MIME message is in
+ * the blob store under `raw.sha256` (events stay small, and the audit replay prints no bodies).
+ */
+
+/** The sending lanes: each has its own bounce and complaint rates and pauses alone. */
+export const SENDING_STREAMS = ['transactional', 'broadcast'] as const;
+export type SendingStream = (typeof SENDING_STREAMS)[number];
+
+export const RECIPIENT_KINDS = ['to', 'cc', 'bcc'] as const;
+
+/**
+ * A recipient at acceptance: `queued` goes out; `suppressed` is dropped with `reason` (the
+ * suppression's reason: `bounce`, `complaint`, `manual`, `unsubscribe`) and never attempted.
+ */
+const acceptedRecipient = z.object({
+  email: z.string(),
+  kind: z.enum(RECIPIENT_KINDS),
+  status: z.enum(['queued', 'suppressed']),
+  reason: z.string().nullable(),
+});
+export type AcceptedRecipient = z.infer<typeof acceptedRecipient>;
+
+/** Who sent it: an address of the workspace (its id and its domain's id: grants and allowlists narrow by them). */
+const sender = z.object({
+  addressId: z.string(),
+  domainId: z.string(),
+  email: z.string(),
+  name: z.string().nullable(),
+});
+
+export const EmailAccepted = defineEvent(
+  'EmailAccepted',
+  z.object({
+    emailId: z.string(),
+    /** The Message-ID header without angle brackets, chosen once so every retry carries it. */
+    messageId: z.string(),
+    from: sender,
+    replyTo: z.array(z.string()),
+    subject: z.string(),
+    recipients: z.array(acceptedRecipient),
+    stream: z.enum(SENDING_STREAMS),
+    tags: z.array(z.object({ name: z.string(), value: z.string() })),
+    /** The composed, unsigned message in the blob store; DKIM signing happens at each attempt. */
+    raw: z.object({ sha256: z.string(), size: z.number().int() }),
+    template: z.object({ id: z.string(), versionId: z.string() }).nullable(),
+    signatureId: z.string().nullable(),
+    /** The Message-ID (without brackets) this one answers; it threads with it. */
+    inReplyTo: z.string().nullable(),
+    /** Null: at once. Otherwise nothing is attempted before it, and cancelling is possible until then. */
+    scheduledAt: z.string().nullable(),
+    /** `test` keys' mail is recorded and never leaves the machine. */
+    mode: z.enum(['live', 'test']),
+    /** Where the send came from. */
+    source: z.enum(['api', 'batch', 'submission', 'automation', 'broadcast']),
+    acceptedAt: z.string(),
+  }),
+);
+
+/** A scheduled message taken back before its first attempt. */
+export const EmailCancelled = defineEvent('EmailCancelled', z.object({ emailId: z.string(), cancelledAt: z.string() }));
+
+/**
+ * The delivery process manager takes the message in hand: from here it is going out and can no
+ * longer be cancelled. Appended with the revision read, so it and a cancel cannot both win.
+ */
+export const EmailSendingStarted = defineEvent(
+  'EmailSendingStarted',
+  z.object({ emailId: z.string(), startedAt: z.string() }),
+);
+
+/**
+ * One recipient's answer on one attempt (infra/outbound/delivery.ts `RecipientOutcome`). `from`
+ * and `stream` are repeated here because webhook mappers and the lanes' counts see one event.
+ */
+const attempt = {
+  emailId: z.string(),
+  messageId: z.string(),
+  from: z.object({ addressId: z.string(), domainId: z.string(), email: z.string() }),
+  stream: z.enum(SENDING_STREAMS),
+  recipient: z.string(),
+  /** 1 for the first attempt at this recipient. */
+  attempt: z.number().int().positive(),
+  code: z.number().int().nullable(),
+  enhancedCode: z.string().nullable(),
+  response: z.string(),
+  mx: z.string().nullable(),
+  tls: z.boolean().nullable(),
+  at: z.string(),
+};
+
+export const EmailRecipientDelivered = defineEvent('EmailRecipientDelivered', z.object(attempt));
+
+export const EmailRecipientDeferred = defineEvent(
+  'EmailRecipientDeferred',
+  z.object({ ...attempt, nextAttemptAt: z.string() }),
+);
+
+/** `hard`: a 5xx answer (the address gets a `bounce` suppression); `expired`: deferred past the lifetime (4.4.7). */
+export const EmailRecipientBounced = defineEvent(
+  'EmailRecipientBounced',
+  z.object({ ...attempt, bounce: z.enum(['hard', 'expired']) }),
+);
+
+/** A recipient's spam report about this message (a feedback-loop report, seen by the receiving side). */
+export const EmailRecipientComplained = defineEvent(
+  'EmailRecipientComplained',
+  z.object({
+    emailId: z.string(),
+    messageId: z.string(),
+    from: z.object({ addressId: z.string(), domainId: z.string(), email: z.string() }),
+    stream: z.enum(SENDING_STREAMS),
+    recipient: z.string(),
+    feedbackType: z.string(),
+    at: z.string(),
+  }),
+);
+
+export const emailEvents = [
+  EmailAccepted,
+  EmailCancelled,
+  EmailSendingStarted,
+  EmailRecipientDelivered,
+  EmailRecipientDeferred,
+  EmailRecipientBounced,
+  EmailRecipientComplained,
+];
+export type EmailEvent =
+  | EventOf<typeof EmailAccepted>
+  | EventOf<typeof EmailCancelled>
+  | EventOf<typeof EmailSendingStarted>
+  | EventOf<typeof EmailRecipientDelivered>
+  | EventOf<typeof EmailRecipientDeferred>
+  | EventOf<typeof EmailRecipientBounced>
+  | EventOf<typeof EmailRecipientComplained>;
+
+export const emailStream = (workspaceId: string, emailId: string) => `ws-${workspaceId}.email-${emailId}`;
