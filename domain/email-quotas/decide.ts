@@ -1,6 +1,13 @@
 import type { EmailQuotaEvent } from './events.ts';
 import type { EmailQuotaState } from './state.ts';
 
+/**
+ * Live messages a workspace may send per calendar month when nothing else is configured
+ * (`SEND_MONTHLY_ALLOWANCE`): generous, so the allowance stops runaway sending, not normal use. The
+ * spec leaves the plans' amounts unshown.
+ */
+export const DEFAULT_MONTHLY_ALLOWANCE = 1_000_000;
+
 /** `YYYY-MM` of an instant, UTC: the month a send counts in. */
 export const monthOf = (now: string): string => now.slice(0, 7);
 
