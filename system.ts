@@ -216,7 +216,7 @@ export async function openSystem(databaseUrl: string, options: SystemOptions = {
   );
   if (options.deliver !== false) await notices.start();
   const automationRuns = new AutomationRunProcess(
-    { pool: database.pool, bus, readModels: runner },
+    { pool: database.pool, bus, readModels: runner, sending: { commands, sending } },
     { ...DEFAULT_AUTOMATION_OPTIONS, ...options.automations },
   );
   if (options.deliver !== false) await automationRuns.start();

@@ -914,8 +914,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Send requests an automation recorded
-         * @description Scope: `automations:read`. Newest first. Sending does not exist yet: a `send` step records a request here. Partitioned by mode: a test key reads and changes only test-mode data, a live key only live data.
+         * Sends an automation made
+         * @description Scope: `automations:read`. Newest first. Each `send` step a run reached, sent through `POST /emails`'s pipeline on the broadcast lane: `sent` with its `emailId`, or `refused` with the code `POST /emails` would answer (`pending` until then). Partitioned by mode: a test key reads and changes only test-mode data, a live key only live data.
          */
         get: operations["listAutomationSends"];
         put?: never;
@@ -1570,8 +1570,10 @@ export interface components {
         } | {
             /** @constant */
             type: "send";
-            /** @description A template id or slug; the send request records it as given. */
+            /** @description A template id or slug; sends its published version. */
             template: string;
+            /** @description The sending address (an enabled address of the workspace); without it the send is refused and the refusal shows on the send. */
+            from?: string;
             subject?: string;
             /** @description Props for the template; the triggering event's properties (less `email`) fill the rest. */
             data?: {
@@ -14080,7 +14082,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Send requests an automation recorded */
+            /** @description Sends an automation made */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -14102,6 +14104,17 @@ export interface operations {
                             data: {
                                 [key: string]: unknown;
                             };
+                            from: string | null;
+                            /**
+                             * @description `sent`: `emailId` names the email (`GET /emails/{id}`); `refused`: `error` says why, as `POST /emails` would.
+                             * @enum {string}
+                             */
+                            status: "pending" | "sent" | "refused";
+                            emailId: string | null;
+                            error: {
+                                code: string;
+                                message: string;
+                            } | null;
                             createdAt: string;
                         }[];
                         hasMore: boolean;

@@ -139,7 +139,15 @@ export interface SendInput {
   subject?: string;
   text?: string;
   html?: string;
-  template?: { id: string; props?: Record<string, unknown> };
+  template?: {
+    id: string;
+    props?: Record<string, unknown>;
+    /**
+     * Leave out props the version does not declare instead of refusing them (422
+     * `unknown_template_prop`): automations pass the triggering event's properties whole.
+     */
+    looseProps?: boolean;
+  };
   signatureId?: string;
   attachments?: AttachmentInput[];
   headers?: Record<string, string>;
@@ -383,7 +391,9 @@ async function contentOf(sending: SendingPorts, workspaceId: string, input: Send
   if (!version) throw new Error(`template ${template.id} has no version ${number}`);
   let rendered: Awaited<ReturnType<typeof renderVersion>>;
   try {
-    rendered = await renderVersion(sending.renderer, version, template.revision, { props: input.template.props });
+    rendered = await renderVersion(sending.renderer, version, template.revision, {
+      props: input.template.looseProps ? declaredOnly(version, input.template.props) : input.template.props,
+    });
   } catch (error) {
     if (error instanceof DomainError) throw new DomainError(error.code, error.message, `template.${error.param}`);
     throw error;
@@ -394,6 +404,11 @@ async function contentOf(sending: SendingPorts, workspaceId: string, input: Send
     html: rendered.html,
     template: { id: template.id, versionId: version.id },
   };
+}
+
+function declaredOnly(version: RenderableVersion, props: Record<string, unknown> | undefined) {
+  const declared = new Set(version.props.map((p) => String(p.name)));
+  return Object.fromEntries(Object.entries(props ?? {}).filter(([name]) => declared.has(name)));
 }
 
 async function signatureOf(
