@@ -55,8 +55,12 @@ export interface SendLookups {
   signature(workspaceId: string, id: string): Promise<SignatureForSend | undefined>;
   /** The default (or reply default) signature of the first owner in `owners` that has one. */
   defaultSignature(workspaceId: string, owners: string[], reply: boolean): Promise<SignatureForSend | undefined>;
-  /** Suppression reasons of the addresses (lower-case) that are suppressed in the partition. */
-  suppressions(partition: string, emails: string[]): Promise<Map<string, string>>;
+  /**
+   * Of the addresses given (lower-case), in the partition: the suppressed ones with their
+   * suppression's reason, and those that are contacts (whose `lastSeenAt` a send moves). One
+   * round trip for both: a batch of sends makes one per message.
+   */
+  recipients(partition: string, emails: string[]): Promise<{ suppressed: Map<string, string>; contacts: Set<string> }>;
   /** By `tpl_` id or slug. */
   template(
     workspaceId: string,
@@ -216,7 +220,7 @@ export async function sendEmail(ctx: SendContext, sender: Sender, input: SendInp
     if (state.accepted) return { email: await acceptedOf(ctx, stream, state), replayed: true };
   }
 
-  const suppressed = await sending.lookups.suppressions(
+  const { suppressed, contacts } = await sending.lookups.recipients(
     partition,
     [...recipients.to, ...recipients.cc, ...recipients.bcc].map((r) => r.email.toLowerCase()),
   );
@@ -248,6 +252,7 @@ export async function sendEmail(ctx: SendContext, sender: Sender, input: SendInp
   });
   const blob = await sending.blobs.put(raw);
 
+  const lane = streamOf(sender.source);
   // Test mail never leaves the machine, and a message with nobody to send to sends nothing: neither counts.
   if (sender.mode === 'live' && accepted.some((r) => r.status === 'queued'))
     await reserveSend(ctx.commands, workspaceId, sending.monthlyAllowance, at);
@@ -259,7 +264,7 @@ export async function sendEmail(ctx: SendContext, sender: Sender, input: SendInp
     replyTo: replyTo.map((r) => r.email),
     subject: signed.subject,
     recipients: accepted,
-    stream: streamOf(sender.source),
+    stream: lane,
     tags,
     raw: { sha256: blob.sha256, size: blob.size },
     template: content.template,
@@ -279,10 +284,12 @@ export async function sendEmail(ctx: SendContext, sender: Sender, input: SendInp
     { likelyNew: input.emailId === undefined },
   );
   if (events.length === 0) return { email: await acceptedOf(ctx, stream, state), replayed: true };
-  // Mail to a contact is activity of the contact (commands/contacts: only forward, an address not in the book left alone).
+  // Mail to a contact is activity of the contact (commands/contacts: only forward). Only the
+  // recipients the contacts read model knows are touched: the others would each cost a read of a
+  // stream that does not exist.
   await Promise.all(
     accepted
-      .filter((r) => r.status === 'queued')
+      .filter((r) => r.status === 'queued' && contacts.has(r.email.toLowerCase()))
       .map((r) => touchContact(ctx.commands, sender.actor, r.email.toLowerCase(), at)),
   );
   return { email: data, replayed: false };

@@ -1,5 +1,5 @@
 import { sql, type Kysely } from 'kysely';
-import { defineProjector, type Projected } from '../projector.ts';
+import { defineProjector, type ProjectedEvent, type Projected } from '../projector.ts';
 import type { EmailsTables } from './tables.ts';
 
 type Db = Kysely<EmailsTables>;
@@ -62,6 +62,76 @@ async function attempt(db: Db, e: Attempt, status: 'delivered' | 'deferred' | 'b
     ...(e.type === 'EmailRecipientBounced' ? { bounce: e.data.bounce } : {}),
   });
   await settle(db, d.emailId, d.at);
+}
+
+/** Every event but an acceptance, through its applier (emailsProjector's `on`). */
+const applyOne = (db: Db, e: ProjectedEvent) => emailsProjector.apply(db as Kysely<unknown>, e);
+
+/**
+ * Acceptances, many in three statements (the hot path: a batch of sends lands as a run of them).
+ * Rows travel as one JSON text each, as the suppressions projector does.
+ */
+async function accept(db: Db, events: Projected<'EmailAccepted'>[]) {
+  const emails = [];
+  const recipients = [];
+  const histories = [];
+  for (const e of events) {
+    const d = e.data;
+    const workspaceId = e.metadata.workspaceId;
+    const queued = d.recipients.some((r) => r.status === 'queued');
+    const status = !queued ? 'failed' : d.scheduledAt !== null ? 'scheduled' : 'queued';
+    const fromEmail = d.from.email.toLowerCase();
+    emails.push([
+      d.emailId,
+      workspaceId,
+      d.messageId,
+      d.from.addressId,
+      d.from.domainId,
+      fromEmail,
+      fromEmail.slice(fromEmail.lastIndexOf('@') + 1),
+      d.from.name,
+      d.replyTo,
+      d.subject,
+      status,
+      d.stream,
+      d.source,
+      d.mode,
+      d.tags,
+      d.template?.id ?? null,
+      d.template?.versionId ?? null,
+      d.signatureId,
+      d.inReplyTo,
+      d.scheduledAt,
+      d.raw.sha256,
+      d.raw.size,
+      d.acceptedAt,
+    ]);
+    for (const [i, r] of d.recipients.entries())
+      recipients.push([workspaceId, d.emailId, i, r.email, r.kind, r.status, r.reason, d.acceptedAt]);
+    histories.push([
+      workspaceId,
+      d.emailId,
+      e.position,
+      e.type,
+      d.acceptedAt,
+      { status, recipients: d.recipients.map(({ email, status, reason }) => ({ email, status, reason })) },
+    ]);
+  }
+  await sql`INSERT INTO emails (id, workspace_id, message_id, from_address_id, from_domain_id, from_email, from_domain,
+      from_name, reply_to, subject, status, stream, source, mode, tags, template_id, template_version_id, signature_id,
+      in_reply_to, scheduled_at, raw_sha256, raw_size, created_at, updated_at)
+    SELECT r->>0, r->>1, r->>2, r->>3, r->>4, r->>5, r->>6, r->>7, r->8, r->>9, r->>10, r->>11, r->>12, r->>13, r->14,
+      r->>15, r->>16, r->>17, r->>18, (r->>19)::timestamptz, r->>20, (r->>21)::integer, (r->>22)::timestamptz, (r->>22)::timestamptz
+    FROM jsonb_array_elements(${JSON.stringify(emails)}::jsonb) r
+    ON CONFLICT (id) DO NOTHING`.execute(db);
+  await sql`INSERT INTO email_recipients (workspace_id, email_id, position, email, kind, status, reason, attempts, updated_at)
+    SELECT r->>0, r->>1, (r->>2)::integer, r->>3, r->>4, r->>5, r->>6, 0, (r->>7)::timestamptz
+    FROM jsonb_array_elements(${JSON.stringify(recipients)}::jsonb) r
+    ON CONFLICT (email_id, position) DO NOTHING`.execute(db);
+  await sql`INSERT INTO email_history (workspace_id, email_id, position, type, recipient, at, detail)
+    SELECT r->>0, r->>1, (r->>2)::bigint, r->>3, NULL, (r->>4)::timestamptz, r->5
+    FROM jsonb_array_elements(${JSON.stringify(histories)}::jsonb) r
+    ON CONFLICT (email_id, position) DO NOTHING`.execute(db);
 }
 
 /**
@@ -132,39 +202,22 @@ export const emailsProjector = defineProjector<EmailsTables>()({
     CREATE INDEX IF NOT EXISTS emails_workspace_from ON ${s}.emails (workspace_id, from_email, created_at DESC, id DESC);
     CREATE INDEX IF NOT EXISTS emails_tags ON ${s}.emails USING gin (tags jsonb_path_ops);
     CREATE INDEX IF NOT EXISTS email_recipients_email ON ${s}.email_recipients (email_id, email);`,
+  async applyBatch(db, events: ProjectedEvent[]) {
+    // Runs of acceptances go in bulk; anything else in between is applied on its own, in order.
+    let run: Projected<'EmailAccepted'>[] = [];
+    for (const e of events) {
+      if (e.type === 'EmailAccepted') {
+        run.push(e as Projected<'EmailAccepted'>);
+        continue;
+      }
+      if (run.length > 0) await accept(db, run);
+      run = [];
+      await applyOne(db, e);
+    }
+    if (run.length > 0) await accept(db, run);
+  },
   on: {
-    EmailAccepted: async (db, e) => {
-      const d = e.data;
-      const queued = d.recipients.some((r) => r.status === 'queued');
-      const status = !queued ? 'failed' : d.scheduledAt !== null ? 'scheduled' : 'queued';
-      const fromEmail = d.from.email.toLowerCase();
-      await sql`INSERT INTO emails (id, workspace_id, message_id, from_address_id, from_domain_id, from_email, from_domain,
-          from_name, reply_to, subject, status, stream, source, mode, tags, template_id, template_version_id, signature_id,
-          in_reply_to, scheduled_at, raw_sha256, raw_size, created_at, updated_at)
-        VALUES (${d.emailId}, ${e.metadata.workspaceId}, ${d.messageId}, ${d.from.addressId}, ${d.from.domainId}, ${fromEmail},
-          ${fromEmail.slice(fromEmail.lastIndexOf('@') + 1)}, ${d.from.name}, ${JSON.stringify(d.replyTo)}::jsonb, ${d.subject},
-          ${status}, ${d.stream}, ${d.source}, ${d.mode}, ${JSON.stringify(d.tags)}::jsonb, ${d.template?.id ?? null},
-          ${d.template?.versionId ?? null}, ${d.signatureId}, ${d.inReplyTo}, ${d.scheduledAt}, ${d.raw.sha256}, ${d.raw.size},
-          ${d.acceptedAt}, ${d.acceptedAt})
-        ON CONFLICT (id) DO NOTHING`.execute(db);
-      const rows = d.recipients.map((r, i) => [
-        e.metadata.workspaceId,
-        d.emailId,
-        i,
-        r.email,
-        r.kind,
-        r.status,
-        r.reason,
-      ]);
-      await sql`INSERT INTO email_recipients (workspace_id, email_id, position, email, kind, status, reason, attempts, updated_at)
-        SELECT r->>0, r->>1, (r->>2)::integer, r->>3, r->>4, r->>5, r->>6, 0, ${d.acceptedAt}
-        FROM jsonb_array_elements(${JSON.stringify(rows)}::jsonb) r
-        ON CONFLICT (email_id, position) DO NOTHING`.execute(db);
-      await history(db, e, null, d.acceptedAt, {
-        status,
-        recipients: d.recipients.map(({ email, status, reason }) => ({ email, status, reason })),
-      });
-    },
+    EmailAccepted: (db, e) => accept(db, [e]),
     EmailCancelled: async (db, e) => {
       const d = e.data;
       await sql`UPDATE emails SET status = 'cancelled', cancelled_at = ${d.cancelledAt}, updated_at = ${d.cancelledAt}

@@ -36,11 +36,15 @@ export function sendingLookups(db: Db) {
         ORDER BY array_position(${owners}::text[], owner) LIMIT 1`.execute(db);
       return rows[0];
     },
-    async suppressions(partition: string, emails: string[]) {
-      if (emails.length === 0) return new Map<string, string>();
-      const { rows } = await sql<{ email: string; reason: string }>`SELECT email, reason FROM suppressions
-        WHERE workspace_id = ${partition} AND email = ANY(${emails}::text[])`.execute(db);
-      return new Map(rows.map((r) => [r.email, r.reason]));
+    async recipients(partition: string, emails: string[]) {
+      const { rows } = await sql<{ email: string; reason: string | null; contact: boolean }>`SELECT e.email,
+          (SELECT s.reason FROM suppressions s WHERE s.workspace_id = ${partition} AND s.email = e.email LIMIT 1) AS reason,
+          EXISTS (SELECT 1 FROM contacts c WHERE c.workspace_id = ${partition} AND c.email = e.email) AS contact
+        FROM unnest(${emails}::text[]) AS e(email)`.execute(db);
+      return {
+        suppressed: new Map(rows.flatMap((r) => (r.reason === null ? [] : [[r.email, r.reason] as const]))),
+        contacts: new Set(rows.flatMap((r) => (r.contact ? [r.email] : []))),
+      };
     },
     async template(workspaceId: string, idOrSlug: string) {
       const row = await findTemplate(db, workspaceId, idOrSlug);
