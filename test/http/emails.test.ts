@@ -1,5 +1,12 @@
 import t from 'tap';
-import { RECIPIENTS_MAX } from '../../domain/emails/rules.ts';
+import {
+  ATTACHMENTS_BYTES_MAX,
+  ATTACHMENTS_MAX,
+  HEADERS_MAX,
+  RECIPIENTS_MAX,
+  SUBJECT_MAX,
+  TAGS_MAX,
+} from '../../domain/emails/rules.ts';
 import { errorOf } from '../support/domains.ts';
 import { startSendingApp, storedMessage } from '../support/emails.ts';
 
@@ -152,6 +159,68 @@ t.test('emails', async (t) => {
     t.equal(reply.statusCode, 201);
     const replied = await storedMessage(h, reply.json().id, ws.workspaceId);
     t.equal(replied.inReplyTo, '<orig@example.org>');
+  });
+
+  t.test('limits at the edge and one past: attachments, tags, headers, subject', async (t) => {
+    const file = (i: number, bytes = 1) => ({
+      filename: `f${i}.bin`,
+      content: Buffer.alloc(bytes, i).toString('base64'),
+    });
+    const files = (n: number) => Array.from({ length: n }, (_, i) => file(i));
+    t.equal((await send({ ...base, attachments: files(ATTACHMENTS_MAX) })).statusCode, 201);
+    t.same(errorOf(await send({ ...base, attachments: files(ATTACHMENTS_MAX + 1) })), [
+      422,
+      'invalid_parameter',
+      'attachments',
+    ]);
+    const half = ATTACHMENTS_BYTES_MAX / 2;
+    t.equal((await send({ ...base, attachments: [file(0, half), file(1, half)] })).statusCode, 201, 'exactly 10 MiB');
+    t.same(errorOf(await send({ ...base, attachments: [file(0, half), file(1, half + 1)] })), [
+      422,
+      'invalid_parameter',
+      'attachments',
+    ]);
+    const tags = (n: number) => Array.from({ length: n }, (_, i) => ({ name: `t${i}`, value: 'v' }));
+    t.equal((await send({ ...base, tags: tags(TAGS_MAX) })).statusCode, 201);
+    t.same(errorOf(await send({ ...base, tags: tags(TAGS_MAX + 1) })), [422, 'invalid_parameter', 'tags']);
+    const headers = (n: number) => Object.fromEntries(Array.from({ length: n }, (_, i) => [`X-H${i}`, 'v']));
+    t.equal((await send({ ...base, headers: headers(HEADERS_MAX) })).statusCode, 201);
+    t.same(errorOf(await send({ ...base, headers: headers(HEADERS_MAX + 1) })), [422, 'invalid_parameter', 'headers']);
+    t.equal((await send({ ...base, subject: 's'.repeat(SUBJECT_MAX) })).statusCode, 201);
+    t.same(errorOf(await send({ ...base, subject: 's'.repeat(SUBJECT_MAX + 1) })), [
+      422,
+      'invalid_parameter',
+      'subject',
+    ]);
+  });
+
+  t.test('signatures: by id, the reply default for replies, none of another address', async (t) => {
+    const create = async (address: string, name: string, html: string, flags: object = {}) => {
+      const res = await h.request(ws.apiKey, 'POST', '/signatures', { address, name, html, ...flags });
+      t.equal(res.statusCode, 201, res.body);
+      return res.json();
+    };
+    await create('b@example.com', 'Main', '<p>Main sig</p>');
+    const replies = await create('b@example.com', 'Replies', '<p>Reply sig</p>', { isReplyDefault: true });
+    const short = await create('b@example.com', 'Short', '<p>Short sig</p>');
+    const onA = (await h.request(ws.apiKey, 'GET', '/signatures?address=a@example.com')).json().data[0];
+    const fromB = { ...base, from: 'b@example.com' };
+    const textOf = async (body: object) => {
+      const res = await send(body);
+      t.equal(res.statusCode, 201, res.body);
+      return { email: res.json(), text: (await storedMessage(h, res.json().id, ws.workspaceId)).text };
+    };
+    t.match((await textOf(fromB)).text, /-- \nMain sig\n?$/);
+    const reply = await textOf({ ...fromB, inReplyTo: 'x@example.org' });
+    t.match(reply.text, /-- \nReply sig\n?$/);
+    t.equal(reply.email.signatureId, replies.id);
+    t.match((await textOf({ ...fromB, signatureId: short.id })).text, /-- \nShort sig\n?$/);
+    t.same(errorOf(await send({ ...fromB, signatureId: onA.id })), [422, 'invalid_parameter', 'signatureId']);
+    t.same(errorOf(await send({ ...fromB, signatureId: 'sig_000000000000000000000000' })), [
+      422,
+      'invalid_parameter',
+      'signatureId',
+    ]);
   });
 
   t.test('templates: the published version, rendered with its props', async (t) => {
