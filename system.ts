@@ -27,6 +27,10 @@ import { PostgresEventStore } from './infra/eventstore/postgres.ts';
 import type { TemplateRenderer } from './infra/templates/port.ts';
 import { createTemplateRenderer, sanitiseHtml } from './infra/templates/renderer.ts';
 import { openMailSender } from './infra/mail/select.ts';
+import type { BlobStore } from './infra/blobs/port.ts';
+import { openBlobStore } from './infra/blobs/select.ts';
+import type { Delivery } from './infra/outbound/delivery.ts';
+import { openDelivery, type DeliveryConfig } from './infra/outbound/select.ts';
 import type { MailSender } from './infra/mail/port.ts';
 import { checkReceiverUrl, createOutboundAgents } from './infra/net/outbound-url.ts';
 import { loadMasterKey } from './infra/secrets/master-key.ts';
@@ -50,6 +54,11 @@ import {
   DomainCheckProcess,
   type DomainCheckOptions,
 } from './processes/domains/worker.ts';
+import {
+  DEFAULT_EMAIL_DELIVERY_OPTIONS,
+  EmailDeliveryProcess,
+  type EmailDeliveryOptions,
+} from './processes/emails/worker.ts';
 import {
   DEFAULT_NOTICE_OPTIONS,
   WebhookNoticeProcess,
@@ -86,6 +95,10 @@ export interface System {
   domains: DomainPorts;
   /** The key forward consent links carry a MAC under, shared by every process on the database. */
   consentKey: Buffer;
+  /** Raw messages and attachments (files under `dataDir`, or `blobS3Url`). */
+  blobs: BlobStore;
+  /** Outbound mail: the relay, or the recipients' MX hosts. */
+  outbound: Delivery;
   close(): Promise<void>;
 }
 
@@ -137,6 +150,12 @@ export interface SystemOptions {
   domainChecks?: Partial<DomainCheckOptions>;
   /** The consent mails of address forwards: their sender, and `publicUrl`, where their links point. */
   forwardConsent?: Partial<ConsentMailOptions>;
+  /** `BLOB_S3_URL`: blobs in an S3-compatible bucket; without it, files under `<dataDir>/blobs`. */
+  blobS3Url?: string;
+  /** Outbound delivery (`SMTP_RELAY_URL`, `SMTP_MX_PORT`, the EHLO name); its DNS is `dns`'s servers. */
+  outbound?: Partial<DeliveryConfig>;
+  /** The delivery process manager of sent messages; tests shorten its retry schedule. */
+  emailDelivery?: Partial<EmailDeliveryOptions>;
 }
 
 export async function openSystem(databaseUrl: string, options: SystemOptions = {}): Promise<System> {
@@ -215,6 +234,16 @@ export async function openSystem(databaseUrl: string, options: SystemOptions = {
     { ...DEFAULT_CONSENT_MAIL_OPTIONS, ...options.forwardConsent },
   );
   if (options.deliver !== false) await consentMails.start();
+  const blobs = await openBlobStore({ s3Url: options.blobS3Url, dataDir: options.dataDir ?? path.resolve('.data') });
+  const outbound = openDelivery(
+    { ...readConfig({}).outbound, ...options.outbound },
+    new NodeDns({ servers: options.dns?.servers, timeoutMs: options.dns?.timeoutMs }),
+  );
+  const emailDeliveries = new EmailDeliveryProcess(
+    { pool: deliveryPool, bus, commands, blobs, delivery: outbound, secrets: vault },
+    { ...DEFAULT_EMAIL_DELIVERY_OPTIONS, ...options.emailDelivery },
+  );
+  if (options.deliver !== false) await emailDeliveries.start();
   return {
     database,
     readDb: database.db.withTables<ReadModels>(),
@@ -226,12 +255,16 @@ export async function openSystem(databaseUrl: string, options: SystemOptions = {
     webhooks: { allowPrivate },
     domains,
     consentKey,
+    blobs,
+    outbound,
     cursors: new Cursors(await serverSecret(database.pool, 'cursor')),
     rateLimiter: new RateLimiter(database.pool),
     requestLog,
     idempotencyKeys,
     renderer: createTemplateRenderer({ cacheSize: 1000 }),
     async close() {
+      await emailDeliveries.stop();
+      await outbound.close();
       await deliveries.stop();
       await notices.stop();
       await automationRuns.stop();
@@ -246,6 +279,7 @@ export async function openSystem(databaseUrl: string, options: SystemOptions = {
       await store.close();
       await database.close();
       await mail.close();
+      await blobs.close();
       agents.http.destroy();
       agents.https.destroy();
     },
