@@ -89,7 +89,7 @@ t.test('250: taken in hand once, signed with the domain key, delivered; webhooks
   t.equal(dkim?.status.result, 'pass', 'DKIM verifies against the key the domain published');
   t.equal(dkim?.signingDomain, s.domain);
 
-  await eventually(() => receiver.received.length >= 3);
+  await eventually(async () => receiver.received.length >= 3);
   const types = receiver.received.map((r) => JSON.parse(r.body)).map((b) => [b.type, b.data.id, b.data.recipient]);
   t.same(types.sort(), [
     ['email.delivered', emailId, 'ann@ok.test'],
@@ -164,7 +164,7 @@ t.test('5xx: the recipient bounces at once, gets a bounce suppression; the other
   t.match(list.json().data, [{ email: 'gone@bounce.test', reason: 'bounce' }]);
   const removed = await h.request(s.apiKey, 'DELETE', `/suppressions/${list.json().data[0].id}`);
   t.equal(removed.json().error.code, 'suppression_not_removable');
-  await eventually(() => receiver.received.length >= 1);
+  await eventually(async () => receiver.received.length >= 1);
   t.match(JSON.parse(receiver.received[0]!.body), {
     type: 'email.bounced',
     data: { id: emailId, recipient: 'gone@bounce.test', bounce: 'hard', smtp: { code: 550 } },
