@@ -60,6 +60,11 @@ import {
   type EmailDeliveryOptions,
 } from './processes/emails/worker.ts';
 import {
+  DEFAULT_LANE_PAUSE_OPTIONS,
+  LanePauseProcess,
+  type LanePauseOptions,
+} from './processes/sending-streams/worker.ts';
+import {
   DEFAULT_NOTICE_OPTIONS,
   WebhookNoticeProcess,
   type WebhookNoticeOptions,
@@ -156,6 +161,8 @@ export interface SystemOptions {
   outbound?: Partial<DeliveryConfig>;
   /** The delivery process manager of sent messages; tests shorten its retry schedule. */
   emailDelivery?: Partial<EmailDeliveryOptions>;
+  /** Appending the pauses of sending lanes the guard finds owed. */
+  lanePauses?: Partial<LanePauseOptions>;
 }
 
 export async function openSystem(databaseUrl: string, options: SystemOptions = {}): Promise<System> {
@@ -244,6 +251,11 @@ export async function openSystem(databaseUrl: string, options: SystemOptions = {
     { ...DEFAULT_EMAIL_DELIVERY_OPTIONS, ...options.emailDelivery },
   );
   if (options.deliver !== false) await emailDeliveries.start();
+  const lanePauses = new LanePauseProcess(
+    { pool: database.pool, bus, commands },
+    { ...DEFAULT_LANE_PAUSE_OPTIONS, ...options.lanePauses },
+  );
+  if (options.deliver !== false) await lanePauses.start();
   return {
     database,
     readDb: database.db.withTables<ReadModels>(),
@@ -264,6 +276,7 @@ export async function openSystem(databaseUrl: string, options: SystemOptions = {
     renderer: createTemplateRenderer({ cacheSize: 1000 }),
     async close() {
       await emailDeliveries.stop();
+      await lanePauses.stop();
       await outbound.close();
       await deliveries.stop();
       await notices.stop();

@@ -17,6 +17,7 @@ import { domains } from './routes/domains/index.ts';
 import { keys } from './routes/keys/index.ts';
 import { roles } from './routes/roles/index.ts';
 import { self } from './routes/self/index.ts';
+import { sendingStreams } from './routes/sending-streams/index.ts';
 import { signatures } from './routes/signatures/index.ts';
 import { suppressions } from './routes/suppressions/index.ts';
 import { templates } from './routes/templates/index.ts';
@@ -37,6 +38,7 @@ const RESOURCES = [
   audiences,
   addresses,
   signatures,
+  sendingStreams,
 ];
 
 export async function buildServer(

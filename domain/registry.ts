@@ -11,6 +11,7 @@ import { domainNameEvents } from './domain-names/events.ts';
 import { domainEvents } from './domains/events.ts';
 import { emailEvents } from './emails/events.ts';
 import { roleEvents } from './roles/events.ts';
+import { sendingStreamEvents } from './sending-streams/events.ts';
 import { signatureEvents } from './signatures/events.ts';
 import { EventRegistry, type EventOf } from './shared/events.ts';
 import { suppressionEvents } from './suppressions/events.ts';
@@ -40,6 +41,7 @@ const definitions = [
   ...domainEvents,
   ...domainNameEvents,
   ...emailEvents,
+  ...sendingStreamEvents,
 ];
 
 export const registry = new EventRegistry(definitions);

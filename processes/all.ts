@@ -3,6 +3,7 @@ import { forwardConsentMails } from './addresses/consent-mail.ts';
 import { automationEnrolment } from './automations/enrol.ts';
 import { domainCheckSchedule } from './domains/schedule.ts';
 import { emailDeliverySchedule } from './emails/schedule.ts';
+import { sendingLaneGuard } from './sending-streams/guard.ts';
 import { webhookDispatch } from './webhooks/dispatch.ts';
 
 /** Every process manager that follows the log in the projection runner: one line per slice. */
@@ -12,4 +13,5 @@ export const reactors: readonly Reactor[] = [
   domainCheckSchedule,
   forwardConsentMails,
   emailDeliverySchedule,
+  sendingLaneGuard,
 ];

@@ -5,6 +5,7 @@ import type { ContactEventsTables } from './contact-events/tables.ts';
 import type { ContactsTables } from './contacts/tables.ts';
 import type { DomainsTables } from './domains/tables.ts';
 import type { RolesTables } from './roles/tables.ts';
+import type { SendingStreamsTables } from './sending-streams/tables.ts';
 import type { SignaturesTables } from './signatures/tables.ts';
 import type { SuppressionsTables } from './suppressions/tables.ts';
 import type { TemplatesTables } from './templates/tables.ts';
@@ -28,7 +29,8 @@ export type ReadModels = Flat<
     AutomationsTables &
     DomainsTables &
     AddressesTables &
-    SignaturesTables
+    SignaturesTables &
+    SendingStreamsTables
 >;
 
 /** One object type, as Kysely's `withTables` wants (an intersection of interfaces has no index signature). */
