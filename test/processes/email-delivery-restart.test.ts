@@ -4,7 +4,7 @@ import { openSystem, serve, type SystemOptions } from '../../system.ts';
 import { freshDatabase } from '../support/database.ts';
 import { startDnsServer } from '../support/dns-server.ts';
 import { HOSTS, publish } from '../support/domains.ts';
-import { acceptEmail, eventsWhen, outcomes, settled, type Sender } from '../support/emails.ts';
+import { acceptEmail, eventsWhen, outcomes, settled, type Sender } from '../support/delivery.ts';
 import { sharedFreePort, startMxServer } from '../support/mx-server.ts';
 import { verifyDkim } from '../support/outbound.ts';
 import { TEST_SECRETS_KEY } from '../support/secrets.ts';

@@ -12,7 +12,7 @@ import {
   sendingWorkspace,
   settled,
   type Sender,
-} from '../support/emails.ts';
+} from '../support/delivery.ts';
 import { sharedFreePort, startMxServer, type MxServer } from '../support/mx-server.ts';
 import { verifyDkim } from '../support/outbound.ts';
 import { eventually, startReceiver } from '../support/receiver.ts';
