@@ -248,12 +248,16 @@ async function paced(system: System, client: pg.Client, sink: Sink, sender: Send
   await delivered(client, since, total);
   await arrivedAll(sink, before, total);
   const [p50, p99] = await latencies(client, since);
+  const [startedP50, startedP99] = await latencies(client, since, 'EmailSendingStarted', 'startedAt');
   await emit({
     bench: 'emails-deliver.paced',
     messages: total,
     perSecond: PACED_PER_SECOND,
     eventTo250P50Ms: p50,
     eventTo250P99Ms: p99,
+    // How much of it is the way to the worker (log follower, schedule, claim, bus) rather than SMTP.
+    eventToStartedP50Ms: startedP50,
+    eventToStartedP99Ms: startedP99,
   });
 }
 
@@ -306,13 +310,18 @@ async function arrivedAll(sink: Sink, before: { messages: number }, count: numbe
   if (arrived !== count) throw new Error(`the sink got ${arrived} of ${count} messages`);
 }
 
-/** Event→250 of the deliveries after `since`: the acceptance's commit to the answer's time. */
-async function latencies(client: pg.Client, since: number): Promise<number[]> {
+/** Event→250 of the deliveries after `since`: the acceptance's commit to the answer's time (or to another event's). */
+async function latencies(
+  client: pg.Client,
+  since: number,
+  type = 'EmailRecipientDelivered',
+  field = 'at',
+): Promise<number[]> {
   const { rows } = await client.query<{ ms: number }>(
-    `SELECT extract(epoch FROM (d.data->>'at')::timestamptz - a.recorded_at) * 1000 AS ms
+    `SELECT extract(epoch FROM (d.data->>$3)::timestamptz - a.recorded_at) * 1000 AS ms
      FROM es_events d JOIN es_events a ON a.stream_id = d.stream_id AND a.revision = 0
-     WHERE d.position > $1 AND d.type = 'EmailRecipientDelivered'`,
-    [since],
+     WHERE d.position > $1 AND d.type = $2`,
+    [since, type, field],
   );
   return percentiles(
     rows.map((r) => Number(r.ms)),
