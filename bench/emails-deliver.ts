@@ -66,6 +66,10 @@ export async function emailsDeliverBench(): Promise<void> {
 
     const floor = await nodemailerFloor(sink, domain.dkim!.selector, pem);
     system = await drain(system, open, client, sink, sender, floor);
+    // The read models and reactors catch up on the drain's answers first: the paced run measures a quiet pipeline.
+    await system.runner.waitFor(await headPosition(client), ['EmailSendingStarted', 'EmailRecipientDelivered'], {
+      onDeadline: () => true,
+    });
     await paced(system, client, sink, sender);
   } finally {
     await client.end();
