@@ -1,3 +1,4 @@
+import crypto from 'node:crypto';
 import t from 'tap';
 import { createWorkspace } from '../../commands/workspaces/handlers.ts';
 import { openSystem, serve, type SystemOptions } from '../../system.ts';
@@ -82,3 +83,47 @@ t.test(
     for (const r of relay.received) t.equal((await verifyDkim(dns, r.raw))[0]?.status.result, 'pass');
   },
 );
+
+t.test('on NATS: the jobs travel the JetStream queue, delivered to the MX and signed', async (t) => {
+  const url = await freshDatabase(t);
+  const dns = await startDnsServer(t);
+  const port = await sharedFreePort(['127.0.0.1']);
+  const mx = await startMxServer(t, '127.0.0.1', port);
+  dns.set('nats.example', { MX: [{ exchange: 'mx.nats.example', priority: 10 }] });
+  dns.set('mx.nats.example', { A: ['127.0.0.1'] });
+  const tag = crypto.randomBytes(4).toString('hex');
+  const system = await openSystem(url, {
+    secretsKey: TEST_SECRETS_KEY,
+    natsUrl: process.env.NATS_URL ?? 'nats://127.0.0.1:4222',
+    dns: { servers: [dns.address], timeoutMs: 1000 },
+    mailHosts: HOSTS,
+    domainChecks: { pollMs: 3_600_000 },
+    outbound: { mxPort: port, mxAllowPrivate: true, heloName: 'mta.mail.test' },
+    emailDelivery: { pollMs: 20, queue: `email-deliveries-${tag}` },
+    lanePauses: { queue: `sending-lane-pauses-${tag}` },
+    webhooks: { queue: `webhook-deliveries-${tag}` },
+  });
+  t.teardown(() => system.close());
+  const app = await serve(system);
+  t.teardown(() => app.close());
+  const ws = await createWorkspace(system.commands, { name: 'Nats', ownerEmail: 'owner@example.com' });
+  const added = await app.inject({
+    method: 'POST',
+    url: '/domains',
+    headers: { authorization: `Bearer ${ws.apiKey}` },
+    payload: { domain: 'bus.example.com' },
+  });
+  publish(dns, added.json().records);
+  const s: Sender = {
+    workspaceId: ws.workspaceId,
+    apiKey: ws.apiKey,
+    domainId: added.json().id,
+    domain: 'bus.example.com',
+    email: 'news@bus.example.com',
+  };
+  const sent = await acceptEmail(system, s, { to: ['ann@nats.example'] });
+  const events = await eventsWhen(system, sent.stream, settled(1));
+  t.same(outcomes(events), [['Delivered', 'ann@nats.example', 1, 250]]);
+  t.equal(mx.received.length, 1);
+  t.equal((await verifyDkim(dns, mx.received[0]!.raw))[0]?.status.result, 'pass');
+});
