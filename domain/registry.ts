@@ -9,6 +9,7 @@ import { contactEventEvents } from './contact-events/events.ts';
 import { contactEvents } from './contacts/events.ts';
 import { domainNameEvents } from './domain-names/events.ts';
 import { domainEvents } from './domains/events.ts';
+import { emailQuotaEvents } from './email-quotas/events.ts';
 import { emailEvents } from './emails/events.ts';
 import { roleEvents } from './roles/events.ts';
 import { sendingStreamEvents } from './sending-streams/events.ts';
@@ -42,6 +43,7 @@ const definitions = [
   ...domainNameEvents,
   ...emailEvents,
   ...sendingStreamEvents,
+  ...emailQuotaEvents,
 ];
 
 export const registry = new EventRegistry(definitions);
