@@ -25,6 +25,7 @@ import { signatureOwnerOfCatchAll } from '../../domain/signatures/events.ts';
 import { sendableVersion } from '../../domain/templates/decide.ts';
 import type { BlobStore } from '../../infra/blobs/port.ts';
 import { touchContact } from '../contacts/handlers.ts';
+import { assertStreamOpen } from '../sending-streams/handlers.ts';
 import { execute, loadState, type Actor, type CommandContext } from '../execute.ts';
 import { newId } from '../ids.ts';
 import { renderVersion, type RenderableVersion, type TemplateRenderer } from '../templates/render.ts';
@@ -212,6 +213,12 @@ export async function sendEmail(ctx: SendContext, sender: Sender, input: SendInp
       [...recipients.to, ...recipients.cc, ...recipients.bcc].map((r) => r.email.toLowerCase()),
     ),
   );
+  const lane = streamOf(sender.source);
+  // A paused lane refuses live sends (409 `stream_paused`) before anything is stored; test mail
+  // never leaves the machine, so no lane's reputation is at stake.
+  const laneOpen = settled(
+    sender.mode === 'live' ? assertStreamOpen(ctx.commands, workspaceId, lane) : Promise.resolve(),
+  );
   const replyTo = parseMailboxes(list(input.replyTo), 'replyTo');
   const headers = checkHeaders(input.headers ?? {});
   const tags = checkTags(input.tags ?? []);
@@ -223,6 +230,7 @@ export async function sendEmail(ctx: SendContext, sender: Sender, input: SendInp
   const from = senderAddress(mailbox, await addressRead());
   const content = await contentOf(sending, workspaceId, input);
   const signature = await signatureOf(sending.lookups, workspaceId, from, input.signatureId, inReplyTo);
+  await laneOpen();
 
   const emailId = input.emailId ?? newId.email();
   const stream = emailStream(partition, emailId);
@@ -260,7 +268,6 @@ export async function sendEmail(ctx: SendContext, sender: Sender, input: SendInp
   });
   const blob = await sending.blobs.put(raw);
 
-  const lane = streamOf(sender.source);
   // Test mail never leaves the machine, and a message with nobody to send to sends nothing: neither counts.
   if (sender.mode === 'live' && accepted.some((r) => r.status === 'queued'))
     await reserveSend(ctx.commands, workspaceId, sending.monthlyAllowance, at);
