@@ -40,6 +40,11 @@ export interface SenderAddress {
   domain: string;
   domainId: string;
   enabled: boolean;
+  /**
+   * The signatures that sign new mail and replies from it when no `signatureId` is given: the
+   * address's own defaults, else its domain's catch-all's. Read with the address, one round trip.
+   */
+  defaults: { newMail: SignatureForSend | null; replies: SignatureForSend | null };
 }
 
 export interface SignatureForSend {
@@ -53,8 +58,6 @@ export interface SignatureForSend {
 export interface SendLookups {
   address(workspaceId: string, address: string): Promise<SenderAddress | undefined>;
   signature(workspaceId: string, id: string): Promise<SignatureForSend | undefined>;
-  /** The default (or reply default) signature of the first owner in `owners` that has one. */
-  defaultSignature(workspaceId: string, owners: string[], reply: boolean): Promise<SignatureForSend | undefined>;
   /**
    * Of the addresses given (lower-case), in the partition: the suppressed ones with their
    * suppression's reason, and those that are contacts (whose `lastSeenAt` a send moves). One
@@ -447,9 +450,8 @@ async function signatureOf(
   signatureId: string | undefined,
   inReplyTo: string | null,
 ): Promise<SignatureForSend | null> {
+  if (signatureId === undefined) return inReplyTo !== null ? from.defaults.replies : from.defaults.newMail;
   const owners = [from.id, signatureOwnerOfCatchAll(from.domainId)];
-  if (signatureId === undefined)
-    return (await lookups.defaultSignature(workspaceId, owners, inReplyTo !== null)) ?? null;
   const signature = await lookups.signature(workspaceId, signatureId);
   if (!signature || !owners.includes(signature.owner))
     fail('invalid_parameter', 'No signature of the sending address (or its catch-all) has this id.', 'signatureId');
