@@ -187,9 +187,9 @@ const list = (v: string | string[] | undefined): string[] => (v === undefined ? 
  * then what needs the read models: the address (403 `from_address_forbidden` when it is not the
  * workspace's, 409 `address_disabled`), content (the template's published version: 422
  * `template_not_found`, `template_archived`, `template_not_published`, `unknown_template_prop`),
- * signature. Then drops suppressed recipients with their
- * reason, composes the MIME message, stores it in the blob store, reserves a live send of the
- * month (429 `send_quota_exceeded`, `SendQuotaExceeded`) and appends `EmailAccepted`. A message
+ * signature. Then drops suppressed recipients with their reason, composes the MIME message,
+ * stores it in the blob store, reserves a live send of the month (429 `send_quota_exceeded`,
+ * `SendQuotaExceeded`) and appends `EmailAccepted`. A message
  * whose recipients are all suppressed is accepted (its status is `failed`) and counts nothing
  * against the allowance. Refusals are `DomainError`s; nothing is stored for a refused message.
  */
@@ -263,6 +263,7 @@ export async function sendEmail(ctx: SendContext, sender: Sender, input: SendInp
   });
   const blob = await sending.blobs.put(raw);
 
+  // The lane is known before the allowance is spent: where a paused lane refuses (409 `stream_paused`).
   const lane = streamOf(sender.source);
   // Test mail never leaves the machine, and a message with nobody to send to sends nothing: neither counts.
   if (sender.mode === 'live' && accepted.some((r) => r.status === 'queued'))
