@@ -41,6 +41,11 @@ export interface SenderAddress {
   domain: string;
   domainId: string;
   enabled: boolean;
+  /**
+   * The signatures that sign new mail and replies from it when no `signatureId` is given: the
+   * address's own defaults, else its domain's catch-all's. Read with the address, one round trip.
+   */
+  defaults: { newMail: SignatureForSend | null; replies: SignatureForSend | null };
 }
 
 export interface SignatureForSend {
@@ -54,8 +59,6 @@ export interface SignatureForSend {
 export interface SendLookups {
   address(workspaceId: string, address: string): Promise<SenderAddress | undefined>;
   signature(workspaceId: string, id: string): Promise<SignatureForSend | undefined>;
-  /** The default (or reply default) signature of the first owner in `owners` that has one. */
-  defaultSignature(workspaceId: string, owners: string[], reply: boolean): Promise<SignatureForSend | undefined>;
   /**
    * Of the addresses given (lower-case), in the partition: the suppressed ones with their
    * suppression's reason, and those that are contacts (whose `lastSeenAt` a send moves). One
@@ -185,10 +188,10 @@ const list = (v: string | string[] | undefined): string[] => (v === undefined ? 
  * then what needs the read models: the address (403 `from_address_forbidden` when it is not the
  * workspace's, 409 `address_disabled`), content (the template's published version: 422
  * `template_not_found`, `template_archived`, `template_not_published`, `unknown_template_prop`),
- * signature. Then drops suppressed recipients with their
- * reason, composes the MIME message, stores it in the blob store, reserves a live send of the
- * month (429 `send_quota_exceeded`, `SendQuotaExceeded`) and appends `EmailAccepted`. A message
- * whose recipients are all suppressed is accepted (its status is `failed`) and counts nothing
+ * signature, and for live mail an open lane (409 `stream_paused`). Then drops suppressed
+ * recipients with their reason, composes the MIME message, stores it in the blob store, reserves
+ * a live send of the month (429 `send_quota_exceeded`, `SendQuotaExceeded`) and appends
+ * `EmailAccepted`. A message whose recipients are all suppressed is accepted (its status is `failed`) and counts nothing
  * against the allowance. Refusals are `DomainError`s; nothing is stored for a refused message.
  */
 export async function sendEmail(ctx: SendContext, sender: Sender, input: SendInput, now: Date): Promise<Sent> {
@@ -454,9 +457,8 @@ async function signatureOf(
   signatureId: string | undefined,
   inReplyTo: string | null,
 ): Promise<SignatureForSend | null> {
+  if (signatureId === undefined) return inReplyTo !== null ? from.defaults.replies : from.defaults.newMail;
   const owners = [from.id, signatureOwnerOfCatchAll(from.domainId)];
-  if (signatureId === undefined)
-    return (await lookups.defaultSignature(workspaceId, owners, inReplyTo !== null)) ?? null;
   const signature = await lookups.signature(workspaceId, signatureId);
   if (!signature || !owners.includes(signature.owner))
     fail('invalid_parameter', 'No signature of the sending address (or its catch-all) has this id.', 'signatureId');
