@@ -1,4 +1,5 @@
 import t from 'tap';
+import { pauseStream } from '../../commands/sending-streams/handlers.ts';
 import { rebuildProjection } from '../../projections/rebuild.ts';
 import { startTestApp } from '../support/app.ts';
 
@@ -87,6 +88,14 @@ t.test('a rebuilt read model equals the live one, and swaps in while the server 
       })
     ).json();
     await h.request(ws.apiKey, 'POST', `/emails/${later.id}/cancel`);
+    // A lane paused as the guard pauses it, and in one workspace of two resumed.
+    await pauseStream(
+      h.system.commands,
+      { workspaceId: ws.workspaceId, kind: 'system', id: null },
+      { stream: 'broadcast', reason: 'bounce_rate', rate: 0.1, counts: { sent: 100, bounced: 10, complained: 0 } },
+      new Date().toISOString(),
+    );
+    if (w % 2 === 0) await h.request(ws.apiKey, 'POST', '/sending/streams/broadcast/resume');
   }
   const { db, pool } = h.system.database;
   for (const projector of h.system.runner.projectors) {
