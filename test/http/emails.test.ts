@@ -246,6 +246,11 @@ t.test('emails', async (t) => {
     t.match(res.json(), { subject: 'Hello Ann', template: { id: live.id } });
     const mail = await storedMessage(h, res.json().id, ws.workspaceId);
     t.match(mail.html, /Hi Ann/);
+    t.match(
+      mail.html,
+      /<div class="signature"><p>Jane <b>Doe<\/b><\/p><\/div><\/body>/,
+      'the signature inside the body',
+    );
     t.match(mail.text, /Hi Ann/);
     t.same(errorOf(await send({ ...tpl, template: { id: live.id, props: { nope: 1 } } })), [
       422,
