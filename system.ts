@@ -31,6 +31,8 @@ import { PostgresEventStore } from './infra/eventstore/postgres.ts';
 import type { TemplateRenderer } from './infra/templates/port.ts';
 import { createTemplateRenderer, sanitiseHtml } from './infra/templates/renderer.ts';
 import { openMailSender } from './infra/mail/select.ts';
+import type { Delivery } from './infra/outbound/delivery.ts';
+import { openDelivery, type DeliveryConfig } from './infra/outbound/select.ts';
 import type { MailSender } from './infra/mail/port.ts';
 import { checkReceiverUrl, createOutboundAgents } from './infra/net/outbound-url.ts';
 import { composeMessage } from './infra/outbound/compose.ts';
@@ -56,6 +58,16 @@ import {
   DomainCheckProcess,
   type DomainCheckOptions,
 } from './processes/domains/worker.ts';
+import {
+  DEFAULT_EMAIL_DELIVERY_OPTIONS,
+  EmailDeliveryProcess,
+  type EmailDeliveryOptions,
+} from './processes/emails/worker.ts';
+import {
+  DEFAULT_LANE_PAUSE_OPTIONS,
+  LanePauseProcess,
+  type LanePauseOptions,
+} from './processes/sending-streams/worker.ts';
 import {
   DEFAULT_NOTICE_OPTIONS,
   WebhookNoticeProcess,
@@ -96,6 +108,8 @@ export interface System {
   blobs: BlobStore;
   /** What every way of sending needs (commands/emails/handlers.ts `sendEmail`). */
   sending: SendingPorts;
+  /** Outbound mail: the relay, or the recipients' MX hosts. */
+  outbound: Delivery;
   close(): Promise<void>;
 }
 
@@ -151,6 +165,12 @@ export interface SystemOptions {
   blobS3Url?: string;
   /** Sending: the monthly allowance of live messages per workspace (`SEND_MONTHLY_ALLOWANCE`, default 1,000,000). */
   sending?: { monthlyAllowance?: number };
+  /** Outbound delivery (`SMTP_RELAY_URL`, `SMTP_MX_PORT`, the EHLO name); its DNS is `dns`'s servers. */
+  outbound?: Partial<DeliveryConfig>;
+  /** The delivery process manager of sent messages; tests shorten its retry schedule. */
+  emailDelivery?: Partial<EmailDeliveryOptions>;
+  /** Appending the pauses of sending lanes the guard finds owed. */
+  lanePauses?: Partial<LanePauseOptions>;
 }
 
 export async function openSystem(databaseUrl: string, options: SystemOptions = {}): Promise<System> {
@@ -236,6 +256,20 @@ export async function openSystem(databaseUrl: string, options: SystemOptions = {
     { ...DEFAULT_CONSENT_MAIL_OPTIONS, ...options.forwardConsent },
   );
   if (options.deliver !== false) await consentMails.start();
+  const outbound = openDelivery(
+    { ...readConfig({}).outbound, ...options.outbound },
+    new NodeDns({ servers: options.dns?.servers, timeoutMs: options.dns?.timeoutMs }),
+  );
+  const emailDeliveries = new EmailDeliveryProcess(
+    { pool: deliveryPool, bus, commands, blobs, delivery: outbound, secrets: vault },
+    { ...DEFAULT_EMAIL_DELIVERY_OPTIONS, ...options.emailDelivery },
+  );
+  if (options.deliver !== false) await emailDeliveries.start();
+  const lanePauses = new LanePauseProcess(
+    { pool: database.pool, bus, commands },
+    { ...DEFAULT_LANE_PAUSE_OPTIONS, ...options.lanePauses },
+  );
+  if (options.deliver !== false) await lanePauses.start();
   return {
     database,
     readDb: database.db.withTables<ReadModels>(),
@@ -247,6 +281,7 @@ export async function openSystem(databaseUrl: string, options: SystemOptions = {
     webhooks: { allowPrivate },
     domains,
     consentKey,
+    outbound,
     cursors: new Cursors(await serverSecret(database.pool, 'cursor')),
     rateLimiter: new RateLimiter(database.pool),
     requestLog,
@@ -255,6 +290,9 @@ export async function openSystem(databaseUrl: string, options: SystemOptions = {
     blobs,
     sending,
     async close() {
+      await emailDeliveries.stop();
+      await lanePauses.stop();
+      await outbound.close();
       await deliveries.stop();
       await notices.stop();
       await automationRuns.stop();

@@ -17,6 +17,7 @@ import { domains } from './routes/domains/index.ts';
 import { keys } from './routes/keys/index.ts';
 import { roles } from './routes/roles/index.ts';
 import { self } from './routes/self/index.ts';
+import { sendingStreams } from './routes/sending-streams/index.ts';
 import { signatures } from './routes/signatures/index.ts';
 import { emails } from './routes/emails/index.ts';
 import { suppressions } from './routes/suppressions/index.ts';
@@ -39,6 +40,7 @@ const RESOURCES = [
   addresses,
   signatures,
   emails,
+  sendingStreams,
 ];
 
 export async function buildServer(

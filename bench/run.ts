@@ -14,6 +14,8 @@
  *   contact-events      POST /events/batch of 100 events over HTTP for 15 s: events/s stored, request p50/p99
  *   contacts            GET /contacts `q` searches and GET /audiences/growth over 1,000,000 contacts (read model seeded in SQL)
  *   outbound            20,000 messages composed, DKIM-signed and delivered to a loopback MX: ours vs nodemailer alone
+ *   emails-deliver      20,000 accepted messages through the delivery process manager to a loopback MX (DKIM,
+ *                       direct delivery): messages/s, RSS over the run, event→250 p50/p99; nodemailer alone as the floor
  *   inbound             5,000 signed messages over SMTP: a discarding smtp-server, our listener into the blob
  *                       store, and the same with authentication, parsing, threading and the spam verdict
  *   domains             1,000 domains verified against a loopback DNS server (one answering late), GET /domains pages
@@ -39,6 +41,7 @@ import { templatesListBench } from './templates-list.ts';
 import { webhooksBench } from './webhooks.ts';
 import { contactEventsBench } from './contact-events.ts';
 import { outboundBench } from './outbound.ts';
+import { emailsDeliverBench } from './emails-deliver.ts';
 import { inboundBench } from './inbound.ts';
 
 const ORDER = [
@@ -52,6 +55,7 @@ const ORDER = [
   'contacts',
   'contact-events',
   'outbound',
+  'emails-deliver',
   'inbound',
   'domains',
   'addresses-list',
@@ -110,6 +114,8 @@ async function main(argv: string[]): Promise<number> {
         return contactEventsBench();
       case 'outbound':
         return outboundBench();
+      case 'emails-deliver':
+        return emailsDeliverBench();
       case 'inbound':
         return inboundBench();
       case 'domains':

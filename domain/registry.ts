@@ -12,6 +12,7 @@ import { domainEvents } from './domains/events.ts';
 import { emailQuotaEvents } from './email-quotas/events.ts';
 import { emailEvents } from './emails/events.ts';
 import { roleEvents } from './roles/events.ts';
+import { sendingStreamEvents } from './sending-streams/events.ts';
 import { signatureEvents } from './signatures/events.ts';
 import { EventRegistry, type EventOf } from './shared/events.ts';
 import { suppressionEvents } from './suppressions/events.ts';
@@ -41,6 +42,7 @@ const definitions = [
   ...domainEvents,
   ...domainNameEvents,
   ...emailEvents,
+  ...sendingStreamEvents,
   ...emailQuotaEvents,
 ];
 

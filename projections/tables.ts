@@ -6,6 +6,7 @@ import type { ContactsTables } from './contacts/tables.ts';
 import type { DomainsTables } from './domains/tables.ts';
 import type { EmailsTables } from './emails/tables.ts';
 import type { RolesTables } from './roles/tables.ts';
+import type { SendingStreamsTables } from './sending-streams/tables.ts';
 import type { SignaturesTables } from './signatures/tables.ts';
 import type { SuppressionsTables } from './suppressions/tables.ts';
 import type { TemplatesTables } from './templates/tables.ts';
@@ -30,6 +31,7 @@ export type ReadModels = Flat<
     DomainsTables &
     AddressesTables &
     SignaturesTables &
+    SendingStreamsTables &
     EmailsTables
 >;
 

@@ -65,6 +65,14 @@ const TABLE = {
   role_immutable: [409, 'The owner role cannot be edited.'],
   role_undeletable: [409, 'The owner role cannot be deleted.'],
   suppression_not_removable: [409, 'A hard bounce is permanent and cannot be removed.'],
+  stream_paused: [
+    409,
+    'The sending lane is paused: too much of its mail bounced or drew spam reports over 7 days. Each lane pauses alone.',
+  ],
+  stream_locked: [
+    409,
+    'The lane paused again within a day of its last resume; it cannot be resumed before `lockedUntil`.',
+  ],
   contact_exists: [409, 'The address is in the contact book already.'],
   builtin_audience: [
     409,

@@ -5,8 +5,10 @@ import { emailStream } from '../../domain/emails/events.ts';
 import { startSendingApp } from '../support/emails.ts';
 
 /**
- * The delivery outcome events as the delivery process manager appends them (its own branch builds
- * it): the read model shows each recipient's standing and every attempt's SMTP reply.
+ * The delivery outcome events as the delivery process manager appends them, given here by hand
+ * (the message is scheduled an hour ahead, so the real one leaves it alone; it is tested in
+ * test/processes/email-delivery.test.ts and test/http/emails-deliver.test.ts): the read model
+ * shows each recipient's standing and every attempt's SMTP reply.
  */
 t.test('GET /emails/{id}: per-recipient status and the history of attempts', async (t) => {
   const { h, setUp } = await startSendingApp(t);
@@ -17,6 +19,7 @@ t.test('GET /emails/{id}: per-recipient status and the history of attempts', asy
       to: ['ok@example.org', 'slow@example.org', 'bad@example.org'],
       subject: 'Hi',
       text: 'Body',
+      scheduledAt: new Date(Date.now() + 3_600_000).toISOString(),
     })
   ).json();
   const actor = { workspaceId: ws.workspaceId, kind: 'system' as const, id: null };

@@ -120,6 +120,7 @@ const SEND_ERRORS = [
   'template_not_published',
   'unknown_template_prop',
   'send_quota_exceeded',
+  'stream_paused',
 ] as const;
 
 const batchItem = z.object({
