@@ -10,9 +10,13 @@ import { Cursors } from './api/paging.ts';
 import { RATE_LIMIT_SCHEMA, RateLimiter } from './api/plugins/rate-limit.ts';
 import { REQUEST_LOG_SCHEMA, RequestLog } from './api/request-log.ts';
 import type { DomainPorts } from './commands/domains/handlers.ts';
+import type { SendingPorts } from './commands/emails/handlers.ts';
+import { DEFAULT_MONTHLY_ALLOWANCE } from './domain/email-quotas/decide.ts';
 import type { CommandContext } from './commands/execute.ts';
 import type { MailHosts } from './domain/domains/records.ts';
 import { registry } from './domain/registry.ts';
+import type { BlobStore } from './infra/blobs/port.ts';
+import { openBlobStore } from './infra/blobs/select.ts';
 import { readConfig, type Config } from './infra/config.ts';
 import { generateDkimKeyPair } from './infra/dkim/keys.ts';
 import { NodeDns } from './infra/dns/resolver.ts';
@@ -29,9 +33,11 @@ import { createTemplateRenderer, sanitiseHtml } from './infra/templates/renderer
 import { openMailSender } from './infra/mail/select.ts';
 import type { MailSender } from './infra/mail/port.ts';
 import { checkReceiverUrl, createOutboundAgents } from './infra/net/outbound-url.ts';
+import { composeMessage } from './infra/outbound/compose.ts';
 import { loadMasterKey } from './infra/secrets/master-key.ts';
 import { SecretVault } from './infra/secrets/vault.ts';
 import { projectors } from './projections/all.ts';
+import { sendingLookups } from './projections/emails/sending.ts';
 import type { ReadModels } from './projections/tables.ts';
 import { reactors } from './processes/all.ts';
 import {
@@ -86,6 +92,10 @@ export interface System {
   domains: DomainPorts;
   /** The key forward consent links carry a MAC under, shared by every process on the database. */
   consentKey: Buffer;
+  /** Raw messages and attachments (files under `<dataDir>/blobs`, or `blobS3Url`). */
+  blobs: BlobStore;
+  /** What every way of sending needs (commands/emails/handlers.ts `sendEmail`). */
+  sending: SendingPorts;
   close(): Promise<void>;
 }
 
@@ -137,6 +147,10 @@ export interface SystemOptions {
   domainChecks?: Partial<DomainCheckOptions>;
   /** The consent mails of address forwards: their sender, and `publicUrl`, where their links point. */
   forwardConsent?: Partial<ConsentMailOptions>;
+  /** `BLOB_S3_URL`: raw messages in an S3-compatible bucket; without it, files under `<dataDir>/blobs`. */
+  blobS3Url?: string;
+  /** Sending: the monthly allowance of live messages per workspace (`SEND_MONTHLY_ALLOWANCE`, default 1,000,000). */
+  sending?: { monthlyAllowance?: number };
 }
 
 export async function openSystem(databaseUrl: string, options: SystemOptions = {}): Promise<System> {
@@ -164,10 +178,17 @@ export async function openSystem(databaseUrl: string, options: SystemOptions = {
   const idempotencyKeys = new IdempotencyKeys(database.pool, readModelDeadlineMs);
   idempotencyKeys.start();
   const commands: CommandContext = { store, registry, readModels: runner, sanitiseHtml };
-  const vault = await SecretVault.open(
-    database.pool,
-    await loadMasterKey({ secretsKey: options.secretsKey, dataDir: options.dataDir ?? path.resolve('.data') }),
-  );
+  const dataDir = options.dataDir ?? path.resolve('.data');
+  const blobs = await openBlobStore({ s3Url: options.blobS3Url, dataDir });
+  const renderer = createTemplateRenderer({ cacheSize: 1000 });
+  const sending: SendingPorts = {
+    lookups: sendingLookups(database.db.withTables<ReadModels>()),
+    renderer,
+    blobs,
+    compose: composeMessage,
+    monthlyAllowance: options.sending?.monthlyAllowance ?? DEFAULT_MONTHLY_ALLOWANCE,
+  };
+  const vault = await SecretVault.open(database.pool, await loadMasterKey({ secretsKey: options.secretsKey, dataDir }));
   const domains: DomainPorts = {
     dns: new NodeDns({ servers: options.dns?.servers, timeoutMs: options.dns?.timeoutMs }),
     secrets: vault,
@@ -195,7 +216,7 @@ export async function openSystem(databaseUrl: string, options: SystemOptions = {
   );
   if (options.deliver !== false) await notices.start();
   const automationRuns = new AutomationRunProcess(
-    { pool: database.pool, bus, readModels: runner },
+    { pool: database.pool, bus, readModels: runner, sending: { commands, sending } },
     { ...DEFAULT_AUTOMATION_OPTIONS, ...options.automations },
   );
   if (options.deliver !== false) await automationRuns.start();
@@ -230,7 +251,9 @@ export async function openSystem(databaseUrl: string, options: SystemOptions = {
     rateLimiter: new RateLimiter(database.pool),
     requestLog,
     idempotencyKeys,
-    renderer: createTemplateRenderer({ cacheSize: 1000 }),
+    renderer,
+    blobs,
+    sending,
     async close() {
       await deliveries.stop();
       await notices.stop();
@@ -246,6 +269,7 @@ export async function openSystem(databaseUrl: string, options: SystemOptions = {
       await store.close();
       await database.close();
       await mail.close();
+      await blobs.close();
       agents.http.destroy();
       agents.https.destroy();
     },
@@ -267,6 +291,7 @@ export function serve(system: System, options: { logger?: boolean | object } = {
       webhooks: { checkUrl: (url) => checkReceiverUrl(url, system.webhooks) },
       domains: system.domains,
       forwardConsent: { key: system.consentKey },
+      sending: system.sending,
     },
     options,
   );

@@ -18,6 +18,7 @@
  *                       store, and the same with authentication, parsing, threading and the spam verdict
  *   domains             1,000 domains verified against a loopback DNS server (one answering late), GET /domains pages
  *   addresses-list      GET /addresses and GET /domains/{id}/addresses over 100,000 addresses of one workspace (read model seeded in SQL)
+ *   emails-accept       POST /emails/batch of 100 messages (messages/s) and single POST /emails at 32 connections (p50/p99)
  *
  *   contention          concurrent creates of templates and audiences in one workspace (one registry stream), 1 and 3 systems
  *
@@ -27,6 +28,7 @@ import { addressesListBench } from './addresses-list.ts';
 import { contactsBench } from './contacts.ts';
 import { contentionBench } from './contention.ts';
 import { domainsBench } from './domains.ts';
+import { emailsAcceptBench } from './emails-accept.ts';
 import { eventstoreBench } from './eventstore.ts';
 import { httpSuppressionsBench } from './http-suppressions.ts';
 import { rebuildBench } from './rebuild.ts';
@@ -53,6 +55,7 @@ const ORDER = [
   'inbound',
   'domains',
   'addresses-list',
+  'emails-accept',
   'contention',
 ] as const;
 type Name = (typeof ORDER)[number];
@@ -113,6 +116,8 @@ async function main(argv: string[]): Promise<number> {
         return domainsBench();
       case 'addresses-list':
         return addressesListBench();
+      case 'emails-accept':
+        return emailsAcceptBench();
       case 'contention':
         return contentionBench();
     }

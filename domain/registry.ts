@@ -9,6 +9,7 @@ import { contactEventEvents } from './contact-events/events.ts';
 import { contactEvents } from './contacts/events.ts';
 import { domainNameEvents } from './domain-names/events.ts';
 import { domainEvents } from './domains/events.ts';
+import { emailQuotaEvents } from './email-quotas/events.ts';
 import { emailEvents } from './emails/events.ts';
 import { roleEvents } from './roles/events.ts';
 import { signatureEvents } from './signatures/events.ts';
@@ -40,6 +41,7 @@ const definitions = [
   ...domainEvents,
   ...domainNameEvents,
   ...emailEvents,
+  ...emailQuotaEvents,
 ];
 
 export const registry = new EventRegistry(definitions);

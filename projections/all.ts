@@ -4,6 +4,7 @@ import { automationsProjector } from './automations/projector.ts';
 import { contactEventsProjector } from './contact-events/projector.ts';
 import { contactsProjector } from './contacts/projector.ts';
 import { domainsProjector } from './domains/projector.ts';
+import { emailsProjector } from './emails/projector.ts';
 import type { Projector } from './projector.ts';
 import { rolesProjector } from './roles/projector.ts';
 import { signaturesProjector } from './signatures/projector.ts';
@@ -26,4 +27,5 @@ export const projectors: readonly Projector[] = [
   contactEventsProjector,
   automationsProjector,
   domainsProjector,
+  emailsProjector,
 ];
