@@ -16,7 +16,8 @@ const outsideAddress = Object.values(os.networkInterfaces())
 
 t.test('SMTP submission with nodemailer as the mail client', async (t) => {
   const { h, setUp } = await startSendingApp(t, { sending: { monthlyAllowance: ALLOWANCE } });
-  const { ws, a } = await setUp('example.com');
+  const setUpResult = await setUp('example.com');
+  const { ws, a } = setUpResult;
   const created = await h.request(ws.apiKey, 'POST', `/addresses/${a.id}/app-passwords`, { name: 'Laptop' });
   t.equal(created.statusCode, 201, 'an app password for a@');
   const password: string = created.json().password;
@@ -150,6 +151,34 @@ t.test('SMTP submission with nodemailer as the mail client', async (t) => {
     t.equal((await emails()).length, before, 'nothing was sent');
     const justUnder = await client().sendMail(message(LIMIT - 2048));
     t.match(justUnder.response, /^250 /, 'just under the limit it goes');
+  });
+
+  t.test('a custom username logs in; a disabled address may log in but not send', async (t) => {
+    const { b, off } = setUpResult;
+    t.equal((await h.request(ws.apiKey, 'PUT', `/addresses/${b.id}/login`, { username: 'bee.work' })).statusCode, 200);
+    const passwordOf = async (id: string) =>
+      (await h.request(ws.apiKey, 'POST', `/addresses/${id}/app-passwords`, { name: 'Phone' })).json()
+        .password as string;
+    const bee = await client({ auth: { user: 'Bee.Work', pass: await passwordOf(b.id) } }).sendMail({
+      from: 'b@example.com',
+      to: 'ann@outside.test',
+      subject: 'as bee',
+      text: 'x',
+    });
+    t.match(bee.response, /^250 /, 'the custom name, in any case');
+    const offPassword = await passwordOf(off.id);
+    t.same(
+      await refusal(
+        client({ auth: { user: 'off@example.com', pass: offPassword } }).sendMail({
+          from: 'off@example.com',
+          to: 'ann@outside.test',
+          subject: 'x',
+          text: 'x',
+        }),
+      ),
+      [550, '5.7.1'],
+      'address_disabled',
+    );
   });
 
   t.test('loopback may log in without STARTTLS (development, a local webmail)', async (t) => {
