@@ -40,6 +40,11 @@ export interface SenderAddress {
   domain: string;
   domainId: string;
   enabled: boolean;
+  /**
+   * The signatures that sign new mail and replies from it when no `signatureId` is given: the
+   * address's own defaults, else its domain's catch-all's. Read with the address, one round trip.
+   */
+  defaults: { newMail: SignatureForSend | null; replies: SignatureForSend | null };
 }
 
 export interface SignatureForSend {
@@ -53,8 +58,6 @@ export interface SignatureForSend {
 export interface SendLookups {
   address(workspaceId: string, address: string): Promise<SenderAddress | undefined>;
   signature(workspaceId: string, id: string): Promise<SignatureForSend | undefined>;
-  /** The default (or reply default) signature of the first owner in `owners` that has one. */
-  defaultSignature(workspaceId: string, owners: string[], reply: boolean): Promise<SignatureForSend | undefined>;
   /**
    * Of the addresses given (lower-case), in the partition: the suppressed ones with their
    * suppression's reason, and those that are contacts (whose `lastSeenAt` a send moves). One
@@ -178,13 +181,15 @@ const list = (v: string | string[] | undefined): string[] => (v === undefined ? 
 
 /**
  * Accepts one message: the one way in for `POST /emails`, each batch item, SMTP submission and
- * automations. Checks, in this order: translation (409 `translation_not_configured`), the sender
- * (403 `from_address_forbidden`, 409 `address_disabled`), recipients (422 `invalid_email_address`,
- * `too_many_recipients`), headers (422 `reserved_header`), tags, schedule, content (the template's
- * published version: 422 `template_not_found`, `template_archived`, `template_not_published`,
- * `unknown_template_prop`), signature, attachments. Then drops suppressed recipients with their
- * reason, composes the MIME message, stores it in the blob store, reserves a live send of the
- * month (429 `send_quota_exceeded`, `SendQuotaExceeded`) and appends `EmailAccepted`. A message
+ * automations. Checks, in this order: translation (409 `translation_not_configured`), `from` and
+ * the caller's reach (403 `from_address_forbidden`), recipients (422 `invalid_email_address`,
+ * `too_many_recipients`), headers (422 `reserved_header`), tags, schedule, threading, attachments;
+ * then what needs the read models: the address (403 `from_address_forbidden` when it is not the
+ * workspace's, 409 `address_disabled`), content (the template's published version: 422
+ * `template_not_found`, `template_archived`, `template_not_published`, `unknown_template_prop`),
+ * signature. Then drops suppressed recipients with their reason, composes the MIME message,
+ * stores it in the blob store, reserves a live send of the month (429 `send_quota_exceeded`,
+ * `SendQuotaExceeded`) and appends `EmailAccepted`. A message
  * whose recipients are all suppressed is accepted (its status is `failed`) and counts nothing
  * against the allowance. Refusals are `DomainError`s; nothing is stored for a refused message.
  */
@@ -196,22 +201,31 @@ export async function sendEmail(ctx: SendContext, sender: Sender, input: SendInp
   if (input.translate !== undefined && input.translate !== null && input.translate !== false)
     fail('translation_not_configured', 'Translation needs an AI provider, and none is configured.', 'translate');
 
-  const from = await senderAddress(sending.lookups, sender, workspaceId, input.from);
+  const mailbox = reachedMailbox(sender, input.from);
   const recipients = checkRecipients({
     to: parseMailboxes(list(input.to), 'to'),
     cc: parseMailboxes(list(input.cc), 'cc'),
     bcc: parseMailboxes(list(input.bcc), 'bcc'),
   });
+  // The read models are asked at once, while the rest of the input is checked.
+  const addressRead = settled(sending.lookups.address(workspaceId, mailbox.email.toLowerCase()));
+  const recipientsRead = settled(
+    sending.lookups.recipients(
+      partition,
+      [...recipients.to, ...recipients.cc, ...recipients.bcc].map((r) => r.email.toLowerCase()),
+    ),
+  );
   const replyTo = parseMailboxes(list(input.replyTo), 'replyTo');
   const headers = checkHeaders(input.headers ?? {});
   const tags = checkTags(input.tags ?? []);
   const scheduledAt = checkScheduledAt(input.scheduledAt, at);
   const inReplyTo = input.inReplyTo === undefined ? null : messageIdOf(input.inReplyTo, 'inReplyTo');
   const references = (input.references ?? []).map((r, i) => messageIdOf(r, `references.${i}`));
+  const attachments = checkAttachments(input.attachments ?? []);
 
+  const from = senderAddress(mailbox, await addressRead());
   const content = await contentOf(sending, workspaceId, input);
   const signature = await signatureOf(sending.lookups, workspaceId, from, input.signatureId, inReplyTo);
-  const attachments = checkAttachments(input.attachments ?? []);
 
   const emailId = input.emailId ?? newId.email();
   const stream = emailStream(partition, emailId);
@@ -220,10 +234,7 @@ export async function sendEmail(ctx: SendContext, sender: Sender, input: SendInp
     if (state.accepted) return { email: await acceptedOf(ctx, stream, state), replayed: true };
   }
 
-  const { suppressed, contacts } = await sending.lookups.recipients(
-    partition,
-    [...recipients.to, ...recipients.cc, ...recipients.bcc].map((r) => r.email.toLowerCase()),
-  );
+  const { suppressed, contacts } = await recipientsRead();
   const accepted: AcceptedRecipient[] = (['to', 'cc', 'bcc'] as const).flatMap((kind) =>
     recipients[kind].map((r) => {
       const reason = suppressed.get(r.email.toLowerCase()) ?? null;
@@ -237,7 +248,7 @@ export async function sendEmail(ctx: SendContext, sender: Sender, input: SendInp
   const { raw } = await sending.compose({
     messageId: `<${messageId}>`,
     date: now,
-    from: box(from.mailbox),
+    from: box(mailbox),
     to: recipients.to.map(box),
     cc: recipients.cc.map(box),
     bcc: recipients.bcc.map(box),
@@ -252,6 +263,7 @@ export async function sendEmail(ctx: SendContext, sender: Sender, input: SendInp
   });
   const blob = await sending.blobs.put(raw);
 
+  // The lane is known before the allowance is spent: where a paused lane refuses (409 `stream_paused`).
   const lane = streamOf(sender.source);
   // Test mail never leaves the machine, and a message with nobody to send to sends nothing: neither counts.
   if (sender.mode === 'live' && accepted.some((r) => r.status === 'queued'))
@@ -260,7 +272,7 @@ export async function sendEmail(ctx: SendContext, sender: Sender, input: SendInp
   const data: AcceptedData = {
     emailId,
     messageId,
-    from: { addressId: from.id, domainId: from.domainId, email: from.address, name: from.mailbox.name },
+    from: { addressId: from.id, domainId: from.domainId, email: from.address, name: mailbox.name },
     replyTo: replyTo.map((r) => r.email),
     subject: signed.subject,
     recipients: accepted,
@@ -324,19 +336,33 @@ async function acceptedOf(ctx: SendContext, stream: string, state: EmailState): 
   return ctx.commands.registry.decode(first.type, first.version, first.data).data as AcceptedData;
 }
 
-async function senderAddress(lookups: SendLookups, sender: Sender, workspaceId: string, fromInput: string) {
+/** A read started now and awaited later: a refusal in between must not leave its failure unhandled. */
+function settled<T>(read: Promise<T>): () => Promise<T> {
+  read.catch(() => {});
+  return () => read;
+}
+
+/** `from` parsed, and within what the caller reaches (a refusal that needs no read). */
+function reachedMailbox(sender: Sender, fromInput: string): Mailbox {
   const mailbox = parseMailbox(fromInput);
   if (!mailbox) fail('invalid_email_address', `${JSON.stringify(fromInput)} is not an email address.`, 'from');
   const address = mailbox.email.toLowerCase();
-  const forbidden = () =>
-    fail('from_address_forbidden', `This caller cannot send as ${address}: it is not an address it reaches.`, 'from');
   const reach = sender.reach;
   if (reach !== null && !reach.addresses.includes(address) && !reach.domains.includes(address.split('@')[1]!))
-    forbidden();
-  const row = await lookups.address(workspaceId, address);
-  if (!row) return forbidden();
+    forbidden(address);
+  return mailbox;
+}
+
+function forbidden(address: string): never {
+  fail('from_address_forbidden', `This caller cannot send as ${address}: it is not an address it reaches.`, 'from');
+}
+
+/** The sending address as the read model has it: of the workspace (else 403), enabled (else 409). */
+function senderAddress(mailbox: Mailbox, row: SenderAddress | undefined): SenderAddress {
+  const address = mailbox.email.toLowerCase();
+  if (!row) return forbidden(address);
   if (!row.enabled) fail('address_disabled', `${address} is disabled; enable it to send from it.`, 'from');
-  return { ...row, mailbox };
+  return row;
 }
 
 function checkHeaders(headers: Record<string, string>): Record<string, string> {
@@ -425,9 +451,8 @@ async function signatureOf(
   signatureId: string | undefined,
   inReplyTo: string | null,
 ): Promise<SignatureForSend | null> {
+  if (signatureId === undefined) return inReplyTo !== null ? from.defaults.replies : from.defaults.newMail;
   const owners = [from.id, signatureOwnerOfCatchAll(from.domainId)];
-  if (signatureId === undefined)
-    return (await lookups.defaultSignature(workspaceId, owners, inReplyTo !== null)) ?? null;
   const signature = await lookups.signature(workspaceId, signatureId);
   if (!signature || !owners.includes(signature.owner))
     fail('invalid_parameter', 'No signature of the sending address (or its catch-all) has this id.', 'signatureId');

@@ -1,5 +1,5 @@
 import { sql, type Kysely } from 'kysely';
-import { findAddressByName } from '../addresses/queries.ts';
+import { signatureOwnerOfCatchAll } from '../../domain/signatures/events.ts';
 import { findTemplate, findTemplateVersion } from '../templates/queries.ts';
 import type { ReadModels } from '../tables.ts';
 
@@ -13,27 +13,42 @@ type Db = Kysely<ReadModels>;
 export function sendingLookups(db: Db) {
   return {
     async address(workspaceId: string, address: string) {
-      const row = await findAddressByName(db, workspaceId, address);
-      return (
-        row && {
-          id: row.id,
-          address: row.address,
-          domain: row.domain,
-          domainId: row.domain_id,
-          enabled: row.enabled,
-        }
-      );
+      type Sig = { id: string; owner: string; html: string; d: boolean; r: boolean };
+      // One round trip: the address, and the defaults of the address and of its catch-all (owner
+      // `catchall-<domain id>`, domain/signatures/events.ts), the address's own first.
+      const { rows } = await sql<{
+        id: string;
+        address: string;
+        domain: string;
+        domain_id: string;
+        enabled: boolean;
+        sigs: Sig[] | null;
+      }>`SELECT a.id, a.address, a.domain, a.domain_id, a.enabled, d.sigs FROM addresses a
+        LEFT JOIN LATERAL (
+          SELECT json_agg(json_build_object('id', s.id, 'owner', s.owner, 'html', s.html, 'd', s.is_default, 'r', s.is_reply_default)
+            ORDER BY s.owner = a.id DESC) AS sigs
+          FROM signatures s
+          WHERE s.workspace_id = a.workspace_id AND (s.is_default OR s.is_reply_default)
+            AND s.owner IN (a.id, ${signatureOwnerOfCatchAll('')} || a.domain_id)) d ON true
+        WHERE a.workspace_id = ${workspaceId} AND a.address = ${address} AND a.registered`.execute(db);
+      const row = rows[0];
+      if (!row) return undefined;
+      const pick = (flag: 'd' | 'r') => {
+        const found = row.sigs?.find((x) => x[flag]);
+        return found ? { id: found.id, owner: found.owner, html: found.html } : null;
+      };
+      return {
+        id: row.id,
+        address: row.address,
+        domain: row.domain,
+        domainId: row.domain_id,
+        enabled: row.enabled,
+        defaults: { newMail: pick('d'), replies: pick('r') },
+      };
     },
     async signature(workspaceId: string, id: string) {
       const { rows } = await sql<{ id: string; owner: string; html: string }>`SELECT id, owner, html FROM signatures
         WHERE workspace_id = ${workspaceId} AND id = ${id}`.execute(db);
-      return rows[0];
-    },
-    async defaultSignature(workspaceId: string, owners: string[], reply: boolean) {
-      const { rows } = await sql<{ id: string; owner: string; html: string }>`SELECT id, owner, html FROM signatures
-        WHERE workspace_id = ${workspaceId} AND owner = ANY(${owners}::text[])
-          AND ${reply ? sql`is_reply_default` : sql`is_default`}
-        ORDER BY array_position(${owners}::text[], owner) LIMIT 1`.execute(db);
       return rows[0];
     },
     async recipients(partition: string, emails: string[]) {

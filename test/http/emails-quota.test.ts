@@ -38,6 +38,16 @@ t.test('the monthly send allowance, counted exactly under concurrency', async (t
     t.match(batch.data, [{ email: null, error: { type: 'rate_limit_error', code: 'send_quota_exceeded' } }]);
     const listed = (await h.request(ws.apiKey, 'GET', '/emails?limit=100&status=queued')).json().data;
     t.equal(listed.length, ALLOWANCE, 'what was refused was not stored');
+
+    // A 429 is not kept under its Idempotency-Key: the retry Retry-After asks for runs again.
+    const key = { 'idempotency-key': 'past-the-allowance' };
+    t.same(errorOf(await h.request(ws.apiKey, 'POST', '/emails', base, key)), [429, 'send_quota_exceeded', null]);
+    h.system.sending.monthlyAllowance = ALLOWANCE + 1;
+    const retried = await h.request(ws.apiKey, 'POST', '/emails', base, key);
+    t.equal(retried.statusCode, 201);
+    t.equal(retried.headers['idempotent-replayed'], undefined);
+    t.equal((await h.request(ws.apiKey, 'POST', '/emails', base, key)).headers['idempotent-replayed'], 'true');
+    h.system.sending.monthlyAllowance = ALLOWANCE;
   });
 
   t.test('two processes reserving on one stream: exact (the revision read decides)', async (t) => {

@@ -216,6 +216,12 @@ t.test('emails', async (t) => {
     t.equal(reply.email.signatureId, replies.id);
     t.match((await textOf({ ...fromB, signatureId: short.id })).text, /-- \nShort sig\n?$/);
     t.same(errorOf(await send({ ...fromB, signatureId: onA.id })), [422, 'invalid_parameter', 'signatureId']);
+    // An address without signatures of its own takes its domain's catch-all's.
+    t.equal((await h.request(ws.apiKey, 'PATCH', `/domains/${one.domain.id}`, { catchAll: true })).statusCode, 200);
+    await create('*@example.com', 'Everyone', '<p>Catch-all sig</p>');
+    t.equal((await h.request(ws.apiKey, 'POST', '/addresses', { address: 'c@example.com' })).statusCode, 201);
+    t.match((await textOf({ ...base, from: 'c@example.com' })).text, /-- \nCatch-all sig\n?$/);
+    t.match((await textOf(fromB)).text, /-- \nMain sig\n?$/, "the address's own first");
     t.same(errorOf(await send({ ...fromB, signatureId: 'sig_000000000000000000000000' })), [
       422,
       'invalid_parameter',
@@ -240,6 +246,11 @@ t.test('emails', async (t) => {
     t.match(res.json(), { subject: 'Hello Ann', template: { id: live.id } });
     const mail = await storedMessage(h, res.json().id, ws.workspaceId);
     t.match(mail.html, /Hi Ann/);
+    t.match(
+      mail.html,
+      /<div class="signature"><p>Jane <b>Doe<\/b><\/p><\/div><\/body>/,
+      'the signature inside the body',
+    );
     t.match(mail.text, /Hi Ann/);
     t.same(errorOf(await send({ ...tpl, template: { id: live.id, props: { nope: 1 } } })), [
       422,

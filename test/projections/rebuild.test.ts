@@ -77,6 +77,16 @@ t.test('a rebuilt read model equals the live one, and swaps in while the server 
     const leaving = (await h.request(ws.apiKey, 'POST', '/addresses', { address: `b@rebuild-w${w}.com` })).json();
     await h.request(ws.apiKey, 'POST', '/signatures', { ...sig, address: `b@rebuild-w${w}.com` });
     await h.request(ws.apiKey, 'DELETE', `/addresses/${leaving.id}`);
+    const mail = { from: `a@rebuild-w${w}.com`, to: ['x@example.org', `s0@w${w}.test`], subject: 'Hi', text: 'x' };
+    await h.request(ws.apiKey, 'POST', '/emails', { ...mail, tags: [{ name: 'n', value: `${w}` }] });
+    await h.request(ws.apiKey, 'POST', '/emails/batch', { emails: [mail, { ...mail, to: `s1@w${w}.test` }] });
+    const later = (
+      await h.request(ws.apiKey, 'POST', '/emails', {
+        ...mail,
+        scheduledAt: new Date(Date.now() + 3_600_000).toISOString(),
+      })
+    ).json();
+    await h.request(ws.apiKey, 'POST', `/emails/${later.id}/cancel`);
   }
   const { db, pool } = h.system.database;
   for (const projector of h.system.runner.projectors) {
