@@ -19,8 +19,8 @@ export async function startSendingApp(
     const ws = await h.workspace();
     const d = await addDomain(h, ws.apiKey, domain);
     publish(dns, d.records);
-    const verified = (await h.request(ws.apiKey, 'POST', `/domains/${d.id}/verify`)).json();
-    if (!verified.receiving.verified) throw new Error(`not verified: ${JSON.stringify(verified)}`);
+    const verify = await h.request(ws.apiKey, 'POST', `/domains/${d.id}/verify`);
+    if (!verify.json().receiving?.verified) throw new Error(`not verified: ${verify.statusCode} ${verify.body}`);
     const address = async (local: string, enabled = true) => {
       const res = await h.request(ws.apiKey, 'POST', '/addresses', { address: `${local}@${domain}`, enabled });
       if (res.statusCode !== 201) throw new Error(res.body);
