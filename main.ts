@@ -1,6 +1,7 @@
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { readConfig } from './infra/config.ts';
-import { openSystem, resolveDatabaseUrl, serve } from './system.ts';
+import { openSystem, resolveDatabaseUrl, serve, startSubmission } from './system.ts';
 
 const config = readConfig();
 const database = await resolveDatabaseUrl(config);
@@ -25,6 +26,25 @@ const address = await app.listen({ port: config.port, host: config.host });
 console.log(
   `Workspace Mail Service listening on ${address} (database: ${config.databaseUrl ? 'DATABASE_URL' : `embedded, data in ${config.dataDir}`})`,
 );
+const { submission: submissionConfig } = config;
+const submission =
+  submissionConfig.port === null
+    ? null
+    : await startSubmission(system, {
+        port: submissionConfig.port,
+        host: submissionConfig.host,
+        hostname: config.outbound.heloName,
+        maxMessageBytes: submissionConfig.maxMessageBytes,
+        ...(submissionConfig.tls
+          ? {
+              tls: {
+                key: readFileSync(submissionConfig.tls.keyFile),
+                cert: readFileSync(submissionConfig.tls.certFile),
+              },
+            }
+          : {}),
+      });
+if (submission) console.log(`SMTP submission listening on ${submissionConfig.host}:${submission.port}`);
 
 // Ctrl-C signals the whole process group. The embedded PostgreSQL runs in a session of its own
 // (infra/embedded-postgres.ts), so it is stopped here, last: after the HTTP server has answered
@@ -36,6 +56,7 @@ async function shutdown(): Promise<never> {
   // keep-alive timeout: idle connections are closed as they fall idle.
   const sweep = setInterval(() => app.server.closeIdleConnections(), 100);
   try {
+    await submission?.close();
     await app.close().finally(() => clearInterval(sweep));
     await system.close();
   } catch (error) {

@@ -11,6 +11,8 @@ import { RATE_LIMIT_SCHEMA, RateLimiter } from './api/plugins/rate-limit.ts';
 import { REQUEST_LOG_SCHEMA, RequestLog } from './api/request-log.ts';
 import type { DomainPorts } from './commands/domains/handlers.ts';
 import type { SendingPorts } from './commands/emails/handlers.ts';
+import { type LoginLookup, type SubmissionLogin, submissionPorts } from './commands/emails/submission.ts';
+import { RECIPIENTS_MAX } from './domain/emails/rules.ts';
 import { DEFAULT_MONTHLY_ALLOWANCE } from './domain/email-quotas/decide.ts';
 import type { CommandContext } from './commands/execute.ts';
 import type { MailHosts } from './domain/domains/records.ts';
@@ -28,6 +30,7 @@ import { NatsWorkQueue, type NatsWorkQueueOptions } from './infra/bus/nats.ts';
 import type { WorkQueue } from './infra/bus/port.ts';
 import type { EventStore } from './infra/eventstore/port.ts';
 import { PostgresEventStore } from './infra/eventstore/postgres.ts';
+import { SubmissionListener } from './infra/submission/listener.ts';
 import type { TemplateRenderer } from './infra/templates/port.ts';
 import { createTemplateRenderer, sanitiseHtml } from './infra/templates/renderer.ts';
 import { openMailSender } from './infra/mail/select.ts';
@@ -39,6 +42,7 @@ import { composeMessage } from './infra/outbound/compose.ts';
 import { loadMasterKey } from './infra/secrets/master-key.ts';
 import { SecretVault } from './infra/secrets/vault.ts';
 import { projectors } from './projections/all.ts';
+import { mailboxLogin } from './projections/addresses/queries.ts';
 import { sendingLookups } from './projections/emails/sending.ts';
 import type { ReadModels } from './projections/tables.ts';
 import { reactors } from './processes/all.ts';
@@ -333,6 +337,37 @@ export function serve(system: System, options: { logger?: boolean | object } = {
     },
     options,
   );
+}
+
+/** Where SMTP submission listens, and how (infra/config.ts `submission`). */
+export interface SubmissionOptions {
+  port: number;
+  host: string;
+  hostname: string;
+  maxMessageBytes: number;
+  tls?: { key: string | Buffer; cert: string | Buffer };
+  onError?: (error: unknown, context: string) => void;
+}
+
+/**
+ * The SMTP submission listener (`SUBMISSION_PORT`) over the system's sending: logins are
+ * addresses' login names and app passwords, read from the addresses read model.
+ */
+export function startSubmission(
+  system: System,
+  options: SubmissionOptions,
+): Promise<SubmissionListener<SubmissionLogin>> {
+  const lookup: LoginLookup = async (login) => {
+    const found = await mailboxLogin(system.readDb, login);
+    if (!found) return undefined;
+    const { address, passwordHashes } = found;
+    return { workspaceId: address.workspace_id, addressId: address.id, address: address.address, passwordHashes };
+  };
+  return SubmissionListener.start({
+    ...options,
+    maxRecipients: RECIPIENTS_MAX,
+    ports: submissionPorts({ commands: system.commands, sending: system.sending }, lookup),
+  });
 }
 
 async function underMigrationLock(pool: pg.Pool, work: (client: pg.PoolClient) => Promise<void>): Promise<void> {

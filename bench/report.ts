@@ -106,6 +106,35 @@ const DESCRIBE: Record<string, (l: BenchLine) => Row> = {
     figure: `Sent mail: ${n(l.perSecond)} messages/s accepted while delivering, event→250`,
     measured: `${ms(l.eventTo250P50Ms, l.eventTo250P99Ms)} (to the worker's start: ${ms(l.eventToStartedP50Ms, l.eventToStartedP99Ms)})`,
   }),
+  'domains.add': (l) => ({
+    figure: `\`POST /domains\` ${n(l.domains)} domains, ${n(l.concurrency)} at once (a 2048-bit DKIM key each)`,
+    measured: `${n(l.perSecond)} domains/s, ${ms(l.p50Ms, l.p99Ms)}, ${n(l.retriedAfter503)} retried after 503`,
+  }),
+  'domains.verify': (l) => {
+    const slow = l.slowOutcome as { status?: string; error?: string | null } | undefined;
+    return {
+      figure: `Verify ${n(l.domains)} domains against loopback DNS, ${n(l.concurrency)} at once, one DKIM answer ${n(l.slowAnswerMs)} ms late`,
+      measured:
+        `${n(l.perSecond)} checks/s, the others ${ms(l.p50Ms, l.p99Ms)}, ${n(l.verified)} verified; the slow one took ` +
+        `${n(l.slowCheckMs)} ms${slow ? ` (${slow.status}${slow.error ? `: ${slow.error}` : ''})` : ''}, ` +
+        `${n(l.finishedWhileSlowWaited)} others finished meanwhile`,
+    };
+  },
+  'domains.list': (l) => ({
+    figure: String(l.kind).startsWith('floor')
+      ? '`GET /ping` (the floor of any request at that load)'
+      : `\`GET /domains\` ${l.kind}, limit ${n(l.limit)}, over ${n(l.domains)} domains`,
+    measured: `${ms(l.p50Ms, l.p99Ms)} (${n(l.requests)} requests)`,
+  }),
+  'addresses-list.get': (l) => ({
+    figure: `\`GET /addresses\` ${l.kind}${l.limit ? `, limit ${n(l.limit)}` : ''}, over 100,000 addresses`,
+    measured: `${ms(l.p50Ms, l.p99Ms)} (${n(l.requests)} requests)`,
+    target: l.kind === 'warm-up' ? undefined : 'p99 < 10 ms',
+  }),
+  'addresses-list.query': (l) => ({
+    figure: `The address list query alone (no HTTP): ${l.kind}, limit ${n(l.limit)}`,
+    measured: `${ms(l.p50Ms, l.p99Ms)} (${n(l.requests)} queries)`,
+  }),
   'contention.creates': (l) => ({
     figure: `${n(l.creates)} concurrent ${l.kind} creates in one workspace, ${n(l.systems)} system(s)`,
     measured: `${n(l.seconds)} s, ${ms(l.p50Ms, l.p99Ms)}, failed: ${failures(l.failed)}`,
@@ -145,7 +174,13 @@ const PEERS: Record<string, Peer> = {
 };
 
 /** Lines that are not figures of their own: set-up, or a summary of two rows already shown. */
-const LEFT_OUT = new Set(['eventstore.compare', 'suppressions-list.seed', 'templates-list.seed', 'contacts.seed']);
+const LEFT_OUT = new Set([
+  'eventstore.compare',
+  'suppressions-list.seed',
+  'templates-list.seed',
+  'contacts.seed',
+  'addresses-list.seed',
+]);
 
 function webhooks(l: BenchLine, label: string): Row {
   return {

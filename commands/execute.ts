@@ -11,7 +11,8 @@ export interface Aggregate<S, E extends DomainEvent> {
 /** Who caused a write, recorded in every event's metadata for the audit replay. */
 export interface Actor {
   workspaceId: string;
-  kind: 'apiKey' | 'oauth' | 'operator' | 'system';
+  /** `address`: an address logged in over SMTP submission with one of its app passwords. */
+  kind: 'apiKey' | 'oauth' | 'operator' | 'system' | 'address';
   id: string | null;
   requestId?: string;
 }

@@ -38,6 +38,18 @@ export interface Config {
    * (`SMTP_MAX_MESSAGE_BYTES`, default 50 MiB).
    */
   inbound: { port: number; host: string; maxMessageBytes: number };
+  /**
+   * SMTP submission (RFC 6409): off unless `SUBMISSION_PORT` is set (587 in production), bound
+   * to `SUBMISSION_HOST` (default `HOST`); messages up to `SUBMISSION_MAX_MESSAGE_BYTES` (default
+   * 15 MiB: the API's 10 MiB of attachments once base64-encoded). STARTTLS uses the PEM files
+   * `SUBMISSION_TLS_KEY` and `SUBMISSION_TLS_CERT`; without them smtp-server's self-signed one.
+   */
+  submission: {
+    port: number | null;
+    host: string;
+    maxMessageBytes: number;
+    tls: { keyFile: string; certFile: string } | null;
+  };
   /** `BLOB_S3_URL`: raw messages and attachments in an S3-compatible bucket instead of `<dataDir>/blobs`. */
   blobS3Url: string | undefined;
   /** `SPAM_FILTER_URL`: rspamd's normal worker (`http://host:11333`); without it, authentication alone. */
@@ -83,6 +95,16 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
       host: env.SMTP_HOST || host,
       maxMessageBytes: positiveInteger('SMTP_MAX_MESSAGE_BYTES', env.SMTP_MAX_MESSAGE_BYTES, 50 * 1024 * 1024),
     },
+    submission: {
+      port: env.SUBMISSION_PORT ? tcpPort('SUBMISSION_PORT', env.SUBMISSION_PORT, 587) : null,
+      host: env.SUBMISSION_HOST || host,
+      maxMessageBytes: positiveInteger(
+        'SUBMISSION_MAX_MESSAGE_BYTES',
+        env.SUBMISSION_MAX_MESSAGE_BYTES,
+        15 * 1024 * 1024,
+      ),
+      tls: submissionTls(env.SUBMISSION_TLS_KEY, env.SUBMISSION_TLS_CERT),
+    },
     blobS3Url: env.BLOB_S3_URL || undefined,
     spamFilterUrl: env.SPAM_FILTER_URL || undefined,
     sendMonthlyAllowance: positiveInteger(
@@ -113,4 +135,10 @@ function mxPort(value: string | undefined): number {
   if (!Number.isInteger(port) || port < 1 || port > 65535)
     throw new Error(`SMTP_MX_PORT must be a TCP port, got ${value}`);
   return port;
+}
+
+function submissionTls(keyFile: string | undefined, certFile: string | undefined) {
+  if (!keyFile && !certFile) return null;
+  if (!keyFile || !certFile) throw new Error('SUBMISSION_TLS_KEY and SUBMISSION_TLS_CERT go together');
+  return { keyFile, certFile };
 }

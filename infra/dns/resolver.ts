@@ -33,47 +33,79 @@ const MISSING = new Set(['ENOTFOUND', 'ENODATA']);
  * up the others.
  */
 export class NodeDns implements Dns {
-  private readonly resolver: dnsPromises.Resolver;
   private readonly timeoutMs: number;
+  private readonly options: { timeout: number; tries: number };
+  private readonly servers: string[];
 
   constructor(options: ResolverOptions = {}) {
     this.timeoutMs = options.timeoutMs ?? DEFAULT_DNS_TIMEOUT_MS;
     const tries = options.tries ?? DEFAULT_TRIES;
     // c-ares lengthens the wait on each retry; the deadline below bounds the whole lookup.
-    this.resolver = new dnsPromises.Resolver({ timeout: Math.max(1, Math.floor(this.timeoutMs / tries)), tries });
-    if (options.servers?.length) this.resolver.setServers(options.servers);
+    this.options = { timeout: Math.max(1, Math.floor(this.timeoutMs / tries)), tries };
+    this.servers = options.servers ?? [];
+  }
+
+  /**
+   * A channel of its own for each lookup: c-ares (1.34) shortens a channel's timeouts to what its
+   * servers' earlier answers took and drops the answer to an attempt it retried, so on a shared
+   * channel one answer slower than the usual failed long before the deadline. A fresh channel
+   * waits the configured time. Making one costs about 0.07 ms here; past the deadline it is
+   * cancelled, which ends this lookup alone.
+   */
+  private resolver(): dnsPromises.Resolver {
+    const resolver = new dnsPromises.Resolver(this.options);
+    if (this.servers.length) resolver.setServers(this.servers);
+    return resolver;
   }
 
   txt(name: string): Promise<DnsAnswer<string>> {
-    return this.ask(this.resolver.resolveTxt(name), (records) => records.map((chunks) => chunks.join('')));
+    return this.ask(
+      (r) => r.resolveTxt(name),
+      (records) => records.map((chunks) => chunks.join('')),
+    );
   }
 
   mx(name: string): Promise<DnsAnswer<MxRecord>> {
-    return this.ask(this.resolver.resolveMx(name), (records) =>
-      records.map(({ exchange, priority }) => ({ exchange, priority })),
+    return this.ask(
+      (r) => r.resolveMx(name),
+      (records) => records.map(({ exchange, priority }) => ({ exchange, priority })),
     );
   }
 
   cname(name: string): Promise<DnsAnswer<string>> {
-    return this.ask(this.resolver.resolveCname(name), (records) => records);
+    return this.ask(
+      (r) => r.resolveCname(name),
+      (records) => records,
+    );
   }
 
   a(name: string): Promise<DnsAnswer<string>> {
-    return this.ask(this.resolver.resolve4(name), (records) => records);
+    return this.ask(
+      (r) => r.resolve4(name),
+      (records) => records,
+    );
   }
 
   aaaa(name: string): Promise<DnsAnswer<string>> {
-    return this.ask(this.resolver.resolve6(name), (records) => records);
+    return this.ask(
+      (r) => r.resolve6(name),
+      (records) => records,
+    );
   }
 
-  private ask<R, T>(query: Promise<R>, shape: (records: R) => T[]): Promise<DnsAnswer<T>> {
+  private ask<R, T>(
+    lookup: (resolver: dnsPromises.Resolver) => Promise<R>,
+    shape: (records: R) => T[],
+  ): Promise<DnsAnswer<T>> {
+    const resolver = this.resolver();
     let timer: NodeJS.Timeout | undefined;
-    // Past the deadline the query is left to finish on its own: cancel() would end every query
-    // of the resolver, not this one.
     const deadline = new Promise<DnsAnswer<T>>((resolve) => {
-      timer = setTimeout(() => resolve({ status: 'failed', reason: 'timeout', detail: 'ETIMEOUT' }), this.timeoutMs);
+      timer = setTimeout(() => {
+        resolver.cancel();
+        resolve({ status: 'failed', reason: 'timeout', detail: 'ETIMEOUT' });
+      }, this.timeoutMs);
     });
-    const answer = query.then(
+    const answer = lookup(resolver).then(
       (records): DnsAnswer<T> => {
         const shaped = shape(records);
         return shaped.length > 0 ? { status: 'found', records: shaped } : { status: 'missing', nxdomain: false };
