@@ -4,6 +4,7 @@ import { issueOperatorKey } from '../commands/api-keys/handlers.ts';
 import { createWorkspace } from '../commands/workspaces/handlers.ts';
 import { DomainError } from '../domain/shared/errors.ts';
 import { isPermission, SCOPEABLE, type Permission } from '../domain/shared/permissions.ts';
+import { copyWriter } from '../infra/bulk/postgres-copy.ts';
 import { readConfig } from '../infra/config.ts';
 import { rebuildProjection } from '../projections/rebuild.ts';
 import { openSystem, resolveDatabaseUrl, type System } from '../system.ts';
@@ -105,7 +106,10 @@ async function run(
         return 2;
       }
       const { db, pool } = system.database;
-      console.log(JSON.stringify(await rebuildProjection(db, pool, system.store, system.runner, projector)));
+      const rebuilt = await rebuildProjection(db, pool, system.store, system.runner, projector, {
+        writer: copyWriter(pool),
+      });
+      console.log(JSON.stringify(rebuilt));
       return 0;
     }
     case 'history': {
