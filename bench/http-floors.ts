@@ -7,6 +7,8 @@ const CONNECTIONS = 64;
 const DURATION_S = 10;
 const WARMUP_S = 1;
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+/** BENCH_PATHS=get (or post) measures one path only. */
+const PATHS = (['get', 'post'] as const).filter((p) => (process.env.BENCH_PATHS ?? 'get,post').split(',').includes(p));
 /** 30 workspaces x 20 keys: at 600 requests a minute per key, 6,000 req/s before any key trips the limit. */
 const WORKSPACES = 30;
 const KEYS_PER_WORKSPACE = 20;
@@ -25,7 +27,8 @@ interface Target {
  * /suppressions (a new address each) with autocannon at 64 connections, round-robin over 600 keys,
  * on the service (its own process) and on bench/floor-server.ts (bare Fastify + pg doing the
  * round trips the path cannot do without), alternating, ROUNDS times (BENCH_ROUNDS, 3 by
- * default) so that the load of the shared machine falls on both alike. With BENCH_BASELINE set to
+ * default) so that the load of the shared machine falls on both alike; BENCH_PATHS=get or post
+ * takes one path only. With BENCH_BASELINE set to
  * another checkout of this repository (its node_modules in place), its bench/server.ts runs in the
  * same rotation on a database of its own: a change measured against the build before it.
  */
@@ -48,7 +51,7 @@ export async function httpFloorsBench(): Promise<void> {
 
     const figures = new Map<string, { reqPerSec: number; p99Ms: number }[]>();
     for (let r = 1; r <= ROUNDS; r++) {
-      for (const path of ['get', 'post'] as const) {
+      for (const path of PATHS) {
         for (const target of targets) {
           await load(target, path, 16, WARMUP_S);
           const cpuBefore = await target.server.cpuSeconds();
@@ -67,7 +70,11 @@ export async function httpFloorsBench(): Promise<void> {
             round: r,
             ...figure,
             non2xx: result.non2xx,
+            statusCodes: Object.fromEntries(
+              Object.entries(result.statusCodeStats ?? {}).map(([code, s]) => [code, s.count ?? 0]),
+            ),
             errors: result.errors,
+            timeouts: result.timeouts,
             serverCpuMsPerRequest: round((cpu * 1000) / result.requests.total, 3),
             connections: CONNECTIONS,
             durationSec: result.duration,
@@ -75,7 +82,7 @@ export async function httpFloorsBench(): Promise<void> {
         }
       }
     }
-    for (const path of ['get', 'post'] as const) {
+    for (const path of PATHS) {
       const floor = figures.get(`${path}:floor`)!;
       for (const name of targets.map((t) => t.name).filter((n) => n !== 'floor')) {
         const runs = figures.get(`${path}:${name}`)!;
