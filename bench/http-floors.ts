@@ -66,7 +66,7 @@ export async function httpFloorsBench(): Promise<void> {
           figures.set(key, [...(figures.get(key) ?? []), figure]);
           await emit({
             bench: `http.floors.${path}`,
-            target: target.name,
+            server: target.name,
             round: r,
             ...figure,
             non2xx: result.non2xx,
@@ -88,7 +88,7 @@ export async function httpFloorsBench(): Promise<void> {
         const runs = figures.get(`${path}:${name}`)!;
         await emit({
           bench: `http.floors.${path}.ratio`,
-          target: name,
+          server: name,
           reqPerSec: runs.map((f) => f.reqPerSec),
           p99Ms: runs.map((f) => f.p99Ms),
           floorReqPerSec: floor.map((f) => f.reqPerSec),
@@ -97,7 +97,7 @@ export async function httpFloorsBench(): Promise<void> {
           ratio: runs.map((f, i) => round(f.reqPerSec / floor[i]!.reqPerSec, 2)),
           p99Ratio: runs.map((f, i) => round(f.p99Ms / floor[i]!.p99Ms, 2)),
           path: path === 'get' ? 'GET /suppressions?limit=25' : 'POST /suppressions, a new address each',
-          goal: path === 'get' ? '>= 0.8 x floor req/s, p99 <= 1.25 x floor' : '>= 1.0 x floor req/s, p99 <= floor',
+          target: path === 'get' ? '>= 0.8 x floor req/s, p99 <= 1.25 x floor' : '>= 1.0 x floor req/s, p99 <= floor',
         });
       }
     }
