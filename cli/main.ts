@@ -4,7 +4,6 @@ import { issueOperatorKey } from '../commands/api-keys/handlers.ts';
 import { createWorkspace } from '../commands/workspaces/handlers.ts';
 import { DomainError } from '../domain/shared/errors.ts';
 import { isPermission, SCOPEABLE, type Permission } from '../domain/shared/permissions.ts';
-import { copyWriter } from '../infra/bulk/postgres-copy.ts';
 import { readConfig } from '../infra/config.ts';
 import { rebuildProjection } from '../projections/rebuild.ts';
 import { openSystem, resolveDatabaseUrl, type System } from '../system.ts';
@@ -106,10 +105,7 @@ async function run(
         return 2;
       }
       const { db, pool } = system.database;
-      const rebuilt = await rebuildProjection(db, pool, system.store, system.runner, projector, {
-        writer: copyWriter(pool),
-      });
-      console.log(JSON.stringify(rebuilt));
+      console.log(JSON.stringify(await rebuildProjection(db, pool, system.store, system.runner, projector)));
       return 0;
     }
     case 'history': {

@@ -48,14 +48,6 @@ type Handled<O> = Extract<keyof O, EventType>;
 export interface BulkLoad<DB = unknown, E extends ProjectedEvent = ProjectedEvent> {
   ddl(schema: string): string;
   load(db: Kysely<DB>, events: E[]): Promise<void>;
-  /**
-   * Optional: the same load as rows, for a rebuild handed a bulk writer (COPY): the columns of
-   * each table it fills, and `rows` in place of `load`, what `load` would insert, by table.
-   */
-  copy?: {
-    columns: Record<string, readonly string[]>;
-    rows(events: E[]): Record<string, unknown[][]>;
-  };
   finish(schema: string): string;
 }
 

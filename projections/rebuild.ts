@@ -1,6 +1,5 @@
 import type pg from 'pg';
 import { sql, type Kysely } from 'kysely';
-import type { BulkWriter } from '../infra/bulk/port.ts';
 import type { EventStore, RecordedEvent } from '../infra/eventstore/port.ts';
 import type { ProjectionRunner } from './runner.ts';
 import type { ProjectedEvent, Projector } from './projector.ts';
@@ -31,16 +30,7 @@ export async function rebuildProjection(
   store: EventStore,
   runner: ProjectionRunner,
   projector: Projector,
-  options: {
-    swap?: boolean;
-    schema?: string;
-    /**
-     * Loads the bare tables of a projector whose bulk replay offers rows (`BulkLoad.copy`) through
-     * this writer (COPY, infra/bulk/postgres-copy.ts) instead of statements: several times cheaper
-     * for PostgreSQL, and it takes the rows while the next batch is decoded.
-     */
-    writer?: BulkWriter;
-  } = {},
+  options: { swap?: boolean; schema?: string } = {},
 ): Promise<RebuildResult> {
   const started = process.hrtime.bigint();
   const schema = options.schema ?? `rebuild_${projector.name.replace(/\W/g, '_')}`;
@@ -52,21 +42,13 @@ export async function rebuildProjection(
   const scoped = db.withSchema(schema);
   let position = 0;
   let applied = 0;
-  const { writer } = options;
-  const write = async (events: ProjectedEvent[]) => {
-    const copy = bulk?.copy;
-    if (copy && writer) {
-      for (const [t, rows] of Object.entries(copy.rows(events)))
-        if (rows.length > 0) await writer.write(`${schema}.${t}`, copy.columns[t]!, rows);
-      return;
-    }
-    await scoped.transaction().execute(async (trx) => {
+  const write = (events: ProjectedEvent[]) =>
+    scoped.transaction().execute(async (trx) => {
       // Raw SQL in a projector names tables unqualified: point it at the scratch schema too.
       await sql.raw(`SET LOCAL synchronous_commit = off; SET LOCAL search_path TO ${schema}, public`).execute(trx);
       if (bulk) await bulk.load(trx, events);
       else await projector.applyBatch(trx, events);
     });
-  };
   const catchUp = async (until: number) => {
     // Batch N is decoded while batch N - 1 is written (and the store reads N + 1 meanwhile);
     // batches still commit one after another, in order, each in its own short transaction.

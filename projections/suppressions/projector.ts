@@ -16,20 +16,18 @@ const table = (s: string, id: string) => `
 type Db = Kysely<SuppressionsTables>;
 type Event = Projected<'SuppressionAdded' | 'SuppressionRemoved'>;
 
-const COLUMNS = ['workspace_id', 'id', 'email', 'reason', 'detail', 'removable', 'created_at'] as const;
-
-const rowOf = ({ metadata: { workspaceId }, data: d }: Projected<'SuppressionAdded'>) => [
-  workspaceId,
-  d.suppressionId,
-  d.email,
-  d.reason,
-  d.detail,
-  d.removable,
-  d.createdAt,
-];
-
 // Rows travel as one JSON text: serialising that is several times cheaper than array literals.
-function insertAdds(db: Db, rows: unknown[][], onConflict: 'ON CONFLICT (id) DO NOTHING' | '') {
+function insertAdds(
+  db: Db,
+  adds: Iterable<Projected<'SuppressionAdded'>>,
+  onConflict: 'ON CONFLICT (id) DO NOTHING' | '',
+) {
+  const rows = [];
+  for (const {
+    metadata: { workspaceId },
+    data: d,
+  } of adds)
+    rows.push([workspaceId, d.suppressionId, d.email, d.reason, d.detail, d.removable, d.createdAt]);
   return sql`INSERT INTO suppressions (workspace_id, id, email, reason, detail, removable, created_at)
     SELECT r->>0, (r->>1)::uuid, r->>2, r->>3, r->>4, (r->>5)::boolean, (r->>6)::timestamptz
     FROM jsonb_array_elements(${JSON.stringify(rows)}::jsonb) r ${sql.raw(onConflict)}`.execute(db);
@@ -45,38 +43,35 @@ function insertAdds(db: Db, rows: unknown[][], onConflict: 'ON CONFLICT (id) DO 
  */
 function bulkLoad(): BulkLoad<SuppressionsTables, Event> {
   const removedIds = new Set<string>();
-  const rows = (events: Event[]) => {
-    const adds = new Map<string, Projected<'SuppressionAdded'>>();
-    const removed: [workspaceId: string, id: string][] = [];
-    for (const e of events) {
-      const id = e.data.suppressionId;
-      if (e.type === 'SuppressionAdded') {
-        if (removedIds.has(id))
-          throw new Error(`suppression ${id} is added again after its removal: the bulk replay cannot tell the order`);
-        if (!adds.has(id)) adds.set(id, e);
-      } else if (e.type === 'SuppressionRemoved') {
-        // An add earlier in this batch never reaches the table; the removal is still recorded,
-        // for a row of that id from an earlier batch.
-        if (adds.get(id)?.metadata.workspaceId === e.metadata.workspaceId) adds.delete(id);
-        removedIds.add(id);
-        removed.push([e.metadata.workspaceId, id]);
-      }
-    }
-    return { suppressions: Array.from(adds.values(), rowOf), suppressions_removed: removed };
-  };
   return {
     ddl: (s) => `${table(s, 'NOT NULL')}
       CREATE UNLOGGED TABLE ${s}.suppressions_removed (workspace_id text NOT NULL, id uuid NOT NULL);`,
     async load(db, events) {
-      const { suppressions: adds, suppressions_removed: removed } = rows(events);
+      const adds = new Map<string, Projected<'SuppressionAdded'>>();
+      const removed: [workspaceId: string, id: string][] = [];
+      for (const e of events) {
+        const id = e.data.suppressionId;
+        if (e.type === 'SuppressionAdded') {
+          if (removedIds.has(id))
+            throw new Error(
+              `suppression ${id} is added again after its removal: the bulk replay cannot tell the order`,
+            );
+          if (!adds.has(id)) adds.set(id, e);
+        } else if (e.type === 'SuppressionRemoved') {
+          // An add earlier in this batch never reaches the table; the removal is still recorded,
+          // for a row of that id from an earlier batch.
+          if (adds.get(id)?.metadata.workspaceId === e.metadata.workspaceId) adds.delete(id);
+          removedIds.add(id);
+          removed.push([e.metadata.workspaceId, id]);
+        }
+      }
       if (removed.length > 0) {
         await sql`INSERT INTO suppressions_removed SELECT r->>0, (r->>1)::uuid FROM jsonb_array_elements(${JSON.stringify(removed)}::jsonb) r`.execute(
           db,
         );
       }
-      if (adds.length > 0) await insertAdds(db, adds, '');
+      if (adds.size > 0) await insertAdds(db, adds.values(), '');
     },
-    copy: { columns: { suppressions: COLUMNS, suppressions_removed: ['workspace_id', 'id'] }, rows },
     finish: (s) => `
       DELETE FROM ${s}.suppressions t USING ${s}.suppressions_removed r WHERE t.workspace_id = r.workspace_id AND t.id = r.id;
       DROP TABLE ${s}.suppressions_removed;
@@ -139,7 +134,7 @@ async function applyBatch(db: Db, events: Event[]): Promise<void> {
       await sql`DELETE FROM suppressions s USING jsonb_array_elements(${JSON.stringify(removed)}::jsonb) r
         WHERE s.workspace_id = r->>0 AND s.id = (r->>1)::uuid`.execute(db);
     }
-    if (adds.size > 0) await insertAdds(db, Array.from(adds.values(), rowOf), 'ON CONFLICT (id) DO NOTHING');
+    if (adds.size > 0) await insertAdds(db, adds.values(), 'ON CONFLICT (id) DO NOTHING');
     adds = new Map();
     removed = [];
   };
