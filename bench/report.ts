@@ -75,6 +75,10 @@ const DESCRIBE: Record<string, (l: BenchLine) => Row> = {
     figure: `\`GET /suppressions\` ${l.kind} over ${n(l.tableRows)} rows`,
     measured: `${ms(l.p50Ms, l.p99Ms)} (${n(l.requests)} requests)`,
   }),
+  'rebuild.copy-floor': (l) => ({
+    figure: `COPY of ${n(l.rows)} read-model rows into an unindexed table`,
+    measured: `${n(l.eventsPerSec)} rows/s (${n(l.seconds)} s)`,
+  }),
   'rebuild.suppressions': (l) => ({
     figure: `Online rebuild of the suppressions read model from ${n(l.events)} events`,
     measured: `${n(l.eventsPerSec)} events/s (${n(l.seconds)} s)`,
@@ -120,6 +124,11 @@ const floorOf: Peer = {
 };
 
 const PEERS: Record<string, Peer> = {
+  'rebuild.suppressions': {
+    find: find('rebuild.copy-floor'),
+    name: () => 'COPY into an unindexed table',
+    rate: 'eventsPerSec',
+  },
   'http.floors.get': floorOf,
   'http.floors.post': floorOf,
   'eventstore.append': {

@@ -9,7 +9,7 @@
  *   http-floors         GET and POST /suppressions, 64 connections, beside bench/floor-server.ts (bare Fastify + pg):
  *                       ours, the floor and the ratio, alternating rounds (BENCH_BASELINE: a build before, too)
  *   suppressions-list   GET /suppressions paging and search over 1,000,000 rows (seeded in SQL)
- *   rebuild             online rebuild of the suppressions read model from those events
+ *   rebuild             online rebuild of the suppressions read model from those events, beside COPY into an unindexed table
  *   template-render     render of a 100-block published template with props (cold and cached)
  *   templates-list      GET /templates lists and searches, 200 templates in each of 1,000 workspaces
  *   webhooks            10,000 events fanned out to 5 endpoints: deliveries/s, event-to-delivery latency
