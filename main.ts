@@ -16,6 +16,9 @@ const system = await openSystem(database.url, {
   dns: { servers: config.dnsServers },
   mailHosts: config.mailHosts,
   forwardConsent: { from: config.mailFrom, publicUrl: config.publicUrl },
+  blobS3Url: config.blobS3Url,
+  outbound: config.outbound,
+  sending: { monthlyAllowance: config.sendMonthlyAllowance },
 });
 const app = await serve(system, { logger: { level: config.logLevel } });
 const address = await app.listen({ port: config.port, host: config.host });

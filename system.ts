@@ -10,9 +10,13 @@ import { Cursors } from './api/paging.ts';
 import { RATE_LIMIT_SCHEMA, RateLimiter } from './api/plugins/rate-limit.ts';
 import { REQUEST_LOG_SCHEMA, RequestLog } from './api/request-log.ts';
 import type { DomainPorts } from './commands/domains/handlers.ts';
+import type { SendingPorts } from './commands/emails/handlers.ts';
+import { DEFAULT_MONTHLY_ALLOWANCE } from './domain/email-quotas/decide.ts';
 import type { CommandContext } from './commands/execute.ts';
 import type { MailHosts } from './domain/domains/records.ts';
 import { registry } from './domain/registry.ts';
+import type { BlobStore } from './infra/blobs/port.ts';
+import { openBlobStore } from './infra/blobs/select.ts';
 import { readConfig, type Config } from './infra/config.ts';
 import { generateDkimKeyPair } from './infra/dkim/keys.ts';
 import { NodeDns } from './infra/dns/resolver.ts';
@@ -27,11 +31,15 @@ import { PostgresEventStore } from './infra/eventstore/postgres.ts';
 import type { TemplateRenderer } from './infra/templates/port.ts';
 import { createTemplateRenderer, sanitiseHtml } from './infra/templates/renderer.ts';
 import { openMailSender } from './infra/mail/select.ts';
+import type { Delivery } from './infra/outbound/delivery.ts';
+import { openDelivery, type DeliveryConfig } from './infra/outbound/select.ts';
 import type { MailSender } from './infra/mail/port.ts';
 import { checkReceiverUrl, createOutboundAgents } from './infra/net/outbound-url.ts';
+import { composeMessage } from './infra/outbound/compose.ts';
 import { loadMasterKey } from './infra/secrets/master-key.ts';
 import { SecretVault } from './infra/secrets/vault.ts';
 import { projectors } from './projections/all.ts';
+import { sendingLookups } from './projections/emails/sending.ts';
 import type { ReadModels } from './projections/tables.ts';
 import { reactors } from './processes/all.ts';
 import {
@@ -50,6 +58,16 @@ import {
   DomainCheckProcess,
   type DomainCheckOptions,
 } from './processes/domains/worker.ts';
+import {
+  DEFAULT_EMAIL_DELIVERY_OPTIONS,
+  EmailDeliveryProcess,
+  type EmailDeliveryOptions,
+} from './processes/emails/worker.ts';
+import {
+  DEFAULT_LANE_PAUSE_OPTIONS,
+  LanePauseProcess,
+  type LanePauseOptions,
+} from './processes/sending-streams/worker.ts';
 import {
   DEFAULT_NOTICE_OPTIONS,
   WebhookNoticeProcess,
@@ -86,6 +104,12 @@ export interface System {
   domains: DomainPorts;
   /** The key forward consent links carry a MAC under, shared by every process on the database. */
   consentKey: Buffer;
+  /** Raw messages and attachments (files under `<dataDir>/blobs`, or `blobS3Url`). */
+  blobs: BlobStore;
+  /** What every way of sending needs (commands/emails/handlers.ts `sendEmail`). */
+  sending: SendingPorts;
+  /** Outbound mail: the relay, or the recipients' MX hosts. */
+  outbound: Delivery;
   close(): Promise<void>;
 }
 
@@ -137,6 +161,16 @@ export interface SystemOptions {
   domainChecks?: Partial<DomainCheckOptions>;
   /** The consent mails of address forwards: their sender, and `publicUrl`, where their links point. */
   forwardConsent?: Partial<ConsentMailOptions>;
+  /** `BLOB_S3_URL`: raw messages in an S3-compatible bucket; without it, files under `<dataDir>/blobs`. */
+  blobS3Url?: string;
+  /** Sending: the monthly allowance of live messages per workspace (`SEND_MONTHLY_ALLOWANCE`, default 1,000,000). */
+  sending?: { monthlyAllowance?: number };
+  /** Outbound delivery (`SMTP_RELAY_URL`, `SMTP_MX_PORT`, the EHLO name); its DNS is `dns`'s servers. */
+  outbound?: Partial<DeliveryConfig>;
+  /** The delivery process manager of sent messages; tests shorten its retry schedule. */
+  emailDelivery?: Partial<EmailDeliveryOptions>;
+  /** Appending the pauses of sending lanes the guard finds owed. */
+  lanePauses?: Partial<LanePauseOptions>;
 }
 
 export async function openSystem(databaseUrl: string, options: SystemOptions = {}): Promise<System> {
@@ -164,10 +198,17 @@ export async function openSystem(databaseUrl: string, options: SystemOptions = {
   const idempotencyKeys = new IdempotencyKeys(database.pool, readModelDeadlineMs);
   idempotencyKeys.start();
   const commands: CommandContext = { store, registry, readModels: runner, sanitiseHtml };
-  const vault = await SecretVault.open(
-    database.pool,
-    await loadMasterKey({ secretsKey: options.secretsKey, dataDir: options.dataDir ?? path.resolve('.data') }),
-  );
+  const dataDir = options.dataDir ?? path.resolve('.data');
+  const blobs = await openBlobStore({ s3Url: options.blobS3Url, dataDir });
+  const renderer = createTemplateRenderer({ cacheSize: 1000 });
+  const sending: SendingPorts = {
+    lookups: sendingLookups(database.db.withTables<ReadModels>()),
+    renderer,
+    blobs,
+    compose: composeMessage,
+    monthlyAllowance: options.sending?.monthlyAllowance ?? DEFAULT_MONTHLY_ALLOWANCE,
+  };
+  const vault = await SecretVault.open(database.pool, await loadMasterKey({ secretsKey: options.secretsKey, dataDir }));
   const domains: DomainPorts = {
     dns: new NodeDns({ servers: options.dns?.servers, timeoutMs: options.dns?.timeoutMs }),
     secrets: vault,
@@ -195,7 +236,7 @@ export async function openSystem(databaseUrl: string, options: SystemOptions = {
   );
   if (options.deliver !== false) await notices.start();
   const automationRuns = new AutomationRunProcess(
-    { pool: database.pool, bus, readModels: runner },
+    { pool: database.pool, bus, readModels: runner, sending: { commands, sending } },
     { ...DEFAULT_AUTOMATION_OPTIONS, ...options.automations },
   );
   if (options.deliver !== false) await automationRuns.start();
@@ -215,6 +256,20 @@ export async function openSystem(databaseUrl: string, options: SystemOptions = {
     { ...DEFAULT_CONSENT_MAIL_OPTIONS, ...options.forwardConsent },
   );
   if (options.deliver !== false) await consentMails.start();
+  const outbound = openDelivery(
+    { ...readConfig({}).outbound, ...options.outbound },
+    new NodeDns({ servers: options.dns?.servers, timeoutMs: options.dns?.timeoutMs }),
+  );
+  const emailDeliveries = new EmailDeliveryProcess(
+    { pool: deliveryPool, bus, commands, blobs, delivery: outbound, secrets: vault },
+    { ...DEFAULT_EMAIL_DELIVERY_OPTIONS, ...options.emailDelivery },
+  );
+  if (options.deliver !== false) await emailDeliveries.start();
+  const lanePauses = new LanePauseProcess(
+    { pool: database.pool, bus, commands },
+    { ...DEFAULT_LANE_PAUSE_OPTIONS, ...options.lanePauses },
+  );
+  if (options.deliver !== false) await lanePauses.start();
   return {
     database,
     readDb: database.db.withTables<ReadModels>(),
@@ -226,12 +281,18 @@ export async function openSystem(databaseUrl: string, options: SystemOptions = {
     webhooks: { allowPrivate },
     domains,
     consentKey,
+    outbound,
     cursors: new Cursors(await serverSecret(database.pool, 'cursor')),
     rateLimiter: new RateLimiter(database.pool),
     requestLog,
     idempotencyKeys,
-    renderer: createTemplateRenderer({ cacheSize: 1000 }),
+    renderer,
+    blobs,
+    sending,
     async close() {
+      await emailDeliveries.stop();
+      await lanePauses.stop();
+      await outbound.close();
       await deliveries.stop();
       await notices.stop();
       await automationRuns.stop();
@@ -246,6 +307,7 @@ export async function openSystem(databaseUrl: string, options: SystemOptions = {
       await store.close();
       await database.close();
       await mail.close();
+      await blobs.close();
       agents.http.destroy();
       agents.https.destroy();
     },
@@ -267,6 +329,7 @@ export function serve(system: System, options: { logger?: boolean | object } = {
       webhooks: { checkUrl: (url) => checkReceiverUrl(url, system.webhooks) },
       domains: system.domains,
       forwardConsent: { key: system.consentKey },
+      sending: system.sending,
     },
     options,
   );

@@ -1,6 +1,7 @@
 import type pg from 'pg';
 import type { Kysely } from 'kysely';
 import type { DomainPorts } from '../commands/domains/handlers.ts';
+import type { SendingPorts } from '../commands/emails/handlers.ts';
 import type { CommandContext } from '../commands/execute.ts';
 import type { TemplateRenderer } from '../commands/templates/render.ts';
 import type { ReceiverUrlCheck } from '../commands/webhooks/handlers.ts';
@@ -30,4 +31,6 @@ export interface ApiDeps {
   domains: DomainPorts;
   /** The key consent links carry a MAC under (commands/addresses/consent.ts). */
   forwardConsent: { key: Buffer };
+  /** What every way of sending needs (commands/emails/handlers.ts `sendEmail`). */
+  sending: SendingPorts;
 }

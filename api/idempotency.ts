@@ -15,8 +15,8 @@ import { errorBody, RETRY_AFTER_SECONDS, toApiError, unreachable } from './plugi
  * (`Idempotent-Replayed: true`). The same key with another request is 422
  * `idempotency_key_reuse`; while the first is still running a repeat waits for it (as long as a
  * write waits for its read models), then answers 409 `idempotency_key_in_use`. A refusal the
- * handler decided (4xx) is stored like a success; a failure (5xx) frees the key, so a retry runs
- * again. The table keeps the SHA-256 of the key, and the answer encrypted with a key derived from
+ * handler decided (4xx) is stored like a success; a failure (5xx) and a 429 free the key, so a
+ * retry runs again (a 429 changed nothing and asks for exactly that retry, after Retry-After). The table keeps the SHA-256 of the key, and the answer encrypted with a key derived from
  * the Idempotency-Key itself: answers that carry a secret (a key's token, a webhook's secret)
  * are unreadable to anyone holding only the table.
  *
@@ -349,7 +349,7 @@ function storedAnswer(request: FastifyRequest, run: HandlerRun, done: Done): Sto
       body: done.result === undefined ? null : JSON.stringify(done.result),
     };
   const refusal = toApiError(done.error);
-  return refusal.status >= 500
+  return refusal.status >= 500 || refusal.status === 429
     ? null
     : { status: refusal.status, headers: refusal.headers, body: JSON.stringify(errorBody(request, refusal)) };
 }

@@ -17,7 +17,9 @@ import { domains } from './routes/domains/index.ts';
 import { keys } from './routes/keys/index.ts';
 import { roles } from './routes/roles/index.ts';
 import { self } from './routes/self/index.ts';
+import { sendingStreams } from './routes/sending-streams/index.ts';
 import { signatures } from './routes/signatures/index.ts';
+import { emails } from './routes/emails/index.ts';
 import { suppressions } from './routes/suppressions/index.ts';
 import { templates } from './routes/templates/index.ts';
 import { webhooks } from './routes/webhooks/index.ts';
@@ -37,6 +39,8 @@ const RESOURCES = [
   audiences,
   addresses,
   signatures,
+  emails,
+  sendingStreams,
 ];
 
 export async function buildServer(

@@ -29,7 +29,7 @@ import { concurrently, emit, msSince, note, round, Samples } from './support.ts'
 const MESSAGES = Number(process.env.OUTBOUND_MESSAGES ?? 20_000);
 const IN_FLIGHT = Number(process.env.OUTBOUND_IN_FLIGHT ?? 100);
 const CONNECTIONS = DIRECT_DEFAULTS.maxConnectionsPerHost;
-const DOMAIN = 'sender.example.com';
+export const DOMAIN = 'sender.example.com';
 const SELECTOR = 'wms202611';
 const RETURN_PATH = `bounce@bounces.${DOMAIN}`;
 
@@ -37,7 +37,7 @@ const paragraph = 'Thank you for your order. Your receipt is below; keep it for 
 const html = `<!doctype html><html><body><table width="100%">${Array.from({ length: 12 }, (_, i) => `<tr><td style="padding:8px">Line ${i + 1}</td><td align="right">€ ${(i * 3.5).toFixed(2)}</td></tr>`).join('')}</table><p>${paragraph}</p></body></html>`;
 
 /** A transactional message of about 4 KB: text and html, one-click unsubscribe, a custom header. */
-function message(i: number): OutgoingMessage {
+export function message(i: number): OutgoingMessage {
   return {
     messageId: newMessageId(DOMAIN),
     date: new Date(),
@@ -171,14 +171,14 @@ async function run(bench: string, sink: Sink, send: (i: number) => Promise<void>
   return { messagesPerSec };
 }
 
-interface Sink {
+export interface Sink {
   smtpPort: number;
   dnsAddress: string;
   count(): Promise<{ messages: number; bytes: number }>;
   close(): Promise<void>;
 }
 
-async function startSink(): Promise<Sink> {
+export async function startSink(): Promise<Sink> {
   const child = fork(fileURLToPath(new URL('./outbound-sink.ts', import.meta.url)), [], {
     stdio: ['ignore', 2, 2, 'ipc'],
   });

@@ -108,6 +108,18 @@ const DESCRIBE: Record<string, (l: BenchLine) => Row> = {
   'outbound.nodemailer': (l) => outbound(l, 'nodemailer alone (the floor)'),
   'outbound.nodemailer-dkim': (l) => outbound(l, 'nodemailer with its DKIM option'),
   'outbound.direct': (l) => outbound(l, 'ours: compose, DKIM-sign, direct delivery'),
+  'emails-deliver.nodemailer': (l) => ({
+    figure: `Sent mail: ${n(l.messages)} messages to a loopback MX by nodemailer alone with DKIM (the floor)`,
+    measured: `${n(l.messagesPerSec)} messages/s, ${ms(l.p50Ms, l.p99Ms)}, RSS peak ${n(l.rssPeakMb)} MB`,
+  }),
+  'emails-deliver.drain': (l) => ({
+    figure: `Sent mail: ${n(l.messages)} accepted messages drained by the delivery process manager (DKIM, direct delivery)`,
+    measured: `${n(l.messagesPerSec)} messages/s; RSS ${n(l.rssStartMb)} → ${n(l.rssHalfMb)} → ${n(l.rssEndMb)} MB (peak ${n(l.rssPeakMb)}); accepted ${n(l.acceptedPerSec)}/s before`,
+  }),
+  'emails-deliver.paced': (l) => ({
+    figure: `Sent mail: ${n(l.perSecond)} messages/s accepted while delivering, event→250`,
+    measured: `${ms(l.eventTo250P50Ms, l.eventTo250P99Ms)} (to the worker's start: ${ms(l.eventToStartedP50Ms, l.eventToStartedP99Ms)})`,
+  }),
   'contention.creates': (l) => ({
     figure: `${n(l.creates)} concurrent ${l.kind} creates in one workspace, ${n(l.systems)} system(s)`,
     measured: `${n(l.seconds)} s, ${ms(l.p50Ms, l.p99Ms)}, failed: ${failures(l.failed)}`,
@@ -151,6 +163,12 @@ const PEERS: Record<string, Peer> = {
   'outbound.direct': {
     find: find('outbound.nodemailer'),
     name: () => 'nodemailer alone',
+    rate: 'messagesPerSec',
+    keepRow: true,
+  },
+  'emails-deliver.drain': {
+    find: find('emails-deliver.nodemailer'),
+    name: () => 'nodemailer alone with DKIM',
     rate: 'messagesPerSec',
     keepRow: true,
   },

@@ -16,10 +16,13 @@
  *   contact-events      POST /events/batch of 100 events over HTTP for 15 s: events/s stored, request p50/p99
  *   contacts            GET /contacts `q` searches and GET /audiences/growth over 1,000,000 contacts (read model seeded in SQL)
  *   outbound            20,000 messages composed, DKIM-signed and delivered to a loopback MX: ours vs nodemailer alone
+ *   emails-deliver      20,000 accepted messages through the delivery process manager to a loopback MX (DKIM,
+ *                       direct delivery): messages/s, RSS over the run, event→250 p50/p99; nodemailer alone as the floor
  *   inbound             5,000 signed messages over SMTP: a discarding smtp-server, our listener into the blob
  *                       store, and the same with authentication, parsing, threading and the spam verdict
  *   domains             1,000 domains verified against a loopback DNS server (one answering late), GET /domains pages
  *   addresses-list      GET /addresses and GET /domains/{id}/addresses over 100,000 addresses of one workspace (read model seeded in SQL)
+ *   emails-accept       POST /emails/batch of 100 messages (messages/s) and single POST /emails at 32 connections (p50/p99)
  *
  *   contention          concurrent creates of templates and audiences in one workspace (one registry stream), 1 and 3 systems
  *
@@ -29,6 +32,7 @@ import { addressesListBench } from './addresses-list.ts';
 import { contactsBench } from './contacts.ts';
 import { contentionBench } from './contention.ts';
 import { domainsBench } from './domains.ts';
+import { emailsAcceptBench } from './emails-accept.ts';
 import { eventstoreBench } from './eventstore.ts';
 import { httpFloorsBench } from './http-floors.ts';
 import { httpSuppressionsBench } from './http-suppressions.ts';
@@ -40,6 +44,7 @@ import { templatesListBench } from './templates-list.ts';
 import { webhooksBench } from './webhooks.ts';
 import { contactEventsBench } from './contact-events.ts';
 import { outboundBench } from './outbound.ts';
+import { emailsDeliverBench } from './emails-deliver.ts';
 import { inboundBench } from './inbound.ts';
 
 const ORDER = [
@@ -54,9 +59,11 @@ const ORDER = [
   'contacts',
   'contact-events',
   'outbound',
+  'emails-deliver',
   'inbound',
   'domains',
   'addresses-list',
+  'emails-accept',
   'contention',
 ] as const;
 type Name = (typeof ORDER)[number];
@@ -113,12 +120,16 @@ async function main(argv: string[]): Promise<number> {
         return contactEventsBench();
       case 'outbound':
         return outboundBench();
+      case 'emails-deliver':
+        return emailsDeliverBench();
       case 'inbound':
         return inboundBench();
       case 'domains':
         return domainsBench();
       case 'addresses-list':
         return addressesListBench();
+      case 'emails-accept':
+        return emailsAcceptBench();
       case 'contention':
         return contentionBench();
     }

@@ -914,8 +914,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Send requests an automation recorded
-         * @description Scope: `automations:read`. Newest first. Sending does not exist yet: a `send` step records a request here. Partitioned by mode: a test key reads and changes only test-mode data, a live key only live data.
+         * Sends an automation made
+         * @description Scope: `automations:read`. Newest first. Each `send` step a run reached, sent through `POST /emails`'s pipeline on the broadcast lane: `sent` with its `emailId`, or `refused` with the code `POST /emails` would answer (`pending` until then). Partitioned by mode: a test key reads and changes only test-mode data, a live key only live data.
          */
         get: operations["listAutomationSends"];
         put?: never;
@@ -1462,6 +1462,130 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/emails": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List sent emails
+         * @description Scope: `emails:read`. Newest first, with each message's recipients and their standing. A credential narrowed to some addresses or domains sees and changes only the addresses its lists reach; others answer 404. Partitioned by mode: a test key reads and changes only test-mode data, a live key only live data.
+         */
+        get: operations["listEmails"];
+        put?: never;
+        /**
+         * Send an email
+         * @description Scope: `emails:send`. Accepts the message and answers at once; delivery follows (`GET /emails/{id}` shows it). Suppressed recipients are dropped with their reason; a message whose recipients are all suppressed is accepted with status `failed`. At most 50 recipients (to, cc, bcc together; 422 `too_many_recipients`). Each live message counts against the monthly send allowance of the workspace (429 `send_quota_exceeded`, Retry-After to 00:00 UTC on the first of next month); test keys' mail is recorded and never leaves. The same Idempotency-Key with the same body answers the stored answer. A credential narrowed to some addresses or domains sees and changes only the addresses its lists reach; others answer 404. Partitioned by mode: a test key reads and changes only test-mode data, a live key only live data.
+         */
+        post: operations["sendEmail"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/emails/batch": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send up to 100 emails
+         * @description Scope: `emails:send`. 1 to 100 messages, each the body of `POST /emails` (otherwise 422 `too_many_items`). Each is checked and accepted on its own: `data` answers them in order, each with its `email` or its `error` (the codes of `POST /emails`, `param` within the message). The whole body is at most 40 MiB. A credential narrowed to some addresses or domains sees and changes only the addresses its lists reach; others answer 404. Partitioned by mode: a test key reads and changes only test-mode data, a live key only live data.
+         */
+        post: operations["sendEmails"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/emails/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read an email
+         * @description Scope: `emails:read`. The message, each recipient's standing, and its history: every delivery attempt with the SMTP reply. A credential narrowed to some addresses or domains sees and changes only the addresses its lists reach; others answer 404. Partitioned by mode: a test key reads and changes only test-mode data, a live key only live data.
+         */
+        get: operations["getEmail"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/emails/{id}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel a scheduled email
+         * @description Scope: `emails:send`. Only before its `scheduledAt` and before delivery has started (409 `email_not_cancellable`). Cancelling a cancelled email answers it again. A credential narrowed to some addresses or domains sees and changes only the addresses its lists reach; others answer 404. Partitioned by mode: a test key reads and changes only test-mode data, a live key only live data.
+         */
+        post: operations["cancelEmail"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/sending/streams": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List sending lanes
+         * @description Scope: `settings:read`. Both lanes of the workspace (`transactional`, `broadcast`) with their sent, bounced and complained counts and rates over the last 7 UTC days (today included), their thresholds, and whether they are paused. Credentials narrowed to some addresses or domains read it whole.
+         */
+        get: operations["listSendingStreams"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/sending/streams/{stream}/resume": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Resume a paused sending lane
+         * @description Scope: `settings:write`. Resumes the lane; counting for its thresholds starts again from now. A lane that is not paused answers as it is. 409 `stream_locked` when the lane paused again within a day of its last resume, until `lockedUntil`. Not for credentials narrowed to some addresses or domains (422 `capability_unsupported`).
+         */
+        post: operations["resumeSendingStream"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -1486,8 +1610,10 @@ export interface components {
         } | {
             /** @constant */
             type: "send";
-            /** @description A template id or slug; the send request records it as given. */
+            /** @description A template id or slug; sends its published version. */
             template: string;
+            /** @description The sending address (an enabled address of the workspace); without it the send is refused and the refusal shows on the send. */
+            from?: string;
             subject?: string;
             /** @description Props for the template; the triggering event's properties (less `email`) fill the rest. */
             data?: {
@@ -13996,7 +14122,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Send requests an automation recorded */
+            /** @description Sends an automation made */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -14018,6 +14144,17 @@ export interface operations {
                             data: {
                                 [key: string]: unknown;
                             };
+                            from: string | null;
+                            /**
+                             * @description `sent`: `emailId` names the email (`GET /emails/{id}`); `refused`: `error` says why, as `POST /emails` would.
+                             * @enum {string}
+                             */
+                            status: "pending" | "sent" | "refused";
+                            emailId: string | null;
+                            error: {
+                                code: string;
+                                message: string;
+                            } | null;
                             createdAt: string;
                         }[];
                         hasMore: boolean;
@@ -21323,6 +21460,1614 @@ export interface operations {
                             type?: "validation_error";
                             /** @enum {string} */
                             code?: "capability_unsupported" | "invalid_parameter" | "unknown_parameter";
+                        };
+                    };
+                };
+            };
+            /** @description `rate_limited`: see /docs/errors. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "rate_limit_error";
+                            /** @enum {string} */
+                            code?: "rate_limited";
+                        };
+                    };
+                };
+            };
+            /** @description `internal_error`: see /docs/errors. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "api_error";
+                            /** @enum {string} */
+                            code?: "internal_error";
+                        };
+                    };
+                };
+            };
+            /** @description `unreachable`: see /docs/errors. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "api_error";
+                            /** @enum {string} */
+                            code?: "unreachable";
+                        };
+                    };
+                };
+            };
+        };
+    };
+    listEmails: {
+        parameters: {
+            query?: {
+                status?: "scheduled" | "queued" | "sending" | "delivered" | "partially_bounced" | "bounced" | "failed" | "cancelled";
+                /** @description The sending address. */
+                from?: string;
+                /** @description `name` or `name:value`: messages carrying that tag. */
+                tag?: string;
+                limit?: number;
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description List sent emails */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        object: "list";
+                        data: {
+                            /** @constant */
+                            object: "email";
+                            id: string;
+                            /** @description The Message-ID header, without angle brackets. */
+                            messageId: string;
+                            from: {
+                                address: string;
+                                name: string | null;
+                                addressId: string;
+                            };
+                            replyTo: string[];
+                            subject: string;
+                            /** @enum {string} */
+                            status: "scheduled" | "queued" | "sending" | "delivered" | "partially_bounced" | "bounced" | "failed" | "cancelled";
+                            /**
+                             * @description The sending lane.
+                             * @enum {string}
+                             */
+                            stream: "transactional" | "broadcast";
+                            /** @enum {string} */
+                            source: "api" | "batch" | "submission" | "automation" | "broadcast";
+                            /** @enum {string} */
+                            mode: "live" | "test";
+                            tags: {
+                                name: string;
+                                value: string;
+                            }[];
+                            template: {
+                                id: string;
+                                versionId: string;
+                            } | null;
+                            signatureId: string | null;
+                            inReplyTo: string | null;
+                            scheduledAt: string | null;
+                            /** @description Bytes of the composed message, before signing. */
+                            size: number;
+                            recipients: {
+                                email: string;
+                                /** @enum {string} */
+                                kind: "to" | "cc" | "bcc";
+                                /** @enum {string} */
+                                status: "queued" | "suppressed" | "deferred" | "delivered" | "bounced" | "complained";
+                                /** @description suppressed: the suppression reason (`bounce`, `complaint`, `manual`, `unsubscribe`); bounced: `hard` or `expired`; complained: the feedback type. */
+                                reason: string | null;
+                                attempts: number;
+                                /** @description The receiving server's last SMTP reply to this recipient. */
+                                lastResponse: {
+                                    code: number | null;
+                                    enhancedCode: string | null;
+                                    message: string;
+                                } | null;
+                                updatedAt: string;
+                            }[];
+                            createdAt: string;
+                            cancelledAt: string | null;
+                            updatedAt: string;
+                        }[];
+                        hasMore: boolean;
+                        nextCursor: string | null;
+                    };
+                };
+            };
+            /** @description `invalid_cursor`, `invalid_request`: see /docs/errors. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "invalid_request_error";
+                            /** @enum {string} */
+                            code?: "invalid_cursor" | "invalid_request";
+                        };
+                    };
+                };
+            };
+            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "authentication_error";
+                            /** @enum {string} */
+                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                        };
+                    };
+                };
+            };
+            /** @description `insufficient_scope`: see /docs/errors. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "permission_error";
+                            /** @enum {string} */
+                            code?: "insufficient_scope";
+                        };
+                    };
+                };
+            };
+            /** @description `invalid_parameter`, `unknown_parameter`: see /docs/errors. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "validation_error";
+                            /** @enum {string} */
+                            code?: "invalid_parameter" | "unknown_parameter";
+                        };
+                    };
+                };
+            };
+            /** @description `rate_limited`: see /docs/errors. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "rate_limit_error";
+                            /** @enum {string} */
+                            code?: "rate_limited";
+                        };
+                    };
+                };
+            };
+            /** @description `internal_error`: see /docs/errors. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "api_error";
+                            /** @enum {string} */
+                            code?: "internal_error";
+                        };
+                    };
+                };
+            };
+            /** @description `unreachable`: see /docs/errors. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "api_error";
+                            /** @enum {string} */
+                            code?: "unreachable";
+                        };
+                    };
+                };
+            };
+        };
+    };
+    sendEmail: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Up to 255 of letters, digits, `_ . : -`. The same request again under the same key answers the stored answer (`Idempotent-Replayed: true`) and changes nothing; another request under it is 422 `idempotency_key_reuse`. Keys are per workspace and mode, answered only to the credential that sent them, and kept 24 hours. */
+                "idempotency-key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description An enabled address of the workspace the credential reaches, as `a@example.com` or `Name <a@example.com>`. */
+                    from: string;
+                    /** @description An address (`a@example.com` or `Name <a@example.com>`) or a list of them. */
+                    to?: string | string[];
+                    /** @description An address (`a@example.com` or `Name <a@example.com>`) or a list of them. */
+                    cc?: string | string[];
+                    /** @description An address (`a@example.com` or `Name <a@example.com>`) or a list of them. */
+                    bcc?: string | string[];
+                    /** @description An address (`a@example.com` or `Name <a@example.com>`) or a list of them. */
+                    replyTo?: string | string[];
+                    /** @description Required without `template`; with one, replaces its subject. */
+                    subject?: string;
+                    /** @description At most 1,000,000 characters; `text`, `html` or both unless `template` is sent. */
+                    text?: string;
+                    /** @description At most 1,000,000 characters. */
+                    html?: string;
+                    /** @description The template's published version, rendered with `props`; not with `text` or `html`. */
+                    template?: {
+                        /** @description A `tpl_` id or a slug. */
+                        id: string;
+                        props?: {
+                            [key: string]: unknown;
+                        };
+                    };
+                    /** @description A signature of the sending address or its domain's catch-all; without it, the address's default (the reply default with `inReplyTo`). */
+                    signatureId?: string;
+                    /** @description At most 20, and 10 MiB decoded in all. */
+                    attachments?: {
+                        filename: string;
+                        /** @description Base64. */
+                        content: string;
+                        /** @description Default `application/octet-stream`. */
+                        contentType?: string;
+                        /** @description An inline part the html shows as `cid:<contentId>`. */
+                        contentId?: string;
+                    }[];
+                    /** @description At most 50; reserved ones (From, To, Subject, Message-ID, DKIM-Signature, Content-*, …) are 422 `reserved_header`. */
+                    headers?: {
+                        [key: string]: string;
+                    };
+                    /** @description Name and value: 1 to 256 of letters, digits, `_` and `-`. */
+                    tags?: {
+                        name: string;
+                        value: string;
+                    }[];
+                    /** @description ISO 8601 with a zone, at most 30 days ahead; a time already past sends at once. */
+                    scheduledAt?: string;
+                    /** @description The Message-ID answered; the message threads with it. */
+                    inReplyTo?: string;
+                    references?: string[];
+                    /** @description Needs an AI provider: without one, 409 `translation_not_configured`. */
+                    translate?: {
+                        to: string;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Send an email */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        object: "email";
+                        id: string;
+                        /** @description The Message-ID header, without angle brackets. */
+                        messageId: string;
+                        from: {
+                            address: string;
+                            name: string | null;
+                            addressId: string;
+                        };
+                        replyTo: string[];
+                        subject: string;
+                        /** @enum {string} */
+                        status: "scheduled" | "queued" | "sending" | "delivered" | "partially_bounced" | "bounced" | "failed" | "cancelled";
+                        /**
+                         * @description The sending lane.
+                         * @enum {string}
+                         */
+                        stream: "transactional" | "broadcast";
+                        /** @enum {string} */
+                        source: "api" | "batch" | "submission" | "automation" | "broadcast";
+                        /** @enum {string} */
+                        mode: "live" | "test";
+                        tags: {
+                            name: string;
+                            value: string;
+                        }[];
+                        template: {
+                            id: string;
+                            versionId: string;
+                        } | null;
+                        signatureId: string | null;
+                        inReplyTo: string | null;
+                        scheduledAt: string | null;
+                        /** @description Bytes of the composed message, before signing. */
+                        size: number;
+                        recipients: {
+                            email: string;
+                            /** @enum {string} */
+                            kind: "to" | "cc" | "bcc";
+                            /** @enum {string} */
+                            status: "queued" | "suppressed" | "deferred" | "delivered" | "bounced" | "complained";
+                            /** @description suppressed: the suppression reason (`bounce`, `complaint`, `manual`, `unsubscribe`); bounced: `hard` or `expired`; complained: the feedback type. */
+                            reason: string | null;
+                            attempts: number;
+                            /** @description The receiving server's last SMTP reply to this recipient. */
+                            lastResponse: {
+                                code: number | null;
+                                enhancedCode: string | null;
+                                message: string;
+                            } | null;
+                            updatedAt: string;
+                        }[];
+                        createdAt: string;
+                        cancelledAt: string | null;
+                        updatedAt: string;
+                    };
+                };
+            };
+            /** @description `invalid_idempotency_key`, `invalid_request`, `malformed_json`: see /docs/errors. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "invalid_request_error";
+                            /** @enum {string} */
+                            code?: "invalid_idempotency_key" | "invalid_request" | "malformed_json";
+                        };
+                    };
+                };
+            };
+            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "authentication_error";
+                            /** @enum {string} */
+                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                        };
+                    };
+                };
+            };
+            /** @description `from_address_forbidden`, `insufficient_scope`: see /docs/errors. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "permission_error";
+                            /** @enum {string} */
+                            code?: "from_address_forbidden" | "insufficient_scope";
+                        };
+                    };
+                };
+            };
+            /** @description `address_disabled`, `idempotency_key_in_use`, `stream_paused`, `translation_not_configured`: see /docs/errors. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "conflict_error";
+                            /** @enum {string} */
+                            code?: "address_disabled" | "idempotency_key_in_use" | "stream_paused" | "translation_not_configured";
+                        };
+                    };
+                };
+            };
+            /** @description `body_too_large`: see /docs/errors. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "invalid_request_error";
+                            /** @enum {string} */
+                            code?: "body_too_large";
+                        };
+                    };
+                };
+            };
+            /** @description `capability_unsupported`, `idempotency_key_reuse`, `invalid_email_address`, `invalid_parameter`, `reserved_header`, `template_archived`, `template_not_found`, `template_not_published`, `too_many_recipients`, `unknown_parameter`, `unknown_template_prop`: see /docs/errors. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "validation_error";
+                            /** @enum {string} */
+                            code?: "capability_unsupported" | "idempotency_key_reuse" | "invalid_email_address" | "invalid_parameter" | "reserved_header" | "template_archived" | "template_not_found" | "template_not_published" | "too_many_recipients" | "unknown_parameter" | "unknown_template_prop";
+                        };
+                    };
+                };
+            };
+            /** @description `rate_limited`, `send_quota_exceeded`: see /docs/errors. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "rate_limit_error";
+                            /** @enum {string} */
+                            code?: "rate_limited" | "send_quota_exceeded";
+                        };
+                    };
+                };
+            };
+            /** @description `internal_error`: see /docs/errors. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "api_error";
+                            /** @enum {string} */
+                            code?: "internal_error";
+                        };
+                    };
+                };
+            };
+            /** @description `unreachable`: see /docs/errors. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "api_error";
+                            /** @enum {string} */
+                            code?: "unreachable";
+                        };
+                    };
+                };
+            };
+        };
+    };
+    sendEmails: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Up to 255 of letters, digits, `_ . : -`. The same request again under the same key answers the stored answer (`Idempotent-Replayed: true`) and changes nothing; another request under it is 422 `idempotency_key_reuse`. Keys are per workspace and mode, answered only to the credential that sent them, and kept 24 hours. */
+                "idempotency-key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description 1 to 100 messages. */
+                    emails: {
+                        [key: string]: unknown;
+                    }[];
+                };
+            };
+        };
+        responses: {
+            /** @description Send up to 100 emails */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        object: "email_batch";
+                        data: {
+                            index: number;
+                            email: {
+                                /** @constant */
+                                object: "email";
+                                id: string;
+                                /** @description The Message-ID header, without angle brackets. */
+                                messageId: string;
+                                from: {
+                                    address: string;
+                                    name: string | null;
+                                    addressId: string;
+                                };
+                                replyTo: string[];
+                                subject: string;
+                                /** @enum {string} */
+                                status: "scheduled" | "queued" | "sending" | "delivered" | "partially_bounced" | "bounced" | "failed" | "cancelled";
+                                /**
+                                 * @description The sending lane.
+                                 * @enum {string}
+                                 */
+                                stream: "transactional" | "broadcast";
+                                /** @enum {string} */
+                                source: "api" | "batch" | "submission" | "automation" | "broadcast";
+                                /** @enum {string} */
+                                mode: "live" | "test";
+                                tags: {
+                                    name: string;
+                                    value: string;
+                                }[];
+                                template: {
+                                    id: string;
+                                    versionId: string;
+                                } | null;
+                                signatureId: string | null;
+                                inReplyTo: string | null;
+                                scheduledAt: string | null;
+                                /** @description Bytes of the composed message, before signing. */
+                                size: number;
+                                recipients: {
+                                    email: string;
+                                    /** @enum {string} */
+                                    kind: "to" | "cc" | "bcc";
+                                    /** @enum {string} */
+                                    status: "queued" | "suppressed" | "deferred" | "delivered" | "bounced" | "complained";
+                                    /** @description suppressed: the suppression reason (`bounce`, `complaint`, `manual`, `unsubscribe`); bounced: `hard` or `expired`; complained: the feedback type. */
+                                    reason: string | null;
+                                    attempts: number;
+                                    /** @description The receiving server's last SMTP reply to this recipient. */
+                                    lastResponse: {
+                                        code: number | null;
+                                        enhancedCode: string | null;
+                                        message: string;
+                                    } | null;
+                                    updatedAt: string;
+                                }[];
+                                createdAt: string;
+                                cancelledAt: string | null;
+                                updatedAt: string;
+                            } | null;
+                            /** @description Why this message was refused, as an error envelope would say; null when it was accepted. */
+                            error: {
+                                type: string;
+                                code: string;
+                                message: string;
+                                param: string | null;
+                            } | null;
+                        }[];
+                    };
+                };
+            };
+            /** @description `invalid_idempotency_key`, `invalid_request`, `malformed_json`: see /docs/errors. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "invalid_request_error";
+                            /** @enum {string} */
+                            code?: "invalid_idempotency_key" | "invalid_request" | "malformed_json";
+                        };
+                    };
+                };
+            };
+            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "authentication_error";
+                            /** @enum {string} */
+                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                        };
+                    };
+                };
+            };
+            /** @description `insufficient_scope`: see /docs/errors. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "permission_error";
+                            /** @enum {string} */
+                            code?: "insufficient_scope";
+                        };
+                    };
+                };
+            };
+            /** @description `idempotency_key_in_use`: see /docs/errors. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "conflict_error";
+                            /** @enum {string} */
+                            code?: "idempotency_key_in_use";
+                        };
+                    };
+                };
+            };
+            /** @description `body_too_large`: see /docs/errors. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "invalid_request_error";
+                            /** @enum {string} */
+                            code?: "body_too_large";
+                        };
+                    };
+                };
+            };
+            /** @description `capability_unsupported`, `idempotency_key_reuse`, `invalid_parameter`, `too_many_items`, `unknown_parameter`: see /docs/errors. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "validation_error";
+                            /** @enum {string} */
+                            code?: "capability_unsupported" | "idempotency_key_reuse" | "invalid_parameter" | "too_many_items" | "unknown_parameter";
+                        };
+                    };
+                };
+            };
+            /** @description `rate_limited`: see /docs/errors. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "rate_limit_error";
+                            /** @enum {string} */
+                            code?: "rate_limited";
+                        };
+                    };
+                };
+            };
+            /** @description `internal_error`: see /docs/errors. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "api_error";
+                            /** @enum {string} */
+                            code?: "internal_error";
+                        };
+                    };
+                };
+            };
+            /** @description `unreachable`: see /docs/errors. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "api_error";
+                            /** @enum {string} */
+                            code?: "unreachable";
+                        };
+                    };
+                };
+            };
+        };
+    };
+    getEmail: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Read an email */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        object: "email";
+                        id: string;
+                        /** @description The Message-ID header, without angle brackets. */
+                        messageId: string;
+                        from: {
+                            address: string;
+                            name: string | null;
+                            addressId: string;
+                        };
+                        replyTo: string[];
+                        subject: string;
+                        /** @enum {string} */
+                        status: "scheduled" | "queued" | "sending" | "delivered" | "partially_bounced" | "bounced" | "failed" | "cancelled";
+                        /**
+                         * @description The sending lane.
+                         * @enum {string}
+                         */
+                        stream: "transactional" | "broadcast";
+                        /** @enum {string} */
+                        source: "api" | "batch" | "submission" | "automation" | "broadcast";
+                        /** @enum {string} */
+                        mode: "live" | "test";
+                        tags: {
+                            name: string;
+                            value: string;
+                        }[];
+                        template: {
+                            id: string;
+                            versionId: string;
+                        } | null;
+                        signatureId: string | null;
+                        inReplyTo: string | null;
+                        scheduledAt: string | null;
+                        /** @description Bytes of the composed message, before signing. */
+                        size: number;
+                        recipients: {
+                            email: string;
+                            /** @enum {string} */
+                            kind: "to" | "cc" | "bcc";
+                            /** @enum {string} */
+                            status: "queued" | "suppressed" | "deferred" | "delivered" | "bounced" | "complained";
+                            /** @description suppressed: the suppression reason (`bounce`, `complaint`, `manual`, `unsubscribe`); bounced: `hard` or `expired`; complained: the feedback type. */
+                            reason: string | null;
+                            attempts: number;
+                            /** @description The receiving server's last SMTP reply to this recipient. */
+                            lastResponse: {
+                                code: number | null;
+                                enhancedCode: string | null;
+                                message: string;
+                            } | null;
+                            updatedAt: string;
+                        }[];
+                        createdAt: string;
+                        cancelledAt: string | null;
+                        updatedAt: string;
+                        history: {
+                            /** @description `EmailAccepted`, `EmailCancelled`, `EmailSendingStarted`, `EmailRecipientDelivered`, `EmailRecipientDeferred`, `EmailRecipientBounced`, `EmailRecipientComplained`. */
+                            type: string;
+                            recipient: string | null;
+                            at: string;
+                            /** @description Attempts: `attempt`, `code`, `enhancedCode`, `response`, `mx`, `tls` (and `nextAttemptAt`, `bounce`). */
+                            detail: {
+                                [key: string]: unknown;
+                            };
+                        }[];
+                    };
+                };
+            };
+            /** @description `invalid_request`: see /docs/errors. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "invalid_request_error";
+                            /** @enum {string} */
+                            code?: "invalid_request";
+                        };
+                    };
+                };
+            };
+            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "authentication_error";
+                            /** @enum {string} */
+                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                        };
+                    };
+                };
+            };
+            /** @description `insufficient_scope`: see /docs/errors. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "permission_error";
+                            /** @enum {string} */
+                            code?: "insufficient_scope";
+                        };
+                    };
+                };
+            };
+            /** @description `resource_not_found`: see /docs/errors. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "not_found_error";
+                            /** @enum {string} */
+                            code?: "resource_not_found";
+                        };
+                    };
+                };
+            };
+            /** @description `invalid_parameter`, `unknown_parameter`: see /docs/errors. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "validation_error";
+                            /** @enum {string} */
+                            code?: "invalid_parameter" | "unknown_parameter";
+                        };
+                    };
+                };
+            };
+            /** @description `rate_limited`: see /docs/errors. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "rate_limit_error";
+                            /** @enum {string} */
+                            code?: "rate_limited";
+                        };
+                    };
+                };
+            };
+            /** @description `internal_error`: see /docs/errors. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "api_error";
+                            /** @enum {string} */
+                            code?: "internal_error";
+                        };
+                    };
+                };
+            };
+            /** @description `unreachable`: see /docs/errors. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "api_error";
+                            /** @enum {string} */
+                            code?: "unreachable";
+                        };
+                    };
+                };
+            };
+        };
+    };
+    cancelEmail: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Up to 255 of letters, digits, `_ . : -`. The same request again under the same key answers the stored answer (`Idempotent-Replayed: true`) and changes nothing; another request under it is 422 `idempotency_key_reuse`. Keys are per workspace and mode, answered only to the credential that sent them, and kept 24 hours. */
+                "idempotency-key"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Cancel a scheduled email */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        object: "email";
+                        id: string;
+                        /** @description The Message-ID header, without angle brackets. */
+                        messageId: string;
+                        from: {
+                            address: string;
+                            name: string | null;
+                            addressId: string;
+                        };
+                        replyTo: string[];
+                        subject: string;
+                        /** @enum {string} */
+                        status: "scheduled" | "queued" | "sending" | "delivered" | "partially_bounced" | "bounced" | "failed" | "cancelled";
+                        /**
+                         * @description The sending lane.
+                         * @enum {string}
+                         */
+                        stream: "transactional" | "broadcast";
+                        /** @enum {string} */
+                        source: "api" | "batch" | "submission" | "automation" | "broadcast";
+                        /** @enum {string} */
+                        mode: "live" | "test";
+                        tags: {
+                            name: string;
+                            value: string;
+                        }[];
+                        template: {
+                            id: string;
+                            versionId: string;
+                        } | null;
+                        signatureId: string | null;
+                        inReplyTo: string | null;
+                        scheduledAt: string | null;
+                        /** @description Bytes of the composed message, before signing. */
+                        size: number;
+                        recipients: {
+                            email: string;
+                            /** @enum {string} */
+                            kind: "to" | "cc" | "bcc";
+                            /** @enum {string} */
+                            status: "queued" | "suppressed" | "deferred" | "delivered" | "bounced" | "complained";
+                            /** @description suppressed: the suppression reason (`bounce`, `complaint`, `manual`, `unsubscribe`); bounced: `hard` or `expired`; complained: the feedback type. */
+                            reason: string | null;
+                            attempts: number;
+                            /** @description The receiving server's last SMTP reply to this recipient. */
+                            lastResponse: {
+                                code: number | null;
+                                enhancedCode: string | null;
+                                message: string;
+                            } | null;
+                            updatedAt: string;
+                        }[];
+                        createdAt: string;
+                        cancelledAt: string | null;
+                        updatedAt: string;
+                    };
+                };
+            };
+            /** @description `invalid_idempotency_key`, `invalid_request`, `malformed_json`: see /docs/errors. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "invalid_request_error";
+                            /** @enum {string} */
+                            code?: "invalid_idempotency_key" | "invalid_request" | "malformed_json";
+                        };
+                    };
+                };
+            };
+            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "authentication_error";
+                            /** @enum {string} */
+                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                        };
+                    };
+                };
+            };
+            /** @description `insufficient_scope`: see /docs/errors. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "permission_error";
+                            /** @enum {string} */
+                            code?: "insufficient_scope";
+                        };
+                    };
+                };
+            };
+            /** @description `resource_not_found`: see /docs/errors. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "not_found_error";
+                            /** @enum {string} */
+                            code?: "resource_not_found";
+                        };
+                    };
+                };
+            };
+            /** @description `email_not_cancellable`, `idempotency_key_in_use`: see /docs/errors. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "conflict_error";
+                            /** @enum {string} */
+                            code?: "email_not_cancellable" | "idempotency_key_in_use";
+                        };
+                    };
+                };
+            };
+            /** @description `body_too_large`: see /docs/errors. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "invalid_request_error";
+                            /** @enum {string} */
+                            code?: "body_too_large";
+                        };
+                    };
+                };
+            };
+            /** @description `capability_unsupported`, `idempotency_key_reuse`, `invalid_parameter`, `unknown_parameter`: see /docs/errors. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "validation_error";
+                            /** @enum {string} */
+                            code?: "capability_unsupported" | "idempotency_key_reuse" | "invalid_parameter" | "unknown_parameter";
+                        };
+                    };
+                };
+            };
+            /** @description `rate_limited`: see /docs/errors. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "rate_limit_error";
+                            /** @enum {string} */
+                            code?: "rate_limited";
+                        };
+                    };
+                };
+            };
+            /** @description `internal_error`: see /docs/errors. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "api_error";
+                            /** @enum {string} */
+                            code?: "internal_error";
+                        };
+                    };
+                };
+            };
+            /** @description `unreachable`: see /docs/errors. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "api_error";
+                            /** @enum {string} */
+                            code?: "unreachable";
+                        };
+                    };
+                };
+            };
+        };
+    };
+    listSendingStreams: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description List sending lanes */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        object: "list";
+                        data: {
+                            /** @constant */
+                            object: "sending_stream";
+                            /** @enum {string} */
+                            stream: "transactional" | "broadcast";
+                            /** @enum {string} */
+                            status: "active" | "paused";
+                            pauseReason: ("bounce_rate" | "complaint_rate") | null;
+                            pausedAt: string | null;
+                            /** @description A pause soon after a resume: `stream_locked` for resumes before it. */
+                            lockedUntil: string | null;
+                            resumedAt: string | null;
+                            window: {
+                                days: number;
+                                /** @description First UTC day counted. */
+                                from: string;
+                            };
+                            /** @description Recipients with a final answer (delivered, bounced or expired) in the window. */
+                            sent: number;
+                            /** @description Hard bounces. */
+                            bounced: number;
+                            complained: number;
+                            /** @description Per recipient sent; null when nothing was sent in the window. */
+                            bounceRate: number | null;
+                            /** @description Per recipient sent; null when nothing was sent in the window. */
+                            complaintRate: number | null;
+                            thresholds: {
+                                bounceRate: number;
+                                minimumForBounceRate: number;
+                                complaintRate: number;
+                                minimumForComplaintRate: number;
+                            };
+                        }[];
+                        /** @constant */
+                        hasMore: false;
+                        nextCursor: null;
+                    };
+                };
+            };
+            /** @description `invalid_request`: see /docs/errors. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "invalid_request_error";
+                            /** @enum {string} */
+                            code?: "invalid_request";
+                        };
+                    };
+                };
+            };
+            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "authentication_error";
+                            /** @enum {string} */
+                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                        };
+                    };
+                };
+            };
+            /** @description `insufficient_scope`: see /docs/errors. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "permission_error";
+                            /** @enum {string} */
+                            code?: "insufficient_scope";
+                        };
+                    };
+                };
+            };
+            /** @description `invalid_parameter`, `unknown_parameter`: see /docs/errors. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "validation_error";
+                            /** @enum {string} */
+                            code?: "invalid_parameter" | "unknown_parameter";
+                        };
+                    };
+                };
+            };
+            /** @description `rate_limited`: see /docs/errors. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "rate_limit_error";
+                            /** @enum {string} */
+                            code?: "rate_limited";
+                        };
+                    };
+                };
+            };
+            /** @description `internal_error`: see /docs/errors. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "api_error";
+                            /** @enum {string} */
+                            code?: "internal_error";
+                        };
+                    };
+                };
+            };
+            /** @description `unreachable`: see /docs/errors. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "api_error";
+                            /** @enum {string} */
+                            code?: "unreachable";
+                        };
+                    };
+                };
+            };
+        };
+    };
+    resumeSendingStream: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Up to 255 of letters, digits, `_ . : -`. The same request again under the same key answers the stored answer (`Idempotent-Replayed: true`) and changes nothing; another request under it is 422 `idempotency_key_reuse`. Keys are per workspace and mode, answered only to the credential that sent them, and kept 24 hours. */
+                "idempotency-key"?: string;
+            };
+            path: {
+                stream: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Resume a paused sending lane */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        object: "sending_stream";
+                        /** @enum {string} */
+                        stream: "transactional" | "broadcast";
+                        /** @enum {string} */
+                        status: "active" | "paused";
+                        pauseReason: ("bounce_rate" | "complaint_rate") | null;
+                        pausedAt: string | null;
+                        /** @description A pause soon after a resume: `stream_locked` for resumes before it. */
+                        lockedUntil: string | null;
+                        resumedAt: string | null;
+                        window: {
+                            days: number;
+                            /** @description First UTC day counted. */
+                            from: string;
+                        };
+                        /** @description Recipients with a final answer (delivered, bounced or expired) in the window. */
+                        sent: number;
+                        /** @description Hard bounces. */
+                        bounced: number;
+                        complained: number;
+                        /** @description Per recipient sent; null when nothing was sent in the window. */
+                        bounceRate: number | null;
+                        /** @description Per recipient sent; null when nothing was sent in the window. */
+                        complaintRate: number | null;
+                        thresholds: {
+                            bounceRate: number;
+                            minimumForBounceRate: number;
+                            complaintRate: number;
+                            minimumForComplaintRate: number;
+                        };
+                    };
+                };
+            };
+            /** @description `invalid_idempotency_key`, `invalid_request`, `malformed_json`: see /docs/errors. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "invalid_request_error";
+                            /** @enum {string} */
+                            code?: "invalid_idempotency_key" | "invalid_request" | "malformed_json";
+                        };
+                    };
+                };
+            };
+            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "authentication_error";
+                            /** @enum {string} */
+                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                        };
+                    };
+                };
+            };
+            /** @description `beyond_caller_authority`, `insufficient_scope`: see /docs/errors. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "permission_error";
+                            /** @enum {string} */
+                            code?: "beyond_caller_authority" | "insufficient_scope";
+                        };
+                    };
+                };
+            };
+            /** @description `resource_not_found`: see /docs/errors. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "not_found_error";
+                            /** @enum {string} */
+                            code?: "resource_not_found";
+                        };
+                    };
+                };
+            };
+            /** @description `idempotency_key_in_use`, `stream_locked`: see /docs/errors. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "conflict_error";
+                            /** @enum {string} */
+                            code?: "idempotency_key_in_use" | "stream_locked";
+                        };
+                    };
+                };
+            };
+            /** @description `body_too_large`: see /docs/errors. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "invalid_request_error";
+                            /** @enum {string} */
+                            code?: "body_too_large";
+                        };
+                    };
+                };
+            };
+            /** @description `capability_unsupported`, `idempotency_key_reuse`, `invalid_parameter`, `unknown_parameter`: see /docs/errors. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "validation_error";
+                            /** @enum {string} */
+                            code?: "capability_unsupported" | "idempotency_key_reuse" | "invalid_parameter" | "unknown_parameter";
                         };
                     };
                 };

@@ -9,8 +9,10 @@ import { contactEventEvents } from './contact-events/events.ts';
 import { contactEvents } from './contacts/events.ts';
 import { domainNameEvents } from './domain-names/events.ts';
 import { domainEvents } from './domains/events.ts';
+import { emailQuotaEvents } from './email-quotas/events.ts';
 import { emailEvents } from './emails/events.ts';
 import { roleEvents } from './roles/events.ts';
+import { sendingStreamEvents } from './sending-streams/events.ts';
 import { signatureEvents } from './signatures/events.ts';
 import { EventRegistry, type EventOf } from './shared/events.ts';
 import { suppressionEvents } from './suppressions/events.ts';
@@ -40,6 +42,8 @@ const definitions = [
   ...domainEvents,
   ...domainNameEvents,
   ...emailEvents,
+  ...sendingStreamEvents,
+  ...emailQuotaEvents,
 ];
 
 export const registry = new EventRegistry(definitions);

@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { DEFAULT_MONTHLY_ALLOWANCE } from '../domain/email-quotas/decide.ts';
 import { parseDnsServers } from './dns/resolver.ts';
 import type { DeliveryConfig } from './outbound/select.ts';
 
@@ -41,6 +42,8 @@ export interface Config {
   blobS3Url: string | undefined;
   /** `SPAM_FILTER_URL`: rspamd's normal worker (`http://host:11333`); without it, authentication alone. */
   spamFilterUrl: string | undefined;
+  /** `SEND_MONTHLY_ALLOWANCE`: live messages a workspace may send per calendar month (UTC); default 1,000,000. */
+  sendMonthlyAllowance: number;
 }
 
 export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
@@ -82,6 +85,11 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
     },
     blobS3Url: env.BLOB_S3_URL || undefined,
     spamFilterUrl: env.SPAM_FILTER_URL || undefined,
+    sendMonthlyAllowance: positiveInteger(
+      'SEND_MONTHLY_ALLOWANCE',
+      env.SEND_MONTHLY_ALLOWANCE,
+      DEFAULT_MONTHLY_ALLOWANCE,
+    ),
   };
 }
 

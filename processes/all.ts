@@ -2,6 +2,8 @@ import type { Reactor } from '../projections/projector.ts';
 import { forwardConsentMails } from './addresses/consent-mail.ts';
 import { automationEnrolment } from './automations/enrol.ts';
 import { domainCheckSchedule } from './domains/schedule.ts';
+import { emailDeliverySchedule } from './emails/schedule.ts';
+import { sendingLaneGuard } from './sending-streams/guard.ts';
 import { webhookDispatch } from './webhooks/dispatch.ts';
 
 /** Every process manager that follows the log in the projection runner: one line per slice. */
@@ -10,4 +12,6 @@ export const reactors: readonly Reactor[] = [
   automationEnrolment,
   domainCheckSchedule,
   forwardConsentMails,
+  emailDeliverySchedule,
+  sendingLaneGuard,
 ];

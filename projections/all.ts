@@ -4,8 +4,10 @@ import { automationsProjector } from './automations/projector.ts';
 import { contactEventsProjector } from './contact-events/projector.ts';
 import { contactsProjector } from './contacts/projector.ts';
 import { domainsProjector } from './domains/projector.ts';
+import { emailsProjector } from './emails/projector.ts';
 import type { Projector } from './projector.ts';
 import { rolesProjector } from './roles/projector.ts';
+import { sendingStreamsProjector } from './sending-streams/projector.ts';
 import { signaturesProjector } from './signatures/projector.ts';
 import { suppressionsProjector } from './suppressions/projector.ts';
 import { templatesProjector } from './templates/projector.ts';
@@ -26,4 +28,6 @@ export const projectors: readonly Projector[] = [
   contactEventsProjector,
   automationsProjector,
   domainsProjector,
+  sendingStreamsProjector,
+  emailsProjector,
 ];

@@ -4,7 +4,9 @@ import type { AutomationsTables } from './automations/tables.ts';
 import type { ContactEventsTables } from './contact-events/tables.ts';
 import type { ContactsTables } from './contacts/tables.ts';
 import type { DomainsTables } from './domains/tables.ts';
+import type { EmailsTables } from './emails/tables.ts';
 import type { RolesTables } from './roles/tables.ts';
+import type { SendingStreamsTables } from './sending-streams/tables.ts';
 import type { SignaturesTables } from './signatures/tables.ts';
 import type { SuppressionsTables } from './suppressions/tables.ts';
 import type { TemplatesTables } from './templates/tables.ts';
@@ -28,7 +30,9 @@ export type ReadModels = Flat<
     AutomationsTables &
     DomainsTables &
     AddressesTables &
-    SignaturesTables
+    SignaturesTables &
+    SendingStreamsTables &
+    EmailsTables
 >;
 
 /** One object type, as Kysely's `withTables` wants (an intersection of interfaces has no index signature). */

@@ -65,6 +65,14 @@ const TABLE = {
   role_immutable: [409, 'The owner role cannot be edited.'],
   role_undeletable: [409, 'The owner role cannot be deleted.'],
   suppression_not_removable: [409, 'A hard bounce is permanent and cannot be removed.'],
+  stream_paused: [
+    409,
+    'The sending lane is paused: too much of its mail bounced or drew spam reports over 7 days. Each lane pauses alone.',
+  ],
+  stream_locked: [
+    409,
+    'The lane paused again within a day of its last resume; it cannot be resumed before `lockedUntil`.',
+  ],
   contact_exists: [409, 'The address is in the contact book already.'],
   builtin_audience: [
     409,
@@ -149,6 +157,28 @@ const TABLE = {
   event_rate_limited: [
     429,
     'More than 600 contact events per minute for this key (a batch counts as its size); nothing was stored. See Retry-After.',
+  ],
+  from_address_forbidden: [
+    403,
+    "The caller cannot send as `from`: it is not an address of the workspace that the credential reaches (its allowlists, an SMTP login's one address).",
+  ],
+  address_disabled: [409, 'The sending address is disabled; enable it to send from it.'],
+  email_not_cancellable: [
+    409,
+    'Only a scheduled email can be cancelled, before its time and before delivery has started.',
+  ],
+  translation_not_configured: [409, 'Translation needs an AI provider, and none is configured for this service.'],
+  invalid_email_address: [422, 'An address is not an email address; `param` names it (`to.0`, `from`).'],
+  reserved_header: [
+    422,
+    'A header the service sets (From, To, Message-ID, DKIM-Signature, Content-*, …) was given in `headers`; `param` names it.',
+  ],
+  too_many_recipients: [422, 'More than 50 recipients in `to`, `cc` and `bcc` together.'],
+  too_many_items: [422, 'A batch holds 1 to 100 messages.'],
+  template_not_found: [422, 'No template of the workspace has the id or slug given in `template.id`.'],
+  send_quota_exceeded: [
+    429,
+    "The workspace's monthly send allowance is used up; it starts again on the first of next month (00:00 UTC), which Retry-After counts down to.",
   ],
   internal_error: [500, 'A fault of the service; report it with the request id.'],
   unreachable: [

@@ -38,7 +38,7 @@ export type Step =
   | { type: 'wait_for_event'; name: string; timeoutMinutes: number }
   | { type: 'wait'; minutes: number }
   | { type: 'branch'; ifEvent: string; withinMinutes?: number; then: Step[]; else: Step[] }
-  | { type: 'send'; template: string; subject?: string; data?: Record<string, unknown> };
+  | { type: 'send'; template: string; from?: string; subject?: string; data?: Record<string, unknown> };
 
 export const stepSchema: z.ZodType<Step> = z
   .lazy(() =>
@@ -54,7 +54,14 @@ export const stepSchema: z.ZodType<Step> = z
       }),
       z.strictObject({
         type: z.literal('send'),
-        template: z.string().min(1).max(100).describe('A template id or slug; the send request records it as given.'),
+        template: z.string().min(1).max(100).describe('A template id or slug; sends its published version.'),
+        from: z
+          .string()
+          .max(998)
+          .optional()
+          .describe(
+            'The sending address (an enabled address of the workspace); without it the send is refused and the refusal shows on the send.',
+          ),
         subject: z.string().max(998).optional(),
         data: z
           .record(z.string(), z.unknown())
@@ -100,7 +107,7 @@ export type Instruction =
   | { op: 'wait_for_event'; name: string; timeoutMinutes: number }
   | { op: 'wait'; minutes: number }
   | { op: 'branch'; ifEvent: string; withinMinutes: number | null; elseAt: number }
-  | { op: 'send'; template: string; subject: string | null; data: Record<string, unknown> }
+  | { op: 'send'; template: string; from?: string | null; subject: string | null; data: Record<string, unknown> }
   | { op: 'jump'; to: number };
 
 export function compile(steps: Step[]): Instruction[] {
@@ -115,7 +122,13 @@ export function compile(steps: Step[]): Instruction[] {
           out.push({ op: 'wait', minutes: s.minutes });
           break;
         case 'send':
-          out.push({ op: 'send', template: s.template, subject: s.subject ?? null, data: s.data ?? {} });
+          out.push({
+            op: 'send',
+            template: s.template,
+            from: s.from ?? null,
+            subject: s.subject ?? null,
+            data: s.data ?? {},
+          });
           break;
         case 'branch': {
           const branch: Instruction & { op: 'branch' } = {

@@ -71,7 +71,13 @@ export const EmailCancelled = defineEvent('EmailCancelled', z.object({ emailId: 
  */
 export const EmailSendingStarted = defineEvent(
   'EmailSendingStarted',
-  z.object({ emailId: z.string(), startedAt: z.string() }),
+  z.object({
+    emailId: z.string(),
+    startedAt: z.string(),
+    /** Repeated from `EmailAccepted` so the `email.sent` webhook can say which message and be narrowed by the sender. */
+    messageId: z.string().optional(),
+    from: z.object({ addressId: z.string(), domainId: z.string(), email: z.string() }).optional(),
+  }),
 );
 
 /**

@@ -37,15 +37,31 @@ export interface FailedAttempt {
   failedAt: string;
 }
 
-export function nextRetry({ acceptedAt, failedAttempts, failedAt }: FailedAttempt): RetryDecision {
+/** The schedule's numbers; tests of the pipeline shorten them (the defaults are the decision). */
+export interface RetrySchedule {
+  delaysMs: readonly number[];
+  intervalMs: number;
+  lifetimeMs: number;
+}
+
+export const DEFAULT_RETRY_SCHEDULE: RetrySchedule = {
+  delaysMs: RETRY_DELAYS_MS,
+  intervalMs: RETRY_INTERVAL_MS,
+  lifetimeMs: DELIVERY_LIFETIME_MS,
+};
+
+export function nextRetry(
+  { acceptedAt, failedAttempts, failedAt }: FailedAttempt,
+  schedule: RetrySchedule = DEFAULT_RETRY_SCHEDULE,
+): RetryDecision {
   if (!Number.isInteger(failedAttempts) || failedAttempts < 1)
     throw new RangeError(`nextRetry: failedAttempts must be a positive integer, got ${failedAttempts}`);
   const accepted = Date.parse(acceptedAt);
   const failed = Date.parse(failedAt);
   if (Number.isNaN(accepted) || Number.isNaN(failed))
     throw new RangeError('nextRetry: acceptedAt and failedAt must be ISO instants');
-  const deadline = accepted + DELIVERY_LIFETIME_MS;
+  const deadline = accepted + schedule.lifetimeMs;
   if (failed >= deadline) return { kind: 'expire' };
-  const delay = RETRY_DELAYS_MS[failedAttempts - 1] ?? RETRY_INTERVAL_MS;
+  const delay = schedule.delaysMs[failedAttempts - 1] ?? schedule.intervalMs;
   return { kind: 'retry', at: new Date(Math.min(failed + delay, deadline)).toISOString() };
 }

@@ -108,7 +108,54 @@ const mappers = {
     concerns: { domain: d.domain },
     data: { id: d.domainId, domain: d.domain, deletedAt: d.deletedAt },
   }),
+  // A sent message's events concern its sender: an address or domain allowlist narrows them.
+  EmailSendingStarted: (d) => ({
+    type: 'email.sent',
+    concerns: d.from ? { address: d.from.email } : {},
+    data: { id: d.emailId, messageId: d.messageId ?? null, from: d.from?.email ?? null, sentAt: d.startedAt },
+  }),
+  EmailRecipientDelivered: (d) => ({
+    type: 'email.delivered',
+    concerns: { address: d.from.email },
+    data: { ...attemptData(d), deliveredAt: d.at },
+  }),
+  EmailRecipientDeferred: (d) => ({
+    type: 'email.delivery_delayed',
+    concerns: { address: d.from.email },
+    data: { ...attemptData(d), nextAttemptAt: d.nextAttemptAt, delayedAt: d.at },
+  }),
+  EmailRecipientBounced: (d) => ({
+    type: 'email.bounced',
+    concerns: { address: d.from.email },
+    data: { ...attemptData(d), bounce: d.bounce, bouncedAt: d.at },
+  }),
+  EmailRecipientComplained: (d) => ({
+    type: 'email.complained',
+    concerns: { address: d.from.email },
+    data: {
+      id: d.emailId,
+      messageId: d.messageId,
+      from: d.from.email,
+      stream: d.stream,
+      recipient: d.recipient,
+      feedbackType: d.feedbackType,
+      complainedAt: d.at,
+    },
+  }),
 } satisfies { [T in EventType]?: Mapper<T> };
+
+/** What every per-recipient answer of a delivery attempt tells a receiver: the message, the recipient, the SMTP reply. */
+function attemptData(d: EventOfType<'EmailRecipientDelivered'>['data']) {
+  return {
+    id: d.emailId,
+    messageId: d.messageId,
+    from: d.from.email,
+    stream: d.stream,
+    recipient: d.recipient,
+    attempt: d.attempt,
+    smtp: { code: d.code, enhancedCode: d.enhancedCode, response: d.response, mx: d.mx, tls: d.tls },
+  };
+}
 
 /** The domain event types that become webhook events. */
 export type WebhookSourceType = keyof typeof mappers;

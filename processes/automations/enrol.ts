@@ -94,6 +94,10 @@ export const automationEnrolment = defineReactor<EnrolmentTables>()({
       data jsonb NOT NULL,
       created_at timestamptz NOT NULL
     );
+    ALTER TABLE ${s}.automation_sends ADD COLUMN IF NOT EXISTS from_address text,
+      ADD COLUMN IF NOT EXISTS email_id text, ADD COLUMN IF NOT EXISTS refusal_code text,
+      ADD COLUMN IF NOT EXISTS refusal_message text, ADD COLUMN IF NOT EXISTS sent_at timestamptz;
+    CREATE INDEX IF NOT EXISTS automation_sends_pending ON ${s}.automation_sends (run_id) WHERE sent_at IS NULL;
     CREATE INDEX IF NOT EXISTS automation_sends_automation ON ${s}.automation_sends (workspace_id, automation_id, created_at DESC, id DESC);
     CREATE TABLE IF NOT EXISTS ${s}.automation_event_outcomes (
       event_id text PRIMARY KEY,

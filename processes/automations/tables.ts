@@ -43,6 +43,13 @@ export interface EnrolmentTables {
     subject: string | null;
     data: Json<Record<string, unknown>>;
     created_at: Timestamp;
+    /** The step's sending address; null: none given (the send is refused). */
+    from_address: string | null;
+    /** Once sent (worker.ts, after the step's transaction): the email, or why it was refused. */
+    email_id: string | null;
+    refusal_code: string | null;
+    refusal_message: string | null;
+    sent_at: NullableTimestamp;
   };
   automation_event_outcomes: {
     event_id: string;

@@ -1,7 +1,9 @@
 import { CONTACT_EVENT_TYPES } from '../../domain/contact-events/events.ts';
 import { digestId } from '../../domain/shared/ids.ts';
 import type pg from 'pg';
+import { sendEmail, type SendContext } from '../../commands/emails/handlers.ts';
 import type { ReadModelBarrier } from '../../commands/execute.ts';
+import { DomainError } from '../../domain/shared/errors.ts';
 import type { Instruction } from '../../domain/automations/steps.ts';
 import type { Delivery as Job, JobOutcome, WorkQueue } from '../../infra/bus/port.ts';
 import { DueWork } from '../due-work.ts';
@@ -53,7 +55,7 @@ const MAX_STEPS_PER_JOB = 200;
  * and `waiting` runs whose `wake_at` has passed are due. A loop claims due runs (`FOR UPDATE SKIP
  * LOCKED`, so several processes share the work) and publishes one job each on the bus; a job walks
  * its run in one transaction, from where it stands to the next wait or the end: a `send` records a
- * send request, a `branch` asks the contact events read model whether the event came, `wait` and
+ * send request (sent once the step's transaction commits: `sendRequested`), a `branch` asks the contact events read model whether the event came, `wait` and
  * `wait_for_event` store their deadline in the row, unless an event of that name already came
  * while the run was on its way there (`arrivals`): then that wait is over at once. The database
  * holds every timer, so a restart loses none: a starting process publishes everything due at once,
@@ -64,7 +66,7 @@ export class AutomationRunProcess {
   private readonly work: DueWork<{ id: string; seq: number }>;
 
   constructor(
-    private readonly deps: { pool: pg.Pool; bus: WorkQueue; readModels: ReadModelBarrier },
+    private readonly deps: { pool: pg.Pool; bus: WorkQueue; readModels: ReadModelBarrier; sending: SendContext },
     private readonly options: AutomationRunOptions = DEFAULT_AUTOMATION_OPTIONS,
   ) {
     this.work = new DueWork<{ id: string; seq: number }>(
@@ -123,7 +125,67 @@ export class AutomationRunProcess {
     } finally {
       client.release();
     }
+    await this.sendRequested(runId);
     return { ack: true };
+  }
+
+  /**
+   * Sends what the run's `send` steps requested, through the one way every send goes
+   * (`sendEmail`): the template's published version with the props, suppressions, the quota, the
+   * broadcast lane. Outside the step's transaction, so no run row stays locked while the send
+   * waits for its read models. The email id follows from the request's id, so a request sent
+   * again (a crash before its outcome was written) answers the same email. The outcome, the email
+   * or the refusal's code, is written on the request (`GET /automations/{id}/sends`). A failure of
+   * the service (not a refusal) leaves it to the run's next job.
+   */
+  private async sendRequested(runId: string): Promise<void> {
+    const { rows } = await this.deps.pool.query<{
+      id: string;
+      workspace_id: string;
+      automation_id: string;
+      email: string;
+      template: string;
+      subject: string | null;
+      data: Record<string, unknown>;
+      from_address: string | null;
+    }>(
+      `SELECT id, workspace_id, automation_id, email, template, subject, data, from_address FROM automation_sends
+       WHERE run_id = $1 AND sent_at IS NULL ORDER BY created_at, id`,
+      [runId],
+    );
+    for (const request of rows) {
+      let outcome: { emailId: string | null; code: string | null; message: string | null };
+      try {
+        if (request.from_address === null)
+          throw new DomainError('invalid_parameter', 'The send step names no `from` address.', 'from');
+        const { email } = await sendEmail(
+          this.deps.sending,
+          {
+            actor: { workspaceId: request.workspace_id, kind: 'system', id: request.automation_id },
+            mode: 'live',
+            reach: null,
+            source: 'automation',
+          },
+          {
+            emailId: `em_${request.id.slice(request.id.indexOf('_') + 1)}`,
+            from: request.from_address,
+            to: request.email,
+            ...(request.subject !== null ? { subject: request.subject } : {}),
+            template: { id: request.template, props: request.data, looseProps: true },
+          },
+          new Date(),
+        );
+        outcome = { emailId: email.emailId, code: null, message: null };
+      } catch (error) {
+        if (!(error instanceof DomainError)) throw error;
+        outcome = { emailId: null, code: error.code, message: error.message };
+      }
+      await this.deps.pool.query(
+        `UPDATE automation_sends SET email_id = $2, refusal_code = $3, refusal_message = $4, sent_at = now()
+         WHERE id = $1 AND sent_at IS NULL`,
+        [request.id, outcome.emailId, outcome.code, outcome.message],
+      );
+    }
   }
 
   /** From where the run stands to its next wait or its end, in the caller's transaction. */
@@ -148,8 +210,8 @@ export class AutomationRunProcess {
       } else if (step.op === 'send') {
         const id = digestId('automationSend', `${run.id}/${pc}/${run.seq}`);
         await client.query(
-          `INSERT INTO automation_sends (id, workspace_id, automation_id, run_id, contact_id, email, template, subject, data, created_at)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, date_trunc('milliseconds', now())) ON CONFLICT (id) DO NOTHING`,
+          `INSERT INTO automation_sends (id, workspace_id, automation_id, run_id, contact_id, email, template, subject, data, from_address, created_at)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, date_trunc('milliseconds', now())) ON CONFLICT (id) DO NOTHING`,
           [
             id,
             run.workspace_id,
@@ -160,6 +222,7 @@ export class AutomationRunProcess {
             step.template,
             step.subject,
             JSON.stringify({ ...run.properties, ...step.data }),
+            step.from ?? null,
           ],
         );
         pc++;

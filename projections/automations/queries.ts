@@ -37,6 +37,11 @@ export interface SendRow {
   subject: string | null;
   data: Record<string, unknown>;
   created_at: Date;
+  from_address: string | null;
+  email_id: string | null;
+  refusal_code: string | null;
+  refusal_message: string | null;
+  sent_at: Date | null;
 }
 
 export async function listSends(

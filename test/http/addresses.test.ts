@@ -165,12 +165,14 @@ t.test('addresses: 1,000 per workspace, at the edge and one past; racing creates
   const other = await h.workspace();
   await domain(h, other, 'example.org');
   const same = await Promise.all(
-    Array.from({ length: 8 }, () => h.request(other.apiKey, 'POST', '/addresses', { address: 'team@example.org' })),
+    ['team', 'Team', 'TEAM', 'team', 'tEam', ' team', 'teaM', 'team'].map((local) =>
+      h.request(other.apiKey, 'POST', '/addresses', { address: `${local}@Example.org` }),
+    ),
   );
   t.same(
     same.map((r) => r.statusCode).sort(),
     [201, 409, 409, 409, 409, 409, 409, 409],
-    'eight creates of one address: one winner',
+    'eight creates of one local part, in any case: one winner',
   );
   t.ok(same.filter((r) => r.statusCode === 409).every((r) => r.json().error.code === 'address_unavailable'));
   t.same(await listed(h, other.apiKey, '/addresses'), ['team@example.org'], 'the losers left nothing behind');

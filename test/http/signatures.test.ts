@@ -214,19 +214,37 @@ t.test('signatures', async (t) => {
     },
   );
 
-  t.test('fifty per address at the edge and one past; racing creates of one name have one winner', async (t) => {
-    for (let i = 0; i < SIGNATURES_MAX - 1; i++)
+  t.test('fifty per address: racing creates for the last free places, one past; racing names', async (t) => {
+    for (let i = 0; i < SIGNATURES_MAX - 2; i++)
       await sign(ws.apiKey, { address: 'a@example.com', name: `s${i}`, html: 'x' });
-    t.equal(
-      (await h.request(ws.apiKey, 'POST', '/signatures', { address: 'a@example.com', name: 'fifty', html: 'x' }))
-        .statusCode,
-      201,
+    const last = await Promise.all(
+      ['last1', 'last2', 'last3', 'last4'].map((name) =>
+        h.request(ws.apiKey, 'POST', '/signatures', { address: 'a@example.com', name, html: 'x' }),
+      ),
     );
+    t.same(
+      last.map((r) => r.statusCode).sort(),
+      [201, 201, 422, 422],
+      'four creates for two free places: two made, two refused',
+    );
+    t.ok(last.filter((r) => r.statusCode === 422).every((r) => r.json().error.code === 'signature_limit_reached'));
     t.same(
       errorOf(await h.request(ws.apiKey, 'POST', '/signatures', { address: 'a@example.com', name: 'more', html: 'x' })),
       [422, 'signature_limit_reached', null],
     );
-    t.equal((await list(ws.apiKey, '?address=a@example.com&limit=100')).length, SIGNATURES_MAX);
+    const made = await list(ws.apiKey, '?address=a@example.com&limit=100');
+    t.equal(made.length, SIGNATURES_MAX);
+    t.same(
+      made
+        .filter((s) => s.name.startsWith('last'))
+        .map((s) => s.name)
+        .sort(),
+      last
+        .filter((r) => r.statusCode === 201)
+        .map((r) => r.json().name)
+        .sort(),
+      'the listed winners are the ones answered 201',
+    );
     const racing = await Promise.all(
       ['Team', 'TEAM', 'team', 'tEam', 'Team', 'teaM'].map((name) =>
         h.request(ws.apiKey, 'POST', '/signatures', { address: 'b@example.com', name, html: 'x' }),

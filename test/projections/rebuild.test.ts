@@ -1,4 +1,5 @@
 import t from 'tap';
+import { pauseStream } from '../../commands/sending-streams/handlers.ts';
 import { rebuildProjection } from '../../projections/rebuild.ts';
 import { startTestApp } from '../support/app.ts';
 
@@ -77,6 +78,24 @@ t.test('a rebuilt read model equals the live one, and swaps in while the server 
     const leaving = (await h.request(ws.apiKey, 'POST', '/addresses', { address: `b@rebuild-w${w}.com` })).json();
     await h.request(ws.apiKey, 'POST', '/signatures', { ...sig, address: `b@rebuild-w${w}.com` });
     await h.request(ws.apiKey, 'DELETE', `/addresses/${leaving.id}`);
+    const mail = { from: `a@rebuild-w${w}.com`, to: ['x@example.org', `s0@w${w}.test`], subject: 'Hi', text: 'x' };
+    await h.request(ws.apiKey, 'POST', '/emails', { ...mail, tags: [{ name: 'n', value: `${w}` }] });
+    await h.request(ws.apiKey, 'POST', '/emails/batch', { emails: [mail, { ...mail, to: `s1@w${w}.test` }] });
+    const later = (
+      await h.request(ws.apiKey, 'POST', '/emails', {
+        ...mail,
+        scheduledAt: new Date(Date.now() + 3_600_000).toISOString(),
+      })
+    ).json();
+    await h.request(ws.apiKey, 'POST', `/emails/${later.id}/cancel`);
+    // A lane paused as the guard pauses it, and in one workspace of two resumed.
+    await pauseStream(
+      h.system.commands,
+      { workspaceId: ws.workspaceId, kind: 'system', id: null },
+      { stream: 'broadcast', reason: 'bounce_rate', rate: 0.1, counts: { sent: 100, bounced: 10, complained: 0 } },
+      new Date().toISOString(),
+    );
+    if (w % 2 === 0) await h.request(ws.apiKey, 'POST', '/sending/streams/broadcast/resume');
   }
   const { db, pool } = h.system.database;
   for (const projector of h.system.runner.projectors) {

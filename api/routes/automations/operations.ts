@@ -205,9 +205,10 @@ export const automationOperations = (deps: ApiDeps): Operation[] => [
     url: '/automations/:id/sends',
     operationId: 'listAutomationSends',
     errors: ['resource_not_found'],
-    summary: 'Send requests an automation recorded',
+    summary: 'Sends an automation made',
     description:
-      'Scope: `automations:read`. Newest first. Sending does not exist yet: a `send` step records a request here.',
+      "Scope: `automations:read`. Newest first. Each `send` step a run reached, sent through `POST /emails`'s pipeline on the " +
+      'broadcast lane: `sent` with its `emailId`, or `refused` with the code `POST /emails` would answer (`pending` until then).',
     scope: 'automations:read',
     params: idParams,
     query: z.strictObject({ limit: limitParam(), cursor: cursorParam }),

@@ -46,6 +46,14 @@ export const sendView = z.object({
   template: z.string(),
   subject: z.string().nullable(),
   data: z.record(z.string(), z.unknown()),
+  from: z.string().nullable(),
+  status: z
+    .enum(['pending', 'sent', 'refused'])
+    .describe(
+      '`sent`: `emailId` names the email (`GET /emails/{id}`); `refused`: `error` says why, as `POST /emails` would.',
+    ),
+  emailId: z.string().nullable(),
+  error: z.object({ code: z.string(), message: z.string() }).nullable(),
   createdAt: z.string(),
 });
 
@@ -90,6 +98,10 @@ export const viewSend = (r: SendRow): z.infer<typeof sendView> => ({
   template: r.template,
   subject: r.subject,
   data: r.data,
+  from: r.from_address,
+  status: r.sent_at === null ? 'pending' : r.email_id !== null ? 'sent' : 'refused',
+  emailId: r.email_id,
+  error: r.refusal_code === null ? null : { code: r.refusal_code, message: r.refusal_message ?? '' },
   createdAt: r.created_at.toISOString(),
 });
 

@@ -1,0 +1,525 @@
+import { randomUUID } from 'node:crypto';
+import sanitize from 'sanitize-html';
+import { decideAcceptEmail, decideCancelEmail, type AcceptedData } from '../../domain/emails/decide.ts';
+import { emailStream, type AcceptedRecipient, type SendingStream } from '../../domain/emails/events.ts';
+import {
+  ATTACHMENTS_BYTES_MAX,
+  ATTACHMENTS_MAX,
+  BODY_MAX,
+  checkRecipients,
+  checkScheduledAt,
+  HEADER_VALUE_MAX,
+  HEADERS_MAX,
+  parseMailbox,
+  parseMailboxes,
+  parseMessageId,
+  SUBJECT_MAX,
+  TAGS_MAX,
+  type Mailbox,
+} from '../../domain/emails/rules.ts';
+import { emailAggregate, type EmailState } from '../../domain/emails/state.ts';
+import { checkCustomHeaders } from '../../domain/sending/headers.ts';
+import { DomainError, fail } from '../../domain/shared/errors.ts';
+import { workspaceOfPartition, type Mode } from '../../domain/shared/partitions.ts';
+import { signatureOwnerOfCatchAll } from '../../domain/signatures/events.ts';
+import { sendableVersion } from '../../domain/templates/decide.ts';
+import type { BlobStore } from '../../infra/blobs/port.ts';
+import { touchContact } from '../contacts/handlers.ts';
+import { assertStreamOpen } from '../sending-streams/handlers.ts';
+import { execute, loadState, type Actor, type CommandContext } from '../execute.ts';
+import { newId } from '../ids.ts';
+import { renderVersion, type RenderableVersion, type TemplateRenderer } from '../templates/render.ts';
+import { reserveSend } from './quota.ts';
+
+export { SendQuotaExceeded } from './quota.ts';
+
+/** An address of the workspace as a send needs it. */
+export interface SenderAddress {
+  id: string;
+  /** Lower-case. */
+  address: string;
+  domain: string;
+  domainId: string;
+  enabled: boolean;
+  /**
+   * The signatures that sign new mail and replies from it when no `signatureId` is given: the
+   * address's own defaults, else its domain's catch-all's. Read with the address, one round trip.
+   */
+  defaults: { newMail: SignatureForSend | null; replies: SignatureForSend | null };
+}
+
+export interface SignatureForSend {
+  id: string;
+  /** The address id it signs for, or `catchall-<domain id>`. */
+  owner: string;
+  html: string;
+}
+
+/** What a send reads of the read models; system.ts builds it from the projections' queries. */
+export interface SendLookups {
+  address(workspaceId: string, address: string): Promise<SenderAddress | undefined>;
+  signature(workspaceId: string, id: string): Promise<SignatureForSend | undefined>;
+  /**
+   * Of the addresses given (lower-case), in the partition: the suppressed ones with their
+   * suppression's reason, and those that are contacts (whose `lastSeenAt` a send moves). One
+   * round trip for both: a batch of sends makes one per message.
+   */
+  recipients(partition: string, emails: string[]): Promise<{ suppressed: Map<string, string>; contacts: Set<string> }>;
+  /** By `tpl_` id or slug. */
+  template(
+    workspaceId: string,
+    idOrSlug: string,
+  ): Promise<{ id: string; archived: boolean; publishedVersion: number | null; revision: number } | undefined>;
+  templateVersion(templateId: string, version: number): Promise<RenderableVersion | undefined>;
+}
+
+export interface ComposeAddress {
+  address: string;
+  name?: string;
+}
+
+/** The message handed to the composer (infra/outbound/compose.ts `composeMessage`, wired in system.ts). */
+export interface MessageToCompose {
+  messageId: string;
+  date: Date;
+  from: ComposeAddress;
+  to: ComposeAddress[];
+  cc?: ComposeAddress[];
+  bcc?: ComposeAddress[];
+  replyTo?: ComposeAddress[];
+  subject: string;
+  text?: string;
+  html?: string;
+  attachments?: { filename: string; content: Uint8Array; contentType: string; contentId?: string }[];
+  headers?: Record<string, string>;
+  inReplyTo?: string;
+  references?: string[];
+}
+
+/** What sending needs besides the event store: built once in system.ts, shared by every way of sending. */
+export interface SendingPorts {
+  lookups: SendLookups;
+  renderer: TemplateRenderer;
+  blobs: BlobStore;
+  compose(message: MessageToCompose): Promise<{ raw: Buffer }>;
+  /** Live messages a workspace may send per calendar month (UTC); `SEND_MONTHLY_ALLOWANCE`. */
+  monthlyAllowance: number;
+}
+
+export interface SendContext {
+  commands: CommandContext;
+  sending: SendingPorts;
+}
+
+export type SendSource = AcceptedData['source'];
+
+/** Who sends: the actor (its `workspaceId` is the mode's partition), and what its credential reaches. */
+export interface Sender {
+  actor: Actor;
+  mode: Mode;
+  /**
+   * The addresses the caller may send as: null for every address of the workspace; otherwise the
+   * addresses listed and every address of the domains listed (a key's or app's allowlists, the one
+   * address an SMTP login holds).
+   */
+  reach: { addresses: string[]; domains: string[] } | null;
+  source: SendSource;
+}
+
+export interface AttachmentInput {
+  filename: string;
+  /** Base64. */
+  content: string;
+  contentType?: string;
+  /** Set for an inline image the html refers to as `cid:<contentId>`. */
+  contentId?: string;
+}
+
+/** One message to send, as the API takes it (api/routes/emails) and every other way in gives it. */
+export interface SendInput {
+  /** A caller-chosen id (`em_`): sending it again is a repeat answering the stored message. Default: a new one. */
+  emailId?: string;
+  from: string;
+  to?: string | string[];
+  cc?: string | string[];
+  bcc?: string | string[];
+  replyTo?: string | string[];
+  subject?: string;
+  text?: string;
+  html?: string;
+  template?: {
+    id: string;
+    props?: Record<string, unknown>;
+    /**
+     * Leave out props the version does not declare instead of refusing them (422
+     * `unknown_template_prop`): automations pass the triggering event's properties whole.
+     */
+    looseProps?: boolean;
+  };
+  signatureId?: string;
+  attachments?: AttachmentInput[];
+  headers?: Record<string, string>;
+  tags?: { name: string; value: string }[];
+  scheduledAt?: string;
+  /** The Message-ID answered: the reply threads with it and takes the reply default signature. */
+  inReplyTo?: string;
+  references?: string[];
+  /** Asks for translation, which needs an AI port this service does not have. */
+  translate?: unknown;
+}
+
+export interface Sent {
+  email: AcceptedData;
+  /** The message existed already under the given `emailId`; nothing new was sent. */
+  replayed: boolean;
+}
+
+const TAG_PART = /^[A-Za-z0-9_-]{1,256}$/;
+const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
+const FILENAME_UNSAFE = /[\r\n\0"\\/]/;
+
+const list = (v: string | string[] | undefined): string[] => (v === undefined ? [] : Array.isArray(v) ? v : [v]);
+
+/**
+ * Accepts one message: the one way in for `POST /emails`, each batch item, SMTP submission and
+ * automations. Checks, in this order: translation (409 `translation_not_configured`), `from` and
+ * the caller's reach (403 `from_address_forbidden`), recipients (422 `invalid_email_address`,
+ * `too_many_recipients`), headers (422 `reserved_header`), tags, schedule, threading, attachments;
+ * then what needs the read models: the address (403 `from_address_forbidden` when it is not the
+ * workspace's, 409 `address_disabled`), content (the template's published version: 422
+ * `template_not_found`, `template_archived`, `template_not_published`, `unknown_template_prop`),
+ * signature, and for live mail an open lane (409 `stream_paused`). Then drops suppressed
+ * recipients with their reason, composes the MIME message, stores it in the blob store, reserves
+ * a live send of the month (429 `send_quota_exceeded`, `SendQuotaExceeded`) and appends
+ * `EmailAccepted`. A message whose recipients are all suppressed is accepted (its status is `failed`) and counts nothing
+ * against the allowance. Refusals are `DomainError`s; nothing is stored for a refused message.
+ */
+export async function sendEmail(ctx: SendContext, sender: Sender, input: SendInput, now: Date): Promise<Sent> {
+  const { sending } = ctx;
+  const partition = sender.actor.workspaceId;
+  const workspaceId = workspaceOfPartition(partition);
+  const at = now.toISOString();
+  if (input.translate !== undefined && input.translate !== null && input.translate !== false)
+    fail('translation_not_configured', 'Translation needs an AI provider, and none is configured.', 'translate');
+
+  const mailbox = reachedMailbox(sender, input.from);
+  const recipients = checkRecipients({
+    to: parseMailboxes(list(input.to), 'to'),
+    cc: parseMailboxes(list(input.cc), 'cc'),
+    bcc: parseMailboxes(list(input.bcc), 'bcc'),
+  });
+  // The read models are asked at once, while the rest of the input is checked.
+  const addressRead = settled(sending.lookups.address(workspaceId, mailbox.email.toLowerCase()));
+  const recipientsRead = settled(
+    sending.lookups.recipients(
+      partition,
+      [...recipients.to, ...recipients.cc, ...recipients.bcc].map((r) => r.email.toLowerCase()),
+    ),
+  );
+  const lane = streamOf(sender.source);
+  // A paused lane refuses live sends (409 `stream_paused`) before anything is stored; test mail
+  // never leaves the machine, so no lane's reputation is at stake.
+  const laneOpen = settled(
+    sender.mode === 'live' ? assertStreamOpen(ctx.commands, workspaceId, lane) : Promise.resolve(),
+  );
+  const replyTo = parseMailboxes(list(input.replyTo), 'replyTo');
+  const headers = checkHeaders(input.headers ?? {});
+  const tags = checkTags(input.tags ?? []);
+  const scheduledAt = checkScheduledAt(input.scheduledAt, at);
+  const inReplyTo = input.inReplyTo === undefined ? null : messageIdOf(input.inReplyTo, 'inReplyTo');
+  const references = (input.references ?? []).map((r, i) => messageIdOf(r, `references.${i}`));
+  const attachments = checkAttachments(input.attachments ?? []);
+
+  const from = senderAddress(mailbox, await addressRead());
+  const content = await contentOf(sending, workspaceId, input);
+  const signature = await signatureOf(sending.lookups, workspaceId, from, input.signatureId, inReplyTo);
+  await laneOpen();
+
+  const emailId = input.emailId ?? newId.email();
+  const stream = emailStream(partition, emailId);
+  if (input.emailId !== undefined) {
+    const { state } = await loadState(ctx.commands, stream, emailAggregate);
+    if (state.accepted) return { email: await acceptedOf(ctx, stream, state), replayed: true };
+  }
+
+  const { suppressed, contacts } = await recipientsRead();
+  const accepted: AcceptedRecipient[] = (['to', 'cc', 'bcc'] as const).flatMap((kind) =>
+    recipients[kind].map((r) => {
+      const reason = suppressed.get(r.email.toLowerCase()) ?? null;
+      return { email: r.email, kind, status: reason === null ? 'queued' : 'suppressed', reason } as const;
+    }),
+  );
+
+  const messageId = `${randomUUID()}@${from.domain}`;
+  const box = (m: Mailbox) => (m.name ? { address: m.email, name: m.name } : { address: m.email });
+  const signed = withSignature(content, signature?.html ?? null);
+  const { raw } = await sending.compose({
+    messageId: `<${messageId}>`,
+    date: now,
+    from: box(mailbox),
+    to: recipients.to.map(box),
+    cc: recipients.cc.map(box),
+    bcc: recipients.bcc.map(box),
+    replyTo: replyTo.map(box),
+    subject: signed.subject,
+    ...(signed.text !== undefined ? { text: signed.text } : {}),
+    ...(signed.html !== undefined ? { html: signed.html } : {}),
+    attachments,
+    headers,
+    ...(inReplyTo !== null ? { inReplyTo: `<${inReplyTo}>` } : {}),
+    references: [...new Set([...references, ...(inReplyTo !== null ? [inReplyTo] : [])])].map((r) => `<${r}>`),
+  });
+  const blob = await sending.blobs.put(raw);
+
+  // Test mail never leaves the machine, and a message with nobody to send to sends nothing: neither counts.
+  if (sender.mode === 'live' && accepted.some((r) => r.status === 'queued'))
+    await reserveSend(ctx.commands, workspaceId, sending.monthlyAllowance, at);
+
+  const data: AcceptedData = {
+    emailId,
+    messageId,
+    from: { addressId: from.id, domainId: from.domainId, email: from.address, name: mailbox.name },
+    replyTo: replyTo.map((r) => r.email),
+    subject: signed.subject,
+    recipients: accepted,
+    stream: lane,
+    tags,
+    raw: { sha256: blob.sha256, size: blob.size },
+    template: content.template,
+    signatureId: signature?.id ?? null,
+    inReplyTo,
+    scheduledAt,
+    mode: sender.mode,
+    source: sender.source,
+    acceptedAt: at,
+  };
+  const { events, state } = await execute(
+    ctx.commands,
+    sender.actor,
+    stream,
+    emailAggregate,
+    (s) => decideAcceptEmail(s, data),
+    { likelyNew: input.emailId === undefined },
+  );
+  if (events.length === 0) return { email: await acceptedOf(ctx, stream, state), replayed: true };
+  // Mail to a contact is activity of the contact (commands/contacts: only forward). Only the
+  // recipients the contacts read model knows are touched: the others would each cost a read of a
+  // stream that does not exist.
+  await Promise.all(
+    accepted
+      .filter((r) => r.status === 'queued' && contacts.has(r.email.toLowerCase()))
+      .map((r) => touchContact(ctx.commands, sender.actor, r.email.toLowerCase(), at)),
+  );
+  return { email: data, replayed: false };
+}
+
+/** Cancels a scheduled message before its time (409 `email_not_cancellable` otherwise). */
+export async function cancelEmail(
+  ctx: CommandContext,
+  actor: Actor,
+  emailId: string,
+  now: string,
+): Promise<{ cancelled: boolean }> {
+  const { events } = await execute(ctx, actor, emailStream(actor.workspaceId, emailId), emailAggregate, (s) =>
+    decideCancelEmail(s, { now }),
+  );
+  return { cancelled: events.length > 0 };
+}
+
+/**
+ * The lane a send goes out on. Automations and broadcasts mail contacts in numbers on the
+ * workspace's initiative: marketing, whose bounce and complaint rates differ from the mail people
+ * ask for (receipts, resets, replies). Apart, a paused broadcast lane never stops those.
+ */
+export function streamOf(source: SendSource): SendingStream {
+  return source === 'automation' || source === 'broadcast' ? 'broadcast' : 'transactional';
+}
+
+async function acceptedOf(ctx: SendContext, stream: string, state: EmailState): Promise<AcceptedData> {
+  const recorded = await ctx.commands.store.readStream(stream);
+  const first = recorded[0];
+  if (!first || !state.accepted) throw new Error(`email stream ${stream} has no acceptance`);
+  return ctx.commands.registry.decode(first.type, first.version, first.data).data as AcceptedData;
+}
+
+/** A read started now and awaited later: a refusal in between must not leave its failure unhandled. */
+function settled<T>(read: Promise<T>): () => Promise<T> {
+  read.catch(() => {});
+  return () => read;
+}
+
+/** `from` parsed, and within what the caller reaches (a refusal that needs no read). */
+function reachedMailbox(sender: Sender, fromInput: string): Mailbox {
+  const mailbox = parseMailbox(fromInput);
+  if (!mailbox) fail('invalid_email_address', `${JSON.stringify(fromInput)} is not an email address.`, 'from');
+  const address = mailbox.email.toLowerCase();
+  const reach = sender.reach;
+  if (reach !== null && !reach.addresses.includes(address) && !reach.domains.includes(address.split('@')[1]!))
+    forbidden(address);
+  return mailbox;
+}
+
+function forbidden(address: string): never {
+  fail('from_address_forbidden', `This caller cannot send as ${address}: it is not an address it reaches.`, 'from');
+}
+
+/** The sending address as the read model has it: of the workspace (else 403), enabled (else 409). */
+function senderAddress(mailbox: Mailbox, row: SenderAddress | undefined): SenderAddress {
+  const address = mailbox.email.toLowerCase();
+  if (!row) return forbidden(address);
+  if (!row.enabled) fail('address_disabled', `${address} is disabled; enable it to send from it.`, 'from');
+  return row;
+}
+
+function checkHeaders(headers: Record<string, string>): Record<string, string> {
+  const names = Object.keys(headers);
+  if (names.length > HEADERS_MAX) fail('invalid_parameter', `At most ${HEADERS_MAX} headers.`, 'headers');
+  const problem = checkCustomHeaders(headers);
+  if (problem?.reason === 'reserved_header')
+    fail('reserved_header', `${problem.name} is set by the service and cannot be given.`, `headers.${problem.name}`);
+  if (problem?.reason === 'invalid_name')
+    fail('invalid_parameter', 'A header name is printable ASCII without a colon.', `headers.${problem.name}`);
+  if (problem?.reason === 'invalid_value')
+    fail('invalid_parameter', 'A header value is one line.', `headers.${problem.name}`);
+  const long = names.find((n) => headers[n]!.length > HEADER_VALUE_MAX);
+  if (long !== undefined) fail('invalid_parameter', `At most ${HEADER_VALUE_MAX} characters.`, `headers.${long}`);
+  return headers;
+}
+
+function checkTags(tags: { name: string; value: string }[]) {
+  if (tags.length > TAGS_MAX) fail('invalid_parameter', `At most ${TAGS_MAX} tags.`, 'tags');
+  tags.forEach((tag, i) => {
+    for (const part of ['name', 'value'] as const)
+      if (!TAG_PART.test(tag[part]))
+        fail('invalid_parameter', '1 to 256 of letters, digits, `_` and `-`.', `tags.${i}.${part}`);
+  });
+  return tags.map(({ name, value }) => ({ name, value }));
+}
+
+function messageIdOf(input: string, param: string): string {
+  const id = parseMessageId(input);
+  if (id === null) fail('invalid_parameter', 'A Message-ID: `<local@domain>`, brackets optional.', param);
+  return id;
+}
+
+interface Content {
+  subject: string;
+  text?: string;
+  html?: string;
+  template: AcceptedData['template'];
+}
+
+async function contentOf(sending: SendingPorts, workspaceId: string, input: SendInput): Promise<Content> {
+  const subject = input.subject?.replace(/[\r\n]+/g, ' ');
+  if (subject !== undefined && subject.length > SUBJECT_MAX)
+    fail('invalid_parameter', `At most ${SUBJECT_MAX} characters.`, 'subject');
+  for (const part of ['text', 'html'] as const)
+    if ((input[part]?.length ?? 0) > BODY_MAX) fail('invalid_parameter', `At most ${BODY_MAX} characters.`, part);
+  if (!input.template) {
+    if (subject === undefined || subject.trim() === '')
+      fail('invalid_parameter', 'A subject is needed (or a template).', 'subject');
+    if (!input.text && !input.html) fail('invalid_parameter', 'Give `text`, `html` or both (or a template).', 'text');
+    return { subject, text: input.text || undefined, html: input.html || undefined, template: null };
+  }
+  if (input.text !== undefined || input.html !== undefined)
+    fail('invalid_parameter', 'A template gives the body; send `text` and `html` only without one.', 'template');
+  const template = await sending.lookups.template(workspaceId, input.template.id);
+  if (!template) fail('template_not_found', 'No template of the workspace has this id or slug.', 'template.id');
+  const number = sendableVersion(template);
+  const version = await sending.lookups.templateVersion(template.id, number);
+  if (!version) throw new Error(`template ${template.id} has no version ${number}`);
+  let rendered: Awaited<ReturnType<typeof renderVersion>>;
+  try {
+    rendered = await renderVersion(sending.renderer, version, template.revision, {
+      props: input.template.looseProps ? declaredOnly(version, input.template.props) : input.template.props,
+    });
+  } catch (error) {
+    if (error instanceof DomainError) throw new DomainError(error.code, error.message, `template.${error.param}`);
+    throw error;
+  }
+  return {
+    subject: subject ?? rendered.subject,
+    text: rendered.text,
+    html: rendered.html,
+    template: { id: template.id, versionId: version.id },
+  };
+}
+
+function declaredOnly(version: RenderableVersion, props: Record<string, unknown> | undefined) {
+  const declared = new Set(version.props.map((p) => String(p.name)));
+  return Object.fromEntries(Object.entries(props ?? {}).filter(([name]) => declared.has(name)));
+}
+
+async function signatureOf(
+  lookups: SendLookups,
+  workspaceId: string,
+  from: SenderAddress,
+  signatureId: string | undefined,
+  inReplyTo: string | null,
+): Promise<SignatureForSend | null> {
+  if (signatureId === undefined) return inReplyTo !== null ? from.defaults.replies : from.defaults.newMail;
+  const owners = [from.id, signatureOwnerOfCatchAll(from.domainId)];
+  const signature = await lookups.signature(workspaceId, signatureId);
+  if (!signature || !owners.includes(signature.owner))
+    fail('invalid_parameter', 'No signature of the sending address (or its catch-all) has this id.', 'signatureId');
+  return signature;
+}
+
+/** The signature below the body: in the html before `</body>`, and as text after the RFC 3676 `-- ` line. */
+function withSignature(content: Content, signature: string | null): Content {
+  if (signature === null) return content;
+  const text = sanitize(signature.replace(/<br\s*\/?>|<\/(p|div|li|tr|h\d)>/gi, '\n'), {
+    allowedTags: [],
+    allowedAttributes: {},
+  })
+    .replace(/&nbsp;/g, ' ')
+    .replace(/&amp;/g, '&')
+    .replace(/&lt;/g, '<')
+    .replace(/&gt;/g, '>')
+    .replace(/&quot;/g, '"')
+    .replace(/\n{3,}/g, '\n\n')
+    .trim();
+  const block = `<div class="signature">${signature}</div>`;
+  const html =
+    content.html === undefined
+      ? undefined
+      : /<\/body>/i.test(content.html)
+        ? content.html.replace(/<\/body>/i, `${block}</body>`)
+        : `${content.html}${block}`;
+  return {
+    ...content,
+    html,
+    text: content.text === undefined ? undefined : `${content.text}\n\n-- \n${text}`,
+  };
+}
+
+function checkAttachments(attachments: AttachmentInput[]) {
+  if (attachments.length > ATTACHMENTS_MAX)
+    fail('invalid_parameter', `At most ${ATTACHMENTS_MAX} attachments.`, 'attachments');
+  let total = 0;
+  return attachments.map((a, i) => {
+    if (a.filename.length === 0 || a.filename.length > 255 || FILENAME_UNSAFE.test(a.filename))
+      fail(
+        'invalid_parameter',
+        '1 to 255 characters, without quotes, slashes or line breaks.',
+        `attachments.${i}.filename`,
+      );
+    const encoded = a.content.replace(/\s+/g, '');
+    if (encoded.length % 4 !== 0 || !BASE64.test(encoded))
+      fail('invalid_parameter', 'The content is base64.', `attachments.${i}.content`);
+    const content = Buffer.from(encoded, 'base64');
+    total += content.length;
+    if (total > ATTACHMENTS_BYTES_MAX)
+      fail(
+        'invalid_parameter',
+        `At most ${ATTACHMENTS_BYTES_MAX} bytes of attachments in all, decoded.`,
+        'attachments',
+      );
+    return {
+      filename: a.filename,
+      content,
+      contentType: a.contentType ?? 'application/octet-stream',
+      ...(a.contentId !== undefined ? { contentId: a.contentId } : {}),
+    };
+  });
+}
