@@ -57,6 +57,16 @@ const DESCRIBE: Record<string, (l: BenchLine) => Row> = {
     figure: `\`POST /suppressions\`, ${n(l.connections)} connections, ${n(l.durationSec)} s`,
     measured: `${n(l.reqPerSec)} req/s, ${ms(l.p50Ms, l.p99Ms)}, ${n(l.non2xx)} non-2xx, server CPU ${n(l.serverCpuMsPerRequest)} ms/request`,
   }),
+  'http.floors.get': (l) => ({
+    figure: `\`GET /suppressions?limit=25\`, ${n(l.connections)} connections, 600 keys, round ${n(l.round)}: ${floorsServer(l)}`,
+    measured: `${n(l.reqPerSec)} req/s, ${ms(l.p50Ms, l.p99Ms)}, server CPU ${n(l.serverCpuMsPerRequest)} ms/request`,
+    target: '>= 0.8 x floor req/s, p99 <= 1.25 x floor',
+  }),
+  'http.floors.post': (l) => ({
+    figure: `\`POST /suppressions\`, ${n(l.connections)} connections, 600 keys, round ${n(l.round)}: ${floorsServer(l)}`,
+    measured: `${n(l.reqPerSec)} req/s, ${ms(l.p50Ms, l.p99Ms)}, server CPU ${n(l.serverCpuMsPerRequest)} ms/request`,
+    target: '>= 1.0 x floor req/s, p99 <= floor',
+  }),
   'suppressions-list.catch-up': (l) => ({
     figure: `Projector catch-up of ${n(l.events)} suppression events`,
     measured: `${n(l.eventsPerSec)} events/s (${n(l.seconds)} s)`,
@@ -64,6 +74,10 @@ const DESCRIBE: Record<string, (l: BenchLine) => Row> = {
   'suppressions-list.get': (l) => ({
     figure: `\`GET /suppressions\` ${l.kind} over ${n(l.tableRows)} rows`,
     measured: `${ms(l.p50Ms, l.p99Ms)} (${n(l.requests)} requests)`,
+  }),
+  'rebuild.copy-floor': (l) => ({
+    figure: `COPY of ${n(l.rows)} read-model rows into an unindexed table`,
+    measured: `${n(l.eventsPerSec)} rows/s (${n(l.seconds)} s)`,
   }),
   'rebuild.suppressions': (l) => ({
     figure: `Online rebuild of the suppressions read model from ${n(l.events)} events`,
@@ -141,7 +155,23 @@ const DESCRIBE: Record<string, (l: BenchLine) => Row> = {
   }),
 };
 
+const floorOf: Peer = {
+  find: (l, all) =>
+    l.server === 'floor'
+      ? undefined
+      : all.find((p) => p.bench === l.bench && p.server === 'floor' && p.round === l.round),
+  name: () => 'bare Fastify + pg floor (bench/floor-server.ts)',
+  rate: 'reqPerSec',
+};
+
 const PEERS: Record<string, Peer> = {
+  'rebuild.suppressions': {
+    find: find('rebuild.copy-floor'),
+    name: () => 'COPY into an unindexed table',
+    rate: 'eventsPerSec',
+  },
+  'http.floors.get': floorOf,
+  'http.floors.post': floorOf,
   'eventstore.append': {
     find: (l, all) => (l.impl === 'emmett' ? undefined : find('eventstore.append', (p) => p.impl === 'emmett')(l, all)),
     name: () => 'emmett-postgresql',
@@ -180,7 +210,12 @@ const LEFT_OUT = new Set([
   'templates-list.seed',
   'contacts.seed',
   'addresses-list.seed',
+  'http.floors.get.ratio',
+  'http.floors.post.ratio',
 ]);
+
+const floorsServer = (l: BenchLine) =>
+  l.server === 'baseline' ? 'the build before (BENCH_BASELINE)' : l.server === 'floor' ? 'the floor' : 'ours';
 
 function webhooks(l: BenchLine, label: string): Row {
   return {

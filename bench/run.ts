@@ -6,8 +6,10 @@
  *   eventstore          50,000 single-event appends, 32 writers: ours vs emmett-postgresql
  *                       (and ours again with one append in 1,000 refused by PostgreSQL)
  *   http-suppressions   POST /suppressions over HTTP with autocannon, 64 connections, 20 s
+ *   http-floors         GET and POST /suppressions, 64 connections, beside bench/floor-server.ts (bare Fastify + pg):
+ *                       ours, the floor and the ratio, alternating rounds (BENCH_BASELINE: a build before, too)
  *   suppressions-list   GET /suppressions paging and search over 1,000,000 rows (seeded in SQL)
- *   rebuild             online rebuild of the suppressions read model from those events
+ *   rebuild             online rebuild of the suppressions read model from those events, beside COPY into an unindexed table
  *   template-render     render of a 100-block published template with props (cold and cached)
  *   templates-list      GET /templates lists and searches, 200 templates in each of 1,000 workspaces
  *   webhooks            10,000 events fanned out to 5 endpoints: deliveries/s, event-to-delivery latency
@@ -32,6 +34,7 @@ import { contentionBench } from './contention.ts';
 import { domainsBench } from './domains.ts';
 import { emailsAcceptBench } from './emails-accept.ts';
 import { eventstoreBench } from './eventstore.ts';
+import { httpFloorsBench } from './http-floors.ts';
 import { httpSuppressionsBench } from './http-suppressions.ts';
 import { rebuildBench } from './rebuild.ts';
 import { dropAllDatabases, emit, machine, note, round } from './support.ts';
@@ -47,6 +50,7 @@ import { inboundBench } from './inbound.ts';
 const ORDER = [
   'eventstore',
   'http-suppressions',
+  'http-floors',
   'suppressions-list',
   'rebuild',
   'template-render',
@@ -94,6 +98,8 @@ async function main(argv: string[]): Promise<number> {
         return eventstoreBench();
       case 'http-suppressions':
         return httpSuppressionsBench();
+      case 'http-floors':
+        return httpFloorsBench();
       case 'suppressions-list':
         seeded = await suppressionsListBench({ keep: selected.includes('rebuild') });
         return;

@@ -161,15 +161,25 @@ export interface BenchServer {
   close(): Promise<number>;
 }
 
-/** Starts the service in a child process (bench/server.ts) on `databaseUrl` with `workspaces` new workspaces. */
+/**
+ * Starts the service in a child process (bench/server.ts) on `databaseUrl` with `workspaces` new
+ * workspaces; `script` forks another server speaking the same messages instead (the floor,
+ * bench/floor-server.ts, or another checkout's bench/server.ts). With BENCH_PROFILE_DIR set, each
+ * server writes a CPU profile there when it exits (`node --cpu-prof`).
+ */
 export async function startServer(
   databaseUrl: string,
   workspaces = 0,
   options: SystemOptions = {},
+  script = fileURLToPath(new URL('./server.ts', import.meta.url)),
 ): Promise<BenchServer> {
   // The child inherits tsx's loader flags (process.execArgv); its stdout goes to our stderr.
   const args = [databaseUrl, String(workspaces), JSON.stringify(options)];
-  const child = fork(fileURLToPath(new URL('./server.ts', import.meta.url)), args, { stdio: ['ignore', 2, 2, 'ipc'] });
+  const profile = process.env.BENCH_PROFILE_DIR;
+  const child = fork(script, args, {
+    stdio: ['ignore', 2, 2, 'ipc'],
+    execArgv: [...process.execArgv, ...(profile ? ['--cpu-prof', `--cpu-prof-dir=${profile}`] : [])],
+  });
   const reply = <T extends ServerReply['type']>(type: T) =>
     new Promise<Extract<ServerReply, { type: T }>>((resolve, reject) => {
       const onMessage = (m: ServerReply) => {

@@ -1,5 +1,5 @@
 import pg from 'pg';
-import { Kysely, PostgresDialect } from 'kysely';
+import { Kysely, PostgresDialect, type PostgresPool, type PostgresPoolClient } from 'kysely';
 
 // int8 (bigint) columns hold global positions and counts, all far below 2^53.
 pg.types.setTypeParser(20, (value) => Number(value));
@@ -30,9 +30,64 @@ export function openPool(config: pg.PoolConfig): pg.Pool {
   return pool;
 }
 
+/** How many distinct statements a process prepares; any further ones are parsed on every run. */
+const PREPARED_STATEMENTS = 2000;
+
+/**
+ * Kysely's queries as named (prepared) statements: each connection parses and plans a statement
+ * the first time it runs it and only binds and executes it after that, which on the request path
+ * saves PostgreSQL a parse and a plan per query and Kysely's driver nothing. Only statements with
+ * parameters: without, pg uses the simple protocol, which is what lets a raw string carry several
+ * statements (DDL, `SET LOCAL`s). A name per distinct text, so one name never means two texts;
+ * the number of names is bounded because a connection keeps every statement it prepared. A plan
+ * follows a table swapped in under it (PostgreSQL re-plans on DDL and on a changed search_path);
+ * what it cannot follow is a `SELECT *` whose table now has other columns (a rebuild by a newer
+ * version of the code): that statement fails once, and its text gets a new name, parsed afresh.
+ */
+function preparing(pool: pg.Pool): PostgresPool {
+  const names = new Map<string, string>();
+  let made = 0;
+  const nameOf = (text: string): string | undefined => {
+    const name = names.get(text);
+    if (name !== undefined || names.size >= PREPARED_STATEMENTS) return name;
+    const next = `k${made++}`;
+    names.set(text, next);
+    return next;
+  };
+  const run = async (client: pg.PoolClient, name: string, text: string, values: unknown[]) => {
+    try {
+      return await client.query({ name, text, values });
+    } catch (error) {
+      // 0A000: "cached plan must not change result type".
+      if ((error as { code?: string }).code === '0A000' && names.get(text) === name) names.set(text, `k${made++}`);
+      throw error;
+    }
+  };
+  const wrapped = new WeakMap<pg.PoolClient, PostgresPoolClient>();
+  const wrap = (client: pg.PoolClient): PostgresPoolClient => ({
+    query: ((text: string | pg.Submittable, values?: unknown[]) => {
+      if (typeof text !== 'string') return client.query(text);
+      const name = values?.length ? nameOf(text) : undefined;
+      return name === undefined ? client.query(text, values) : run(client, name, text, values!);
+    }) as unknown as PostgresPoolClient['query'],
+    release: () => client.release(),
+  });
+  return {
+    connect: async () => {
+      const client = await pool.connect();
+      const known = wrapped.get(client);
+      if (known) return known;
+      const w = wrap(client);
+      wrapped.set(client, w);
+      return w;
+    },
+    end: () => pool.end(),
+  };
+}
+
 export function openDatabase(url: string, max = 20): Database {
   const pool = openPool({ connectionString: url, max });
-  const db = new Kysely<unknown>({ dialect: new PostgresDialect({ pool }) });
+  const db = new Kysely<unknown>({ dialect: new PostgresDialect({ pool: preparing(pool) }) });
   return {
     pool,
     db,

@@ -15,8 +15,17 @@ export const suppressionView = z.object({
   createdAt: z.string(),
 });
 
+/** Straight from the row: a page shapes a hundred of these, and a copy and a date parse each cost. */
 export function viewSuppression(row: SuppressionRow): z.infer<typeof suppressionView> {
-  return viewEntry({ ...row, suppressionId: row.id, createdAt: row.created_at.toISOString() });
+  return {
+    object: 'suppression',
+    id: row.id,
+    email: row.email,
+    reason: row.reason,
+    detail: row.detail,
+    removable: row.removable,
+    createdAt: row.created_at.toISOString(),
+  };
 }
 
 /** The view from the entry a command decided on, where the read model is not consulted. */

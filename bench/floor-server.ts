@@ -1,0 +1,135 @@
+/**
+ * The floor the HTTP benchmarks measure the service against: bare Fastify and pg, in a process of
+ * its own like bench/server.ts, making the round trips a request cannot do without and nothing
+ * else. Every request: the bearer token split and its secret hashed, then one statement that reads
+ * the key and counts the request in its minute (as the service's admission does, under identities
+ * of its own so it spends none of the service's allowance). Then
+ *   GET  /suppressions?limit=  one page of the workspace's suppressions, newest first;
+ *   POST /suppressions         one statement (one transaction, one commit) writing the event row
+ *                              and the read-model row, into copies of `es_events` and `suppressions`
+ *                              with the same keys and indexes.
+ * No validation, idempotency, request log, cursors or read-your-writes wait: a floor, not a service.
+ * Forked by bench/support.ts (startServer with this script), with the messages of bench/server.ts.
+ */
+import crypto from 'node:crypto';
+import Fastify from 'fastify';
+import pg from 'pg';
+
+import type { ServerReply, ServerRequest } from './server.ts';
+
+const send = (m: ServerReply) => process.send!(m);
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS floor_events (
+  position bigserial PRIMARY KEY,
+  stream_id text NOT NULL,
+  revision integer NOT NULL,
+  type text NOT NULL,
+  version integer NOT NULL,
+  data jsonb NOT NULL,
+  metadata jsonb NOT NULL,
+  recorded_at timestamptz NOT NULL DEFAULT now(),
+  UNIQUE (stream_id, revision)
+);
+CREATE TABLE IF NOT EXISTS floor_suppressions (LIKE suppressions INCLUDING ALL);`;
+
+const ADMIT = `
+WITH key AS (
+  SELECT id, workspace_id, scopes FROM api_keys
+  WHERE id = $1 AND secret_hash = $2 AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > now())
+), hit AS (
+  INSERT INTO rate_limit_windows (identity, window_start, count)
+  SELECT 'floor:' || coalesce((SELECT id FROM key), $3), $4, 1
+  ON CONFLICT (identity, window_start) DO UPDATE SET count = rate_limit_windows.count + 1
+  RETURNING count
+)
+SELECT hit.count, key.* FROM hit LEFT JOIN key ON true`;
+
+const PAGE = `
+SELECT id, email, reason, detail, removable, created_at FROM suppressions
+WHERE workspace_id = $1 ORDER BY created_at DESC, id DESC LIMIT $2`;
+
+const ADD = `
+WITH event AS (
+  INSERT INTO floor_events (stream_id, revision, type, version, data, metadata)
+  VALUES ('ws-' || $1 || '.suppression-' || $3, 0, 'SuppressionAdded', 1,
+          jsonb_build_object('suppressionId', $2::text, 'email', $3::text, 'reason', 'manual', 'detail', null,
+                             'removable', true, 'createdAt', $4::text),
+          jsonb_build_object('workspaceId', $1::text, 'requestId', $5::text))
+)
+INSERT INTO floor_suppressions (workspace_id, id, email, reason, detail, removable, created_at)
+VALUES ($1, $2::uuid, $3, 'manual', null, true, $4::timestamptz)`;
+
+async function main(): Promise<void> {
+  const [url] = process.argv.slice(2);
+  const openedAt = Date.now();
+  const cpu = process.cpuUsage();
+  const pool = new pg.Pool({ connectionString: url, max: 20 });
+  await pool.query(SCHEMA);
+  const app = Fastify();
+  const minute = () => Math.floor(Date.now() / 60_000) * 60_000;
+
+  const admit = async (authorization: string | undefined, ip: string) => {
+    // The service's tokens: wms_<mode>_<key id>_<secret>; the secret is stored as its SHA-256.
+    const [, keyId, secret] = /^Bearer wms_(?:live|test)_([0-9a-z]{24})_(\S{43})$/.exec(authorization ?? '') ?? [];
+    const { rows } = await pool.query({
+      name: 'floor-admit',
+      text: ADMIT,
+      values: [
+        keyId ?? null,
+        crypto
+          .createHash('sha256')
+          .update(secret ?? '')
+          .digest('hex'),
+        `ip:${ip}`,
+        minute(),
+      ],
+    });
+    return rows[0] as { count: number; id: string | null; workspace_id: string };
+  };
+
+  app.get<{ Querystring: { limit?: string } }>('/suppressions', async (request, reply) => {
+    const key = await admit(request.headers.authorization, request.ip);
+    if (key.id === null) return reply.code(401).send({ error: 'invalid_api_key' });
+    const limit = Math.min(100, Number(request.query.limit ?? 25));
+    const { rows } = await pool.query({ name: 'floor-page', text: PAGE, values: [key.workspace_id, limit + 1] });
+    const shown = rows.slice(0, limit);
+    return {
+      object: 'list',
+      data: shown.map((r) => ({ object: 'suppression', ...r })),
+      hasMore: rows.length > limit,
+      nextCursor: null,
+    };
+  });
+
+  app.post<{ Body: { email: string } }>('/suppressions', async (request, reply) => {
+    const key = await admit(request.headers.authorization, request.ip);
+    if (key.id === null) return reply.code(401).send({ error: 'invalid_api_key' });
+    const email = request.body.email.trim().toLowerCase();
+    const id = crypto.randomUUID();
+    const createdAt = new Date().toISOString();
+    await pool.query({ name: 'floor-add', text: ADD, values: [key.workspace_id, id, email, createdAt, request.id] });
+    reply.code(201);
+    return { object: 'suppression', id, email, reason: 'manual', detail: null, removable: true, createdAt };
+  });
+
+  await app.listen({ host: '127.0.0.1', port: 0 });
+  const address = app.server.address();
+  send({ type: 'ready', port: typeof address === 'object' && address ? address.port : 0, openedAt, workspaces: [] });
+  const cpuSeconds = () => {
+    const used = process.cpuUsage(cpu);
+    return (used.user + used.system) / 1e6;
+  };
+  process.on('message', async (m: ServerRequest) => {
+    if (m.type === 'cpu') return send({ type: 'cpu', cpuSeconds: cpuSeconds() });
+    await app.close();
+    await pool.end();
+    send({ type: 'closed', cpuSeconds: cpuSeconds() });
+    process.disconnect();
+  });
+}
+
+main().catch((error) => {
+  send({ type: 'failed', error: String(error?.stack ?? error) });
+  process.exit(1);
+});

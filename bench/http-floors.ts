@@ -1,0 +1,174 @@
+import { fileURLToPath } from 'node:url';
+import autocannon from 'autocannon';
+import pg from 'pg';
+import { createKeys, emit, freshDatabase, note, round, startServer, type BenchServer } from './support.ts';
+
+const CONNECTIONS = 64;
+const DURATION_S = 10;
+const WARMUP_S = 1;
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+/** BENCH_PATHS=get (or post) measures one path only. */
+const PATHS = (['get', 'post'] as const).filter((p) => (process.env.BENCH_PATHS ?? 'get,post').split(',').includes(p));
+/** 30 workspaces x 20 keys: at 600 requests a minute per key, 6,000 req/s before any key trips the limit. */
+const WORKSPACES = 30;
+const KEYS_PER_WORKSPACE = 20;
+const ROWS_PER_WORKSPACE = 1000;
+
+type Path = 'get' | 'post';
+
+interface Target {
+  name: string;
+  server: BenchServer;
+  keys: string[];
+}
+
+/**
+ * The shared request path against its floor, in one run: GET /suppressions?limit=25 and POST
+ * /suppressions (a new address each) with autocannon at 64 connections, round-robin over 600 keys,
+ * on the service (its own process) and on bench/floor-server.ts (bare Fastify + pg doing the
+ * round trips the path cannot do without), alternating, ROUNDS times (BENCH_ROUNDS, 3 by
+ * default) so that the load of the shared machine falls on both alike; BENCH_PATHS=get or post
+ * takes one path only. With BENCH_BASELINE set to
+ * another checkout of this repository (its node_modules in place), its bench/server.ts runs in the
+ * same rotation on a database of its own: a change measured against the build before it.
+ */
+export async function httpFloorsBench(): Promise<void> {
+  const databases = [await freshDatabase('floors')];
+  const targets: Target[] = [];
+  try {
+    const ours = await prepare('ours', databases[0]!.url);
+    targets.push(ours);
+    targets.push({
+      name: 'floor',
+      server: await startServer(databases[0]!.url, 0, {}, fileURLToPath(new URL('./floor-server.ts', import.meta.url))),
+      keys: ours.keys,
+    });
+    const baseline = process.env.BENCH_BASELINE;
+    if (baseline) {
+      databases.push(await freshDatabase('floors_base'));
+      targets.push(await prepare('baseline', databases[1]!.url, `${baseline}/bench/server.ts`));
+    }
+
+    const figures = new Map<string, { reqPerSec: number; p99Ms: number }[]>();
+    for (let r = 1; r <= ROUNDS; r++) {
+      for (const path of PATHS) {
+        for (const target of targets) {
+          await load(target, path, 16, WARMUP_S);
+          const cpuBefore = await target.server.cpuSeconds();
+          const result = await load(target, path, CONNECTIONS, DURATION_S);
+          const cpu = (await target.server.cpuSeconds()) - cpuBefore;
+          const figure = {
+            reqPerSec: round(result.requests.total / result.duration),
+            p50Ms: result.latency.p50,
+            p99Ms: result.latency.p99,
+          };
+          const key = `${path}:${target.name}`;
+          figures.set(key, [...(figures.get(key) ?? []), figure]);
+          await emit({
+            bench: `http.floors.${path}`,
+            server: target.name,
+            round: r,
+            ...figure,
+            non2xx: result.non2xx,
+            statusCodes: Object.fromEntries(
+              Object.entries(result.statusCodeStats ?? {}).map(([code, s]) => [code, s.count ?? 0]),
+            ),
+            errors: result.errors,
+            timeouts: result.timeouts,
+            serverCpuMsPerRequest: round((cpu * 1000) / result.requests.total, 3),
+            connections: CONNECTIONS,
+            durationSec: result.duration,
+          });
+        }
+      }
+    }
+    for (const path of PATHS) {
+      const floor = figures.get(`${path}:floor`)!;
+      for (const name of targets.map((t) => t.name).filter((n) => n !== 'floor')) {
+        const runs = figures.get(`${path}:${name}`)!;
+        await emit({
+          bench: `http.floors.${path}.ratio`,
+          server: name,
+          reqPerSec: runs.map((f) => f.reqPerSec),
+          p99Ms: runs.map((f) => f.p99Ms),
+          floorReqPerSec: floor.map((f) => f.reqPerSec),
+          floorP99Ms: floor.map((f) => f.p99Ms),
+          // Each round's ratio: the two ran back to back, at the same load.
+          ratio: runs.map((f, i) => round(f.reqPerSec / floor[i]!.reqPerSec, 2)),
+          p99Ratio: runs.map((f, i) => round(f.p99Ms / floor[i]!.p99Ms, 2)),
+          path: path === 'get' ? 'GET /suppressions?limit=25' : 'POST /suppressions, a new address each',
+          target: path === 'get' ? '>= 0.8 x floor req/s, p99 <= 1.25 x floor' : '>= 1.0 x floor req/s, p99 <= floor',
+        });
+      }
+    }
+  } finally {
+    for (const t of targets) await t.server.close().catch(() => NaN);
+    for (const d of databases) await d.drop();
+  }
+}
+
+/** A server with its workspaces, 20 keys each and ROWS_PER_WORKSPACE suppressions (put in the read model with SQL). */
+async function prepare(name: string, url: string, script?: string): Promise<Target> {
+  const server = await startServer(url, WORKSPACES, {}, script);
+  const keys: string[] = [];
+  for (const ws of server.workspaces) {
+    keys.push(
+      ws.apiKey,
+      ...(await createKeys(server.baseUrl, ws.apiKey, KEYS_PER_WORKSPACE - 1, ['settings:read', 'settings:write'])),
+    );
+  }
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    await client.query(
+      `INSERT INTO suppressions (workspace_id, id, email, reason, detail, removable, created_at)
+       SELECT w, gen_random_uuid(), format('seed%s@example%s.test', n, n % 50), 'manual', null, true,
+              timestamptz '2025-01-01' + n * interval '1 second'
+       FROM unnest($1::text[]) AS w, generate_series(1, $2::int) AS n`,
+      [server.workspaces.map((w) => w.workspaceId), ROWS_PER_WORKSPACE],
+    );
+    await client.query('ANALYZE suppressions');
+  } finally {
+    await client.end();
+  }
+  note(`http-floors: ${name} ready, ${keys.length} keys, ${ROWS_PER_WORKSPACE} suppressions per workspace`);
+  return { name, server, keys };
+}
+
+let sent = 0;
+
+function load(target: Target, path: Path, connections: number, duration: number) {
+  const { keys } = target;
+  return autocannon({
+    url: target.server.baseUrl,
+    connections,
+    duration,
+    requests: [
+      path === 'get'
+        ? {
+            method: 'GET',
+            path: '/suppressions?limit=25',
+            setupRequest: (request) => ({
+              ...request,
+              headers: { ...request.headers, authorization: `Bearer ${keys[sent++ % keys.length]}` },
+            }),
+          }
+        : {
+            method: 'POST',
+            path: '/suppressions',
+            setupRequest: (request) => {
+              const n = sent++;
+              return {
+                ...request,
+                headers: {
+                  ...request.headers,
+                  authorization: `Bearer ${keys[n % keys.length]}`,
+                  'content-type': 'application/json',
+                },
+                body: JSON.stringify({ email: `${target.name}-${n}@bench${n % 50}.example.com` }),
+              };
+            },
+          },
+    ],
+  });
+}
