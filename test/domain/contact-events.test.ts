@@ -198,11 +198,11 @@ t.test('steps compile to one program counter; filters', async (t) => {
   t.same(program, [
     { op: 'wait', minutes: 1 },
     { op: 'branch', ifEvent: 'c', withinMinutes: null, elseAt: 4 },
-    { op: 'send', template: 'a', subject: null, data: {} },
+    { op: 'send', template: 'a', from: null, subject: null, data: {} },
     { op: 'jump', to: 6 },
-    { op: 'send', template: 'b', subject: null, data: {} },
+    { op: 'send', template: 'b', from: null, subject: null, data: {} },
     { op: 'wait_for_event', name: 'e', timeoutMinutes: 5 },
-    { op: 'send', template: 'z', subject: null, data: {} },
+    { op: 'send', template: 'z', from: null, subject: null, data: {} },
   ]);
   const p = { plan: 'pro', n: 3, email: 'x@example.com', nil: null };
   t.ok(
