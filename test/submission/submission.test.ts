@@ -60,15 +60,15 @@ t.test('SMTP submission with nodemailer as the mail client', async (t) => {
   t.test('a good login sends over STARTTLS: bcc kept out of the headers, the email listed', async (t) => {
     const info = await client({ requireTLS: true }).sendMail({
       from: 'Jane <A@example.com>',
-      to: 'Ann <ann@outside.test>',
-      cc: 'bob@outside.test',
-      bcc: 'secret@outside.test',
+      to: 'Ann <ann@example.org>',
+      cc: 'bob@example.org',
+      bcc: 'secret@example.org',
       subject: 'From my mail client',
       text: 'Hello there',
       html: '<p>Hello <b>there</b></p>',
       attachments: [{ filename: 'notes.txt', content: 'the notes' }],
     });
-    t.same(info.accepted.sort(), ['ann@outside.test', 'bob@outside.test', 'secret@outside.test']);
+    t.same(info.accepted.sort(), ['ann@example.org', 'bob@example.org', 'secret@example.org']);
     const id = /queued as (em_[0-9a-f]{24})/.exec(info.response)?.[1];
     t.ok(id, `the reply names the email: ${info.response}`);
     const read = (await h.request(ws.apiKey, 'GET', `/emails/${id}`)).json();
@@ -79,9 +79,9 @@ t.test('SMTP submission with nodemailer as the mail client', async (t) => {
       from: { address: 'a@example.com', name: 'Jane' },
       subject: 'From my mail client',
       recipients: [
-        { email: 'ann@outside.test', kind: 'to', status: 'queued' },
-        { email: 'bob@outside.test', kind: 'cc', status: 'queued' },
-        { email: 'secret@outside.test', kind: 'bcc', status: 'queued' },
+        { email: 'ann@example.org', kind: 'to', status: 'queued' },
+        { email: 'bob@example.org', kind: 'cc', status: 'queued' },
+        { email: 'secret@example.org', kind: 'bcc', status: 'queued' },
       ],
     });
     t.ok(
@@ -91,7 +91,7 @@ t.test('SMTP submission with nodemailer as the mail client', async (t) => {
     const stored = await storedMessage(h, id!, ws.workspaceId);
     t.notOk(stored.headers.has('bcc'), 'no Bcc header');
     t.notOk(
-      stored.headerLines.some((l) => l.line.includes('secret@outside.test')),
+      stored.headerLines.some((l) => l.line.includes('secret@example.org')),
       'the bcc nowhere in the headers',
     );
     t.equal(stored.text?.trim(), 'Hello there');
@@ -114,7 +114,7 @@ t.test('SMTP submission with nodemailer as the mail client', async (t) => {
     t.same(
       await refusal(
         client().sendMail({
-          envelope: { from: 'b@example.com', to: ['ann@outside.test'] },
+          envelope: { from: 'b@example.com', to: ['ann@example.org'] },
           from: 'b@example.com',
           subject: 'x',
           text: 'x',
@@ -126,7 +126,7 @@ t.test('SMTP submission with nodemailer as the mail client', async (t) => {
     t.same(
       await refusal(
         client().sendMail({
-          envelope: { from: 'a@example.com', to: ['ann@outside.test'] },
+          envelope: { from: 'a@example.com', to: ['ann@example.org'] },
           from: 'b@example.com',
           subject: 'x',
           text: 'x',
@@ -137,14 +137,14 @@ t.test('SMTP submission with nodemailer as the mail client', async (t) => {
     );
     const message = (bytes: number) => ({
       from: 'a@example.com',
-      to: 'ann@outside.test',
+      to: 'ann@example.org',
       subject: 'Big',
       // Short lines, so the body goes as it is (7bit), not encoded larger.
       text: `${'x'.repeat(75)}\n`.repeat(Math.ceil(bytes / 76)),
     });
     t.same(await refusal(client().sendMail(message(LIMIT + 1024))), [552, undefined], 'past the size limit');
     t.same(
-      await refusal(client().sendMail({ from: 'a@example.com', to: 'ann@outside.test', text: 'no subject' })),
+      await refusal(client().sendMail({ from: 'a@example.com', to: 'ann@example.org', text: 'no subject' })),
       [554, '5.6.0'],
       'what the API refuses as invalid is refused for the message',
     );
@@ -161,7 +161,7 @@ t.test('SMTP submission with nodemailer as the mail client', async (t) => {
         .password as string;
     const bee = await client({ auth: { user: 'Bee.Work', pass: await passwordOf(b.id) } }).sendMail({
       from: 'b@example.com',
-      to: 'ann@outside.test',
+      to: 'ann@example.org',
       subject: 'as bee',
       text: 'x',
     });
@@ -171,7 +171,7 @@ t.test('SMTP submission with nodemailer as the mail client', async (t) => {
       await refusal(
         client({ auth: { user: 'off@example.com', pass: offPassword } }).sendMail({
           from: 'off@example.com',
-          to: 'ann@outside.test',
+          to: 'ann@example.org',
           subject: 'x',
           text: 'x',
         }),
@@ -184,7 +184,7 @@ t.test('SMTP submission with nodemailer as the mail client', async (t) => {
   t.test('loopback may log in without STARTTLS (development, a local webmail)', async (t) => {
     const plain = await client({ ignoreTLS: true }).sendMail({
       from: 'a@example.com',
-      to: 'ann@outside.test',
+      to: 'ann@example.org',
       subject: 'over loopback',
       text: 'x',
     });
@@ -201,7 +201,7 @@ t.test('SMTP submission with nodemailer as the mail client', async (t) => {
       t.same(await refusal(there({ ignoreTLS: true }).verify()), [538, '5.7.11'], 'no STARTTLS, no AUTH');
       const secured = await there({ requireTLS: true }).sendMail({
         from: 'a@example.com',
-        to: 'ann@outside.test',
+        to: 'ann@example.org',
         subject: 'over TLS',
         text: 'x',
       });
@@ -211,7 +211,7 @@ t.test('SMTP submission with nodemailer as the mail client', async (t) => {
 
   t.test('the monthly allowance: past it 452, a temporary refusal', async (t) => {
     const send = () =>
-      client().sendMail({ from: 'a@example.com', to: 'ann@outside.test', subject: 'again', text: 'x' });
+      client().sendMail({ from: 'a@example.com', to: 'ann@example.org', subject: 'again', text: 'x' });
     while ((await emails()).length < ALLOWANCE) await send();
     t.same(await refusal(send()), [452, '4.2.2']);
     t.equal((await emails()).length, ALLOWANCE);
