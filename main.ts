@@ -17,6 +17,7 @@ const system = await openSystem(database.url, {
   mailHosts: config.mailHosts,
   forwardConsent: { from: config.mailFrom, publicUrl: config.publicUrl },
   blobS3Url: config.blobS3Url,
+  publicUrl: config.publicUrl,
   sending: { monthlyAllowance: config.sendMonthlyAllowance },
 });
 const app = await serve(system, { logger: { level: config.logLevel } });

@@ -15,6 +15,7 @@ import { roleEvents } from './roles/events.ts';
 import { signatureEvents } from './signatures/events.ts';
 import { EventRegistry, type EventOf } from './shared/events.ts';
 import { suppressionEvents } from './suppressions/events.ts';
+import { unsubscribeEvents } from './unsubscribes/events.ts';
 import { templateNameEvents } from './template-names/events.ts';
 import { templateEvents } from './templates/events.ts';
 import { webhookEvents } from './webhooks/events.ts';
@@ -31,6 +32,7 @@ const definitions = [
   ...addressConsentEvents,
   ...signatureEvents,
   ...suppressionEvents,
+  ...unsubscribeEvents,
   ...templateNameEvents,
   ...templateEvents,
   ...webhookEvents,

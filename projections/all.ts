@@ -9,6 +9,7 @@ import type { Projector } from './projector.ts';
 import { rolesProjector } from './roles/projector.ts';
 import { signaturesProjector } from './signatures/projector.ts';
 import { suppressionsProjector } from './suppressions/projector.ts';
+import { unsubscribesProjector } from './unsubscribes/projector.ts';
 import { templatesProjector } from './templates/projector.ts';
 import { webhookEndpointsProjector } from './webhooks/projector.ts';
 import { workspacesProjector } from './workspaces/projector.ts';
@@ -21,6 +22,7 @@ export const projectors: readonly Projector[] = [
   addressesProjector,
   signaturesProjector,
   suppressionsProjector,
+  unsubscribesProjector,
   templatesProjector,
   webhookEndpointsProjector,
   contactsProjector,

@@ -65,6 +65,7 @@ const TABLE = {
   role_immutable: [409, 'The owner role cannot be edited.'],
   role_undeletable: [409, 'The owner role cannot be deleted.'],
   suppression_not_removable: [409, 'A hard bounce is permanent and cannot be removed.'],
+  unsubscribe_not_removable: [409, 'The recipient unsubscribed themselves; only they can rejoin.'],
   contact_exists: [409, 'The address is in the contact book already.'],
   builtin_audience: [
     409,

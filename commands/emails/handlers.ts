@@ -25,6 +25,7 @@ import { signatureOwnerOfCatchAll } from '../../domain/signatures/events.ts';
 import { sendableVersion } from '../../domain/templates/decide.ts';
 import type { BlobStore } from '../../infra/blobs/port.ts';
 import { touchContact } from '../contacts/handlers.ts';
+import type { UnsubscribeLinks } from '../unsubscribes/links.ts';
 import { execute, loadState, type Actor, type CommandContext } from '../execute.ts';
 import { newId } from '../ids.ts';
 import { renderVersion, type RenderableVersion, type TemplateRenderer } from '../templates/render.ts';
@@ -58,9 +59,14 @@ export interface SendLookups {
   /**
    * Of the addresses given (lower-case), in the partition: the suppressed ones with their
    * suppression's reason, and those that are contacts (whose `lastSeenAt` a send moves). One
-   * round trip for both: a batch of sends makes one per message.
+   * round trip for both: a batch of sends makes one per message. On the broadcast lane, an
+   * address unsubscribed from everything is suppressed with the reason `unsubscribe`.
    */
-  recipients(partition: string, emails: string[]): Promise<{ suppressed: Map<string, string>; contacts: Set<string> }>;
+  recipients(
+    partition: string,
+    emails: string[],
+    broadcast: boolean,
+  ): Promise<{ suppressed: Map<string, string>; contacts: Set<string> }>;
   /** By `tpl_` id or slug. */
   template(
     workspaceId: string,
@@ -90,6 +96,8 @@ export interface MessageToCompose {
   headers?: Record<string, string>;
   inReplyTo?: string;
   references?: string[];
+  /** RFC 8058 one-click unsubscribe: the https link (the composer adds both headers). */
+  listUnsubscribe?: { url: string };
 }
 
 /** What sending needs besides the event store: built once in system.ts, shared by every way of sending. */
@@ -100,6 +108,8 @@ export interface SendingPorts {
   compose(message: MessageToCompose): Promise<{ raw: Buffer }>;
   /** Live messages a workspace may send per calendar month (UTC); `SEND_MONTHLY_ALLOWANCE`. */
   monthlyAllowance: number;
+  /** The signed unsubscribe links of broadcast-lane mail (commands/unsubscribes/links.ts). */
+  unsubscribeLinks: Pick<UnsubscribeLinks, 'url'>;
 }
 
 export interface SendContext {
@@ -220,9 +230,11 @@ export async function sendEmail(ctx: SendContext, sender: Sender, input: SendInp
     if (state.accepted) return { email: await acceptedOf(ctx, stream, state), replayed: true };
   }
 
+  const lane = streamOf(sender.source);
   const { suppressed, contacts } = await sending.lookups.recipients(
     partition,
     [...recipients.to, ...recipients.cc, ...recipients.bcc].map((r) => r.email.toLowerCase()),
+    lane === 'broadcast',
   );
   const accepted: AcceptedRecipient[] = (['to', 'cc', 'bcc'] as const).flatMap((kind) =>
     recipients[kind].map((r) => {
@@ -234,6 +246,12 @@ export async function sendEmail(ctx: SendContext, sender: Sender, input: SendInp
   const messageId = `${randomUUID()}@${from.domain}`;
   const box = (m: Mailbox) => (m.name ? { address: m.email, name: m.name } : { address: m.email });
   const signed = withSignature(content, signature?.html ?? null);
+  // A link names one recipient: a message to several would let each unsubscribe the one named.
+  const only = accepted.length === 1 ? accepted[0]! : null;
+  const listUnsubscribe =
+    lane === 'broadcast' && only
+      ? { url: await sending.unsubscribeLinks.url({ partition, email: only.email, audienceId: null }) }
+      : undefined;
   const { raw } = await sending.compose({
     messageId: `<${messageId}>`,
     date: now,
@@ -249,10 +267,10 @@ export async function sendEmail(ctx: SendContext, sender: Sender, input: SendInp
     headers,
     ...(inReplyTo !== null ? { inReplyTo: `<${inReplyTo}>` } : {}),
     references: [...new Set([...references, ...(inReplyTo !== null ? [inReplyTo] : [])])].map((r) => `<${r}>`),
+    ...(listUnsubscribe ? { listUnsubscribe } : {}),
   });
   const blob = await sending.blobs.put(raw);
 
-  const lane = streamOf(sender.source);
   // Test mail never leaves the machine, and a message with nobody to send to sends nothing: neither counts.
   if (sender.mode === 'live' && accepted.some((r) => r.status === 'queued'))
     await reserveSend(ctx.commands, workspaceId, sending.monthlyAllowance, at);

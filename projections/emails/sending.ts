@@ -36,9 +36,14 @@ export function sendingLookups(db: Db) {
         ORDER BY array_position(${owners}::text[], owner) LIMIT 1`.execute(db);
       return rows[0];
     },
-    async recipients(partition: string, emails: string[]) {
+    async recipients(partition: string, emails: string[], broadcast: boolean) {
+      // On the broadcast lane an address unsubscribed from everything is suppressed too (reason `unsubscribe`).
       const { rows } = await sql<{ email: string; reason: string | null; contact: boolean }>`SELECT e.email,
-          (SELECT s.reason FROM suppressions s WHERE s.workspace_id = ${partition} AND s.email = e.email LIMIT 1) AS reason,
+          COALESCE(
+            (SELECT s.reason FROM suppressions s WHERE s.workspace_id = ${partition} AND s.email = e.email LIMIT 1),
+            CASE WHEN ${broadcast} AND EXISTS (SELECT 1 FROM unsubscribes u WHERE u.workspace_id = ${partition}
+              AND u.email = e.email AND u.audience_id IS NULL) THEN 'unsubscribe' END
+          ) AS reason,
           EXISTS (SELECT 1 FROM contacts c WHERE c.workspace_id = ${partition} AND c.email = e.email) AS contact
         FROM unnest(${emails}::text[]) AS e(email)`.execute(db);
       return {
