@@ -109,7 +109,7 @@ export interface SendingPorts {
   /** Live messages a workspace may send per calendar month (UTC); `SEND_MONTHLY_ALLOWANCE`. */
   monthlyAllowance: number;
   /** The signed unsubscribe links of broadcast-lane mail (commands/unsubscribes/links.ts). */
-  unsubscribeLinks: Pick<UnsubscribeLinks, 'url'>;
+  unsubscribeLinks: UnsubscribeLinks;
 }
 
 export interface SendContext {
