@@ -35,7 +35,7 @@ export function registerUnsubscribePages(app: FastifyInstance, deps: ApiDeps): v
     );
   };
 
-  const preferences = async (reply: FastifyReply, link: UnsubscribeLink, notice: string) => {
+  const preferences = async (reply: FastifyReply, link: UnsubscribeLink, notice: string, status = 200) => {
     const [audiences, left] = await Promise.all([
       allAudiences(deps.db, link.partition),
       unsubscribesOf(deps.db, link.partition, link.email),
@@ -59,7 +59,7 @@ export function registerUnsubscribePages(app: FastifyInstance, deps: ApiDeps): v
             .join('')}</ul>`;
     return page(
       reply,
-      200,
+      status,
       'Email preferences',
       `${notice ? `<p role="status">${escapeHtml(notice)}</p>` : ''}<p>For <strong>${escapeHtml(link.email)}</strong>.</p>${everything}${lists}`,
     );
@@ -92,7 +92,7 @@ export function registerUnsubscribePages(app: FastifyInstance, deps: ApiDeps): v
         }
         const form = (typeof request.body === 'object' && request.body ? request.body : {}) as Record<string, string>;
         const { action, audience } = form;
-        if ((action !== 'leave' && action !== 'rejoin') || !audience) return preferences(reply.code(400), link, '');
+        if ((action !== 'leave' && action !== 'rejoin') || !audience) return preferences(reply, link, '', 400);
         let audienceId: string | null = null;
         if (audience !== 'all') {
           const listed = (await allAudiences(deps.db, link.partition)).find(
