@@ -1,8 +1,9 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
+import { addToAudience, removeFromAudience } from '../../commands/contacts/handlers.ts';
 import { recipientActor, rejoin, unsubscribe } from '../../commands/unsubscribes/handlers.ts';
 import type { UnsubscribeLink } from '../../commands/unsubscribes/links.ts';
 import type { UnsubscribeSource } from '../../domain/unsubscribes/events.ts';
-import { allAudiences, findContactByEmail } from '../../projections/contacts/queries.ts';
+import { allAudiences, findAudience, findContactByEmail } from '../../projections/contacts/queries.ts';
 import { unsubscribesOf } from '../../projections/unsubscribes/queries.ts';
 import type { ApiDeps } from '../deps.ts';
 import { escapeHtml, page } from './html.ts';
@@ -25,6 +26,26 @@ function isOneClick(body: unknown): boolean {
 export function registerUnsubscribePages(app: FastifyInstance, deps: ApiDeps): void {
   const links = deps.sending.unsubscribeLinks;
 
+  /**
+   * Leaving an audience also takes the contact out of it, and rejoining puts it back, so the
+   * audience and its growth figures agree with the page. The default audience holds every contact
+   * and stays; an address that is no contact has no membership.
+   */
+  const membership = async (link: UnsubscribeLink, audienceId: string | null, action: 'leave' | 'rejoin') => {
+    if (audienceId === null) return;
+    const [contact, audience] = await Promise.all([
+      findContactByEmail(deps.db, link.partition, link.email),
+      findAudience(deps.db, link.partition, audienceId),
+    ]);
+    if (!contact || !audience || audience.builtin !== null) return;
+    await (action === 'leave' ? removeFromAudience : addToAudience)(
+      deps.commands,
+      recipientActor(link.partition),
+      { email: link.email, audienceId },
+      new Date().toISOString(),
+    );
+  };
+
   const record = async (link: UnsubscribeLink, audienceId: string | null, source: UnsubscribeSource) => {
     const contact = await findContactByEmail(deps.db, link.partition, link.email);
     await unsubscribe(
@@ -33,6 +54,7 @@ export function registerUnsubscribePages(app: FastifyInstance, deps: ApiDeps): v
       { email: link.email, contactId: contact?.id ?? null, audienceId, source },
       new Date().toISOString(),
     );
+    await membership(link, audienceId, 'leave');
   };
 
   const preferences = async (reply: FastifyReply, link: UnsubscribeLink, notice: string, status = 200) => {
@@ -102,13 +124,15 @@ export function registerUnsubscribePages(app: FastifyInstance, deps: ApiDeps): v
           audienceId = listed.id;
         }
         if (action === 'leave') await record(link, audienceId, 'preferences');
-        else
+        else {
           await rejoin(
             deps.commands,
             recipientActor(link.partition),
             { email: link.email, audienceId },
             new Date().toISOString(),
           );
+          await membership(link, audienceId, 'rejoin');
+        }
         return preferences(reply, link, action === 'leave' ? 'You are unsubscribed.' : 'You are subscribed again.');
       },
     );

@@ -7,7 +7,7 @@ const ONE_CLICK = 'List-Unsubscribe=One-Click';
 const FORM = { 'content-type': 'application/x-www-form-urlencoded' };
 
 t.test('unsubscribes', async (t) => {
-  const { h, setUp } = await startSendingApp(t, { automations: { minuteMs: 100, pollMs: 20 } });
+  const { h, setUp, keyWith } = await startSendingApp(t, { automations: { minuteMs: 100, pollMs: 20 } });
   const { ws } = await setUp('example.com');
   const other = await setUp('example.net');
   const pub = (method: 'GET' | 'POST', token: string, payload?: string, headers: Record<string, string> = FORM) =>
@@ -135,6 +135,13 @@ t.test('unsubscribes', async (t) => {
       email: 'di@example.org',
       audienceId: null,
     });
+    const contact = await h.request(ws.apiKey, 'POST', '/contacts', {
+      email: 'di@example.org',
+      audienceIds: [shown.id],
+    });
+    t.equal(contact.statusCode, 201, contact.body);
+    const audiencesOfDi = async () =>
+      (await h.request(ws.apiKey, 'GET', '/contacts/di@example.org')).json().audienceIds as string[];
     const page = await pub('GET', token);
     t.match(page.body, 'Leave Weekly');
     t.notMatch(page.body, 'Internal');
@@ -146,12 +153,29 @@ t.test('unsubscribes', async (t) => {
     t.equal(left.statusCode, 200);
     t.match(left.body, 'Rejoin Weekly');
     t.match((await list(ws.apiKey, '?email=di@example.org')).data, [
-      { audienceId: shown.id, source: 'preferences', contactId: null },
+      { audienceId: shown.id, source: 'preferences', contactId: contact.json().id },
     ]);
+    t.notOk((await audiencesOfDi()).includes(shown.id), 'leaving takes the contact out of the audience');
     t.match((await post(shown.id, 'rejoin')).body, 'Leave Weekly');
     t.same((await list(ws.apiKey, '?email=di@example.org')).data, []);
+    t.ok((await audiencesOfDi()).includes(shown.id), 'rejoining puts it back');
     t.match((await post('all', 'leave')).body, 'Subscribe again');
     t.match((await list(ws.apiKey, '?audienceId=all&source=preferences')).data, [{ email: 'di@example.org' }]);
+  });
+
+  await t.test('one-click as multipart; a test-mode link acts on test data only', async (t) => {
+    const token = await h.system.sending.unsubscribeLinks.token({
+      partition: `${ws.workspaceId}.test`,
+      email: 'fi@example.org',
+      audienceId: null,
+    });
+    const boundary = 'xYzZY';
+    const body = `--${boundary}\r\nContent-Disposition: form-data; name="List-Unsubscribe"\r\n\r\nOne-Click\r\n--${boundary}--\r\n`;
+    const click = await pub('POST', token, body, { 'content-type': `multipart/form-data; boundary=${boundary}` });
+    t.equal(click.statusCode, 200, click.body);
+    t.same((await list(ws.apiKey, '?email=fi@example.org')).data, [], 'live data untouched');
+    const testKey = await keyWith(ws, { scopes: ['settings:read'], mode: 'test' });
+    t.match((await list(testKey, '?email=fi@example.org')).data, [{ source: 'one-click', audienceId: null }]);
   });
 
   await t.test('recorded through the API: removable; paging with rows added between pages', async (t) => {
