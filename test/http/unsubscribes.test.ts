@@ -1,13 +1,16 @@
 import t from 'tap';
 import { sendEmail } from '../../commands/emails/handlers.ts';
-import { eventually } from '../support/receiver.ts';
+import { eventually, startReceiver } from '../support/receiver.ts';
 import { startSendingApp, storedMessage } from '../support/emails.ts';
 
 const ONE_CLICK = 'List-Unsubscribe=One-Click';
 const FORM = { 'content-type': 'application/x-www-form-urlencoded' };
 
 t.test('unsubscribes', async (t) => {
-  const { h, setUp, keyWith } = await startSendingApp(t, { automations: { minuteMs: 100, pollMs: 20 } });
+  const { h, setUp, keyWith } = await startSendingApp(t, {
+    automations: { minuteMs: 100, pollMs: 20 },
+    webhooks: { allowPrivate: true, retryScheduleMs: [50, 50, 50], timeoutMs: 2_000, pollMs: 20 },
+  });
   const { ws } = await setUp('example.com');
   const other = await setUp('example.net');
   const pub = (method: 'GET' | 'POST', token: string, payload?: string, headers: Record<string, string> = FORM) =>
@@ -82,6 +85,12 @@ t.test('unsubscribes', async (t) => {
       t.equal((await pub('GET', bad)).statusCode, 404, bad);
     }
 
+    const receiver = await startReceiver(t);
+    const hook = await h.request(ws.apiKey, 'POST', '/webhooks', {
+      url: `${receiver.url}/hook`,
+      eventTypes: ['contact.unsubscribed'],
+    });
+    t.equal(hook.statusCode, 201, hook.body);
     const click = await pub('POST', token, ONE_CLICK);
     t.equal(click.statusCode, 200);
     t.equal(click.body, '');
@@ -97,6 +106,18 @@ t.test('unsubscribes', async (t) => {
       audienceId: null,
       source: 'one-click',
       removable: false,
+    });
+
+    const delivered = await eventually(async () => receiver.received.find((r) => r.path === '/hook'));
+    t.match(JSON.parse(delivered.body), {
+      type: 'contact.unsubscribed',
+      data: {
+        id: entry.id,
+        email: 'cy@example.org',
+        contactId: entry.contactId,
+        audienceId: null,
+        source: 'one-click',
+      },
     });
 
     const removal = await h.request(ws.apiKey, 'DELETE', `/suppressions/unsubscribes/${entry.id}`);
