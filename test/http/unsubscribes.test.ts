@@ -236,5 +236,16 @@ t.test('unsubscribes', async (t) => {
     );
     t.equal(second.hasMore, false);
     t.same((await list(ws.apiKey, '?source=api')).data, [], 'the other workspace’s rows stay its own');
+    t.equal((await h.request(other.ws.apiKey, 'GET', '/suppressions/unsubscribes?limit=100')).statusCode, 200);
+    t.equal((await h.request(other.ws.apiKey, 'GET', '/suppressions/unsubscribes?limit=101')).statusCode, 422);
+    t.equal((await h.request(other.ws.apiKey, 'GET', '/suppressions/unsubscribes?sort=new')).statusCode, 422);
+    const narrowed = await keyWith(other.ws, {
+      scopes: ['settings:write', 'settings:read'],
+      domainAllowlist: ['example.net'],
+    });
+    const refused = await h.request(narrowed, 'POST', '/suppressions/unsubscribes', { email: 'p9@example.org' });
+    t.equal(refused.statusCode, 422);
+    t.equal(refused.json().error.code, 'capability_unsupported');
+    t.equal((await list(narrowed)).data.length, 4, 'narrowed keys read the list');
   });
 });
