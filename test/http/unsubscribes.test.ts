@@ -199,6 +199,27 @@ t.test('unsubscribes', async (t) => {
     t.match((await list(testKey, '?email=fi@example.org')).data, [{ source: 'one-click', audienceId: null }]);
   });
 
+  await t.test('an audience-scoped link: one click leaves that audience only', async (t) => {
+    const monthly = (await h.request(ws.apiKey, 'POST', '/audiences', { name: 'Monthly' })).json();
+    t.equal(
+      (await h.request(ws.apiKey, 'POST', '/contacts', { email: 'gi@example.org', audienceIds: [monthly.id] }))
+        .statusCode,
+      201,
+    );
+    const token = await h.system.sending.unsubscribeLinks.token({
+      partition: ws.workspaceId,
+      email: 'gi@example.org',
+      audienceId: monthly.id,
+    });
+    t.equal((await pub('POST', token, ONE_CLICK)).statusCode, 200);
+    t.match((await list(ws.apiKey, '?email=gi@example.org')).data, [{ audienceId: monthly.id, source: 'one-click' }]);
+    t.same((await list(ws.apiKey, `?audienceId=${monthly.id}`)).data.length, 1);
+    const gi = (await h.request(ws.apiKey, 'GET', '/contacts/gi@example.org')).json();
+    t.notOk(gi.audienceIds.includes(monthly.id), 'the contact left the audience');
+    const still = await broadcastSend(ws.workspaceId, 'gi@example.org');
+    t.match(still.email.recipients, [{ status: 'queued' }], 'leaving one audience is not leaving everything');
+  });
+
   await t.test('recorded through the API: removable; paging with rows added between pages', async (t) => {
     const created = await h.request(ws.apiKey, 'POST', '/suppressions/unsubscribes', { email: ' Ed@Example.org ' });
     t.equal(created.statusCode, 201, created.body);
