@@ -19,6 +19,7 @@ const system = await openSystem(database.url, {
   forwardConsent: { from: config.mailFrom, publicUrl: config.publicUrl },
   blobS3Url: config.blobS3Url,
   outbound: config.outbound,
+  publicUrl: config.publicUrl,
   sending: { monthlyAllowance: config.sendMonthlyAllowance },
 });
 const app = await serve(system, { logger: { level: config.logLevel } });

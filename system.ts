@@ -13,6 +13,7 @@ import type { DomainPorts } from './commands/domains/handlers.ts';
 import type { SendingPorts } from './commands/emails/handlers.ts';
 import { type LoginLookup, type SubmissionLogin, submissionPorts } from './commands/emails/submission.ts';
 import { RECIPIENTS_MAX } from './domain/emails/rules.ts';
+import { UnsubscribeLinks } from './commands/unsubscribes/links.ts';
 import { DEFAULT_MONTHLY_ALLOWANCE } from './domain/email-quotas/decide.ts';
 import type { CommandContext } from './commands/execute.ts';
 import type { MailHosts } from './domain/domains/records.ts';
@@ -167,6 +168,8 @@ export interface SystemOptions {
   forwardConsent?: Partial<ConsentMailOptions>;
   /** `BLOB_S3_URL`: raw messages in an S3-compatible bucket; without it, files under `<dataDir>/blobs`. */
   blobS3Url?: string;
+  /** `PUBLIC_URL` (https), where the unsubscribe links of broadcast-lane mail point; default `https://localhost`. */
+  publicUrl?: string;
   /** Sending: the monthly allowance of live messages per workspace (`SEND_MONTHLY_ALLOWANCE`, default 1,000,000). */
   sending?: { monthlyAllowance?: number };
   /** Outbound delivery (`SMTP_RELAY_URL`, `SMTP_MX_PORT`, the EHLO name); its DNS is `dns`'s servers. */
@@ -205,14 +208,15 @@ export async function openSystem(databaseUrl: string, options: SystemOptions = {
   const dataDir = options.dataDir ?? path.resolve('.data');
   const blobs = await openBlobStore({ s3Url: options.blobS3Url, dataDir });
   const renderer = createTemplateRenderer({ cacheSize: 1000 });
+  const vault = await SecretVault.open(database.pool, await loadMasterKey({ secretsKey: options.secretsKey, dataDir }));
   const sending: SendingPorts = {
     lookups: sendingLookups(database.db.withTables<ReadModels>()),
     renderer,
     blobs,
     compose: composeMessage,
     monthlyAllowance: options.sending?.monthlyAllowance ?? DEFAULT_MONTHLY_ALLOWANCE,
+    unsubscribeLinks: new UnsubscribeLinks(vault, options.publicUrl ?? 'https://localhost'),
   };
-  const vault = await SecretVault.open(database.pool, await loadMasterKey({ secretsKey: options.secretsKey, dataDir }));
   const domains: DomainPorts = {
     dns: new NodeDns({ servers: options.dns?.servers, timeoutMs: options.dns?.timeoutMs }),
     secrets: vault,

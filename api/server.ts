@@ -2,6 +2,7 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import type { ApiDeps } from './deps.ts';
 import { registerDocs } from './docs.ts';
 import { registerForwardConsentPages } from './pages/forward-consent.ts';
+import { registerUnsubscribePages } from './pages/unsubscribe.ts';
 import { newRequestId, REQUEST_ID_HEADER } from './headers.ts';
 import { refuseUnsafeHeaders } from './input.ts';
 import { openApiDocument } from './openapi.ts';
@@ -71,5 +72,6 @@ export async function buildServer(
   const operations = RESOURCES.flatMap((resource) => mount(app, deps, resource));
   registerDocs(app, () => openApiDocument(RESOURCES, operations));
   registerForwardConsentPages(app, deps);
+  registerUnsubscribePages(app, deps);
   return app;
 }

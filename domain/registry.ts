@@ -16,6 +16,7 @@ import { sendingStreamEvents } from './sending-streams/events.ts';
 import { signatureEvents } from './signatures/events.ts';
 import { EventRegistry, type EventOf } from './shared/events.ts';
 import { suppressionEvents } from './suppressions/events.ts';
+import { unsubscribeEvents } from './unsubscribes/events.ts';
 import { templateNameEvents } from './template-names/events.ts';
 import { templateEvents } from './templates/events.ts';
 import { webhookEvents } from './webhooks/events.ts';
@@ -32,6 +33,7 @@ const definitions = [
   ...addressConsentEvents,
   ...signatureEvents,
   ...suppressionEvents,
+  ...unsubscribeEvents,
   ...templateNameEvents,
   ...templateEvents,
   ...webhookEvents,

@@ -18,7 +18,10 @@ export interface Config {
   /** Development only: webhook receivers on `http://` and loopback or private addresses. */
   webhookAllowPrivate: boolean;
   mailFrom: string;
-  /** `PUBLIC_URL`: where people reach this service; links in mail (forward consent) start with it. */
+  /**
+   * `PUBLIC_URL`: where people reach this service; links in mail (forward consent, unsubscribe)
+   * start with it. https only: RFC 8058 one-click needs an https `List-Unsubscribe` link.
+   */
   publicUrl: string;
   /** `DNS_SERVERS` (`host:port,...`); empty: the system resolver's servers. */
   dnsServers: string[];
@@ -74,7 +77,7 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
     smtpUrl: env.SMTP_URL || undefined,
     webhookAllowPrivate: env.WEBHOOK_ALLOW_PRIVATE === 'true',
     mailFrom: env.MAIL_FROM ?? 'Workspace Mail Service <no-reply@localhost>',
-    publicUrl: env.PUBLIC_URL || `http://localhost:${port}`,
+    publicUrl: publicUrl(env.PUBLIC_URL, mailHostname),
     dnsServers: parseDnsServers(env.DNS_SERVERS),
     mailHosts: {
       mx: env.MAIL_MX_HOST || mailHostname,
@@ -113,6 +116,18 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
       DEFAULT_MONTHLY_ALLOWANCE,
     ),
   };
+}
+
+function publicUrl(value: string | undefined, mailHostname: string): string {
+  if (!value) return `https://${mailHostname}`;
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new Error(`PUBLIC_URL must be an https URL, got ${value}`);
+  }
+  if (url.protocol !== 'https:') throw new Error(`PUBLIC_URL must be an https URL, got ${value}`);
+  return value.replace(/\/+$/, '');
 }
 
 function tcpPort(name: string, value: string | undefined, fallback: number): number {

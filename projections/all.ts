@@ -10,6 +10,7 @@ import { rolesProjector } from './roles/projector.ts';
 import { sendingStreamsProjector } from './sending-streams/projector.ts';
 import { signaturesProjector } from './signatures/projector.ts';
 import { suppressionsProjector } from './suppressions/projector.ts';
+import { unsubscribesProjector } from './unsubscribes/projector.ts';
 import { templatesProjector } from './templates/projector.ts';
 import { webhookEndpointsProjector } from './webhooks/projector.ts';
 import { workspacesProjector } from './workspaces/projector.ts';
@@ -22,6 +23,7 @@ export const projectors: readonly Projector[] = [
   addressesProjector,
   signaturesProjector,
   suppressionsProjector,
+  unsubscribesProjector,
   templatesProjector,
   webhookEndpointsProjector,
   contactsProjector,

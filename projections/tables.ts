@@ -10,6 +10,7 @@ import type { SendingStreamsTables } from './sending-streams/tables.ts';
 import type { SignaturesTables } from './signatures/tables.ts';
 import type { SuppressionsTables } from './suppressions/tables.ts';
 import type { TemplatesTables } from './templates/tables.ts';
+import type { UnsubscribesTables } from './unsubscribes/tables.ts';
 import type { WebhooksTables } from './webhooks/tables.ts';
 import type { WorkspacesTables } from './workspaces/tables.ts';
 
@@ -23,6 +24,7 @@ export type ReadModels = Flat<
     ApiKeysTables &
     RolesTables &
     SuppressionsTables &
+    UnsubscribesTables &
     TemplatesTables &
     WebhooksTables &
     ContactsTables &

@@ -73,6 +73,7 @@ const TABLE = {
     409,
     'The lane paused again within a day of its last resume; it cannot be resumed before `lockedUntil`.',
   ],
+  unsubscribe_not_removable: [409, 'The recipient unsubscribed themselves; only they can rejoin.'],
   contact_exists: [409, 'The address is in the contact book already.'],
   builtin_audience: [
     409,

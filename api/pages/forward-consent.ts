@@ -5,25 +5,7 @@ import { CONSENT_LINK_TTL_MS } from '../../domain/addresses/decide.ts';
 import { DomainError } from '../../domain/shared/errors.ts';
 import { findForwardAnywhere } from '../../projections/addresses/queries.ts';
 import type { ApiDeps } from '../deps.ts';
-
-const escapeHtml = (s: string) =>
-  s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
-
-function page(reply: FastifyReply, status: number, title: string, body: string) {
-  return reply
-    .code(status)
-    .type('text/html; charset=utf-8')
-    .header('cache-control', 'no-store')
-    .header('referrer-policy', 'no-referrer')
-    .header('x-frame-options', 'DENY')
-    .header('content-security-policy', "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'")
-    .send(
-      `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">` +
-        `<title>${escapeHtml(title)}</title><style>body{font:16px/1.5 system-ui,sans-serif;max-width:36rem;margin:3rem auto;padding:0 1rem}` +
-        `button{font:inherit;padding:.5rem 1rem;margin-right:.5rem}</style></head>` +
-        `<body><main><h1>${escapeHtml(title)}</h1>${body}</main></body></html>`,
-    );
-}
+import { escapeHtml, page } from './html.ts';
 
 const gone = (reply: FastifyReply) =>
   page(

@@ -26,6 +26,7 @@ import { sendableVersion } from '../../domain/templates/decide.ts';
 import type { BlobStore } from '../../infra/blobs/port.ts';
 import { touchContact } from '../contacts/handlers.ts';
 import { assertStreamOpen } from '../sending-streams/handlers.ts';
+import type { UnsubscribeLinks } from '../unsubscribes/links.ts';
 import { execute, loadState, type Actor, type CommandContext } from '../execute.ts';
 import { newId } from '../ids.ts';
 import { renderVersion, type RenderableVersion, type TemplateRenderer } from '../templates/render.ts';
@@ -62,9 +63,14 @@ export interface SendLookups {
   /**
    * Of the addresses given (lower-case), in the partition: the suppressed ones with their
    * suppression's reason, and those that are contacts (whose `lastSeenAt` a send moves). One
-   * round trip for both: a batch of sends makes one per message.
+   * round trip for both: a batch of sends makes one per message. On the broadcast lane, an
+   * address unsubscribed from everything is suppressed with the reason `unsubscribe`.
    */
-  recipients(partition: string, emails: string[]): Promise<{ suppressed: Map<string, string>; contacts: Set<string> }>;
+  recipients(
+    partition: string,
+    emails: string[],
+    broadcast: boolean,
+  ): Promise<{ suppressed: Map<string, string>; contacts: Set<string> }>;
   /** By `tpl_` id or slug. */
   template(
     workspaceId: string,
@@ -94,6 +100,8 @@ export interface MessageToCompose {
   headers?: Record<string, string>;
   inReplyTo?: string;
   references?: string[];
+  /** RFC 8058 one-click unsubscribe: the https link (the composer adds both headers). */
+  listUnsubscribe?: { url: string };
 }
 
 /** What sending needs besides the event store: built once in system.ts, shared by every way of sending. */
@@ -104,6 +112,8 @@ export interface SendingPorts {
   compose(message: MessageToCompose): Promise<{ raw: Buffer }>;
   /** Live messages a workspace may send per calendar month (UTC); `SEND_MONTHLY_ALLOWANCE`. */
   monthlyAllowance: number;
+  /** The signed unsubscribe links of broadcast-lane mail (commands/unsubscribes/links.ts). */
+  unsubscribeLinks: UnsubscribeLinks;
 }
 
 export interface SendContext {
@@ -210,13 +220,14 @@ export async function sendEmail(ctx: SendContext, sender: Sender, input: SendInp
   });
   // The read models are asked at once, while the rest of the input is checked.
   const addressRead = settled(sending.lookups.address(workspaceId, mailbox.email.toLowerCase()));
+  const lane = streamOf(sender.source);
   const recipientsRead = settled(
     sending.lookups.recipients(
       partition,
       [...recipients.to, ...recipients.cc, ...recipients.bcc].map((r) => r.email.toLowerCase()),
+      lane === 'broadcast',
     ),
   );
-  const lane = streamOf(sender.source);
   // A paused lane refuses live sends (409 `stream_paused`) before anything is stored; test mail
   // never leaves the machine, so no lane's reputation is at stake.
   const laneOpen = settled(
@@ -253,6 +264,12 @@ export async function sendEmail(ctx: SendContext, sender: Sender, input: SendInp
   const messageId = `${randomUUID()}@${from.domain}`;
   const box = (m: Mailbox) => (m.name ? { address: m.email, name: m.name } : { address: m.email });
   const signed = withSignature(content, signature?.html ?? null);
+  // A link names one recipient: a message to several would let each unsubscribe the one named.
+  const only = accepted.length === 1 ? accepted[0]! : null;
+  const listUnsubscribe =
+    lane === 'broadcast' && only
+      ? { url: await sending.unsubscribeLinks.url({ partition, email: only.email, audienceId: null }) }
+      : undefined;
   const { raw } = await sending.compose({
     messageId: `<${messageId}>`,
     date: now,
@@ -268,6 +285,7 @@ export async function sendEmail(ctx: SendContext, sender: Sender, input: SendInp
     headers,
     ...(inReplyTo !== null ? { inReplyTo: `<${inReplyTo}>` } : {}),
     references: [...new Set([...references, ...(inReplyTo !== null ? [inReplyTo] : [])])].map((r) => `<${r}>`),
+    ...(listUnsubscribe ? { listUnsubscribe } : {}),
   });
   const blob = await sending.blobs.put(raw);
 

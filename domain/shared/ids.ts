@@ -26,6 +26,7 @@ export const ID_KINDS = {
   appPassword: { prefix: 'apw_', body: 'hex24', from: 'random' },
   signature: { prefix: 'sig_', body: 'hex24', from: 'random' },
   suppression: { prefix: '', body: 'uuid', from: 'random' },
+  unsubscribe: { prefix: 'uns_', body: 'hex24', from: 'random' },
   webhookEndpoint: { prefix: 'whe_', body: 'hex24', from: 'random' },
   webhookTest: { prefix: '', body: 'uuid', from: 'random' },
   webhookDelivery: { prefix: 'whd_', body: 'hex24', from: 'digest' },

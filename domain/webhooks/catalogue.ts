@@ -92,6 +92,18 @@ const mappers = {
     concerns: { address: d.email },
     data: { id: d.contactId, email: d.email, deletedAt: d.deletedAt },
   }),
+  ContactUnsubscribed: (d) => ({
+    type: 'contact.unsubscribed',
+    concerns: { address: d.email },
+    data: {
+      id: d.unsubscribeId,
+      email: d.email,
+      contactId: d.contactId,
+      audienceId: d.audienceId,
+      source: d.source,
+      createdAt: d.createdAt,
+    },
+  }),
   // Domain events concern the domain, so a domain allowlist narrows them.
   DomainVerified: (d) => ({
     type: 'domain.verified',

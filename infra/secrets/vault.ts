@@ -68,6 +68,22 @@ export class SecretVault implements SecretStore {
     );
   }
 
+  /**
+   * Stores `plaintext` under `id` unless a secret is there already, and answers the one stored:
+   * of two processes creating a workspace's key at once, both go on with the same one.
+   */
+  async claim(id: string, plaintext: string): Promise<string> {
+    const row = encrypt(this.#key, id, plaintext);
+    await this.#pool.query(
+      'INSERT INTO vault_secrets (id, nonce, ciphertext, tag) VALUES ($1, $2, $3, $4) ON CONFLICT (id) DO NOTHING',
+      [id, row.nonce, row.ciphertext, row.tag],
+    );
+    const stored = await this.get(id);
+    if (stored === undefined)
+      throw new Error(`SecretVault: the secret ${JSON.stringify(id)} was removed while claimed`);
+    return stored;
+  }
+
   /** The secret, or undefined when there is none; throws when it does not decrypt (wrong key, altered row). */
   async get(id: string): Promise<string | undefined> {
     const { rows } = await this.#pool.query<{ nonce: Buffer; ciphertext: Buffer; tag: Buffer }>(

@@ -12,8 +12,8 @@ type Db = Kysely<ReadModels>;
  */
 export function sendingLookups(db: Db) {
   const addresses = new InFlight<Awaited<ReturnType<typeof readAddress>>>();
-  const recipients = new PerTick<string, { reason: string | null; contact: boolean }>((partition, emails) =>
-    readRecipients(db, partition, emails),
+  const recipients = new PerTick<string, { reason: string | null; contact: boolean; unsubscribed: boolean }>(
+    (partition, emails) => readRecipients(db, partition, emails),
   );
   const readAddress = async (workspaceId: string, address: string) => {
     type Sig = { id: string; owner: string; html: string; d: boolean; r: boolean };
@@ -58,14 +58,19 @@ export function sendingLookups(db: Db) {
         WHERE workspace_id = ${workspaceId} AND id = ${id}`.execute(db);
       return rows[0];
     },
-    /** The recipients of the sends of one tick in one partition (a batch's items) are read in one query. */
-    async recipients(partition: string, emails: string[]) {
+    /**
+     * The recipients of the sends of one tick in one partition (a batch's items) are read in one
+     * query, whatever their lanes; on the broadcast lane an address unsubscribed from everything
+     * counts as suppressed (reason `unsubscribe`).
+     */
+    async recipients(partition: string, emails: string[], broadcast: boolean) {
       const found = await recipients.get(partition, emails);
       const suppressed = new Map<string, string>();
       const contacts = new Set<string>();
       for (const email of emails) {
         const r = found.get(email);
         if (r?.reason) suppressed.set(email, r.reason);
+        else if (broadcast && r?.unsubscribed) suppressed.set(email, 'unsubscribe');
         if (r?.contact) contacts.add(email);
       }
       return { suppressed, contacts };
@@ -84,11 +89,18 @@ export function sendingLookups(db: Db) {
 }
 
 async function readRecipients(db: Db, partition: string, emails: string[]) {
-  const { rows } = await sql<{ email: string; reason: string | null; contact: boolean }>`SELECT e.email,
+  const { rows } = await sql<{
+    email: string;
+    reason: string | null;
+    contact: boolean;
+    unsubscribed: boolean;
+  }>`SELECT e.email,
       (SELECT s.reason FROM suppressions s WHERE s.workspace_id = ${partition} AND s.email = e.email LIMIT 1) AS reason,
-      EXISTS (SELECT 1 FROM contacts c WHERE c.workspace_id = ${partition} AND c.email = e.email) AS contact
+      EXISTS (SELECT 1 FROM contacts c WHERE c.workspace_id = ${partition} AND c.email = e.email) AS contact,
+      EXISTS (SELECT 1 FROM unsubscribes u WHERE u.workspace_id = ${partition} AND u.email = e.email
+        AND u.audience_id IS NULL) AS unsubscribed
     FROM unnest(${emails}::text[]) AS e(email)`.execute(db);
-  return new Map(rows.map((r) => [r.email, { reason: r.reason, contact: r.contact }]));
+  return new Map(rows.map((r) => [r.email, { reason: r.reason, contact: r.contact, unsubscribed: r.unsubscribed }]));
 }
 
 /** Concurrent reads of one key share the read under way; a read starting after it settled reads afresh. */

@@ -211,7 +211,27 @@ t.test("contact events become contact.* webhook events about the contact's addre
     concerns: { address: 'ann@a.test' },
     data: { id: 'con_1', email: 'ann@a.test', deletedAt: NOW },
   });
-  for (const type of ['contact.created', 'contact.updated', 'contact.deleted']) {
+  const unsubscribed = {
+    unsubscribeId: 'uns_1',
+    email: 'ann@a.test',
+    contactId: 'con_1',
+    audienceId: null,
+    source: 'one-click' as const,
+    createdAt: NOW,
+  };
+  t.same(map('ContactUnsubscribed', unsubscribed), {
+    type: 'contact.unsubscribed',
+    concerns: { address: 'ann@a.test' },
+    data: {
+      id: 'uns_1',
+      email: 'ann@a.test',
+      contactId: 'con_1',
+      audienceId: null,
+      source: 'one-click',
+      createdAt: NOW,
+    },
+  });
+  for (const type of ['contact.created', 'contact.updated', 'contact.deleted', 'contact.unsubscribed']) {
     t.notOk(subscribes(null, type), `the default set does not hear ${type}`);
     t.ok(subscribes(['contact.*'], type));
   }

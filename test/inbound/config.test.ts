@@ -27,3 +27,11 @@ t.test('receiving configuration: a typo stops the start', async (t) => {
   t.throws(() => readConfig({ SMTP_MAX_MESSAGE_BYTES: '0' }), /SMTP_MAX_MESSAGE_BYTES must be a positive integer/);
   t.throws(() => readConfig({ SMTP_MAX_MESSAGE_BYTES: '10MB' }), /SMTP_MAX_MESSAGE_BYTES must be a positive integer/);
 });
+
+t.test('PUBLIC_URL: https only, default https://MAIL_HOSTNAME', async (t) => {
+  t.equal(readConfig({}).publicUrl, 'https://localhost');
+  t.equal(readConfig({ MAIL_HOSTNAME: 'Mail.Example.com' }).publicUrl, 'https://mail.example.com');
+  t.equal(readConfig({ PUBLIC_URL: 'https://mail.example.com/' }).publicUrl, 'https://mail.example.com');
+  t.throws(() => readConfig({ PUBLIC_URL: 'http://mail.example.com' }), /PUBLIC_URL must be an https URL/);
+  t.throws(() => readConfig({ PUBLIC_URL: 'mail.example.com' }), /PUBLIC_URL must be an https URL/);
+});

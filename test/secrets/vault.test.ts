@@ -173,3 +173,12 @@ t.test('master key without SECRETS_KEY: a key file under DATA_DIR, made once wit
   fs.writeFileSync(file, 'not a key\n');
   await t.rejects(loadMasterKey({ dataDir }), /must be the base64 of 32 bytes/);
 });
+
+t.test('claim: the first value stays; every claimer gets it, racing or later', async (t) => {
+  const pool = await database(t);
+  const vault = await SecretVault.open(pool, crypto.randomBytes(32));
+  const claims = await Promise.all(['one', 'two', 'three'].map((v) => vault.claim('k', v)));
+  t.equal(new Set(claims).size, 1, 'all racing claimers hold the same secret');
+  t.equal(await vault.claim('k', 'four'), claims[0]);
+  t.equal(await vault.get('k'), claims[0]);
+});

@@ -210,8 +210,7 @@ t.test('SMTP submission with nodemailer as the mail client', async (t) => {
   );
 
   t.test('the monthly allowance: past it 452, a temporary refusal', async (t) => {
-    const send = () =>
-      client().sendMail({ from: 'a@example.com', to: 'ann@example.org', subject: 'again', text: 'x' });
+    const send = () => client().sendMail({ from: 'a@example.com', to: 'ann@example.org', subject: 'again', text: 'x' });
     while ((await emails()).length < ALLOWANCE) await send();
     t.same(await refusal(send()), [452, '4.2.2']);
     t.equal((await emails()).length, ALLOWANCE);
