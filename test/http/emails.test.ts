@@ -380,6 +380,24 @@ t.test('emails', async (t) => {
       'too_many_items',
       'emails',
     ]);
+
+    // A batch is one request under its key: the same key and body answers the stored answer
+    // (no second set of messages), another body is refused, a test key's keys are apart.
+    const key = { 'idempotency-key': 'batch-once-1' };
+    const batch = (body: object, apiKey = ws.apiKey) => h.request(apiKey, 'POST', '/emails/batch', body, key);
+    const first = await batch({ emails: [base, base] });
+    t.equal(first.statusCode, 200, first.body);
+    const again = await batch({ emails: [base, base] });
+    t.equal(again.headers['idempotent-replayed'], 'true');
+    t.same(
+      again.json().data.map((d: { email: { id: string } }) => d.email.id),
+      first.json().data.map((d: { email: { id: string } }) => d.email.id),
+    );
+    t.same(errorOf(await batch({ emails: [base] })), [422, 'idempotency_key_reuse', 'Idempotency-Key']);
+    const testKey = await keyWith(ws, { scopes: ['emails:send', 'emails:read'], mode: 'test' });
+    const inTest = await batch({ emails: [base, base] }, testKey);
+    t.equal(inTest.statusCode, 200, 'the same key in test mode is another key');
+    t.match(inTest.json().data, [{ email: { mode: 'test' } }, { email: { mode: 'test' } }]);
   });
 
   t.test('list: newest first across pages with mail sent between; filters; a foreign workspace is 404', async (t) => {
