@@ -135,9 +135,11 @@ t.test('STARTTLS offered: the session is encrypted; recipients on two domains ar
   t.equal(servers.ok!.received.find((r) => r.raw.includes(emailId))?.secure, false);
 });
 
-t.test('4xx, then 250 on the retry the schedule set', async (t) => {
+t.test('4xx, then 250 on the retry the schedule set; the webhook says delivery_delayed', async (t) => {
   const s = await sender();
-  const { stream } = await acceptEmail(h.system, s, { to: ['gus@grey.test'] });
+  const receiver = await startReceiver(t);
+  await h.request(s.apiKey, 'POST', '/webhooks', { url: `${receiver.url}/d`, eventTypes: ['email.delivery_delayed'] });
+  const { emailId, stream } = await acceptEmail(h.system, s, { to: ['gus@grey.test'] });
   const events = await eventsWhen(h.system, stream, settled(1));
   t.same(outcomes(events), [
     ['Deferred', 'gus@grey.test', 1, 451],
@@ -147,6 +149,11 @@ t.test('4xx, then 250 on the retry the schedule set', async (t) => {
   t.match(deferred.data, { enhancedCode: '4.7.1', response: /Greylisted/ });
   t.equal(Date.parse(deferred.data.nextAttemptAt as string) - Date.parse(deferred.data.at as string), 300);
   t.ok(events.at(-1)!.recordedAt.getTime() >= Date.parse(deferred.data.nextAttemptAt as string), 'not before its time');
+  await eventually(async () => receiver.received.length >= 1);
+  t.match(JSON.parse(receiver.received[0]!.body), {
+    type: 'email.delivery_delayed',
+    data: { id: emailId, recipient: 'gus@grey.test', smtp: { code: 451 }, nextAttemptAt: deferred.data.nextAttemptAt },
+  });
 });
 
 t.test('5xx: the recipient bounces at once, gets a bounce suppression; the other one is delivered', async (t) => {
