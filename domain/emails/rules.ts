@@ -3,6 +3,7 @@
  * sizes. Pure; the command (commands/emails/handlers.ts) applies them in the order a caller reads
  * the refusals: recipients, then content.
  */
+import { domainToASCII } from 'node:url';
 import { fail } from '../shared/errors.ts';
 
 /** to + cc + bcc together, after removing repeats (as the common providers allow: Resend, Postmark). */
@@ -36,10 +37,25 @@ export interface Mailbox {
 export function parseMailbox(input: string): Mailbox | null {
   const named = NAMED.exec(input);
   const name = named ? (named[1] ?? named[2] ?? '').replace(/\\(.)/g, '$1').trim() : null;
-  const address = named ? named[3]! : input.trim();
-  if (address.length > 254 || !ADDRESS.test(address) || address.includes('..')) return null;
+  const address = asciiDomain(named ? named[3]! : input.trim());
+  if (address === null || address.length > 254 || !ADDRESS.test(address) || address.includes('..')) return null;
   const at = address.lastIndexOf('@');
   return { email: `${address.slice(0, at)}@${address.slice(at + 1).toLowerCase()}`, name: name || null };
+}
+
+/**
+ * The address with an IDN domain in punycode (UTS 46, as the domains slice stores names): SMTP
+ * without SMTPUTF8 carries only ASCII, and the sending address must match its stored row. Null
+ * when the non-ASCII part is not a domain. A non-ASCII local part stays and is refused by ADDRESS.
+ */
+function asciiDomain(address: string): string | null {
+  const at = address.lastIndexOf('@');
+  const domain = address.slice(at + 1);
+  if (at < 0 || !/\P{ASCII}/u.test(domain)) return address;
+  // domainToASCII parses a URL host: it would cut at a slash and decode `%41`; ADDRESS's characters only.
+  if (/[^\p{L}\p{M}\p{N}.-]/u.test(domain)) return null;
+  const ascii = domainToASCII(domain);
+  return ascii === '' ? null : `${address.slice(0, at)}@${ascii}`;
 }
 
 /** Parses each, refusing the first that is not an address with 422 `invalid_email_address` on `<param>.<index>`. */

@@ -7,13 +7,17 @@ import { DomainError } from '../../domain/shared/errors.ts';
 import type { Instruction } from '../../domain/automations/steps.ts';
 import type { Delivery as Job, JobOutcome, WorkQueue } from '../../infra/bus/port.ts';
 import { DueWork } from '../due-work.ts';
+import { Repeating } from '../repeating.ts';
 
 export interface AutomationRunOptions {
   /** The bus queue of run steps; one per database (jobs name rows of it). */
   queue: string;
   /** How long one minute of a `wait`, a timeout or `withinMinutes` lasts (tests shorten it). */
   minuteMs: number;
-  /** A job enqueued this long ago without an outcome is enqueued again. */
+  /**
+   * A job enqueued this long ago without an outcome is enqueued again; a send request unsent this
+   * long after its step committed is sent by the sweep (`sendOrphans`).
+   */
   staleAfterMs: number;
   pollMs: number;
   concurrency: number;
@@ -64,6 +68,8 @@ const MAX_STEPS_PER_JOB = 200;
  */
 export class AutomationRunProcess {
   private readonly work: DueWork<{ id: string; seq: number }>;
+  private readonly orphans: Repeating;
+  private everyOrphan = true;
 
   constructor(
     private readonly deps: { pool: pg.Pool; bus: WorkQueue; readModels: ReadModelBarrier; sending: SendContext },
@@ -82,18 +88,39 @@ export class AutomationRunProcess {
       },
       (r) => ({ id: `${r.id}.${r.seq}`, payload: { runId: r.id, seq: r.seq } }),
     );
+    this.orphans = new Repeating('automation sends', () => this.sendOrphans(), options.pollMs);
   }
 
-  start(): Promise<void> {
-    return this.work.start((job) => this.handle(job), {
+  async start(): Promise<void> {
+    await this.work.start((job) => this.handle(job), {
       concurrency: this.options.concurrency,
       retryOnErrorMs: 1000,
       onError: (error) => console.error('automation run:', error),
     });
+    this.orphans.start();
   }
 
-  stop(): Promise<void> {
-    return this.work.stop();
+  async stop(): Promise<void> {
+    await this.orphans.stop();
+    await this.work.stop();
+  }
+
+  /**
+   * Sends the requests a job left unsent: its process died (or its send failed) after the step's
+   * transaction committed, and the run, completed or waiting for days, has no job soon to send
+   * them. On start every unsent request, after that those older than `staleAfterMs` (a live job
+   * sends its own first). A request sent twice is one email: its id follows from the request's.
+   */
+  private async sendOrphans(): Promise<number> {
+    const { rows } = await this.deps.pool.query<{ run_id: string }>(
+      `SELECT DISTINCT run_id FROM automation_sends
+       WHERE sent_at IS NULL AND ($1 OR created_at < now() - make_interval(secs => $2::double precision / 1000))
+       LIMIT 100`,
+      [this.everyOrphan, this.options.staleAfterMs],
+    );
+    this.everyOrphan = false;
+    for (const { run_id } of rows) await this.sendRequested(run_id);
+    return rows.length === 100 ? 0 : this.options.staleAfterMs / 2;
   }
 
   private async handle(job: Job): Promise<JobOutcome> {
@@ -136,7 +163,7 @@ export class AutomationRunProcess {
    * waits for its read models. The email id follows from the request's id, so a request sent
    * again (a crash before its outcome was written) answers the same email. The outcome, the email
    * or the refusal's code, is written on the request (`GET /automations/{id}/sends`). A failure of
-   * the service (not a refusal) leaves it to the run's next job.
+   * the service (not a refusal) leaves it to the run's next job or the sweep (`sendOrphans`).
    */
   private async sendRequested(runId: string): Promise<void> {
     const { rows } = await this.deps.pool.query<{

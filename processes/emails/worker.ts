@@ -130,20 +130,35 @@ export class EmailDeliveryProcess {
     const answers = await this.attempt(work, state.accepted, recipients);
     const now = new Date().toISOString();
     const events = decideAttemptOutcomes(state, { answers, now, schedule: this.options.retry });
-    // Suppressed before the bounce is recorded: a failure in between repeats the attempt (and the
-    // idempotent suppression) instead of leaving a recorded hard bounce unsuppressed.
+    // A hard bounce is recorded only once its address is suppressed: a suppression that fails
+    // leaves that recipient open, and the job, retried by the bus in seconds, attempts it alone
+    // (and suppresses it, idempotently). The other answers are recorded now, so a recipient that
+    // took the message is not sent it again by the retry.
+    const unsuppressed = new Set<string>();
+    let failure: unknown;
     for (const e of events) {
-      if (e.type === 'EmailRecipientBounced' && e.data.bounce === 'hard') {
+      if (e.type !== 'EmailRecipientBounced' || e.data.bounce !== 'hard') continue;
+      try {
         await addSuppression(
           this.deps.commands,
           actor,
           { email: e.data.recipient, reason: 'bounce', detail: e.data.response.slice(0, 500) },
           now,
         );
+      } catch (error) {
+        unsuppressed.add(e.data.recipient);
+        failure = error;
       }
     }
     // Answers are facts about recipients of this row only; another domain's row may append beside them.
-    await this.append(actor, stream, events, 'any');
+    await this.append(
+      actor,
+      stream,
+      events.filter((e) => e.type !== 'EmailRecipientBounced' || !unsuppressed.has(e.data.recipient)),
+      'any',
+    );
+    if (unsuppressed.size > 0)
+      throw new Error(`the bounce suppression of ${[...unsuppressed].join(', ')} failed`, { cause: failure });
     return { ack: true };
   }
 

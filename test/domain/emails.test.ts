@@ -90,6 +90,12 @@ t.test('rules: mailboxes, recipients, schedule, message ids', async (t) => {
   t.same(parseMailbox('Jane Doe <Jane@Example.COM>'), { email: 'Jane@example.com', name: 'Jane Doe' });
   t.same(parseMailbox('"Doe, Jane" <j@example.com>'), { email: 'j@example.com', name: 'Doe, Jane' });
   t.same(parseMailbox(' j@example.com '), { email: 'j@example.com', name: null });
+  // An IDN domain travels in SMTP and is stored as the domains slice stores names: punycode.
+  t.same(parseMailbox('Ana <ana@Bücher.example>'), { email: 'ana@xn--bcher-kva.example', name: 'Ana' });
+  t.same(parseMailbox('b@xn--bcher-kva.example'), { email: 'b@xn--bcher-kva.example', name: null });
+  t.equal(parseMailbox('a@bü cher.example'), null, 'a space is no IDN');
+  t.equal(parseMailbox('a@bücher.example/x'), null, 'nor a slash');
+  t.equal(parseMailbox('ä@example.com'), null, 'a non-ASCII local part needs SMTPUTF8, which we do not offer');
   for (const bad of [
     'j',
     'j@',

@@ -3,7 +3,7 @@ import { eventually } from '../support/receiver.ts';
 import { startSendingApp } from '../support/emails.ts';
 
 t.test("automations' send steps go through sendEmail; the outcome shows on the send", async (t) => {
-  const { h, setUp } = await startSendingApp(t, { automations: { minuteMs: 100, pollMs: 20 } });
+  const { h, setUp } = await startSendingApp(t, { automations: { minuteMs: 100, pollMs: 20, staleAfterMs: 300 } });
   const { ws } = await setUp('example.com');
   const tpl = await h.request(ws.apiKey, 'POST', '/templates', {
     name: 'Welcome Mail',
@@ -61,4 +61,21 @@ t.test("automations' send steps go through sendEmail; the outcome shows on the s
 
   const contact = (await h.request(ws.apiKey, 'GET', '/contacts/cy@example.org')).json();
   t.ok(contact.lastSeenAt, 'the send touched the contact');
+
+  // A process that died after a step's transaction committed and before it sent leaves the request
+  // unsent on a run that may never move again (here: completed). Another process sends it.
+  const { rows } = await h.system.database.pool.query(
+    `INSERT INTO automation_sends (id, workspace_id, automation_id, run_id, contact_id, email, template, subject, data, from_address, created_at)
+     SELECT 'asr_00000000000000000000dead', workspace_id, automation_id, run_id, contact_id, email, template, subject, data, from_address,
+            now() - interval '1 hour'
+     FROM automation_sends WHERE automation_id = $1 RETURNING run_id`,
+    [good.id],
+  );
+  t.equal(rows.length, 1);
+  const run = await h.system.database.pool.query('SELECT status FROM automation_runs WHERE id = $1', [rows[0].run_id]);
+  t.equal(run.rows[0].status, 'completed', 'the run will not move again');
+  await eventually(async () => (await sendsOf(good.id)).every((s) => s.status === 'sent'));
+  const orphan = (await sendsOf(good.id)).find((s) => s.emailId === 'em_00000000000000000000dead');
+  t.match(orphan, { status: 'sent', error: null });
+  t.equal((await h.request(ws.apiKey, 'GET', '/emails/em_00000000000000000000dead')).json().source, 'automation');
 });

@@ -107,6 +107,24 @@ t.test('emails', async (t) => {
     t.ok(listed.length > 0 && listed.every((e) => e.from.address === 'b@example.com'), 'only mail from b@');
   });
 
+  t.test('an IDN domain: the From and recipients are sent and stored in punycode', async (t) => {
+    const idn = await setUp('bücher.com');
+    t.equal(idn.domain.domain, 'xn--bcher-kva.com');
+    const res = await send(
+      { ...base, from: 'Ana <a@Bücher.com>', to: ['x@bücher.com', 'y@example.org'] },
+      idn.ws.apiKey,
+    );
+    t.equal(res.statusCode, 201, res.body);
+    t.match(res.json(), {
+      from: { address: 'a@xn--bcher-kva.com', name: 'Ana' },
+      recipients: [{ email: 'x@xn--bcher-kva.com' }, { email: 'y@example.org' }],
+    });
+    const mail = await storedMessage(h, res.json().id, idn.ws.workspaceId);
+    // mailparser shows an IDN in Unicode; the header as sent is ASCII.
+    t.equal(mail.headerLines.find((l) => l.key === 'from')?.line, 'From: Ana <a@xn--bcher-kva.com>');
+    t.match(mail.messageId, /@xn--bcher-kva\.com>$/);
+  });
+
   t.test('recipients: the limit at the edge and one past; invalid addresses name their place', async (t) => {
     const many = (n: number) => Array.from({ length: n }, (_, i) => `r${i}@example.org`);
     t.equal((await send({ ...base, to: many(RECIPIENTS_MAX - 1), bcc: 'last@example.org' })).statusCode, 201);
@@ -380,6 +398,24 @@ t.test('emails', async (t) => {
       'too_many_items',
       'emails',
     ]);
+
+    // A batch is one request under its key: the same key and body answers the stored answer
+    // (no second set of messages), another body is refused, a test key's keys are apart.
+    const key = { 'idempotency-key': 'batch-once-1' };
+    const batch = (body: object, apiKey = ws.apiKey) => h.request(apiKey, 'POST', '/emails/batch', body, key);
+    const first = await batch({ emails: [base, base] });
+    t.equal(first.statusCode, 200, first.body);
+    const again = await batch({ emails: [base, base] });
+    t.equal(again.headers['idempotent-replayed'], 'true');
+    t.same(
+      again.json().data.map((d: { email: { id: string } }) => d.email.id),
+      first.json().data.map((d: { email: { id: string } }) => d.email.id),
+    );
+    t.same(errorOf(await batch({ emails: [base] })), [422, 'idempotency_key_reuse', 'Idempotency-Key']);
+    const testKey = await keyWith(ws, { scopes: ['emails:send', 'emails:read'], mode: 'test' });
+    const inTest = await batch({ emails: [base, base] }, testKey);
+    t.equal(inTest.statusCode, 200, 'the same key in test mode is another key');
+    t.match(inTest.json().data, [{ email: { mode: 'test' } }, { email: { mode: 'test' } }]);
   });
 
   t.test('list: newest first across pages with mail sent between; filters; a foreign workspace is 404', async (t) => {

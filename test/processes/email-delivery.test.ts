@@ -135,9 +135,11 @@ t.test('STARTTLS offered: the session is encrypted; recipients on two domains ar
   t.equal(servers.ok!.received.find((r) => r.raw.includes(emailId))?.secure, false);
 });
 
-t.test('4xx, then 250 on the retry the schedule set', async (t) => {
+t.test('4xx, then 250 on the retry the schedule set; the webhook says delivery_delayed', async (t) => {
   const s = await sender();
-  const { stream } = await acceptEmail(h.system, s, { to: ['gus@grey.test'] });
+  const receiver = await startReceiver(t);
+  await h.request(s.apiKey, 'POST', '/webhooks', { url: `${receiver.url}/d`, eventTypes: ['email.delivery_delayed'] });
+  const { emailId, stream } = await acceptEmail(h.system, s, { to: ['gus@grey.test'] });
   const events = await eventsWhen(h.system, stream, settled(1));
   t.same(outcomes(events), [
     ['Deferred', 'gus@grey.test', 1, 451],
@@ -147,6 +149,11 @@ t.test('4xx, then 250 on the retry the schedule set', async (t) => {
   t.match(deferred.data, { enhancedCode: '4.7.1', response: /Greylisted/ });
   t.equal(Date.parse(deferred.data.nextAttemptAt as string) - Date.parse(deferred.data.at as string), 300);
   t.ok(events.at(-1)!.recordedAt.getTime() >= Date.parse(deferred.data.nextAttemptAt as string), 'not before its time');
+  await eventually(async () => receiver.received.length >= 1);
+  t.match(JSON.parse(receiver.received[0]!.body), {
+    type: 'email.delivery_delayed',
+    data: { id: emailId, recipient: 'gus@grey.test', smtp: { code: 451 }, nextAttemptAt: deferred.data.nextAttemptAt },
+  });
 });
 
 t.test('5xx: the recipient bounces at once, gets a bounce suppression; the other one is delivered', async (t) => {
@@ -229,6 +236,8 @@ t.test('a scheduled message waits for its time; a cancel racing the first attemp
                 type: 'EmailCancelled',
                 version: 1,
                 data: { emailId: m.emailId, cancelledAt: new Date().toISOString() },
+                // As the command writes it: the emails read model keys its rows by the workspace.
+                metadata: { workspaceId: s.workspaceId, actor: { kind: 'system', id: null }, requestId: null },
               },
             ],
             revision,
@@ -255,3 +264,40 @@ t.test('a scheduled message waits for its time; a cancel racing the first attemp
   }
   t.comment(`cancelled ${results.filter((m) => m.cancelled).length} of ${results.length}`);
 });
+
+t.test(
+  'a hard bounce whose suppression fails is tried again in seconds; the delivered one is not sent twice',
+  async (t) => {
+    const s = await sender();
+    const pool = h.system.database.pool;
+    // PostgreSQL refuses the suppression's append until the trigger goes: a real failure, no mock.
+    const fn = `refuse_suppression_${domains}`;
+    // A sequence counts the refusals: nextval outlives the rollback the exception causes.
+    await pool.query(`CREATE SEQUENCE ${fn}`);
+    await pool.query(
+      `CREATE FUNCTION ${fn}() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN PERFORM nextval('${fn}'); RAISE EXCEPTION 'refused for the test'; END $$`,
+    );
+    await pool.query(
+      `CREATE TRIGGER ${fn} BEFORE INSERT ON es_events FOR EACH ROW
+     WHEN (NEW.stream_id LIKE '%.suppression-gone@bounce.test') EXECUTE FUNCTION ${fn}()`,
+    );
+    t.teardown(async () => {
+      await pool.query(`DROP TRIGGER IF EXISTS ${fn} ON es_events`);
+      await pool.query(`DROP FUNCTION IF EXISTS ${fn}()`);
+      await pool.query(`DROP SEQUENCE IF EXISTS ${fn}`);
+    });
+    const { emailId, stream } = await acceptEmail(h.system, s, { to: ['gone@bounce.test', 'here2@bounce.test'] });
+    await eventually(async () => (await pool.query(`SELECT is_called FROM ${fn}`)).rows[0].is_called);
+    await pool.query(`DROP TRIGGER ${fn} ON es_events`);
+    const freed = Date.now();
+    const events = await eventsWhen(h.system, stream, settled(2), 20_000);
+    t.ok(Date.now() - freed < 10_000, `settled ${Date.now() - freed} ms after the failure ended`);
+    t.match(events.find((e) => e.type === 'EmailRecipientBounced')?.data, {
+      recipient: 'gone@bounce.test',
+      bounce: 'hard',
+    });
+    const list = await h.request(s.apiKey, 'GET', '/suppressions?q=gone@bounce.test');
+    t.match(list.json().data, [{ email: 'gone@bounce.test', reason: 'bounce' }]);
+    t.equal(servers.bounce!.received.filter((r) => r.raw.includes(emailId)).length, 1, 'here2 got the message once');
+  },
+);
