@@ -32,6 +32,12 @@ t.test('a rebuilt read model equals the live one, and swaps in while the server 
     for (let i = 0; i < 3; i++) await h.request(ws.apiKey, 'POST', '/suppressions', { email: `s${i}@w${w}.test` });
     const removed = (await h.request(ws.apiKey, 'POST', '/suppressions', { email: `gone@w${w}.test` })).json();
     await h.request(ws.apiKey, 'DELETE', `/suppressions/${removed.id}`);
+    for (let i = 0; i < 2; i++)
+      await h.request(ws.apiKey, 'POST', '/suppressions/unsubscribes', { email: `u${i}@w${w}.test` });
+    const rejoined = (
+      await h.request(ws.apiKey, 'POST', '/suppressions/unsubscribes', { email: `back@w${w}.test` })
+    ).json();
+    await h.request(ws.apiKey, 'DELETE', `/suppressions/unsubscribes/${rejoined.id}`);
     const body = { subject: 'Hi', document: { body: [{ kind: 'Text', text: 'x' }] }, publish: true };
     const tpl = (await h.request(ws.apiKey, 'POST', '/templates', { name: `Tpl ${w}`, ...body })).json();
     await h.request(ws.apiKey, 'PATCH', `/templates/${tpl.id}`, { name: `Tpl ${w} renamed`, subject: 'Two' });
