@@ -1,5 +1,6 @@
 import os from 'node:os';
 import crypto from 'node:crypto';
+import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import type { Kysely } from 'kysely';
@@ -206,6 +207,9 @@ export async function openSystem(databaseUrl: string, options: SystemOptions = {
   idempotencyKeys.start();
   const commands: CommandContext = { store, registry, readModels: runner, sanitiseHtml };
   const dataDir = options.dataDir ?? path.resolve('.data');
+  // Made here with the default mode: the stores below make their folders owner-only, recursively,
+  // and a data folder made 0700 by them would shut out the embedded PostgreSQL (another user).
+  await mkdir(dataDir, { recursive: true });
   const blobs = await openBlobStore({ s3Url: options.blobS3Url, dataDir });
   const renderer = createTemplateRenderer({ cacheSize: 1000 });
   const vault = await SecretVault.open(database.pool, await loadMasterKey({ secretsKey: options.secretsKey, dataDir }));
@@ -225,7 +229,7 @@ export async function openSystem(databaseUrl: string, options: SystemOptions = {
   };
   const mail = openMailSender({
     smtpUrl: options.smtpUrl,
-    outboxDir: options.outboxDir ?? path.resolve('.data', 'outbox'),
+    outboxDir: options.outboxDir ?? path.join(dataDir, 'outbox'),
   });
   const allowPrivate = options.webhooks?.allowPrivate ?? false;
   const agents = createOutboundAgents({ allowPrivate });

@@ -1,3 +1,6 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { createWorkspace } from '../../commands/workspaces/handlers.ts';
 import { openSystem, serve, type System, type SystemOptions } from '../../system.ts';
@@ -25,11 +28,14 @@ export async function startTestApp(
   options: SystemOptions = {},
 ): Promise<TestApp> {
   const url = await freshDatabase(t);
-  const system = await openSystem(url, { secretsKey: TEST_SECRETS_KEY, ...options });
+  // Blobs and the outbox of a test go to a folder of its own, not the checkout's `.data`.
+  const dataDir = options.dataDir ?? (await mkdtemp(path.join(os.tmpdir(), 'wms-test-')));
+  const system = await openSystem(url, { secretsKey: TEST_SECRETS_KEY, dataDir, ...options });
   const app = await serve(system);
   t.teardown(async () => {
     await app.close();
     await system.close();
+    if (options.dataDir === undefined) await rm(dataDir, { recursive: true, force: true });
   });
   // Which operation answered each request, noted before the answer leaves (inject may resolve
   // before an onResponse hook has run).
