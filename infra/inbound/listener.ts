@@ -1,4 +1,3 @@
-import type { AddressInfo } from 'node:net';
 import { PassThrough, Readable } from 'node:stream';
 import {
   SMTPServer,
@@ -9,6 +8,7 @@ import {
 } from 'smtp-server';
 import type { BlobRef, BlobStore } from '../blobs/port.ts';
 import type { InboundClient, InboundHandler, InboundMessage, RecipientPolicy } from './port.ts';
+import { closeSmtp, listenSmtp, smtpPort } from '../net/smtp-server.ts';
 
 export interface InboundListenerOptions<R> {
   /** `SMTP_PORT`; 0 picks a free port (tests). */
@@ -106,23 +106,17 @@ export class InboundListener<R> {
 
   static async start<R>(options: InboundListenerOptions<R>): Promise<InboundListener<R>> {
     const listener = new InboundListener(options);
-    await new Promise<void>((resolve, reject) => {
-      listener.#server.server.once('error', reject);
-      listener.#server.listen(options.port, options.host, () => {
-        listener.#server.server.off('error', reject);
-        resolve();
-      });
-    });
+    await listenSmtp(listener.#server, options.port, options.host);
     return listener;
   }
 
   get port(): number {
-    return (this.#server.server.address() as AddressInfo).port;
+    return smtpPort(this.#server);
   }
 
   /** Stops taking connections; open sessions get smtp-server's close timeout to finish. */
   close(): Promise<void> {
-    return new Promise((resolve) => this.#server.close(() => resolve()));
+    return closeSmtp(this.#server);
   }
 
   async #onRcptTo(address: Resolved<R>, session: SMTPServerSession): Promise<void> {

@@ -1,4 +1,3 @@
-import type { AddressInfo } from 'node:net';
 import { type AddressObject, type ParsedMail, simpleParser } from 'mailparser';
 import { SMTPServer, type SMTPServerDataStream, type SMTPServerOptions, type SMTPServerSession } from 'smtp-server';
 import {
@@ -8,6 +7,7 @@ import {
   type SubmittedAttachment,
   type SubmittedMessage,
 } from './port.ts';
+import { closeSmtp, listenSmtp, smtpPort } from '../net/smtp-server.ts';
 
 export interface SubmissionListenerOptions<P> {
   /** `SUBMISSION_PORT`; 0 picks a free port (tests). */
@@ -96,23 +96,17 @@ export class SubmissionListener<P> {
 
   static async start<P>(options: SubmissionListenerOptions<P>): Promise<SubmissionListener<P>> {
     const listener = new SubmissionListener(options);
-    await new Promise<void>((resolve, reject) => {
-      listener.#server.server.once('error', reject);
-      listener.#server.listen(options.port, options.host, () => {
-        listener.#server.server.off('error', reject);
-        resolve();
-      });
-    });
+    await listenSmtp(listener.#server, options.port, options.host);
     return listener;
   }
 
   get port(): number {
-    return (this.#server.server.address() as AddressInfo).port;
+    return smtpPort(this.#server);
   }
 
   /** Stops taking connections; open sessions get smtp-server's close timeout to finish. */
   close(): Promise<void> {
-    return new Promise((resolve) => this.#server.close(() => resolve()));
+    return closeSmtp(this.#server);
   }
 
   async #onAuth(login: string, password: string, session: SMTPServerSession): Promise<P> {
