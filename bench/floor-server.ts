@@ -9,15 +9,12 @@
  *                              and the read-model row, into copies of `es_events` and `suppressions`
  *                              with the same keys and indexes.
  * No validation, idempotency, request log, cursors or read-your-writes wait: a floor, not a service.
- * Forked by bench/support.ts (startServer with this script), with the messages of bench/server.ts.
+ * Forked by bench/support.ts (startServer with this script), with the messages of bench/child.ts.
  */
 import crypto from 'node:crypto';
 import Fastify from 'fastify';
 import pg from 'pg';
-
-import type { ServerReply, ServerRequest } from './server.ts';
-
-const send = (m: ServerReply) => process.send!(m);
+import { runBenchServer } from './child.ts';
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS floor_events (
@@ -60,10 +57,8 @@ WITH event AS (
 INSERT INTO floor_suppressions (workspace_id, id, email, reason, detail, removable, created_at)
 VALUES ($1, $2::uuid, $3, 'manual', null, true, $4::timestamptz)`;
 
-async function main(): Promise<void> {
+runBenchServer(async () => {
   const [url] = process.argv.slice(2);
-  const openedAt = Date.now();
-  const cpu = process.cpuUsage();
   const pool = new pg.Pool({ connectionString: url, max: 20 });
   await pool.query(SCHEMA);
   const app = Fastify();
@@ -113,23 +108,5 @@ async function main(): Promise<void> {
     return { object: 'suppression', id, email, reason: 'manual', detail: null, removable: true, createdAt };
   });
 
-  await app.listen({ host: '127.0.0.1', port: 0 });
-  const address = app.server.address();
-  send({ type: 'ready', port: typeof address === 'object' && address ? address.port : 0, openedAt, workspaces: [] });
-  const cpuSeconds = () => {
-    const used = process.cpuUsage(cpu);
-    return (used.user + used.system) / 1e6;
-  };
-  process.on('message', async (m: ServerRequest) => {
-    if (m.type === 'cpu') return send({ type: 'cpu', cpuSeconds: cpuSeconds() });
-    await app.close();
-    await pool.end();
-    send({ type: 'closed', cpuSeconds: cpuSeconds() });
-    process.disconnect();
-  });
-}
-
-main().catch((error) => {
-  send({ type: 'failed', error: String(error?.stack ?? error) });
-  process.exit(1);
+  return { app, workspaces: [], close: () => pool.end() };
 });

@@ -4,7 +4,7 @@ import os from 'node:os';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import type { SystemOptions } from '../system.ts';
-import type { ServerReply, ServerRequest } from './server.ts';
+import type { ServerReply, ServerRequest } from './child.ts';
 
 /** The PostgreSQL the benchmarks run on (trust auth); each benchmark makes its own database in it. */
 export const ADMIN_URL =
