@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import sanitize from 'sanitize-html';
 import { decideAcceptEmail, decideCancelEmail, type AcceptedData } from '../../domain/emails/decide.ts';
 import { emailStream, type AcceptedRecipient, type SendingStream } from '../../domain/emails/events.ts';
 import {
@@ -263,7 +262,7 @@ export async function sendEmail(ctx: SendContext, sender: Sender, input: SendInp
 
   const messageId = `${randomUUID()}@${from.domain}`;
   const box = (m: Mailbox) => (m.name ? { address: m.email, name: m.name } : { address: m.email });
-  const signed = withSignature(content, signature?.html ?? null);
+  const signed = withSignature(content, signature?.html ?? null, sending.renderer);
   // A link names one recipient: a message to several would let each unsubscribe the one named.
   const only = accepted.length === 1 ? accepted[0]! : null;
   const listUnsubscribe =
@@ -484,19 +483,9 @@ async function signatureOf(
 }
 
 /** The signature below the body: in the html before `</body>`, and as text after the RFC 3676 `-- ` line. */
-function withSignature(content: Content, signature: string | null): Content {
+function withSignature(content: Content, signature: string | null, renderer: TemplateRenderer): Content {
   if (signature === null) return content;
-  const text = sanitize(signature.replace(/<br\s*\/?>|<\/(p|div|li|tr|h\d)>/gi, '\n'), {
-    allowedTags: [],
-    allowedAttributes: {},
-  })
-    .replace(/&nbsp;/g, ' ')
-    .replace(/&amp;/g, '&')
-    .replace(/&lt;/g, '<')
-    .replace(/&gt;/g, '>')
-    .replace(/&quot;/g, '"')
-    .replace(/\n{3,}/g, '\n\n')
-    .trim();
+  const text = renderer.plainText(signature).trim();
   const block = `<div class="signature">${signature}</div>`;
   const html =
     content.html === undefined

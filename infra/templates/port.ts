@@ -36,4 +36,6 @@ export interface TemplateRenderer {
   ): Promise<RenderedMessage>;
   /** The compiled form of a version (cached like `render`), e.g. to show it with its placeholders. */
   compile(key: string | null, version: RenderableContent): Promise<CompiledForm>;
+  /** The text part of a mail whose html part is `html` (how a rendered version gets its text). */
+  plainText(html: string): string;
 }

@@ -570,6 +570,7 @@ export function createTemplateRenderer({ cacheSize }: { cacheSize: number }): Te
 
   return {
     compile: compiled,
+    plainText,
     async render(key, version, values) {
       return fill(await compiled(key, version), values);
     },
