@@ -56,6 +56,8 @@ export const emailDeliveryAggregate = {
       case 'EmailRecipientDeferred':
         return attempted(state, event.data.recipient, false);
       case 'EmailRecipientComplained':
+      case 'EmailOpened':
+      case 'EmailLinkClicked':
         return state;
     }
   },

@@ -127,6 +127,27 @@ export const EmailRecipientComplained = defineEvent(
   }),
 );
 
+/**
+ * Engagement seen through the sending domain's tracking host (only while it is `active`: the
+ * open pixel and rewritten links exist only then). Privacy proxies and link scanners fetch too, so
+ * an open or a click is a signal, not proof; `userAgent` is kept to tell them apart later, the
+ * address it came from is not kept.
+ */
+const engagement = {
+  emailId: z.string(),
+  messageId: z.string(),
+  from: z.object({ addressId: z.string(), domainId: z.string(), email: z.string() }),
+  stream: z.enum(SENDING_STREAMS),
+  recipient: z.string(),
+  userAgent: z.string().nullable(),
+  at: z.string(),
+};
+
+export const EmailOpened = defineEvent('EmailOpened', z.object(engagement));
+
+/** `url` is the link's original target, as it was in the message before it was rewritten. */
+export const EmailLinkClicked = defineEvent('EmailLinkClicked', z.object({ ...engagement, url: z.string() }));
+
 export const emailEvents = [
   EmailAccepted,
   EmailCancelled,
@@ -135,6 +156,8 @@ export const emailEvents = [
   EmailRecipientDeferred,
   EmailRecipientBounced,
   EmailRecipientComplained,
+  EmailOpened,
+  EmailLinkClicked,
 ];
 export type EmailEvent =
   | EventOf<typeof EmailAccepted>
@@ -143,6 +166,8 @@ export type EmailEvent =
   | EventOf<typeof EmailRecipientDelivered>
   | EventOf<typeof EmailRecipientDeferred>
   | EventOf<typeof EmailRecipientBounced>
-  | EventOf<typeof EmailRecipientComplained>;
+  | EventOf<typeof EmailRecipientComplained>
+  | EventOf<typeof EmailOpened>
+  | EventOf<typeof EmailLinkClicked>;
 
 export const emailStream = (workspaceId: string, emailId: string) => `ws-${workspaceId}.email-${emailId}`;
