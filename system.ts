@@ -20,6 +20,7 @@ import type { CommandContext } from './commands/execute.ts';
 import type { MailHosts } from './domain/domains/records.ts';
 import { registry } from './domain/registry.ts';
 import type { BlobStore } from './infra/blobs/port.ts';
+import { SmallBlobTier } from './infra/blobs/postgres.ts';
 import { openBlobStore } from './infra/blobs/select.ts';
 import { readConfig, type Config } from './infra/config.ts';
 import { generateDkimKeyPair } from './infra/dkim/keys.ts';
@@ -110,7 +111,7 @@ export interface System {
   domains: DomainPorts;
   /** The key forward consent links carry a MAC under, shared by every process on the database. */
   consentKey: Buffer;
-  /** Raw messages and attachments (files under `<dataDir>/blobs`, or `blobS3Url`). */
+  /** Raw messages and attachments: small ones as rows of PostgreSQL, larger ones as files under `<dataDir>/blobs`, or in `blobS3Url`. */
   blobs: BlobStore;
   /** What every way of sending needs (commands/emails/handlers.ts `sendEmail`). */
   sending: SendingPorts;
@@ -210,7 +211,8 @@ export async function openSystem(databaseUrl: string, options: SystemOptions = {
   // Made here with the default mode: the stores below make their folders owner-only, recursively,
   // and a data folder made 0700 by them would shut out the embedded PostgreSQL (another user).
   await mkdir(dataDir, { recursive: true });
-  const blobs = await openBlobStore({ s3Url: options.blobS3Url, dataDir });
+  // Small blobs (a composed message) as rows: their flushes are shared (infra/blobs/postgres.ts).
+  const blobs = new SmallBlobTier(database.pool, await openBlobStore({ s3Url: options.blobS3Url, dataDir }));
   const renderer = createTemplateRenderer({ cacheSize: 1000 });
   const vault = await SecretVault.open(database.pool, await loadMasterKey({ secretsKey: options.secretsKey, dataDir }));
   const sending: SendingPorts = {
@@ -398,6 +400,7 @@ async function migrate(client: pg.PoolClient): Promise<void> {
   await client.query(IDEMPOTENCY_SCHEMA);
   await client.query('CREATE TABLE IF NOT EXISTS server_secrets (name text PRIMARY KEY, value bytea NOT NULL)');
   await SecretVault.migrate(client);
+  await SmallBlobTier.migrate(client);
 }
 
 /** A secret shared by every process on this database (cursor signing), made once. */
