@@ -29,7 +29,7 @@ export function sendingLookups(db: Db) {
       tracking_host: string | null;
       sigs: Sig[] | null;
     }>`SELECT a.id, a.address, a.domain, a.domain_id, a.enabled, d.sigs,
-        (SELECT dm.tracking_host FROM domains dm WHERE dm.workspace_id = a.workspace_id AND dm.id = a.domain_id
+        (SELECT dm.tracking_host FROM domains dm WHERE dm.domain = a.domain AND dm.workspace_id = a.workspace_id
           AND dm.tracking_status = 'active') AS tracking_host
         FROM addresses a
         LEFT JOIN LATERAL (
