@@ -24,6 +24,8 @@ export function registerTrackingRoutes(app: FastifyInstance, deps: ApiDeps): voi
   const config = { auth: false };
 
   const record = async (request: FastifyRequest, token: TrackingToken) => {
+    // Fastify answers HEAD with the GET route; link checkers ask HEAD, and what they ask is no click.
+    if (request.method !== 'GET') return;
     try {
       await recordEngagement(deps.commands, token, userAgentOf(request), new Date().toISOString());
     } catch (error) {

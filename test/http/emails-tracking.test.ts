@@ -168,6 +168,8 @@ t.test('active: links through the tracking host, a pixel; opens and clicks recor
     404,
     'an open token is no click',
   );
+  const head = await h.app.inject({ method: 'HEAD', url: clickPath, headers: { host: HOST } });
+  t.equal(head.statusCode, 302, 'a link checker asking HEAD is answered');
   t.match((await email(id)).json(), { opens: 2, clicks: 1 }, 'nothing more recorded');
 
   // Another workspace sees none of it.
