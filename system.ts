@@ -14,6 +14,7 @@ import type { DomainPorts } from './commands/domains/handlers.ts';
 import type { SendingPorts } from './commands/emails/handlers.ts';
 import { type LoginLookup, type SubmissionLogin, submissionPorts } from './commands/emails/submission.ts';
 import { RECIPIENTS_MAX } from './domain/emails/rules.ts';
+import { TrackingLinks } from './commands/emails/tracking.ts';
 import { UnsubscribeLinks } from './commands/unsubscribes/links.ts';
 import { DEFAULT_MONTHLY_ALLOWANCE } from './domain/email-quotas/decide.ts';
 import type { CommandContext } from './commands/execute.ts';
@@ -222,6 +223,7 @@ export async function openSystem(databaseUrl: string, options: SystemOptions = {
     compose: composeMessage,
     monthlyAllowance: options.sending?.monthlyAllowance ?? DEFAULT_MONTHLY_ALLOWANCE,
     unsubscribeLinks: new UnsubscribeLinks(vault, options.publicUrl ?? 'https://localhost'),
+    trackingLinks: new TrackingLinks(vault),
   };
   const domains: DomainPorts = {
     dns: new NodeDns({ servers: options.dns?.servers, timeoutMs: options.dns?.timeoutMs }),

@@ -22204,8 +22204,20 @@ export interface operations {
                                     enhancedCode: string | null;
                                     message: string;
                                 } | null;
+                                /** @description Fetches of the open pixel (privacy proxies and scanners fetch too). */
+                                opens: number;
+                                /** @description Clicks on tracked links. */
+                                clicks: number;
+                                firstOpenedAt: string | null;
+                                firstClickedAt: string | null;
                                 updatedAt: string;
                             }[];
+                            /** @description Fetches of the open pixel (privacy proxies and scanners fetch too). */
+                            opens: number;
+                            /** @description Clicks on tracked links. */
+                            clicks: number;
+                            firstOpenedAt: string | null;
+                            firstClickedAt: string | null;
                             createdAt: string;
                             cancelledAt: string | null;
                             updatedAt: string;
@@ -22462,8 +22474,20 @@ export interface operations {
                                 enhancedCode: string | null;
                                 message: string;
                             } | null;
+                            /** @description Fetches of the open pixel (privacy proxies and scanners fetch too). */
+                            opens: number;
+                            /** @description Clicks on tracked links. */
+                            clicks: number;
+                            firstOpenedAt: string | null;
+                            firstClickedAt: string | null;
                             updatedAt: string;
                         }[];
+                        /** @description Fetches of the open pixel (privacy proxies and scanners fetch too). */
+                        opens: number;
+                        /** @description Clicks on tracked links. */
+                        clicks: number;
+                        firstOpenedAt: string | null;
+                        firstClickedAt: string | null;
                         createdAt: string;
                         cancelledAt: string | null;
                         updatedAt: string;
@@ -22704,8 +22728,20 @@ export interface operations {
                                         enhancedCode: string | null;
                                         message: string;
                                     } | null;
+                                    /** @description Fetches of the open pixel (privacy proxies and scanners fetch too). */
+                                    opens: number;
+                                    /** @description Clicks on tracked links. */
+                                    clicks: number;
+                                    firstOpenedAt: string | null;
+                                    firstClickedAt: string | null;
                                     updatedAt: string;
                                 }[];
+                                /** @description Fetches of the open pixel (privacy proxies and scanners fetch too). */
+                                opens: number;
+                                /** @description Clicks on tracked links. */
+                                clicks: number;
+                                firstOpenedAt: string | null;
+                                firstClickedAt: string | null;
                                 createdAt: string;
                                 cancelledAt: string | null;
                                 updatedAt: string;
@@ -22940,17 +22976,29 @@ export interface operations {
                                 enhancedCode: string | null;
                                 message: string;
                             } | null;
+                            /** @description Fetches of the open pixel (privacy proxies and scanners fetch too). */
+                            opens: number;
+                            /** @description Clicks on tracked links. */
+                            clicks: number;
+                            firstOpenedAt: string | null;
+                            firstClickedAt: string | null;
                             updatedAt: string;
                         }[];
+                        /** @description Fetches of the open pixel (privacy proxies and scanners fetch too). */
+                        opens: number;
+                        /** @description Clicks on tracked links. */
+                        clicks: number;
+                        firstOpenedAt: string | null;
+                        firstClickedAt: string | null;
                         createdAt: string;
                         cancelledAt: string | null;
                         updatedAt: string;
                         history: {
-                            /** @description `EmailAccepted`, `EmailCancelled`, `EmailSendingStarted`, `EmailRecipientDelivered`, `EmailRecipientDeferred`, `EmailRecipientBounced`, `EmailRecipientComplained`. */
+                            /** @description `EmailAccepted`, `EmailCancelled`, `EmailSendingStarted`, `EmailRecipientDelivered`, `EmailRecipientDeferred`, `EmailRecipientBounced`, `EmailRecipientComplained`, `EmailOpened`, `EmailLinkClicked`. */
                             type: string;
                             recipient: string | null;
                             at: string;
-                            /** @description Attempts: `attempt`, `code`, `enhancedCode`, `response`, `mx`, `tls` (and `nextAttemptAt`, `bounce`). */
+                            /** @description Attempts: `attempt`, `code`, `enhancedCode`, `response`, `mx`, `tls` (and `nextAttemptAt`, `bounce`); opens and clicks: `userAgent` (and `url`, the link as written). */
                             detail: {
                                 [key: string]: unknown;
                             };
@@ -23164,8 +23212,20 @@ export interface operations {
                                 enhancedCode: string | null;
                                 message: string;
                             } | null;
+                            /** @description Fetches of the open pixel (privacy proxies and scanners fetch too). */
+                            opens: number;
+                            /** @description Clicks on tracked links. */
+                            clicks: number;
+                            firstOpenedAt: string | null;
+                            firstClickedAt: string | null;
                             updatedAt: string;
                         }[];
+                        /** @description Fetches of the open pixel (privacy proxies and scanners fetch too). */
+                        opens: number;
+                        /** @description Clicks on tracked links. */
+                        clicks: number;
+                        firstOpenedAt: string | null;
+                        firstClickedAt: string | null;
                         createdAt: string;
                         cancelledAt: string | null;
                         updatedAt: string;

@@ -30,6 +30,7 @@ import { execute, loadState, type Actor, type CommandContext } from '../execute.
 import { newId } from '../ids.ts';
 import { renderVersion, type RenderableVersion, type TemplateRenderer } from '../templates/render.ts';
 import { reserveSend } from './quota.ts';
+import { CLICK_PATH, OPEN_PATH, trackHtml, type TrackingLinks } from './tracking.ts';
 
 export { SendQuotaExceeded } from './quota.ts';
 
@@ -41,6 +42,8 @@ export interface SenderAddress {
   domain: string;
   domainId: string;
   enabled: boolean;
+  /** The domain's tracking host while it is `active` (links and the open pixel go through it), else null. */
+  trackingHost: string | null;
   /**
    * The signatures that sign new mail and replies from it when no `signatureId` is given: the
    * address's own defaults, else its domain's catch-all's. Read with the address, one round trip.
@@ -113,6 +116,8 @@ export interface SendingPorts {
   monthlyAllowance: number;
   /** The signed unsubscribe links of broadcast-lane mail (commands/unsubscribes/links.ts). */
   unsubscribeLinks: UnsubscribeLinks;
+  /** The signed open pixel and click links of mail from a domain whose tracking host is active (tracking.ts). */
+  trackingLinks: TrackingLinks;
 }
 
 export interface SendContext {
@@ -269,6 +274,10 @@ export async function sendEmail(ctx: SendContext, sender: Sender, input: SendInp
     lane === 'broadcast' && only
       ? { url: await sending.unsubscribeLinks.url({ partition, email: only.email, audienceId: null }) }
       : undefined;
+  const html =
+    signed.html !== undefined && from.trackingHost !== null
+      ? await tracked(sending, signed.html, from.trackingHost, partition, emailId, only?.email ?? '')
+      : signed.html;
   const { raw } = await sending.compose({
     messageId: `<${messageId}>`,
     date: now,
@@ -279,7 +288,7 @@ export async function sendEmail(ctx: SendContext, sender: Sender, input: SendInp
     replyTo: replyTo.map(box),
     subject: signed.subject,
     ...(signed.text !== undefined ? { text: signed.text } : {}),
-    ...(signed.html !== undefined ? { html: signed.html } : {}),
+    ...(html !== undefined ? { html } : {}),
     attachments,
     headers,
     ...(inReplyTo !== null ? { inReplyTo: `<${inReplyTo}>` } : {}),
@@ -328,6 +337,27 @@ export async function sendEmail(ctx: SendContext, sender: Sender, input: SendInp
       .map((r) => touchContact(ctx.commands, sender.actor, r.email.toLowerCase(), at)),
   );
   return { email: data, replayed: false };
+}
+
+/**
+ * The html with its links through the tracking host and an open pixel. One body goes to every
+ * recipient, so the tokens name the recipient only when there is one; for several they name the
+ * message alone (recipient ''), and opens and clicks count for the message.
+ */
+async function tracked(
+  sending: SendingPorts,
+  html: string,
+  host: string,
+  partition: string,
+  emailId: string,
+  recipient: string,
+): Promise<string> {
+  const sign = await sending.trackingLinks.signer(partition, emailId, recipient);
+  return trackHtml(html, {
+    pixel: `https://${host}${OPEN_PATH}${sign.open()}`,
+    click: (url) => `https://${host}${CLICK_PATH}${sign.click(url)}`,
+    keep: (url) => sending.unsubscribeLinks.isLink(url),
+  });
 }
 
 /** Cancels a scheduled message before its time (409 `email_not_cancellable` otherwise). */
