@@ -1590,6 +1590,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/templates/{id}/send": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send with a template
+         * @description Scope: `emails:send` (as `POST /emails` with `template`). The body of `POST /emails` without `template`, `text` and `html`, and with `props`: the template's published version, rendered with them. 422 `template_not_published` until a version is published, 422 `template_archived` while archived (`param` `id`); an unknown prop is 422 `unknown_template_prop` on `props.<name>`. `subject` replaces the template's. A credential narrowed to some addresses or domains sees and changes only the addresses its lists reach; others answer 404. Partitioned by mode: a test key reads and changes only test-mode data, a live key only live data.
+         */
+        post: operations["sendTemplate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/sending/streams": {
         parameters: {
             query?: never;
@@ -23298,6 +23318,304 @@ export interface operations {
                             type?: "rate_limit_error";
                             /** @enum {string} */
                             code?: "rate_limited";
+                        };
+                    };
+                };
+            };
+            /** @description `internal_error`: see /docs/errors. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "api_error";
+                            /** @enum {string} */
+                            code?: "internal_error";
+                        };
+                    };
+                };
+            };
+            /** @description `unreachable`: see /docs/errors. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "api_error";
+                            /** @enum {string} */
+                            code?: "unreachable";
+                        };
+                    };
+                };
+            };
+        };
+    };
+    sendTemplate: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Up to 255 of letters, digits, `_ . : -`. The same request again under the same key answers the stored answer (`Idempotent-Replayed: true`) and changes nothing; another request under it is 422 `idempotency_key_reuse`. Keys are per workspace and mode, answered only to the credential that sent them, and kept 24 hours. */
+                "idempotency-key"?: string;
+            };
+            path: {
+                /** @description A `tpl_` id or a slug. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description An enabled address of the workspace the credential reaches, as `a@example.com` or `Name <a@example.com>`. */
+                    from: string;
+                    /** @description An address (`a@example.com` or `Name <a@example.com>`) or a list of them. */
+                    to?: string | string[];
+                    /** @description An address (`a@example.com` or `Name <a@example.com>`) or a list of them. */
+                    cc?: string | string[];
+                    /** @description An address (`a@example.com` or `Name <a@example.com>`) or a list of them. */
+                    bcc?: string | string[];
+                    /** @description An address (`a@example.com` or `Name <a@example.com>`) or a list of them. */
+                    replyTo?: string | string[];
+                    /** @description Required without `template`; with one, replaces its subject. */
+                    subject?: string;
+                    /** @description A signature of the sending address or its domain's catch-all; without it, the address's default (the reply default with `inReplyTo`). */
+                    signatureId?: string;
+                    /** @description At most 20, and 10 MiB decoded in all. */
+                    attachments?: {
+                        filename: string;
+                        /** @description Base64. */
+                        content: string;
+                        /** @description Default `application/octet-stream`. */
+                        contentType?: string;
+                        /** @description An inline part the html shows as `cid:<contentId>`. */
+                        contentId?: string;
+                    }[];
+                    /** @description At most 50; reserved ones (From, To, Subject, Message-ID, DKIM-Signature, Content-*, …) are 422 `reserved_header`. */
+                    headers?: {
+                        [key: string]: string;
+                    };
+                    /** @description Name and value: 1 to 256 of letters, digits, `_` and `-`. */
+                    tags?: {
+                        name: string;
+                        value: string;
+                    }[];
+                    /** @description ISO 8601 with a zone, at most 30 days ahead; a time already past sends at once. */
+                    scheduledAt?: string;
+                    /** @description The Message-ID answered; the message threads with it. */
+                    inReplyTo?: string;
+                    references?: string[];
+                    /** @description Needs an AI provider: without one, 409 `translation_not_configured`. */
+                    translate?: {
+                        to: string;
+                    };
+                    /** @description Values of the published version's props. */
+                    props?: {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Send with a template */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        object: "email";
+                        id: string;
+                        /** @description The Message-ID header, without angle brackets. */
+                        messageId: string;
+                        from: {
+                            address: string;
+                            name: string | null;
+                            addressId: string;
+                        };
+                        replyTo: string[];
+                        subject: string;
+                        /** @enum {string} */
+                        status: "scheduled" | "queued" | "sending" | "delivered" | "partially_bounced" | "bounced" | "failed" | "cancelled";
+                        /**
+                         * @description The sending lane.
+                         * @enum {string}
+                         */
+                        stream: "transactional" | "broadcast";
+                        /** @enum {string} */
+                        source: "api" | "batch" | "submission" | "automation" | "broadcast";
+                        /** @enum {string} */
+                        mode: "live" | "test";
+                        tags: {
+                            name: string;
+                            value: string;
+                        }[];
+                        template: {
+                            id: string;
+                            versionId: string;
+                        } | null;
+                        signatureId: string | null;
+                        inReplyTo: string | null;
+                        scheduledAt: string | null;
+                        /** @description Bytes of the composed message, before signing. */
+                        size: number;
+                        recipients: {
+                            email: string;
+                            /** @enum {string} */
+                            kind: "to" | "cc" | "bcc";
+                            /** @enum {string} */
+                            status: "queued" | "suppressed" | "deferred" | "delivered" | "bounced" | "complained";
+                            /** @description suppressed: the suppression reason (`bounce`, `complaint`, `manual`, `unsubscribe`); bounced: `hard` or `expired`; complained: the feedback type. */
+                            reason: string | null;
+                            attempts: number;
+                            /** @description The receiving server's last SMTP reply to this recipient. */
+                            lastResponse: {
+                                code: number | null;
+                                enhancedCode: string | null;
+                                message: string;
+                            } | null;
+                            updatedAt: string;
+                        }[];
+                        createdAt: string;
+                        cancelledAt: string | null;
+                        updatedAt: string;
+                    };
+                };
+            };
+            /** @description `invalid_idempotency_key`, `invalid_request`, `malformed_json`: see /docs/errors. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "invalid_request_error";
+                            /** @enum {string} */
+                            code?: "invalid_idempotency_key" | "invalid_request" | "malformed_json";
+                        };
+                    };
+                };
+            };
+            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "authentication_error";
+                            /** @enum {string} */
+                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                        };
+                    };
+                };
+            };
+            /** @description `from_address_forbidden`, `insufficient_scope`: see /docs/errors. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "permission_error";
+                            /** @enum {string} */
+                            code?: "from_address_forbidden" | "insufficient_scope";
+                        };
+                    };
+                };
+            };
+            /** @description `resource_not_found`: see /docs/errors. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "not_found_error";
+                            /** @enum {string} */
+                            code?: "resource_not_found";
+                        };
+                    };
+                };
+            };
+            /** @description `address_disabled`, `idempotency_key_in_use`, `stream_paused`, `translation_not_configured`: see /docs/errors. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "conflict_error";
+                            /** @enum {string} */
+                            code?: "address_disabled" | "idempotency_key_in_use" | "stream_paused" | "translation_not_configured";
+                        };
+                    };
+                };
+            };
+            /** @description `body_too_large`: see /docs/errors. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "invalid_request_error";
+                            /** @enum {string} */
+                            code?: "body_too_large";
+                        };
+                    };
+                };
+            };
+            /** @description `capability_unsupported`, `idempotency_key_reuse`, `invalid_email_address`, `invalid_parameter`, `reserved_header`, `template_archived`, `template_not_published`, `too_many_recipients`, `unknown_parameter`, `unknown_template_prop`: see /docs/errors. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "validation_error";
+                            /** @enum {string} */
+                            code?: "capability_unsupported" | "idempotency_key_reuse" | "invalid_email_address" | "invalid_parameter" | "reserved_header" | "template_archived" | "template_not_published" | "too_many_recipients" | "unknown_parameter" | "unknown_template_prop";
+                        };
+                    };
+                };
+            };
+            /** @description `rate_limited`, `send_quota_exceeded`: see /docs/errors. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "rate_limit_error";
+                            /** @enum {string} */
+                            code?: "rate_limited" | "send_quota_exceeded";
                         };
                     };
                 };
