@@ -1,5 +1,5 @@
 import t from 'tap';
-import { PREVIEW_MAX } from '../../domain/templates/document.ts';
+import { FONTS_MAX, PREVIEW_MAX } from '../../domain/templates/document.ts';
 import { startTestApp } from '../support/app.ts';
 import { errorOf, keyWith } from '../support/domains.ts';
 
@@ -98,4 +98,38 @@ t.test('template tools', async (t) => {
     });
     t.same(errorOf(past), [422, 'invalid_template', 'document.preview']);
   });
+});
+
+t.test('fonts: the catalogue, and at most 8 per template', async (t) => {
+  const h = await startTestApp(t);
+  const ws = await h.workspace();
+  const res = await h.request(ws.apiKey, 'GET', '/templates/fonts');
+  t.equal(res.statusCode, 200, res.body);
+  t.match(res.json(), { object: 'list', hasMore: false, nextCursor: null });
+  t.ok(res.json().data.length >= 8);
+  t.match(res.json().data[0], { object: 'template_font', family: 'Arial', url: null, weights: [400, 700] });
+  t.same(errorOf(await h.request(ws.apiKey, 'GET', '/templates/fonts?limit=5')), [422, 'unknown_parameter', 'limit']);
+  const noScope = await keyWith(h, ws.apiKey, { scopes: ['emails:send'] });
+  t.same(errorOf(await h.request(noScope, 'GET', '/templates/fonts')), [403, 'insufficient_scope', null]);
+
+  const catalogue = res.json().data as { family: string; fallback: string }[];
+  const fonts = (n: number) =>
+    Array.from({ length: n }, (_, i) => {
+      const f = catalogue[i % catalogue.length]!;
+      return { family: f.family, fallback: f.fallback, weight: i < catalogue.length ? 400 : 700 };
+    });
+  const body = (n: number, name: string) => ({
+    name,
+    subject: 'Fonts',
+    document: { fonts: fonts(n), body: [{ kind: 'Text', text: 'Hello' }] },
+  });
+  const eight = await h.request(ws.apiKey, 'POST', '/templates', body(FONTS_MAX, 'Eight fonts'));
+  t.equal(eight.statusCode, 201, eight.body);
+  const shown = await h.request(ws.apiKey, 'POST', `/templates/${eight.json().id}/preview`, {});
+  t.match(shown.json().html, /font-family:\s*'?Arial'?/);
+  t.same(errorOf(await h.request(ws.apiKey, 'POST', '/templates', body(FONTS_MAX + 1, 'Nine fonts'))), [
+    422,
+    'invalid_template',
+    'document.fonts',
+  ]);
 });

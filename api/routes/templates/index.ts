@@ -1,5 +1,6 @@
 import type { Resource } from '../../route.ts';
 import { templateActions } from './actions.ts';
+import { fontOperations } from './fonts.ts';
 import { templateOperations } from './operations.ts';
 import { previewOperations } from './preview.ts';
 import { versionOperations } from './versions.ts';
@@ -15,5 +16,6 @@ export const templates: Resource = {
     ...templateActions(deps),
     ...versionOperations(deps),
     ...previewOperations(deps),
+    ...fontOperations(deps),
   ],
 };
