@@ -1650,6 +1650,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/templates/{id}/sends": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Messages sent with a template
+         * @description Scope: `emails:read` (the rows are sent messages with their recipients, as `GET /emails` shows them). Newest first, every message sent with the template, by any way of sending; `version` keeps those of one version (422 `template_version_not_found` for a version the template does not have), `status` those in one standing. A credential narrowed to some addresses or domains sees and changes only the addresses its lists reach; others answer 404. Partitioned by mode: a test key reads and changes only test-mode data, a live key only live data.
+         */
+        get: operations["listTemplateSends"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/sending/streams": {
         parameters: {
             query?: never;
@@ -24030,6 +24050,229 @@ export interface operations {
                             type?: "rate_limit_error";
                             /** @enum {string} */
                             code?: "rate_limited" | "send_quota_exceeded";
+                        };
+                    };
+                };
+            };
+            /** @description `internal_error`: see /docs/errors. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "api_error";
+                            /** @enum {string} */
+                            code?: "internal_error";
+                        };
+                    };
+                };
+            };
+            /** @description `unreachable`: see /docs/errors. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "api_error";
+                            /** @enum {string} */
+                            code?: "unreachable";
+                        };
+                    };
+                };
+            };
+        };
+    };
+    listTemplateSends: {
+        parameters: {
+            query?: {
+                version?: number;
+                status?: "scheduled" | "queued" | "sending" | "delivered" | "partially_bounced" | "bounced" | "failed" | "cancelled";
+                limit?: number;
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                /** @description A `tpl_` id or a slug. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Messages sent with a template */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        object: "list";
+                        data: {
+                            /** @constant */
+                            object: "email";
+                            id: string;
+                            /** @description The Message-ID header, without angle brackets. */
+                            messageId: string;
+                            from: {
+                                address: string;
+                                name: string | null;
+                                addressId: string;
+                            };
+                            replyTo: string[];
+                            subject: string;
+                            /** @enum {string} */
+                            status: "scheduled" | "queued" | "sending" | "delivered" | "partially_bounced" | "bounced" | "failed" | "cancelled";
+                            /**
+                             * @description The sending lane.
+                             * @enum {string}
+                             */
+                            stream: "transactional" | "broadcast";
+                            /** @enum {string} */
+                            source: "api" | "batch" | "submission" | "automation" | "broadcast";
+                            /** @enum {string} */
+                            mode: "live" | "test";
+                            tags: {
+                                name: string;
+                                value: string;
+                            }[];
+                            template: {
+                                id: string;
+                                versionId: string;
+                            } | null;
+                            signatureId: string | null;
+                            inReplyTo: string | null;
+                            scheduledAt: string | null;
+                            /** @description Bytes of the composed message, before signing. */
+                            size: number;
+                            recipients: {
+                                email: string;
+                                /** @enum {string} */
+                                kind: "to" | "cc" | "bcc";
+                                /** @enum {string} */
+                                status: "queued" | "suppressed" | "deferred" | "delivered" | "bounced" | "complained";
+                                /** @description suppressed: the suppression reason (`bounce`, `complaint`, `manual`, `unsubscribe`); bounced: `hard` or `expired`; complained: the feedback type. */
+                                reason: string | null;
+                                attempts: number;
+                                /** @description The receiving server's last SMTP reply to this recipient. */
+                                lastResponse: {
+                                    code: number | null;
+                                    enhancedCode: string | null;
+                                    message: string;
+                                } | null;
+                                updatedAt: string;
+                            }[];
+                            createdAt: string;
+                            cancelledAt: string | null;
+                            updatedAt: string;
+                        }[];
+                        hasMore: boolean;
+                        nextCursor: string | null;
+                    };
+                };
+            };
+            /** @description `invalid_cursor`, `invalid_request`: see /docs/errors. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "invalid_request_error";
+                            /** @enum {string} */
+                            code?: "invalid_cursor" | "invalid_request";
+                        };
+                    };
+                };
+            };
+            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "authentication_error";
+                            /** @enum {string} */
+                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                        };
+                    };
+                };
+            };
+            /** @description `insufficient_scope`: see /docs/errors. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "permission_error";
+                            /** @enum {string} */
+                            code?: "insufficient_scope";
+                        };
+                    };
+                };
+            };
+            /** @description `resource_not_found`: see /docs/errors. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "not_found_error";
+                            /** @enum {string} */
+                            code?: "resource_not_found";
+                        };
+                    };
+                };
+            };
+            /** @description `invalid_parameter`, `template_version_not_found`, `unknown_parameter`: see /docs/errors. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "validation_error";
+                            /** @enum {string} */
+                            code?: "invalid_parameter" | "template_version_not_found" | "unknown_parameter";
+                        };
+                    };
+                };
+            };
+            /** @description `rate_limited`: see /docs/errors. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "rate_limit_error";
+                            /** @enum {string} */
+                            code?: "rate_limited";
                         };
                     };
                 };

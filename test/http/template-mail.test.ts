@@ -85,4 +85,74 @@ t.test('template mail', async (t) => {
     t.equal(inTest.statusCode, 201, inTest.body);
     t.match(inTest.json(), { mode: 'test', template: { id: live.id } });
   });
+
+  t.test('sends: newest first, by version, paged with sends in between', async (t) => {
+    const tpl = await make({ name: 'Paged', publish: true, ...blocks('Paged {{name}}') });
+    const sent: string[] = [];
+    const sendOne = async (body: object = base) => {
+      const res = await sendWith(tpl.id, body);
+      t.equal(res.statusCode, 201, res.body);
+      sent.push(res.json().id);
+      return res.json();
+    };
+    for (let i = 0; i < 3; i++) await sendOne();
+    const republished = await h.request(ws.apiKey, 'PATCH', `/templates/${tpl.id}`, {
+      subject: 'Second {{name}}',
+      publish: true,
+    });
+    t.equal(republished.json().publishedVersion, 2);
+    await sendOne({ ...base, from: 'b@example.com' });
+    const viaEmails = await h.request(ws.apiKey, 'POST', '/emails', { ...base, template: { id: tpl.slug } });
+    t.equal(viaEmails.statusCode, 201);
+    sent.push(viaEmails.json().id);
+    const list = (query: string, key = ws.apiKey) => h.request(key, 'GET', `/templates/${tpl.id}/sends${query}`);
+
+    const first = await list('?limit=2');
+    t.equal(first.statusCode, 200, first.body);
+    t.same(
+      first.json().data.map((e: { id: string }) => e.id),
+      [sent[4], sent[3]],
+    );
+    t.equal(first.json().hasMore, true);
+    t.match(first.json().data[0], {
+      object: 'email',
+      template: { id: tpl.id },
+      recipients: [{ email: 'x@example.org' }],
+    });
+    const later = await sendOne();
+    const rest = await list(`?limit=2&cursor=${first.json().nextCursor}`);
+    const last = await list(`?limit=2&cursor=${rest.json().nextCursor}`);
+    const seen = [...first.json().data, ...rest.json().data, ...last.json().data].map((e: { id: string }) => e.id);
+    t.same(seen, [sent[4], sent[3], sent[2], sent[1], sent[0]], 'each once, the send in between not inside');
+    t.equal(last.json().hasMore, false);
+    t.equal((await list('?limit=1')).json().data[0].id, later.id, 'the new one leads a new walk');
+
+    const v1 = await list('?version=1&limit=100');
+    t.same(
+      v1.json().data.map((e: { id: string }) => e.id),
+      [sent[2], sent[1], sent[0]],
+    );
+    t.equal((await list('?version=2')).json().data.length, 3);
+    t.same(errorOf(await list('?version=9')), [422, 'template_version_not_found', 'version']);
+    t.same(errorOf(await list('?limit=101')), [422, 'invalid_parameter', 'limit']);
+    t.same(errorOf(await list('?cursor=nope')), [400, 'invalid_cursor', 'cursor']);
+    t.same(errorOf(await list(`?version=1&cursor=${first.json().nextCursor}`)), [400, 'invalid_cursor', 'cursor']);
+
+    const onB = await keyWith(ws, { scopes: ['emails:read'], addressAllowlist: ['b@example.com'] });
+    t.same(
+      (await list('', onB)).json().data.map((e: { id: string }) => e.id),
+      [sent[3]],
+      'a narrowed key sees the mail of what it reaches',
+    );
+    const testKey = await keyWith(ws, { scopes: ['emails:read', 'emails:send'], mode: 'test' });
+    t.same((await list('', testKey)).json().data, [], 'test mode holds none of them');
+    const inTest = await sendWith(tpl.id, base, testKey);
+    t.same(
+      (await list('', testKey)).json().data.map((e: { id: string }) => e.id),
+      [inTest.json().id],
+    );
+    const reader = await keyWith(ws, { scopes: ['templates:read'] });
+    t.same(errorOf(await list('', reader)), [403, 'insufficient_scope', null]);
+    t.same(errorOf(await list('', other.ws.apiKey)), [404, 'resource_not_found', 'id'], "another workspace's");
+  });
 });

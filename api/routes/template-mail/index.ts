@@ -1,5 +1,6 @@
 import type { Resource } from '../../route.ts';
 import { templateSendOperations } from './send.ts';
+import { templateSendsOperations } from './sends.ts';
 
 /**
  * Mail sent with a template: sending with one, its sends and their analytics. Email data, so
@@ -11,5 +12,5 @@ export const templateMail: Resource = {
   description: 'Email templates and their versions, rendered by sends.',
   modes: 'partitioned',
   narrowed: 'reach',
-  operations: (deps) => [...templateSendOperations(deps)],
+  operations: (deps) => [...templateSendOperations(deps), ...templateSendsOperations(deps)],
 };
