@@ -23,6 +23,7 @@ import { sendingStreams } from './routes/sending-streams/index.ts';
 import { signatures } from './routes/signatures/index.ts';
 import { emails } from './routes/emails/index.ts';
 import { suppressions } from './routes/suppressions/index.ts';
+import { templateMail } from './routes/template-mail/index.ts';
 import { templates } from './routes/templates/index.ts';
 import { webhooks } from './routes/webhooks/index.ts';
 
@@ -42,6 +43,7 @@ const RESOURCES = [
   addresses,
   signatures,
   emails,
+  templateMail,
   sendingStreams,
 ];
 

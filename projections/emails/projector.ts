@@ -237,6 +237,8 @@ export const emailsProjector = defineProjector<EmailsTables>()({
   indexes: (s) => `
     CREATE INDEX IF NOT EXISTS emails_workspace_created ON ${s}.emails (workspace_id, created_at DESC, id DESC);
     CREATE INDEX IF NOT EXISTS emails_workspace_from ON ${s}.emails (workspace_id, from_email, created_at DESC, id DESC);
+    CREATE INDEX IF NOT EXISTS emails_workspace_template ON ${s}.emails (workspace_id, template_id, created_at DESC, id DESC)
+      WHERE template_id IS NOT NULL;
     CREATE INDEX IF NOT EXISTS emails_tags ON ${s}.emails USING gin (tags jsonb_path_ops);
     CREATE INDEX IF NOT EXISTS email_recipients_email ON ${s}.email_recipients (email_id, email);`,
   async applyBatch(db, events: ProjectedEvent[]) {
