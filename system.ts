@@ -114,6 +114,8 @@ export interface System {
   consentKey: Buffer;
   /** Raw messages and attachments: small ones as rows of PostgreSQL, larger ones as files under `<dataDir>/blobs`, or in `blobS3Url`. */
   blobs: BlobStore;
+  /** Template images' urls: the key of their MAC, and the base they are served under. */
+  images: { key: Buffer; publicUrl: string };
   /** What every way of sending needs (commands/emails/handlers.ts `sendEmail`). */
   sending: SendingPorts;
   /** Outbound mail: the relay, or the recipients' MX hosts. */
@@ -267,6 +269,10 @@ export async function openSystem(databaseUrl: string, options: SystemOptions = {
   );
   if (options.deliver !== false) await domainChecks.start();
   const consentKey = await serverSecret(database.pool, 'forward-consent');
+  const images = {
+    key: await serverSecret(database.pool, 'template-images'),
+    publicUrl: (options.publicUrl ?? 'https://localhost').replace(/\/+$/, ''),
+  };
   const consentMails = new ForwardConsentMailProcess(
     { pool: database.pool, bus, mail, consentKey },
     { ...DEFAULT_CONSENT_MAIL_OPTIONS, ...options.forwardConsent },
@@ -304,6 +310,7 @@ export async function openSystem(databaseUrl: string, options: SystemOptions = {
     idempotencyKeys,
     renderer,
     blobs,
+    images,
     sending,
     async close() {
       await emailDeliveries.stop();
@@ -345,6 +352,7 @@ export function serve(system: System, options: { logger?: boolean | object } = {
       webhooks: { checkUrl: (url) => checkReceiverUrl(url, system.webhooks) },
       domains: system.domains,
       forwardConsent: { key: system.consentKey },
+      images: system.images,
       sending: system.sending,
     },
     options,

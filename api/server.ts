@@ -2,6 +2,7 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import type { ApiDeps } from './deps.ts';
 import { registerDocs } from './docs.ts';
 import { registerForwardConsentPages } from './pages/forward-consent.ts';
+import { registerTemplateImages } from './pages/template-images.ts';
 import { registerTrackingRoutes } from './pages/tracking.ts';
 import { registerUnsubscribePages } from './pages/unsubscribe.ts';
 import { newRequestId, REQUEST_ID_HEADER } from './headers.ts';
@@ -77,5 +78,6 @@ export async function buildServer(
   registerForwardConsentPages(app, deps);
   registerUnsubscribePages(app, deps);
   registerTrackingRoutes(app, deps);
+  registerTemplateImages(app, deps);
   return app;
 }

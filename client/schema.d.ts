@@ -482,6 +482,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/templates/{id}/images": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Upload an image for a template
+         * @description Scope: `templates:write`. `content` is the image in base64: PNG, JPEG, GIF or WebP, told by its bytes, at most 5 MiB decoded (otherwise 422 `invalid_parameter` on `content`). Answers its `url`, for an `Img` block `src`: served by the workspace's storage host when one of its domains has storage `active`, else by this service. The same bytes answer the same url. 502 `image_not_stored` when the store fails (retry unchanged).
+         */
+        post: operations["uploadTemplateImage"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/domains": {
         parameters: {
             query?: never;
@@ -1662,6 +1682,26 @@ export interface paths {
          * @description Scope: `emails:read` (the rows are sent messages with their recipients, as `GET /emails` shows them). Newest first, every message sent with the template, by any way of sending; `version` keeps those of one version (422 `template_version_not_found` for a version the template does not have), `status` those in one standing. A credential narrowed to some addresses or domains sees and changes only the addresses its lists reach; others answer 404. Partitioned by mode: a test key reads and changes only test-mode data, a live key only live data.
          */
         get: operations["listTemplateSends"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/templates/{id}/analytics": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Analytics of a template
+         * @description Scope: `templates:read`. What became of the mail sent with the template, per version and UTC day of sending, over `from` to `to` (dates, inclusive; default the last 30 days to today; at most 366 days): recipients sent to (suppressed and cancelled ones left out), delivered, bounced, complained, opened and clicked (only through an `active` tracking host; a click counts as an open), unsubscribed through the message; with rates. Everything that happens to a send counts on the day it was sent. Days without sends are left out. A credential narrowed to some addresses or domains sees and changes only the addresses its lists reach; others answer 404. Partitioned by mode: a test key reads and changes only test-mode data, a live key only live data.
+         */
+        get: operations["getTemplateAnalytics"];
         put?: never;
         post?: never;
         delete?: never;
@@ -8036,6 +8076,228 @@ export interface operations {
                             type?: "api_error";
                             /** @enum {string} */
                             code?: "internal_error";
+                        };
+                    };
+                };
+            };
+            /** @description `unreachable`: see /docs/errors. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "api_error";
+                            /** @enum {string} */
+                            code?: "unreachable";
+                        };
+                    };
+                };
+            };
+        };
+    };
+    uploadTemplateImage: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Up to 255 of letters, digits, `_ . : -`. The same request again under the same key answers the stored answer (`Idempotent-Replayed: true`) and changes nothing; another request under it is 422 `idempotency_key_reuse`. Keys are per workspace and mode, answered only to the credential that sent them, and kept 24 hours. */
+                "idempotency-key"?: string;
+            };
+            path: {
+                /** @description A `tpl_` id or a slug. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Base64. */
+                    content: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Upload an image for a template */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        object: "template_image";
+                        templateId: string;
+                        url: string;
+                        /** @enum {string} */
+                        contentType: "image/png" | "image/jpeg" | "image/gif" | "image/webp";
+                        size: number;
+                        sha256: string;
+                    };
+                };
+            };
+            /** @description `invalid_idempotency_key`, `invalid_request`, `malformed_json`: see /docs/errors. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "invalid_request_error";
+                            /** @enum {string} */
+                            code?: "invalid_idempotency_key" | "invalid_request" | "malformed_json";
+                        };
+                    };
+                };
+            };
+            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "authentication_error";
+                            /** @enum {string} */
+                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                        };
+                    };
+                };
+            };
+            /** @description `beyond_caller_authority`, `insufficient_scope`: see /docs/errors. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "permission_error";
+                            /** @enum {string} */
+                            code?: "beyond_caller_authority" | "insufficient_scope";
+                        };
+                    };
+                };
+            };
+            /** @description `resource_not_found`: see /docs/errors. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "not_found_error";
+                            /** @enum {string} */
+                            code?: "resource_not_found";
+                        };
+                    };
+                };
+            };
+            /** @description `idempotency_key_in_use`: see /docs/errors. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "conflict_error";
+                            /** @enum {string} */
+                            code?: "idempotency_key_in_use";
+                        };
+                    };
+                };
+            };
+            /** @description `body_too_large`: see /docs/errors. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "invalid_request_error";
+                            /** @enum {string} */
+                            code?: "body_too_large";
+                        };
+                    };
+                };
+            };
+            /** @description `idempotency_key_reuse`, `invalid_parameter`, `unknown_parameter`: see /docs/errors. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "validation_error";
+                            /** @enum {string} */
+                            code?: "idempotency_key_reuse" | "invalid_parameter" | "unknown_parameter";
+                        };
+                    };
+                };
+            };
+            /** @description `rate_limited`: see /docs/errors. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "rate_limit_error";
+                            /** @enum {string} */
+                            code?: "rate_limited";
+                        };
+                    };
+                };
+            };
+            /** @description `internal_error`: see /docs/errors. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "api_error";
+                            /** @enum {string} */
+                            code?: "internal_error";
+                        };
+                    };
+                };
+            };
+            /** @description `image_not_stored`: see /docs/errors. */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "api_error";
+                            /** @enum {string} */
+                            code?: "image_not_stored";
                         };
                     };
                 };
@@ -24251,6 +24513,231 @@ export interface operations {
                             type?: "invalid_request_error";
                             /** @enum {string} */
                             code?: "invalid_cursor" | "invalid_request";
+                        };
+                    };
+                };
+            };
+            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "authentication_error";
+                            /** @enum {string} */
+                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                        };
+                    };
+                };
+            };
+            /** @description `insufficient_scope`: see /docs/errors. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "permission_error";
+                            /** @enum {string} */
+                            code?: "insufficient_scope";
+                        };
+                    };
+                };
+            };
+            /** @description `resource_not_found`: see /docs/errors. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "not_found_error";
+                            /** @enum {string} */
+                            code?: "resource_not_found";
+                        };
+                    };
+                };
+            };
+            /** @description `invalid_parameter`, `template_version_not_found`, `unknown_parameter`: see /docs/errors. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "validation_error";
+                            /** @enum {string} */
+                            code?: "invalid_parameter" | "template_version_not_found" | "unknown_parameter";
+                        };
+                    };
+                };
+            };
+            /** @description `rate_limited`: see /docs/errors. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "rate_limit_error";
+                            /** @enum {string} */
+                            code?: "rate_limited";
+                        };
+                    };
+                };
+            };
+            /** @description `internal_error`: see /docs/errors. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "api_error";
+                            /** @enum {string} */
+                            code?: "internal_error";
+                        };
+                    };
+                };
+            };
+            /** @description `unreachable`: see /docs/errors. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "api_error";
+                            /** @enum {string} */
+                            code?: "unreachable";
+                        };
+                    };
+                };
+            };
+        };
+    };
+    getTemplateAnalytics: {
+        parameters: {
+            query?: {
+                from?: string;
+                to?: string;
+                version?: number;
+            };
+            header?: never;
+            path: {
+                /** @description A `tpl_` id or a slug. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Analytics of a template */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        object: "template_analytics";
+                        templateId: string;
+                        from: string;
+                        to: string;
+                        totals: {
+                            sent: number;
+                            delivered: number;
+                            bounced: number;
+                            complained: number;
+                            opened: number;
+                            clicked: number;
+                            unsubscribed: number;
+                            /** @description delivered and bounced of sent; complained, opened, clicked and unsubscribed of delivered; 0 to 1, four decimals; null with nothing to divide by. */
+                            rates: {
+                                delivered: number | null;
+                                bounced: number | null;
+                                complained: number | null;
+                                opened: number | null;
+                                clicked: number | null;
+                                unsubscribed: number | null;
+                            };
+                        };
+                        versions: {
+                            /** @description Null for a version deleted since. */
+                            version: number | null;
+                            versionId: string;
+                            totals: {
+                                sent: number;
+                                delivered: number;
+                                bounced: number;
+                                complained: number;
+                                opened: number;
+                                clicked: number;
+                                unsubscribed: number;
+                                /** @description delivered and bounced of sent; complained, opened, clicked and unsubscribed of delivered; 0 to 1, four decimals; null with nothing to divide by. */
+                                rates: {
+                                    delivered: number | null;
+                                    bounced: number | null;
+                                    complained: number | null;
+                                    opened: number | null;
+                                    clicked: number | null;
+                                    unsubscribed: number | null;
+                                };
+                            };
+                            days: {
+                                sent: number;
+                                delivered: number;
+                                bounced: number;
+                                complained: number;
+                                opened: number;
+                                clicked: number;
+                                unsubscribed: number;
+                                /** @description delivered and bounced of sent; complained, opened, clicked and unsubscribed of delivered; 0 to 1, four decimals; null with nothing to divide by. */
+                                rates: {
+                                    delivered: number | null;
+                                    bounced: number | null;
+                                    complained: number | null;
+                                    opened: number | null;
+                                    clicked: number | null;
+                                    unsubscribed: number | null;
+                                };
+                                date: string;
+                            }[];
+                        }[];
+                    };
+                };
+            };
+            /** @description `invalid_request`: see /docs/errors. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "invalid_request_error";
+                            /** @enum {string} */
+                            code?: "invalid_request";
                         };
                     };
                 };

@@ -182,6 +182,7 @@ const TABLE = {
     "The workspace's monthly send allowance is used up; it starts again on the first of next month (00:00 UTC), which Retry-After counts down to.",
   ],
   internal_error: [500, 'A fault of the service; report it with the request id.'],
+  image_not_stored: [502, 'The image could not be stored; nothing was kept. Retry unchanged.'],
   unreachable: [
     503,
     'A dependency (the database) did not answer in time; retry after Retry-After seconds. The message says whether the change was stored; with an Idempotency-Key a retry is always safe.',

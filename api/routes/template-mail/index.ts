@@ -1,4 +1,5 @@
 import type { Resource } from '../../route.ts';
+import { templateAnalyticsOperations } from './analytics.ts';
 import { templateSendOperations } from './send.ts';
 import { templateSendsOperations } from './sends.ts';
 
@@ -12,5 +13,9 @@ export const templateMail: Resource = {
   description: 'Email templates and their versions, rendered by sends.',
   modes: 'partitioned',
   narrowed: 'reach',
-  operations: (deps) => [...templateSendOperations(deps), ...templateSendsOperations(deps)],
+  operations: (deps) => [
+    ...templateSendOperations(deps),
+    ...templateSendsOperations(deps),
+    ...templateAnalyticsOperations(deps),
+  ],
 };

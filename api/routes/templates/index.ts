@@ -1,6 +1,7 @@
 import type { Resource } from '../../route.ts';
 import { templateActions } from './actions.ts';
 import { fontOperations } from './fonts.ts';
+import { imageOperations } from './images.ts';
 import { templateOperations } from './operations.ts';
 import { previewOperations } from './preview.ts';
 import { versionOperations } from './versions.ts';
@@ -17,5 +18,6 @@ export const templates: Resource = {
     ...versionOperations(deps),
     ...previewOperations(deps),
     ...fontOperations(deps),
+    ...imageOperations(deps),
   ],
 };
