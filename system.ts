@@ -55,6 +55,7 @@ import {
   DEFAULT_AUTOMATION_OPTIONS,
   type AutomationRunOptions,
 } from './processes/automations/worker.ts';
+import { BroadcastProcess, DEFAULT_BROADCAST_OPTIONS, type BroadcastOptions } from './processes/broadcasts/worker.ts';
 import {
   DEFAULT_CONSENT_MAIL_OPTIONS,
   ForwardConsentMailProcess,
@@ -149,6 +150,8 @@ export interface SystemOptions {
   webhookNotices?: Partial<WebhookNoticeOptions>;
   /** Automation runs (timers); `minuteMs` shortens a minute in tests. */
   automations?: Partial<AutomationRunOptions>;
+  /** Broadcasts: pages, their width, how long a paused lane holds one. */
+  broadcasts?: Partial<BroadcastOptions>;
   /** How often expired contact events are purged (default hourly). */
   retentionEveryMs?: number;
   /**
@@ -258,6 +261,11 @@ export async function openSystem(databaseUrl: string, options: SystemOptions = {
     { ...DEFAULT_AUTOMATION_OPTIONS, ...options.automations },
   );
   if (options.deliver !== false) await automationRuns.start();
+  const broadcasts = new BroadcastProcess(
+    { pool: database.pool, bus, sending: { commands, sending } },
+    { ...DEFAULT_BROADCAST_OPTIONS, ...options.broadcasts },
+  );
+  if (options.deliver !== false) await broadcasts.start();
   const retention = new ContactEventRetention(database.pool, {
     everyMs: options.retentionEveryMs ?? 3_600_000,
     purgeStore: !options.eventStoreUrl,
@@ -319,6 +327,7 @@ export async function openSystem(databaseUrl: string, options: SystemOptions = {
       await deliveries.stop();
       await notices.stop();
       await automationRuns.stop();
+      await broadcasts.stop();
       await retention.stop();
       await domainChecks.stop();
       await consentMails.stop();

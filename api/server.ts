@@ -14,6 +14,7 @@ import { mount } from './route.ts';
 import { addresses } from './routes/addresses/index.ts';
 import { audiences } from './routes/audiences/index.ts';
 import { automations } from './routes/automations/index.ts';
+import { broadcasts } from './routes/broadcasts/index.ts';
 import { contactEvents } from './routes/contact-events/index.ts';
 import { contacts } from './routes/contacts/index.ts';
 import { domains } from './routes/domains/index.ts';
@@ -46,6 +47,7 @@ const RESOURCES = [
   emails,
   templateMail,
   sendingStreams,
+  broadcasts,
 ];
 
 export async function buildServer(

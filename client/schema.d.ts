@@ -266,7 +266,7 @@ export interface paths {
         post?: never;
         /**
          * Delete a template
-         * @description Scope: `templates:write`. Frees its place, name and slug; every version goes with it.
+         * @description Scope: `templates:write`. Frees its place, name and slug; every version goes with it. Refused with 409 `template_in_use` while a broadcast not yet started uses it.
          */
         delete: operations["deleteTemplate"];
         options?: never;
@@ -1744,6 +1744,70 @@ export interface paths {
          * @description Scope: `settings:write`. Resumes the lane; counting for its thresholds starts again from now. A lane that is not paused answers as it is. 409 `stream_locked` when the lane paused again within a day of its last resume, until `lockedUntil`. Not for credentials narrowed to some addresses or domains (422 `capability_unsupported`).
          */
         post: operations["resumeSendingStream"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/broadcasts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List broadcasts
+         * @description Scope: `emails:read`. Newest first, with their progress. Not for credentials narrowed to some addresses or domains (422 `capability_unsupported` on `addressAllowlist`). Partitioned by mode: a test key reads and changes only test-mode data, a live key only live data.
+         */
+        get: operations["listBroadcasts"];
+        put?: never;
+        /**
+         * Create a broadcast
+         * @description Scope: `emails:send`. Sends the template's published version to the contacts of the audiences, on the broadcast lane, at `scheduledAt` or at once. The recipients are taken at the start: contacts in the audiences then, less suppressed addresses and those unsubscribed (from everything or from that audience); each gets the props `email`, `name` and its attributes, and a one-click unsubscribe link leaving the audience it was taken from. Until the start the template cannot be deleted (409 `template_in_use`). Not for credentials narrowed to some addresses or domains (422 `capability_unsupported` on `addressAllowlist`). Partitioned by mode: a test key reads and changes only test-mode data, a live key only live data.
+         */
+        post: operations["createBroadcast"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/broadcasts/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a broadcast and its progress
+         * @description Scope: `emails:read`. `progress` counts the recipients taken at the start, the emails sent, and what became of them (delivered, bounced, complained, opened, clicked, unsubscribed), each recipient once per outcome. Not for credentials narrowed to some addresses or domains (422 `capability_unsupported` on `addressAllowlist`). Partitioned by mode: a test key reads and changes only test-mode data, a live key only live data.
+         */
+        get: operations["getBroadcast"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/broadcasts/{id}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel a broadcast
+         * @description Scope: `emails:send`. Only before it starts (409 `email_not_cancellable` after); cancelling a cancelled broadcast answers it again. Not for credentials narrowed to some addresses or domains (422 `capability_unsupported` on `addressAllowlist`). Partitioned by mode: a test key reads and changes only test-mode data, a live key only live data.
+         */
+        post: operations["cancelBroadcast"];
         delete?: never;
         options?: never;
         head?: never;
@@ -5323,7 +5387,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `version_conflict`: see /docs/errors. */
+            /** @description `template_in_use`, `version_conflict`: see /docs/errors. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -5334,7 +5398,7 @@ export interface operations {
                             /** @constant */
                             type?: "conflict_error";
                             /** @enum {string} */
-                            code?: "version_conflict";
+                            code?: "template_in_use" | "version_conflict";
                         };
                     };
                 };
@@ -25166,6 +25230,826 @@ export interface operations {
                             type?: "conflict_error";
                             /** @enum {string} */
                             code?: "idempotency_key_in_use" | "stream_locked";
+                        };
+                    };
+                };
+            };
+            /** @description `body_too_large`: see /docs/errors. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "invalid_request_error";
+                            /** @enum {string} */
+                            code?: "body_too_large";
+                        };
+                    };
+                };
+            };
+            /** @description `capability_unsupported`, `idempotency_key_reuse`, `invalid_parameter`, `unknown_parameter`: see /docs/errors. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "validation_error";
+                            /** @enum {string} */
+                            code?: "capability_unsupported" | "idempotency_key_reuse" | "invalid_parameter" | "unknown_parameter";
+                        };
+                    };
+                };
+            };
+            /** @description `rate_limited`: see /docs/errors. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "rate_limit_error";
+                            /** @enum {string} */
+                            code?: "rate_limited";
+                        };
+                    };
+                };
+            };
+            /** @description `internal_error`: see /docs/errors. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "api_error";
+                            /** @enum {string} */
+                            code?: "internal_error";
+                        };
+                    };
+                };
+            };
+            /** @description `unreachable`: see /docs/errors. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "api_error";
+                            /** @enum {string} */
+                            code?: "unreachable";
+                        };
+                    };
+                };
+            };
+        };
+    };
+    listBroadcasts: {
+        parameters: {
+            query?: {
+                limit?: number;
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description List broadcasts */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        object: "list";
+                        data: {
+                            /** @constant */
+                            object: "broadcast";
+                            id: string;
+                            name: string | null;
+                            /** @enum {string} */
+                            status: "scheduled" | "sending" | "completed" | "cancelled";
+                            from: string;
+                            templateId: string;
+                            subject: string | null;
+                            audienceIds: string[];
+                            scheduledAt: string | null;
+                            createdAt: string;
+                            startedAt: string | null;
+                            completedAt: string | null;
+                            cancelledAt: string | null;
+                            progress: {
+                                /** @description Taken at the start (null before): the audiences' contacts, less suppressed and unsubscribed ones. */
+                                recipients: number | null;
+                                /** @description Emails accepted and handed to delivery. */
+                                sent: number;
+                                /** @description Recipients suppressed at acceptance, or refused by the send (counted at completion). */
+                                failed: number;
+                                delivered: number;
+                                bounced: number;
+                                complained: number;
+                                /** @description Recipients who opened, each once. */
+                                opened: number;
+                                /** @description Recipients who clicked a link, each once. */
+                                clicked: number;
+                                unsubscribed: number;
+                            };
+                        }[];
+                        hasMore: boolean;
+                        nextCursor: string | null;
+                    };
+                };
+            };
+            /** @description `invalid_cursor`, `invalid_request`: see /docs/errors. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "invalid_request_error";
+                            /** @enum {string} */
+                            code?: "invalid_cursor" | "invalid_request";
+                        };
+                    };
+                };
+            };
+            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "authentication_error";
+                            /** @enum {string} */
+                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                        };
+                    };
+                };
+            };
+            /** @description `insufficient_scope`: see /docs/errors. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "permission_error";
+                            /** @enum {string} */
+                            code?: "insufficient_scope";
+                        };
+                    };
+                };
+            };
+            /** @description `capability_unsupported`, `invalid_parameter`, `unknown_parameter`: see /docs/errors. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "validation_error";
+                            /** @enum {string} */
+                            code?: "capability_unsupported" | "invalid_parameter" | "unknown_parameter";
+                        };
+                    };
+                };
+            };
+            /** @description `rate_limited`: see /docs/errors. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "rate_limit_error";
+                            /** @enum {string} */
+                            code?: "rate_limited";
+                        };
+                    };
+                };
+            };
+            /** @description `internal_error`: see /docs/errors. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "api_error";
+                            /** @enum {string} */
+                            code?: "internal_error";
+                        };
+                    };
+                };
+            };
+            /** @description `unreachable`: see /docs/errors. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "api_error";
+                            /** @enum {string} */
+                            code?: "unreachable";
+                        };
+                    };
+                };
+            };
+        };
+    };
+    createBroadcast: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Up to 255 of letters, digits, `_ . : -`. The same request again under the same key answers the stored answer (`Idempotent-Replayed: true`) and changes nothing; another request under it is 422 `idempotency_key_reuse`. Keys are per workspace and mode, answered only to the credential that sent them, and kept 24 hours. */
+                "idempotency-key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description For the workspace; recipients never see it. */
+                    name?: string | null;
+                    /** @description An enabled address of the workspace, as `a@example.com` or `Name <a@example.com>`. */
+                    from: string;
+                    /** @description A template (`tpl_` id or slug) with a published version. */
+                    templateId: string;
+                    /** @description Replaces the template's subject. */
+                    subject?: string | null;
+                    /** @description The audiences whose contacts receive it; a contact in several receives it once. */
+                    audienceIds: string[];
+                    /** @description When to start (ISO 8601 with its zone, at most 30 days ahead); omitted or past: at once. */
+                    scheduledAt?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Create a broadcast */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        object: "broadcast";
+                        id: string;
+                        name: string | null;
+                        /** @enum {string} */
+                        status: "scheduled" | "sending" | "completed" | "cancelled";
+                        from: string;
+                        templateId: string;
+                        subject: string | null;
+                        audienceIds: string[];
+                        scheduledAt: string | null;
+                        createdAt: string;
+                        startedAt: string | null;
+                        completedAt: string | null;
+                        cancelledAt: string | null;
+                        progress: {
+                            /** @description Taken at the start (null before): the audiences' contacts, less suppressed and unsubscribed ones. */
+                            recipients: number | null;
+                            /** @description Emails accepted and handed to delivery. */
+                            sent: number;
+                            /** @description Recipients suppressed at acceptance, or refused by the send (counted at completion). */
+                            failed: number;
+                            delivered: number;
+                            bounced: number;
+                            complained: number;
+                            /** @description Recipients who opened, each once. */
+                            opened: number;
+                            /** @description Recipients who clicked a link, each once. */
+                            clicked: number;
+                            unsubscribed: number;
+                        };
+                    };
+                };
+            };
+            /** @description `invalid_idempotency_key`, `invalid_request`, `malformed_json`: see /docs/errors. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "invalid_request_error";
+                            /** @enum {string} */
+                            code?: "invalid_idempotency_key" | "invalid_request" | "malformed_json";
+                        };
+                    };
+                };
+            };
+            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "authentication_error";
+                            /** @enum {string} */
+                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                        };
+                    };
+                };
+            };
+            /** @description `from_address_forbidden`, `insufficient_scope`: see /docs/errors. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "permission_error";
+                            /** @enum {string} */
+                            code?: "from_address_forbidden" | "insufficient_scope";
+                        };
+                    };
+                };
+            };
+            /** @description `audience_not_found`: see /docs/errors. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "not_found_error";
+                            /** @enum {string} */
+                            code?: "audience_not_found";
+                        };
+                    };
+                };
+            };
+            /** @description `address_disabled`, `idempotency_key_in_use`, `stream_paused`: see /docs/errors. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "conflict_error";
+                            /** @enum {string} */
+                            code?: "address_disabled" | "idempotency_key_in_use" | "stream_paused";
+                        };
+                    };
+                };
+            };
+            /** @description `body_too_large`: see /docs/errors. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "invalid_request_error";
+                            /** @enum {string} */
+                            code?: "body_too_large";
+                        };
+                    };
+                };
+            };
+            /** @description `capability_unsupported`, `idempotency_key_reuse`, `invalid_email_address`, `invalid_parameter`, `template_archived`, `template_not_found`, `template_not_published`, `unknown_parameter`: see /docs/errors. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "validation_error";
+                            /** @enum {string} */
+                            code?: "capability_unsupported" | "idempotency_key_reuse" | "invalid_email_address" | "invalid_parameter" | "template_archived" | "template_not_found" | "template_not_published" | "unknown_parameter";
+                        };
+                    };
+                };
+            };
+            /** @description `rate_limited`: see /docs/errors. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "rate_limit_error";
+                            /** @enum {string} */
+                            code?: "rate_limited";
+                        };
+                    };
+                };
+            };
+            /** @description `internal_error`: see /docs/errors. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "api_error";
+                            /** @enum {string} */
+                            code?: "internal_error";
+                        };
+                    };
+                };
+            };
+            /** @description `unreachable`: see /docs/errors. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "api_error";
+                            /** @enum {string} */
+                            code?: "unreachable";
+                        };
+                    };
+                };
+            };
+        };
+    };
+    getBroadcast: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Get a broadcast and its progress */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        object: "broadcast";
+                        id: string;
+                        name: string | null;
+                        /** @enum {string} */
+                        status: "scheduled" | "sending" | "completed" | "cancelled";
+                        from: string;
+                        templateId: string;
+                        subject: string | null;
+                        audienceIds: string[];
+                        scheduledAt: string | null;
+                        createdAt: string;
+                        startedAt: string | null;
+                        completedAt: string | null;
+                        cancelledAt: string | null;
+                        progress: {
+                            /** @description Taken at the start (null before): the audiences' contacts, less suppressed and unsubscribed ones. */
+                            recipients: number | null;
+                            /** @description Emails accepted and handed to delivery. */
+                            sent: number;
+                            /** @description Recipients suppressed at acceptance, or refused by the send (counted at completion). */
+                            failed: number;
+                            delivered: number;
+                            bounced: number;
+                            complained: number;
+                            /** @description Recipients who opened, each once. */
+                            opened: number;
+                            /** @description Recipients who clicked a link, each once. */
+                            clicked: number;
+                            unsubscribed: number;
+                        };
+                    };
+                };
+            };
+            /** @description `invalid_request`: see /docs/errors. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "invalid_request_error";
+                            /** @enum {string} */
+                            code?: "invalid_request";
+                        };
+                    };
+                };
+            };
+            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "authentication_error";
+                            /** @enum {string} */
+                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                        };
+                    };
+                };
+            };
+            /** @description `insufficient_scope`: see /docs/errors. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "permission_error";
+                            /** @enum {string} */
+                            code?: "insufficient_scope";
+                        };
+                    };
+                };
+            };
+            /** @description `resource_not_found`: see /docs/errors. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "not_found_error";
+                            /** @enum {string} */
+                            code?: "resource_not_found";
+                        };
+                    };
+                };
+            };
+            /** @description `capability_unsupported`, `invalid_parameter`, `unknown_parameter`: see /docs/errors. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "validation_error";
+                            /** @enum {string} */
+                            code?: "capability_unsupported" | "invalid_parameter" | "unknown_parameter";
+                        };
+                    };
+                };
+            };
+            /** @description `rate_limited`: see /docs/errors. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "rate_limit_error";
+                            /** @enum {string} */
+                            code?: "rate_limited";
+                        };
+                    };
+                };
+            };
+            /** @description `internal_error`: see /docs/errors. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "api_error";
+                            /** @enum {string} */
+                            code?: "internal_error";
+                        };
+                    };
+                };
+            };
+            /** @description `unreachable`: see /docs/errors. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "api_error";
+                            /** @enum {string} */
+                            code?: "unreachable";
+                        };
+                    };
+                };
+            };
+        };
+    };
+    cancelBroadcast: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Up to 255 of letters, digits, `_ . : -`. The same request again under the same key answers the stored answer (`Idempotent-Replayed: true`) and changes nothing; another request under it is 422 `idempotency_key_reuse`. Keys are per workspace and mode, answered only to the credential that sent them, and kept 24 hours. */
+                "idempotency-key"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Cancel a broadcast */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        object: "broadcast";
+                        id: string;
+                        name: string | null;
+                        /** @enum {string} */
+                        status: "scheduled" | "sending" | "completed" | "cancelled";
+                        from: string;
+                        templateId: string;
+                        subject: string | null;
+                        audienceIds: string[];
+                        scheduledAt: string | null;
+                        createdAt: string;
+                        startedAt: string | null;
+                        completedAt: string | null;
+                        cancelledAt: string | null;
+                        progress: {
+                            /** @description Taken at the start (null before): the audiences' contacts, less suppressed and unsubscribed ones. */
+                            recipients: number | null;
+                            /** @description Emails accepted and handed to delivery. */
+                            sent: number;
+                            /** @description Recipients suppressed at acceptance, or refused by the send (counted at completion). */
+                            failed: number;
+                            delivered: number;
+                            bounced: number;
+                            complained: number;
+                            /** @description Recipients who opened, each once. */
+                            opened: number;
+                            /** @description Recipients who clicked a link, each once. */
+                            clicked: number;
+                            unsubscribed: number;
+                        };
+                    };
+                };
+            };
+            /** @description `invalid_idempotency_key`, `invalid_request`, `malformed_json`: see /docs/errors. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "invalid_request_error";
+                            /** @enum {string} */
+                            code?: "invalid_idempotency_key" | "invalid_request" | "malformed_json";
+                        };
+                    };
+                };
+            };
+            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "authentication_error";
+                            /** @enum {string} */
+                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                        };
+                    };
+                };
+            };
+            /** @description `insufficient_scope`: see /docs/errors. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "permission_error";
+                            /** @enum {string} */
+                            code?: "insufficient_scope";
+                        };
+                    };
+                };
+            };
+            /** @description `resource_not_found`: see /docs/errors. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "not_found_error";
+                            /** @enum {string} */
+                            code?: "resource_not_found";
+                        };
+                    };
+                };
+            };
+            /** @description `email_not_cancellable`, `idempotency_key_in_use`: see /docs/errors. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "conflict_error";
+                            /** @enum {string} */
+                            code?: "email_not_cancellable" | "idempotency_key_in_use";
                         };
                     };
                 };

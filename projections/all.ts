@@ -1,6 +1,7 @@
 import { addressesProjector } from './addresses/projector.ts';
 import { apiKeysProjector } from './api-keys/projector.ts';
 import { automationsProjector } from './automations/projector.ts';
+import { broadcastsProjector } from './broadcasts/projector.ts';
 import { contactEventsProjector } from './contact-events/projector.ts';
 import { contactsProjector } from './contacts/projector.ts';
 import { domainsProjector } from './domains/projector.ts';
@@ -34,4 +35,5 @@ export const projectors: readonly Projector[] = [
   sendingStreamsProjector,
   emailsProjector,
   templateAnalyticsProjector,
+  broadcastsProjector,
 ];

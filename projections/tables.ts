@@ -1,6 +1,7 @@
 import type { AddressesTables } from './addresses/tables.ts';
 import type { ApiKeysTables } from './api-keys/tables.ts';
 import type { AutomationsTables } from './automations/tables.ts';
+import type { BroadcastsTables } from './broadcasts/tables.ts';
 import type { ContactEventsTables } from './contact-events/tables.ts';
 import type { ContactsTables } from './contacts/tables.ts';
 import type { DomainsTables } from './domains/tables.ts';
@@ -36,7 +37,8 @@ export type ReadModels = Flat<
     SignaturesTables &
     SendingStreamsTables &
     EmailsTables &
-    TemplateAnalyticsTables
+    TemplateAnalyticsTables &
+    BroadcastsTables
 >;
 
 /** One object type, as Kysely's `withTables` wants (an intersection of interfaces has no index signature). */

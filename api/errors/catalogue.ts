@@ -81,6 +81,7 @@ const TABLE = {
   ],
   template_name_taken: [409, 'Another template of the workspace has this name (ignoring case).'],
   template_slug_taken: [409, 'Another template of the workspace has this slug.'],
+  template_in_use: [409, 'A broadcast not yet started uses the template; cancel it or wait for its start.'],
   domain_in_use: [
     409,
     'The domain is added to a workspace already (this one or another), or is a tracking or storage host of a domain: a name serves one at a time.',

@@ -180,6 +180,11 @@ export interface SendInput {
   references?: string[];
   /** Asks for translation, which needs an AI port this service does not have. */
   translate?: unknown;
+  /**
+   * One recipient's message of a broadcast (source `broadcast`): recorded on the email, and its
+   * unsubscribe link leaves `audienceId` (null: everything).
+   */
+  broadcast?: { id: string; audienceId: string | null };
 }
 
 export interface Sent {
@@ -272,7 +277,13 @@ export async function sendEmail(ctx: SendContext, sender: Sender, input: SendInp
   const only = accepted.length === 1 ? accepted[0]! : null;
   const listUnsubscribe =
     lane === 'broadcast' && only
-      ? { url: await sending.unsubscribeLinks.url({ partition, email: only.email, audienceId: null }) }
+      ? {
+          url: await sending.unsubscribeLinks.url({
+            partition,
+            email: only.email,
+            audienceId: input.broadcast?.audienceId ?? null,
+          }),
+        }
       : undefined;
   const html =
     signed.html !== undefined && from.trackingHost !== null
@@ -317,6 +328,7 @@ export async function sendEmail(ctx: SendContext, sender: Sender, input: SendInp
     scheduledAt,
     mode: sender.mode,
     source: sender.source,
+    ...(input.broadcast ? { broadcastId: input.broadcast.id } : {}),
     acceptedAt: at,
   };
   const { events, state } = await execute(
