@@ -1,5 +1,6 @@
 import type { Resource } from '../../route.ts';
 import { templateActions } from './actions.ts';
+import { designOperations } from './design.ts';
 import { templateOperations } from './operations.ts';
 import { versionOperations } from './versions.ts';
 
@@ -9,5 +10,10 @@ export const templates: Resource = {
   description: 'Email templates and their versions, rendered by sends.',
   modes: 'shared',
   narrowed: 'open',
-  operations: (deps) => [...templateOperations(deps), ...templateActions(deps), ...versionOperations(deps)],
+  operations: (deps) => [
+    ...templateOperations(deps),
+    ...templateActions(deps),
+    ...versionOperations(deps),
+    ...designOperations(deps),
+  ],
 };
