@@ -32,12 +32,22 @@ export function targetLanguage(tag: string, param: string): { tag: string; name:
   } catch {
     return fail('unknown_language', `\`${tag}\` is not a BCP 47 language tag (such as \`de\` or \`pt-BR\`).`, param);
   }
-  const known =
-    languages.of(locale.language) !== undefined &&
-    (locale.script === undefined || scripts.of(locale.script) !== undefined) &&
-    (locale.region === undefined || regions.of(locale.region) !== undefined);
-  if (!known) fail('unknown_language', `\`${tag}\` names no language we know.`, param);
-  return { tag: canonical, name: languages.of(canonical) ?? languages.of(locale.language)! };
+  const name = knownName(canonical, locale);
+  if (name === null) fail('unknown_language', `\`${tag}\` names no language we know.`, param);
+  return { tag: canonical, name };
+}
+
+/** ICU's English name of a tag whose every part it knows; null otherwise (it throws on some, `und`). */
+function knownName(canonical: string, locale: Intl.Locale): string | null {
+  try {
+    const known =
+      languages.of(locale.language) !== undefined &&
+      (locale.script === undefined || scripts.of(locale.script) !== undefined) &&
+      (locale.region === undefined || regions.of(locale.region) !== undefined);
+    return known ? (languages.of(canonical) ?? languages.of(locale.language)!) : null;
+  } catch {
+    return null;
+  }
 }
 
 /** The parts of a message a translation covers, as sent: each present part comes back translated. */
