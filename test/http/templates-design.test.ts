@@ -218,6 +218,16 @@ t.test('design and redesign through the AI port', async (t) => {
     const readOnly = (
       await h.request(ws.apiKey, 'POST', '/keys', { name: 'reader', scopes: ['templates:read'] })
     ).json().token;
+    const testKey = (
+      await h.request(ws.apiKey, 'POST', '/keys', { name: 'tester', scopes: ['templates:write'], mode: 'test' })
+    ).json().token;
+    const calls = ai.calls.length;
+    t.same(
+      errorOf(await h.request(testKey, 'POST', `/templates/${tpl.id}/design`, { brief: 'x' })),
+      [403, 'beyond_caller_authority', null],
+      'a test key changes no live configuration, so it spends nothing',
+    );
+    t.equal(ai.calls.length, calls);
     t.same(errorOf(await h.request(readOnly, 'POST', `/templates/${tpl.id}/design`, { brief: 'x' })), [
       403,
       'insufficient_scope',
