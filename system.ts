@@ -10,6 +10,7 @@ import { IDEMPOTENCY_SCHEMA, IdempotencyKeys } from './api/idempotency.ts';
 import { Cursors } from './api/paging.ts';
 import { RATE_LIMIT_SCHEMA, RateLimiter } from './api/plugins/rate-limit.ts';
 import { REQUEST_LOG_SCHEMA, RequestLog } from './api/request-log.ts';
+import type { AiPorts } from './commands/ai/actions.ts';
 import type { DomainPorts } from './commands/domains/handlers.ts';
 import type { SendingPorts } from './commands/emails/handlers.ts';
 import { type LoginLookup, type SubmissionLogin, submissionPorts } from './commands/emails/submission.ts';
@@ -17,6 +18,8 @@ import { RECIPIENTS_MAX } from './domain/emails/rules.ts';
 import { TrackingLinks } from './commands/emails/tracking.ts';
 import { UnsubscribeLinks } from './commands/unsubscribes/links.ts';
 import { DEFAULT_MONTHLY_ALLOWANCE } from './domain/email-quotas/decide.ts';
+import { DEFAULT_DAILY_AI_ACTIONS } from './domain/ai-actions/decide.ts';
+import { OpenAiChatModel, type OpenAiConfig } from './infra/ai/openai.ts';
 import type { CommandContext } from './commands/execute.ts';
 import type { MailHosts } from './domain/domains/records.ts';
 import { registry } from './domain/registry.ts';
@@ -121,6 +124,8 @@ export interface System {
   sending: SendingPorts;
   /** Outbound mail: the relay, or the recipients' MX hosts. */
   outbound: Delivery;
+  /** The AI port (translation, template design) and the daily allowance of AI actions. */
+  ai: AiPorts;
   close(): Promise<void>;
 }
 
@@ -178,6 +183,11 @@ export interface SystemOptions {
   blobS3Url?: string;
   /** `PUBLIC_URL` (https), where the unsubscribe links of broadcast-lane mail point; default `https://localhost`. */
   publicUrl?: string;
+  /**
+   * The AI port: an OpenAI-compatible endpoint (`AI_BASE_URL`, `AI_API_KEY`, `AI_MODEL`); without
+   * it, what needs a model answers 409. `dailyActions`: `AI_DAILY_ACTIONS`, default 1,000.
+   */
+  ai?: { endpoint?: OpenAiConfig | null; dailyActions?: number };
   /** Sending: the monthly allowance of live messages per workspace (`SEND_MONTHLY_ALLOWANCE`, default 1,000,000). */
   sending?: { monthlyAllowance?: number };
   /** Outbound delivery (`SMTP_RELAY_URL`, `SMTP_MX_PORT`, the EHLO name); its DNS is `dns`'s servers. */
@@ -221,6 +231,10 @@ export async function openSystem(databaseUrl: string, options: SystemOptions = {
   const blobs = new SmallBlobTier(database.pool, await openBlobStore({ s3Url: options.blobS3Url, dataDir }));
   const renderer = createTemplateRenderer({ cacheSize: 1000 });
   const vault = await SecretVault.open(database.pool, await loadMasterKey({ secretsKey: options.secretsKey, dataDir }));
+  const ai: AiPorts = {
+    model: options.ai?.endpoint ? new OpenAiChatModel(options.ai.endpoint) : null,
+    dailyActions: options.ai?.dailyActions ?? DEFAULT_DAILY_AI_ACTIONS,
+  };
   const sending: SendingPorts = {
     lookups: sendingLookups(database.db.withTables<ReadModels>()),
     renderer,
@@ -229,6 +243,7 @@ export async function openSystem(databaseUrl: string, options: SystemOptions = {
     monthlyAllowance: options.sending?.monthlyAllowance ?? DEFAULT_MONTHLY_ALLOWANCE,
     unsubscribeLinks: new UnsubscribeLinks(vault, options.publicUrl ?? 'https://localhost'),
     trackingLinks: new TrackingLinks(vault),
+    ai,
   };
   const domains: DomainPorts = {
     dns: new NodeDns({ servers: options.dns?.servers, timeoutMs: options.dns?.timeoutMs }),
@@ -320,6 +335,7 @@ export async function openSystem(databaseUrl: string, options: SystemOptions = {
     blobs,
     images,
     sending,
+    ai,
     async close() {
       await emailDeliveries.stop();
       await lanePauses.stop();
@@ -363,6 +379,7 @@ export function serve(system: System, options: { logger?: boolean | object } = {
       forwardConsent: { key: system.consentKey },
       images: system.images,
       sending: system.sending,
+      ai: system.ai,
     },
     options,
   );

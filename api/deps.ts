@@ -1,5 +1,6 @@
 import type pg from 'pg';
 import type { Kysely } from 'kysely';
+import type { AiPorts } from '../commands/ai/actions.ts';
 import type { DomainPorts } from '../commands/domains/handlers.ts';
 import type { SendingPorts } from '../commands/emails/handlers.ts';
 import type { CommandContext } from '../commands/execute.ts';
@@ -35,4 +36,6 @@ export interface ApiDeps {
   images: { key: Buffer; publicUrl: string };
   /** What every way of sending needs (commands/emails/handlers.ts `sendEmail`). */
   sending: SendingPorts;
+  /** The AI port (template design; sends reach it through `sending`) and the daily allowance of AI actions. */
+  ai: AiPorts;
 }

@@ -2,6 +2,7 @@ import type { Resource } from '../../route.ts';
 import { templateActions } from './actions.ts';
 import { fontOperations } from './fonts.ts';
 import { imageOperations } from './images.ts';
+import { designOperations } from './design.ts';
 import { templateOperations } from './operations.ts';
 import { previewOperations } from './preview.ts';
 import { versionOperations } from './versions.ts';
@@ -19,5 +20,6 @@ export const templates: Resource = {
     ...previewOperations(deps),
     ...fontOperations(deps),
     ...imageOperations(deps),
+    ...designOperations(deps),
   ],
 };
