@@ -19,6 +19,7 @@ import { suppressionEvents } from './suppressions/events.ts';
 import { unsubscribeEvents } from './unsubscribes/events.ts';
 import { templateNameEvents } from './template-names/events.ts';
 import { templateEvents } from './templates/events.ts';
+import { threadEvents } from './threads/events.ts';
 import { webhookEvents } from './webhooks/events.ts';
 import { workspaceEvents } from './workspaces/events.ts';
 
@@ -46,6 +47,7 @@ const definitions = [
   ...emailEvents,
   ...sendingStreamEvents,
   ...emailQuotaEvents,
+  ...threadEvents,
 ];
 
 export const registry = new EventRegistry(definitions);

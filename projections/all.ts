@@ -12,6 +12,7 @@ import { signaturesProjector } from './signatures/projector.ts';
 import { suppressionsProjector } from './suppressions/projector.ts';
 import { unsubscribesProjector } from './unsubscribes/projector.ts';
 import { templatesProjector } from './templates/projector.ts';
+import { threadsProjector } from './threads/projector.ts';
 import { webhookEndpointsProjector } from './webhooks/projector.ts';
 import { workspacesProjector } from './workspaces/projector.ts';
 
@@ -32,4 +33,5 @@ export const projectors: readonly Projector[] = [
   domainsProjector,
   sendingStreamsProjector,
   emailsProjector,
+  threadsProjector,
 ];

@@ -10,6 +10,7 @@ import type { SendingStreamsTables } from './sending-streams/tables.ts';
 import type { SignaturesTables } from './signatures/tables.ts';
 import type { SuppressionsTables } from './suppressions/tables.ts';
 import type { TemplatesTables } from './templates/tables.ts';
+import type { ThreadsTables } from './threads/tables.ts';
 import type { UnsubscribesTables } from './unsubscribes/tables.ts';
 import type { WebhooksTables } from './webhooks/tables.ts';
 import type { WorkspacesTables } from './workspaces/tables.ts';
@@ -34,7 +35,8 @@ export type ReadModels = Flat<
     AddressesTables &
     SignaturesTables &
     SendingStreamsTables &
-    EmailsTables
+    EmailsTables &
+    ThreadsTables
 >;
 
 /** One object type, as Kysely's `withTables` wants (an intersection of interfaces has no index signature). */

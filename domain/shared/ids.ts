@@ -45,6 +45,10 @@ export const ID_KINDS = {
   dkimKey: { prefix: 'dkim_', body: 'hex24', from: 'random' },
   /** A sent message (POST /emails and every other way in); its stream is domain/emails/events.ts `emailStream`. */
   email: { prefix: 'em_', body: 'hex24', from: 'random' },
+  /** A conversation in one mailbox (domain/threads). */
+  thread: { prefix: 'thr_', body: 'hex24', from: 'random' },
+  /** A message filed in a thread (arriving mail); `msg_` is the webhook deliveries'. */
+  message: { prefix: 'mes_', body: 'hex24', from: 'random' },
 } as const satisfies Record<string, { prefix: string; body: Body; from: 'random' | 'digest' }>;
 
 export type IdKind = keyof typeof ID_KINDS;
