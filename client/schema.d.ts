@@ -24599,7 +24599,9 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "message/rfc822": string;
+                };
             };
             /** @description `invalid_request`: see /docs/errors. */
             400: {
