@@ -1,6 +1,6 @@
 import nodemailer from 'nodemailer';
 import t from 'tap';
-import { returnPathHandler, returnPathPolicy } from '../../processes/emails/return-path.ts';
+import { returnPathHandler, returnPathPolicy, returnPathRoute } from '../../processes/emails/return-path.ts';
 import { InboundListener } from '../../infra/inbound/listener.ts';
 import { FAST_RETRY } from '../support/delivery.ts';
 import { startSendingApp } from '../support/emails.ts';
@@ -235,6 +235,17 @@ t.test('forged and stray reports change nothing', async (t) => {
     t.match(await refusalOf(`${sent.id}@bounces.nowhere.test`), [550], 'a domain of nobody');
     t.match(await refusalOf(`${sent.id}@forged.example.com`), [550], 'not the return path host');
     t.match(await refusalOf(`bounce@bounces.forged.example.com`), [550], 'not an email id');
+    t.equal(await refusalOf(`${sent.id}@BOUNCES.Forged.Example.COM`), null, 'the host in any case is ours');
+    const question = {
+      address: 'a@forged.example.com',
+      mailFrom: '',
+      client: { address: '127.0.0.1', helo: 'x', secure: false },
+    };
+    t.equal(
+      await returnPathRoute(h.system.commands).claim(question, 'a@forged.example.com'),
+      null,
+      "a mailbox's address is another route's",
+    );
     const test = (await h.request(ws.apiKey, 'POST', '/keys', { scopes: ['emails:send'], mode: 'test' })).json().token;
     const quiet = await h.request(test, 'POST', '/emails', {
       from: 'a@forged.example.com',
