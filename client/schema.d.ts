@@ -23774,11 +23774,11 @@ export interface operations {
                         cancelledAt: string | null;
                         updatedAt: string;
                         history: {
-                            /** @description `EmailAccepted`, `EmailCancelled`, `EmailSendingStarted`, `EmailRecipientDelivered`, `EmailRecipientDeferred`, `EmailRecipientBounced`, `EmailRecipientComplained`, `EmailOpened`, `EmailLinkClicked`. */
+                            /** @description `EmailAccepted`, `EmailCancelled`, `EmailSendingStarted`, `EmailRecipientDelivered`, `EmailRecipientDeferred`, `EmailRecipientBounced`, `EmailRecipientDelayReported`, `EmailRecipientComplained`, `EmailOpened`, `EmailLinkClicked`. */
                             type: string;
                             recipient: string | null;
                             at: string;
-                            /** @description Attempts: `attempt`, `code`, `enhancedCode`, `response`, `mx`, `tls` (and `nextAttemptAt`, `bounce`); opens and clicks: `userAgent` (and `url`, the link as written). */
+                            /** @description Attempts: `attempt`, `code`, `enhancedCode`, `response`, `mx`, `tls` (and `nextAttemptAt`, `bounce`; `source: dsn` for a bounce a delivery report told of after delivery). Delay reports: `status`, `diagnostic`, `reportingMta`, `willRetryUntil`. Complaints: `feedbackType`. Opens and clicks: `userAgent` (and `url`, the link as written). */
                             detail: {
                                 [key: string]: unknown;
                             };
@@ -24302,8 +24302,20 @@ export interface operations {
                                 enhancedCode: string | null;
                                 message: string;
                             } | null;
+                            /** @description Fetches of the open pixel (privacy proxies and scanners fetch too). */
+                            opens: number;
+                            /** @description Clicks on tracked links. */
+                            clicks: number;
+                            firstOpenedAt: string | null;
+                            firstClickedAt: string | null;
                             updatedAt: string;
                         }[];
+                        /** @description Fetches of the open pixel (privacy proxies and scanners fetch too). */
+                        opens: number;
+                        /** @description Clicks on tracked links. */
+                        clicks: number;
+                        firstOpenedAt: string | null;
+                        firstClickedAt: string | null;
                         createdAt: string;
                         cancelledAt: string | null;
                         updatedAt: string;
@@ -24554,8 +24566,20 @@ export interface operations {
                                     enhancedCode: string | null;
                                     message: string;
                                 } | null;
+                                /** @description Fetches of the open pixel (privacy proxies and scanners fetch too). */
+                                opens: number;
+                                /** @description Clicks on tracked links. */
+                                clicks: number;
+                                firstOpenedAt: string | null;
+                                firstClickedAt: string | null;
                                 updatedAt: string;
                             }[];
+                            /** @description Fetches of the open pixel (privacy proxies and scanners fetch too). */
+                            opens: number;
+                            /** @description Clicks on tracked links. */
+                            clicks: number;
+                            firstOpenedAt: string | null;
+                            firstClickedAt: string | null;
                             createdAt: string;
                             cancelledAt: string | null;
                             updatedAt: string;
