@@ -80,6 +80,7 @@ import {
   type ConsentMailOptions,
 } from './processes/addresses/consent-mail.ts';
 import { ContactEventRetention } from './processes/contact-events/retention.ts';
+import { returnPathRoute } from './processes/emails/return-path.ts';
 import {
   DEFAULT_DOMAIN_CHECK_OPTIONS,
   DomainCheckProcess,
@@ -441,8 +442,8 @@ export interface InboundOptions {
   /** `SPAM_FILTER_URL` (rspamd's normal worker); without it, authentication alone. */
   spamFilterUrl?: string;
   /**
-   * Routes tried before the mailboxes (commands/threads/inbound.ts `InboundRoute`): return-path
-   * mail (bounces, feedback reports) goes here.
+   * Routes tried before the return path's (processes/emails/return-path.ts: bounces, feedback
+   * reports) and the mailboxes (commands/threads/inbound.ts `InboundRoute`).
    */
   routes?: InboundRoute<unknown>[];
   onError?: (error: unknown, context: string) => void;
@@ -478,7 +479,12 @@ export function startInbound(system: System, options: InboundOptions): Promise<I
       ? new RspamdFilter({ url: options.spamFilterUrl, onError: (error) => onError(error, 'spam filter') })
       : null,
   });
-  const { policy, handler } = routeInbound([...(options.routes ?? []), anyRoute(mailboxes)]);
+  // Return-path mail (bounces, feedback reports) is ours to read, never a mailbox's.
+  const { policy, handler } = routeInbound([
+    ...(options.routes ?? []),
+    anyRoute(returnPathRoute(system.commands)),
+    anyRoute(mailboxes),
+  ]);
   return InboundListener.start({
     port: options.port,
     host: options.host,
