@@ -45,6 +45,7 @@ const IO_PACKAGES = `(^|/)node_modules/(${[
   'undici',
   'ws',
   '@aws-sdk/[^/]+',
+  'openai',
 ].join('|')})/`;
 
 const pkg = (name) => `(^|/)node_modules/${name}/`;

@@ -21,6 +21,7 @@ const system = await openSystem(database.url, {
   outbound: config.outbound,
   publicUrl: config.publicUrl,
   sending: { monthlyAllowance: config.sendMonthlyAllowance },
+  ai: { endpoint: config.ai, dailyActions: config.aiDailyActions },
 });
 const app = await serve(system, { logger: { level: config.logLevel } });
 const address = await app.listen({ port: config.port, host: config.host });

@@ -10,16 +10,21 @@ import { IDEMPOTENCY_SCHEMA, IdempotencyKeys } from './api/idempotency.ts';
 import { Cursors } from './api/paging.ts';
 import { RATE_LIMIT_SCHEMA, RateLimiter } from './api/plugins/rate-limit.ts';
 import { REQUEST_LOG_SCHEMA, RequestLog } from './api/request-log.ts';
+import type { AiPorts } from './commands/ai/actions.ts';
 import type { DomainPorts } from './commands/domains/handlers.ts';
 import type { SendingPorts } from './commands/emails/handlers.ts';
 import { type LoginLookup, type SubmissionLogin, submissionPorts } from './commands/emails/submission.ts';
 import { RECIPIENTS_MAX } from './domain/emails/rules.ts';
+import { TrackingLinks } from './commands/emails/tracking.ts';
 import { UnsubscribeLinks } from './commands/unsubscribes/links.ts';
 import { DEFAULT_MONTHLY_ALLOWANCE } from './domain/email-quotas/decide.ts';
+import { DEFAULT_DAILY_AI_ACTIONS } from './domain/ai-actions/decide.ts';
+import { OpenAiChatModel, type OpenAiConfig } from './infra/ai/openai.ts';
 import type { CommandContext } from './commands/execute.ts';
 import type { MailHosts } from './domain/domains/records.ts';
 import { registry } from './domain/registry.ts';
 import type { BlobStore } from './infra/blobs/port.ts';
+import { SmallBlobTier } from './infra/blobs/postgres.ts';
 import { openBlobStore } from './infra/blobs/select.ts';
 import { readConfig, type Config } from './infra/config.ts';
 import { generateDkimKeyPair } from './infra/dkim/keys.ts';
@@ -111,12 +116,16 @@ export interface System {
   domains: DomainPorts;
   /** The key forward consent links carry a MAC under, shared by every process on the database. */
   consentKey: Buffer;
-  /** Raw messages and attachments (files under `<dataDir>/blobs`, or `blobS3Url`). */
+  /** Raw messages and attachments: small ones as rows of PostgreSQL, larger ones as files under `<dataDir>/blobs`, or in `blobS3Url`. */
   blobs: BlobStore;
+  /** Template images' urls: the key of their MAC, and the base they are served under. */
+  images: { key: Buffer; publicUrl: string };
   /** What every way of sending needs (commands/emails/handlers.ts `sendEmail`). */
   sending: SendingPorts;
   /** Outbound mail: the relay, or the recipients' MX hosts. */
   outbound: Delivery;
+  /** The AI port (translation, template design) and the daily allowance of AI actions. */
+  ai: AiPorts;
   close(): Promise<void>;
 }
 
@@ -174,6 +183,11 @@ export interface SystemOptions {
   blobS3Url?: string;
   /** `PUBLIC_URL` (https), where the unsubscribe links of broadcast-lane mail point; default `https://localhost`. */
   publicUrl?: string;
+  /**
+   * The AI port: an OpenAI-compatible endpoint (`AI_BASE_URL`, `AI_API_KEY`, `AI_MODEL`); without
+   * it, what needs a model answers 409. `dailyActions`: `AI_DAILY_ACTIONS`, default 1,000.
+   */
+  ai?: { endpoint?: OpenAiConfig | null; dailyActions?: number };
   /** Sending: the monthly allowance of live messages per workspace (`SEND_MONTHLY_ALLOWANCE`, default 1,000,000). */
   sending?: { monthlyAllowance?: number };
   /** Outbound delivery (`SMTP_RELAY_URL`, `SMTP_MX_PORT`, the EHLO name); its DNS is `dns`'s servers. */
@@ -213,9 +227,14 @@ export async function openSystem(databaseUrl: string, options: SystemOptions = {
   // Made here with the default mode: the stores below make their folders owner-only, recursively,
   // and a data folder made 0700 by them would shut out the embedded PostgreSQL (another user).
   await mkdir(dataDir, { recursive: true });
-  const blobs = await openBlobStore({ s3Url: options.blobS3Url, dataDir });
+  // Small blobs (a composed message) as rows: their flushes are shared (infra/blobs/postgres.ts).
+  const blobs = new SmallBlobTier(database.pool, await openBlobStore({ s3Url: options.blobS3Url, dataDir }));
   const renderer = createTemplateRenderer({ cacheSize: 1000 });
   const vault = await SecretVault.open(database.pool, await loadMasterKey({ secretsKey: options.secretsKey, dataDir }));
+  const ai: AiPorts = {
+    model: options.ai?.endpoint ? new OpenAiChatModel(options.ai.endpoint) : null,
+    dailyActions: options.ai?.dailyActions ?? DEFAULT_DAILY_AI_ACTIONS,
+  };
   const sending: SendingPorts = {
     lookups: sendingLookups(database.db.withTables<ReadModels>()),
     renderer,
@@ -223,6 +242,8 @@ export async function openSystem(databaseUrl: string, options: SystemOptions = {
     compose: composeMessage,
     monthlyAllowance: options.sending?.monthlyAllowance ?? DEFAULT_MONTHLY_ALLOWANCE,
     unsubscribeLinks: new UnsubscribeLinks(vault, options.publicUrl ?? 'https://localhost'),
+    trackingLinks: new TrackingLinks(vault),
+    ai,
   };
   const domains: DomainPorts = {
     dns: new NodeDns({ servers: options.dns?.servers, timeoutMs: options.dns?.timeoutMs }),
@@ -271,6 +292,10 @@ export async function openSystem(databaseUrl: string, options: SystemOptions = {
   );
   if (options.deliver !== false) await domainChecks.start();
   const consentKey = await serverSecret(database.pool, 'forward-consent');
+  const images = {
+    key: await serverSecret(database.pool, 'template-images'),
+    publicUrl: (options.publicUrl ?? 'https://localhost').replace(/\/+$/, ''),
+  };
   const consentMails = new ForwardConsentMailProcess(
     { pool: database.pool, bus, mail, consentKey },
     { ...DEFAULT_CONSENT_MAIL_OPTIONS, ...options.forwardConsent },
@@ -308,7 +333,9 @@ export async function openSystem(databaseUrl: string, options: SystemOptions = {
     idempotencyKeys,
     renderer,
     blobs,
+    images,
     sending,
+    ai,
     async close() {
       await emailDeliveries.stop();
       await lanePauses.stop();
@@ -350,7 +377,9 @@ export function serve(system: System, options: { logger?: boolean | object } = {
       webhooks: { checkUrl: (url) => checkReceiverUrl(url, system.webhooks) },
       domains: system.domains,
       forwardConsent: { key: system.consentKey },
+      images: system.images,
       sending: system.sending,
+      ai: system.ai,
     },
     options,
   );
@@ -407,6 +436,7 @@ async function migrate(client: pg.PoolClient): Promise<void> {
   await client.query(IDEMPOTENCY_SCHEMA);
   await client.query('CREATE TABLE IF NOT EXISTS server_secrets (name text PRIMARY KEY, value bytea NOT NULL)');
   await SecretVault.migrate(client);
+  await SmallBlobTier.migrate(client);
 }
 
 /** A secret shared by every process on this database (cursor signing), made once. */

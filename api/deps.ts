@@ -1,5 +1,6 @@
 import type pg from 'pg';
 import type { Kysely } from 'kysely';
+import type { AiPorts } from '../commands/ai/actions.ts';
 import type { DomainPorts } from '../commands/domains/handlers.ts';
 import type { SendingPorts } from '../commands/emails/handlers.ts';
 import type { CommandContext } from '../commands/execute.ts';
@@ -31,6 +32,10 @@ export interface ApiDeps {
   domains: DomainPorts;
   /** The key consent links carry a MAC under (commands/addresses/consent.ts). */
   forwardConsent: { key: Buffer };
+  /** Template images: the key their urls carry a MAC under, and where this service is reached (`PUBLIC_URL`). */
+  images: { key: Buffer; publicUrl: string };
   /** What every way of sending needs (commands/emails/handlers.ts `sendEmail`). */
   sending: SendingPorts;
+  /** The AI port (template design; sends reach it through `sending`) and the daily allowance of AI actions. */
+  ai: AiPorts;
 }

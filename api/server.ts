@@ -2,6 +2,8 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import type { ApiDeps } from './deps.ts';
 import { registerDocs } from './docs.ts';
 import { registerForwardConsentPages } from './pages/forward-consent.ts';
+import { registerTemplateImages } from './pages/template-images.ts';
+import { registerTrackingRoutes } from './pages/tracking.ts';
 import { registerUnsubscribePages } from './pages/unsubscribe.ts';
 import { newRequestId, REQUEST_ID_HEADER } from './headers.ts';
 import { refuseUnsafeHeaders } from './input.ts';
@@ -23,6 +25,7 @@ import { sendingStreams } from './routes/sending-streams/index.ts';
 import { signatures } from './routes/signatures/index.ts';
 import { emails } from './routes/emails/index.ts';
 import { suppressions } from './routes/suppressions/index.ts';
+import { templateMail } from './routes/template-mail/index.ts';
 import { templates } from './routes/templates/index.ts';
 import { webhooks } from './routes/webhooks/index.ts';
 
@@ -42,6 +45,7 @@ const RESOURCES = [
   addresses,
   signatures,
   emails,
+  templateMail,
   sendingStreams,
   broadcasts,
 ];
@@ -75,5 +79,7 @@ export async function buildServer(
   registerDocs(app, () => openApiDocument(RESOURCES, operations));
   registerForwardConsentPages(app, deps);
   registerUnsubscribePages(app, deps);
+  registerTrackingRoutes(app, deps);
+  registerTemplateImages(app, deps);
   return app;
 }

@@ -442,6 +442,66 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/templates/{id}/preview": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Preview a version
+         * @description Scope: `templates:read`. Renders a version (default: the head, draft or published; archived templates too) without sending: `subject`, `preview` (the preview line, at most 256 characters as written), `html` and `text`. A prop or slot not given takes its default, else a sample of its type (`[name]`, 42, true, `https://example.com/`); `values` answers what was used. Unlike `render`, nothing missing is refused; an undeclared prop or slot is still 422 `unknown_template_prop` / `unknown_template_slot`, and a given value of the wrong type 422 `invalid_parameter`.
+         */
+        post: operations["previewTemplate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/templates/fonts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Fonts a template may use
+         * @description Scope: `templates:read`. One page: the web-safe fonts every mail client shows, each usable as an entry of a document's `fonts` (`{family, fallback, weight, style}`, `url` null). A hosted font is declared with its own https file as `url` (woff2, woff, ttf, otf); clients that fetch no web fonts show its `fallback`. At most 8 fonts per template (422 `invalid_template` on `document.fonts`).
+         */
+        get: operations["listTemplateFonts"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/templates/{id}/images": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Upload an image for a template
+         * @description Scope: `templates:write`. `content` is the image in base64: PNG, JPEG, GIF or WebP, told by its bytes, at most 5 MiB decoded (otherwise 422 `invalid_parameter` on `content`). Answers its `url`, for an `Img` block `src`: served by the workspace's storage host when one of its domains has storage `active`, else by this service. The same bytes answer the same url. 502 `image_not_stored` when the store fails (retry unchanged).
+         */
+        post: operations["uploadTemplateImage"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/domains": {
         parameters: {
             query?: never;
@@ -1584,6 +1644,66 @@ export interface paths {
          * @description Scope: `emails:send`. Only before its `scheduledAt` and before delivery has started (409 `email_not_cancellable`). Cancelling a cancelled email answers it again. A credential narrowed to some addresses or domains sees and changes only the addresses its lists reach; others answer 404. Partitioned by mode: a test key reads and changes only test-mode data, a live key only live data.
          */
         post: operations["cancelEmail"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/templates/{id}/send": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send with a template
+         * @description Scope: `emails:send` (as `POST /emails` with `template`). The body of `POST /emails` without `template`, `text` and `html`, and with `props`: the template's published version, rendered with them. 422 `template_not_published` until a version is published, 422 `template_archived` while archived (`param` `id`); an unknown prop is 422 `unknown_template_prop` on `props.<name>`. `subject` replaces the template's. A credential narrowed to some addresses or domains sees and changes only the addresses its lists reach; others answer 404. Partitioned by mode: a test key reads and changes only test-mode data, a live key only live data.
+         */
+        post: operations["sendTemplate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/templates/{id}/sends": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Messages sent with a template
+         * @description Scope: `emails:read` (the rows are sent messages with their recipients, as `GET /emails` shows them). Newest first, every message sent with the template, by any way of sending; `version` keeps those of one version (422 `template_version_not_found` for a version the template does not have), `status` those in one standing. A credential narrowed to some addresses or domains sees and changes only the addresses its lists reach; others answer 404. Partitioned by mode: a test key reads and changes only test-mode data, a live key only live data.
+         */
+        get: operations["listTemplateSends"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/templates/{id}/analytics": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Analytics of a template
+         * @description Scope: `templates:read`. What became of the mail sent with the template, per version and UTC day of sending, over `from` to `to` (dates, inclusive; default the last 30 days to today; at most 366 days): recipients sent to (suppressed and cancelled ones left out), delivered, bounced, complained, opened and clicked (only through an `active` tracking host; a click counts as an open), unsubscribed through the message; with rates. Everything that happens to a send counts on the day it was sent. Days without sends are left out. A credential narrowed to some addresses or domains sees and changes only the addresses its lists reach; others answer 404. Partitioned by mode: a test key reads and changes only test-mode data, a live key only live data.
+         */
+        get: operations["getTemplateAnalytics"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -7646,6 +7766,602 @@ export interface operations {
                             type?: "api_error";
                             /** @enum {string} */
                             code?: "internal_error";
+                        };
+                    };
+                };
+            };
+            /** @description `unreachable`: see /docs/errors. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "api_error";
+                            /** @enum {string} */
+                            code?: "unreachable";
+                        };
+                    };
+                };
+            };
+        };
+    };
+    previewTemplate: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Up to 255 of letters, digits, `_ . : -`. The same request again under the same key answers the stored answer (`Idempotent-Replayed: true`) and changes nothing; another request under it is 422 `idempotency_key_reuse`. Keys are per workspace and mode, answered only to the credential that sent them, and kept 24 hours. */
+                "idempotency-key"?: string;
+            };
+            path: {
+                /** @description A `tpl_` id or a slug. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": {
+                    version?: number;
+                    props?: {
+                        [key: string]: unknown;
+                    };
+                    slots?: {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Preview a version */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        object: "template_preview";
+                        templateId: string;
+                        version: number;
+                        /** @enum {string} */
+                        state: "draft" | "published";
+                        subject: string;
+                        preview: string;
+                        html: string;
+                        text: string;
+                        values: {
+                            props: {
+                                [key: string]: unknown;
+                            };
+                            slots: {
+                                [key: string]: unknown;
+                            };
+                        };
+                    };
+                };
+            };
+            /** @description `invalid_idempotency_key`, `invalid_request`, `malformed_json`: see /docs/errors. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "invalid_request_error";
+                            /** @enum {string} */
+                            code?: "invalid_idempotency_key" | "invalid_request" | "malformed_json";
+                        };
+                    };
+                };
+            };
+            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "authentication_error";
+                            /** @enum {string} */
+                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                        };
+                    };
+                };
+            };
+            /** @description `insufficient_scope`: see /docs/errors. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "permission_error";
+                            /** @enum {string} */
+                            code?: "insufficient_scope";
+                        };
+                    };
+                };
+            };
+            /** @description `resource_not_found`: see /docs/errors. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "not_found_error";
+                            /** @enum {string} */
+                            code?: "resource_not_found";
+                        };
+                    };
+                };
+            };
+            /** @description `idempotency_key_in_use`: see /docs/errors. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "conflict_error";
+                            /** @enum {string} */
+                            code?: "idempotency_key_in_use";
+                        };
+                    };
+                };
+            };
+            /** @description `body_too_large`: see /docs/errors. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "invalid_request_error";
+                            /** @enum {string} */
+                            code?: "body_too_large";
+                        };
+                    };
+                };
+            };
+            /** @description `idempotency_key_reuse`, `invalid_parameter`, `template_version_not_found`, `unknown_parameter`, `unknown_template_prop`, `unknown_template_slot`: see /docs/errors. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "validation_error";
+                            /** @enum {string} */
+                            code?: "idempotency_key_reuse" | "invalid_parameter" | "template_version_not_found" | "unknown_parameter" | "unknown_template_prop" | "unknown_template_slot";
+                        };
+                    };
+                };
+            };
+            /** @description `rate_limited`: see /docs/errors. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "rate_limit_error";
+                            /** @enum {string} */
+                            code?: "rate_limited";
+                        };
+                    };
+                };
+            };
+            /** @description `internal_error`: see /docs/errors. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "api_error";
+                            /** @enum {string} */
+                            code?: "internal_error";
+                        };
+                    };
+                };
+            };
+            /** @description `unreachable`: see /docs/errors. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "api_error";
+                            /** @enum {string} */
+                            code?: "unreachable";
+                        };
+                    };
+                };
+            };
+        };
+    };
+    listTemplateFonts: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Fonts a template may use */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        object: "list";
+                        data: {
+                            /** @constant */
+                            object: "template_font";
+                            family: string;
+                            fallback: string;
+                            /** @enum {string} */
+                            category: "sans-serif" | "serif" | "monospace";
+                            /** @description Web-safe: nothing to download. */
+                            url: null;
+                            weights: number[];
+                            styles: ("normal" | "italic")[];
+                        }[];
+                        hasMore: boolean;
+                        nextCursor: string | null;
+                    };
+                };
+            };
+            /** @description `invalid_request`: see /docs/errors. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "invalid_request_error";
+                            /** @enum {string} */
+                            code?: "invalid_request";
+                        };
+                    };
+                };
+            };
+            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "authentication_error";
+                            /** @enum {string} */
+                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                        };
+                    };
+                };
+            };
+            /** @description `insufficient_scope`: see /docs/errors. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "permission_error";
+                            /** @enum {string} */
+                            code?: "insufficient_scope";
+                        };
+                    };
+                };
+            };
+            /** @description `invalid_parameter`, `unknown_parameter`: see /docs/errors. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "validation_error";
+                            /** @enum {string} */
+                            code?: "invalid_parameter" | "unknown_parameter";
+                        };
+                    };
+                };
+            };
+            /** @description `rate_limited`: see /docs/errors. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "rate_limit_error";
+                            /** @enum {string} */
+                            code?: "rate_limited";
+                        };
+                    };
+                };
+            };
+            /** @description `internal_error`: see /docs/errors. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "api_error";
+                            /** @enum {string} */
+                            code?: "internal_error";
+                        };
+                    };
+                };
+            };
+            /** @description `unreachable`: see /docs/errors. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "api_error";
+                            /** @enum {string} */
+                            code?: "unreachable";
+                        };
+                    };
+                };
+            };
+        };
+    };
+    uploadTemplateImage: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Up to 255 of letters, digits, `_ . : -`. The same request again under the same key answers the stored answer (`Idempotent-Replayed: true`) and changes nothing; another request under it is 422 `idempotency_key_reuse`. Keys are per workspace and mode, answered only to the credential that sent them, and kept 24 hours. */
+                "idempotency-key"?: string;
+            };
+            path: {
+                /** @description A `tpl_` id or a slug. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Base64. */
+                    content: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Upload an image for a template */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        object: "template_image";
+                        templateId: string;
+                        url: string;
+                        /** @enum {string} */
+                        contentType: "image/png" | "image/jpeg" | "image/gif" | "image/webp";
+                        size: number;
+                        sha256: string;
+                    };
+                };
+            };
+            /** @description `invalid_idempotency_key`, `invalid_request`, `malformed_json`: see /docs/errors. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "invalid_request_error";
+                            /** @enum {string} */
+                            code?: "invalid_idempotency_key" | "invalid_request" | "malformed_json";
+                        };
+                    };
+                };
+            };
+            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "authentication_error";
+                            /** @enum {string} */
+                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                        };
+                    };
+                };
+            };
+            /** @description `beyond_caller_authority`, `insufficient_scope`: see /docs/errors. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "permission_error";
+                            /** @enum {string} */
+                            code?: "beyond_caller_authority" | "insufficient_scope";
+                        };
+                    };
+                };
+            };
+            /** @description `resource_not_found`: see /docs/errors. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "not_found_error";
+                            /** @enum {string} */
+                            code?: "resource_not_found";
+                        };
+                    };
+                };
+            };
+            /** @description `idempotency_key_in_use`: see /docs/errors. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "conflict_error";
+                            /** @enum {string} */
+                            code?: "idempotency_key_in_use";
+                        };
+                    };
+                };
+            };
+            /** @description `body_too_large`: see /docs/errors. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "invalid_request_error";
+                            /** @enum {string} */
+                            code?: "body_too_large";
+                        };
+                    };
+                };
+            };
+            /** @description `idempotency_key_reuse`, `invalid_parameter`, `unknown_parameter`: see /docs/errors. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "validation_error";
+                            /** @enum {string} */
+                            code?: "idempotency_key_reuse" | "invalid_parameter" | "unknown_parameter";
+                        };
+                    };
+                };
+            };
+            /** @description `rate_limited`: see /docs/errors. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "rate_limit_error";
+                            /** @enum {string} */
+                            code?: "rate_limited";
+                        };
+                    };
+                };
+            };
+            /** @description `internal_error`: see /docs/errors. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "api_error";
+                            /** @enum {string} */
+                            code?: "internal_error";
+                        };
+                    };
+                };
+            };
+            /** @description `image_not_stored`: see /docs/errors. */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "api_error";
+                            /** @enum {string} */
+                            code?: "image_not_stored";
                         };
                     };
                 };
@@ -22268,8 +22984,20 @@ export interface operations {
                                     enhancedCode: string | null;
                                     message: string;
                                 } | null;
+                                /** @description Fetches of the open pixel (privacy proxies and scanners fetch too). */
+                                opens: number;
+                                /** @description Clicks on tracked links. */
+                                clicks: number;
+                                firstOpenedAt: string | null;
+                                firstClickedAt: string | null;
                                 updatedAt: string;
                             }[];
+                            /** @description Fetches of the open pixel (privacy proxies and scanners fetch too). */
+                            opens: number;
+                            /** @description Clicks on tracked links. */
+                            clicks: number;
+                            firstOpenedAt: string | null;
+                            firstClickedAt: string | null;
                             createdAt: string;
                             cancelledAt: string | null;
                             updatedAt: string;
@@ -22526,8 +23254,20 @@ export interface operations {
                                 enhancedCode: string | null;
                                 message: string;
                             } | null;
+                            /** @description Fetches of the open pixel (privacy proxies and scanners fetch too). */
+                            opens: number;
+                            /** @description Clicks on tracked links. */
+                            clicks: number;
+                            firstOpenedAt: string | null;
+                            firstClickedAt: string | null;
                             updatedAt: string;
                         }[];
+                        /** @description Fetches of the open pixel (privacy proxies and scanners fetch too). */
+                        opens: number;
+                        /** @description Clicks on tracked links. */
+                        clicks: number;
+                        firstOpenedAt: string | null;
+                        firstClickedAt: string | null;
                         createdAt: string;
                         cancelledAt: string | null;
                         updatedAt: string;
@@ -22768,8 +23508,20 @@ export interface operations {
                                         enhancedCode: string | null;
                                         message: string;
                                     } | null;
+                                    /** @description Fetches of the open pixel (privacy proxies and scanners fetch too). */
+                                    opens: number;
+                                    /** @description Clicks on tracked links. */
+                                    clicks: number;
+                                    firstOpenedAt: string | null;
+                                    firstClickedAt: string | null;
                                     updatedAt: string;
                                 }[];
+                                /** @description Fetches of the open pixel (privacy proxies and scanners fetch too). */
+                                opens: number;
+                                /** @description Clicks on tracked links. */
+                                clicks: number;
+                                firstOpenedAt: string | null;
+                                firstClickedAt: string | null;
                                 createdAt: string;
                                 cancelledAt: string | null;
                                 updatedAt: string;
@@ -23004,17 +23756,29 @@ export interface operations {
                                 enhancedCode: string | null;
                                 message: string;
                             } | null;
+                            /** @description Fetches of the open pixel (privacy proxies and scanners fetch too). */
+                            opens: number;
+                            /** @description Clicks on tracked links. */
+                            clicks: number;
+                            firstOpenedAt: string | null;
+                            firstClickedAt: string | null;
                             updatedAt: string;
                         }[];
+                        /** @description Fetches of the open pixel (privacy proxies and scanners fetch too). */
+                        opens: number;
+                        /** @description Clicks on tracked links. */
+                        clicks: number;
+                        firstOpenedAt: string | null;
+                        firstClickedAt: string | null;
                         createdAt: string;
                         cancelledAt: string | null;
                         updatedAt: string;
                         history: {
-                            /** @description `EmailAccepted`, `EmailCancelled`, `EmailSendingStarted`, `EmailRecipientDelivered`, `EmailRecipientDeferred`, `EmailRecipientBounced`, `EmailRecipientComplained`. */
+                            /** @description `EmailAccepted`, `EmailCancelled`, `EmailSendingStarted`, `EmailRecipientDelivered`, `EmailRecipientDeferred`, `EmailRecipientBounced`, `EmailRecipientComplained`, `EmailOpened`, `EmailLinkClicked`. */
                             type: string;
                             recipient: string | null;
                             at: string;
-                            /** @description Attempts: `attempt`, `code`, `enhancedCode`, `response`, `mx`, `tls` (and `nextAttemptAt`, `bounce`). */
+                            /** @description Attempts: `attempt`, `code`, `enhancedCode`, `response`, `mx`, `tls` (and `nextAttemptAt`, `bounce`); opens and clicks: `userAgent` (and `url`, the link as written). */
                             detail: {
                                 [key: string]: unknown;
                             };
@@ -23228,8 +23992,20 @@ export interface operations {
                                 enhancedCode: string | null;
                                 message: string;
                             } | null;
+                            /** @description Fetches of the open pixel (privacy proxies and scanners fetch too). */
+                            opens: number;
+                            /** @description Clicks on tracked links. */
+                            clicks: number;
+                            firstOpenedAt: string | null;
+                            firstClickedAt: string | null;
                             updatedAt: string;
                         }[];
+                        /** @description Fetches of the open pixel (privacy proxies and scanners fetch too). */
+                        opens: number;
+                        /** @description Clicks on tracked links. */
+                        clicks: number;
+                        firstOpenedAt: string | null;
+                        firstClickedAt: string | null;
                         createdAt: string;
                         cancelledAt: string | null;
                         updatedAt: string;
@@ -23344,6 +24120,752 @@ export interface operations {
                             type?: "validation_error";
                             /** @enum {string} */
                             code?: "capability_unsupported" | "idempotency_key_reuse" | "invalid_parameter" | "unknown_parameter";
+                        };
+                    };
+                };
+            };
+            /** @description `rate_limited`: see /docs/errors. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "rate_limit_error";
+                            /** @enum {string} */
+                            code?: "rate_limited";
+                        };
+                    };
+                };
+            };
+            /** @description `internal_error`: see /docs/errors. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "api_error";
+                            /** @enum {string} */
+                            code?: "internal_error";
+                        };
+                    };
+                };
+            };
+            /** @description `unreachable`: see /docs/errors. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "api_error";
+                            /** @enum {string} */
+                            code?: "unreachable";
+                        };
+                    };
+                };
+            };
+        };
+    };
+    sendTemplate: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Up to 255 of letters, digits, `_ . : -`. The same request again under the same key answers the stored answer (`Idempotent-Replayed: true`) and changes nothing; another request under it is 422 `idempotency_key_reuse`. Keys are per workspace and mode, answered only to the credential that sent them, and kept 24 hours. */
+                "idempotency-key"?: string;
+            };
+            path: {
+                /** @description A `tpl_` id or a slug. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description An enabled address of the workspace the credential reaches, as `a@example.com` or `Name <a@example.com>`. */
+                    from: string;
+                    /** @description An address (`a@example.com` or `Name <a@example.com>`) or a list of them. */
+                    to?: string | string[];
+                    /** @description An address (`a@example.com` or `Name <a@example.com>`) or a list of them. */
+                    cc?: string | string[];
+                    /** @description An address (`a@example.com` or `Name <a@example.com>`) or a list of them. */
+                    bcc?: string | string[];
+                    /** @description An address (`a@example.com` or `Name <a@example.com>`) or a list of them. */
+                    replyTo?: string | string[];
+                    /** @description Required without `template`; with one, replaces its subject. */
+                    subject?: string;
+                    /** @description A signature of the sending address or its domain's catch-all; without it, the address's default (the reply default with `inReplyTo`). */
+                    signatureId?: string;
+                    /** @description At most 20, and 10 MiB decoded in all. */
+                    attachments?: {
+                        filename: string;
+                        /** @description Base64. */
+                        content: string;
+                        /** @description Default `application/octet-stream`. */
+                        contentType?: string;
+                        /** @description An inline part the html shows as `cid:<contentId>`. */
+                        contentId?: string;
+                    }[];
+                    /** @description At most 50; reserved ones (From, To, Subject, Message-ID, DKIM-Signature, Content-*, …) are 422 `reserved_header`. */
+                    headers?: {
+                        [key: string]: string;
+                    };
+                    /** @description Name and value: 1 to 256 of letters, digits, `_` and `-`. */
+                    tags?: {
+                        name: string;
+                        value: string;
+                    }[];
+                    /** @description ISO 8601 with a zone, at most 30 days ahead; a time already past sends at once. */
+                    scheduledAt?: string;
+                    /** @description The Message-ID answered; the message threads with it. */
+                    inReplyTo?: string;
+                    references?: string[];
+                    /** @description Needs an AI provider: without one, 409 `translation_not_configured`. */
+                    translate?: {
+                        to: string;
+                    };
+                    /** @description Values of the published version's props. */
+                    props?: {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Send with a template */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        object: "email";
+                        id: string;
+                        /** @description The Message-ID header, without angle brackets. */
+                        messageId: string;
+                        from: {
+                            address: string;
+                            name: string | null;
+                            addressId: string;
+                        };
+                        replyTo: string[];
+                        subject: string;
+                        /** @enum {string} */
+                        status: "scheduled" | "queued" | "sending" | "delivered" | "partially_bounced" | "bounced" | "failed" | "cancelled";
+                        /**
+                         * @description The sending lane.
+                         * @enum {string}
+                         */
+                        stream: "transactional" | "broadcast";
+                        /** @enum {string} */
+                        source: "api" | "batch" | "submission" | "automation" | "broadcast";
+                        /** @enum {string} */
+                        mode: "live" | "test";
+                        tags: {
+                            name: string;
+                            value: string;
+                        }[];
+                        template: {
+                            id: string;
+                            versionId: string;
+                        } | null;
+                        signatureId: string | null;
+                        inReplyTo: string | null;
+                        scheduledAt: string | null;
+                        /** @description Bytes of the composed message, before signing. */
+                        size: number;
+                        recipients: {
+                            email: string;
+                            /** @enum {string} */
+                            kind: "to" | "cc" | "bcc";
+                            /** @enum {string} */
+                            status: "queued" | "suppressed" | "deferred" | "delivered" | "bounced" | "complained";
+                            /** @description suppressed: the suppression reason (`bounce`, `complaint`, `manual`, `unsubscribe`); bounced: `hard` or `expired`; complained: the feedback type. */
+                            reason: string | null;
+                            attempts: number;
+                            /** @description The receiving server's last SMTP reply to this recipient. */
+                            lastResponse: {
+                                code: number | null;
+                                enhancedCode: string | null;
+                                message: string;
+                            } | null;
+                            updatedAt: string;
+                        }[];
+                        createdAt: string;
+                        cancelledAt: string | null;
+                        updatedAt: string;
+                    };
+                };
+            };
+            /** @description `invalid_idempotency_key`, `invalid_request`, `malformed_json`: see /docs/errors. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "invalid_request_error";
+                            /** @enum {string} */
+                            code?: "invalid_idempotency_key" | "invalid_request" | "malformed_json";
+                        };
+                    };
+                };
+            };
+            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "authentication_error";
+                            /** @enum {string} */
+                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                        };
+                    };
+                };
+            };
+            /** @description `from_address_forbidden`, `insufficient_scope`: see /docs/errors. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "permission_error";
+                            /** @enum {string} */
+                            code?: "from_address_forbidden" | "insufficient_scope";
+                        };
+                    };
+                };
+            };
+            /** @description `resource_not_found`: see /docs/errors. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "not_found_error";
+                            /** @enum {string} */
+                            code?: "resource_not_found";
+                        };
+                    };
+                };
+            };
+            /** @description `address_disabled`, `idempotency_key_in_use`, `stream_paused`, `translation_not_configured`: see /docs/errors. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "conflict_error";
+                            /** @enum {string} */
+                            code?: "address_disabled" | "idempotency_key_in_use" | "stream_paused" | "translation_not_configured";
+                        };
+                    };
+                };
+            };
+            /** @description `body_too_large`: see /docs/errors. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "invalid_request_error";
+                            /** @enum {string} */
+                            code?: "body_too_large";
+                        };
+                    };
+                };
+            };
+            /** @description `capability_unsupported`, `idempotency_key_reuse`, `invalid_email_address`, `invalid_parameter`, `reserved_header`, `template_archived`, `template_not_published`, `too_many_recipients`, `unknown_parameter`, `unknown_template_prop`: see /docs/errors. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "validation_error";
+                            /** @enum {string} */
+                            code?: "capability_unsupported" | "idempotency_key_reuse" | "invalid_email_address" | "invalid_parameter" | "reserved_header" | "template_archived" | "template_not_published" | "too_many_recipients" | "unknown_parameter" | "unknown_template_prop";
+                        };
+                    };
+                };
+            };
+            /** @description `rate_limited`, `send_quota_exceeded`: see /docs/errors. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "rate_limit_error";
+                            /** @enum {string} */
+                            code?: "rate_limited" | "send_quota_exceeded";
+                        };
+                    };
+                };
+            };
+            /** @description `internal_error`: see /docs/errors. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "api_error";
+                            /** @enum {string} */
+                            code?: "internal_error";
+                        };
+                    };
+                };
+            };
+            /** @description `unreachable`: see /docs/errors. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "api_error";
+                            /** @enum {string} */
+                            code?: "unreachable";
+                        };
+                    };
+                };
+            };
+        };
+    };
+    listTemplateSends: {
+        parameters: {
+            query?: {
+                version?: number;
+                status?: "scheduled" | "queued" | "sending" | "delivered" | "partially_bounced" | "bounced" | "failed" | "cancelled";
+                limit?: number;
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                /** @description A `tpl_` id or a slug. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Messages sent with a template */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        object: "list";
+                        data: {
+                            /** @constant */
+                            object: "email";
+                            id: string;
+                            /** @description The Message-ID header, without angle brackets. */
+                            messageId: string;
+                            from: {
+                                address: string;
+                                name: string | null;
+                                addressId: string;
+                            };
+                            replyTo: string[];
+                            subject: string;
+                            /** @enum {string} */
+                            status: "scheduled" | "queued" | "sending" | "delivered" | "partially_bounced" | "bounced" | "failed" | "cancelled";
+                            /**
+                             * @description The sending lane.
+                             * @enum {string}
+                             */
+                            stream: "transactional" | "broadcast";
+                            /** @enum {string} */
+                            source: "api" | "batch" | "submission" | "automation" | "broadcast";
+                            /** @enum {string} */
+                            mode: "live" | "test";
+                            tags: {
+                                name: string;
+                                value: string;
+                            }[];
+                            template: {
+                                id: string;
+                                versionId: string;
+                            } | null;
+                            signatureId: string | null;
+                            inReplyTo: string | null;
+                            scheduledAt: string | null;
+                            /** @description Bytes of the composed message, before signing. */
+                            size: number;
+                            recipients: {
+                                email: string;
+                                /** @enum {string} */
+                                kind: "to" | "cc" | "bcc";
+                                /** @enum {string} */
+                                status: "queued" | "suppressed" | "deferred" | "delivered" | "bounced" | "complained";
+                                /** @description suppressed: the suppression reason (`bounce`, `complaint`, `manual`, `unsubscribe`); bounced: `hard` or `expired`; complained: the feedback type. */
+                                reason: string | null;
+                                attempts: number;
+                                /** @description The receiving server's last SMTP reply to this recipient. */
+                                lastResponse: {
+                                    code: number | null;
+                                    enhancedCode: string | null;
+                                    message: string;
+                                } | null;
+                                updatedAt: string;
+                            }[];
+                            createdAt: string;
+                            cancelledAt: string | null;
+                            updatedAt: string;
+                        }[];
+                        hasMore: boolean;
+                        nextCursor: string | null;
+                    };
+                };
+            };
+            /** @description `invalid_cursor`, `invalid_request`: see /docs/errors. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "invalid_request_error";
+                            /** @enum {string} */
+                            code?: "invalid_cursor" | "invalid_request";
+                        };
+                    };
+                };
+            };
+            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "authentication_error";
+                            /** @enum {string} */
+                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                        };
+                    };
+                };
+            };
+            /** @description `insufficient_scope`: see /docs/errors. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "permission_error";
+                            /** @enum {string} */
+                            code?: "insufficient_scope";
+                        };
+                    };
+                };
+            };
+            /** @description `resource_not_found`: see /docs/errors. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "not_found_error";
+                            /** @enum {string} */
+                            code?: "resource_not_found";
+                        };
+                    };
+                };
+            };
+            /** @description `invalid_parameter`, `template_version_not_found`, `unknown_parameter`: see /docs/errors. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "validation_error";
+                            /** @enum {string} */
+                            code?: "invalid_parameter" | "template_version_not_found" | "unknown_parameter";
+                        };
+                    };
+                };
+            };
+            /** @description `rate_limited`: see /docs/errors. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "rate_limit_error";
+                            /** @enum {string} */
+                            code?: "rate_limited";
+                        };
+                    };
+                };
+            };
+            /** @description `internal_error`: see /docs/errors. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "api_error";
+                            /** @enum {string} */
+                            code?: "internal_error";
+                        };
+                    };
+                };
+            };
+            /** @description `unreachable`: see /docs/errors. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "api_error";
+                            /** @enum {string} */
+                            code?: "unreachable";
+                        };
+                    };
+                };
+            };
+        };
+    };
+    getTemplateAnalytics: {
+        parameters: {
+            query?: {
+                from?: string;
+                to?: string;
+                version?: number;
+            };
+            header?: never;
+            path: {
+                /** @description A `tpl_` id or a slug. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Analytics of a template */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        object: "template_analytics";
+                        templateId: string;
+                        from: string;
+                        to: string;
+                        totals: {
+                            sent: number;
+                            delivered: number;
+                            bounced: number;
+                            complained: number;
+                            opened: number;
+                            clicked: number;
+                            unsubscribed: number;
+                            /** @description delivered and bounced of sent; complained, opened, clicked and unsubscribed of delivered; 0 to 1, four decimals; null with nothing to divide by. */
+                            rates: {
+                                delivered: number | null;
+                                bounced: number | null;
+                                complained: number | null;
+                                opened: number | null;
+                                clicked: number | null;
+                                unsubscribed: number | null;
+                            };
+                        };
+                        versions: {
+                            /** @description Null for a version deleted since. */
+                            version: number | null;
+                            versionId: string;
+                            totals: {
+                                sent: number;
+                                delivered: number;
+                                bounced: number;
+                                complained: number;
+                                opened: number;
+                                clicked: number;
+                                unsubscribed: number;
+                                /** @description delivered and bounced of sent; complained, opened, clicked and unsubscribed of delivered; 0 to 1, four decimals; null with nothing to divide by. */
+                                rates: {
+                                    delivered: number | null;
+                                    bounced: number | null;
+                                    complained: number | null;
+                                    opened: number | null;
+                                    clicked: number | null;
+                                    unsubscribed: number | null;
+                                };
+                            };
+                            days: {
+                                sent: number;
+                                delivered: number;
+                                bounced: number;
+                                complained: number;
+                                opened: number;
+                                clicked: number;
+                                unsubscribed: number;
+                                /** @description delivered and bounced of sent; complained, opened, clicked and unsubscribed of delivered; 0 to 1, four decimals; null with nothing to divide by. */
+                                rates: {
+                                    delivered: number | null;
+                                    bounced: number | null;
+                                    complained: number | null;
+                                    opened: number | null;
+                                    clicked: number | null;
+                                    unsubscribed: number | null;
+                                };
+                                date: string;
+                            }[];
+                        }[];
+                    };
+                };
+            };
+            /** @description `invalid_request`: see /docs/errors. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "invalid_request_error";
+                            /** @enum {string} */
+                            code?: "invalid_request";
+                        };
+                    };
+                };
+            };
+            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "authentication_error";
+                            /** @enum {string} */
+                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                        };
+                    };
+                };
+            };
+            /** @description `insufficient_scope`: see /docs/errors. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "permission_error";
+                            /** @enum {string} */
+                            code?: "insufficient_scope";
+                        };
+                    };
+                };
+            };
+            /** @description `resource_not_found`: see /docs/errors. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "not_found_error";
+                            /** @enum {string} */
+                            code?: "resource_not_found";
+                        };
+                    };
+                };
+            };
+            /** @description `invalid_parameter`, `template_version_not_found`, `unknown_parameter`: see /docs/errors. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "validation_error";
+                            /** @enum {string} */
+                            code?: "invalid_parameter" | "template_version_not_found" | "unknown_parameter";
                         };
                     };
                 };

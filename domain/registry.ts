@@ -1,3 +1,4 @@
+import { aiActionEvents } from './ai-actions/events.ts';
 import { addressConsentEvents } from './address-consents/events.ts';
 import { addressNameEvents } from './address-names/events.ts';
 import { addressUsernameEvents } from './address-usernames/events.ts';
@@ -50,6 +51,7 @@ const definitions = [
   ...emailQuotaEvents,
   ...broadcastEvents,
   ...templateUseEvents,
+  ...aiActionEvents,
 ];
 
 export const registry = new EventRegistry(definitions);

@@ -1,5 +1,7 @@
 import path from 'node:path';
+import { DEFAULT_DAILY_AI_ACTIONS } from '../domain/ai-actions/decide.ts';
 import { DEFAULT_MONTHLY_ALLOWANCE } from '../domain/email-quotas/decide.ts';
+import type { OpenAiConfig } from './ai/openai.ts';
 import { parseDnsServers } from './dns/resolver.ts';
 import type { DeliveryConfig } from './outbound/select.ts';
 
@@ -59,6 +61,14 @@ export interface Config {
   spamFilterUrl: string | undefined;
   /** `SEND_MONTHLY_ALLOWANCE`: live messages a workspace may send per calendar month (UTC); default 1,000,000. */
   sendMonthlyAllowance: number;
+  /**
+   * The AI port: an OpenAI-compatible chat-completions endpoint (`AI_BASE_URL`, `AI_API_KEY`,
+   * `AI_MODEL`, all three or none; `AI_TIMEOUT_MS`, default 30 s). Without it, translation and
+   * template design answer 409. The key is a secret: never logged, never in an answer.
+   */
+  ai: OpenAiConfig | null;
+  /** `AI_DAILY_ACTIONS`: AI actions a workspace may spend per UTC day; default 1,000. */
+  aiDailyActions: number;
 }
 
 export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
@@ -115,6 +125,29 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
       env.SEND_MONTHLY_ALLOWANCE,
       DEFAULT_MONTHLY_ALLOWANCE,
     ),
+    ai: aiConfig(env),
+    aiDailyActions: positiveInteger('AI_DAILY_ACTIONS', env.AI_DAILY_ACTIONS, DEFAULT_DAILY_AI_ACTIONS),
+  };
+}
+
+function aiConfig(env: NodeJS.ProcessEnv): OpenAiConfig | null {
+  const { AI_BASE_URL: baseUrl, AI_API_KEY: apiKey, AI_MODEL: model } = env;
+  if (!baseUrl && !apiKey && !model) return null;
+  // Names only: the message must not echo the key.
+  if (!baseUrl || !apiKey || !model) throw new Error('AI_BASE_URL, AI_API_KEY and AI_MODEL go together');
+  let url: URL;
+  try {
+    url = new URL(baseUrl);
+  } catch {
+    throw new Error(`AI_BASE_URL must be an http(s) URL, got ${baseUrl}`);
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:')
+    throw new Error(`AI_BASE_URL must be an http(s) URL, got ${baseUrl}`);
+  return {
+    baseUrl: baseUrl.replace(/\/+$/, ''),
+    apiKey,
+    model,
+    timeoutMs: positiveInteger('AI_TIMEOUT_MS', env.AI_TIMEOUT_MS, 30_000),
   };
 }
 

@@ -12,6 +12,7 @@ import { sendingStreamsProjector } from './sending-streams/projector.ts';
 import { signaturesProjector } from './signatures/projector.ts';
 import { suppressionsProjector } from './suppressions/projector.ts';
 import { unsubscribesProjector } from './unsubscribes/projector.ts';
+import { templateAnalyticsProjector } from './template-analytics/projector.ts';
 import { templatesProjector } from './templates/projector.ts';
 import { webhookEndpointsProjector } from './webhooks/projector.ts';
 import { workspacesProjector } from './workspaces/projector.ts';
@@ -33,5 +34,6 @@ export const projectors: readonly Projector[] = [
   domainsProjector,
   sendingStreamsProjector,
   emailsProjector,
+  templateAnalyticsProjector,
   broadcastsProjector,
 ];

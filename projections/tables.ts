@@ -10,6 +10,7 @@ import type { RolesTables } from './roles/tables.ts';
 import type { SendingStreamsTables } from './sending-streams/tables.ts';
 import type { SignaturesTables } from './signatures/tables.ts';
 import type { SuppressionsTables } from './suppressions/tables.ts';
+import type { TemplateAnalyticsTables } from './template-analytics/tables.ts';
 import type { TemplatesTables } from './templates/tables.ts';
 import type { UnsubscribesTables } from './unsubscribes/tables.ts';
 import type { WebhooksTables } from './webhooks/tables.ts';
@@ -36,6 +37,7 @@ export type ReadModels = Flat<
     SignaturesTables &
     SendingStreamsTables &
     EmailsTables &
+    TemplateAnalyticsTables &
     BroadcastsTables
 >;
 

@@ -170,19 +170,38 @@ const TABLE = {
     'Only a scheduled email can be cancelled, before its time and before delivery has started.',
   ],
   translation_not_configured: [409, 'Translation needs an AI provider, and none is configured for this service.'],
+  ai_not_configured: [409, 'The operation needs an AI model, and none is configured for this service.'],
+  unknown_language: [422, '`translate.to` is not a BCP 47 tag of a language we know (such as `de` or `pt-BR`).'],
+  translation_too_long: [
+    422,
+    'A translated message holds at most 50,000 characters of subject, text and html together.',
+  ],
+  ai_quota_exceeded: [
+    429,
+    "Today's AI actions of the workspace are used up (a send with `translate`, a template design or redesign spends one); nothing was done; they start again at 00:00 UTC, which Retry-After counts down to.",
+  ],
+  translation_failed: [
+    503,
+    'The model did not translate the message (no answer in time, or an answer that is not the translation); nothing was sent and no AI action spent. Worth retrying unchanged.',
+  ],
+  design_failed: [
+    503,
+    'The model did not design the template (no answer in time, or an answer that is not a valid block document); nothing was stored and no AI action spent. Worth retrying.',
+  ],
   invalid_email_address: [422, 'An address is not an email address; `param` names it (`to.0`, `from`).'],
   reserved_header: [
     422,
     'A header the service sets (From, To, Message-ID, DKIM-Signature, Content-*, …) was given in `headers`; `param` names it.',
   ],
   too_many_recipients: [422, 'More than 50 recipients in `to`, `cc` and `bcc` together.'],
-  too_many_items: [422, 'A batch holds 1 to 100 messages.'],
+  too_many_items: [422, 'A batch holds 1 to 100 messages, 1 to 10 when any of them asks for `translate`.'],
   template_not_found: [422, 'No template of the workspace has the id or slug given in `template.id`.'],
   send_quota_exceeded: [
     429,
     "The workspace's monthly send allowance is used up; it starts again on the first of next month (00:00 UTC), which Retry-After counts down to.",
   ],
   internal_error: [500, 'A fault of the service; report it with the request id.'],
+  image_not_stored: [502, 'The image could not be stored; nothing was kept. Retry unchanged.'],
   unreachable: [
     503,
     'A dependency (the database) did not answer in time; retry after Retry-After seconds. The message says whether the change was stored; with an Idempotency-Key a retry is always safe.',

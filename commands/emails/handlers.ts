@@ -17,12 +17,14 @@ import {
   type Mailbox,
 } from '../../domain/emails/rules.ts';
 import { emailAggregate, type EmailState } from '../../domain/emails/state.ts';
+import { checkTranslationLength, targetLanguage } from '../../domain/emails/translation.ts';
 import { checkCustomHeaders } from '../../domain/sending/headers.ts';
 import { DomainError, fail } from '../../domain/shared/errors.ts';
 import { workspaceOfPartition, type Mode } from '../../domain/shared/partitions.ts';
 import { signatureOwnerOfCatchAll } from '../../domain/signatures/events.ts';
 import { sendableVersion } from '../../domain/templates/decide.ts';
 import type { BlobStore } from '../../infra/blobs/port.ts';
+import { withAiAction, type AiPorts } from '../ai/actions.ts';
 import { touchContact } from '../contacts/handlers.ts';
 import { assertStreamOpen } from '../sending-streams/handlers.ts';
 import type { UnsubscribeLinks } from '../unsubscribes/links.ts';
@@ -30,6 +32,8 @@ import { execute, loadState, type Actor, type CommandContext } from '../execute.
 import { newId } from '../ids.ts';
 import { renderVersion, type RenderableVersion, type TemplateRenderer } from '../templates/render.ts';
 import { reserveSend } from './quota.ts';
+import { CLICK_PATH, OPEN_PATH, trackHtml, type TrackingLinks } from './tracking.ts';
+import { translateParts } from './translate.ts';
 
 export { SendQuotaExceeded } from './quota.ts';
 
@@ -41,6 +45,8 @@ export interface SenderAddress {
   domain: string;
   domainId: string;
   enabled: boolean;
+  /** The domain's tracking host while it is `active` (links and the open pixel go through it), else null. */
+  trackingHost: string | null;
   /**
    * The signatures that sign new mail and replies from it when no `signatureId` is given: the
    * address's own defaults, else its domain's catch-all's. Read with the address, one round trip.
@@ -113,6 +119,10 @@ export interface SendingPorts {
   monthlyAllowance: number;
   /** The signed unsubscribe links of broadcast-lane mail (commands/unsubscribes/links.ts). */
   unsubscribeLinks: UnsubscribeLinks;
+  /** The signed open pixel and click links of mail from a domain whose tracking host is active (tracking.ts). */
+  trackingLinks: TrackingLinks;
+  /** The model that translates (`translate`), and the daily allowance of AI actions. */
+  ai: AiPorts;
 }
 
 export interface SendContext {
@@ -173,8 +183,8 @@ export interface SendInput {
   /** The Message-ID answered: the reply threads with it and takes the reply default signature. */
   inReplyTo?: string;
   references?: string[];
-  /** Asks for translation, which needs an AI port this service does not have. */
-  translate?: unknown;
+  /** Translate subject, text and html into `to` (a BCP 47 tag) at acceptance, through the AI port. */
+  translate?: { to: string };
   /**
    * One recipient's message of a broadcast (source `broadcast`): recorded on the email, and its
    * unsubscribe link leaves `audienceId` (null: everything).
@@ -196,13 +206,17 @@ const list = (v: string | string[] | undefined): string[] => (v === undefined ? 
 
 /**
  * Accepts one message: the one way in for `POST /emails`, each batch item, SMTP submission and
- * automations. Checks, in this order: translation (409 `translation_not_configured`), `from` and
+ * automations. Checks, in this order: translation (409 `translation_not_configured`, 422
+ * `unknown_language`), `from` and
  * the caller's reach (403 `from_address_forbidden`), recipients (422 `invalid_email_address`,
  * `too_many_recipients`), headers (422 `reserved_header`), tags, schedule, threading, attachments;
  * then what needs the read models: the address (403 `from_address_forbidden` when it is not the
  * workspace's, 409 `address_disabled`), content (the template's published version: 422
  * `template_not_found`, `template_archived`, `template_not_published`, `unknown_template_prop`),
- * signature, and for live mail an open lane (409 `stream_paused`). Then drops suppressed
+ * signature, and for live mail an open lane (409 `stream_paused`), the length to translate (422
+ * `translation_too_long`). A message to translate then spends an AI action (429
+ * `ai_quota_exceeded`, `AiQuotaExceeded`) and is translated (503 `translation_failed`, the action
+ * given back); the signature is added after, untranslated. Then drops suppressed
  * recipients with their reason, composes the MIME message, stores it in the blob store, reserves
  * a live send of the month (429 `send_quota_exceeded`, `SendQuotaExceeded`) and appends
  * `EmailAccepted`. A message whose recipients are all suppressed is accepted (its status is `failed`) and counts nothing
@@ -213,8 +227,7 @@ export async function sendEmail(ctx: SendContext, sender: Sender, input: SendInp
   const partition = sender.actor.workspaceId;
   const workspaceId = workspaceOfPartition(partition);
   const at = now.toISOString();
-  if (input.translate !== undefined && input.translate !== null && input.translate !== false)
-    fail('translation_not_configured', 'Translation needs an AI provider, and none is configured.', 'translate');
+  const target = input.translate === undefined ? null : translationTarget(sending.ai, input.translate.to);
 
   const mailbox = reachedMailbox(sender, input.from);
   const recipients = checkRecipients({
@@ -247,6 +260,7 @@ export async function sendEmail(ctx: SendContext, sender: Sender, input: SendInp
 
   const from = senderAddress(mailbox, await addressRead());
   const content = await contentOf(sending, workspaceId, input);
+  if (target !== null) checkTranslationLength(content);
   const signature = await signatureOf(sending.lookups, workspaceId, from, input.signatureId, inReplyTo);
   await laneOpen();
 
@@ -256,6 +270,8 @@ export async function sendEmail(ctx: SendContext, sender: Sender, input: SendInp
     const { state } = await loadState(ctx.commands, stream, emailAggregate);
     if (state.accepted) return { email: await acceptedOf(ctx, stream, state), replayed: true };
   }
+
+  const body = target === null ? content : await translated(ctx, sender.actor, workspaceId, content, target, at);
 
   const { suppressed, contacts } = await recipientsRead();
   const accepted: AcceptedRecipient[] = (['to', 'cc', 'bcc'] as const).flatMap((kind) =>
@@ -267,7 +283,7 @@ export async function sendEmail(ctx: SendContext, sender: Sender, input: SendInp
 
   const messageId = `${randomUUID()}@${from.domain}`;
   const box = (m: Mailbox) => (m.name ? { address: m.email, name: m.name } : { address: m.email });
-  const signed = withSignature(content, signature?.html ?? null, sending.renderer);
+  const signed = withSignature(body, signature?.html ?? null, sending.renderer);
   // A link names one recipient: a message to several would let each unsubscribe the one named.
   const only = accepted.length === 1 ? accepted[0]! : null;
   const listUnsubscribe =
@@ -280,6 +296,10 @@ export async function sendEmail(ctx: SendContext, sender: Sender, input: SendInp
           }),
         }
       : undefined;
+  const html =
+    signed.html !== undefined && from.trackingHost !== null
+      ? await tracked(sending, signed.html, from.trackingHost, partition, emailId, only?.email ?? '')
+      : signed.html;
   const { raw } = await sending.compose({
     messageId: `<${messageId}>`,
     date: now,
@@ -290,7 +310,7 @@ export async function sendEmail(ctx: SendContext, sender: Sender, input: SendInp
     replyTo: replyTo.map(box),
     subject: signed.subject,
     ...(signed.text !== undefined ? { text: signed.text } : {}),
-    ...(signed.html !== undefined ? { html: signed.html } : {}),
+    ...(html !== undefined ? { html } : {}),
     attachments,
     headers,
     ...(inReplyTo !== null ? { inReplyTo: `<${inReplyTo}>` } : {}),
@@ -340,6 +360,58 @@ export async function sendEmail(ctx: SendContext, sender: Sender, input: SendInp
       .map((r) => touchContact(ctx.commands, sender.actor, r.email.toLowerCase(), at)),
   );
   return { email: data, replayed: false };
+}
+
+/**
+ * The html with its links through the tracking host and an open pixel. One body goes to every
+ * recipient, so the tokens name the recipient only when there is one; for several they name the
+ * message alone (recipient ''), and opens and clicks count for the message.
+ */
+async function tracked(
+  sending: SendingPorts,
+  html: string,
+  host: string,
+  partition: string,
+  emailId: string,
+  recipient: string,
+): Promise<string> {
+  const sign = await sending.trackingLinks.signer(partition, emailId, recipient);
+  return trackHtml(html, {
+    pixel: `https://${host}${OPEN_PATH}${sign.open()}`,
+    click: (url) => `https://${host}${CLICK_PATH}${sign.click(url)}`,
+    keep: (url) => sending.unsubscribeLinks.isLink(url),
+  });
+}
+
+function translationTarget(ai: AiPorts, to: string) {
+  if (ai.model === null)
+    fail('translation_not_configured', 'Translation needs an AI provider, and none is configured.', 'translate');
+  return targetLanguage(to, 'translate.to');
+}
+
+async function translated(
+  ctx: SendContext,
+  actor: Actor,
+  workspaceId: string,
+  content: Content,
+  target: { tag: string; name: string },
+  at: string,
+): Promise<Content> {
+  const { model } = ctx.sending.ai;
+  if (model === null) throw new Error('translation was checked to be configured');
+  const parts = await withAiAction(
+    ctx.commands,
+    actor,
+    workspaceId,
+    { ...ctx.sending.ai, model },
+    'translate',
+    at,
+    (m) => translateParts(m, { subject: content.subject, text: content.text, html: content.html }, target),
+  );
+  // A template's html was sanitised when published; its translation is the model's markup.
+  const html =
+    parts.html !== undefined && content.template !== null ? ctx.commands.sanitiseHtml(parts.html) : parts.html;
+  return { ...content, ...parts, ...(html !== undefined ? { html } : {}) };
 }
 
 /** Cancels a scheduled message before its time (409 `email_not_cancellable` otherwise). */

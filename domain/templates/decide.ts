@@ -12,7 +12,7 @@ interface Guarded {
   now: string;
 }
 
-function existing(state: TemplateState, ifMatch: number | null): string {
+export function existing(state: TemplateState, ifMatch: number | null): string {
   if (state.templateId === null || state.deleted) fail('resource_not_found', 'No such template.', 'id');
   if (ifMatch !== null && ifMatch !== state.revision) {
     fail('version_conflict', 'The template changed after you read it; read it again and reapply your change.');

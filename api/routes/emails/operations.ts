@@ -1,5 +1,6 @@
 import type { FastifyRequest } from 'fastify';
 import { z } from 'zod';
+import { AiQuotaExceeded } from '../../../commands/ai/actions.ts';
 import {
   cancelEmail,
   SendQuotaExceeded,
@@ -8,6 +9,7 @@ import {
   type SendSource,
 } from '../../../commands/emails/handlers.ts';
 import { ATTACHMENTS_MAX, BATCH_MAX, HEADERS_MAX, SUBJECT_MAX, TAGS_MAX } from '../../../domain/emails/rules.ts';
+import { TRANSLATED_BATCH_MAX, TRANSLATION_MAX } from '../../../domain/emails/translation.ts';
 import { DomainError } from '../../../domain/shared/errors.ts';
 import { historyOf, listEmails, recipientsOf } from '../../../projections/emails/queries.ts';
 import { EMAIL_STATUSES } from '../../../projections/emails/tables.ts';
@@ -102,9 +104,19 @@ export const sendBody = z.strictObject({
   inReplyTo: z.string().max(998).optional().describe('The Message-ID answered; the message threads with it.'),
   references: z.array(z.string().max(998)).max(100).optional(),
   translate: z
-    .strictObject({ to: z.string().max(35) })
+    .strictObject({
+      to: z
+        .string()
+        .max(35)
+        .describe('A BCP 47 language tag (`de`, `pt-BR`, `zh-Hant`); an unknown one is 422 `unknown_language`.'),
+    })
     .optional()
-    .describe('Needs an AI provider: without one, 409 `translation_not_configured`.'),
+    .describe(
+      `Translates subject, text and html (a template's rendering included; the signature stays as written) at acceptance, ` +
+        `through the AI model: at most ${TRANSLATION_MAX} characters together (422 \`translation_too_long\`), one AI action of ` +
+        'the day (429 `ai_quota_exceeded`); a model that fails is 503 `translation_failed`. Without a model configured, 409 ' +
+        '`translation_not_configured`.',
+    ),
 });
 type SendBody = z.infer<typeof sendBody>;
 
@@ -112,6 +124,10 @@ const SEND_ERRORS = [
   'from_address_forbidden',
   'address_disabled',
   'translation_not_configured',
+  'unknown_language',
+  'translation_too_long',
+  'translation_failed',
+  'ai_quota_exceeded',
   'invalid_email_address',
   'reserved_header',
   'too_many_recipients',
@@ -175,7 +191,7 @@ export const emailOperations = (deps: ApiDeps): Operation[] => {
         try {
           return viewAccepted((await send(credential, request, 'api', body)).email);
         } catch (error) {
-          if (error instanceof SendQuotaExceeded)
+          if (error instanceof SendQuotaExceeded || error instanceof AiQuotaExceeded)
             throw new ApiError(error.code, error.message, null, 429, {
               'Retry-After': String(error.retryAfterSeconds),
             });
@@ -193,18 +209,25 @@ export const emailOperations = (deps: ApiDeps): Operation[] => {
       description:
         'Scope: `emails:send`. 1 to 100 messages, each the body of `POST /emails` (otherwise 422 `too_many_items`). Each is checked ' +
         'and accepted on its own: `data` answers them in order, each with its `email` or its `error` (the codes of `POST /emails`, ' +
-        '`param` within the message). The whole body is at most 40 MiB.',
+        `\`param\` within the message). A batch in which any message asks for \`translate\` holds at most ${TRANSLATED_BATCH_MAX} ` +
+        'messages (each is a call of the AI model). The whole body is at most 40 MiB.',
       scope: 'emails:send',
       body: z.strictObject({
         emails: z
           .array(z.record(z.string(), z.unknown()).describe('A message: the body of `POST /emails`.'))
-          .describe('1 to 100 messages.'),
+          .describe(`1 to 100 messages; 1 to ${TRANSLATED_BATCH_MAX} when any asks for \`translate\`.`),
       }),
       bodyLimit: 40 * 1024 * 1024,
       response: z.object({ object: z.literal('email_batch'), data: z.array(batchItem) }),
       handler: async ({ credential, body, request }) => {
         if (body.emails.length === 0 || body.emails.length > BATCH_MAX)
           throw new ApiError('too_many_items', `A batch holds 1 to ${BATCH_MAX} messages.`, 'emails');
+        if (body.emails.length > TRANSLATED_BATCH_MAX && body.emails.some((e) => e.translate !== undefined))
+          throw new ApiError(
+            'too_many_items',
+            `A batch with \`translate\` holds at most ${TRANSLATED_BATCH_MAX} messages.`,
+            'emails',
+          );
         const data = await Promise.all(
           body.emails.map(async (item, index) => {
             try {

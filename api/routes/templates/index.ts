@@ -1,6 +1,10 @@
 import type { Resource } from '../../route.ts';
 import { templateActions } from './actions.ts';
+import { fontOperations } from './fonts.ts';
+import { imageOperations } from './images.ts';
+import { designOperations } from './design.ts';
 import { templateOperations } from './operations.ts';
+import { previewOperations } from './preview.ts';
 import { versionOperations } from './versions.ts';
 
 /** Email templates and their versions: configuration both modes share, rendered by sends. */
@@ -9,5 +13,13 @@ export const templates: Resource = {
   description: 'Email templates and their versions, rendered by sends.',
   modes: 'shared',
   narrowed: 'open',
-  operations: (deps) => [...templateOperations(deps), ...templateActions(deps), ...versionOperations(deps)],
+  operations: (deps) => [
+    ...templateOperations(deps),
+    ...templateActions(deps),
+    ...versionOperations(deps),
+    ...previewOperations(deps),
+    ...fontOperations(deps),
+    ...imageOperations(deps),
+    ...designOperations(deps),
+  ],
 };
