@@ -120,6 +120,10 @@ const DESCRIBE: Record<string, (l: BenchLine) => Row> = {
     figure: `Sent mail: ${n(l.perSecond)} messages/s accepted while delivering, event→250`,
     measured: `${ms(l.eventTo250P50Ms, l.eventTo250P99Ms)} (to the worker's start: ${ms(l.eventToStartedP50Ms, l.eventToStartedP99Ms)})`,
   }),
+  broadcasts: (l) => ({
+    figure: `Broadcast to ${n(l.recipients)} contacts through sendEmail and delivery to a loopback MX (create → last 250)`,
+    measured: `${n(l.recipientsPerSec)} recipients/s (${n(l.seconds)} s; snapshot ${n(l.snapshotSeconds)} s after the create); RSS ${n(l.rssStartMb)} → ${n(l.rssQuarterMb)} → ${n(l.rssHalfMb)} → ${n(l.rssThreeQuartersMb)} → ${n(l.rssEndMb)} MB (peak ${n(l.rssPeakMb)}); \`GET /broadcasts/{id}\` meanwhile ${ms(l.getP50Ms, l.getP99Ms)} (${n(l.getRequests)} requests)`,
+  }),
   'domains.add': (l) => ({
     figure: `\`POST /domains\` ${n(l.domains)} domains, ${n(l.concurrency)} at once (a 2048-bit DKIM key each)`,
     measured: `${n(l.perSecond)} domains/s, ${ms(l.p50Ms, l.p99Ms)}, ${n(l.retriedAfter503)} retried after 503`,
