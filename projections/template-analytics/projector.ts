@@ -21,7 +21,7 @@ async function mark(db: Db, emailId: string, recipient: string, ...flags: Flag[]
  * set flags on them.
  */
 export const templateAnalyticsProjector = defineProjector<TemplateAnalyticsTables>()({
-  name: 'template-analytics',
+  name: 'template_analytics',
   version: 1,
   tables: ['template_sends'],
   ddl: (s) => `

@@ -36,7 +36,15 @@ t.test('the OpenAPI description of each operation states its narrowed-key policy
   for (const tag of ['Templates', 'Roles', 'API keys', 'Credential self-description', 'Automations']) {
     for (const o of of(tag)) t.notMatch(o.description, /narrowed to some addresses/, `${o.method} ${o.path}`);
   }
-  for (const tag of ['Suppressions', 'Webhooks', 'Automations', 'Contact events', 'Contacts', 'Audiences']) {
+  for (const tag of [
+    'Suppressions',
+    'Webhooks',
+    'Automations',
+    'Contact events',
+    'Contacts',
+    'Audiences',
+    'Template mail',
+  ]) {
     for (const o of of(tag)) t.match(o.description, PARTITIONED, `${o.method} ${o.path}`);
   }
   for (const tag of ['Templates', 'Roles', 'API keys', 'Credential self-description']) {

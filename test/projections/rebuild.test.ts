@@ -90,6 +90,7 @@ t.test('a rebuilt read model equals the live one, and swaps in while the server 
     const mail = { from: `a@rebuild-w${w}.com`, to: ['x@example.org', `s0@w${w}.test`], subject: 'Hi', text: 'x' };
     await h.request(ws.apiKey, 'POST', '/emails', { ...mail, tags: [{ name: 'n', value: `${w}` }] });
     await h.request(ws.apiKey, 'POST', '/emails/batch', { emails: [mail, { ...mail, to: `s1@w${w}.test` }] });
+    await h.request(ws.apiKey, 'POST', `/templates/${tpl.id}/send`, { from: mail.from, to: `t@w${w}.test` });
     const later = (
       await h.request(ws.apiKey, 'POST', '/emails', {
         ...mail,

@@ -1,7 +1,7 @@
 import t from 'tap';
 import { DomainError } from '../../domain/shared/errors.ts';
 import type { Prop, Slot } from '../../domain/templates/document.ts';
-import { resolveValues, type GivenValues } from '../../domain/templates/values.ts';
+import { resolveValues, sampleValues, type GivenValues } from '../../domain/templates/values.ts';
 
 const prop = (name: string, extra: Partial<Prop> = {}): Prop => ({
   name,
@@ -141,4 +141,26 @@ t.test('names that are also Object.prototype members are plain names', async (t)
     code: 'unknown_template_prop',
     param: 'props.hasOwnProperty',
   });
+});
+
+t.test('sampleValues: given, then the default, then a sample of the type', async (t) => {
+  const props = [
+    prop('name', { required: true }),
+    prop('count', { type: 'number', default: 3 }),
+    prop('vip', { type: 'boolean' }),
+    prop('link', { type: 'url' }),
+    prop('age', { type: 'number' }),
+  ];
+  const slots = [slot('teaser', { default: 'News' }), slot('tagline')];
+  const sampled = sampleValues(props, slots, { props: { age: 7, name: null }, slots: { tagline: 'Hi' } });
+  t.same({ ...sampled.props }, { age: 7, name: '[name]', count: 3, vip: true, link: 'https://example.com/' });
+  t.same({ ...sampled.slots }, { tagline: 'Hi', teaser: 'News' });
+  t.same(resolveValues(props, slots, sampled).name, '[name]', 'a required prop previews');
+  const unknown = sampleValues(props, slots, { props: { nope: 1 } });
+  t.throws(() => resolveValues(props, slots, unknown), { code: 'unknown_template_prop', param: 'props.nope' });
+  t.same(
+    Object.keys(sampleValues([prop('__proto__')], [], {}).props),
+    ['__proto__'],
+    'a prop named __proto__ is a value like any other',
+  );
 });
