@@ -213,6 +213,11 @@ t.test('POST /emails with translate, through the AI port', async (t) => {
       t.equal(await spent(other.ws.workspaceId), 3);
       const untranslated = { ...item, translate: undefined };
       t.equal((await send(untranslated, other.ws.apiKey)).statusCode, 201, 'mail without translate still goes');
+      // Concurrent requests at the edge: exactly the allowance through (the revision read decides).
+      h.system.ai.dailyActions = 6;
+      const answers = await Promise.all(Array.from({ length: 8 }, () => send(item, other.ws.apiKey)));
+      t.same(answers.map((a) => a.statusCode).sort(), [201, 201, 201, 429, 429, 429, 429, 429]);
+      t.equal(await spent(other.ws.workspaceId), 6);
       // The first workspace spent more than 3 today, under the allowance it had then: counts are per workspace.
       t.ok((await spent(ws.workspaceId)) > 3);
     } finally {
