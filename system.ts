@@ -15,6 +15,7 @@ import type { DomainPorts } from './commands/domains/handlers.ts';
 import type { SendingPorts } from './commands/emails/handlers.ts';
 import { type LoginLookup, type SubmissionLogin, submissionPorts } from './commands/emails/submission.ts';
 import { RECIPIENTS_MAX } from './domain/emails/rules.ts';
+import { TrackingLinks } from './commands/emails/tracking.ts';
 import { UnsubscribeLinks } from './commands/unsubscribes/links.ts';
 import { DEFAULT_MONTHLY_ALLOWANCE } from './domain/email-quotas/decide.ts';
 import { DEFAULT_DAILY_AI_ACTIONS } from './domain/ai-actions/decide.ts';
@@ -23,6 +24,7 @@ import type { CommandContext } from './commands/execute.ts';
 import type { MailHosts } from './domain/domains/records.ts';
 import { registry } from './domain/registry.ts';
 import type { BlobStore } from './infra/blobs/port.ts';
+import { SmallBlobTier } from './infra/blobs/postgres.ts';
 import { openBlobStore } from './infra/blobs/select.ts';
 import { readConfig, type Config } from './infra/config.ts';
 import { generateDkimKeyPair } from './infra/dkim/keys.ts';
@@ -56,6 +58,7 @@ import {
   DEFAULT_AUTOMATION_OPTIONS,
   type AutomationRunOptions,
 } from './processes/automations/worker.ts';
+import { BroadcastProcess, DEFAULT_BROADCAST_OPTIONS, type BroadcastOptions } from './processes/broadcasts/worker.ts';
 import {
   DEFAULT_CONSENT_MAIL_OPTIONS,
   ForwardConsentMailProcess,
@@ -113,8 +116,10 @@ export interface System {
   domains: DomainPorts;
   /** The key forward consent links carry a MAC under, shared by every process on the database. */
   consentKey: Buffer;
-  /** Raw messages and attachments (files under `<dataDir>/blobs`, or `blobS3Url`). */
+  /** Raw messages and attachments: small ones as rows of PostgreSQL, larger ones as files under `<dataDir>/blobs`, or in `blobS3Url`. */
   blobs: BlobStore;
+  /** Template images' urls: the key of their MAC, and the base they are served under. */
+  images: { key: Buffer; publicUrl: string };
   /** What every way of sending needs (commands/emails/handlers.ts `sendEmail`). */
   sending: SendingPorts;
   /** Outbound mail: the relay, or the recipients' MX hosts. */
@@ -150,6 +155,8 @@ export interface SystemOptions {
   webhookNotices?: Partial<WebhookNoticeOptions>;
   /** Automation runs (timers); `minuteMs` shortens a minute in tests. */
   automations?: Partial<AutomationRunOptions>;
+  /** Broadcasts: pages, their width, how long a paused lane holds one. */
+  broadcasts?: Partial<BroadcastOptions>;
   /** How often expired contact events are purged (default hourly). */
   retentionEveryMs?: number;
   /**
@@ -220,7 +227,8 @@ export async function openSystem(databaseUrl: string, options: SystemOptions = {
   // Made here with the default mode: the stores below make their folders owner-only, recursively,
   // and a data folder made 0700 by them would shut out the embedded PostgreSQL (another user).
   await mkdir(dataDir, { recursive: true });
-  const blobs = await openBlobStore({ s3Url: options.blobS3Url, dataDir });
+  // Small blobs (a composed message) as rows: their flushes are shared (infra/blobs/postgres.ts).
+  const blobs = new SmallBlobTier(database.pool, await openBlobStore({ s3Url: options.blobS3Url, dataDir }));
   const renderer = createTemplateRenderer({ cacheSize: 1000 });
   const vault = await SecretVault.open(database.pool, await loadMasterKey({ secretsKey: options.secretsKey, dataDir }));
   const ai: AiPorts = {
@@ -235,6 +243,7 @@ export async function openSystem(databaseUrl: string, options: SystemOptions = {
     monthlyAllowance: options.sending?.monthlyAllowance ?? DEFAULT_MONTHLY_ALLOWANCE,
     unsubscribeLinks: new UnsubscribeLinks(vault, options.publicUrl ?? 'https://localhost'),
     ai,
+    trackingLinks: new TrackingLinks(vault),
   };
   const domains: DomainPorts = {
     dns: new NodeDns({ servers: options.dns?.servers, timeoutMs: options.dns?.timeoutMs }),
@@ -267,6 +276,11 @@ export async function openSystem(databaseUrl: string, options: SystemOptions = {
     { ...DEFAULT_AUTOMATION_OPTIONS, ...options.automations },
   );
   if (options.deliver !== false) await automationRuns.start();
+  const broadcasts = new BroadcastProcess(
+    { pool: database.pool, bus, sending: { commands, sending } },
+    { ...DEFAULT_BROADCAST_OPTIONS, ...options.broadcasts },
+  );
+  if (options.deliver !== false) await broadcasts.start();
   const retention = new ContactEventRetention(database.pool, {
     everyMs: options.retentionEveryMs ?? 3_600_000,
     purgeStore: !options.eventStoreUrl,
@@ -278,6 +292,10 @@ export async function openSystem(databaseUrl: string, options: SystemOptions = {
   );
   if (options.deliver !== false) await domainChecks.start();
   const consentKey = await serverSecret(database.pool, 'forward-consent');
+  const images = {
+    key: await serverSecret(database.pool, 'template-images'),
+    publicUrl: (options.publicUrl ?? 'https://localhost').replace(/\/+$/, ''),
+  };
   const consentMails = new ForwardConsentMailProcess(
     { pool: database.pool, bus, mail, consentKey },
     { ...DEFAULT_CONSENT_MAIL_OPTIONS, ...options.forwardConsent },
@@ -315,6 +333,7 @@ export async function openSystem(databaseUrl: string, options: SystemOptions = {
     idempotencyKeys,
     renderer,
     blobs,
+    images,
     sending,
     ai,
     async close() {
@@ -324,6 +343,7 @@ export async function openSystem(databaseUrl: string, options: SystemOptions = {
       await deliveries.stop();
       await notices.stop();
       await automationRuns.stop();
+      await broadcasts.stop();
       await retention.stop();
       await domainChecks.stop();
       await consentMails.stop();
@@ -357,6 +377,7 @@ export function serve(system: System, options: { logger?: boolean | object } = {
       webhooks: { checkUrl: (url) => checkReceiverUrl(url, system.webhooks) },
       domains: system.domains,
       forwardConsent: { key: system.consentKey },
+      images: system.images,
       sending: system.sending,
       ai: system.ai,
     },
@@ -415,6 +436,7 @@ async function migrate(client: pg.PoolClient): Promise<void> {
   await client.query(IDEMPOTENCY_SCHEMA);
   await client.query('CREATE TABLE IF NOT EXISTS server_secrets (name text PRIMARY KEY, value bytea NOT NULL)');
   await SecretVault.migrate(client);
+  await SmallBlobTier.migrate(client);
 }
 
 /** A secret shared by every process on this database (cursor signing), made once. */

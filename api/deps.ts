@@ -32,6 +32,8 @@ export interface ApiDeps {
   domains: DomainPorts;
   /** The key consent links carry a MAC under (commands/addresses/consent.ts). */
   forwardConsent: { key: Buffer };
+  /** Template images: the key their urls carry a MAC under, and where this service is reached (`PUBLIC_URL`). */
+  images: { key: Buffer; publicUrl: string };
   /** What every way of sending needs (commands/emails/handlers.ts `sendEmail`). */
   sending: SendingPorts;
   /** The AI port (template design; sends reach it through `sending`) and the daily allowance of AI actions. */

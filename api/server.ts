@@ -2,6 +2,8 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import type { ApiDeps } from './deps.ts';
 import { registerDocs } from './docs.ts';
 import { registerForwardConsentPages } from './pages/forward-consent.ts';
+import { registerTemplateImages } from './pages/template-images.ts';
+import { registerTrackingRoutes } from './pages/tracking.ts';
 import { registerUnsubscribePages } from './pages/unsubscribe.ts';
 import { newRequestId, REQUEST_ID_HEADER } from './headers.ts';
 import { refuseUnsafeHeaders } from './input.ts';
@@ -12,6 +14,7 @@ import { mount } from './route.ts';
 import { addresses } from './routes/addresses/index.ts';
 import { audiences } from './routes/audiences/index.ts';
 import { automations } from './routes/automations/index.ts';
+import { broadcasts } from './routes/broadcasts/index.ts';
 import { contactEvents } from './routes/contact-events/index.ts';
 import { contacts } from './routes/contacts/index.ts';
 import { domains } from './routes/domains/index.ts';
@@ -22,6 +25,7 @@ import { sendingStreams } from './routes/sending-streams/index.ts';
 import { signatures } from './routes/signatures/index.ts';
 import { emails } from './routes/emails/index.ts';
 import { suppressions } from './routes/suppressions/index.ts';
+import { templateMail } from './routes/template-mail/index.ts';
 import { templates } from './routes/templates/index.ts';
 import { webhooks } from './routes/webhooks/index.ts';
 
@@ -41,7 +45,9 @@ const RESOURCES = [
   addresses,
   signatures,
   emails,
+  templateMail,
   sendingStreams,
+  broadcasts,
 ];
 
 export async function buildServer(
@@ -73,5 +79,7 @@ export async function buildServer(
   registerDocs(app, () => openApiDocument(RESOURCES, operations));
   registerForwardConsentPages(app, deps);
   registerUnsubscribePages(app, deps);
+  registerTrackingRoutes(app, deps);
+  registerTemplateImages(app, deps);
   return app;
 }

@@ -21,12 +21,13 @@ const WARMUP_S = 2;
  * checked, composed with nodemailer's composer, stored in the file blob store and counted
  * against the monthly allowance; delivery is not part of it. Each workspace has one sending
  * address, seeded into the addresses read model in SQL (the bench measures sends, not domain
- * verification); keys go round-robin over 10 workspaces x 20 keys.
+ * verification); keys go round-robin over 10 workspaces x 20 keys. `EA_DELIVER=0`: the server runs
+ * without its workers (delivery elsewhere, as NATS allows), to see what acceptance alone costs.
  */
 export async function emailsAcceptBench(): Promise<void> {
   const database = await freshDatabase('emails_accept');
   const dataDir = path.join(os.tmpdir(), `bench-emails-accept-${process.pid}`);
-  const server = await startServer(database.url, WORKSPACES, { dataDir });
+  const server = await startServer(database.url, WORKSPACES, { dataDir, deliver: process.env.EA_DELIVER !== '0' });
   const client = new pg.Client({ connectionString: database.url });
   await client.connect();
   try {

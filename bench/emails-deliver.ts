@@ -7,6 +7,8 @@
  *
  *   emails-deliver.nodemailer   the floor: nodemailer's pooled transport with its DKIM option
  *                               sending the same messages to the same sink, 100 in flight
+ *                               (EMAILS_DELIVER_FLOOR_MESSAGES, default the same count up to 20,000:
+ *                               a rate, which a longer run does not change)
  *   emails-deliver.drain        EMAILS_DELIVER_MESSAGES (default 20,000) accepted by 32 writers while
  *                               no process delivers, then a process that delivers is opened: messages/s
  *                               from its start to the last 250, RSS sampled every 500 ms
@@ -31,6 +33,7 @@ import { DOMAIN, message, startSink, type Sink } from './outbound.ts';
 import { concurrently, emit, freshDatabase, msSince, note, percentiles, round, Samples } from './support.ts';
 
 const MESSAGES = Number(process.env.EMAILS_DELIVER_MESSAGES ?? 20_000);
+const FLOOR_MESSAGES = Number(process.env.EMAILS_DELIVER_FLOOR_MESSAGES ?? Math.min(MESSAGES, 20_000));
 const WRITERS = 32;
 const PACED_PER_SECOND = Number(process.env.EMAILS_DELIVER_PACED ?? 100);
 const PACED_SECONDS = 10;
@@ -154,12 +157,12 @@ async function nodemailerFloor(sink: Sink, selector: string, privateKey: string)
     dkim: { domainName: DOMAIN, keySelector: selector, privateKey },
   });
   const before = await sink.count();
-  const latency = new Samples(MESSAGES);
+  const latency = new Samples(FLOOR_MESSAGES);
   const rss = rssSampler();
   let next = 0;
   const started = process.hrtime.bigint();
   await concurrently(100, async () => {
-    for (let i = next++; i < MESSAGES; i = next++) {
+    for (let i = next++; i < FLOOR_MESSAGES; i = next++) {
       await latency.time(async () => {
         const m = message(i);
         const { raw } = await composeMessage(m);
@@ -172,12 +175,12 @@ async function nodemailerFloor(sink: Sink, selector: string, privateKey: string)
   });
   const seconds = msSince(started) / 1000;
   transport.close();
-  await arrivedAll(sink, before, MESSAGES);
+  await arrivedAll(sink, before, FLOOR_MESSAGES);
   const [p50, p99] = latency.percentiles([50, 99]);
-  const messagesPerSec = round(MESSAGES / seconds);
+  const messagesPerSec = round(FLOOR_MESSAGES / seconds);
   await emit({
     bench: 'emails-deliver.nodemailer',
-    messages: MESSAGES,
+    messages: FLOOR_MESSAGES,
     seconds: round(seconds, 2),
     messagesPerSec,
     p50Ms: p50,

@@ -24,11 +24,15 @@
  *   addresses-list      GET /addresses and GET /domains/{id}/addresses over 100,000 addresses of one workspace (read model seeded in SQL)
  *   emails-accept       POST /emails/batch of 100 messages (messages/s) and single POST /emails at 32 connections (p50/p99)
  *
+ *   broadcasts          a broadcast to 100,000 contacts (BROADCAST_RECIPIENTS) through sendEmail and delivery to a
+ *                       loopback MX: recipients/s from the create to the last 250, RSS, p50/p99 of a GET meanwhile
+ *
  *   contention          concurrent creates of templates and audiences in one workspace (one registry stream), 1 and 3 systems
  *
  * `rebuild` reuses the database `suppressions-list` seeded when both run; alone, it seeds its own.
  */
 import { addressesListBench } from './addresses-list.ts';
+import { broadcastsBench } from './broadcasts.ts';
 import { contactsBench } from './contacts.ts';
 import { contentionBench } from './contention.ts';
 import { domainsBench } from './domains.ts';
@@ -64,6 +68,7 @@ const ORDER = [
   'domains',
   'addresses-list',
   'emails-accept',
+  'broadcasts',
   'contention',
 ] as const;
 type Name = (typeof ORDER)[number];
@@ -128,6 +133,8 @@ async function main(argv: string[]): Promise<number> {
         return domainsBench();
       case 'addresses-list':
         return addressesListBench();
+      case 'broadcasts':
+        return broadcastsBench();
       case 'emails-accept':
         return emailsAcceptBench();
       case 'contention':

@@ -6,6 +6,7 @@ import { addressEvents } from './addresses/events.ts';
 import { apiKeyEvents } from './api-keys/events.ts';
 import { audienceEvents } from './audiences/events.ts';
 import { automationEvents } from './automations/events.ts';
+import { broadcastEvents } from './broadcasts/events.ts';
 import { contactEventEvents } from './contact-events/events.ts';
 import { contactEvents } from './contacts/events.ts';
 import { domainNameEvents } from './domain-names/events.ts';
@@ -19,6 +20,7 @@ import { EventRegistry, type EventOf } from './shared/events.ts';
 import { suppressionEvents } from './suppressions/events.ts';
 import { unsubscribeEvents } from './unsubscribes/events.ts';
 import { templateNameEvents } from './template-names/events.ts';
+import { templateUseEvents } from './template-uses/events.ts';
 import { templateEvents } from './templates/events.ts';
 import { webhookEvents } from './webhooks/events.ts';
 import { workspaceEvents } from './workspaces/events.ts';
@@ -48,6 +50,8 @@ const definitions = [
   ...sendingStreamEvents,
   ...emailQuotaEvents,
   ...aiActionEvents,
+  ...broadcastEvents,
+  ...templateUseEvents,
 ];
 
 export const registry = new EventRegistry(definitions);

@@ -1,6 +1,7 @@
 import type { Reactor } from '../projections/projector.ts';
 import { forwardConsentMails } from './addresses/consent-mail.ts';
 import { automationEnrolment } from './automations/enrol.ts';
+import { broadcastSchedule } from './broadcasts/schedule.ts';
 import { domainCheckSchedule } from './domains/schedule.ts';
 import { emailDeliverySchedule } from './emails/schedule.ts';
 import { sendingLaneGuard } from './sending-streams/guard.ts';
@@ -14,4 +15,5 @@ export const reactors: readonly Reactor[] = [
   forwardConsentMails,
   emailDeliverySchedule,
   sendingLaneGuard,
+  broadcastSchedule,
 ];

@@ -1,6 +1,7 @@
 import { addressesProjector } from './addresses/projector.ts';
 import { apiKeysProjector } from './api-keys/projector.ts';
 import { automationsProjector } from './automations/projector.ts';
+import { broadcastsProjector } from './broadcasts/projector.ts';
 import { contactEventsProjector } from './contact-events/projector.ts';
 import { contactsProjector } from './contacts/projector.ts';
 import { domainsProjector } from './domains/projector.ts';
@@ -11,6 +12,7 @@ import { sendingStreamsProjector } from './sending-streams/projector.ts';
 import { signaturesProjector } from './signatures/projector.ts';
 import { suppressionsProjector } from './suppressions/projector.ts';
 import { unsubscribesProjector } from './unsubscribes/projector.ts';
+import { templateAnalyticsProjector } from './template-analytics/projector.ts';
 import { templatesProjector } from './templates/projector.ts';
 import { webhookEndpointsProjector } from './webhooks/projector.ts';
 import { workspacesProjector } from './workspaces/projector.ts';
@@ -32,4 +34,6 @@ export const projectors: readonly Projector[] = [
   domainsProjector,
   sendingStreamsProjector,
   emailsProjector,
+  templateAnalyticsProjector,
+  broadcastsProjector,
 ];

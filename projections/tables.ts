@@ -1,6 +1,7 @@
 import type { AddressesTables } from './addresses/tables.ts';
 import type { ApiKeysTables } from './api-keys/tables.ts';
 import type { AutomationsTables } from './automations/tables.ts';
+import type { BroadcastsTables } from './broadcasts/tables.ts';
 import type { ContactEventsTables } from './contact-events/tables.ts';
 import type { ContactsTables } from './contacts/tables.ts';
 import type { DomainsTables } from './domains/tables.ts';
@@ -9,6 +10,7 @@ import type { RolesTables } from './roles/tables.ts';
 import type { SendingStreamsTables } from './sending-streams/tables.ts';
 import type { SignaturesTables } from './signatures/tables.ts';
 import type { SuppressionsTables } from './suppressions/tables.ts';
+import type { TemplateAnalyticsTables } from './template-analytics/tables.ts';
 import type { TemplatesTables } from './templates/tables.ts';
 import type { UnsubscribesTables } from './unsubscribes/tables.ts';
 import type { WebhooksTables } from './webhooks/tables.ts';
@@ -34,7 +36,9 @@ export type ReadModels = Flat<
     AddressesTables &
     SignaturesTables &
     SendingStreamsTables &
-    EmailsTables
+    EmailsTables &
+    TemplateAnalyticsTables &
+    BroadcastsTables
 >;
 
 /** One object type, as Kysely's `withTables` wants (an intersection of interfaces has no index signature). */

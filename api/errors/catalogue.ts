@@ -81,6 +81,7 @@ const TABLE = {
   ],
   template_name_taken: [409, 'Another template of the workspace has this name (ignoring case).'],
   template_slug_taken: [409, 'Another template of the workspace has this slug.'],
+  template_in_use: [409, 'A broadcast not yet started uses the template; cancel it or wait for its start.'],
   domain_in_use: [
     409,
     'The domain is added to a workspace already (this one or another), or is a tracking or storage host of a domain: a name serves one at a time.',
@@ -200,6 +201,7 @@ const TABLE = {
     "The workspace's monthly send allowance is used up; it starts again on the first of next month (00:00 UTC), which Retry-After counts down to.",
   ],
   internal_error: [500, 'A fault of the service; report it with the request id.'],
+  image_not_stored: [502, 'The image could not be stored; nothing was kept. Retry unchanged.'],
   unreachable: [
     503,
     'A dependency (the database) did not answer in time; retry after Retry-After seconds. The message says whether the change was stored; with an Idempotency-Key a retry is always safe.',

@@ -33,6 +33,7 @@ import { newId } from '../ids.ts';
 import { renderVersion, type RenderableVersion, type TemplateRenderer } from '../templates/render.ts';
 import { reserveSend } from './quota.ts';
 import { translateParts } from './translate.ts';
+import { CLICK_PATH, OPEN_PATH, trackHtml, type TrackingLinks } from './tracking.ts';
 
 export { SendQuotaExceeded } from './quota.ts';
 
@@ -44,6 +45,8 @@ export interface SenderAddress {
   domain: string;
   domainId: string;
   enabled: boolean;
+  /** The domain's tracking host while it is `active` (links and the open pixel go through it), else null. */
+  trackingHost: string | null;
   /**
    * The signatures that sign new mail and replies from it when no `signatureId` is given: the
    * address's own defaults, else its domain's catch-all's. Read with the address, one round trip.
@@ -118,6 +121,8 @@ export interface SendingPorts {
   unsubscribeLinks: UnsubscribeLinks;
   /** The model that translates (`translate`), and the daily allowance of AI actions. */
   ai: AiPorts;
+  /** The signed open pixel and click links of mail from a domain whose tracking host is active (tracking.ts). */
+  trackingLinks: TrackingLinks;
 }
 
 export interface SendContext {
@@ -180,6 +185,11 @@ export interface SendInput {
   references?: string[];
   /** Translate subject, text and html into `to` (a BCP 47 tag) at acceptance, through the AI port. */
   translate?: { to: string };
+  /**
+   * One recipient's message of a broadcast (source `broadcast`): recorded on the email, and its
+   * unsubscribe link leaves `audienceId` (null: everything).
+   */
+  broadcast?: { id: string; audienceId: string | null };
 }
 
 export interface Sent {
@@ -278,8 +288,18 @@ export async function sendEmail(ctx: SendContext, sender: Sender, input: SendInp
   const only = accepted.length === 1 ? accepted[0]! : null;
   const listUnsubscribe =
     lane === 'broadcast' && only
-      ? { url: await sending.unsubscribeLinks.url({ partition, email: only.email, audienceId: null }) }
+      ? {
+          url: await sending.unsubscribeLinks.url({
+            partition,
+            email: only.email,
+            audienceId: input.broadcast?.audienceId ?? null,
+          }),
+        }
       : undefined;
+  const html =
+    signed.html !== undefined && from.trackingHost !== null
+      ? await tracked(sending, signed.html, from.trackingHost, partition, emailId, only?.email ?? '')
+      : signed.html;
   const { raw } = await sending.compose({
     messageId: `<${messageId}>`,
     date: now,
@@ -290,7 +310,7 @@ export async function sendEmail(ctx: SendContext, sender: Sender, input: SendInp
     replyTo: replyTo.map(box),
     subject: signed.subject,
     ...(signed.text !== undefined ? { text: signed.text } : {}),
-    ...(signed.html !== undefined ? { html: signed.html } : {}),
+    ...(html !== undefined ? { html } : {}),
     attachments,
     headers,
     ...(inReplyTo !== null ? { inReplyTo: `<${inReplyTo}>` } : {}),
@@ -319,6 +339,7 @@ export async function sendEmail(ctx: SendContext, sender: Sender, input: SendInp
     scheduledAt,
     mode: sender.mode,
     source: sender.source,
+    ...(input.broadcast ? { broadcastId: input.broadcast.id } : {}),
     acceptedAt: at,
   };
   const { events, state } = await execute(
@@ -370,6 +391,27 @@ async function translated(
   const html =
     parts.html !== undefined && content.template !== null ? ctx.commands.sanitiseHtml(parts.html) : parts.html;
   return { ...content, ...parts, ...(html !== undefined ? { html } : {}) };
+}
+
+/**
+ * The html with its links through the tracking host and an open pixel. One body goes to every
+ * recipient, so the tokens name the recipient only when there is one; for several they name the
+ * message alone (recipient ''), and opens and clicks count for the message.
+ */
+async function tracked(
+  sending: SendingPorts,
+  html: string,
+  host: string,
+  partition: string,
+  emailId: string,
+  recipient: string,
+): Promise<string> {
+  const sign = await sending.trackingLinks.signer(partition, emailId, recipient);
+  return trackHtml(html, {
+    pixel: `https://${host}${OPEN_PATH}${sign.open()}`,
+    click: (url) => `https://${host}${CLICK_PATH}${sign.click(url)}`,
+    keep: (url) => sending.unsubscribeLinks.isLink(url),
+  });
 }
 
 /** Cancels a scheduled message before its time (409 `email_not_cancellable` otherwise). */

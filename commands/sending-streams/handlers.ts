@@ -7,15 +7,16 @@ import {
 } from '../../domain/sending-streams/decide.ts';
 import { sendingStreamsStream, type PauseReason } from '../../domain/sending-streams/events.ts';
 import { sendingStreamsAggregate, type LaneState } from '../../domain/sending-streams/state.ts';
-import { execute, loadState, type Actor, type CommandContext } from '../execute.ts';
+import { execute, type Actor, type CommandContext } from '../execute.ts';
+import { currentState } from '../followed.ts';
 
 /**
  * A send is accepted only on an open lane (409 `stream_paused`). Read from the lanes' stream, not
- * a read model: a pause is seen by the very next send.
+ * a read model: a pause is seen by the very next send. Every send asks, so the stream is followed
+ * (`currentState`): each check reads only what was appended since, one read for the checks of a batch.
  */
 export async function assertStreamOpen(ctx: CommandContext, workspaceId: string, stream: SendingStream): Promise<void> {
-  const { state } = await loadState(ctx, sendingStreamsStream(workspaceId), sendingStreamsAggregate);
-  assertLaneOpen(state, stream);
+  assertLaneOpen(await currentState(ctx, sendingStreamsStream(workspaceId), sendingStreamsAggregate), stream);
 }
 
 export async function resumeStream(

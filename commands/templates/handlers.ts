@@ -20,6 +20,7 @@ import {
 import { templateNamesStream } from '../../domain/template-names/events.ts';
 import { templateNamesAggregate, type TemplateNamesState } from '../../domain/template-names/state.ts';
 import { fail } from '../../domain/shared/errors.ts';
+import { closeTemplateUses } from '../broadcasts/handlers.ts';
 import { execute, loadState, type Actor, type CommandContext } from '../execute.ts';
 import { newId } from '../ids.ts';
 
@@ -207,6 +208,8 @@ export async function deleteTemplate(
   const stream = templateStream(actor.workspaceId, templateId);
   const { state } = await loadState(ctx, stream, templateAggregate);
   decideDeleteTemplate(state, { ifMatch, now });
+  // 409 `template_in_use` while a broadcast not yet started holds it; once closed, none can.
+  await closeTemplateUses(ctx, actor, templateId, now);
   await execute(ctx, actor, templateNamesStream(actor.workspaceId), templateNamesAggregate, (s) =>
     decideUnregisterTemplate(s, { templateId, now }),
   );

@@ -1,4 +1,5 @@
-import { resolveValues } from '../../domain/templates/values.ts';
+import { PLACEHOLDER } from '../../domain/templates/document.ts';
+import { resolveValues, sampleValues } from '../../domain/templates/values.ts';
 import type { Engine } from '../../domain/templates/events.ts';
 import type { TemplateRenderer } from '../../infra/templates/port.ts';
 
@@ -36,11 +37,42 @@ export async function renderVersion(
   given: { props?: Record<string, unknown>; slots?: Record<string, unknown> },
 ): Promise<Rendered> {
   const values = resolveValues(version.props as never, version.slots as never, given);
-  const key = version.published ? version.id : `${version.id}@${revision}`;
+  return renderer.render(keyOf(version, revision), contentOf(version), values);
+}
+
+const keyOf = (version: RenderableVersion, revision: number) =>
+  version.published ? version.id : `${version.id}@${revision}`;
+
+function contentOf(version: RenderableVersion) {
   const html = version.engine === 'html' ? (version.sanitisedHtml ?? version.html) : null;
-  return renderer.render(
-    key,
-    { engine: version.engine, subject: version.subject, document: version.document, html },
-    values,
-  );
+  return { engine: version.engine, subject: version.subject, document: version.document, html };
+}
+
+export interface Previewed extends Rendered {
+  /** The preview line (preheader) filled in; empty when the version has none. */
+  preview: string;
+  /** The values it was rendered with, samples included. */
+  values: { props: Record<string, unknown>; slots: Record<string, unknown> };
+}
+
+/**
+ * Renders a version for a person to look at: what was not given takes its default, else a sample
+ * of its type (`sampleValues`), so nothing is refused for being missing; undeclared names still are.
+ */
+export async function previewVersion(
+  renderer: TemplateRenderer,
+  version: RenderableVersion,
+  revision: number,
+  given: { props?: Record<string, unknown>; slots?: Record<string, unknown> },
+): Promise<Previewed> {
+  const sampled = sampleValues(version.props as never, version.slots as never, given);
+  const values = resolveValues(version.props as never, version.slots as never, sampled);
+  const key = keyOf(version, revision);
+  const content = contentOf(version);
+  const [rendered, compiled] = await Promise.all([
+    renderer.render(key, content, values),
+    renderer.compile(key, content),
+  ]);
+  const preview = compiled.preview.replace(PLACEHOLDER, (_, name: string) => values[name] ?? '');
+  return { ...rendered, preview, values: { props: { ...sampled.props }, slots: { ...sampled.slots } } };
 }

@@ -35,6 +35,11 @@ export class UnsubscribeLinks {
     return `${this.#base}/unsubscribe/${await this.token(link)}`;
   }
 
+  /** Whether a URL is one of these links (a message's own unsubscribe link is never tracked: commands/emails/tracking.ts). */
+  isLink(url: string): boolean {
+    return url.startsWith(`${this.#base}/unsubscribe/`);
+  }
+
   async token(link: UnsubscribeLink): Promise<string> {
     const payload = Buffer.from(`${link.partition}\n${link.email.toLowerCase()}\n${link.audienceId ?? ''}`).toString(
       'base64url',

@@ -29,3 +29,47 @@ export function decideCancelEmail(state: EmailState, cmd: { now: string }): Emai
     fail('email_not_cancellable', 'The email is already going out; it can no longer be cancelled.', null);
   return [{ type: 'EmailCancelled', data: { emailId: accepted.emailId, cancelledAt: cmd.now } }];
 }
+
+/**
+ * Opens and clicks recorded per message at most: past it they are still answered (the pixel, the
+ * redirect) but not recorded, so whoever holds a link cannot grow the message's stream without end.
+ */
+export const ENGAGEMENTS_MAX = 1000;
+
+/** A User-Agent is kept to this many characters. */
+export const USER_AGENT_MAX = 512;
+
+export interface EngagementCommand {
+  /** Lower-case; empty when the message went to several recipients (one body, no telling which opened). */
+  recipient: string;
+  /** The link's original target for a click; null for an open. */
+  url: string | null;
+  userAgent: string | null;
+  at: string;
+}
+
+/**
+ * Records an open (`url` null) or a click seen through the tracking host. Only a message that was
+ * accepted and not cancelled went out with tracked links, so only it records them; the recipient
+ * must be one of the message's (or none, for a message to several). Past `ENGAGEMENTS_MAX` nothing
+ * is decided.
+ */
+export function decideRecordEngagement(state: EmailState, cmd: EngagementCommand): EmailEvent[] {
+  const accepted = state.accepted;
+  if (!accepted || state.cancelled) fail('resource_not_found', 'No such email.', 'id');
+  const known = cmd.recipient === '' ? accepted.recipients.length > 1 : accepted.recipients.includes(cmd.recipient);
+  if (!known) fail('resource_not_found', 'No such recipient of the email.', 'recipient');
+  if (state.engagements >= ENGAGEMENTS_MAX) return [];
+  const data = {
+    emailId: accepted.emailId,
+    messageId: accepted.messageId,
+    from: accepted.from,
+    stream: accepted.stream,
+    recipient: cmd.recipient,
+    userAgent: cmd.userAgent === null ? null : cmd.userAgent.slice(0, USER_AGENT_MAX),
+    at: cmd.at,
+  };
+  return cmd.url === null
+    ? [{ type: 'EmailOpened', data }]
+    : [{ type: 'EmailLinkClicked', data: { ...data, url: cmd.url } }];
+}

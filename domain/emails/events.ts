@@ -58,6 +58,8 @@ export const EmailAccepted = defineEvent(
     mode: z.enum(['live', 'test']),
     /** Where the send came from. */
     source: z.enum(['api', 'batch', 'submission', 'automation', 'broadcast']),
+    /** The broadcast it is one recipient's message of (source `broadcast`); absent on every other. */
+    broadcastId: z.string().optional(),
     acceptedAt: z.string(),
   }),
 );

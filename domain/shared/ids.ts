@@ -45,6 +45,9 @@ export const ID_KINDS = {
   dkimKey: { prefix: 'dkim_', body: 'hex24', from: 'random' },
   /** A sent message (POST /emails and every other way in); its stream is domain/emails/events.ts `emailStream`. */
   email: { prefix: 'em_', body: 'hex24', from: 'random' },
+  broadcast: { prefix: 'bc_', body: 'hex24', from: 'random' },
+  /** The email of one broadcast recipient: a digest of broadcast and contact, so a resumed start never sends twice. */
+  broadcastEmail: { prefix: 'em_', body: 'hex24', from: 'digest' },
 } as const satisfies Record<string, { prefix: string; body: Body; from: 'random' | 'digest' }>;
 
 export type IdKind = keyof typeof ID_KINDS;

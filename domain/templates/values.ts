@@ -107,3 +107,41 @@ export function resolveValues(
   }
   return values;
 }
+
+/** What a preview shows for a prop nobody gave and that has no default: a value of its type, visibly a sample. */
+const SAMPLES: Record<Prop['type'], (name: string) => string | number | boolean> = {
+  string: (name) => `[${name}]`,
+  number: () => 42,
+  boolean: () => true,
+  url: () => 'https://example.com/',
+};
+
+/**
+ * The values a preview renders with: the given ones, then each declared prop's and slot's default,
+ * then a sample of its type (`[name]`, 42, true, `https://example.com/`), so a required prop
+ * without a default previews instead of being refused. Undeclared names stay for
+ * `resolveValues` to refuse.
+ */
+export function sampleValues(
+  props: readonly (Prop | Loose)[],
+  slots: readonly (Slot | Loose)[],
+  given: GivenValues,
+): { props: Record<string, unknown>; slots: Record<string, unknown> } {
+  const filled = (declared: readonly Loose[], values: Record<string, unknown>, sample: (d: Loose) => unknown) => {
+    const out: Record<string, unknown> = Object.create(null);
+    Object.assign(out, values);
+    for (const d of declared) {
+      const name = d.name;
+      if (typeof name !== 'string') continue;
+      if (out[name] !== undefined && out[name] !== null) continue;
+      out[name] = d.default ?? sample(d);
+    }
+    return out;
+  };
+  return {
+    props: filled(props as Loose[], given.props ?? {}, (p) =>
+      (SAMPLES[(p.type as Prop['type']) ?? 'string'] ?? SAMPLES.string)(String(p.name)),
+    ),
+    slots: filled(slots as Loose[], given.slots ?? {}, (s) => `[${String(s.name)}]`),
+  };
+}

@@ -23,6 +23,8 @@ export const ContactUnsubscribed = defineEvent(
     audienceId: z.string().nullable(),
     source: z.enum(UNSUBSCRIBE_SOURCES),
     createdAt: z.string(),
+    /** The message whose link or header it came through, when known: template analytics count it against that send. */
+    emailId: z.string().nullable().optional(),
   }),
 );
 

@@ -154,6 +154,16 @@ const mappers = {
       complainedAt: d.at,
     },
   }),
+  EmailOpened: (d) => ({
+    type: 'email.opened',
+    concerns: { address: d.from.email },
+    data: { ...engagementData(d), openedAt: d.at },
+  }),
+  EmailLinkClicked: (d) => ({
+    type: 'email.clicked',
+    concerns: { address: d.from.email },
+    data: { ...engagementData(d), url: d.url, clickedAt: d.at },
+  }),
 } satisfies { [T in EventType]?: Mapper<T> };
 
 /** What every per-recipient answer of a delivery attempt tells a receiver: the message, the recipient, the SMTP reply. */
@@ -166,6 +176,18 @@ function attemptData(d: EventOfType<'EmailRecipientDelivered'>['data']) {
     recipient: d.recipient,
     attempt: d.attempt,
     smtp: { code: d.code, enhancedCode: d.enhancedCode, response: d.response, mx: d.mx, tls: d.tls },
+  };
+}
+
+/** An open or a click; `recipient` null when the message went to several (one body, no telling which). */
+function engagementData(d: EventOfType<'EmailOpened'>['data']) {
+  return {
+    id: d.emailId,
+    messageId: d.messageId,
+    from: d.from.email,
+    stream: d.stream,
+    recipient: d.recipient === '' ? null : d.recipient,
+    userAgent: d.userAgent,
   };
 }
 

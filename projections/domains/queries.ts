@@ -30,6 +30,19 @@ export async function findDomainByName(db: Db, workspaceId: string, name: string
     .executeTakeFirst();
 }
 
+/** The storage host of the workspace's first domain (by name) whose storage is `active`, or null. */
+export async function activeStorageHost(db: Db, workspaceId: string): Promise<string | null> {
+  const row = await db
+    .selectFrom('domains')
+    .select('storage_host')
+    .where('workspace_id', '=', workspaceId)
+    .where('storage_status', '=', 'active')
+    .where('storage_host', 'is not', null)
+    .orderBy('domain')
+    .executeTakeFirst();
+  return row?.storage_host ?? null;
+}
+
 /** The domain of that name in whichever workspace holds it (one at most), as inbound mail needs it. */
 export async function findDomainAnywhere(db: Db, name: string): Promise<DomainRow | undefined> {
   return db.selectFrom('domains').selectAll().where('domain', '=', name).executeTakeFirst();

@@ -64,6 +64,34 @@ async function attempt(db: Db, e: Attempt, status: 'delivered' | 'deferred' | 'b
   await settle(db, d.emailId, d.at);
 }
 
+/**
+ * An open or a click: counted on the message, and on its recipient when the token named one (a
+ * message to several recipients names none: recipient ''). The first time of each is kept.
+ * Applied once per event: the history row's insert (keyed by the log position) says whether it is new.
+ */
+async function engagement(db: Db, e: Projected<'EmailOpened' | 'EmailLinkClicked'>) {
+  const d = e.data;
+  const recipient = d.recipient === '' ? null : d.recipient;
+  const { rows } = await sql`INSERT INTO email_history (workspace_id, email_id, position, type, recipient, at, detail)
+    VALUES (${e.metadata.workspaceId}, ${d.emailId}, ${e.position}, ${e.type}, ${recipient}, ${d.at},
+      ${JSON.stringify({ userAgent: d.userAgent, ...(e.type === 'EmailLinkClicked' ? { url: e.data.url } : {}) })}::jsonb)
+    ON CONFLICT (email_id, position) DO NOTHING RETURNING 1`.execute(db);
+  if (rows.length === 0) return;
+  if (e.type === 'EmailOpened') {
+    await sql`UPDATE emails SET opens = opens + 1, first_opened_at = LEAST(first_opened_at, ${d.at}::timestamptz)
+      WHERE id = ${d.emailId}`.execute(db);
+    if (recipient !== null)
+      await sql`UPDATE email_recipients SET opens = opens + 1, first_opened_at = LEAST(first_opened_at, ${d.at}::timestamptz)
+        WHERE email_id = ${d.emailId} AND lower(email) = lower(${recipient})`.execute(db);
+    return;
+  }
+  await sql`UPDATE emails SET clicks = clicks + 1, first_clicked_at = LEAST(first_clicked_at, ${d.at}::timestamptz)
+    WHERE id = ${d.emailId}`.execute(db);
+  if (recipient !== null)
+    await sql`UPDATE email_recipients SET clicks = clicks + 1, first_clicked_at = LEAST(first_clicked_at, ${d.at}::timestamptz)
+      WHERE email_id = ${d.emailId} AND lower(email) = lower(${recipient})`.execute(db);
+}
+
 /** Every event but an acceptance, through its applier (emailsProjector's `on`). */
 const applyOne = (db: Db, e: ProjectedEvent) => emailsProjector.apply(db as Kysely<unknown>, e);
 
@@ -136,12 +164,13 @@ async function accept(db: Db, events: Projected<'EmailAccepted'>[]) {
 
 /**
  * Sent mail as `GET /emails` lists it and `GET /emails/{id}` shows it: the message, each
- * recipient's standing and the message's history (each delivery attempt with its SMTP reply).
+ * recipient's standing and the message's history (each delivery attempt with its SMTP reply),
+ * opens and clicks counted on both (version 2).
  * Rows carry the mode's partition as their workspace id.
  */
 export const emailsProjector = defineProjector<EmailsTables>()({
   name: 'emails',
-  version: 1,
+  version: 2,
   tables: ['emails', 'email_recipients', 'email_history'],
   ddl: (s) => `
     CREATE TABLE IF NOT EXISTS ${s}.emails (
@@ -170,7 +199,11 @@ export const emailsProjector = defineProjector<EmailsTables>()({
       created_at timestamptz NOT NULL,
       cancelled_at timestamptz,
       sending_started_at timestamptz,
-      updated_at timestamptz NOT NULL
+      updated_at timestamptz NOT NULL,
+      opens integer NOT NULL DEFAULT 0,
+      clicks integer NOT NULL DEFAULT 0,
+      first_opened_at timestamptz,
+      first_clicked_at timestamptz
     );
     CREATE TABLE IF NOT EXISTS ${s}.email_recipients (
       workspace_id text NOT NULL,
@@ -185,6 +218,10 @@ export const emailsProjector = defineProjector<EmailsTables>()({
       last_enhanced_code text,
       last_response text,
       updated_at timestamptz NOT NULL,
+      opens integer NOT NULL DEFAULT 0,
+      clicks integer NOT NULL DEFAULT 0,
+      first_opened_at timestamptz,
+      first_clicked_at timestamptz,
       PRIMARY KEY (email_id, position)
     );
     CREATE TABLE IF NOT EXISTS ${s}.email_history (
@@ -200,6 +237,8 @@ export const emailsProjector = defineProjector<EmailsTables>()({
   indexes: (s) => `
     CREATE INDEX IF NOT EXISTS emails_workspace_created ON ${s}.emails (workspace_id, created_at DESC, id DESC);
     CREATE INDEX IF NOT EXISTS emails_workspace_from ON ${s}.emails (workspace_id, from_email, created_at DESC, id DESC);
+    CREATE INDEX IF NOT EXISTS emails_workspace_template ON ${s}.emails (workspace_id, template_id, created_at DESC, id DESC)
+      WHERE template_id IS NOT NULL;
     CREATE INDEX IF NOT EXISTS emails_tags ON ${s}.emails USING gin (tags jsonb_path_ops);
     CREATE INDEX IF NOT EXISTS email_recipients_email ON ${s}.email_recipients (email_id, email);`,
   async applyBatch(db, events: ProjectedEvent[]) {
@@ -241,5 +280,7 @@ export const emailsProjector = defineProjector<EmailsTables>()({
       await history(db, e, d.recipient, d.at, { feedbackType: d.feedbackType });
       await settle(db, d.emailId, d.at);
     },
+    EmailOpened: engagement,
+    EmailLinkClicked: engagement,
   },
 });

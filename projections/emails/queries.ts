@@ -14,6 +14,8 @@ export interface EmailFilter {
   /** The sending address, lower-case. */
   from?: string;
   tag?: { name: string; value?: string };
+  /** Sent with this template (its `tpl_` id), and with this version of it (`tplv_` id) when given. */
+  template?: { id: string; versionId?: string };
   /** A narrowed credential's lists: mail from the addresses and domains it holds. */
   reach: Reach | null;
 }
@@ -50,6 +52,8 @@ export async function listEmails(
     WHERE e.workspace_id = ${workspaceId}
       ${filter.status === undefined ? sql`` : sql`AND e.status = ${filter.status}`}
       ${filter.from === undefined ? sql`` : sql`AND e.from_email = ${filter.from}`}
+      ${filter.template === undefined ? sql`` : sql`AND e.template_id = ${filter.template.id}`}
+      ${filter.template?.versionId === undefined ? sql`` : sql`AND e.template_version_id = ${filter.template.versionId}`}
       ${tag} ${within(filter.reach)}
       ${after === null ? sql`` : sql`AND (e.created_at, e.id) < (${after[0]}::timestamptz, ${after[1]})`}
     ORDER BY e.created_at DESC, e.id DESC LIMIT ${limit + 1}`.execute(db);

@@ -17,16 +17,21 @@ export function sendingLookups(db: Db) {
   );
   const readAddress = async (workspaceId: string, address: string) => {
     type Sig = { id: string; owner: string; html: string; d: boolean; r: boolean };
-    // One round trip: the address, and the defaults of the address and of its catch-all (owner
-    // `catchall-<domain id>`, domain/signatures/events.ts), the address's own first.
+    // One round trip: the address, its domain's tracking host while active, and the defaults of
+    // the address and of its catch-all (owner `catchall-<domain id>`, domain/signatures/events.ts),
+    // the address's own first.
     const { rows } = await sql<{
       id: string;
       address: string;
       domain: string;
       domain_id: string;
       enabled: boolean;
+      tracking_host: string | null;
       sigs: Sig[] | null;
-    }>`SELECT a.id, a.address, a.domain, a.domain_id, a.enabled, d.sigs FROM addresses a
+    }>`SELECT a.id, a.address, a.domain, a.domain_id, a.enabled, d.sigs,
+        (SELECT dm.tracking_host FROM domains dm WHERE dm.domain = a.domain AND dm.workspace_id = a.workspace_id
+          AND dm.tracking_status = 'active') AS tracking_host
+        FROM addresses a
         LEFT JOIN LATERAL (
           SELECT json_agg(json_build_object('id', s.id, 'owner', s.owner, 'html', s.html, 'd', s.is_default, 'r', s.is_reply_default)
             ORDER BY s.owner = a.id DESC) AS sigs
@@ -46,6 +51,7 @@ export function sendingLookups(db: Db) {
       domain: row.domain,
       domainId: row.domain_id,
       enabled: row.enabled,
+      trackingHost: row.tracking_host,
       defaults: { newMail: pick('d'), replies: pick('r') },
     };
   };

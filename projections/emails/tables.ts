@@ -1,3 +1,4 @@
+import type { Generated } from 'kysely';
 import type { Json, NullableTimestamp, Timestamp } from '../projector.ts';
 
 /** Where a message stands, derived from its events (projector.ts). */
@@ -55,6 +56,11 @@ export interface EmailsTables {
     cancelled_at: NullableTimestamp;
     sending_started_at: NullableTimestamp;
     updated_at: Timestamp;
+    /** Opens and clicks seen through the tracking host, every recipient's (and those no recipient was named for). */
+    opens: Generated<number>;
+    clicks: Generated<number>;
+    first_opened_at: NullableTimestamp;
+    first_clicked_at: NullableTimestamp;
   };
   email_recipients: {
     workspace_id: string;
@@ -71,6 +77,11 @@ export interface EmailsTables {
     last_enhanced_code: string | null;
     last_response: string | null;
     updated_at: Timestamp;
+    /** Opens and clicks of this recipient's (counted only when the message went to this one recipient). */
+    opens: Generated<number>;
+    clicks: Generated<number>;
+    first_opened_at: NullableTimestamp;
+    first_clicked_at: NullableTimestamp;
   };
   /** Every event of a message, each delivery attempt with its SMTP reply. */
   email_history: {

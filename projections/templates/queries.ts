@@ -168,3 +168,8 @@ function withTypos(words: string[], templates: { id: string; search: string }[])
     .filter((t) => words.every((w, i) => t.search.includes(w) || [...close[i]!].some((c) => wordsOf.get(t.id)!.has(c))))
     .map((t) => t.id);
 }
+
+/** Every version's id and number, without their content. */
+export async function versionNumbers(db: Db, templateId: string): Promise<{ id: string; version: number }[]> {
+  return db.selectFrom('template_versions').select(['id', 'version']).where('template_id', '=', templateId).execute();
+}

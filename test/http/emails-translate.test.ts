@@ -82,6 +82,24 @@ t.test('POST /emails with translate, through the AI port', async (t) => {
     t.equal(message.subject, '[de] Welcome Ada');
     t.match(message.html, /\[de\] Hi Ada/);
     t.match(message.text, /\[de\] /);
+    const viaTemplate = await h.request(ws.apiKey, 'POST', `/templates/${tpl.json().id}/send`, {
+      from: 'a@example.com',
+      to: 'x@example.org',
+      props: { name: 'Grace' },
+      translate: { to: 'nl' },
+    });
+    t.equal(viaTemplate.statusCode, 201, viaTemplate.body);
+    t.equal(viaTemplate.json().subject, '[nl] Welcome Grace', 'POST /templates/{id}/send translates too');
+    t.same(
+      errorOf(
+        await h.request(ws.apiKey, 'POST', `/templates/${tpl.json().id}/send`, {
+          from: 'a@example.com',
+          to: 'x@example.org',
+          translate: { to: 'zz' },
+        }),
+      ),
+      [422, 'unknown_language', 'translate.to'],
+    );
   });
 
   t.test('422 unknown_language, before the model is asked', async (t) => {

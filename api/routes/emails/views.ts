@@ -11,23 +11,48 @@ import {
 import { EMAIL_STATUSES, RECIPIENT_STATUSES, type EmailStatus } from '../../../projections/emails/tables.ts';
 import { lookup } from '../../lookups.ts';
 
-const recipientView = z.object({
-  email: z.string(),
-  kind: z.enum(['to', 'cc', 'bcc']),
-  status: z.enum(RECIPIENT_STATUSES),
-  reason: z
-    .string()
-    .nullable()
-    .describe(
-      'suppressed: the suppression reason (`bounce`, `complaint`, `manual`, `unsubscribe`); bounced: `hard` or `expired`; complained: the feedback type.',
-    ),
-  attempts: z.number().int(),
-  lastResponse: z
-    .object({ code: z.number().int().nullable(), enhancedCode: z.string().nullable(), message: z.string() })
-    .nullable()
-    .describe("The receiving server's last SMTP reply to this recipient."),
-  updatedAt: z.string(),
+/** Opens and clicks seen through the sending domain's tracking host (none while it is not `active`). */
+const engagementFields = {
+  opens: z.number().int().describe('Fetches of the open pixel (privacy proxies and scanners fetch too).'),
+  clicks: z.number().int().describe('Clicks on tracked links.'),
+  firstOpenedAt: z.string().nullable(),
+  firstClickedAt: z.string().nullable(),
+};
+
+const engagementOf = (row: {
+  opens: number;
+  clicks: number;
+  first_opened_at: Date | null;
+  first_clicked_at: Date | null;
+}) => ({
+  opens: row.opens,
+  clicks: row.clicks,
+  firstOpenedAt: row.first_opened_at?.toISOString() ?? null,
+  firstClickedAt: row.first_clicked_at?.toISOString() ?? null,
 });
+
+const NO_ENGAGEMENT = { opens: 0, clicks: 0, firstOpenedAt: null, firstClickedAt: null };
+
+const recipientView = z
+  .object({
+    email: z.string(),
+    kind: z.enum(['to', 'cc', 'bcc']),
+    status: z.enum(RECIPIENT_STATUSES),
+    reason: z
+      .string()
+      .nullable()
+      .describe(
+        'suppressed: the suppression reason (`bounce`, `complaint`, `manual`, `unsubscribe`); bounced: `hard` or `expired`; complained: the feedback type.',
+      ),
+    attempts: z.number().int(),
+    lastResponse: z
+      .object({ code: z.number().int().nullable(), enhancedCode: z.string().nullable(), message: z.string() })
+      .nullable()
+      .describe("The receiving server's last SMTP reply to this recipient."),
+    ...engagementFields,
+    updatedAt: z.string(),
+  })
+  .describe('Opens and clicks are counted per recipient only for a message to one recipient: one body goes to all.');
 
 export const emailView = z.object({
   object: z.literal('email'),
@@ -47,6 +72,7 @@ export const emailView = z.object({
   scheduledAt: z.string().nullable(),
   size: z.number().int().describe('Bytes of the composed message, before signing.'),
   recipients: z.array(recipientView),
+  ...engagementFields,
   createdAt: z.string(),
   cancelledAt: z.string().nullable(),
   updatedAt: z.string(),
@@ -57,13 +83,15 @@ export const historyItemView = z.object({
   type: z
     .string()
     .describe(
-      '`EmailAccepted`, `EmailCancelled`, `EmailSendingStarted`, `EmailRecipientDelivered`, `EmailRecipientDeferred`, `EmailRecipientBounced`, `EmailRecipientComplained`.',
+      '`EmailAccepted`, `EmailCancelled`, `EmailSendingStarted`, `EmailRecipientDelivered`, `EmailRecipientDeferred`, `EmailRecipientBounced`, `EmailRecipientComplained`, `EmailOpened`, `EmailLinkClicked`.',
     ),
   recipient: z.string().nullable(),
   at: z.string(),
   detail: z
     .record(z.string(), z.unknown())
-    .describe('Attempts: `attempt`, `code`, `enhancedCode`, `response`, `mx`, `tls` (and `nextAttemptAt`, `bounce`).'),
+    .describe(
+      'Attempts: `attempt`, `code`, `enhancedCode`, `response`, `mx`, `tls` (and `nextAttemptAt`, `bounce`); opens and clicks: `userAgent` (and `url`, the link as written).',
+    ),
 });
 
 export const emailWithHistoryView = emailView.extend({ history: z.array(historyItemView) });
@@ -100,8 +128,10 @@ export function viewAccepted(d: AcceptedData): EmailView {
       reason: r.reason,
       attempts: 0,
       lastResponse: null,
+      ...NO_ENGAGEMENT,
       updatedAt: d.acceptedAt,
     })),
+    ...NO_ENGAGEMENT,
     createdAt: d.acceptedAt,
     cancelledAt: null,
     updatedAt: d.acceptedAt,
@@ -137,8 +167,10 @@ export function viewEmail(row: EmailRow, recipients: EmailRecipientRow[]): Email
         r.last_response === null
           ? null
           : { code: r.last_code, enhancedCode: r.last_enhanced_code, message: r.last_response },
+      ...engagementOf(r),
       updatedAt: r.updated_at.toISOString(),
     })),
+    ...engagementOf(row),
     createdAt: row.created_at.toISOString(),
     cancelledAt: row.cancelled_at?.toISOString() ?? null,
     updatedAt: row.updated_at.toISOString(),

@@ -1,7 +1,10 @@
 import type { Resource } from '../../route.ts';
 import { templateActions } from './actions.ts';
 import { designOperations } from './design.ts';
+import { fontOperations } from './fonts.ts';
+import { imageOperations } from './images.ts';
 import { templateOperations } from './operations.ts';
+import { previewOperations } from './preview.ts';
 import { versionOperations } from './versions.ts';
 
 /** Email templates and their versions: configuration both modes share, rendered by sends. */
@@ -15,5 +18,8 @@ export const templates: Resource = {
     ...templateActions(deps),
     ...versionOperations(deps),
     ...designOperations(deps),
+    ...previewOperations(deps),
+    ...fontOperations(deps),
+    ...imageOperations(deps),
   ],
 };

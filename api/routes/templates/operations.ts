@@ -237,9 +237,11 @@ export const templateOperations = (deps: ApiDeps): Operation[] => [
     method: 'DELETE',
     url: '/templates/:id',
     operationId: 'deleteTemplate',
-    errors: ['resource_not_found', 'version_conflict'],
+    errors: ['resource_not_found', 'version_conflict', 'template_in_use'],
     summary: 'Delete a template',
-    description: 'Scope: `templates:write`. Frees its place, name and slug; every version goes with it.',
+    description:
+      'Scope: `templates:write`. Frees its place, name and slug; every version goes with it. Refused with 409 ' +
+      '`template_in_use` while a broadcast not yet started uses it.',
     scope: 'templates:write',
     headers: ifMatchHeader('template'),
     params: idParams,
