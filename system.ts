@@ -242,8 +242,8 @@ export async function openSystem(databaseUrl: string, options: SystemOptions = {
     compose: composeMessage,
     monthlyAllowance: options.sending?.monthlyAllowance ?? DEFAULT_MONTHLY_ALLOWANCE,
     unsubscribeLinks: new UnsubscribeLinks(vault, options.publicUrl ?? 'https://localhost'),
-    ai,
     trackingLinks: new TrackingLinks(vault),
+    ai,
   };
   const domains: DomainPorts = {
     dns: new NodeDns({ servers: options.dns?.servers, timeoutMs: options.dns?.timeoutMs }),

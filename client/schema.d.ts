@@ -442,46 +442,6 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/templates/{id}/design": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Design blocks from a brief
-         * @description Scope: `templates:write`. The AI model makes a block document from the brief (an html-engine template gets blocks). The document is validated like any other, its placeholders limited to the template's slots and props; it becomes a new draft version on top of the head, never published. Spends one AI action of the day (429 `ai_quota_exceeded`, Retry-After to 00:00 UTC). A model that does not answer, or answers with no valid document, is 503 `design_failed`: nothing stored, no action spent. Without a model configured, 409 `ai_not_configured`.
-         */
-        post: operations["designTemplate"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/templates/{id}/redesign": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Restyle a template's blocks from a brief
-         * @description Scope: `templates:write`. The AI model restyles the head version's blocks as the brief asks, keeping their text, links and placeholders; a head without blocks is 422 `invalid_template` (`param` `engine`). The document is validated like any other, its placeholders limited to the template's slots and props; it becomes a new draft version on top of the head, never published. Spends one AI action of the day (429 `ai_quota_exceeded`, Retry-After to 00:00 UTC). A model that does not answer, or answers with no valid document, is 503 `design_failed`: nothing stored, no action spent. Without a model configured, 409 `ai_not_configured`.
-         */
-        post: operations["redesignTemplate"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
     "/templates/{id}/preview": {
         parameters: {
             query?: never;
@@ -536,6 +496,46 @@ export interface paths {
          * @description Scope: `templates:write`. `content` is the image in base64: PNG, JPEG, GIF or WebP, told by its bytes, at most 5 MiB decoded (otherwise 422 `invalid_parameter` on `content`). Answers its `url`, for an `Img` block `src`: served by the workspace's storage host when one of its domains has storage `active`, else by this service. The same bytes answer the same url. 502 `image_not_stored` when the store fails (retry unchanged).
          */
         post: operations["uploadTemplateImage"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/templates/{id}/design": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Design blocks from a brief
+         * @description Scope: `templates:write`. The AI model makes a block document from the brief (an html-engine template gets blocks). The document is validated like any other, its placeholders limited to the template's slots and props; it becomes a new draft version on top of the head, never published. Spends one AI action of the day (429 `ai_quota_exceeded`, Retry-After to 00:00 UTC). A model that does not answer, or answers with no valid document, is 503 `design_failed`: nothing stored, no action spent. Without a model configured, 409 `ai_not_configured`.
+         */
+        post: operations["designTemplate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/templates/{id}/redesign": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Restyle a template's blocks from a brief
+         * @description Scope: `templates:write`. The AI model restyles the head version's blocks as the brief asks, keeping their text, links and placeholders; a head without blocks is 422 `invalid_template` (`param` `engine`). The document is validated like any other, its placeholders limited to the template's slots and props; it becomes a new draft version on top of the head, never published. Spends one AI action of the day (429 `ai_quota_exceeded`, Retry-After to 00:00 UTC). A model that does not answer, or answers with no valid document, is 503 `design_failed`: nothing stored, no action spent. Without a model configured, 409 `ai_not_configured`.
+         */
+        post: operations["redesignTemplate"];
         delete?: never;
         options?: never;
         head?: never;
@@ -7830,490 +7830,6 @@ export interface operations {
             };
         };
     };
-    designTemplate: {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description Up to 255 of letters, digits, `_ . : -`. The same request again under the same key answers the stored answer (`Idempotent-Replayed: true`) and changes nothing; another request under it is 422 `idempotency_key_reuse`. Keys are per workspace and mode, answered only to the credential that sent them, and kept 24 hours. */
-                "idempotency-key"?: string;
-            };
-            path: {
-                /** @description A `tpl_` id or a slug. */
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": {
-                    /** @description What the email should look like, in plain language; 1 to 2000 characters. */
-                    brief: string;
-                };
-            };
-        };
-        responses: {
-            /** @description Design blocks from a brief */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        object: "template";
-                        id: string;
-                        slug: string;
-                        name: string;
-                        description: string | null;
-                        /** @enum {string} */
-                        status: "draft" | "active" | "archived";
-                        publishedVersion: number | null;
-                        latestVersion: number;
-                        /** @description Of the published version; absent while nothing is published. */
-                        subject?: string;
-                        /** @enum {string} */
-                        engine?: "blocks" | "html";
-                        slots?: {
-                            [key: string]: unknown;
-                        }[];
-                        props?: {
-                            [key: string]: unknown;
-                        }[];
-                        createdAt: string;
-                        updatedAt: string;
-                        /** @description The head version; single reads only. */
-                        latest?: {
-                            id: string;
-                            version: number;
-                            /** @enum {string} */
-                            state: "draft" | "published";
-                            /** @enum {string} */
-                            engine: "blocks" | "html";
-                            subject: string;
-                            slots: {
-                                [key: string]: unknown;
-                            }[];
-                            props: {
-                                [key: string]: unknown;
-                            }[];
-                            publishedAt: string | null;
-                            createdAt: string;
-                            document: {
-                                [key: string]: unknown;
-                            } | null;
-                            html: string | null;
-                        };
-                    };
-                };
-            };
-            /** @description `invalid_idempotency_key`, `invalid_request`, `malformed_json`: see /docs/errors. */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        error?: {
-                            /** @constant */
-                            type?: "invalid_request_error";
-                            /** @enum {string} */
-                            code?: "invalid_idempotency_key" | "invalid_request" | "malformed_json";
-                        };
-                    };
-                };
-            };
-            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        error?: {
-                            /** @constant */
-                            type?: "authentication_error";
-                            /** @enum {string} */
-                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
-                        };
-                    };
-                };
-            };
-            /** @description `beyond_caller_authority`, `insufficient_scope`: see /docs/errors. */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        error?: {
-                            /** @constant */
-                            type?: "permission_error";
-                            /** @enum {string} */
-                            code?: "beyond_caller_authority" | "insufficient_scope";
-                        };
-                    };
-                };
-            };
-            /** @description `resource_not_found`: see /docs/errors. */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        error?: {
-                            /** @constant */
-                            type?: "not_found_error";
-                            /** @enum {string} */
-                            code?: "resource_not_found";
-                        };
-                    };
-                };
-            };
-            /** @description `ai_not_configured`, `idempotency_key_in_use`: see /docs/errors. */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        error?: {
-                            /** @constant */
-                            type?: "conflict_error";
-                            /** @enum {string} */
-                            code?: "ai_not_configured" | "idempotency_key_in_use";
-                        };
-                    };
-                };
-            };
-            /** @description `body_too_large`: see /docs/errors. */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        error?: {
-                            /** @constant */
-                            type?: "invalid_request_error";
-                            /** @enum {string} */
-                            code?: "body_too_large";
-                        };
-                    };
-                };
-            };
-            /** @description `idempotency_key_reuse`, `invalid_parameter`, `invalid_template`, `unknown_parameter`: see /docs/errors. */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        error?: {
-                            /** @constant */
-                            type?: "validation_error";
-                            /** @enum {string} */
-                            code?: "idempotency_key_reuse" | "invalid_parameter" | "invalid_template" | "unknown_parameter";
-                        };
-                    };
-                };
-            };
-            /** @description `ai_quota_exceeded`, `rate_limited`: see /docs/errors. */
-            429: {
-                headers: {
-                    /** @description Seconds to wait before retrying. */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        error?: {
-                            /** @constant */
-                            type?: "rate_limit_error";
-                            /** @enum {string} */
-                            code?: "ai_quota_exceeded" | "rate_limited";
-                        };
-                    };
-                };
-            };
-            /** @description `internal_error`: see /docs/errors. */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        error?: {
-                            /** @constant */
-                            type?: "api_error";
-                            /** @enum {string} */
-                            code?: "internal_error";
-                        };
-                    };
-                };
-            };
-            /** @description `design_failed`, `unreachable`: see /docs/errors. */
-            503: {
-                headers: {
-                    /** @description Seconds to wait before retrying. */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        error?: {
-                            /** @constant */
-                            type?: "api_error";
-                            /** @enum {string} */
-                            code?: "design_failed" | "unreachable";
-                        };
-                    };
-                };
-            };
-        };
-    };
-    redesignTemplate: {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description Up to 255 of letters, digits, `_ . : -`. The same request again under the same key answers the stored answer (`Idempotent-Replayed: true`) and changes nothing; another request under it is 422 `idempotency_key_reuse`. Keys are per workspace and mode, answered only to the credential that sent them, and kept 24 hours. */
-                "idempotency-key"?: string;
-            };
-            path: {
-                /** @description A `tpl_` id or a slug. */
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": {
-                    /** @description What the email should look like, in plain language; 1 to 2000 characters. */
-                    brief: string;
-                };
-            };
-        };
-        responses: {
-            /** @description Restyle a template's blocks from a brief */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        object: "template";
-                        id: string;
-                        slug: string;
-                        name: string;
-                        description: string | null;
-                        /** @enum {string} */
-                        status: "draft" | "active" | "archived";
-                        publishedVersion: number | null;
-                        latestVersion: number;
-                        /** @description Of the published version; absent while nothing is published. */
-                        subject?: string;
-                        /** @enum {string} */
-                        engine?: "blocks" | "html";
-                        slots?: {
-                            [key: string]: unknown;
-                        }[];
-                        props?: {
-                            [key: string]: unknown;
-                        }[];
-                        createdAt: string;
-                        updatedAt: string;
-                        /** @description The head version; single reads only. */
-                        latest?: {
-                            id: string;
-                            version: number;
-                            /** @enum {string} */
-                            state: "draft" | "published";
-                            /** @enum {string} */
-                            engine: "blocks" | "html";
-                            subject: string;
-                            slots: {
-                                [key: string]: unknown;
-                            }[];
-                            props: {
-                                [key: string]: unknown;
-                            }[];
-                            publishedAt: string | null;
-                            createdAt: string;
-                            document: {
-                                [key: string]: unknown;
-                            } | null;
-                            html: string | null;
-                        };
-                    };
-                };
-            };
-            /** @description `invalid_idempotency_key`, `invalid_request`, `malformed_json`: see /docs/errors. */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        error?: {
-                            /** @constant */
-                            type?: "invalid_request_error";
-                            /** @enum {string} */
-                            code?: "invalid_idempotency_key" | "invalid_request" | "malformed_json";
-                        };
-                    };
-                };
-            };
-            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        error?: {
-                            /** @constant */
-                            type?: "authentication_error";
-                            /** @enum {string} */
-                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
-                        };
-                    };
-                };
-            };
-            /** @description `beyond_caller_authority`, `insufficient_scope`: see /docs/errors. */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        error?: {
-                            /** @constant */
-                            type?: "permission_error";
-                            /** @enum {string} */
-                            code?: "beyond_caller_authority" | "insufficient_scope";
-                        };
-                    };
-                };
-            };
-            /** @description `resource_not_found`: see /docs/errors. */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        error?: {
-                            /** @constant */
-                            type?: "not_found_error";
-                            /** @enum {string} */
-                            code?: "resource_not_found";
-                        };
-                    };
-                };
-            };
-            /** @description `ai_not_configured`, `idempotency_key_in_use`: see /docs/errors. */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        error?: {
-                            /** @constant */
-                            type?: "conflict_error";
-                            /** @enum {string} */
-                            code?: "ai_not_configured" | "idempotency_key_in_use";
-                        };
-                    };
-                };
-            };
-            /** @description `body_too_large`: see /docs/errors. */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        error?: {
-                            /** @constant */
-                            type?: "invalid_request_error";
-                            /** @enum {string} */
-                            code?: "body_too_large";
-                        };
-                    };
-                };
-            };
-            /** @description `idempotency_key_reuse`, `invalid_parameter`, `invalid_template`, `unknown_parameter`: see /docs/errors. */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        error?: {
-                            /** @constant */
-                            type?: "validation_error";
-                            /** @enum {string} */
-                            code?: "idempotency_key_reuse" | "invalid_parameter" | "invalid_template" | "unknown_parameter";
-                        };
-                    };
-                };
-            };
-            /** @description `ai_quota_exceeded`, `rate_limited`: see /docs/errors. */
-            429: {
-                headers: {
-                    /** @description Seconds to wait before retrying. */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        error?: {
-                            /** @constant */
-                            type?: "rate_limit_error";
-                            /** @enum {string} */
-                            code?: "ai_quota_exceeded" | "rate_limited";
-                        };
-                    };
-                };
-            };
-            /** @description `internal_error`: see /docs/errors. */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        error?: {
-                            /** @constant */
-                            type?: "api_error";
-                            /** @enum {string} */
-                            code?: "internal_error";
-                        };
-                    };
-                };
-            };
-            /** @description `design_failed`, `unreachable`: see /docs/errors. */
-            503: {
-                headers: {
-                    /** @description Seconds to wait before retrying. */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        error?: {
-                            /** @constant */
-                            type?: "api_error";
-                            /** @enum {string} */
-                            code?: "design_failed" | "unreachable";
-                        };
-                    };
-                };
-            };
-        };
-    };
     previewTemplate: {
         parameters: {
             query?: never;
@@ -8904,6 +8420,490 @@ export interface operations {
                             type?: "api_error";
                             /** @enum {string} */
                             code?: "unreachable";
+                        };
+                    };
+                };
+            };
+        };
+    };
+    designTemplate: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Up to 255 of letters, digits, `_ . : -`. The same request again under the same key answers the stored answer (`Idempotent-Replayed: true`) and changes nothing; another request under it is 422 `idempotency_key_reuse`. Keys are per workspace and mode, answered only to the credential that sent them, and kept 24 hours. */
+                "idempotency-key"?: string;
+            };
+            path: {
+                /** @description A `tpl_` id or a slug. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description What the email should look like, in plain language; 1 to 2000 characters. */
+                    brief: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Design blocks from a brief */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        object: "template";
+                        id: string;
+                        slug: string;
+                        name: string;
+                        description: string | null;
+                        /** @enum {string} */
+                        status: "draft" | "active" | "archived";
+                        publishedVersion: number | null;
+                        latestVersion: number;
+                        /** @description Of the published version; absent while nothing is published. */
+                        subject?: string;
+                        /** @enum {string} */
+                        engine?: "blocks" | "html";
+                        slots?: {
+                            [key: string]: unknown;
+                        }[];
+                        props?: {
+                            [key: string]: unknown;
+                        }[];
+                        createdAt: string;
+                        updatedAt: string;
+                        /** @description The head version; single reads only. */
+                        latest?: {
+                            id: string;
+                            version: number;
+                            /** @enum {string} */
+                            state: "draft" | "published";
+                            /** @enum {string} */
+                            engine: "blocks" | "html";
+                            subject: string;
+                            slots: {
+                                [key: string]: unknown;
+                            }[];
+                            props: {
+                                [key: string]: unknown;
+                            }[];
+                            publishedAt: string | null;
+                            createdAt: string;
+                            document: {
+                                [key: string]: unknown;
+                            } | null;
+                            html: string | null;
+                        };
+                    };
+                };
+            };
+            /** @description `invalid_idempotency_key`, `invalid_request`, `malformed_json`: see /docs/errors. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "invalid_request_error";
+                            /** @enum {string} */
+                            code?: "invalid_idempotency_key" | "invalid_request" | "malformed_json";
+                        };
+                    };
+                };
+            };
+            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "authentication_error";
+                            /** @enum {string} */
+                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                        };
+                    };
+                };
+            };
+            /** @description `beyond_caller_authority`, `insufficient_scope`: see /docs/errors. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "permission_error";
+                            /** @enum {string} */
+                            code?: "beyond_caller_authority" | "insufficient_scope";
+                        };
+                    };
+                };
+            };
+            /** @description `resource_not_found`: see /docs/errors. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "not_found_error";
+                            /** @enum {string} */
+                            code?: "resource_not_found";
+                        };
+                    };
+                };
+            };
+            /** @description `ai_not_configured`, `idempotency_key_in_use`: see /docs/errors. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "conflict_error";
+                            /** @enum {string} */
+                            code?: "ai_not_configured" | "idempotency_key_in_use";
+                        };
+                    };
+                };
+            };
+            /** @description `body_too_large`: see /docs/errors. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "invalid_request_error";
+                            /** @enum {string} */
+                            code?: "body_too_large";
+                        };
+                    };
+                };
+            };
+            /** @description `idempotency_key_reuse`, `invalid_parameter`, `invalid_template`, `unknown_parameter`: see /docs/errors. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "validation_error";
+                            /** @enum {string} */
+                            code?: "idempotency_key_reuse" | "invalid_parameter" | "invalid_template" | "unknown_parameter";
+                        };
+                    };
+                };
+            };
+            /** @description `ai_quota_exceeded`, `rate_limited`: see /docs/errors. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "rate_limit_error";
+                            /** @enum {string} */
+                            code?: "ai_quota_exceeded" | "rate_limited";
+                        };
+                    };
+                };
+            };
+            /** @description `internal_error`: see /docs/errors. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "api_error";
+                            /** @enum {string} */
+                            code?: "internal_error";
+                        };
+                    };
+                };
+            };
+            /** @description `design_failed`, `unreachable`: see /docs/errors. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "api_error";
+                            /** @enum {string} */
+                            code?: "design_failed" | "unreachable";
+                        };
+                    };
+                };
+            };
+        };
+    };
+    redesignTemplate: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Up to 255 of letters, digits, `_ . : -`. The same request again under the same key answers the stored answer (`Idempotent-Replayed: true`) and changes nothing; another request under it is 422 `idempotency_key_reuse`. Keys are per workspace and mode, answered only to the credential that sent them, and kept 24 hours. */
+                "idempotency-key"?: string;
+            };
+            path: {
+                /** @description A `tpl_` id or a slug. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description What the email should look like, in plain language; 1 to 2000 characters. */
+                    brief: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Restyle a template's blocks from a brief */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        object: "template";
+                        id: string;
+                        slug: string;
+                        name: string;
+                        description: string | null;
+                        /** @enum {string} */
+                        status: "draft" | "active" | "archived";
+                        publishedVersion: number | null;
+                        latestVersion: number;
+                        /** @description Of the published version; absent while nothing is published. */
+                        subject?: string;
+                        /** @enum {string} */
+                        engine?: "blocks" | "html";
+                        slots?: {
+                            [key: string]: unknown;
+                        }[];
+                        props?: {
+                            [key: string]: unknown;
+                        }[];
+                        createdAt: string;
+                        updatedAt: string;
+                        /** @description The head version; single reads only. */
+                        latest?: {
+                            id: string;
+                            version: number;
+                            /** @enum {string} */
+                            state: "draft" | "published";
+                            /** @enum {string} */
+                            engine: "blocks" | "html";
+                            subject: string;
+                            slots: {
+                                [key: string]: unknown;
+                            }[];
+                            props: {
+                                [key: string]: unknown;
+                            }[];
+                            publishedAt: string | null;
+                            createdAt: string;
+                            document: {
+                                [key: string]: unknown;
+                            } | null;
+                            html: string | null;
+                        };
+                    };
+                };
+            };
+            /** @description `invalid_idempotency_key`, `invalid_request`, `malformed_json`: see /docs/errors. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "invalid_request_error";
+                            /** @enum {string} */
+                            code?: "invalid_idempotency_key" | "invalid_request" | "malformed_json";
+                        };
+                    };
+                };
+            };
+            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "authentication_error";
+                            /** @enum {string} */
+                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                        };
+                    };
+                };
+            };
+            /** @description `beyond_caller_authority`, `insufficient_scope`: see /docs/errors. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "permission_error";
+                            /** @enum {string} */
+                            code?: "beyond_caller_authority" | "insufficient_scope";
+                        };
+                    };
+                };
+            };
+            /** @description `resource_not_found`: see /docs/errors. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "not_found_error";
+                            /** @enum {string} */
+                            code?: "resource_not_found";
+                        };
+                    };
+                };
+            };
+            /** @description `ai_not_configured`, `idempotency_key_in_use`: see /docs/errors. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "conflict_error";
+                            /** @enum {string} */
+                            code?: "ai_not_configured" | "idempotency_key_in_use";
+                        };
+                    };
+                };
+            };
+            /** @description `body_too_large`: see /docs/errors. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "invalid_request_error";
+                            /** @enum {string} */
+                            code?: "body_too_large";
+                        };
+                    };
+                };
+            };
+            /** @description `idempotency_key_reuse`, `invalid_parameter`, `invalid_template`, `unknown_parameter`: see /docs/errors. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "validation_error";
+                            /** @enum {string} */
+                            code?: "idempotency_key_reuse" | "invalid_parameter" | "invalid_template" | "unknown_parameter";
+                        };
+                    };
+                };
+            };
+            /** @description `ai_quota_exceeded`, `rate_limited`: see /docs/errors. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "rate_limit_error";
+                            /** @enum {string} */
+                            code?: "ai_quota_exceeded" | "rate_limited";
+                        };
+                    };
+                };
+            };
+            /** @description `internal_error`: see /docs/errors. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "api_error";
+                            /** @enum {string} */
+                            code?: "internal_error";
+                        };
+                    };
+                };
+            };
+            /** @description `design_failed`, `unreachable`: see /docs/errors. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "api_error";
+                            /** @enum {string} */
+                            code?: "design_failed" | "unreachable";
                         };
                     };
                 };

@@ -49,9 +49,9 @@ const definitions = [
   ...emailEvents,
   ...sendingStreamEvents,
   ...emailQuotaEvents,
-  ...aiActionEvents,
   ...broadcastEvents,
   ...templateUseEvents,
+  ...aiActionEvents,
 ];
 
 export const registry = new EventRegistry(definitions);

@@ -32,8 +32,8 @@ import { execute, loadState, type Actor, type CommandContext } from '../execute.
 import { newId } from '../ids.ts';
 import { renderVersion, type RenderableVersion, type TemplateRenderer } from '../templates/render.ts';
 import { reserveSend } from './quota.ts';
-import { translateParts } from './translate.ts';
 import { CLICK_PATH, OPEN_PATH, trackHtml, type TrackingLinks } from './tracking.ts';
+import { translateParts } from './translate.ts';
 
 export { SendQuotaExceeded } from './quota.ts';
 
@@ -119,10 +119,10 @@ export interface SendingPorts {
   monthlyAllowance: number;
   /** The signed unsubscribe links of broadcast-lane mail (commands/unsubscribes/links.ts). */
   unsubscribeLinks: UnsubscribeLinks;
-  /** The model that translates (`translate`), and the daily allowance of AI actions. */
-  ai: AiPorts;
   /** The signed open pixel and click links of mail from a domain whose tracking host is active (tracking.ts). */
   trackingLinks: TrackingLinks;
+  /** The model that translates (`translate`), and the daily allowance of AI actions. */
+  ai: AiPorts;
 }
 
 export interface SendContext {
@@ -362,6 +362,27 @@ export async function sendEmail(ctx: SendContext, sender: Sender, input: SendInp
   return { email: data, replayed: false };
 }
 
+/**
+ * The html with its links through the tracking host and an open pixel. One body goes to every
+ * recipient, so the tokens name the recipient only when there is one; for several they name the
+ * message alone (recipient ''), and opens and clicks count for the message.
+ */
+async function tracked(
+  sending: SendingPorts,
+  html: string,
+  host: string,
+  partition: string,
+  emailId: string,
+  recipient: string,
+): Promise<string> {
+  const sign = await sending.trackingLinks.signer(partition, emailId, recipient);
+  return trackHtml(html, {
+    pixel: `https://${host}${OPEN_PATH}${sign.open()}`,
+    click: (url) => `https://${host}${CLICK_PATH}${sign.click(url)}`,
+    keep: (url) => sending.unsubscribeLinks.isLink(url),
+  });
+}
+
 function translationTarget(ai: AiPorts, to: string) {
   if (ai.model === null)
     fail('translation_not_configured', 'Translation needs an AI provider, and none is configured.', 'translate');
@@ -391,27 +412,6 @@ async function translated(
   const html =
     parts.html !== undefined && content.template !== null ? ctx.commands.sanitiseHtml(parts.html) : parts.html;
   return { ...content, ...parts, ...(html !== undefined ? { html } : {}) };
-}
-
-/**
- * The html with its links through the tracking host and an open pixel. One body goes to every
- * recipient, so the tokens name the recipient only when there is one; for several they name the
- * message alone (recipient ''), and opens and clicks count for the message.
- */
-async function tracked(
-  sending: SendingPorts,
-  html: string,
-  host: string,
-  partition: string,
-  emailId: string,
-  recipient: string,
-): Promise<string> {
-  const sign = await sending.trackingLinks.signer(partition, emailId, recipient);
-  return trackHtml(html, {
-    pixel: `https://${host}${OPEN_PATH}${sign.open()}`,
-    click: (url) => `https://${host}${CLICK_PATH}${sign.click(url)}`,
-    keep: (url) => sending.unsubscribeLinks.isLink(url),
-  });
 }
 
 /** Cancels a scheduled message before its time (409 `email_not_cancellable` otherwise). */

@@ -1,8 +1,8 @@
 import type { Resource } from '../../route.ts';
 import { templateActions } from './actions.ts';
-import { designOperations } from './design.ts';
 import { fontOperations } from './fonts.ts';
 import { imageOperations } from './images.ts';
+import { designOperations } from './design.ts';
 import { templateOperations } from './operations.ts';
 import { previewOperations } from './preview.ts';
 import { versionOperations } from './versions.ts';
@@ -17,9 +17,9 @@ export const templates: Resource = {
     ...templateOperations(deps),
     ...templateActions(deps),
     ...versionOperations(deps),
-    ...designOperations(deps),
     ...previewOperations(deps),
     ...fontOperations(deps),
     ...imageOperations(deps),
+    ...designOperations(deps),
   ],
 };
