@@ -24299,11 +24299,11 @@ export interface operations {
                         cancelledAt: string | null;
                         updatedAt: string;
                         history: {
-                            /** @description `EmailAccepted`, `EmailCancelled`, `EmailSendingStarted`, `EmailRecipientDelivered`, `EmailRecipientDeferred`, `EmailRecipientBounced`, `EmailRecipientComplained`, `EmailOpened`, `EmailLinkClicked`. */
+                            /** @description `EmailAccepted`, `EmailCancelled`, `EmailSendingStarted`, `EmailRecipientDelivered`, `EmailRecipientDeferred`, `EmailRecipientBounced`, `EmailRecipientDelayReported`, `EmailRecipientComplained`, `EmailOpened`, `EmailLinkClicked`. */
                             type: string;
                             recipient: string | null;
                             at: string;
-                            /** @description Attempts: `attempt`, `code`, `enhancedCode`, `response`, `mx`, `tls` (and `nextAttemptAt`, `bounce`); opens and clicks: `userAgent` (and `url`, the link as written). */
+                            /** @description Attempts: `attempt`, `code`, `enhancedCode`, `response`, `mx`, `tls` (and `nextAttemptAt`, `bounce`; `source: dsn` for a bounce a delivery report told of after delivery). Delay reports: `status`, `diagnostic`, `reportingMta`, `willRetryUntil`. Complaints: `feedbackType`. Opens and clicks: `userAgent` (and `url`, the link as written). */
                             detail: {
                                 [key: string]: unknown;
                             };

@@ -50,6 +50,11 @@ export const MX_PRIORITY = 10;
 
 /** Where a domain's return path (envelope sender) lives: a subdomain, so its SPF aligns in relaxed mode. */
 export const returnPathName = (domain: string) => `bounces.${domain}`;
+/** The domain whose return path `host` is (lower case, a trailing dot dropped), or null when it is none. */
+export function domainOfReturnPath(host: string): string | null {
+  const name = host.toLowerCase().replace(/\.$/, '');
+  return name.startsWith('bounces.') && name.length > 'bounces.'.length ? name.slice('bounces.'.length) : null;
+}
 export const dkimName = (selector: string, domain: string) => `${selector}._domainkey.${domain}`;
 export const dmarcName = (domain: string) => `_dmarc.${domain}`;
 

@@ -56,6 +56,7 @@ export const emailDeliveryAggregate = {
       case 'EmailRecipientDeferred':
         return attempted(state, event.data.recipient, false);
       case 'EmailRecipientComplained':
+      case 'EmailRecipientDelayReported':
       case 'EmailOpened':
       case 'EmailLinkClicked':
         return state;

@@ -109,13 +109,44 @@ export const EmailRecipientDeferred = defineEvent(
   z.object({ ...attempt, nextAttemptAt: z.string() }),
 );
 
-/** `hard`: a 5xx answer (the address gets a `bounce` suppression); `expired`: deferred past the lifetime (4.4.7). */
+/**
+ * `hard`: a 5xx answer (the address gets a `bounce` suppression); `expired`: deferred past the
+ * lifetime (4.4.7). `source: 'dsn'`: a delivery status notification (RFC 3464) that came back to
+ * the return path after the recipient's server had taken the message (an asynchronous bounce; the
+ * SMTP fields are the report's, `attempt` the delivered one); absent on the answers of our own
+ * attempts, and on every event written before reports were read.
+ */
 export const EmailRecipientBounced = defineEvent(
   'EmailRecipientBounced',
-  z.object({ ...attempt, bounce: z.enum(['hard', 'expired']) }),
+  z.object({ ...attempt, bounce: z.enum(['hard', 'expired']), source: z.literal('dsn').optional() }),
 );
 
-/** A recipient's spam report about this message (a feedback-loop report, seen by the receiving side). */
+/**
+ * A DSN said a server past ours is still trying (RFC 3464 `delayed`, or a transient status): the
+ * recipient keeps its standing; the report is kept in the message's history. `reportId` (a digest
+ * of the parsed report) makes the same report, offered again, change nothing.
+ */
+export const EmailRecipientDelayReported = defineEvent(
+  'EmailRecipientDelayReported',
+  z.object({
+    emailId: z.string(),
+    messageId: z.string(),
+    from: z.object({ addressId: z.string(), domainId: z.string(), email: z.string() }),
+    stream: z.enum(SENDING_STREAMS),
+    recipient: z.string(),
+    reportId: z.string(),
+    status: z.string().nullable(),
+    diagnostic: z.string().nullable(),
+    reportingMta: z.string().nullable(),
+    willRetryUntil: z.string().nullable(),
+    at: z.string(),
+  }),
+);
+
+/**
+ * A recipient's spam report about this message: an ARF feedback report (RFC 5965) of type `abuse`
+ * or `fraud` that came back to the return path (commands/emails/reports.ts).
+ */
 export const EmailRecipientComplained = defineEvent(
   'EmailRecipientComplained',
   z.object({
@@ -157,6 +188,7 @@ export const emailEvents = [
   EmailRecipientDelivered,
   EmailRecipientDeferred,
   EmailRecipientBounced,
+  EmailRecipientDelayReported,
   EmailRecipientComplained,
   EmailOpened,
   EmailLinkClicked,
@@ -168,6 +200,7 @@ export type EmailEvent =
   | EventOf<typeof EmailRecipientDelivered>
   | EventOf<typeof EmailRecipientDeferred>
   | EventOf<typeof EmailRecipientBounced>
+  | EventOf<typeof EmailRecipientDelayReported>
   | EventOf<typeof EmailRecipientComplained>
   | EventOf<typeof EmailOpened>
   | EventOf<typeof EmailLinkClicked>;

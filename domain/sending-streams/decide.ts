@@ -28,6 +28,12 @@ export interface LaneCounts {
   complained: number;
 }
 
+/**
+ * What a final answer adds to a lane's `sent`: 1, except for a bounce a DSN reported after the
+ * recipient's server took the message (`source: 'dsn'`), whose delivery counted it already.
+ */
+export const sentBy = (bounce: { source?: 'dsn' }) => (bounce.source === 'dsn' ? 0 : 1);
+
 /** The reason a lane with these counts pauses, with its rate; null when it does not. */
 export function tripOf(c: LaneCounts): { reason: PauseReason; rate: number } | null {
   const t = LANE_THRESHOLDS;

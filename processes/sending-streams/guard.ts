@@ -1,5 +1,5 @@
 import { sql, type Kysely } from 'kysely';
-import { LANE_THRESHOLDS, tripOf, type LaneCounts } from '../../domain/sending-streams/decide.ts';
+import { LANE_THRESHOLDS, sentBy, tripOf, type LaneCounts } from '../../domain/sending-streams/decide.ts';
 import { defineReactor, type Projected } from '../../projections/projector.ts';
 import type { SendingLaneGuardTables } from './tables.ts';
 
@@ -85,7 +85,11 @@ async function guard(db: Db, events: Event[]): Promise<void> {
         count(ws, e.data.stream, e.data.at, { sent: 1, bounced: 0, complained: 0 });
         break;
       case 'EmailRecipientBounced':
-        count(ws, e.data.stream, e.data.at, { sent: 1, bounced: e.data.bounce === 'hard' ? 1 : 0, complained: 0 });
+        count(ws, e.data.stream, e.data.at, {
+          sent: sentBy(e.data),
+          bounced: e.data.bounce === 'hard' ? 1 : 0,
+          complained: 0,
+        });
         break;
       case 'EmailRecipientComplained':
         count(ws, e.data.stream, e.data.at, { sent: 0, bounced: 0, complained: 1 });

@@ -15,6 +15,7 @@ async function history(
     | 'EmailRecipientDeferred'
     | 'EmailRecipientBounced'
     | 'EmailRecipientComplained'
+    | 'EmailRecipientDelayReported'
   >,
   recipient: string | null,
   at: string,
@@ -60,6 +61,7 @@ async function attempt(db: Db, e: Attempt, status: 'delivered' | 'deferred' | 'b
     tls: d.tls,
     ...(e.type === 'EmailRecipientDeferred' ? { nextAttemptAt: e.data.nextAttemptAt } : {}),
     ...(e.type === 'EmailRecipientBounced' ? { bounce: e.data.bounce } : {}),
+    ...(e.type === 'EmailRecipientBounced' && e.data.source ? { source: e.data.source } : {}),
   });
   await settle(db, d.emailId, d.at);
 }
@@ -282,5 +284,15 @@ export const emailsProjector = defineProjector<EmailsTables>()({
     },
     EmailOpened: engagement,
     EmailLinkClicked: engagement,
+    // A later hop is still trying: the recipient's standing stays; the report is history.
+    EmailRecipientDelayReported: async (db, e) => {
+      const d = e.data;
+      await history(db, e, d.recipient, d.at, {
+        status: d.status,
+        diagnostic: d.diagnostic,
+        reportingMta: d.reportingMta,
+        willRetryUntil: d.willRetryUntil,
+      });
+    },
   },
 });

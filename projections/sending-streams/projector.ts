@@ -1,4 +1,5 @@
 import { sql, type Kysely } from 'kysely';
+import { sentBy } from '../../domain/sending-streams/decide.ts';
 import { defineProjector, type Projected } from '../projector.ts';
 import type { SendingStreamsTables } from './tables.ts';
 
@@ -23,7 +24,8 @@ const count = (
 /**
  * Final answers and complaints per lane and UTC day (the day of the answer), and each lane's pause.
  * Counted as the guard counts (processes/sending-streams/guard.ts): a recipient is sent once it
- * is delivered, bounced or expired; a bounce is a hard one.
+ * is delivered, bounced or expired (a bounce reported by a DSN after delivery is not sent again);
+ * a bounce is a hard one.
  */
 export const sendingStreamsProjector = defineProjector<SendingStreamsTables>()({
   name: 'sending_streams',
@@ -53,9 +55,15 @@ export const sendingStreamsProjector = defineProjector<SendingStreamsTables>()({
     EmailRecipientDelivered: (db, e: Projected<'EmailRecipientDelivered'>) =>
       count(db, e.metadata.workspaceId, e.data.stream, e.data.at, 1, 0, 0).then(() => {}),
     EmailRecipientBounced: (db, e: Projected<'EmailRecipientBounced'>) =>
-      count(db, e.metadata.workspaceId, e.data.stream, e.data.at, 1, e.data.bounce === 'hard' ? 1 : 0, 0).then(
-        () => {},
-      ),
+      count(
+        db,
+        e.metadata.workspaceId,
+        e.data.stream,
+        e.data.at,
+        sentBy(e.data),
+        e.data.bounce === 'hard' ? 1 : 0,
+        0,
+      ).then(() => {}),
     EmailRecipientComplained: (db, e: Projected<'EmailRecipientComplained'>) =>
       count(db, e.metadata.workspaceId, e.data.stream, e.data.at, 0, 0, 1).then(() => {}),
     SendingStreamPaused: async (db, e: Projected<'SendingStreamPaused'>) => {

@@ -83,14 +83,14 @@ export const historyItemView = z.object({
   type: z
     .string()
     .describe(
-      '`EmailAccepted`, `EmailCancelled`, `EmailSendingStarted`, `EmailRecipientDelivered`, `EmailRecipientDeferred`, `EmailRecipientBounced`, `EmailRecipientComplained`, `EmailOpened`, `EmailLinkClicked`.',
+      '`EmailAccepted`, `EmailCancelled`, `EmailSendingStarted`, `EmailRecipientDelivered`, `EmailRecipientDeferred`, `EmailRecipientBounced`, `EmailRecipientDelayReported`, `EmailRecipientComplained`, `EmailOpened`, `EmailLinkClicked`.',
     ),
   recipient: z.string().nullable(),
   at: z.string(),
   detail: z
     .record(z.string(), z.unknown())
     .describe(
-      'Attempts: `attempt`, `code`, `enhancedCode`, `response`, `mx`, `tls` (and `nextAttemptAt`, `bounce`); opens and clicks: `userAgent` (and `url`, the link as written).',
+      'Attempts: `attempt`, `code`, `enhancedCode`, `response`, `mx`, `tls` (and `nextAttemptAt`, `bounce`; `source: dsn` for a bounce a delivery report told of after delivery). Delay reports: `status`, `diagnostic`, `reportingMta`, `willRetryUntil`. Complaints: `feedbackType`. Opens and clicks: `userAgent` (and `url`, the link as written).',
     ),
 });
 
