@@ -82,6 +82,24 @@ t.test('POST /emails with translate, through the AI port', async (t) => {
     t.equal(message.subject, '[de] Welcome Ada');
     t.match(message.html, /\[de\] Hi Ada/);
     t.match(message.text, /\[de\] /);
+    const viaTemplate = await h.request(ws.apiKey, 'POST', `/templates/${tpl.json().id}/send`, {
+      from: 'a@example.com',
+      to: 'x@example.org',
+      props: { name: 'Grace' },
+      translate: { to: 'nl' },
+    });
+    t.equal(viaTemplate.statusCode, 201, viaTemplate.body);
+    t.equal(viaTemplate.json().subject, '[nl] Welcome Grace', 'POST /templates/{id}/send translates too');
+    t.same(
+      errorOf(
+        await h.request(ws.apiKey, 'POST', `/templates/${tpl.json().id}/send`, {
+          from: 'a@example.com',
+          to: 'x@example.org',
+          translate: { to: 'zz' },
+        }),
+      ),
+      [422, 'unknown_language', 'translate.to'],
+    );
   });
 
   t.test('422 unknown_language, before the model is asked', async (t) => {
@@ -213,6 +231,11 @@ t.test('POST /emails with translate, through the AI port', async (t) => {
       t.equal(await spent(other.ws.workspaceId), 3);
       const untranslated = { ...item, translate: undefined };
       t.equal((await send(untranslated, other.ws.apiKey)).statusCode, 201, 'mail without translate still goes');
+      // Concurrent requests at the edge: exactly the allowance through (the revision read decides).
+      h.system.ai.dailyActions = 6;
+      const answers = await Promise.all(Array.from({ length: 8 }, () => send(item, other.ws.apiKey)));
+      t.same(answers.map((a) => a.statusCode).sort(), [201, 201, 201, 429, 429, 429, 429, 429]);
+      t.equal(await spent(other.ws.workspaceId), 6);
       // The first workspace spent more than 3 today, under the allowance it had then: counts are per workspace.
       t.ok((await spent(ws.workspaceId)) > 3);
     } finally {

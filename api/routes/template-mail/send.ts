@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { AiQuotaExceeded } from '../../../commands/ai/actions.ts';
 import { SendQuotaExceeded, sendEmail } from '../../../commands/emails/handlers.ts';
 import { DomainError } from '../../../domain/shared/errors.ts';
 import { workspaceOfPartition } from '../../../domain/shared/partitions.ts';
@@ -37,6 +38,10 @@ export const templateSendOperations = (deps: ApiDeps): Operation[] => [
       'from_address_forbidden',
       'address_disabled',
       'translation_not_configured',
+      'unknown_language',
+      'translation_too_long',
+      'translation_failed',
+      'ai_quota_exceeded',
       'invalid_email_address',
       'reserved_header',
       'too_many_recipients',
@@ -76,7 +81,7 @@ export const templateSendOperations = (deps: ApiDeps): Operation[] => [
         );
         return viewAccepted(email);
       } catch (error) {
-        if (error instanceof SendQuotaExceeded)
+        if (error instanceof SendQuotaExceeded || error instanceof AiQuotaExceeded)
           throw new ApiError(error.code, error.message, null, 429, { 'Retry-After': String(error.retryAfterSeconds) });
         if (error instanceof DomainError) throw asRouteParam(error);
         throw error;
