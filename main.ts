@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { readConfig } from './infra/config.ts';
-import { openSystem, resolveDatabaseUrl, serve, startSubmission } from './system.ts';
+import { openSystem, resolveDatabaseUrl, serve, startInbound, startSubmission } from './system.ts';
 
 const config = readConfig();
 const database = await resolveDatabaseUrl(config);
@@ -47,6 +47,12 @@ const submission =
           : {}),
       });
 if (submission) console.log(`SMTP submission listening on ${submissionConfig.host}:${submission.port}`);
+const inbound = await startInbound(system, {
+  ...config.inbound,
+  hostname: config.outbound.heloName,
+  spamFilterUrl: config.spamFilterUrl,
+});
+console.log(`SMTP (inbound mail) listening on ${config.inbound.host}:${inbound.port}`);
 
 // Ctrl-C signals the whole process group. The embedded PostgreSQL runs in a session of its own
 // (infra/embedded-postgres.ts), so it is stopped here, last: after the HTTP server has answered
@@ -59,6 +65,7 @@ async function shutdown(): Promise<never> {
   const sweep = setInterval(() => app.server.closeIdleConnections(), 100);
   try {
     await submission?.close();
+    await inbound.close();
     await app.close().finally(() => clearInterval(sweep));
     await system.close();
   } catch (error) {

@@ -38,6 +38,20 @@ import type { WorkQueue } from './infra/bus/port.ts';
 import type { EventStore } from './infra/eventstore/port.ts';
 import { PostgresEventStore } from './infra/eventstore/postgres.ts';
 import { SubmissionListener } from './infra/submission/listener.ts';
+import { CachedDns } from './infra/dns/cache.ts';
+import { authenticateMessage } from './infra/inbound/authenticate.ts';
+import { InboundListener } from './infra/inbound/listener.ts';
+import { parseMessage } from './infra/inbound/summary.ts';
+import { PostgresTextIndex, TEXT_INDEX_SCHEMA } from './infra/search/postgres.ts';
+import { RspamdFilter } from './infra/spam/rspamd.ts';
+import {
+  anyRoute,
+  type InboundRoute,
+  mailboxRoute,
+  type RoutedRecipient,
+  routeInbound,
+} from './commands/threads/inbound.ts';
+import { isContact, mailboxFor, sentEmailNamed, threadingKnowledge } from './projections/threads/queries.ts';
 import type { TemplateRenderer } from './infra/templates/port.ts';
 import { createTemplateRenderer, sanitiseHtml } from './infra/templates/renderer.ts';
 import { openMailSender } from './infra/mail/select.ts';
@@ -416,6 +430,61 @@ export function startSubmission(
   });
 }
 
+/** Where the inbound SMTP listener (the MX) listens, and how (infra/config.ts `inbound`). */
+export interface InboundOptions {
+  port: number;
+  host: string;
+  /** Our name (`MAIL_HOSTNAME`): the greeting, the Received line and the Authentication-Results. */
+  hostname: string;
+  maxMessageBytes: number;
+  /** `SPAM_FILTER_URL` (rspamd's normal worker); without it, authentication alone. */
+  spamFilterUrl?: string;
+  /**
+   * Routes tried before the mailboxes (commands/threads/inbound.ts `InboundRoute`): return-path
+   * mail (bounces, feedback reports) goes here.
+   */
+  routes?: InboundRoute<unknown>[];
+  onError?: (error: unknown, context: string) => void;
+}
+
+/**
+ * The inbound SMTP listener (`SMTP_PORT`) over the system: mail for the enabled addresses of
+ * verified domains (and catch-alls) is authenticated through the DNS port, parsed into the blob
+ * store, judged and filed in threads (commands/threads/inbound.ts).
+ */
+export function startInbound(system: System, options: InboundOptions): Promise<InboundListener<RoutedRecipient>> {
+  const db = system.readDb;
+  // A burst of mail from one sender asks its SPF, DKIM and DMARC records once.
+  const dns = new CachedDns(system.domains.dns);
+  const onError = options.onError ?? ((error, context) => console.error(`inbound: ${context}:`, error));
+  const mailboxes = mailboxRoute({
+    commands: system.commands,
+    lookups: {
+      mailbox: (address) => mailboxFor(db, address),
+      threading: (workspaceId, mailbox, keys) => threadingKnowledge(db, workspaceId, mailbox, keys),
+      sentEmail: (workspaceId, ids) => sentEmailNamed(db, workspaceId, ids),
+      isContact: (workspaceId, email) => isContact(db, workspaceId, email),
+    },
+    texts: new PostgresTextIndex(system.database.pool),
+    authenticate: (raw, envelope) => authenticateMessage(dns, raw, { ...envelope, hostname: options.hostname }),
+    parse: (raw, size) => parseMessage(system.blobs, raw, size),
+    spamFilter: options.spamFilterUrl
+      ? new RspamdFilter({ url: options.spamFilterUrl, onError: (error) => onError(error, 'spam filter') })
+      : null,
+  });
+  const { policy, handler } = routeInbound([...(options.routes ?? []), anyRoute(mailboxes)]);
+  return InboundListener.start({
+    port: options.port,
+    host: options.host,
+    hostname: options.hostname,
+    maxMessageBytes: options.maxMessageBytes,
+    blobs: system.blobs,
+    policy,
+    handler,
+    onError,
+  });
+}
+
 async function underMigrationLock(pool: pg.Pool, work: (client: pg.PoolClient) => Promise<void>): Promise<void> {
   const client = await pool.connect();
   try {
@@ -437,6 +506,7 @@ async function migrate(client: pg.PoolClient): Promise<void> {
   await client.query('CREATE TABLE IF NOT EXISTS server_secrets (name text PRIMARY KEY, value bytea NOT NULL)');
   await SecretVault.migrate(client);
   await SmallBlobTier.migrate(client);
+  await client.query(TEXT_INDEX_SCHEMA);
 }
 
 /** A secret shared by every process on this database (cursor signing), made once. */

@@ -22,6 +22,7 @@ import { unsubscribeEvents } from './unsubscribes/events.ts';
 import { templateNameEvents } from './template-names/events.ts';
 import { templateUseEvents } from './template-uses/events.ts';
 import { templateEvents } from './templates/events.ts';
+import { threadEvents } from './threads/events.ts';
 import { webhookEvents } from './webhooks/events.ts';
 import { workspaceEvents } from './workspaces/events.ts';
 
@@ -52,6 +53,7 @@ const definitions = [
   ...broadcastEvents,
   ...templateUseEvents,
   ...aiActionEvents,
+  ...threadEvents,
 ];
 
 export const registry = new EventRegistry(definitions);

@@ -14,6 +14,7 @@ import { suppressionsProjector } from './suppressions/projector.ts';
 import { unsubscribesProjector } from './unsubscribes/projector.ts';
 import { templateAnalyticsProjector } from './template-analytics/projector.ts';
 import { templatesProjector } from './templates/projector.ts';
+import { threadsProjector } from './threads/projector.ts';
 import { webhookEndpointsProjector } from './webhooks/projector.ts';
 import { workspacesProjector } from './workspaces/projector.ts';
 
@@ -36,4 +37,5 @@ export const projectors: readonly Projector[] = [
   emailsProjector,
   templateAnalyticsProjector,
   broadcastsProjector,
+  threadsProjector,
 ];

@@ -12,6 +12,7 @@ import type { SignaturesTables } from './signatures/tables.ts';
 import type { SuppressionsTables } from './suppressions/tables.ts';
 import type { TemplateAnalyticsTables } from './template-analytics/tables.ts';
 import type { TemplatesTables } from './templates/tables.ts';
+import type { ThreadsTables } from './threads/tables.ts';
 import type { UnsubscribesTables } from './unsubscribes/tables.ts';
 import type { WebhooksTables } from './webhooks/tables.ts';
 import type { WorkspacesTables } from './workspaces/tables.ts';
@@ -38,7 +39,8 @@ export type ReadModels = Flat<
     SendingStreamsTables &
     EmailsTables &
     TemplateAnalyticsTables &
-    BroadcastsTables
+    BroadcastsTables &
+    ThreadsTables
 >;
 
 /** One object type, as Kysely's `withTables` wants (an intersection of interfaces has no index signature). */

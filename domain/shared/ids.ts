@@ -48,6 +48,10 @@ export const ID_KINDS = {
   broadcast: { prefix: 'bc_', body: 'hex24', from: 'random' },
   /** The email of one broadcast recipient: a digest of broadcast and contact, so a resumed start never sends twice. */
   broadcastEmail: { prefix: 'em_', body: 'hex24', from: 'digest' },
+  /** A conversation in one mailbox (domain/threads). */
+  thread: { prefix: 'thr_', body: 'hex24', from: 'random' },
+  /** A message filed in a thread (arriving mail); `msg_` is the webhook deliveries'. */
+  message: { prefix: 'mes_', body: 'hex24', from: 'random' },
 } as const satisfies Record<string, { prefix: string; body: Body; from: 'random' | 'digest' }>;
 
 export type IdKind = keyof typeof ID_KINDS;

@@ -1,0 +1,117 @@
+import {
+  chooseThread,
+  normaliseSubject,
+  type ThreadingKnowledge,
+  threadingKeys,
+} from '../../domain/messages/threading.ts';
+import {
+  decideDeleteThread,
+  decideMarkThread,
+  decideMoveThread,
+  decideReceiveMessage,
+} from '../../domain/threads/decide.ts';
+import { type Mailbox, type MessageReceivedData, threadStream } from '../../domain/threads/events.ts';
+import { threadAggregate } from '../../domain/threads/state.ts';
+import { DomainError } from '../../domain/shared/errors.ts';
+import { touchContact } from '../contacts/handlers.ts';
+import { type Actor, type CommandContext, execute } from '../execute.ts';
+import { newId } from '../ids.ts';
+
+/** What filing a message looks up in the read models (system.ts builds it from projections/threads). */
+export interface FilingLookups {
+  threading(
+    workspaceId: string,
+    mailbox: string,
+    keys: { messageId: string | null; ids: string[]; subject: string | null },
+  ): Promise<ThreadingKnowledge>;
+  /** The sent message whose Message-ID is one of `ids` (nearest first). */
+  sentEmail(workspaceId: string, ids: string[]): Promise<{ emailId: string } | undefined>;
+  isContact(workspaceId: string, email: string): Promise<boolean>;
+}
+
+export type ArrivingMessage = Omit<
+  MessageReceivedData,
+  'threadId' | 'messageId' | 'mailbox' | 'threadedBy' | 'normalisedSubject' | 'label'
+>;
+
+/**
+ * Files an arriving message in one mailbox: the thread threading picks (or a new one), a
+ * `SentEmailReplied` beside it when it answers our sent mail, and the sender's contact seen.
+ * Answers the thread and message ids, or null when the same message was already filed there.
+ */
+export async function fileMessage(
+  ctx: CommandContext,
+  lookups: FilingLookups,
+  workspaceId: string,
+  mailbox: Mailbox,
+  message: ArrivingMessage,
+): Promise<{ threadId: string; messageId: string } | null> {
+  const actor: Actor = { workspaceId, kind: 'system', id: null };
+  const s = message.summary;
+  const threading = {
+    messageId: s.messageId,
+    inReplyTo: s.inReplyTo,
+    references: s.references,
+    subject: s.subject,
+    from: s.from?.address ?? null,
+    at: message.receivedAt,
+  };
+  const keys = threadingKeys(threading);
+  const [known, replyTo] = await Promise.all([
+    lookups.threading(workspaceId, mailbox.address, { messageId: s.messageId, ids: keys.ids, subject: keys.subject }),
+    lookups.sentEmail(workspaceId, [...s.inReplyTo, ...[...s.references].reverse()]),
+  ]);
+  const choice = chooseThread(threading, known);
+  const messageId = newId.message();
+  const file = async (threadId: string, threadedBy: MessageReceivedData['threadedBy']) => {
+    const { events } = await execute(ctx, actor, threadStream(workspaceId, threadId), threadAggregate, (state) =>
+      decideReceiveMessage(state, {
+        message: {
+          ...message,
+          threadId,
+          messageId,
+          mailbox,
+          threadedBy,
+          normalisedSubject: normaliseSubject(s.subject),
+        },
+        replyTo: replyTo ?? null,
+      }),
+    );
+    return events.length === 0 ? null : { threadId, messageId };
+  };
+  let filed: { threadId: string; messageId: string } | null;
+  if (choice.kind === 'new') filed = await file(newId.thread(), 'new');
+  else {
+    try {
+      filed = await file(choice.threadId, choice.by);
+    } catch (error) {
+      // The thread was deleted after the read model named it: the conversation starts again.
+      if (!(error instanceof DomainError && error.code === 'resource_not_found')) throw error;
+      filed = await file(newId.thread(), 'new');
+    }
+  }
+  const sender = s.from?.address.toLowerCase();
+  if (filed && sender && (await lookups.isContact(workspaceId, sender)))
+    await touchContact(ctx, actor, sender, message.receivedAt);
+  return filed;
+}
+
+export async function markThread(ctx: CommandContext, actor: Actor, threadId: string, unread: boolean, now: string) {
+  await execute(ctx, actor, threadStream(actor.workspaceId, threadId), threadAggregate, (s) =>
+    decideMarkThread(s, { threadId, unread, now }),
+  );
+}
+
+export async function moveThread(ctx: CommandContext, actor: Actor, threadId: string, label: string, now: string) {
+  await execute(ctx, actor, threadStream(actor.workspaceId, threadId), threadAggregate, (s) =>
+    decideMoveThread(s, { threadId, label, now }),
+  );
+}
+
+/** Trash first, then for good: answers whether the thread is gone. */
+export async function deleteThread(ctx: CommandContext, actor: Actor, threadId: string, now: string) {
+  const { state } = await execute(ctx, actor, threadStream(actor.workspaceId, threadId), threadAggregate, (s) =>
+    decideDeleteThread(s, { threadId, now }),
+  );
+  return { deleted: state.deleted };
+}

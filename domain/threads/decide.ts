@@ -1,0 +1,89 @@
+import { fail } from '../shared/errors.ts';
+import {
+  type MessageReceivedData,
+  SETTABLE_LABELS,
+  type SettableLabel,
+  SYSTEM_LABELS,
+  type ThreadEvent,
+} from './events.ts';
+import type { ThreadState } from './state.ts';
+
+const notFound = (): never => fail('resource_not_found', 'No such thread.', 'id');
+
+/**
+ * Where a thread stands once a message arrives: a new thread in `spam` or `inbox` by the message's
+ * verdict; an archived thread comes back to the inbox with a message that is not spam (the
+ * conversation goes on); a thread in spam or trash stays where its owner put it.
+ */
+export function labelOnArrival(state: ThreadState, spam: boolean): SettableLabel {
+  if (!state.exists) return spam ? 'spam' : 'inbox';
+  return state.label === 'archive' && !spam ? 'inbox' : state.label;
+}
+
+export interface ReceiveMessage {
+  message: Omit<MessageReceivedData, 'label'>;
+  /** The sent message this one answers, when its In-Reply-To or References name one of ours. */
+  replyTo: { emailId: string } | null;
+}
+
+/**
+ * Files an arriving message in its thread. The same Message-ID already filed here (a sender
+ * repeating a delivery whose 250 it lost) files nothing; a deleted thread takes no more mail (the
+ * caller opens a new one).
+ */
+export function decideReceiveMessage(state: ThreadState, cmd: ReceiveMessage): ThreadEvent[] {
+  const { message } = cmd;
+  const headerId = message.summary.messageId;
+  if (state.deleted) return fail('resource_not_found', 'The thread was deleted.', 'threadId');
+  if (headerId && state.headerIds.has(headerId)) return [];
+  const events: ThreadEvent[] = [
+    { type: 'MessageReceived', data: { ...message, label: labelOnArrival(state, message.spam.spam) } },
+  ];
+  if (cmd.replyTo)
+    events.push({
+      type: 'SentEmailReplied',
+      data: {
+        threadId: message.threadId,
+        messageId: message.messageId,
+        emailId: cmd.replyTo.emailId,
+        mailbox: message.mailbox,
+        from: message.summary.from?.address ?? null,
+        subject: message.summary.subject,
+        receivedAt: message.receivedAt,
+      },
+    });
+  return events;
+}
+
+export function decideMarkThread(state: ThreadState, cmd: { threadId: string; unread: boolean; now: string }) {
+  if (!state.exists || state.deleted) return notFound();
+  if (state.unread === cmd.unread) return [];
+  return [{ type: 'ThreadMarked', data: { threadId: cmd.threadId, unread: cmd.unread, at: cmd.now } }] as ThreadEvent[];
+}
+
+/** Moves a thread between the settable system labels; `sent` and `drafts` follow from its messages. */
+export function decideMoveThread(state: ThreadState, cmd: { threadId: string; label: string; now: string }) {
+  if (!state.exists || state.deleted) return notFound();
+  if (!(SETTABLE_LABELS as readonly string[]).includes(cmd.label)) {
+    if ((SYSTEM_LABELS as readonly string[]).includes(cmd.label))
+      return fail(
+        'label_not_directly_settable',
+        `\`${cmd.label}\` follows from the messages of a thread and cannot be set; use inbox, archive, spam or trash.`,
+        'label',
+      );
+    return fail('label_not_found', `No label \`${cmd.label}\`.`, 'label');
+  }
+  const to = cmd.label as SettableLabel;
+  if (state.label === to) return [];
+  return [
+    { type: 'ThreadMoved', data: { threadId: cmd.threadId, from: state.label, to, at: cmd.now } },
+  ] as ThreadEvent[];
+}
+
+/** A delete moves a thread to the trash; a delete of a thread in the trash removes it for good. */
+export function decideDeleteThread(state: ThreadState, cmd: { threadId: string; now: string }): ThreadEvent[] {
+  if (!state.exists || state.deleted) return notFound();
+  if (state.label !== 'trash')
+    return [{ type: 'ThreadMoved', data: { threadId: cmd.threadId, from: state.label, to: 'trash', at: cmd.now } }];
+  return [{ type: 'ThreadDeleted', data: { threadId: cmd.threadId, at: cmd.now } }];
+}

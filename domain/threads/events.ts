@@ -1,0 +1,102 @@
+import { z } from 'zod';
+import { Authentication } from '../messages/authentication.ts';
+import { MessageSummary } from '../messages/summary.ts';
+import { defineEvent, type EventOf } from '../shared/events.ts';
+
+/**
+ * A conversation in one mailbox, one stream per thread: the messages that joined it (arriving
+ * mail for now; sent and imported mail will join through the same threading) and what people did
+ * to it. The raw message is in the blob store under `raw.sha256`; the events carry the parsed
+ * summary only (architecture decision 12).
+ */
+
+/** Labels every mailbox has. `sent` and `drafts` follow from the messages and cannot be set. */
+export const SYSTEM_LABELS = ['inbox', 'archive', 'spam', 'trash', 'sent', 'drafts'] as const;
+export type SystemLabel = (typeof SYSTEM_LABELS)[number];
+export const SETTABLE_LABELS = ['inbox', 'archive', 'spam', 'trash'] as const;
+export type SettableLabel = (typeof SETTABLE_LABELS)[number];
+
+/**
+ * Where mail is filed: an address of the workspace, or a domain's catch-all (`*@<domain>`, no
+ * address id). Allowlists narrow by `address` and `domain`.
+ */
+export const Mailbox = z.object({
+  addressId: z.string().nullable(),
+  address: z.string(),
+  domainId: z.string(),
+  domain: z.string(),
+});
+export type Mailbox = z.infer<typeof Mailbox>;
+
+export const THREADED_BY = ['new', 'message-id', 'in-reply-to', 'references', 'referenced-by', 'subject'] as const;
+
+export const MessageReceived = defineEvent(
+  'MessageReceived',
+  z.object({
+    threadId: z.string(),
+    /** Ours (`mes_`); the header's is `summary.messageId`. */
+    messageId: z.string(),
+    mailbox: Mailbox,
+    /** The envelope: MAIL FROM (empty for the null sender) and the RCPT TO addresses filed here. */
+    mailFrom: z.string(),
+    rcptTo: z.array(z.string()),
+    client: z.object({ ip: z.string(), helo: z.string() }),
+    /** The stored message: our trace lines, then the bytes as they arrived. */
+    raw: z.object({ sha256: z.string(), size: z.number().int() }),
+    summary: MessageSummary,
+    authentication: Authentication,
+    spam: z.object({
+      spam: z.boolean(),
+      reasons: z.array(z.enum(['dmarc_reject', 'dmarc_quarantine', 'filter'])),
+      score: z.number().nullable(),
+    }),
+    /** The threading rule that placed it (domain/messages/threading.ts). */
+    threadedBy: z.enum(THREADED_BY),
+    /** The subject as threads compare it, kept for the subject fallback's lookups. */
+    normalisedSubject: z.string(),
+    /** Where the thread is filed after this message. */
+    label: z.enum(SETTABLE_LABELS),
+    receivedAt: z.string(),
+  }),
+);
+
+/**
+ * The message answers mail we sent (its In-Reply-To or References name a sent message's
+ * Message-ID): what `email.replied` tells. Decided with the arrival, since a mapper sees one event.
+ */
+export const SentEmailReplied = defineEvent(
+  'SentEmailReplied',
+  z.object({
+    threadId: z.string(),
+    messageId: z.string(),
+    emailId: z.string(),
+    mailbox: Mailbox,
+    from: z.string().nullable(),
+    subject: z.string(),
+    receivedAt: z.string(),
+  }),
+);
+
+export const ThreadMarked = defineEvent(
+  'ThreadMarked',
+  z.object({ threadId: z.string(), unread: z.boolean(), at: z.string() }),
+);
+
+export const ThreadMoved = defineEvent(
+  'ThreadMoved',
+  z.object({ threadId: z.string(), from: z.enum(SETTABLE_LABELS), to: z.enum(SETTABLE_LABELS), at: z.string() }),
+);
+
+/** Deleted for good (from the trash). The blobs stay: the store keeps no references (receiving.md). */
+export const ThreadDeleted = defineEvent('ThreadDeleted', z.object({ threadId: z.string(), at: z.string() }));
+
+export const threadEvents = [MessageReceived, SentEmailReplied, ThreadMarked, ThreadMoved, ThreadDeleted];
+export type ThreadEvent =
+  | EventOf<typeof MessageReceived>
+  | EventOf<typeof SentEmailReplied>
+  | EventOf<typeof ThreadMarked>
+  | EventOf<typeof ThreadMoved>
+  | EventOf<typeof ThreadDeleted>;
+export type MessageReceivedData = EventOf<typeof MessageReceived>['data'];
+
+export const threadStream = (workspaceId: string, threadId: string) => `ws-${workspaceId}.thread-${threadId}`;

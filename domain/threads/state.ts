@@ -1,0 +1,45 @@
+import type { Mailbox, SettableLabel, ThreadEvent } from './events.ts';
+
+export interface ThreadState {
+  exists: boolean;
+  deleted: boolean;
+  mailbox: Mailbox | null;
+  label: SettableLabel;
+  unread: boolean;
+  /** The Message-ID headers filed here: the same message delivered again is filed once. */
+  headerIds: ReadonlySet<string>;
+}
+
+export const threadAggregate = {
+  initialState: {
+    exists: false,
+    deleted: false,
+    mailbox: null,
+    label: 'inbox',
+    unread: false,
+    headerIds: new Set(),
+  } as ThreadState,
+  evolve(state: ThreadState, event: ThreadEvent): ThreadState {
+    switch (event.type) {
+      case 'MessageReceived': {
+        const id = event.data.summary.messageId;
+        return {
+          ...state,
+          exists: true,
+          mailbox: event.data.mailbox,
+          label: event.data.label,
+          unread: true,
+          headerIds: id ? new Set([...state.headerIds, id]) : state.headerIds,
+        };
+      }
+      case 'SentEmailReplied':
+        return state;
+      case 'ThreadMarked':
+        return { ...state, unread: event.data.unread };
+      case 'ThreadMoved':
+        return { ...state, label: event.data.to };
+      case 'ThreadDeleted':
+        return { ...state, deleted: true };
+    }
+  },
+};
