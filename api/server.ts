@@ -22,6 +22,7 @@ import { keys } from './routes/keys/index.ts';
 import { roles } from './routes/roles/index.ts';
 import { self } from './routes/self/index.ts';
 import { sendingStreams } from './routes/sending-streams/index.ts';
+import { threads } from './routes/threads/index.ts';
 import { signatures } from './routes/signatures/index.ts';
 import { emails } from './routes/emails/index.ts';
 import { suppressions } from './routes/suppressions/index.ts';
@@ -48,6 +49,7 @@ const RESOURCES = [
   templateMail,
   sendingStreams,
   broadcasts,
+  threads,
 ];
 
 export async function buildServer(

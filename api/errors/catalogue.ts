@@ -113,6 +113,11 @@ const TABLE = {
     'A login or app password sends mail as the address: the credential needs `emails:send` to hand one out.',
   ],
   signature_limit_reached: [422, 'The address has 50 signatures already.'],
+  label_not_directly_settable: [
+    422,
+    '`sent` and `drafts` follow from the messages of a thread and cannot be set; move between inbox, archive, spam and trash.',
+  ],
+  label_not_found: [422, 'No such label.'],
   address_not_found: [
     404,
     'No such address in this workspace (a catch-all: `*@<domain>` on a verified domain with `catchAll` on); `param` names the field.',
