@@ -104,6 +104,44 @@ const mappers = {
       createdAt: d.createdAt,
     },
   }),
+  // Arriving mail concerns the mailbox it is filed in (a catch-all's, `*@<domain>`, through its domain).
+  MessageReceived: (d) => ({
+    type: 'email.received',
+    concerns: { address: d.mailbox.address, domain: d.mailbox.domain },
+    data: {
+      id: d.messageId,
+      threadId: d.threadId,
+      address: d.mailbox.address,
+      addressId: d.mailbox.addressId,
+      messageId: d.summary.messageId,
+      from: d.summary.from,
+      to: d.summary.to,
+      cc: d.summary.cc,
+      subject: d.summary.subject,
+      snippet: d.summary.snippet,
+      attachments: d.summary.attachments.map((a) => ({
+        filename: a.filename,
+        contentType: a.contentType,
+        size: a.size,
+      })),
+      spam: d.spam.spam,
+      label: d.label,
+      receivedAt: d.receivedAt,
+    },
+  }),
+  SentEmailReplied: (d) => ({
+    type: 'email.replied',
+    concerns: { address: d.mailbox.address, domain: d.mailbox.domain },
+    data: {
+      id: d.messageId,
+      emailId: d.emailId,
+      threadId: d.threadId,
+      address: d.mailbox.address,
+      from: d.from,
+      subject: d.subject,
+      receivedAt: d.receivedAt,
+    },
+  }),
   // Domain events concern the domain, so a domain allowlist narrows them.
   DomainVerified: (d) => ({
     type: 'domain.verified',

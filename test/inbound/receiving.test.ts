@@ -3,14 +3,16 @@ import { openSystem } from '../../system.ts';
 import { TEST_SECRETS_KEY } from '../support/secrets.ts';
 import { startSendingApp } from '../support/emails.ts';
 import { outsideDomains, startTestInbound } from '../support/inbound.ts';
-import { eventually } from '../support/receiver.ts';
+import { eventually, startReceiver } from '../support/receiver.ts';
 
 /**
  * The receiving slice over the real path: another server's MTA (nodemailer) hands mail to our
  * listener on loopback, authentication asks the loopback DNS server, and what is filed is read
  * back from the event store and the threads read model.
  */
-const { h, dns, setUp } = await startSendingApp(t);
+const { h, dns, setUp } = await startSendingApp(t, {
+  webhooks: { allowPrivate: true, pollMs: 20, retryScheduleMs: [50, 50] },
+});
 const outside = await outsideDomains(dns);
 const mx = await startTestInbound(t, h.system);
 const { ws, domain } = await setUp('inbound.example.com');
@@ -39,7 +41,7 @@ t.test('signed mail from outside to an address is authenticated, parsed, stored 
   const raw = await outside.signed({
     to: 'a@inbound.example.com',
     subject: 'Quarterly numbers',
-    text: 'The figures for the quarter are attached.\r\n',
+    text: `The figures for the quarter are attached.\r\n${'Padding words. '.repeat(20)}\r\nThe closing line, past the snippet.\r\n`,
     attachments: [{ filename: 'q.csv', content: 'a,b\n1,2\n', contentType: 'text/csv' }],
     messageId: '<first@outside.test>',
   });
@@ -62,7 +64,7 @@ t.test('signed mail from outside to an address is authenticated, parsed, stored 
   t.match(d.summary.attachments, [{ filename: 'q.csv', contentType: 'text/csv', size: 8 }]);
   t.equal(d.threadedBy, 'new');
   t.same(d.rcptTo, ['a@inbound.example.com']);
-  t.notOk(JSON.stringify(d).includes('figures for the quarter are attached.'), 'the body is not in the event');
+  t.notOk(JSON.stringify(d).includes('The closing line'), 'the body past the snippet is not in the event');
   const stored = await h.system.blobs.get(d.raw.sha256);
   t.ok(stored?.toString('latin1').includes('The figures for the quarter'), 'the raw message is in the blob store');
   t.ok(await h.system.blobs.has(d.summary.attachments[0].sha256), 'and the attachment');
@@ -221,4 +223,65 @@ t.test('a recipient is answered 451 when the read models cannot be asked', async
   const raw = await outside.signed({ to: 'a@inbound.example.com' });
   t.equal(await code(down.send({ from: 'olga@outside.test', to: ['a@inbound.example.com'] }, raw)), 451);
   t.match(down.errors, [/recipient a@inbound.example.com/]);
+});
+
+t.test('webhooks: email.received for every message, narrowed by address; email.replied for answers', async (t) => {
+  const hooks = await setUp('hooks.example.com');
+  const receiver = await startReceiver(t);
+  const wide = await h.request(hooks.ws.apiKey, 'POST', '/webhooks', {
+    url: `${receiver.url}/wide`,
+    eventTypes: ['email.received', 'email.replied'],
+  });
+  t.equal(wide.statusCode, 201, wide.body);
+  // The default set: email.* without email.replied, for b@ only.
+  const narrow = await h.request(hooks.ws.apiKey, 'POST', '/webhooks', {
+    url: `${receiver.url}/narrow`,
+    addressAllowlist: ['b@hooks.example.com'],
+  });
+  t.equal(narrow.statusCode, 201, narrow.body);
+
+  const sent = await h.request(hooks.ws.apiKey, 'POST', '/emails', {
+    from: 'a@hooks.example.com',
+    to: 'olga@example.org',
+    subject: 'Tickets',
+    text: 'Two tickets for Friday.',
+  });
+  t.equal(sent.statusCode, 201, sent.body);
+  const [accepted] = await h.system.store.readStream(`ws-${hooks.ws.workspaceId}.email-${sent.json().id}`);
+  const sentId = (accepted!.data as any).messageId as string;
+  await mx.send(
+    { from: 'olga@outside.test', to: ['a@hooks.example.com'] },
+    await outside.signed({ to: 'a@hooks.example.com', subject: 'Re: Tickets', references: [`<${sentId}>`] }),
+  );
+  await mx.send(
+    { from: 'olga@outside.test', to: ['b@hooks.example.com'] },
+    await outside.signed({ to: 'b@hooks.example.com', subject: 'For b', messageId: '<for-b@outside.test>' }),
+  );
+  // The wide endpoint names two types, so the sent mail's email.sent is not among them; the
+  // narrow one hears nothing of a@'s mail. A short wait lets a wrong extra delivery show.
+  await eventually(async () => receiver.received.length >= 4);
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  const got = receiver.received
+    .map((r) => ({ path: r.path, ...JSON.parse(r.body) }))
+    .map((b) => [b.path, b.type, b.data.address, b.data.subject]);
+  t.same(
+    got.sort(),
+    [
+      ['/narrow', 'email.received', 'b@hooks.example.com', 'For b'],
+      ['/wide', 'email.received', 'a@hooks.example.com', 'Re: Tickets'],
+      ['/wide', 'email.received', 'b@hooks.example.com', 'For b'],
+      ['/wide', 'email.replied', 'a@hooks.example.com', 'Re: Tickets'],
+    ].sort(),
+  );
+  const replied = receiver.received.map((r) => JSON.parse(r.body)).find((b) => b.type === 'email.replied');
+  t.match(replied.data, { emailId: sent.json().id, from: 'olga@outside.test' });
+  const received = receiver.received.map((r) => JSON.parse(r.body)).find((b) => b.data.subject === 'For b');
+  t.match(received.data, {
+    threadId: /^thr_/,
+    id: /^mes_/,
+    messageId: 'for-b@outside.test',
+    from: { address: 'olga@outside.test' },
+    spam: false,
+    label: 'inbox',
+  });
 });
