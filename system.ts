@@ -47,6 +47,7 @@ import { RspamdFilter } from './infra/spam/rspamd.ts';
 import {
   anyRoute,
   type InboundRoute,
+  type MailboxPorts,
   mailboxRoute,
   type RoutedRecipient,
   routeInbound,
@@ -447,6 +448,16 @@ export interface InboundOptions {
   onError?: (error: unknown, context: string) => void;
 }
 
+/** What filing arriving mail reads: the threads, addresses, domains, emails and contacts read models. */
+export function mailboxLookups(db: Kysely<ReadModels>): MailboxPorts['lookups'] {
+  return {
+    mailbox: (address) => mailboxFor(db, address),
+    threading: (workspaceId, mailbox, keys) => threadingKnowledge(db, workspaceId, mailbox, keys),
+    sentEmail: (workspaceId, ids) => sentEmailNamed(db, workspaceId, ids),
+    isContact: (workspaceId, email) => isContact(db, workspaceId, email),
+  };
+}
+
 /**
  * The inbound SMTP listener (`SMTP_PORT`) over the system: mail for the enabled addresses of
  * verified domains (and catch-alls) is authenticated through the DNS port, parsed into the blob
@@ -459,12 +470,7 @@ export function startInbound(system: System, options: InboundOptions): Promise<I
   const onError = options.onError ?? ((error, context) => console.error(`inbound: ${context}:`, error));
   const mailboxes = mailboxRoute({
     commands: system.commands,
-    lookups: {
-      mailbox: (address) => mailboxFor(db, address),
-      threading: (workspaceId, mailbox, keys) => threadingKnowledge(db, workspaceId, mailbox, keys),
-      sentEmail: (workspaceId, ids) => sentEmailNamed(db, workspaceId, ids),
-      isContact: (workspaceId, email) => isContact(db, workspaceId, email),
-    },
+    lookups: mailboxLookups(db),
     texts: new PostgresTextIndex(system.database.pool),
     authenticate: (raw, envelope) => authenticateMessage(dns, raw, { ...envelope, hostname: options.hostname }),
     parse: (raw, size) => parseMessage(system.blobs, raw, size),

@@ -1,5 +1,8 @@
 import t from 'tap';
 import { pauseStream } from '../../commands/sending-streams/handlers.ts';
+import { deleteThread, fileMessage, markThread, moveThread } from '../../commands/threads/handlers.ts';
+import { mailboxLookups } from '../../system.ts';
+import { arrivingMessage } from '../support/inbound.ts';
 import { rebuildProjection } from '../../projections/rebuild.ts';
 import { startTestApp } from '../support/app.ts';
 
@@ -94,6 +97,25 @@ t.test('a rebuilt read model equals the live one, and swaps in while the server 
       })
     ).json();
     await h.request(ws.apiKey, 'POST', `/emails/${later.id}/cancel`);
+    // Arriving mail as the receiving slice files it: a thread of two, read and archived; one deleted.
+    const box = { addressId: mailbox.id, address: mailbox.address, domainId: domain.id, domain: domain.domain };
+    const system = { workspaceId: ws.workspaceId, kind: 'system' as const, id: null };
+    const file = (headerId: string, extra = {}) =>
+      fileMessage(
+        h.system.commands,
+        mailboxLookups(h.system.readDb),
+        ws.workspaceId,
+        box,
+        arrivingMessage(headerId, extra),
+      );
+    const first = (await file(`r${w}@outside.test`))!;
+    await file(`r${w}-2@outside.test`, { inReplyTo: [`r${w}@outside.test`], subject: 'Re: Hello' });
+    await markThread(h.system.commands, system, first.threadId, false, new Date().toISOString());
+    await moveThread(h.system.commands, system, first.threadId, 'archive', new Date().toISOString());
+    const binned = (await file(`bin${w}@outside.test`, { subject: 'Other' }))!;
+    await deleteThread(h.system.commands, system, binned.threadId, new Date().toISOString());
+    await deleteThread(h.system.commands, system, binned.threadId, new Date().toISOString());
+    await file(`third${w}@outside.test`, { subject: 'Third' });
     // A lane paused as the guard pauses it, and in one workspace of two resumed.
     await pauseStream(
       h.system.commands,

@@ -1,6 +1,8 @@
 import { type DKIMSignOptions, dkimSign } from 'mailauth';
 import nodemailer from 'nodemailer';
 import MailComposer from 'nodemailer/lib/mail-composer';
+import type { ArrivingMessage } from '../../commands/threads/handlers.ts';
+import type { MessageSummary } from '../../domain/messages/summary.ts';
 import { generateDkimKeyPair } from '../../infra/dkim/keys.ts';
 import { startInbound, type System } from '../../system.ts';
 import type { TestDnsServer } from './dns-server.ts';
@@ -84,5 +86,43 @@ export async function startTestInbound(
         transport.close();
       }
     },
+  };
+}
+
+/** An arriving message as the handler hands it to `fileMessage`, for tests that file mail directly. */
+export function arrivingMessage(headerId: string, summary: Partial<MessageSummary> = {}): ArrivingMessage {
+  return {
+    mailFrom: 'olga@outside.test',
+    rcptTo: ['a@example.com'],
+    client: { ip: '192.0.2.10', helo: 'mail.outside.test' },
+    raw: { sha256: 'a'.repeat(64), size: 100 },
+    summary: {
+      messageId: headerId,
+      inReplyTo: [],
+      references: [],
+      date: null,
+      subject: 'Hello',
+      from: { name: 'Olga', address: 'olga@outside.test' },
+      replyTo: [],
+      to: [],
+      cc: [],
+      bcc: [],
+      headers: [],
+      headersTruncated: false,
+      snippet: 'Hello there',
+      attachments: [],
+      size: 100,
+      ...summary,
+    },
+    authentication: {
+      spf: { result: 'pass', domain: 'outside.test' },
+      dkim: [],
+      dmarc: null,
+      dmarcSkipped: null,
+      arc: { result: 'none', instance: 0 },
+      header: 'mx.mail.test; spf=pass',
+    },
+    spam: { spam: false, reasons: [], score: null },
+    receivedAt: new Date().toISOString(),
   };
 }
