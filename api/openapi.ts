@@ -61,7 +61,12 @@ export function openApiDocument(
               description: spec.summary,
               content: { 'application/json': { schema: schemas.convert(spec.response, 'output') } },
             }
-          : { description: spec.summary },
+          : spec.produces
+            ? {
+                description: spec.summary,
+                content: { [spec.produces]: { schema: { type: 'string', format: 'binary' } } },
+              }
+            : { description: spec.summary },
         ...errorResponses(errors, errorRef),
       },
     };

@@ -51,6 +51,8 @@ export interface OperationSpec<P, Q, B> {
   /** Success status and its body schema, for the OpenAPI document. */
   status?: number;
   response?: ZodType;
+  /** A body that is not JSON (a download): its media type, for the OpenAPI document. */
+  produces?: string;
   /** A sensitive operation: an OAuth token must be step-up elevated (403 `step_up_required`); keys are never asked. */
   stepUp?: boolean;
   /** A write of shared configuration that test keys may call: it changes nothing, or keeps them to test-mode objects itself. */

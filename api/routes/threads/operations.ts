@@ -147,6 +147,7 @@ export const threadOperations = (deps: ApiDeps): Operation[] => {
         'the bytes the sender handed over.',
       scope: 'threads:read',
       params: z.object({ id: z.string(), messageId: z.string() }),
+      produces: 'message/rfc822',
       handler: async ({ credential, params, reply }) => {
         const row = await threadOr404(deps.db, credential.workspaceId, reachOf(credential), params.id);
         const message = (await messagesOf(deps.db, row.id)).find((m) => m.id === params.messageId);
