@@ -502,6 +502,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/templates/{id}/design": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Design blocks from a brief
+         * @description Scope: `templates:write`. The AI model makes a block document from the brief (an html-engine template gets blocks). The document is validated like any other, its placeholders limited to the template's slots and props; it becomes a new draft version on top of the head, never published. Spends one AI action of the day (429 `ai_quota_exceeded`, Retry-After to 00:00 UTC). A model that does not answer, or answers with no valid document, is 503 `design_failed`: nothing stored, no action spent. Without a model configured, 409 `ai_not_configured`.
+         */
+        post: operations["designTemplate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/templates/{id}/redesign": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Restyle a template's blocks from a brief
+         * @description Scope: `templates:write`. The AI model restyles the head version's blocks as the brief asks, keeping their text, links and placeholders; a head without blocks is 422 `invalid_template` (`param` `engine`). The document is validated like any other, its placeholders limited to the template's slots and props; it becomes a new draft version on top of the head, never published. Spends one AI action of the day (429 `ai_quota_exceeded`, Retry-After to 00:00 UTC). A model that does not answer, or answers with no valid document, is 503 `design_failed`: nothing stored, no action spent. Without a model configured, 409 `ai_not_configured`.
+         */
+        post: operations["redesignTemplate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/domains": {
         parameters: {
             query?: never;
@@ -1601,7 +1641,7 @@ export interface paths {
         put?: never;
         /**
          * Send up to 100 emails
-         * @description Scope: `emails:send`. 1 to 100 messages, each the body of `POST /emails` (otherwise 422 `too_many_items`). Each is checked and accepted on its own: `data` answers them in order, each with its `email` or its `error` (the codes of `POST /emails`, `param` within the message). The whole body is at most 40 MiB. A credential narrowed to some addresses or domains sees and changes only the addresses its lists reach; others answer 404. Partitioned by mode: a test key reads and changes only test-mode data, a live key only live data.
+         * @description Scope: `emails:send`. 1 to 100 messages, each the body of `POST /emails` (otherwise 422 `too_many_items`). Each is checked and accepted on its own: `data` answers them in order, each with its `email` or its `error` (the codes of `POST /emails`, `param` within the message). A batch in which any message asks for `translate` holds at most 10 messages (each is a call of the AI model). The whole body is at most 40 MiB. A credential narrowed to some addresses or domains sees and changes only the addresses its lists reach; others answer 404. Partitioned by mode: a test key reads and changes only test-mode data, a live key only live data.
          */
         post: operations["sendEmails"];
         delete?: never;
@@ -1808,6 +1848,74 @@ export interface paths {
          * @description Scope: `emails:send`. Only before it starts (409 `email_not_cancellable` after); cancelling a cancelled broadcast answers it again. Not for credentials narrowed to some addresses or domains (422 `capability_unsupported` on `addressAllowlist`). Partitioned by mode: a test key reads and changes only test-mode data, a live key only live data.
          */
         post: operations["cancelBroadcast"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/threads": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List threads
+         * @description Scope: `threads:read`. Latest activity first, across every mailbox the credential reaches or one (`address`). `q` searches subject, participants (names and addresses) and body text with PostgreSQL full-text search (web search syntax: `"exact words"`, `or`, `-word`; whole words, no stemming). A credential narrowed to some addresses or domains sees and changes only the addresses its lists reach; others answer 404. Partitioned by mode: a test key reads and changes only test-mode data, a live key only live data.
+         */
+        get: operations["listThreads"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/threads/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read a thread with its messages
+         * @description Scope: `threads:read`. The thread and every message in the order they were filed: addresses, headers, attachments, the authentication results (SPF, DKIM, DMARC, ARC) and the spam verdict. A credential narrowed to some addresses or domains sees and changes only the addresses its lists reach; others answer 404. Partitioned by mode: a test key reads and changes only test-mode data, a live key only live data.
+         */
+        get: operations["getThread"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a thread: to the trash, then for good
+         * @description Scope: `threads:write`. A thread outside the trash moves there (`deleted: false`, labels `trash`); a thread in the trash is deleted for good (`deleted: true`), and its id answers 404 from then on. A credential narrowed to some addresses or domains sees and changes only the addresses its lists reach; others answer 404. Partitioned by mode: a test key reads and changes only test-mode data, a live key only live data.
+         */
+        delete: operations["deleteThread"];
+        options?: never;
+        head?: never;
+        /**
+         * Mark a thread read or unread, or move it
+         * @description Scope: `threads:write`. `unread` marks the whole thread; `label` moves it between inbox, archive, spam and trash (`sent` and `drafts` follow from its messages: 422 `label_not_directly_settable`; any other name is 422 `label_not_found`). Both may be sent together; nothing changes when either is refused. A credential narrowed to some addresses or domains sees and changes only the addresses its lists reach; others answer 404. Partitioned by mode: a test key reads and changes only test-mode data, a live key only live data.
+         */
+        patch: operations["updateThread"];
+        trace?: never;
+    };
+    "/threads/{id}/messages/{messageId}/raw": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Download a message as it arrived
+         * @description Scope: `threads:read`. The stored message (`message/rfc822`): our Return-Path and Received lines, then the bytes the sender handed over. A credential narrowed to some addresses or domains sees and changes only the addresses its lists reach; others answer 404. Partitioned by mode: a test key reads and changes only test-mode data, a live key only live data.
+         */
+        get: operations["downloadThreadMessage"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -8380,6 +8488,490 @@ export interface operations {
                             type?: "api_error";
                             /** @enum {string} */
                             code?: "unreachable";
+                        };
+                    };
+                };
+            };
+        };
+    };
+    designTemplate: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Up to 255 of letters, digits, `_ . : -`. The same request again under the same key answers the stored answer (`Idempotent-Replayed: true`) and changes nothing; another request under it is 422 `idempotency_key_reuse`. Keys are per workspace and mode, answered only to the credential that sent them, and kept 24 hours. */
+                "idempotency-key"?: string;
+            };
+            path: {
+                /** @description A `tpl_` id or a slug. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description What the email should look like, in plain language; 1 to 2000 characters. */
+                    brief: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Design blocks from a brief */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        object: "template";
+                        id: string;
+                        slug: string;
+                        name: string;
+                        description: string | null;
+                        /** @enum {string} */
+                        status: "draft" | "active" | "archived";
+                        publishedVersion: number | null;
+                        latestVersion: number;
+                        /** @description Of the published version; absent while nothing is published. */
+                        subject?: string;
+                        /** @enum {string} */
+                        engine?: "blocks" | "html";
+                        slots?: {
+                            [key: string]: unknown;
+                        }[];
+                        props?: {
+                            [key: string]: unknown;
+                        }[];
+                        createdAt: string;
+                        updatedAt: string;
+                        /** @description The head version; single reads only. */
+                        latest?: {
+                            id: string;
+                            version: number;
+                            /** @enum {string} */
+                            state: "draft" | "published";
+                            /** @enum {string} */
+                            engine: "blocks" | "html";
+                            subject: string;
+                            slots: {
+                                [key: string]: unknown;
+                            }[];
+                            props: {
+                                [key: string]: unknown;
+                            }[];
+                            publishedAt: string | null;
+                            createdAt: string;
+                            document: {
+                                [key: string]: unknown;
+                            } | null;
+                            html: string | null;
+                        };
+                    };
+                };
+            };
+            /** @description `invalid_idempotency_key`, `invalid_request`, `malformed_json`: see /docs/errors. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "invalid_request_error";
+                            /** @enum {string} */
+                            code?: "invalid_idempotency_key" | "invalid_request" | "malformed_json";
+                        };
+                    };
+                };
+            };
+            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "authentication_error";
+                            /** @enum {string} */
+                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                        };
+                    };
+                };
+            };
+            /** @description `beyond_caller_authority`, `insufficient_scope`: see /docs/errors. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "permission_error";
+                            /** @enum {string} */
+                            code?: "beyond_caller_authority" | "insufficient_scope";
+                        };
+                    };
+                };
+            };
+            /** @description `resource_not_found`: see /docs/errors. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "not_found_error";
+                            /** @enum {string} */
+                            code?: "resource_not_found";
+                        };
+                    };
+                };
+            };
+            /** @description `ai_not_configured`, `idempotency_key_in_use`: see /docs/errors. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "conflict_error";
+                            /** @enum {string} */
+                            code?: "ai_not_configured" | "idempotency_key_in_use";
+                        };
+                    };
+                };
+            };
+            /** @description `body_too_large`: see /docs/errors. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "invalid_request_error";
+                            /** @enum {string} */
+                            code?: "body_too_large";
+                        };
+                    };
+                };
+            };
+            /** @description `idempotency_key_reuse`, `invalid_parameter`, `invalid_template`, `unknown_parameter`: see /docs/errors. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "validation_error";
+                            /** @enum {string} */
+                            code?: "idempotency_key_reuse" | "invalid_parameter" | "invalid_template" | "unknown_parameter";
+                        };
+                    };
+                };
+            };
+            /** @description `ai_quota_exceeded`, `rate_limited`: see /docs/errors. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "rate_limit_error";
+                            /** @enum {string} */
+                            code?: "ai_quota_exceeded" | "rate_limited";
+                        };
+                    };
+                };
+            };
+            /** @description `internal_error`: see /docs/errors. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "api_error";
+                            /** @enum {string} */
+                            code?: "internal_error";
+                        };
+                    };
+                };
+            };
+            /** @description `design_failed`, `unreachable`: see /docs/errors. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "api_error";
+                            /** @enum {string} */
+                            code?: "design_failed" | "unreachable";
+                        };
+                    };
+                };
+            };
+        };
+    };
+    redesignTemplate: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Up to 255 of letters, digits, `_ . : -`. The same request again under the same key answers the stored answer (`Idempotent-Replayed: true`) and changes nothing; another request under it is 422 `idempotency_key_reuse`. Keys are per workspace and mode, answered only to the credential that sent them, and kept 24 hours. */
+                "idempotency-key"?: string;
+            };
+            path: {
+                /** @description A `tpl_` id or a slug. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description What the email should look like, in plain language; 1 to 2000 characters. */
+                    brief: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Restyle a template's blocks from a brief */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        object: "template";
+                        id: string;
+                        slug: string;
+                        name: string;
+                        description: string | null;
+                        /** @enum {string} */
+                        status: "draft" | "active" | "archived";
+                        publishedVersion: number | null;
+                        latestVersion: number;
+                        /** @description Of the published version; absent while nothing is published. */
+                        subject?: string;
+                        /** @enum {string} */
+                        engine?: "blocks" | "html";
+                        slots?: {
+                            [key: string]: unknown;
+                        }[];
+                        props?: {
+                            [key: string]: unknown;
+                        }[];
+                        createdAt: string;
+                        updatedAt: string;
+                        /** @description The head version; single reads only. */
+                        latest?: {
+                            id: string;
+                            version: number;
+                            /** @enum {string} */
+                            state: "draft" | "published";
+                            /** @enum {string} */
+                            engine: "blocks" | "html";
+                            subject: string;
+                            slots: {
+                                [key: string]: unknown;
+                            }[];
+                            props: {
+                                [key: string]: unknown;
+                            }[];
+                            publishedAt: string | null;
+                            createdAt: string;
+                            document: {
+                                [key: string]: unknown;
+                            } | null;
+                            html: string | null;
+                        };
+                    };
+                };
+            };
+            /** @description `invalid_idempotency_key`, `invalid_request`, `malformed_json`: see /docs/errors. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "invalid_request_error";
+                            /** @enum {string} */
+                            code?: "invalid_idempotency_key" | "invalid_request" | "malformed_json";
+                        };
+                    };
+                };
+            };
+            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "authentication_error";
+                            /** @enum {string} */
+                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                        };
+                    };
+                };
+            };
+            /** @description `beyond_caller_authority`, `insufficient_scope`: see /docs/errors. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "permission_error";
+                            /** @enum {string} */
+                            code?: "beyond_caller_authority" | "insufficient_scope";
+                        };
+                    };
+                };
+            };
+            /** @description `resource_not_found`: see /docs/errors. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "not_found_error";
+                            /** @enum {string} */
+                            code?: "resource_not_found";
+                        };
+                    };
+                };
+            };
+            /** @description `ai_not_configured`, `idempotency_key_in_use`: see /docs/errors. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "conflict_error";
+                            /** @enum {string} */
+                            code?: "ai_not_configured" | "idempotency_key_in_use";
+                        };
+                    };
+                };
+            };
+            /** @description `body_too_large`: see /docs/errors. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "invalid_request_error";
+                            /** @enum {string} */
+                            code?: "body_too_large";
+                        };
+                    };
+                };
+            };
+            /** @description `idempotency_key_reuse`, `invalid_parameter`, `invalid_template`, `unknown_parameter`: see /docs/errors. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "validation_error";
+                            /** @enum {string} */
+                            code?: "idempotency_key_reuse" | "invalid_parameter" | "invalid_template" | "unknown_parameter";
+                        };
+                    };
+                };
+            };
+            /** @description `ai_quota_exceeded`, `rate_limited`: see /docs/errors. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "rate_limit_error";
+                            /** @enum {string} */
+                            code?: "ai_quota_exceeded" | "rate_limited";
+                        };
+                    };
+                };
+            };
+            /** @description `internal_error`: see /docs/errors. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "api_error";
+                            /** @enum {string} */
+                            code?: "internal_error";
+                        };
+                    };
+                };
+            };
+            /** @description `design_failed`, `unreachable`: see /docs/errors. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "api_error";
+                            /** @enum {string} */
+                            code?: "design_failed" | "unreachable";
                         };
                     };
                 };
@@ -23188,8 +23780,9 @@ export interface operations {
                     /** @description The Message-ID answered; the message threads with it. */
                     inReplyTo?: string;
                     references?: string[];
-                    /** @description Needs an AI provider: without one, 409 `translation_not_configured`. */
+                    /** @description Translates subject, text and html (a template's rendering included; the signature stays as written) at acceptance, through the AI model: at most 50000 characters together (422 `translation_too_long`), one AI action of the day (429 `ai_quota_exceeded`); a model that fails is 503 `translation_failed`. Without a model configured, 409 `translation_not_configured`. */
                     translate?: {
+                        /** @description A BCP 47 language tag (`de`, `pt-BR`, `zh-Hant`); an unknown one is 422 `unknown_language`. */
                         to: string;
                     };
                 };
@@ -23354,7 +23947,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `capability_unsupported`, `idempotency_key_reuse`, `invalid_email_address`, `invalid_parameter`, `reserved_header`, `template_archived`, `template_not_found`, `template_not_published`, `too_many_recipients`, `unknown_parameter`, `unknown_template_prop`: see /docs/errors. */
+            /** @description `capability_unsupported`, `idempotency_key_reuse`, `invalid_email_address`, `invalid_parameter`, `reserved_header`, `template_archived`, `template_not_found`, `template_not_published`, `too_many_recipients`, `translation_too_long`, `unknown_language`, `unknown_parameter`, `unknown_template_prop`: see /docs/errors. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -23365,12 +23958,12 @@ export interface operations {
                             /** @constant */
                             type?: "validation_error";
                             /** @enum {string} */
-                            code?: "capability_unsupported" | "idempotency_key_reuse" | "invalid_email_address" | "invalid_parameter" | "reserved_header" | "template_archived" | "template_not_found" | "template_not_published" | "too_many_recipients" | "unknown_parameter" | "unknown_template_prop";
+                            code?: "capability_unsupported" | "idempotency_key_reuse" | "invalid_email_address" | "invalid_parameter" | "reserved_header" | "template_archived" | "template_not_found" | "template_not_published" | "too_many_recipients" | "translation_too_long" | "unknown_language" | "unknown_parameter" | "unknown_template_prop";
                         };
                     };
                 };
             };
-            /** @description `rate_limited`, `send_quota_exceeded`: see /docs/errors. */
+            /** @description `ai_quota_exceeded`, `rate_limited`, `send_quota_exceeded`: see /docs/errors. */
             429: {
                 headers: {
                     /** @description Seconds to wait before retrying. */
@@ -23383,7 +23976,7 @@ export interface operations {
                             /** @constant */
                             type?: "rate_limit_error";
                             /** @enum {string} */
-                            code?: "rate_limited" | "send_quota_exceeded";
+                            code?: "ai_quota_exceeded" | "rate_limited" | "send_quota_exceeded";
                         };
                     };
                 };
@@ -23404,7 +23997,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `unreachable`: see /docs/errors. */
+            /** @description `translation_failed`, `unreachable`: see /docs/errors. */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying. */
@@ -23417,7 +24010,7 @@ export interface operations {
                             /** @constant */
                             type?: "api_error";
                             /** @enum {string} */
-                            code?: "unreachable";
+                            code?: "translation_failed" | "unreachable";
                         };
                     };
                 };
@@ -23437,7 +24030,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @description 1 to 100 messages. */
+                    /** @description 1 to 100 messages; 1 to 10 when any asks for `translate`. */
                     emails: {
                         [key: string]: unknown;
                     }[];
@@ -24232,8 +24825,9 @@ export interface operations {
                     /** @description The Message-ID answered; the message threads with it. */
                     inReplyTo?: string;
                     references?: string[];
-                    /** @description Needs an AI provider: without one, 409 `translation_not_configured`. */
+                    /** @description Translates subject, text and html (a template's rendering included; the signature stays as written) at acceptance, through the AI model: at most 50000 characters together (422 `translation_too_long`), one AI action of the day (429 `ai_quota_exceeded`); a model that fails is 503 `translation_failed`. Without a model configured, 409 `translation_not_configured`. */
                     translate?: {
+                        /** @description A BCP 47 language tag (`de`, `pt-BR`, `zh-Hant`); an unknown one is 422 `unknown_language`. */
                         to: string;
                     };
                     /** @description Values of the published version's props. */
@@ -24302,8 +24896,20 @@ export interface operations {
                                 enhancedCode: string | null;
                                 message: string;
                             } | null;
+                            /** @description Fetches of the open pixel (privacy proxies and scanners fetch too). */
+                            opens: number;
+                            /** @description Clicks on tracked links. */
+                            clicks: number;
+                            firstOpenedAt: string | null;
+                            firstClickedAt: string | null;
                             updatedAt: string;
                         }[];
+                        /** @description Fetches of the open pixel (privacy proxies and scanners fetch too). */
+                        opens: number;
+                        /** @description Clicks on tracked links. */
+                        clicks: number;
+                        firstOpenedAt: string | null;
+                        firstClickedAt: string | null;
                         createdAt: string;
                         cancelledAt: string | null;
                         updatedAt: string;
@@ -24554,8 +25160,20 @@ export interface operations {
                                     enhancedCode: string | null;
                                     message: string;
                                 } | null;
+                                /** @description Fetches of the open pixel (privacy proxies and scanners fetch too). */
+                                opens: number;
+                                /** @description Clicks on tracked links. */
+                                clicks: number;
+                                firstOpenedAt: string | null;
+                                firstClickedAt: string | null;
                                 updatedAt: string;
                             }[];
+                            /** @description Fetches of the open pixel (privacy proxies and scanners fetch too). */
+                            opens: number;
+                            /** @description Clicks on tracked links. */
+                            clicks: number;
+                            firstOpenedAt: string | null;
+                            firstClickedAt: string | null;
                             createdAt: string;
                             cancelledAt: string | null;
                             updatedAt: string;
@@ -26082,6 +26700,941 @@ export interface operations {
                             type?: "validation_error";
                             /** @enum {string} */
                             code?: "capability_unsupported" | "idempotency_key_reuse" | "invalid_parameter" | "unknown_parameter";
+                        };
+                    };
+                };
+            };
+            /** @description `rate_limited`: see /docs/errors. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "rate_limit_error";
+                            /** @enum {string} */
+                            code?: "rate_limited";
+                        };
+                    };
+                };
+            };
+            /** @description `internal_error`: see /docs/errors. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "api_error";
+                            /** @enum {string} */
+                            code?: "internal_error";
+                        };
+                    };
+                };
+            };
+            /** @description `unreachable`: see /docs/errors. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "api_error";
+                            /** @enum {string} */
+                            code?: "unreachable";
+                        };
+                    };
+                };
+            };
+        };
+    };
+    listThreads: {
+        parameters: {
+            query?: {
+                /** @description A mailbox: an address, or `*@<domain>` for a catch-all. */
+                address?: string;
+                label?: "inbox" | "archive" | "spam" | "trash" | "sent" | "drafts";
+                unread?: "0" | "1" | "true" | "false";
+                q?: string;
+                limit?: number;
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description List threads */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        object: "list";
+                        data: {
+                            /** @constant */
+                            object: "thread";
+                            id: string;
+                            /** @description The mailbox: an address, or `*@<domain>` for a catch-all. */
+                            address: string;
+                            addressId: string | null;
+                            labels: ("inbox" | "archive" | "spam" | "trash" | "sent" | "drafts")[];
+                            unread: boolean;
+                            subject: string;
+                            /** @description The latest message's. */
+                            snippet: string;
+                            participants: string[];
+                            messageCount: number;
+                            lastMessageAt: string;
+                            createdAt: string;
+                        }[];
+                        hasMore: boolean;
+                        nextCursor: string | null;
+                    };
+                };
+            };
+            /** @description `invalid_cursor`, `invalid_request`: see /docs/errors. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "invalid_request_error";
+                            /** @enum {string} */
+                            code?: "invalid_cursor" | "invalid_request";
+                        };
+                    };
+                };
+            };
+            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "authentication_error";
+                            /** @enum {string} */
+                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                        };
+                    };
+                };
+            };
+            /** @description `insufficient_scope`: see /docs/errors. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "permission_error";
+                            /** @enum {string} */
+                            code?: "insufficient_scope";
+                        };
+                    };
+                };
+            };
+            /** @description `invalid_parameter`, `unknown_parameter`: see /docs/errors. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "validation_error";
+                            /** @enum {string} */
+                            code?: "invalid_parameter" | "unknown_parameter";
+                        };
+                    };
+                };
+            };
+            /** @description `rate_limited`: see /docs/errors. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "rate_limit_error";
+                            /** @enum {string} */
+                            code?: "rate_limited";
+                        };
+                    };
+                };
+            };
+            /** @description `internal_error`: see /docs/errors. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "api_error";
+                            /** @enum {string} */
+                            code?: "internal_error";
+                        };
+                    };
+                };
+            };
+            /** @description `unreachable`: see /docs/errors. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "api_error";
+                            /** @enum {string} */
+                            code?: "unreachable";
+                        };
+                    };
+                };
+            };
+        };
+    };
+    getThread: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Read a thread with its messages */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        object: "thread";
+                        id: string;
+                        /** @description The mailbox: an address, or `*@<domain>` for a catch-all. */
+                        address: string;
+                        addressId: string | null;
+                        labels: ("inbox" | "archive" | "spam" | "trash" | "sent" | "drafts")[];
+                        unread: boolean;
+                        subject: string;
+                        /** @description The latest message's. */
+                        snippet: string;
+                        participants: string[];
+                        messageCount: number;
+                        lastMessageAt: string;
+                        createdAt: string;
+                        messages: {
+                            /** @constant */
+                            object: "message";
+                            id: string;
+                            threadId: string;
+                            /** @description The Message-ID header, without angle brackets. */
+                            messageId: string | null;
+                            inReplyTo: string[];
+                            references: string[];
+                            from: {
+                                name: string | null;
+                                address: string;
+                            } | null;
+                            replyTo: {
+                                name: string | null;
+                                address: string;
+                            }[];
+                            to: {
+                                name: string | null;
+                                address: string;
+                            }[];
+                            cc: {
+                                name: string | null;
+                                address: string;
+                            }[];
+                            subject: string;
+                            /** @description The Date header (the sender wrote it). */
+                            date: string | null;
+                            receivedAt: string;
+                            snippet: string;
+                            headers: {
+                                name: string;
+                                value: string;
+                            }[];
+                            attachments: {
+                                filename: string | null;
+                                contentType: string;
+                                size: number;
+                                contentId: string | null;
+                                inline: boolean;
+                            }[];
+                            size: number;
+                            envelope: {
+                                mailFrom: string;
+                            };
+                            authentication: {
+                                spf: {
+                                    result: string;
+                                    domain: string | null;
+                                };
+                                dkim: {
+                                    result: string;
+                                    domain: string | null;
+                                    selector: string | null;
+                                    aligned: boolean;
+                                }[];
+                                dmarc: {
+                                    result: string;
+                                    fromDomain: string | null;
+                                    policy: string | null;
+                                } | null;
+                                arc: {
+                                    result: string;
+                                    instance: number;
+                                };
+                                /** @description The Authentication-Results value. */
+                                header: string;
+                            };
+                            spam: {
+                                spam: boolean;
+                                reasons: string[];
+                                score: number | null;
+                            };
+                        }[];
+                    };
+                };
+            };
+            /** @description `invalid_request`: see /docs/errors. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "invalid_request_error";
+                            /** @enum {string} */
+                            code?: "invalid_request";
+                        };
+                    };
+                };
+            };
+            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "authentication_error";
+                            /** @enum {string} */
+                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                        };
+                    };
+                };
+            };
+            /** @description `insufficient_scope`: see /docs/errors. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "permission_error";
+                            /** @enum {string} */
+                            code?: "insufficient_scope";
+                        };
+                    };
+                };
+            };
+            /** @description `resource_not_found`: see /docs/errors. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "not_found_error";
+                            /** @enum {string} */
+                            code?: "resource_not_found";
+                        };
+                    };
+                };
+            };
+            /** @description `invalid_parameter`, `unknown_parameter`: see /docs/errors. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "validation_error";
+                            /** @enum {string} */
+                            code?: "invalid_parameter" | "unknown_parameter";
+                        };
+                    };
+                };
+            };
+            /** @description `rate_limited`: see /docs/errors. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "rate_limit_error";
+                            /** @enum {string} */
+                            code?: "rate_limited";
+                        };
+                    };
+                };
+            };
+            /** @description `internal_error`: see /docs/errors. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "api_error";
+                            /** @enum {string} */
+                            code?: "internal_error";
+                        };
+                    };
+                };
+            };
+            /** @description `unreachable`: see /docs/errors. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "api_error";
+                            /** @enum {string} */
+                            code?: "unreachable";
+                        };
+                    };
+                };
+            };
+        };
+    };
+    deleteThread: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Delete a thread: to the trash, then for good */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        object: "thread";
+                        id: string;
+                        deleted: boolean;
+                        labels: ("inbox" | "archive" | "spam" | "trash" | "sent" | "drafts")[];
+                    };
+                };
+            };
+            /** @description `invalid_request`, `malformed_json`: see /docs/errors. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "invalid_request_error";
+                            /** @enum {string} */
+                            code?: "invalid_request" | "malformed_json";
+                        };
+                    };
+                };
+            };
+            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "authentication_error";
+                            /** @enum {string} */
+                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                        };
+                    };
+                };
+            };
+            /** @description `insufficient_scope`: see /docs/errors. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "permission_error";
+                            /** @enum {string} */
+                            code?: "insufficient_scope";
+                        };
+                    };
+                };
+            };
+            /** @description `resource_not_found`: see /docs/errors. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "not_found_error";
+                            /** @enum {string} */
+                            code?: "resource_not_found";
+                        };
+                    };
+                };
+            };
+            /** @description `body_too_large`: see /docs/errors. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "invalid_request_error";
+                            /** @enum {string} */
+                            code?: "body_too_large";
+                        };
+                    };
+                };
+            };
+            /** @description `capability_unsupported`, `invalid_parameter`, `unknown_parameter`: see /docs/errors. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "validation_error";
+                            /** @enum {string} */
+                            code?: "capability_unsupported" | "invalid_parameter" | "unknown_parameter";
+                        };
+                    };
+                };
+            };
+            /** @description `rate_limited`: see /docs/errors. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "rate_limit_error";
+                            /** @enum {string} */
+                            code?: "rate_limited";
+                        };
+                    };
+                };
+            };
+            /** @description `internal_error`: see /docs/errors. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "api_error";
+                            /** @enum {string} */
+                            code?: "internal_error";
+                        };
+                    };
+                };
+            };
+            /** @description `unreachable`: see /docs/errors. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "api_error";
+                            /** @enum {string} */
+                            code?: "unreachable";
+                        };
+                    };
+                };
+            };
+        };
+    };
+    updateThread: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": {
+                    unread?: boolean;
+                    /** @description `inbox`, `archive`, `spam` or `trash`. */
+                    label?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Mark a thread read or unread, or move it */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        object: "thread";
+                        id: string;
+                        /** @description The mailbox: an address, or `*@<domain>` for a catch-all. */
+                        address: string;
+                        addressId: string | null;
+                        labels: ("inbox" | "archive" | "spam" | "trash" | "sent" | "drafts")[];
+                        unread: boolean;
+                        subject: string;
+                        /** @description The latest message's. */
+                        snippet: string;
+                        participants: string[];
+                        messageCount: number;
+                        lastMessageAt: string;
+                        createdAt: string;
+                    };
+                };
+            };
+            /** @description `invalid_request`, `malformed_json`: see /docs/errors. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "invalid_request_error";
+                            /** @enum {string} */
+                            code?: "invalid_request" | "malformed_json";
+                        };
+                    };
+                };
+            };
+            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "authentication_error";
+                            /** @enum {string} */
+                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                        };
+                    };
+                };
+            };
+            /** @description `insufficient_scope`: see /docs/errors. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "permission_error";
+                            /** @enum {string} */
+                            code?: "insufficient_scope";
+                        };
+                    };
+                };
+            };
+            /** @description `resource_not_found`: see /docs/errors. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "not_found_error";
+                            /** @enum {string} */
+                            code?: "resource_not_found";
+                        };
+                    };
+                };
+            };
+            /** @description `body_too_large`: see /docs/errors. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "invalid_request_error";
+                            /** @enum {string} */
+                            code?: "body_too_large";
+                        };
+                    };
+                };
+            };
+            /** @description `capability_unsupported`, `invalid_parameter`, `label_not_directly_settable`, `label_not_found`, `unknown_parameter`: see /docs/errors. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "validation_error";
+                            /** @enum {string} */
+                            code?: "capability_unsupported" | "invalid_parameter" | "label_not_directly_settable" | "label_not_found" | "unknown_parameter";
+                        };
+                    };
+                };
+            };
+            /** @description `rate_limited`: see /docs/errors. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "rate_limit_error";
+                            /** @enum {string} */
+                            code?: "rate_limited";
+                        };
+                    };
+                };
+            };
+            /** @description `internal_error`: see /docs/errors. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "api_error";
+                            /** @enum {string} */
+                            code?: "internal_error";
+                        };
+                    };
+                };
+            };
+            /** @description `unreachable`: see /docs/errors. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "api_error";
+                            /** @enum {string} */
+                            code?: "unreachable";
+                        };
+                    };
+                };
+            };
+        };
+    };
+    downloadThreadMessage: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                messageId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Download a message as it arrived */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "message/rfc822": string;
+                };
+            };
+            /** @description `invalid_request`: see /docs/errors. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "invalid_request_error";
+                            /** @enum {string} */
+                            code?: "invalid_request";
+                        };
+                    };
+                };
+            };
+            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "authentication_error";
+                            /** @enum {string} */
+                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                        };
+                    };
+                };
+            };
+            /** @description `insufficient_scope`: see /docs/errors. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "permission_error";
+                            /** @enum {string} */
+                            code?: "insufficient_scope";
+                        };
+                    };
+                };
+            };
+            /** @description `resource_not_found`: see /docs/errors. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "not_found_error";
+                            /** @enum {string} */
+                            code?: "resource_not_found";
+                        };
+                    };
+                };
+            };
+            /** @description `invalid_parameter`, `unknown_parameter`: see /docs/errors. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "validation_error";
+                            /** @enum {string} */
+                            code?: "invalid_parameter" | "unknown_parameter";
                         };
                     };
                 };
