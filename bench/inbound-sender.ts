@@ -31,7 +31,7 @@ async function prepare(m: Extract<SenderRequest, { type: 'prepare' }>) {
   for (let i = 0; i < m.messages; i++) {
     const raw = await new MailComposer({
       from: `Carol Sender <carol@${m.domain}>`,
-      to: 'Ann <ann@ours.test>',
+      to: 'Ann <ann@ours.example.com>',
       subject: `Re: Notes from the call #${i}`,
       messageId: `<n${i}-${Date.now()}@${m.domain}>`,
       inReplyTo: `<n${i - 1}@${m.domain}>`,
@@ -66,7 +66,7 @@ async function run(m: Extract<SenderRequest, { type: 'send' }>) {
       const t0 = process.hrtime.bigint();
       try {
         await transport.sendMail({
-          envelope: { from: 'carol@sender.example.com', to: ['ann@ours.test'] },
+          envelope: { from: 'carol@sender.example.com', to: ['ann@ours.example.com'] },
           raw: prepared[i]!,
         });
         latency.add(msSince(t0));

@@ -19,7 +19,8 @@
  *   emails-deliver      20,000 accepted messages through the delivery process manager to a loopback MX (DKIM,
  *                       direct delivery): messages/s, RSS over the run, event→250 p50/p99; nodemailer alone as the floor
  *   inbound             5,000 signed messages over SMTP: a discarding smtp-server, our listener into the blob
- *                       store, and the same with authentication, parsing, threading and the spam verdict
+ *                       store, the same with authentication, parsing, threading and the spam verdict, and
+ *                       the receiving slice as the server runs it (filed in threads on PostgreSQL)
  *   domains             1,000 domains verified against a loopback DNS server (one answering late), GET /domains pages
  *   addresses-list      GET /addresses and GET /domains/{id}/addresses over 100,000 addresses of one workspace (read model seeded in SQL)
  *   emails-accept       POST /emails/batch of 100 messages (messages/s) and single POST /emails at 32 connections (p50/p99)

@@ -285,3 +285,37 @@ t.test('webhooks: email.received for every message, narrowed by address; email.r
     label: 'inbox',
   });
 });
+
+t.test('threading lookups: subject fallback for the same sender, a reply before its parent', async (t) => {
+  const send = async (options: Record<string, unknown>, from = 'olga@outside.test') =>
+    mx.send({ from, to: ['b@inbound.example.com'] }, await outside.signed({ to: 'b@inbound.example.com', ...options }));
+  await send({ subject: 'Plans for May', messageId: '<plans@outside.test>' });
+  // A reply whose client dropped the references: same normalised subject, same sender.
+  await send({ subject: 'RE: [team] Plans for May', messageId: '<plans-2@outside.test>' });
+  // The same subject from a stranger stays out of the conversation.
+  await send({
+    from: 'Mallory <mallory@outside.test>',
+    subject: 'Re: Plans for May',
+    messageId: '<plans-3@outside.test>',
+  });
+  const [plans] = await filed('plans@outside.test');
+  const [second] = await filed('plans-2@outside.test');
+  const [third] = await filed('plans-3@outside.test');
+  t.equal(second.thread_id, plans.thread_id);
+  t.not(third.thread_id, plans.thread_id);
+  t.match(
+    (await threadEvents(plans.thread_id)).map((e) => (e.data as any).threadedBy),
+    ['new', 'subject'],
+  );
+
+  // The reply arrives first; its parent then joins the reply's thread.
+  await send({ subject: 'Re: Venue', messageId: '<venue-2@outside.test>', inReplyTo: '<venue@outside.test>' });
+  await send({ subject: 'Venue', messageId: '<venue@outside.test>' });
+  const [reply] = await filed('venue-2@outside.test');
+  const [parent] = await filed('venue@outside.test');
+  t.equal(parent.thread_id, reply.thread_id);
+  t.match(
+    (await threadEvents(reply.thread_id)).map((e) => (e.data as any).threadedBy),
+    ['new', 'referenced-by'],
+  );
+});

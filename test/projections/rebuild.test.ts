@@ -128,7 +128,7 @@ t.test('a rebuilt read model equals the live one, and swaps in while the server 
   }
   const { db, pool } = h.system.database;
   for (const projector of h.system.runner.projectors) {
-    const schema = `compare_${projector.name}`;
+    const schema = `compare_${projector.name.replace(/\W/g, '_')}`;
     await rebuildProjection(db, pool, h.system.store, h.system.runner, projector, { swap: false, schema });
     for (const table of projector.tables) {
       t.ok((await rows(h, 'public', table)).length > 0, `${table} has rows to compare`);
