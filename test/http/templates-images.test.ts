@@ -100,15 +100,22 @@ t.test('template images', async (t) => {
   });
 
   t.test('502 image_not_stored when the blob store fails', async (t) => {
-    // The store's folder becomes a file: every write under it fails, as on a full or broken disk.
+    // A large image goes to files: the store's folder becomes a file, as on a full or broken disk.
     const blobs = path.join(dataDir, 'blobs');
     await rename(blobs, `${blobs}.away`);
     await writeFile(blobs, 'not a folder');
     try {
-      t.same(errorOf(await upload(image(PNG))), [502, 'image_not_stored', null]);
+      t.same(errorOf(await upload(image(PNG, 300 * 1024))), [502, 'image_not_stored', null]);
     } finally {
       await rm(blobs);
       await rename(`${blobs}.away`, blobs);
+    }
+    // A small one is a row of PostgreSQL (infra/blobs/postgres.ts): its table gone, the insert fails.
+    await h.system.database.pool.query('ALTER TABLE blobs_small RENAME TO blobs_small_away');
+    try {
+      t.same(errorOf(await upload(image(PNG))), [502, 'image_not_stored', null]);
+    } finally {
+      await h.system.database.pool.query('ALTER TABLE blobs_small_away RENAME TO blobs_small');
     }
     t.equal((await upload(image(PNG))).statusCode, 201, 'stored again once the store is back');
   });

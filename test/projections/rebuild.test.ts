@@ -5,6 +5,7 @@ import { mailboxLookups } from '../../system.ts';
 import { arrivingMessage } from '../support/inbound.ts';
 import { rebuildProjection } from '../../projections/rebuild.ts';
 import { startTestApp } from '../support/app.ts';
+import { settledBroadcast } from '../support/broadcasts.ts';
 
 async function rows(h: Awaited<ReturnType<typeof startTestApp>>, schema: string, table: string) {
   // Sorted here, not in SQL: tables differ in how many columns make a row unique.
@@ -91,6 +92,12 @@ t.test('a rebuilt read model equals the live one, and swaps in while the server 
     await h.request(ws.apiKey, 'POST', '/emails', { ...mail, tags: [{ name: 'n', value: `${w}` }] });
     await h.request(ws.apiKey, 'POST', '/emails/batch', { emails: [mail, { ...mail, to: `s1@w${w}.test` }] });
     await h.request(ws.apiKey, 'POST', `/templates/${tpl.id}/send`, { from: mail.from, to: `t@w${w}.test` });
+    const cast = await h.request(ws.apiKey, 'POST', '/broadcasts', {
+      from: mail.from,
+      templateId: tpl.id,
+      audienceIds: [vip.id],
+    });
+    await settledBroadcast(h, ws.apiKey, cast.json().id);
     const later = (
       await h.request(ws.apiKey, 'POST', '/emails', {
         ...mail,
