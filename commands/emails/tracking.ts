@@ -1,4 +1,3 @@
-import crypto from 'node:crypto';
 import { Parser } from 'htmlparser2';
 import { decideRecordEngagement } from '../../domain/emails/decide.ts';
 import { emailStream } from '../../domain/emails/events.ts';
@@ -7,6 +6,7 @@ import { DomainError } from '../../domain/shared/errors.ts';
 import { workspaceOfPartition } from '../../domain/shared/partitions.ts';
 import type { SecretStore } from '../../infra/secrets/port.ts';
 import { execute, type CommandContext } from '../execute.ts';
+import { WorkspaceTokens } from '../signed-tokens.ts';
 
 /** What a tracking link names: the message (its partition and id), the recipient and, for a click, the target. */
 export interface TrackingToken {
@@ -26,71 +26,39 @@ export const CLICK_PATH = '/t/c/';
 /** Links longer than this are left as they are: the token carries the target, and the link must stay a URL mail clients keep whole. */
 export const TRACKED_URL_MAX = 2000;
 
-const keyId = (workspaceId: string) => `tracking-key:${workspaceId}`;
-const KEY_CACHE_SIZE = 10_000;
 const KINDS = { open: 'o', click: 'c' } as const;
 const TOKEN_MAX = 4 * TRACKED_URL_MAX;
 
 /**
- * The signed tokens of the open pixel and the rewritten links: `<payload>.<mac>`, the payload the
- * base64url of what the token names, the MAC an HMAC-SHA256 under a key of the workspace kept in
- * the vault (created on first use), apart from the unsubscribe links' key. Without the key nobody
- * makes a token, so a click token can never redirect to a target we did not sign (no open
- * redirect) and tokens cannot be enumerated. Keys never change, so they are kept in memory.
+ * The signed tokens of the open pixel and the rewritten links (commands/signed-tokens.ts, under a
+ * tracking key of the workspace apart from the unsubscribe links' key): a click token can never
+ * redirect to a target we did not sign (no open redirect), and tokens cannot be enumerated.
  */
 export class TrackingLinks {
-  readonly #secrets: SecretStore;
-  readonly #keys = new Map<string, Buffer>();
+  readonly #tokens: WorkspaceTokens;
 
   constructor(secrets: SecretStore) {
-    this.#secrets = secrets;
+    this.#tokens = new WorkspaceTokens(secrets, 'tracking', TOKEN_MAX);
   }
 
   /** Signs the tokens of one message for one recipient (or '' for several): the key is read once. */
   async signer(partition: string, emailId: string, recipient: string) {
-    const key = (await this.#key(workspaceOfPartition(partition), true))!;
-    const sign = (kind: TrackingToken['kind'], url: string) => {
-      const payload = Buffer.from([KINDS[kind], partition, emailId, recipient.toLowerCase(), url].join('\n')).toString(
-        'base64url',
-      );
-      return `${payload}.${mac(key, payload)}`;
-    };
-    return { open: () => sign('open', ''), click: (url: string) => sign('click', url) };
+    const sign = await this.#tokens.signer(workspaceOfPartition(partition));
+    const token = (kind: TrackingToken['kind'], url: string) =>
+      sign([KINDS[kind], partition, emailId, recipient.toLowerCase(), url]);
+    return { open: () => token('open', ''), click: (url: string) => token('click', url) };
   }
 
   /** What a token names, or null when it is not one of ours (malformed, altered, or signed by no key we hold). */
   async read(token: string): Promise<TrackingToken | null> {
-    const [payload, given, extra] = token.split('.');
-    if (!payload || !given || extra !== undefined || payload.length > TOKEN_MAX) return null;
-    const parts = Buffer.from(payload, 'base64url').toString('utf8').split('\n');
-    if (parts.length !== 5) return null;
-    const [kind, partition, emailId, recipient, url] = parts as [string, string, string, string, string];
+    const fields = await this.#tokens.read(token, (f) => (f.length === 5 && f[1] ? workspaceOfPartition(f[1]) : null));
+    if (!fields) return null;
+    const [kind, partition, emailId, recipient, url] = fields as [string, string, string, string, string];
     const named = kind === KINDS.open ? 'open' : kind === KINDS.click ? 'click' : null;
-    if (!named || !partition || !emailId || (named === 'click') !== (url !== '')) return null;
-    const key = await this.#key(workspaceOfPartition(partition), false);
-    if (!key) return null;
-    const expected = Buffer.from(mac(key, payload));
-    const actual = Buffer.from(given);
-    if (expected.length !== actual.length || !crypto.timingSafeEqual(expected, actual)) return null;
+    if (!named || !emailId || (named === 'click') !== (url !== '')) return null;
     return { kind: named, partition, emailId, recipient, url };
   }
-
-  async #key(workspaceId: string, create: boolean): Promise<Buffer | undefined> {
-    const cached = this.#keys.get(workspaceId);
-    if (cached) return cached;
-    const stored = create
-      ? await this.#secrets.claim(keyId(workspaceId), crypto.randomBytes(32).toString('base64'))
-      : await this.#secrets.get(keyId(workspaceId));
-    if (stored === undefined) return undefined;
-    if (this.#keys.size >= KEY_CACHE_SIZE) this.#keys.clear();
-    const key = Buffer.from(stored, 'base64');
-    this.#keys.set(workspaceId, key);
-    return key;
-  }
 }
-
-const mac = (key: Buffer, payload: string) =>
-  crypto.createHmac('sha256', key).update(`tracking:${payload}`).digest('base64url');
 
 export interface HtmlTracking {
   /** The https URL of the open pixel. */
