@@ -27,7 +27,8 @@ const WARMUP_S = 2;
 export async function emailsAcceptBench(): Promise<void> {
   const database = await freshDatabase('emails_accept');
   const dataDir = path.join(os.tmpdir(), `bench-emails-accept-${process.pid}`);
-  const server = await startServer(database.url, WORKSPACES, { dataDir, deliver: process.env.EA_DELIVER !== '0' });
+  const deliver = process.env.EA_DELIVER !== '0';
+  const server = await startServer(database.url, WORKSPACES, { dataDir, deliver });
   const client = new pg.Client({ connectionString: database.url });
   await client.connect();
   try {
@@ -93,6 +94,7 @@ export async function emailsAcceptBench(): Promise<void> {
     let accepted = (await count()) - before;
     await emit({
       bench: 'http.emails.batch',
+      serverDelivers: deliver,
       batchSize: BATCH,
       connections: BATCH_CONNECTIONS,
       durationSec: batch.duration,
@@ -117,6 +119,7 @@ export async function emailsAcceptBench(): Promise<void> {
     accepted = (await count()) - before;
     await emit({
       bench: 'http.emails.single',
+      serverDelivers: deliver,
       connections: SINGLE_CONNECTIONS,
       durationSec: single.duration,
       requests: single.requests.total,
