@@ -51,7 +51,7 @@ export function registerUnsubscribePages(app: FastifyInstance, deps: ApiDeps): v
     await unsubscribe(
       deps.commands,
       recipientActor(link.partition),
-      { email: link.email, contactId: contact?.id ?? null, audienceId, source },
+      { email: link.email, contactId: contact?.id ?? null, audienceId, source, emailId: link.emailId },
       new Date().toISOString(),
     );
     await membership(link, audienceId, 'leave');

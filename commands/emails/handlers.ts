@@ -293,6 +293,7 @@ export async function sendEmail(ctx: SendContext, sender: Sender, input: SendInp
             partition,
             email: only.email,
             audienceId: input.broadcast?.audienceId ?? null,
+            emailId,
           }),
         }
       : undefined;

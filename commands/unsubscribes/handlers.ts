@@ -12,6 +12,8 @@ export interface UnsubscribeInput {
   /** Null: everything the workspace sends in numbers. */
   audienceId: string | null;
   source: UnsubscribeSource;
+  /** The message whose link it came through (template analytics count it against that send). */
+  emailId?: string | null;
 }
 
 /** The recipient of a public link acts for nobody of the workspace. */

@@ -2,11 +2,15 @@ import { workspaceOfPartition } from '../../domain/shared/partitions.ts';
 import type { SecretStore } from '../../infra/secrets/port.ts';
 import { WorkspaceTokens } from '../signed-tokens.ts';
 
-/** What a link names: the partition (workspace and mode), the recipient's address, and the audience (null: everything). */
+/**
+ * What a link names: the partition (workspace and mode), the recipient's address, the audience
+ * (null: everything) and the message it was mailed in (null in links made before they named one).
+ */
 export interface UnsubscribeLink {
   partition: string;
   email: string;
   audienceId: string | null;
+  emailId?: string | null;
 }
 
 /**
@@ -35,15 +39,18 @@ export class UnsubscribeLinks {
 
   async token(link: UnsubscribeLink): Promise<string> {
     const sign = await this.#tokens.signer(workspaceOfPartition(link.partition));
-    return sign([link.partition, link.email.toLowerCase(), link.audienceId ?? '']);
+    return sign([link.partition, link.email.toLowerCase(), link.audienceId ?? '', link.emailId ?? '']);
   }
 
   /** What a token names, or null when it is not one of ours (malformed, altered, or signed by no key we hold). */
   async read(token: string): Promise<UnsubscribeLink | null> {
-    const fields = await this.#tokens.read(token, (f) => (f.length === 3 && f[0] ? workspaceOfPartition(f[0]) : null));
+    // Three fields: a link mailed before links named their message; it still works.
+    const fields = await this.#tokens.read(token, (f) =>
+      (f.length === 3 || f.length === 4) && f[0] ? workspaceOfPartition(f[0]) : null,
+    );
     if (!fields) return null;
-    const [partition, email, audienceId] = fields as [string, string, string];
+    const [partition, email, audienceId, emailId] = fields as [string, string, string, string | undefined];
     if (!email) return null;
-    return { partition, email, audienceId: audienceId || null };
+    return { partition, email, audienceId: audienceId || null, emailId: emailId || null };
   }
 }

@@ -8,6 +8,8 @@ export interface Unsubscribe {
   contactId: string | null;
   audienceId: string | null;
   source: UnsubscribeSource;
+  /** The message whose link it came through, when the link names one. */
+  emailId?: string | null;
   now: string;
 }
 
@@ -24,6 +26,7 @@ export function decideUnsubscribe(state: UnsubscribeState, cmd: Unsubscribe): Un
         audienceId: cmd.audienceId,
         source: cmd.source,
         createdAt: cmd.now,
+        ...(cmd.emailId ? { emailId: cmd.emailId } : {}),
       },
     },
   ];

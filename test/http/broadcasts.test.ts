@@ -70,8 +70,8 @@ t.test('a broadcast to two audiences: once per contact, less suppressed and unsu
   t.ok(url, line('list-unsubscribe'));
   t.same(
     await h.system.sending.unsubscribeLinks.read(url![1]!),
-    { partition: ws.workspaceId, email: 'ann@example.org', audienceId: news.id },
-    'the link leaves the audience the contact was taken from',
+    { partition: ws.workspaceId, email: 'ann@example.org', audienceId: news.id, emailId: rows[0]!.email_id },
+    'the link leaves the audience the contact was taken from, and names the message it came in',
   );
 
   const click = await h.app.inject({
@@ -86,6 +86,8 @@ t.test('a broadcast to two audiences: once per contact, less suppressed and unsu
   );
   const member = (await h.request(ws.apiKey, 'GET', `/audiences/${news.id}`)).json();
   t.equal(member.contactCount, 2, 'one click left that audience');
+  const analytics = (await h.request(ws.apiKey, 'GET', `/templates/${tpl.id}/analytics`)).json();
+  t.match(analytics.totals, { sent: 3, unsubscribed: 1 }, "the template's analytics count the unsubscribe");
 
   // Opened and clicked count each recipient once, from the emails' events.
   const open = (type: 'EmailOpened' | 'EmailLinkClicked', emailId: string) =>
