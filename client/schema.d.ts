@@ -453,7 +453,7 @@ export interface paths {
         put?: never;
         /**
          * Preview a version
-         * @description Scope: `templates:read`. Renders a version (default: the head, draft or published; archived templates too) without sending: `subject`, `preview` (the preview line, at most 256 characters as written), `html` and `text`. A prop or slot not given takes its default, else a sample of its type (`[name]`, 42, true, `https://example.com/`); `values` answers what was used. Unlike `render`, nothing missing is refused; an undeclared prop or slot is still 422 `unknown_template_prop` / `unknown_template_slot`, and a given value of the wrong type 422 `invalid_parameter`.
+         * @description Scope: `templates:read`. Renders a version (default: the head, draft or published; archived templates too) without sending: `subject`, `preview` (the preview line, at most 256 characters as written), `html` and `text`. A prop or slot not given takes its default, else a sample of its type (`[name]`, 42, true, `https://example.com/`); `values` answers what was used. Unlike `render`, nothing missing is refused; an undeclared prop or slot is still 422 `unknown_template_prop` / `unknown_template_slot`, and a given value of the wrong type 422 `invalid_parameter`. `translate` shows subject, html and text as a send with `translate` would (the preview line stays as written) and, as a send, spends one of the day's AI actions, with the send's codes: 409 `translation_not_configured`, 422 `unknown_language`, `translation_too_long`, 429 `ai_quota_exceeded` (Retry-After), 503 `translation_failed`.
          */
         post: operations["previewTemplate"];
         delete?: never;
@@ -7921,6 +7921,10 @@ export interface operations {
                     slots?: {
                         [key: string]: unknown;
                     };
+                    translate?: {
+                        /** @description A BCP 47 language tag (`de`, `pt-BR`). */
+                        to: string;
+                    };
                 };
             };
         };
@@ -8017,7 +8021,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `idempotency_key_in_use`: see /docs/errors. */
+            /** @description `idempotency_key_in_use`, `translation_not_configured`: see /docs/errors. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -8028,7 +8032,7 @@ export interface operations {
                             /** @constant */
                             type?: "conflict_error";
                             /** @enum {string} */
-                            code?: "idempotency_key_in_use";
+                            code?: "idempotency_key_in_use" | "translation_not_configured";
                         };
                     };
                 };
@@ -8049,7 +8053,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `idempotency_key_reuse`, `invalid_parameter`, `template_version_not_found`, `unknown_parameter`, `unknown_template_prop`, `unknown_template_slot`: see /docs/errors. */
+            /** @description `idempotency_key_reuse`, `invalid_parameter`, `template_version_not_found`, `translation_too_long`, `unknown_language`, `unknown_parameter`, `unknown_template_prop`, `unknown_template_slot`: see /docs/errors. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -8060,12 +8064,12 @@ export interface operations {
                             /** @constant */
                             type?: "validation_error";
                             /** @enum {string} */
-                            code?: "idempotency_key_reuse" | "invalid_parameter" | "template_version_not_found" | "unknown_parameter" | "unknown_template_prop" | "unknown_template_slot";
+                            code?: "idempotency_key_reuse" | "invalid_parameter" | "template_version_not_found" | "translation_too_long" | "unknown_language" | "unknown_parameter" | "unknown_template_prop" | "unknown_template_slot";
                         };
                     };
                 };
             };
-            /** @description `rate_limited`: see /docs/errors. */
+            /** @description `ai_quota_exceeded`, `rate_limited`: see /docs/errors. */
             429: {
                 headers: {
                     /** @description Seconds to wait before retrying. */
@@ -8078,7 +8082,7 @@ export interface operations {
                             /** @constant */
                             type?: "rate_limit_error";
                             /** @enum {string} */
-                            code?: "rate_limited";
+                            code?: "ai_quota_exceeded" | "rate_limited";
                         };
                     };
                 };
@@ -8099,7 +8103,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `unreachable`: see /docs/errors. */
+            /** @description `translation_failed`, `unreachable`: see /docs/errors. */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying. */
@@ -8112,7 +8116,7 @@ export interface operations {
                             /** @constant */
                             type?: "api_error";
                             /** @enum {string} */
-                            code?: "unreachable";
+                            code?: "translation_failed" | "unreachable";
                         };
                     };
                 };

@@ -17,14 +17,14 @@ import {
   type Mailbox,
 } from '../../domain/emails/rules.ts';
 import { emailAggregate, type EmailState } from '../../domain/emails/state.ts';
-import { checkTranslationLength, targetLanguage } from '../../domain/emails/translation.ts';
+import { checkTranslationLength } from '../../domain/emails/translation.ts';
 import { checkCustomHeaders } from '../../domain/sending/headers.ts';
 import { DomainError, fail } from '../../domain/shared/errors.ts';
 import { workspaceOfPartition, type Mode } from '../../domain/shared/partitions.ts';
 import { signatureOwnerOfCatchAll } from '../../domain/signatures/events.ts';
 import { sendableVersion } from '../../domain/templates/decide.ts';
 import type { BlobStore } from '../../infra/blobs/port.ts';
-import { withAiAction, type AiPorts } from '../ai/actions.ts';
+import type { AiPorts } from '../ai/actions.ts';
 import { touchContact } from '../contacts/handlers.ts';
 import { assertStreamOpen } from '../sending-streams/handlers.ts';
 import type { UnsubscribeLinks } from '../unsubscribes/links.ts';
@@ -33,7 +33,7 @@ import { newId } from '../ids.ts';
 import { renderVersion, type RenderableVersion, type TemplateRenderer } from '../templates/render.ts';
 import { reserveSend } from './quota.ts';
 import { CLICK_PATH, OPEN_PATH, trackHtml, type TrackingLinks } from './tracking.ts';
-import { translateParts } from './translate.ts';
+import { translateSpending, translationTarget, type TranslationTarget } from './translate.ts';
 
 export { SendQuotaExceeded } from './quota.ts';
 
@@ -227,7 +227,8 @@ export async function sendEmail(ctx: SendContext, sender: Sender, input: SendInp
   const partition = sender.actor.workspaceId;
   const workspaceId = workspaceOfPartition(partition);
   const at = now.toISOString();
-  const target = input.translate === undefined ? null : translationTarget(sending.ai, input.translate.to);
+  const target =
+    input.translate === undefined ? null : translationTarget(sending.ai, input.translate.to, 'translate.to');
 
   const mailbox = reachedMailbox(sender, input.from);
   const recipients = checkRecipients({
@@ -384,31 +385,16 @@ async function tracked(
   });
 }
 
-function translationTarget(ai: AiPorts, to: string) {
-  if (ai.model === null)
-    fail('translation_not_configured', 'Translation needs an AI provider, and none is configured.', 'translate');
-  return targetLanguage(to, 'translate.to');
-}
-
+/** The content in the target language; a template's translated html is sanitised as its own was. */
 async function translated(
   ctx: SendContext,
   actor: Actor,
   workspaceId: string,
   content: Content,
-  target: { tag: string; name: string },
+  target: TranslationTarget,
   at: string,
 ): Promise<Content> {
-  const { model } = ctx.sending.ai;
-  if (model === null) throw new Error('translation was checked to be configured');
-  const parts = await withAiAction(
-    ctx.commands,
-    actor,
-    workspaceId,
-    { ...ctx.sending.ai, model },
-    'translate',
-    at,
-    (m) => translateParts(m, { subject: content.subject, text: content.text, html: content.html }, target),
-  );
+  const parts = await translateSpending(ctx.commands, ctx.sending.ai, actor, workspaceId, content, target, at);
   // A template's html was sanitised when published; its translation is the model's markup.
   const html =
     parts.html !== undefined && content.template !== null ? ctx.commands.sanitiseHtml(parts.html) : parts.html;

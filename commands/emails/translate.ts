@@ -1,8 +1,10 @@
 import { z } from 'zod';
 import { BODY_MAX, SUBJECT_MAX } from '../../domain/emails/rules.ts';
-import type { TranslatableParts } from '../../domain/emails/translation.ts';
+import { checkTranslationLength, targetLanguage, type TranslatableParts } from '../../domain/emails/translation.ts';
 import { fail } from '../../domain/shared/errors.ts';
 import { AiUnavailable, type ChatModel } from '../../infra/ai/port.ts';
+import { withAiAction, type AiPorts } from '../ai/actions.ts';
+import type { Actor, CommandContext } from '../execute.ts';
 
 const answerSchema = z.strictObject({
   subject: z.string().min(1).max(SUBJECT_MAX),
@@ -53,6 +55,41 @@ export async function translateParts(
     ...(result.data.text !== undefined ? { text: result.data.text } : {}),
     ...(result.data.html !== undefined ? { html: result.data.html } : {}),
   };
+}
+
+export type TranslationTarget = ReturnType<typeof targetLanguage>;
+
+/**
+ * Whether a translation into `to` can be asked for: 409 `translation_not_configured` without a
+ * model, 422 `unknown_language` on `param`. Asked first, before anything else is checked or spent.
+ */
+export function translationTarget(ai: AiPorts, to: string, param: string): TranslationTarget {
+  if (ai.model === null)
+    fail('translation_not_configured', 'Translation needs an AI provider, and none is configured.', 'translate');
+  return targetLanguage(to, param);
+}
+
+/**
+ * The parts in the target language, for one AI action of the workspace's day (429
+ * `ai_quota_exceeded`, given back when the model fails: 503 `translation_failed`); 422
+ * `translation_too_long` before anything is spent. Sends and previews translate through here.
+ */
+export async function translateSpending(
+  ctx: CommandContext,
+  ai: AiPorts,
+  actor: Actor,
+  workspaceId: string,
+  parts: TranslatableParts,
+  target: TranslationTarget,
+  at: string,
+): Promise<TranslatableParts> {
+  const { model } = ai;
+  if (model === null) throw new Error('translation was checked to be configured');
+  const given = { subject: parts.subject, text: parts.text, html: parts.html };
+  checkTranslationLength(given);
+  return withAiAction(ctx, actor, workspaceId, { ...ai, model }, 'translate', at, (m) =>
+    translateParts(m, given, target),
+  );
 }
 
 function failed(message: string): never {

@@ -2,6 +2,7 @@ import t from 'tap';
 import { secondsToNextDay } from '../../domain/ai-actions/decide.ts';
 import { TRANSLATED_BATCH_MAX, TRANSLATION_MAX } from '../../domain/emails/translation.ts';
 import { startAiServer, translator, type ChatCall, type ChatReply } from '../support/ai-server.ts';
+import { broadcastTemplate } from '../support/broadcasts.ts';
 import { errorOf } from '../support/domains.ts';
 import { startSendingApp, storedMessage } from '../support/emails.ts';
 
@@ -240,6 +241,42 @@ t.test('POST /emails with translate, through the AI port', async (t) => {
       t.ok((await spent(ws.workspaceId)) > 3);
     } finally {
       h.system.ai.dailyActions = 100;
+    }
+  });
+  t.test('a preview with translate: as a send would read, one action; the same codes', async (t) => {
+    const tpl = await broadcastTemplate(h, ws.apiKey, 'Preview translated');
+    const preview = (body: object) => h.request(ws.apiKey, 'POST', `/templates/${tpl.id}/preview`, body);
+    const before = await spent();
+    const res = await preview({ props: { name: 'Ann' }, translate: { to: 'de' } });
+    t.equal(res.statusCode, 200, res.body);
+    t.equal(res.json().subject, '[de] News for Ann');
+    t.match(res.json().text, /^\[de\] Hi Ann/);
+    t.match(res.json().html, /\[de\] Hi Ann/);
+    t.equal(await spent(), before + 1, 'one AI action, as a send with translate');
+    t.equal((await preview({})).json().subject, 'News for there', 'without translate: as written, nothing spent');
+    t.equal(await spent(), before + 1);
+    t.same(errorOf(await preview({ translate: { to: 'xx-nope-zz' } })), [422, 'unknown_language', 'translate.to']);
+    ai.reply = () => ({ status: 500, error: { message: 'overloaded', type: 'server_error' } });
+    try {
+      t.same(errorOf(await preview({ translate: { to: 'de' } })), [503, 'translation_failed', 'translate']);
+    } finally {
+      ai.reply = translator;
+    }
+    t.equal(await spent(), before + 1, 'a failed translation gives its action back');
+    h.system.ai.dailyActions = before + 1;
+    try {
+      const spentOut = await preview({ translate: { to: 'de' } });
+      t.same(errorOf(spentOut), [429, 'ai_quota_exceeded', null]);
+      t.ok(Number(spentOut.headers['retry-after']) > 0, 'Retry-After to midnight UTC');
+    } finally {
+      h.system.ai.dailyActions = 100;
+    }
+    const model = h.system.sending.ai.model;
+    h.system.sending.ai.model = null;
+    try {
+      t.same(errorOf(await preview({ translate: { to: 'de' } })), [409, 'translation_not_configured', 'translate']);
+    } finally {
+      h.system.sending.ai.model = model;
     }
   });
 });
