@@ -129,7 +129,14 @@ export function toApiError(error: unknown): ApiError {
   if (error instanceof ApiError) return error;
   if (error instanceof DomainError) {
     const status = isErrorCode(error.code) ? CATALOGUE[error.code][0] : 422;
-    return new ApiError(error.code, error.message, error.param, status);
+    const wait = error.retryAfterSeconds;
+    return new ApiError(
+      error.code,
+      error.message,
+      error.param,
+      status,
+      wait === undefined ? undefined : { 'Retry-After': String(wait) },
+    );
   }
   if (error instanceof ZodError) return fromZod(error.issues);
   if (isUnreachable(error)) {

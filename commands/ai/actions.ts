@@ -22,7 +22,7 @@ export interface AiPorts {
 export class AiQuotaExceeded extends DomainError {
   constructor(
     message: string,
-    readonly retryAfterSeconds: number,
+    override readonly retryAfterSeconds: number,
   ) {
     super('ai_quota_exceeded', message);
   }

@@ -8,7 +8,7 @@ import { appendDecided, type CommandContext } from '../execute.ts';
 export class SendQuotaExceeded extends DomainError {
   constructor(
     readonly allowance: number,
-    readonly retryAfterSeconds: number,
+    override readonly retryAfterSeconds: number,
   ) {
     super(
       'send_quota_exceeded',

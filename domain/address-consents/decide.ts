@@ -9,7 +9,7 @@ export class ConsentRateLimited extends DomainError {
   constructor(
     message: string,
     param: string | null,
-    readonly retryAfterSeconds: number,
+    override readonly retryAfterSeconds: number,
   ) {
     super('forward_consent_rate_limited', message, param);
   }

@@ -11,6 +11,9 @@ export class DomainError extends Error {
     super(message);
     this.name = 'DomainError';
   }
+
+  /** Set by refusals that pass with time (the 429s): when to ask again, sent as `Retry-After`. */
+  declare readonly retryAfterSeconds?: number;
 }
 
 export function fail(code: string, message: string, param: string | null = null): never {

@@ -5,7 +5,6 @@ import {
   resendForwardConsent,
   updateForward,
 } from '../../../commands/addresses/handlers.ts';
-import { ConsentRateLimited } from '../../../domain/address-consents/decide.ts';
 import { FORWARDS_MAX } from '../../../domain/addresses/decide.ts';
 import { domainOf } from '../../../domain/shared/allowlists.ts';
 import { forwardsOf } from '../../../projections/addresses/queries.ts';
@@ -19,19 +18,6 @@ import { addressOr404, addressView, forwardView, viewAddress, viewForward } from
 
 const forwardParams = z.strictObject({ id: z.string().max(400), forwardId: z.string().max(400) });
 const destination = z.email().max(254).trim().toLowerCase();
-
-/** The allowance of consent mails per destination is a 429 with the wait until the next. */
-async function consentLimited<T>(work: () => Promise<T>): Promise<T> {
-  try {
-    return await work();
-  } catch (error) {
-    if (error instanceof ConsentRateLimited)
-      throw new ApiError(error.code, error.message, error.param, 429, {
-        'Retry-After': String(error.retryAfterSeconds),
-      });
-    throw error;
-  }
-}
 
 async function forwardOf(deps: ApiDeps, addressId: string, forwardId: string) {
   const forward = (await forwardsOf(deps.db, [addressId])).find((f) => f.id === forwardId);
@@ -66,14 +52,12 @@ export const forwardOperations = (deps: ApiDeps): Operation[] => [
         const inside = (await findDomainByName(deps.db, credential.workspaceId, domainOf(d))) !== undefined;
         destinations.push({ destination: d, inside });
       }
-      await consentLimited(() =>
-        addForwards(
-          deps.commands,
-          actorOf(credential, request.id),
-          row.id,
-          { destinations, keepCopy: body.keepCopy },
-          new Date().toISOString(),
-        ),
+      await addForwards(
+        deps.commands,
+        actorOf(credential, request.id),
+        row.id,
+        { destinations, keepCopy: body.keepCopy },
+        new Date().toISOString(),
       );
       return viewAddress(deps, await addressOr404(deps.db, credential.workspaceId, null, row.id));
     },
@@ -147,14 +131,12 @@ export const forwardOperations = (deps: ApiDeps): Operation[] => [
     handler: async ({ credential, params, request }) => {
       const row = await addressOr404(deps.db, credential.workspaceId, reachOf(credential), params.id);
       await forwardOf(deps, row.id, params.forwardId);
-      await consentLimited(() =>
-        resendForwardConsent(
-          deps.commands,
-          actorOf(credential, request.id),
-          row.id,
-          params.forwardId,
-          new Date().toISOString(),
-        ),
+      await resendForwardConsent(
+        deps.commands,
+        actorOf(credential, request.id),
+        row.id,
+        params.forwardId,
+        new Date().toISOString(),
       );
       return viewForward(await forwardOf(deps, row.id, params.forwardId));
     },

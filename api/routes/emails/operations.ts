@@ -1,13 +1,6 @@
 import type { FastifyRequest } from 'fastify';
 import { z } from 'zod';
-import { AiQuotaExceeded } from '../../../commands/ai/actions.ts';
-import {
-  cancelEmail,
-  SendQuotaExceeded,
-  sendEmail,
-  type Sender,
-  type SendSource,
-} from '../../../commands/emails/handlers.ts';
+import { cancelEmail, sendEmail, type Sender, type SendSource } from '../../../commands/emails/handlers.ts';
 import { ATTACHMENTS_MAX, BATCH_MAX, HEADERS_MAX, SUBJECT_MAX, TAGS_MAX } from '../../../domain/emails/rules.ts';
 import { TRANSLATED_BATCH_MAX, TRANSLATION_MAX } from '../../../domain/emails/translation.ts';
 import { DomainError } from '../../../domain/shared/errors.ts';
@@ -187,17 +180,8 @@ export const emailOperations = (deps: ApiDeps): Operation[] => {
       bodyLimit: 16 * 1024 * 1024,
       status: 201,
       response: emailView,
-      handler: async ({ credential, body, request }) => {
-        try {
-          return viewAccepted((await send(credential, request, 'api', body)).email);
-        } catch (error) {
-          if (error instanceof SendQuotaExceeded || error instanceof AiQuotaExceeded)
-            throw new ApiError(error.code, error.message, null, 429, {
-              'Retry-After': String(error.retryAfterSeconds),
-            });
-          throw error;
-        }
-      },
+      handler: async ({ credential, body, request }) =>
+        viewAccepted((await send(credential, request, 'api', body)).email),
     }),
 
     operation({

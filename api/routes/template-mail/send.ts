@@ -1,11 +1,9 @@
 import { z } from 'zod';
-import { AiQuotaExceeded } from '../../../commands/ai/actions.ts';
-import { SendQuotaExceeded, sendEmail } from '../../../commands/emails/handlers.ts';
+import { sendEmail } from '../../../commands/emails/handlers.ts';
 import { DomainError } from '../../../domain/shared/errors.ts';
 import { workspaceOfPartition } from '../../../domain/shared/partitions.ts';
 import { actorOf } from '../../credential.ts';
 import type { ApiDeps } from '../../deps.ts';
-import { ApiError } from '../../errors/api-error.ts';
 import { reachOf } from '../../narrowing.ts';
 import { operation, type Operation } from '../../route.ts';
 import { emailView, viewAccepted } from '../emails/views.ts';
@@ -81,8 +79,6 @@ export const templateSendOperations = (deps: ApiDeps): Operation[] => [
         );
         return viewAccepted(email);
       } catch (error) {
-        if (error instanceof SendQuotaExceeded || error instanceof AiQuotaExceeded)
-          throw new ApiError(error.code, error.message, null, 429, { 'Retry-After': String(error.retryAfterSeconds) });
         if (error instanceof DomainError) throw asRouteParam(error);
         throw error;
       }

@@ -1,10 +1,8 @@
 import { z } from 'zod';
-import { AiQuotaExceeded } from '../../../commands/ai/actions.ts';
 import { designTemplate } from '../../../commands/templates/design.ts';
 import { BRIEF_MAX, type DesignKind } from '../../../domain/templates/design.ts';
 import { actorOf } from '../../credential.ts';
 import type { ApiDeps } from '../../deps.ts';
-import { ApiError } from '../../errors/api-error.ts';
 import { operation, type Operation } from '../../route.ts';
 import { answerTemplate, idParams, templateOr404, templateView } from './views.ts';
 
@@ -58,22 +56,14 @@ export const designOperations = (deps: ApiDeps): Operation[] =>
       response: templateView,
       handler: async ({ credential, params, body, request, reply }) => {
         const row = await templateOr404(deps.db, credential.workspaceId, params.id);
-        try {
-          await designTemplate(
-            deps.commands,
-            deps.ai,
-            actorOf(credential, request.id),
-            row.id,
-            { kind, brief: body.brief },
-            new Date().toISOString(),
-          );
-        } catch (error) {
-          if (error instanceof AiQuotaExceeded)
-            throw new ApiError(error.code, error.message, null, 429, {
-              'Retry-After': String(error.retryAfterSeconds),
-            });
-          throw error;
-        }
+        await designTemplate(
+          deps.commands,
+          deps.ai,
+          actorOf(credential, request.id),
+          row.id,
+          { kind, brief: body.brief },
+          new Date().toISOString(),
+        );
         return answerTemplate(deps.db, reply, credential.workspaceId, row.id);
       },
     }),

@@ -1,10 +1,8 @@
 import { z } from 'zod';
-import { AiQuotaExceeded } from '../../../commands/ai/actions.ts';
 import { translateSpending, translationTarget } from '../../../commands/emails/translate.ts';
 import { previewVersion } from '../../../commands/templates/render.ts';
 import { actorOf } from '../../credential.ts';
 import type { ApiDeps } from '../../deps.ts';
-import { ApiError } from '../../errors/api-error.ts';
 import { operation, type Operation } from '../../route.ts';
 import { idParams, templateOr404, templateVersionOr422 } from './views.ts';
 
@@ -75,15 +73,16 @@ export const previewOperations = (deps: ApiDeps): Operation[] => [
         state: v.published ? ('published' as const) : ('draft' as const),
       };
       if (target === null) return { ...base, ...shown };
-      let parts: Awaited<ReturnType<typeof translateSpending>>;
-      try {
-        const actor = actorOf(credential, request.id);
-        parts = await translateSpending(deps.commands, deps.ai, actor, credential.workspaceId, shown, target, now());
-      } catch (error) {
-        if (error instanceof AiQuotaExceeded)
-          throw new ApiError(error.code, error.message, null, 429, { 'Retry-After': String(error.retryAfterSeconds) });
-        throw error;
-      }
+      const actor = actorOf(credential, request.id);
+      const parts = await translateSpending(
+        deps.commands,
+        deps.ai,
+        actor,
+        credential.workspaceId,
+        shown,
+        target,
+        now(),
+      );
       // A template's html was sanitised when published; its translation is the model's markup.
       return {
         ...base,
