@@ -113,7 +113,8 @@ export const sendBody = z.strictObject({
 });
 type SendBody = z.infer<typeof sendBody>;
 
-const SEND_ERRORS = [
+/** What a send is refused with, whichever route takes it (`POST /emails`, a template's send). */
+export const SEND_ERRORS = [
   'from_address_forbidden',
   'address_disabled',
   'translation_not_configured',

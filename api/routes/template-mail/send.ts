@@ -7,7 +7,7 @@ import type { ApiDeps } from '../../deps.ts';
 import { reachOf } from '../../narrowing.ts';
 import { operation, type Operation } from '../../route.ts';
 import { emailView, viewAccepted } from '../emails/views.ts';
-import { sendBody } from '../emails/operations.ts';
+import { SEND_ERRORS, sendBody } from '../emails/operations.ts';
 import { idParams, templateOr404 } from '../templates/views.ts';
 
 /** The body of `POST /emails` with the template fixed by the path: its props at the top, no body of its own. */
@@ -31,24 +31,8 @@ export const templateSendOperations = (deps: ApiDeps): Operation[] => [
     method: 'POST',
     url: '/templates/:id/send',
     operationId: 'sendTemplate',
-    errors: [
-      'resource_not_found',
-      'from_address_forbidden',
-      'address_disabled',
-      'translation_not_configured',
-      'unknown_language',
-      'translation_too_long',
-      'translation_failed',
-      'ai_quota_exceeded',
-      'invalid_email_address',
-      'reserved_header',
-      'too_many_recipients',
-      'template_archived',
-      'template_not_published',
-      'unknown_template_prop',
-      'send_quota_exceeded',
-      'stream_paused',
-    ],
+    // A send's refusals, less `template_not_found`: here the template is the path's, a 404.
+    errors: ['resource_not_found', ...SEND_ERRORS.filter((code) => code !== 'template_not_found')],
     summary: 'Send with a template',
     description:
       'Scope: `emails:send` (as `POST /emails` with `template`). The body of `POST /emails` without `template`, `text` and ' +
