@@ -137,8 +137,8 @@ t.test('unsubscribes', async (t) => {
       text: 'Paid.',
     });
     t.equal(receipt.statusCode, 201, receipt.body);
-    const sent = (await h.request(ws.apiKey, 'GET', `/emails/${receipt.json().id}`)).json();
-    t.match(sent, { stream: 'transactional', recipients: [{ status: 'queued' }] });
+    // The answer at acceptance: a later read may already show it delivered.
+    t.match(receipt.json(), { stream: 'transactional', recipients: [{ status: 'queued' }] });
     const plain = await storedMessage(h, receipt.json().id, ws.workspaceId);
     t.notOk(plain.headers.has('list-unsubscribe'), 'transactional mail has no unsubscribe link');
     // The other workspace's mail to the same address goes.
