@@ -122,7 +122,7 @@ const DESCRIBE: Record<string, (l: BenchLine) => Row> = {
   }),
   broadcasts: (l) => ({
     figure: `Broadcast to ${n(l.recipients)} contacts through sendEmail and delivery to a loopback MX (create → last 250)`,
-    measured: `${n(l.recipientsPerSec)} recipients/s (${n(l.seconds)} s; snapshot ${n(l.snapshotSeconds)} s after the create); RSS ${n(l.rssStartMb)} → ${n(l.rssQuarterMb)} → ${n(l.rssHalfMb)} → ${n(l.rssThreeQuartersMb)} → ${n(l.rssEndMb)} MB (peak ${n(l.rssPeakMb)}); \`GET /broadcasts/{id}\` meanwhile ${ms(l.getP50Ms, l.getP99Ms)} (${n(l.getRequests)} requests)`,
+    measured: `${n(l.recipientsPerSec)} recipients/s (${n(l.seconds)} s; snapshot ${n(l.snapshotSeconds)} s after the create${l.acceptedSeconds === undefined ? '' : `, last accepted at ${n(l.acceptedSeconds)} s`}); RSS ${n(l.rssStartMb)} → ${n(l.rssQuarterMb)} → ${n(l.rssHalfMb)} → ${n(l.rssThreeQuartersMb)} → ${n(l.rssEndMb)} MB (peak ${n(l.rssPeakMb)}); \`GET /broadcasts/{id}\` meanwhile ${ms(l.getP50Ms, l.getP99Ms)} (${n(l.getRequests)} requests)`,
   }),
   'domains.add': (l) => ({
     figure: `\`POST /domains\` ${n(l.domains)} domains, ${n(l.concurrency)} at once (a 2048-bit DKIM key each)`,
