@@ -67,6 +67,11 @@ const DESCRIBE: Record<string, (l: BenchLine) => Row> = {
     measured: `${n(l.reqPerSec)} req/s, ${ms(l.p50Ms, l.p99Ms)}, server CPU ${n(l.serverCpuMsPerRequest)} ms/request`,
     target: '>= 1.0 x floor req/s, p99 <= floor',
   }),
+  'http.floors.email': (l) => ({
+    figure: `\`POST /emails\`, ${n(l.connections)} connections, 600 keys, round ${n(l.round)}: ${floorsServer(l)}`,
+    measured: `${n(l.reqPerSec)} req/s, ${ms(l.p50Ms, l.p99Ms)}, server CPU ${n(l.serverCpuMsPerRequest)} ms/request`,
+    target: '>= 1.0 x floor req/s, p99 <= floor',
+  }),
   'suppressions-list.catch-up': (l) => ({
     figure: `Projector catch-up of ${n(l.events)} suppression events`,
     measured: `${n(l.eventsPerSec)} events/s (${n(l.seconds)} s)`,
@@ -176,6 +181,7 @@ const PEERS: Record<string, Peer> = {
   },
   'http.floors.get': floorOf,
   'http.floors.post': floorOf,
+  'http.floors.email': floorOf,
   'eventstore.append': {
     find: (l, all) => (l.impl === 'emmett' ? undefined : find('eventstore.append', (p) => p.impl === 'emmett')(l, all)),
     name: () => 'emmett-postgresql',
@@ -216,6 +222,7 @@ const LEFT_OUT = new Set([
   'addresses-list.seed',
   'http.floors.get.ratio',
   'http.floors.post.ratio',
+  'http.floors.email.ratio',
 ]);
 
 const floorsServer = (l: BenchLine) =>
