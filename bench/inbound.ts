@@ -46,6 +46,8 @@ import { emit, freshDatabase, note, round } from './support.ts';
 const MESSAGES = Number(process.env.INBOUND_MESSAGES ?? 5_000);
 const IN_FLIGHT = Number(process.env.INBOUND_IN_FLIGHT ?? 50);
 const SESSIONS = 10;
+/** Which runs beside the floor (INBOUND_RUNS=store,full,slice; all by default): a shorter loop while working on one. */
+const RUNS = new Set((process.env.INBOUND_RUNS ?? 'store,full,slice').split(','));
 const DOMAIN = 'sender.example.com';
 const SELECTOR = 's1';
 
@@ -85,7 +87,8 @@ export async function inboundBench(): Promise<void> {
     await new Promise<void>((resolve) => floor.close(() => resolve()));
 
     const storeOnly = new FileBlobStore({ dir: path.join(dir, 'store') });
-    await listenerRun('inbound.store', sender, storeOnly, async () => ({ accept: true }), avgBytes, floorFigure);
+    if (RUNS.has('store'))
+      await listenerRun('inbound.store', sender, storeOnly, async () => ({ accept: true }), avgBytes, floorFigure);
 
     const blobs = new FileBlobStore({ dir: path.join(dir, 'full') });
     let spam = 0;
@@ -116,9 +119,9 @@ export async function inboundBench(): Promise<void> {
         return { accept: true };
       },
     };
-    await listenerRun('inbound.full', sender, blobs, full.receive, avgBytes, floorFigure);
+    if (RUNS.has('full')) await listenerRun('inbound.full', sender, blobs, full.receive, avgBytes, floorFigure);
     if (spam > 0) throw new Error(`inbound.full: ${spam} messages did not authenticate`);
-    await sliceRun(sender, dnsServer.address, path.join(dir, 'slice'), avgBytes, floorFigure);
+    if (RUNS.has('slice')) await sliceRun(sender, dnsServer.address, path.join(dir, 'slice'), avgBytes, floorFigure);
   } finally {
     await sender.close();
     for (const fn of teardown.reverse()) await fn();

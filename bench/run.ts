@@ -21,6 +21,8 @@
  *   inbound             5,000 signed messages over SMTP: a discarding smtp-server, our listener into the blob
  *                       store, the same with authentication, parsing, threading and the spam verdict, and
  *                       the receiving slice as the server runs it (filed in threads on PostgreSQL)
+ *   threads-list        GET /threads pages and searches over 1,000,000 messages of one workspace (events seeded in
+ *                       SQL, filed by the threads projector)
  *   domains             1,000 domains verified against a loopback DNS server (one answering late), GET /domains pages
  *   addresses-list      GET /addresses and GET /domains/{id}/addresses over 100,000 addresses of one workspace (read model seeded in SQL)
  *   emails-accept       POST /emails/batch of 100 messages (messages/s) and single POST /emails at 32 connections (p50/p99)
@@ -50,6 +52,7 @@ import { webhooksBench } from './webhooks.ts';
 import { contactEventsBench } from './contact-events.ts';
 import { outboundBench } from './outbound.ts';
 import { emailsDeliverBench } from './emails-deliver.ts';
+import { threadsListBench } from './threads-list.ts';
 import { inboundBench } from './inbound.ts';
 
 const ORDER = [
@@ -66,6 +69,7 @@ const ORDER = [
   'outbound',
   'emails-deliver',
   'inbound',
+  'threads-list',
   'domains',
   'addresses-list',
   'emails-accept',
@@ -130,6 +134,8 @@ async function main(argv: string[]): Promise<number> {
         return emailsDeliverBench();
       case 'inbound':
         return inboundBench();
+      case 'threads-list':
+        return threadsListBench();
       case 'domains':
         return domainsBench();
       case 'addresses-list':

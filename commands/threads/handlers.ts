@@ -60,42 +60,50 @@ export async function fileMessage(
     at: message.receivedAt,
   };
   const keys = threadingKeys(threading);
-  const [known, replyTo] = await Promise.all([
+  const sender = s.from?.address.toLowerCase();
+  // All at once: each is a round trip every arriving message waits on before its 250.
+  const [known, replyTo, fromContact] = await Promise.all([
     lookups.threading(workspaceId, mailbox.address, { messageId: s.messageId, ids: keys.ids, subject: keys.subject }),
     lookups.sentEmail(workspaceId, [...s.inReplyTo, ...[...s.references].reverse()]),
+    sender ? lookups.isContact(workspaceId, sender) : false,
   ]);
   const choice = chooseThread(threading, known);
   const messageId = newId.message();
-  const file = async (threadId: string, threadedBy: MessageReceivedData['threadedBy']) => {
-    const { events } = await execute(ctx, actor, threadStream(workspaceId, threadId), threadAggregate, (state) =>
-      decideReceiveMessage(state, {
-        message: {
-          ...message,
-          threadId,
-          messageId,
-          mailbox,
-          threadedBy,
-          normalisedSubject: normaliseSubject(s.subject),
-        },
-        replyTo: replyTo ?? null,
-      }),
+  const file = async (threadId: string, threadedBy: MessageReceivedData['threadedBy'], likelyNew = false) => {
+    const { events } = await execute(
+      ctx,
+      actor,
+      threadStream(workspaceId, threadId),
+      threadAggregate,
+      (state) =>
+        decideReceiveMessage(state, {
+          message: {
+            ...message,
+            threadId,
+            messageId,
+            mailbox,
+            threadedBy,
+            normalisedSubject: normaliseSubject(s.subject),
+          },
+          replyTo: replyTo ?? null,
+        }),
+      // A new thread's stream does not exist yet: no read before the append.
+      { likelyNew },
     );
     return events.length === 0 ? null : { threadId, messageId };
   };
   let filed: { threadId: string; messageId: string } | null;
-  if (choice.kind === 'new') filed = await file(newId.thread(), 'new');
+  if (choice.kind === 'new') filed = await file(newId.thread(), 'new', true);
   else {
     try {
       filed = await file(choice.threadId, choice.by);
     } catch (error) {
       // The thread was deleted after the read model named it: the conversation starts again.
       if (!(error instanceof DomainError && error.code === 'resource_not_found')) throw error;
-      filed = await file(newId.thread(), 'new');
+      filed = await file(newId.thread(), 'new', true);
     }
   }
-  const sender = s.from?.address.toLowerCase();
-  if (filed && sender && (await lookups.isContact(workspaceId, sender)))
-    await touchContact(ctx, actor, sender, message.receivedAt);
+  if (filed && sender && fromContact) await touchContact(ctx, actor, sender, message.receivedAt);
   return filed;
 }
 

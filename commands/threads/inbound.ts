@@ -145,7 +145,6 @@ export function mailboxRoute(ports: MailboxPorts): InboundRoute<MailboxRecipient
             )
           : null,
       ]);
-      await ports.texts.put(message.blob.sha256, parsed.searchText);
       const spam = spamVerdict(authentication, filter);
       const mailboxes = new Map<string, { mailbox: MailboxRecipient; rcptTo: string[] }>();
       for (const { address, recipient } of recipients) {
@@ -154,19 +153,23 @@ export function mailboxRoute(ports: MailboxPorts): InboundRoute<MailboxRecipient
         entry.rcptTo.push(address);
         mailboxes.set(key, entry);
       }
-      for (const { mailbox, rcptTo } of mailboxes.values()) {
-        const { workspaceId, ...box } = mailbox;
-        await fileMessage(ports.commands, ports.lookups, workspaceId, box, {
-          mailFrom: message.mailFrom,
-          rcptTo,
-          client: { ip: message.client.address, helo: message.client.helo },
-          raw: { sha256: message.blob.sha256, size: message.blob.size },
-          summary: parsed.summary,
-          authentication,
-          spam,
-          receivedAt: message.receivedAt.toISOString(),
-        });
-      }
+      const filing = async () => {
+        for (const { mailbox, rcptTo } of mailboxes.values()) {
+          const { workspaceId, ...box } = mailbox;
+          await fileMessage(ports.commands, ports.lookups, workspaceId, box, {
+            mailFrom: message.mailFrom,
+            rcptTo,
+            client: { ip: message.client.address, helo: message.client.helo },
+            raw: { sha256: message.blob.sha256, size: message.blob.size },
+            summary: parsed.summary,
+            authentication,
+            spam,
+            receivedAt: message.receivedAt.toISOString(),
+          });
+        }
+      };
+      // The text and the filing are independent; both are held before the 250.
+      await Promise.all([ports.texts.put(message.blob.sha256, parsed.searchText), filing()]);
       return { accept: true };
     },
   };

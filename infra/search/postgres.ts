@@ -6,17 +6,53 @@ export const TEXT_INDEX_SCHEMA = `
   CREATE TABLE IF NOT EXISTS message_texts (sha256 text PRIMARY KEY, search tsvector NOT NULL);
   CREATE INDEX IF NOT EXISTS message_texts_search ON message_texts USING gin (search);`;
 
+/** Texts written by one INSERT at most; more waiting go out in the next. */
+const TEXTS_PER_INSERT = 200;
+
+interface Pending {
+  sha256: string;
+  text: string;
+  resolve(): void;
+  reject(error: unknown): void;
+}
+
 /**
  * Body text as a tsvector of the `simple` configuration (no stemming: mail arrives in every
  * language, and a word found is the word written). The same hash is the same bytes: written once.
+ *
+ * Puts waiting while one INSERT is out go in the next, together: each arriving message waits
+ * for its text before the 250, and one commit (one WAL flush) for many is what lets arrivals
+ * keep up under load, as the small blobs do (infra/blobs/postgres.ts).
  */
 export class PostgresTextIndex implements TextIndex {
+  #waiting: Pending[] = [];
+  #inserting = false;
+
   constructor(private readonly pool: pg.Pool) {}
 
-  async put(sha256: string, text: string): Promise<void> {
-    await this.pool.query(
-      `INSERT INTO message_texts (sha256, search) VALUES ($1, to_tsvector('simple', $2)) ON CONFLICT (sha256) DO NOTHING`,
-      [sha256, text],
-    );
+  put(sha256: string, text: string): Promise<void> {
+    return new Promise((resolve, reject) => {
+      this.#waiting.push({ sha256, text, resolve, reject });
+      if (!this.#inserting) void this.#insert();
+    });
+  }
+
+  async #insert(): Promise<void> {
+    this.#inserting = true;
+    while (this.#waiting.length > 0) {
+      const batch = this.#waiting.splice(0, TEXTS_PER_INSERT);
+      try {
+        await this.pool.query(
+          `INSERT INTO message_texts (sha256, search)
+           SELECT h, to_tsvector('simple', t) FROM unnest($1::text[], $2::text[]) AS u(h, t)
+           ON CONFLICT (sha256) DO NOTHING`,
+          [batch.map((p) => p.sha256), batch.map((p) => p.text)],
+        );
+        for (const p of batch) p.resolve();
+      } catch (error) {
+        for (const p of batch) p.reject(error);
+      }
+    }
+    this.#inserting = false;
   }
 }

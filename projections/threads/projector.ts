@@ -1,15 +1,8 @@
-import { sql } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import { labelOwnerOf } from '../../domain/labels/events.ts';
-import type { MailAddress } from '../../domain/messages/summary.ts';
-import { defineProjector } from '../projector.ts';
+import { defineProjector, type Projected, type Projector } from '../projector.ts';
+import { fileArrivals } from './arrivals.ts';
 import type { ThreadsTables } from './tables.ts';
-
-/** Words a participant is found by: name, address, and the address's two halves. */
-const participantWords = (people: (MailAddress | null)[]) =>
-  people
-    .filter((p): p is MailAddress => p !== null)
-    .map((p) => `${p.name ?? ''} ${p.address} ${p.address.replace('@', ' ')}`)
-    .join(' ');
 
 /**
  * Threads and their messages per mailbox, for the threads API and for threading itself (the
@@ -17,7 +10,7 @@ const participantWords = (people: (MailAddress | null)[]) =>
  * `search` holds the subject and participants (the `simple` configuration: mail comes in every
  * language); the body text is in `message_texts`, kept beside the blobs (docs/decisions/threads.md).
  */
-export const threadsProjector = defineProjector<ThreadsTables>()({
+export const threadsProjector: Projector = defineProjector<ThreadsTables>()({
   name: 'threads',
   version: 2,
   tables: ['threads', 'thread_messages', 'labels'],
@@ -80,39 +73,12 @@ export const threadsProjector = defineProjector<ThreadsTables>()({
     CREATE INDEX IF NOT EXISTS thread_messages_thread ON ${s}.thread_messages (thread_id, position);
     CREATE INDEX IF NOT EXISTS thread_messages_header ON ${s}.thread_messages (workspace_id, address, header_id);
     CREATE INDEX IF NOT EXISTS thread_messages_replies ON ${s}.thread_messages USING gin ((in_reply_to || refs));
+    CREATE INDEX IF NOT EXISTS thread_messages_raw ON ${s}.thread_messages (raw_sha256);
     CREATE INDEX IF NOT EXISTS threads_custom_labels ON ${s}.threads USING gin (custom_labels);
     CREATE INDEX IF NOT EXISTS labels_workspace ON ${s}.labels (workspace_id, address, created_at, id);
     CREATE INDEX IF NOT EXISTS labels_owner ON ${s}.labels (owner);`,
   on: {
-    MessageReceived: async (db, { metadata: { workspaceId }, data: d, position }) => {
-      const s = d.summary;
-      const people = [s.from, ...s.to, ...s.cc];
-      const participants = [...new Set(people.filter((p) => p !== null).map((p) => p.address.toLowerCase()))];
-      const words = `${s.subject} ${participantWords(people)}`;
-      await sql`INSERT INTO thread_messages (workspace_id, id, thread_id, address, header_id, in_reply_to, refs, subject,
-          from_address, summary, authentication, spam, raw_sha256, raw_size, mail_from, received_at, position, search_words)
-        VALUES (${workspaceId}, ${d.messageId}, ${d.threadId}, ${d.mailbox.address}, ${s.messageId}, ${s.inReplyTo}::text[],
-          ${s.references}::text[], ${s.subject}, ${s.from?.address.toLowerCase() ?? null}, ${JSON.stringify(s)}::jsonb,
-          ${JSON.stringify(d.authentication)}::jsonb, ${JSON.stringify(d.spam)}::jsonb, ${d.raw.sha256}, ${d.raw.size},
-          ${d.mailFrom}, ${d.receivedAt}, ${position}, ${words})
-        ON CONFLICT (id) DO NOTHING`.execute(db);
-      await sql`INSERT INTO threads (workspace_id, id, address, address_id, domain_id, domain, label, unread, subject,
-          normalised_subject, snippet, participants, message_count, last_message_at, created_at)
-        VALUES (${workspaceId}, ${d.threadId}, ${d.mailbox.address}, ${d.mailbox.addressId}, ${d.mailbox.domainId},
-          ${d.mailbox.domain}, ${d.label}, true, ${s.subject}, ${d.normalisedSubject}, ${s.snippet}, ${participants}::text[],
-          0, ${d.receivedAt}, ${d.receivedAt})
-        ON CONFLICT (id) DO NOTHING`.execute(db);
-      // Counted from the messages, so a replay of the event changes nothing.
-      await sql`UPDATE threads t SET label = ${d.label}, unread = true,
-          snippet = CASE WHEN ${d.receivedAt}::timestamptz >= t.last_message_at THEN ${s.snippet} ELSE t.snippet END,
-          last_message_at = GREATEST(t.last_message_at, ${d.receivedAt}::timestamptz),
-          participants = ARRAY(SELECT DISTINCT p FROM unnest(t.participants || ${participants}::text[]) p ORDER BY p),
-          message_count = c.n,
-          search = to_tsvector('simple', c.words)
-        FROM (SELECT count(*)::int AS n, string_agg(search_words, ' ' ORDER BY position) AS words
-              FROM thread_messages WHERE thread_id = ${d.threadId}) c
-        WHERE t.id = ${d.threadId}`.execute(db);
-    },
+    MessageReceived: (db, event) => fileArrivals(db, [event]),
     ThreadMarked: async (db, { data: d }) => {
       await db.updateTable('threads').set({ unread: d.unread }).where('id', '=', d.threadId).execute();
     },
@@ -159,5 +125,19 @@ export const threadsProjector = defineProjector<ThreadsTables>()({
       await db.deleteFrom('thread_messages').where('thread_id', '=', d.threadId).execute();
       await db.deleteFrom('threads').where('id', '=', d.threadId).execute();
     },
+  },
+  // Arrivals in a row go in together (arrivals.ts); any other event applies alone, in its place.
+  applyBatch: async (db, events) => {
+    let run: Projected<'MessageReceived'>[] = [];
+    for (const event of events) {
+      if (event.type === 'MessageReceived') {
+        run.push(event);
+        continue;
+      }
+      await fileArrivals(db, run);
+      run = [];
+      await threadsProjector.apply(db as Kysely<unknown>, event);
+    }
+    await fileArrivals(db, run);
   },
 });

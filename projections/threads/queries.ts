@@ -43,6 +43,13 @@ export interface ThreadFilter {
   reach: Reach | null;
 }
 
+/**
+ * Threads scanned in order for a search before the matches are looked up by index instead: a
+ * word in one thread of twenty fills a page from the first few hundred threads (a walk that
+ * stops early); a rarer one is found through the indexes (few candidates to sort).
+ */
+const SEARCH_WINDOW = 500;
+
 /** Latest activity first, after the cursor's (lastMessageAt, id). */
 export async function listThreads(
   db: Db,
@@ -51,22 +58,36 @@ export async function listThreads(
   limit: number,
   after: [string, string] | null,
 ): Promise<ThreadRow[]> {
-  const query = sql`websearch_to_tsquery('simple', ${filter.q ?? ''})`;
-  // The body's words are per stored message (message_texts, by the blob's hash).
-  const search =
-    filter.q === undefined
-      ? sql``
-      : sql`AND (t.search @@ ${query} OR EXISTS (SELECT 1 FROM thread_messages m JOIN message_texts x ON x.sha256 = m.raw_sha256
-          WHERE m.thread_id = t.id AND x.search @@ ${query}))`;
-  const { rows } = await sql<ThreadRow>`SELECT ${THREAD_COLUMNS} FROM threads t
-    WHERE t.workspace_id = ${workspaceId}
-      ${filter.address === undefined ? sql`` : sql`AND t.address = ${filter.address}`}
+  const filters = sql`${filter.address === undefined ? sql`` : sql`AND t.address = ${filter.address}`}
       ${filter.label === undefined ? sql`` : sql`AND t.label = ${filter.label}`}
       ${filter.customLabel === undefined ? sql`` : sql`AND t.custom_labels @> ARRAY[${filter.customLabel}]::text[]`}
       ${filter.unread === undefined ? sql`` : sql`AND t.unread = ${filter.unread}`}
-      ${search} ${within(filter.reach)}
-      ${after === null ? sql`` : sql`AND (t.last_message_at, t.id) < (${after[0]}::timestamptz, ${after[1]})`}
-    ORDER BY t.last_message_at DESC, t.id DESC LIMIT ${limit + 1}`.execute(db);
+      ${within(filter.reach)}
+      ${after === null ? sql`` : sql`AND (t.last_message_at, t.id) < (${after[0]}::timestamptz, ${after[1]})`}`;
+  const order = sql`ORDER BY t.last_message_at DESC, t.id DESC`;
+  if (filter.q === undefined) {
+    const { rows } = await sql<ThreadRow>`SELECT ${THREAD_COLUMNS} FROM threads t
+      WHERE t.workspace_id = ${workspaceId} ${filters} ${order} LIMIT ${limit + 1}`.execute(db);
+    return rows;
+  }
+  const query = sql`websearch_to_tsquery('simple', ${filter.q})`;
+  // The body's words are per stored message (message_texts, by the blob's hash).
+  // One row at least, saying how many threads the window held; a match per row.
+  const { rows: walked } = await sql<ThreadRow & { scanned: string }>`WITH w AS MATERIALIZED (
+      SELECT t.* FROM threads t WHERE t.workspace_id = ${workspaceId} ${filters} ${order} LIMIT ${SEARCH_WINDOW})
+    SELECT s.scanned, ${THREAD_COLUMNS} FROM (SELECT count(*) AS scanned FROM w) s LEFT JOIN LATERAL (
+      SELECT * FROM w t WHERE t.search @@ ${query} OR EXISTS (SELECT 1 FROM thread_messages m
+        JOIN message_texts x ON x.sha256 = m.raw_sha256 WHERE m.thread_id = t.id AND x.search @@ ${query})
+      ${order} LIMIT ${limit + 1}) t ON true
+    ${order}`.execute(db);
+  const found = walked.filter((r) => r.id !== null).map(({ scanned: _, ...row }) => row);
+  if (found.length > limit || Number(walked[0]!.scanned) < SEARCH_WINDOW) return found;
+  const { rows } = await sql<ThreadRow>`SELECT ${THREAD_COLUMNS} FROM threads t
+    WHERE t.workspace_id = ${workspaceId} ${filters}
+      AND t.id IN (SELECT id FROM threads WHERE workspace_id = ${workspaceId} AND search @@ ${query}
+        UNION SELECT m.thread_id FROM message_texts x JOIN thread_messages m ON m.raw_sha256 = x.sha256
+        WHERE x.search @@ ${query} AND m.workspace_id = ${workspaceId})
+    ${order} LIMIT ${limit + 1}`.execute(db);
   return rows;
 }
 
@@ -109,43 +130,33 @@ export async function threadingKnowledge(
   mailbox: string,
   keys: { messageId: string | null; ids: string[]; subject: string | null },
 ): Promise<ThreadingKnowledge> {
-  const [byId, referencedBy, bySubject] = await Promise.all([
-    keys.ids.length === 0
-      ? []
-      : sql<{
-          header_id: string;
-          thread_id: string;
-        }>`SELECT DISTINCT ON (header_id) header_id, thread_id FROM thread_messages
-          WHERE workspace_id = ${workspaceId} AND address = ${mailbox} AND header_id = ANY(${keys.ids}::text[])
-          ORDER BY header_id, position`
-          .execute(db)
-          .then((r) => r.rows),
-    keys.messageId === null
-      ? []
-      : sql<{ thread_id: string }>`SELECT thread_id FROM thread_messages
-          WHERE workspace_id = ${workspaceId} AND address = ${mailbox} AND (in_reply_to || refs) @> ARRAY[${keys.messageId}]::text[]
-          ORDER BY received_at, position LIMIT 10`
-          .execute(db)
-          .then((r) => r.rows),
-    keys.subject === null
-      ? []
-      : sql<{
-          id: string;
-          last_message_at: Date;
-          participants: string[];
-        }>`SELECT id, last_message_at, participants FROM threads
-          WHERE workspace_id = ${workspaceId} AND address = ${mailbox} AND normalised_subject = ${keys.subject}
-          ORDER BY last_message_at DESC LIMIT 20`
-          .execute(db)
-          .then((r) => r.rows),
-  ]);
+  // One statement, not three: it runs for every arriving message, before its 250.
+  const { rows } = await sql<{
+    by_id: { header_id: string; thread_id: string }[];
+    referenced_by: string[];
+    by_subject: { id: string; last_message_at: string; participants: string[] }[];
+  }>`SELECT
+      (SELECT coalesce(json_agg(r), '[]') FROM (
+        SELECT DISTINCT ON (header_id) header_id, thread_id FROM thread_messages
+        WHERE workspace_id = ${workspaceId} AND address = ${mailbox} AND header_id = ANY(${keys.ids}::text[])
+        ORDER BY header_id, position) r) AS by_id,
+      (SELECT coalesce(json_agg(r.thread_id ORDER BY r.received_at, r.position), '[]') FROM (
+        SELECT thread_id, received_at, position FROM thread_messages
+        WHERE ${keys.messageId}::text IS NOT NULL AND workspace_id = ${workspaceId} AND address = ${mailbox}
+          AND (in_reply_to || refs) @> ARRAY[${keys.messageId}::text]
+        ORDER BY received_at, position LIMIT 10) r) AS referenced_by,
+      (SELECT coalesce(json_agg(r ORDER BY r.last_message_at DESC), '[]') FROM (
+        SELECT id, last_message_at, participants FROM threads
+        WHERE workspace_id = ${workspaceId} AND address = ${mailbox} AND normalised_subject = ${keys.subject}::text
+        ORDER BY last_message_at DESC LIMIT 20) r) AS by_subject`.execute(db);
+  const { by_id, referenced_by, by_subject } = rows[0]!;
   return {
-    threadOfMessageId: new Map(byId.map((r) => [r.header_id, r.thread_id])),
-    referencedBy: referencedBy.map((r) => r.thread_id),
-    bySubject: bySubject.map(
+    threadOfMessageId: new Map(by_id.map((r) => [r.header_id, r.thread_id])),
+    referencedBy: referenced_by,
+    bySubject: by_subject.map(
       (r): SubjectCandidate => ({
         threadId: r.id,
-        lastMessageAt: r.last_message_at.toISOString(),
+        lastMessageAt: new Date(r.last_message_at).toISOString(),
         participants: r.participants,
       }),
     ),
@@ -161,31 +172,34 @@ export async function mailboxFor(
 > {
   const at = address.lastIndexOf('@');
   if (at < 1) return undefined;
-  const domainName = address.slice(at + 1);
-  const domain = await db
-    .selectFrom('domains')
-    .select(['workspace_id', 'id', 'domain', 'catch_all', 'receiving_verified_at'])
-    .where('domain', '=', domainName)
-    .executeTakeFirst();
-  if (!domain) return undefined;
-  if (domain.receiving_verified_at === null) return undefined;
-  const row = await db
-    .selectFrom('addresses')
-    .select(['id', 'address', 'enabled'])
-    .where('workspace_id', '=', domain.workspace_id)
-    .where('address', '=', address)
-    .where('registered', '=', true)
-    .executeTakeFirst();
-  if (row?.enabled)
+  // One round trip: it runs at every RCPT.
+  const { rows } = await sql<{
+    workspace_id: string;
+    id: string;
+    domain: string;
+    catch_all: boolean;
+    receiving_verified_at: Date | null;
+    address_id: string | null;
+    address: string | null;
+    enabled: boolean | null;
+  }>`SELECT d.workspace_id, d.id, d.domain, d.catch_all, d.receiving_verified_at,
+      a.id AS address_id, a.address, a.enabled
+    FROM domains d LEFT JOIN addresses a
+      ON a.workspace_id = d.workspace_id AND a.address = ${address} AND a.registered
+    WHERE d.domain = ${address.slice(at + 1)}
+    LIMIT 1`.execute(db);
+  const domain = rows[0];
+  if (!domain || domain.receiving_verified_at === null) return undefined;
+  if (domain.address !== null && domain.enabled)
     return {
       workspaceId: domain.workspace_id,
-      addressId: row.id,
-      address: row.address,
+      addressId: domain.address_id,
+      address: domain.address,
       domainId: domain.id,
       domain: domain.domain,
     };
   // A disabled address takes no mail, not even through the catch-all.
-  if (row || !domain.catch_all) return undefined;
+  if (domain.address !== null || !domain.catch_all) return undefined;
   return {
     workspaceId: domain.workspace_id,
     addressId: null,
