@@ -1,6 +1,14 @@
 import t from 'tap';
 import { pauseStream } from '../../commands/sending-streams/handlers.ts';
-import { deleteThread, fileMessage, markThread, moveThread } from '../../commands/threads/handlers.ts';
+import { createLabel, deleteLabel, updateLabel } from '../../commands/labels/handlers.ts';
+import {
+  changeThreadLabels,
+  deleteThread,
+  fileMessage,
+  markThread,
+  moveThread,
+} from '../../commands/threads/handlers.ts';
+import { labelOwnerOf } from '../../domain/labels/events.ts';
 import { mailboxLookups } from '../../system.ts';
 import { arrivingMessage } from '../support/inbound.ts';
 import { rebuildProjection } from '../../projections/rebuild.ts';
@@ -124,6 +132,16 @@ t.test('a rebuilt read model equals the live one, and swaps in while the server 
     await deleteThread(h.system.commands, system, binned.threadId, new Date().toISOString());
     await deleteThread(h.system.commands, system, binned.threadId, new Date().toISOString());
     await file(`third${w}@outside.test`, { subject: 'Third' });
+    // Labels of the mailbox: one on the read thread, one renamed, one deleted off a thread.
+    const owner = labelOwnerOf(box);
+    const now = () => new Date().toISOString();
+    const label = async (name: string) =>
+      (await createLabel(h.system.commands, system, { owner, address: box.address, name, color: null }, now())).labelId;
+    const [kept, renamed, unlabelled] = [await label('Receipts'), await label('Later'), await label('Gone')];
+    const thread = { id: first.threadId, addressId: box.addressId, domainId: box.domainId };
+    await changeThreadLabels(h.system.commands, system, thread, { add: [kept, unlabelled], remove: [] }, now());
+    await updateLabel(h.system.commands, system, { owner, labelId: renamed, name: 'Someday', color: '#aa0000' }, now());
+    await deleteLabel(h.system.commands, system, { owner, labelId: unlabelled }, now());
     // A lane paused as the guard pauses it, and in one workspace of two resumed.
     await pauseStream(
       h.system.commands,
