@@ -22,6 +22,7 @@ import { unsubscribeEvents } from './unsubscribes/events.ts';
 import { templateNameEvents } from './template-names/events.ts';
 import { templateUseEvents } from './template-uses/events.ts';
 import { templateEvents } from './templates/events.ts';
+import { ruleEvents } from './rules/events.ts';
 import { threadEvents } from './threads/events.ts';
 import { webhookEvents } from './webhooks/events.ts';
 import { workspaceEvents } from './workspaces/events.ts';
@@ -54,6 +55,7 @@ const definitions = [
   ...templateUseEvents,
   ...aiActionEvents,
   ...threadEvents,
+  ...ruleEvents,
 ];
 
 export const registry = new EventRegistry(definitions);

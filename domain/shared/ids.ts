@@ -52,6 +52,10 @@ export const ID_KINDS = {
   thread: { prefix: 'thr_', body: 'hex24', from: 'random' },
   /** A message filed in a thread (arriving mail); `msg_` is the webhook deliveries'. */
   message: { prefix: 'mes_', body: 'hex24', from: 'random' },
+  /** A rule of a mailbox (domain/rules). */
+  rule: { prefix: 'rul_', body: 'hex24', from: 'random' },
+  /** One arriving message's run of a mailbox's rules. */
+  ruleRun: { prefix: 'rrn_', body: 'hex24', from: 'random' },
 } as const satisfies Record<string, { prefix: string; body: Body; from: 'random' | 'digest' }>;
 
 export type IdKind = keyof typeof ID_KINDS;
