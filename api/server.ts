@@ -23,6 +23,7 @@ import { roles } from './routes/roles/index.ts';
 import { self } from './routes/self/index.ts';
 import { sendingStreams } from './routes/sending-streams/index.ts';
 import { threads } from './routes/threads/index.ts';
+import { rules } from './routes/rules/index.ts';
 import { signatures } from './routes/signatures/index.ts';
 import { emails } from './routes/emails/index.ts';
 import { suppressions } from './routes/suppressions/index.ts';
@@ -50,6 +51,7 @@ const RESOURCES = [
   sendingStreams,
   broadcasts,
   threads,
+  rules,
 ];
 
 export async function buildServer(

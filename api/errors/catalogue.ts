@@ -107,6 +107,14 @@ const TABLE = {
     409,
     'The address has a signature of this name (ignoring case); after a lost answer, the retried create had succeeded.',
   ],
+  rule_name_taken: [409, 'The mailbox has a rule of this name (ignoring case).'],
+  incomplete_order: [422, '`ruleIds` must name every rule of the mailbox exactly once.'],
+  reject_needs_envelope: [422, 'A rule that rejects mail must also test `envelope_from`.'],
+  address_required: [422, 'Per-address settings need `?address=` (an address or `*@<domain>`).'],
+  address_has_no_mailbox: [
+    422,
+    'The address is not a mailbox of this workspace: no such address, or a catch-all on a domain without `catchAll` on.',
+  ],
   domain_has_addresses: [409, 'The domain has addresses; delete them before the domain.'],
   mailbox_login_forbidden: [
     403,
