@@ -23,6 +23,7 @@ import { roles } from './routes/roles/index.ts';
 import { self } from './routes/self/index.ts';
 import { sendingStreams } from './routes/sending-streams/index.ts';
 import { threads } from './routes/threads/index.ts';
+import { labels } from './routes/labels/index.ts';
 import { rules } from './routes/rules/index.ts';
 import { signatures } from './routes/signatures/index.ts';
 import { emails } from './routes/emails/index.ts';
@@ -51,6 +52,7 @@ const RESOURCES = [
   sendingStreams,
   broadcasts,
   threads,
+  labels,
   rules,
 ];
 

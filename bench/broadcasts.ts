@@ -6,7 +6,8 @@
  * suppressions, quota, compose, blob store, `EmailAccepted`), the delivery process manager (DKIM,
  * direct delivery through the loopback DNS server) to the sink MX of bench/outbound-sink.ts, in its
  * own process. The service runs in this process; meanwhile a client GETs the broadcast over HTTP
- * every 200 ms. Figures: recipients/s from the create to the last 250, the RSS of this process
+ * every 200 ms. Figures: recipients/s from the create to the last 250 (and when the last recipient
+ * was accepted, to tell acceptance from delivery), the RSS of this process
  * (sampled every 500 ms; the snapshot is one INSERT … SELECT and pages of 250, so it stays flat),
  * and the GET's p50/p99 during the run.
  */
@@ -103,10 +104,12 @@ export async function broadcastsBench(): Promise<void> {
     }
     clearInterval(sampler);
     rss.push(process.memoryUsage.rss());
-    const { rows } = await client.query<{ seconds: number; snapshot: number }>(
+    const { rows } = await client.query<{ seconds: number; snapshot: number; accepted: number }>(
       `SELECT extract(epoch FROM max((d.data->>'at')::timestamptz) - $2::timestamptz) AS seconds,
               (SELECT extract(epoch FROM (data->>'startedAt')::timestamptz - $2::timestamptz) FROM es_events
-               WHERE type = 'BroadcastStarted' AND data->>'broadcastId' = $1) AS snapshot
+               WHERE type = 'BroadcastStarted' AND data->>'broadcastId' = $1) AS snapshot,
+              (SELECT extract(epoch FROM max((data->>'acceptedAt')::timestamptz) - $2::timestamptz) FROM es_events
+               WHERE type = 'EmailAccepted' AND data->>'broadcastId' = $1) AS accepted
        FROM es_events d WHERE d.type = 'EmailRecipientDelivered'`,
       [created.id, created.createdAt],
     );
@@ -119,6 +122,7 @@ export async function broadcastsBench(): Promise<void> {
       seconds: round(seconds, 1),
       recipientsPerSec: round(RECIPIENTS / seconds),
       snapshotSeconds: round(Number(rows[0]!.snapshot), 2),
+      acceptedSeconds: round(Number(rows[0]!.accepted), 1),
       rssStartMb: at(0),
       rssQuarterMb: at(0.25),
       rssHalfMb: at(0.5),

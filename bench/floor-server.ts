@@ -7,7 +7,11 @@
  *   GET  /suppressions?limit=  one page of the workspace's suppressions, newest first;
  *   POST /suppressions         one statement (one transaction, one commit) writing the event row
  *                              and the read-model row, into copies of `es_events` and `suppressions`
- *                              with the same keys and indexes.
+ *                              with the same keys and indexes;
+ *   POST /emails               one statement that reads the sending address and the recipient's
+ *                              suppression and writes the event row (the message in it) and a row
+ *                              of the message's own, when the address is the workspace's and the
+ *                              recipient not suppressed.
  * No validation, idempotency, request log, cursors or read-your-writes wait: a floor, not a service.
  * Forked by bench/support.ts (startServer with this script), with the messages of bench/child.ts.
  */
@@ -28,7 +32,17 @@ CREATE TABLE IF NOT EXISTS floor_events (
   recorded_at timestamptz NOT NULL DEFAULT now(),
   UNIQUE (stream_id, revision)
 );
-CREATE TABLE IF NOT EXISTS floor_suppressions (LIKE suppressions INCLUDING ALL);`;
+CREATE TABLE IF NOT EXISTS floor_suppressions (LIKE suppressions INCLUDING ALL);
+CREATE TABLE IF NOT EXISTS floor_emails (
+  id text PRIMARY KEY,
+  workspace_id text NOT NULL,
+  from_address_id text NOT NULL,
+  to_email text NOT NULL,
+  subject text NOT NULL,
+  status text NOT NULL,
+  created_at timestamptz NOT NULL
+);
+CREATE INDEX IF NOT EXISTS floor_emails_list ON floor_emails (workspace_id, created_at DESC, id DESC);`;
 
 const ADMIT = `
 WITH key AS (
@@ -56,6 +70,21 @@ WITH event AS (
 )
 INSERT INTO floor_suppressions (workspace_id, id, email, reason, detail, removable, created_at)
 VALUES ($1, $2::uuid, $3, 'manual', null, true, $4::timestamptz)`;
+
+const SEND = `
+WITH sender AS (
+  SELECT id FROM addresses WHERE workspace_id = $1 AND address = $2 AND enabled AND registered
+), allowed AS (
+  SELECT sender.id FROM sender
+  WHERE NOT EXISTS (SELECT 1 FROM suppressions WHERE workspace_id = $1 AND email = $3)
+), event AS (
+  INSERT INTO floor_events (stream_id, revision, type, version, data, metadata)
+  SELECT 'ws-' || $1 || '.email-' || $4, 0, 'EmailAccepted', 1, $6::jsonb, jsonb_build_object('workspaceId', $1::text)
+  FROM allowed
+)
+INSERT INTO floor_emails (workspace_id, id, from_address_id, to_email, subject, status, created_at)
+SELECT $1, $4, allowed.id, $3, $5, 'queued', now() FROM allowed
+RETURNING id`;
 
 runBenchServer(async () => {
   const [url] = process.argv.slice(2);
@@ -107,6 +136,24 @@ runBenchServer(async () => {
     reply.code(201);
     return { object: 'suppression', id, email, reason: 'manual', detail: null, removable: true, createdAt };
   });
+
+  app.post<{ Body: { from: string; to: string; subject: string; text?: string; html?: string } }>(
+    '/emails',
+    async (request, reply) => {
+      const key = await admit(request.headers.authorization, request.ip);
+      if (key.id === null) return reply.code(401).send({ error: 'invalid_api_key' });
+      const { from, to, subject } = request.body;
+      const id = `em_${crypto.randomBytes(12).toString('hex')}`;
+      const { rows } = await pool.query({
+        name: 'floor-send',
+        text: SEND,
+        values: [key.workspace_id, from, to.toLowerCase(), id, subject, JSON.stringify(request.body)],
+      });
+      if (rows.length === 0) return reply.code(422).send({ error: 'refused' });
+      reply.code(201);
+      return { object: 'email', id, status: 'queued' };
+    },
+  );
 
   return { app, workspaces: [], close: () => pool.end() };
 });

@@ -7,24 +7,40 @@ const CONNECTIONS = 64;
 const DURATION_S = 10;
 const WARMUP_S = 1;
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
-/** BENCH_PATHS=get (or post) measures one path only. */
-const PATHS = (['get', 'post'] as const).filter((p) => (process.env.BENCH_PATHS ?? 'get,post').split(',').includes(p));
+/** BENCH_PATHS=get (or post, or email, or a list of them) measures those paths only. */
+const PATHS = (['get', 'post', 'email'] as const).filter((p) =>
+  (process.env.BENCH_PATHS ?? 'get,post,email').split(',').includes(p),
+);
 /** 30 workspaces x 20 keys: at 600 requests a minute per key, 6,000 req/s before any key trips the limit. */
 const WORKSPACES = 30;
 const KEYS_PER_WORKSPACE = 20;
 const ROWS_PER_WORKSPACE = 1000;
 
-type Path = 'get' | 'post';
+type Path = (typeof PATHS)[number];
 
 interface Target {
   name: string;
   server: BenchServer;
   keys: string[];
+  /** The sending address of each key's workspace, by the key's index. */
+  senders: string[];
 }
 
+const PATH_NAMES: Record<Path, string> = {
+  get: 'GET /suppressions?limit=25',
+  post: 'POST /suppressions, a new address each',
+  email: 'POST /emails, one recipient, text and html',
+};
+const TARGETS: Record<Path, string> = {
+  get: '>= 0.8 x floor req/s, p99 <= 1.25 x floor',
+  post: '>= 1.0 x floor req/s, p99 <= floor',
+  email: '>= 1.0 x floor req/s, p99 <= floor',
+};
+
 /**
- * The shared request path against its floor, in one run: GET /suppressions?limit=25 and POST
- * /suppressions (a new address each) with autocannon at 64 connections, round-robin over 600 keys,
+ * The shared request path against its floor, in one run: GET /suppressions?limit=25, POST
+ * /suppressions (a new address each) and POST /emails (one recipient; the server delivers what it
+ * accepts, as `npm start` runs it) with autocannon at 64 connections, round-robin over 600 keys,
  * on the service (its own process) and on bench/floor-server.ts (bare Fastify + pg doing the
  * round trips the path cannot do without), alternating, ROUNDS times (BENCH_ROUNDS, 3 by
  * default) so that the load of the shared machine falls on both alike; BENCH_PATHS=get or post
@@ -42,6 +58,7 @@ export async function httpFloorsBench(): Promise<void> {
       name: 'floor',
       server: await startServer(databases[0]!.url, 0, {}, fileURLToPath(new URL('./floor-server.ts', import.meta.url))),
       keys: ours.keys,
+      senders: ours.senders,
     });
     const baseline = process.env.BENCH_BASELINE;
     if (baseline) {
@@ -96,8 +113,8 @@ export async function httpFloorsBench(): Promise<void> {
           // Each round's ratio: the two ran back to back, at the same load.
           ratio: runs.map((f, i) => round(f.reqPerSec / floor[i]!.reqPerSec, 2)),
           p99Ratio: runs.map((f, i) => round(f.p99Ms / floor[i]!.p99Ms, 2)),
-          path: path === 'get' ? 'GET /suppressions?limit=25' : 'POST /suppressions, a new address each',
-          target: path === 'get' ? '>= 0.8 x floor req/s, p99 <= 1.25 x floor' : '>= 1.0 x floor req/s, p99 <= floor',
+          path: PATH_NAMES[path],
+          target: TARGETS[path],
         });
       }
     }
@@ -107,15 +124,19 @@ export async function httpFloorsBench(): Promise<void> {
   }
 }
 
-/** A server with its workspaces, 20 keys each and ROWS_PER_WORKSPACE suppressions (put in the read model with SQL). */
+/**
+ * A server with its workspaces, 20 keys each, ROWS_PER_WORKSPACE suppressions and one sending
+ * address (both put in the read models with SQL: the bench measures requests, not imports or
+ * domain verification).
+ */
 async function prepare(name: string, url: string, script?: string): Promise<Target> {
   const server = await startServer(url, WORKSPACES, {}, script);
   const keys: string[] = [];
-  for (const ws of server.workspaces) {
-    keys.push(
-      ws.apiKey,
-      ...(await createKeys(server.baseUrl, ws.apiKey, KEYS_PER_WORKSPACE - 1, ['settings:read', 'settings:write'])),
-    );
+  const senders: string[] = [];
+  const scopes = ['settings:read', 'settings:write', 'emails:send'];
+  for (const [i, ws] of server.workspaces.entries()) {
+    keys.push(ws.apiKey, ...(await createKeys(server.baseUrl, ws.apiKey, KEYS_PER_WORKSPACE - 1, scopes)));
+    senders.push(...Array.from({ length: KEYS_PER_WORKSPACE }, () => `sender@ws${i}.bench.test`));
   }
   const client = new pg.Client({ connectionString: url });
   await client.connect();
@@ -127,48 +148,69 @@ async function prepare(name: string, url: string, script?: string): Promise<Targ
        FROM unnest($1::text[]) AS w, generate_series(1, $2::int) AS n`,
       [server.workspaces.map((w) => w.workspaceId), ROWS_PER_WORKSPACE],
     );
+    await client.query(
+      `INSERT INTO addresses (workspace_id, id, address, local_part, domain, domain_id, enabled, username, registered, created_at, updated_at)
+       SELECT w, 'addr_' || lpad(i::text, 24, '0'), 'sender@ws' || (i - 1) || '.bench.test', 'sender',
+              'ws' || (i - 1) || '.bench.test', gen_random_uuid()::text, true, NULL, true, now(), now()
+       FROM unnest($1::text[]) WITH ORDINALITY AS u(w, i)`,
+      [server.workspaces.map((w) => w.workspaceId)],
+    );
     await client.query('ANALYZE suppressions');
   } finally {
     await client.end();
   }
   note(`http-floors: ${name} ready, ${keys.length} keys, ${ROWS_PER_WORKSPACE} suppressions per workspace`);
-  return { name, server, keys };
+  return { name, server, keys, senders };
 }
 
 let sent = 0;
 
 function load(target: Target, path: Path, connections: number, duration: number) {
-  const { keys } = target;
+  const { keys, senders } = target;
+  const json = (n: number, body: unknown) => ({
+    authorization: `Bearer ${keys[n % keys.length]}`,
+    'content-type': 'application/json',
+    body: JSON.stringify(body),
+  });
   return autocannon({
     url: target.server.baseUrl,
     connections,
     duration,
     requests: [
-      path === 'get'
+      path === 'email'
         ? {
-            method: 'GET',
-            path: '/suppressions?limit=25',
-            setupRequest: (request) => ({
-              ...request,
-              headers: { ...request.headers, authorization: `Bearer ${keys[sent++ % keys.length]}` },
-            }),
-          }
-        : {
             method: 'POST',
-            path: '/suppressions',
+            path: '/emails',
             setupRequest: (request) => {
               const n = sent++;
-              return {
-                ...request,
-                headers: {
-                  ...request.headers,
-                  authorization: `Bearer ${keys[n % keys.length]}`,
-                  'content-type': 'application/json',
-                },
-                body: JSON.stringify({ email: `${target.name}-${n}@bench${n % 50}.example.com` }),
-              };
+              const { body, ...headers } = json(n, {
+                from: senders[n % keys.length],
+                to: `r${n % 5000}@example.org`,
+                subject: `Order ${n} confirmed`,
+                text: `Hello,\n\nyour order ${n} is confirmed and will ship soon.\n\nThanks`,
+                html: `<p>Hello,</p><p>your order <b>${n}</b> is confirmed and will ship soon.</p><p>Thanks</p>`,
+              });
+              return { ...request, headers: { ...request.headers, ...headers }, body };
             },
-          },
+          }
+        : path === 'get'
+          ? {
+              method: 'GET',
+              path: '/suppressions?limit=25',
+              setupRequest: (request) => ({
+                ...request,
+                headers: { ...request.headers, authorization: `Bearer ${keys[sent++ % keys.length]}` },
+              }),
+            }
+          : {
+              method: 'POST',
+              path: '/suppressions',
+              setupRequest: (request) => {
+                const n = sent++;
+                const { body, ...headers } = json(n, { email: `${target.name}-${n}@bench${n % 50}.example.com` });
+                return { ...request, headers: { ...request.headers, ...headers }, body };
+              },
+            },
     ],
   });
 }

@@ -67,6 +67,11 @@ const DESCRIBE: Record<string, (l: BenchLine) => Row> = {
     measured: `${n(l.reqPerSec)} req/s, ${ms(l.p50Ms, l.p99Ms)}, server CPU ${n(l.serverCpuMsPerRequest)} ms/request`,
     target: '>= 1.0 x floor req/s, p99 <= floor',
   }),
+  'http.floors.email': (l) => ({
+    figure: `\`POST /emails\`, ${n(l.connections)} connections, 600 keys, round ${n(l.round)}: ${floorsServer(l)}`,
+    measured: `${n(l.reqPerSec)} req/s, ${ms(l.p50Ms, l.p99Ms)}, server CPU ${n(l.serverCpuMsPerRequest)} ms/request`,
+    target: '>= 1.0 x floor req/s, p99 <= floor',
+  }),
   'suppressions-list.catch-up': (l) => ({
     figure: `Projector catch-up of ${n(l.events)} suppression events`,
     measured: `${n(l.eventsPerSec)} events/s (${n(l.seconds)} s)`,
@@ -122,7 +127,7 @@ const DESCRIBE: Record<string, (l: BenchLine) => Row> = {
   }),
   broadcasts: (l) => ({
     figure: `Broadcast to ${n(l.recipients)} contacts through sendEmail and delivery to a loopback MX (create → last 250)`,
-    measured: `${n(l.recipientsPerSec)} recipients/s (${n(l.seconds)} s; snapshot ${n(l.snapshotSeconds)} s after the create); RSS ${n(l.rssStartMb)} → ${n(l.rssQuarterMb)} → ${n(l.rssHalfMb)} → ${n(l.rssThreeQuartersMb)} → ${n(l.rssEndMb)} MB (peak ${n(l.rssPeakMb)}); \`GET /broadcasts/{id}\` meanwhile ${ms(l.getP50Ms, l.getP99Ms)} (${n(l.getRequests)} requests)`,
+    measured: `${n(l.recipientsPerSec)} recipients/s (${n(l.seconds)} s; snapshot ${n(l.snapshotSeconds)} s after the create${l.acceptedSeconds === undefined ? '' : `, last accepted at ${n(l.acceptedSeconds)} s`}); RSS ${n(l.rssStartMb)} → ${n(l.rssQuarterMb)} → ${n(l.rssHalfMb)} → ${n(l.rssThreeQuartersMb)} → ${n(l.rssEndMb)} MB (peak ${n(l.rssPeakMb)}); \`GET /broadcasts/{id}\` meanwhile ${ms(l.getP50Ms, l.getP99Ms)} (${n(l.getRequests)} requests)`,
   }),
   'domains.add': (l) => ({
     figure: `\`POST /domains\` ${n(l.domains)} domains, ${n(l.concurrency)} at once (a 2048-bit DKIM key each)`,
@@ -176,6 +181,7 @@ const PEERS: Record<string, Peer> = {
   },
   'http.floors.get': floorOf,
   'http.floors.post': floorOf,
+  'http.floors.email': floorOf,
   'eventstore.append': {
     find: (l, all) => (l.impl === 'emmett' ? undefined : find('eventstore.append', (p) => p.impl === 'emmett')(l, all)),
     name: () => 'emmett-postgresql',
@@ -216,6 +222,7 @@ const LEFT_OUT = new Set([
   'addresses-list.seed',
   'http.floors.get.ratio',
   'http.floors.post.ratio',
+  'http.floors.email.ratio',
 ]);
 
 const floorsServer = (l: BenchLine) =>

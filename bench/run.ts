@@ -6,7 +6,7 @@
  *   eventstore          50,000 single-event appends, 32 writers: ours vs emmett-postgresql
  *                       (and ours again with one append in 1,000 refused by PostgreSQL)
  *   http-suppressions   POST /suppressions over HTTP with autocannon, 64 connections, 20 s
- *   http-floors         GET and POST /suppressions, 64 connections, beside bench/floor-server.ts (bare Fastify + pg):
+ *   http-floors         GET and POST /suppressions and POST /emails, 64 connections, beside bench/floor-server.ts (bare Fastify + pg):
  *                       ours, the floor and the ratio, alternating rounds (BENCH_BASELINE: a build before, too)
  *   suppressions-list   GET /suppressions paging and search over 1,000,000 rows (seeded in SQL)
  *   rebuild             online rebuild of the suppressions read model from those events, beside COPY into an unindexed table

@@ -224,11 +224,25 @@ export async function createKeys(
 ): Promise<string[]> {
   const tokens: string[] = [];
   for (let i = 0; i < count; i++) {
-    const res = await fetch(`${baseUrl}/keys`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${ownerKey}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ name: `bench ${i}`, scopes }),
-    });
+    // On a loaded machine the read models may pass their deadline (503): the same request again
+    // under its Idempotency-Key answers the key it made, not a second one.
+    const idempotencyKey = crypto.randomUUID();
+    let res: Response;
+    do {
+      res = await fetch(`${baseUrl}/keys`, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${ownerKey}`,
+          'content-type': 'application/json',
+          'idempotency-key': idempotencyKey,
+        },
+        body: JSON.stringify({ name: `bench ${i}`, scopes }),
+      });
+      if (res.status === 503 || res.status === 409) {
+        await res.body?.cancel();
+        await new Promise((resolve) => setTimeout(resolve, 1000));
+      }
+    } while (res.status === 503 || res.status === 409);
     const body = (await res.json()) as { token?: string };
     if (res.status !== 201 || !body.token)
       throw new Error(`POST /keys answered ${res.status}: ${JSON.stringify(body)}`);

@@ -1896,8 +1896,8 @@ export interface paths {
         options?: never;
         head?: never;
         /**
-         * Mark a thread read or unread, or move it
-         * @description Scope: `threads:write`. `unread` marks the whole thread; `label` moves it between inbox, archive, spam and trash (`sent` and `drafts` follow from its messages: 422 `label_not_directly_settable`; any other name is 422 `label_not_found`). Both may be sent together; nothing changes when either is refused. A credential narrowed to some addresses or domains sees and changes only the addresses its lists reach; others answer 404. Partitioned by mode: a test key reads and changes only test-mode data, a live key only live data.
+         * Mark a thread read or unread, move it, or label it
+         * @description Scope: `threads:write`. `unread` marks the whole thread; `label` moves it between inbox, archive, spam and trash (`sent` and `drafts` follow from its messages: 422 `label_not_directly_settable`; any other name is 422 `label_not_found`). `addLabels` and `removeLabels` put custom labels of the thread's mailbox on and take them off (by id; 422 `label_not_found` naming the item for any other). Everything may be sent together; the labels are checked first, so a refused one changes nothing. A credential narrowed to some addresses or domains sees and changes only the addresses its lists reach; others answer 404. Partitioned by mode: a test key reads and changes only test-mode data, a live key only live data.
          */
         patch: operations["updateThread"];
         trace?: never;
@@ -1920,6 +1920,58 @@ export interface paths {
         options?: never;
         head?: never;
         patch?: never;
+        trace?: never;
+    };
+    "/labels": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List labels
+         * @description Scope: `labels:read`. The system labels first (`inbox`, `archive`, `spam`, `trash`, `sent`, `drafts`: every mailbox has them), then the custom labels by mailbox and oldest first; `address` (an address or `*@<domain>`) lists one mailbox's. A narrowed credential sees only the labels of the mailboxes it reaches. A credential narrowed to some addresses or domains sees and changes only the addresses its lists reach; others answer 404.
+         */
+        get: operations["listLabels"];
+        put?: never;
+        /**
+         * Create a label
+         * @description Scope: `labels:write`. A custom label of one mailbox: an address of the workspace that takes mail, or a catch-all (`*@<domain>`) that is on (422 `address_has_no_mailbox` for an address that takes none, 404 `address_not_found` for one the workspace does not have). Names are unique per mailbox ignoring case, and a system label's name is taken everywhere (409 `label_name_taken`); at most 100 per mailbox (422 `label_limit_reached`). A credential narrowed to some addresses or domains sees and changes only the addresses its lists reach; others answer 404.
+         */
+        post: operations["createLabel"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/labels/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read a label
+         * @description Scope: `labels:read`. A custom label by its id, or a system label by its name. 404 also for a label of a mailbox a narrowed credential does not reach. A credential narrowed to some addresses or domains sees and changes only the addresses its lists reach; others answer 404.
+         */
+        get: operations["getLabel"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a label
+         * @description Scope: `labels:write`. The label leaves every thread that carried it; the threads stay. A system label is 422 `invalid_parameter` on `id`. A credential narrowed to some addresses or domains sees and changes only the addresses its lists reach; others answer 404.
+         */
+        delete: operations["deleteLabel"];
+        options?: never;
+        head?: never;
+        /**
+         * Rename or colour a label
+         * @description Scope: `labels:write`. Omitted fields stay; `color: null` takes the colour off. Threads keep the label (they carry its id). A system label is 422 `invalid_parameter` on `id`. A credential narrowed to some addresses or domains sees and changes only the addresses its lists reach; others answer 404.
+         */
+        patch: operations["updateLabel"];
         trace?: never;
     };
 }
@@ -26767,7 +26819,8 @@ export interface operations {
             query?: {
                 /** @description A mailbox: an address, or `*@<domain>` for a catch-all. */
                 address?: string;
-                label?: "inbox" | "archive" | "spam" | "trash" | "sent" | "drafts";
+                /** @description A system label (`inbox`, `archive`, …) or a custom label's id (422 `label_not_found` when none). */
+                label?: string;
                 unread?: "0" | "1" | "true" | "false";
                 q?: string;
                 limit?: number;
@@ -26795,7 +26848,8 @@ export interface operations {
                             /** @description The mailbox: an address, or `*@<domain>` for a catch-all. */
                             address: string;
                             addressId: string | null;
-                            labels: ("inbox" | "archive" | "spam" | "trash" | "sent" | "drafts")[];
+                            /** @description The system label the thread is filed under, then its custom labels (`lbl_` ids), in the order put on. */
+                            labels: string[];
                             unread: boolean;
                             subject: string;
                             /** @description The latest message's. */
@@ -26858,7 +26912,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `invalid_parameter`, `unknown_parameter`: see /docs/errors. */
+            /** @description `invalid_parameter`, `label_not_found`, `unknown_parameter`: see /docs/errors. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -26869,7 +26923,7 @@ export interface operations {
                             /** @constant */
                             type?: "validation_error";
                             /** @enum {string} */
-                            code?: "invalid_parameter" | "unknown_parameter";
+                            code?: "invalid_parameter" | "label_not_found" | "unknown_parameter";
                         };
                     };
                 };
@@ -26952,7 +27006,8 @@ export interface operations {
                         /** @description The mailbox: an address, or `*@<domain>` for a catch-all. */
                         address: string;
                         addressId: string | null;
-                        labels: ("inbox" | "archive" | "spam" | "trash" | "sent" | "drafts")[];
+                        /** @description The system label the thread is filed under, then its custom labels (`lbl_` ids), in the order put on. */
+                        labels: string[];
                         unread: boolean;
                         subject: string;
                         /** @description The latest message's. */
@@ -27363,11 +27418,15 @@ export interface operations {
                     unread?: boolean;
                     /** @description `inbox`, `archive`, `spam` or `trash`. */
                     label?: string;
+                    /** @description Custom label ids to put on. */
+                    addLabels?: string[];
+                    /** @description Custom label ids to take off. */
+                    removeLabels?: string[];
                 };
             };
         };
         responses: {
-            /** @description Mark a thread read or unread, or move it */
+            /** @description Mark a thread read or unread, move it, or label it */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -27380,7 +27439,8 @@ export interface operations {
                         /** @description The mailbox: an address, or `*@<domain>` for a catch-all. */
                         address: string;
                         addressId: string | null;
-                        labels: ("inbox" | "archive" | "spam" | "trash" | "sent" | "drafts")[];
+                        /** @description The system label the thread is filed under, then its custom labels (`lbl_` ids), in the order put on. */
+                        labels: string[];
                         unread: boolean;
                         subject: string;
                         /** @description The latest message's. */
@@ -27639,6 +27699,927 @@ export interface operations {
                             type?: "validation_error";
                             /** @enum {string} */
                             code?: "invalid_parameter" | "unknown_parameter";
+                        };
+                    };
+                };
+            };
+            /** @description `rate_limited`: see /docs/errors. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "rate_limit_error";
+                            /** @enum {string} */
+                            code?: "rate_limited";
+                        };
+                    };
+                };
+            };
+            /** @description `internal_error`: see /docs/errors. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "api_error";
+                            /** @enum {string} */
+                            code?: "internal_error";
+                        };
+                    };
+                };
+            };
+            /** @description `unreachable`: see /docs/errors. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "api_error";
+                            /** @enum {string} */
+                            code?: "unreachable";
+                        };
+                    };
+                };
+            };
+        };
+    };
+    listLabels: {
+        parameters: {
+            query?: {
+                /** @description An address, or `*@<domain>` for a catch-all. */
+                address?: string;
+                limit?: number;
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description List labels */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        object: "list";
+                        data: {
+                            /** @constant */
+                            object: "label";
+                            /** @description `lbl_…` for a custom label; a system label is named by its name (`inbox`). */
+                            id: string;
+                            /** @enum {string} */
+                            type: "system" | "custom";
+                            name: string;
+                            color: string | null;
+                            /** @description A custom label's mailbox (an address, or `*@<domain>`); null: every mailbox. */
+                            address: string | null;
+                            createdAt: string | null;
+                            updatedAt: string | null;
+                        }[];
+                        hasMore: boolean;
+                        nextCursor: string | null;
+                    };
+                };
+            };
+            /** @description `invalid_cursor`, `invalid_request`: see /docs/errors. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "invalid_request_error";
+                            /** @enum {string} */
+                            code?: "invalid_cursor" | "invalid_request";
+                        };
+                    };
+                };
+            };
+            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "authentication_error";
+                            /** @enum {string} */
+                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                        };
+                    };
+                };
+            };
+            /** @description `insufficient_scope`: see /docs/errors. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "permission_error";
+                            /** @enum {string} */
+                            code?: "insufficient_scope";
+                        };
+                    };
+                };
+            };
+            /** @description `invalid_parameter`, `unknown_parameter`: see /docs/errors. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "validation_error";
+                            /** @enum {string} */
+                            code?: "invalid_parameter" | "unknown_parameter";
+                        };
+                    };
+                };
+            };
+            /** @description `rate_limited`: see /docs/errors. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "rate_limit_error";
+                            /** @enum {string} */
+                            code?: "rate_limited";
+                        };
+                    };
+                };
+            };
+            /** @description `internal_error`: see /docs/errors. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "api_error";
+                            /** @enum {string} */
+                            code?: "internal_error";
+                        };
+                    };
+                };
+            };
+            /** @description `unreachable`: see /docs/errors. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "api_error";
+                            /** @enum {string} */
+                            code?: "unreachable";
+                        };
+                    };
+                };
+            };
+        };
+    };
+    createLabel: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Up to 255 of letters, digits, `_ . : -`. The same request again under the same key answers the stored answer (`Idempotent-Replayed: true`) and changes nothing; another request under it is 422 `idempotency_key_reuse`. Keys are per workspace and mode, answered only to the credential that sent them, and kept 24 hours. */
+                "idempotency-key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description An address, or `*@<domain>` for a catch-all. */
+                    address: string;
+                    /** @description 1 to 100 characters, trimmed. */
+                    name: string;
+                    /** @description `#rrggbb` (lower-cased), or null for none. */
+                    color?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Create a label */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        object: "label";
+                        /** @description `lbl_…` for a custom label; a system label is named by its name (`inbox`). */
+                        id: string;
+                        /** @enum {string} */
+                        type: "system" | "custom";
+                        name: string;
+                        color: string | null;
+                        /** @description A custom label's mailbox (an address, or `*@<domain>`); null: every mailbox. */
+                        address: string | null;
+                        createdAt: string | null;
+                        updatedAt: string | null;
+                    };
+                };
+            };
+            /** @description `invalid_idempotency_key`, `invalid_request`, `malformed_json`: see /docs/errors. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "invalid_request_error";
+                            /** @enum {string} */
+                            code?: "invalid_idempotency_key" | "invalid_request" | "malformed_json";
+                        };
+                    };
+                };
+            };
+            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "authentication_error";
+                            /** @enum {string} */
+                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                        };
+                    };
+                };
+            };
+            /** @description `beyond_caller_authority`, `insufficient_scope`: see /docs/errors. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "permission_error";
+                            /** @enum {string} */
+                            code?: "beyond_caller_authority" | "insufficient_scope";
+                        };
+                    };
+                };
+            };
+            /** @description `address_not_found`: see /docs/errors. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "not_found_error";
+                            /** @enum {string} */
+                            code?: "address_not_found";
+                        };
+                    };
+                };
+            };
+            /** @description `idempotency_key_in_use`, `label_name_taken`: see /docs/errors. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "conflict_error";
+                            /** @enum {string} */
+                            code?: "idempotency_key_in_use" | "label_name_taken";
+                        };
+                    };
+                };
+            };
+            /** @description `body_too_large`: see /docs/errors. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "invalid_request_error";
+                            /** @enum {string} */
+                            code?: "body_too_large";
+                        };
+                    };
+                };
+            };
+            /** @description `address_has_no_mailbox`, `capability_unsupported`, `idempotency_key_reuse`, `invalid_parameter`, `label_limit_reached`, `unknown_parameter`: see /docs/errors. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "validation_error";
+                            /** @enum {string} */
+                            code?: "address_has_no_mailbox" | "capability_unsupported" | "idempotency_key_reuse" | "invalid_parameter" | "label_limit_reached" | "unknown_parameter";
+                        };
+                    };
+                };
+            };
+            /** @description `rate_limited`: see /docs/errors. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "rate_limit_error";
+                            /** @enum {string} */
+                            code?: "rate_limited";
+                        };
+                    };
+                };
+            };
+            /** @description `internal_error`: see /docs/errors. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "api_error";
+                            /** @enum {string} */
+                            code?: "internal_error";
+                        };
+                    };
+                };
+            };
+            /** @description `unreachable`: see /docs/errors. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "api_error";
+                            /** @enum {string} */
+                            code?: "unreachable";
+                        };
+                    };
+                };
+            };
+        };
+    };
+    getLabel: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Read a label */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        object: "label";
+                        /** @description `lbl_…` for a custom label; a system label is named by its name (`inbox`). */
+                        id: string;
+                        /** @enum {string} */
+                        type: "system" | "custom";
+                        name: string;
+                        color: string | null;
+                        /** @description A custom label's mailbox (an address, or `*@<domain>`); null: every mailbox. */
+                        address: string | null;
+                        createdAt: string | null;
+                        updatedAt: string | null;
+                    };
+                };
+            };
+            /** @description `invalid_request`: see /docs/errors. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "invalid_request_error";
+                            /** @enum {string} */
+                            code?: "invalid_request";
+                        };
+                    };
+                };
+            };
+            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "authentication_error";
+                            /** @enum {string} */
+                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                        };
+                    };
+                };
+            };
+            /** @description `insufficient_scope`: see /docs/errors. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "permission_error";
+                            /** @enum {string} */
+                            code?: "insufficient_scope";
+                        };
+                    };
+                };
+            };
+            /** @description `resource_not_found`: see /docs/errors. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "not_found_error";
+                            /** @enum {string} */
+                            code?: "resource_not_found";
+                        };
+                    };
+                };
+            };
+            /** @description `invalid_parameter`, `unknown_parameter`: see /docs/errors. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "validation_error";
+                            /** @enum {string} */
+                            code?: "invalid_parameter" | "unknown_parameter";
+                        };
+                    };
+                };
+            };
+            /** @description `rate_limited`: see /docs/errors. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "rate_limit_error";
+                            /** @enum {string} */
+                            code?: "rate_limited";
+                        };
+                    };
+                };
+            };
+            /** @description `internal_error`: see /docs/errors. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "api_error";
+                            /** @enum {string} */
+                            code?: "internal_error";
+                        };
+                    };
+                };
+            };
+            /** @description `unreachable`: see /docs/errors. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "api_error";
+                            /** @enum {string} */
+                            code?: "unreachable";
+                        };
+                    };
+                };
+            };
+        };
+    };
+    deleteLabel: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Delete a label */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        object: "label";
+                        id: string;
+                        /** @constant */
+                        deleted: true;
+                    };
+                };
+            };
+            /** @description `invalid_request`, `malformed_json`: see /docs/errors. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "invalid_request_error";
+                            /** @enum {string} */
+                            code?: "invalid_request" | "malformed_json";
+                        };
+                    };
+                };
+            };
+            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "authentication_error";
+                            /** @enum {string} */
+                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                        };
+                    };
+                };
+            };
+            /** @description `beyond_caller_authority`, `insufficient_scope`: see /docs/errors. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "permission_error";
+                            /** @enum {string} */
+                            code?: "beyond_caller_authority" | "insufficient_scope";
+                        };
+                    };
+                };
+            };
+            /** @description `resource_not_found`: see /docs/errors. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "not_found_error";
+                            /** @enum {string} */
+                            code?: "resource_not_found";
+                        };
+                    };
+                };
+            };
+            /** @description `body_too_large`: see /docs/errors. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "invalid_request_error";
+                            /** @enum {string} */
+                            code?: "body_too_large";
+                        };
+                    };
+                };
+            };
+            /** @description `capability_unsupported`, `invalid_parameter`, `unknown_parameter`: see /docs/errors. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "validation_error";
+                            /** @enum {string} */
+                            code?: "capability_unsupported" | "invalid_parameter" | "unknown_parameter";
+                        };
+                    };
+                };
+            };
+            /** @description `rate_limited`: see /docs/errors. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "rate_limit_error";
+                            /** @enum {string} */
+                            code?: "rate_limited";
+                        };
+                    };
+                };
+            };
+            /** @description `internal_error`: see /docs/errors. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "api_error";
+                            /** @enum {string} */
+                            code?: "internal_error";
+                        };
+                    };
+                };
+            };
+            /** @description `unreachable`: see /docs/errors. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "api_error";
+                            /** @enum {string} */
+                            code?: "unreachable";
+                        };
+                    };
+                };
+            };
+        };
+    };
+    updateLabel: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": {
+                    name?: string;
+                    /** @description `#rrggbb` (lower-cased), or null for none. */
+                    color?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Rename or colour a label */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        object: "label";
+                        /** @description `lbl_…` for a custom label; a system label is named by its name (`inbox`). */
+                        id: string;
+                        /** @enum {string} */
+                        type: "system" | "custom";
+                        name: string;
+                        color: string | null;
+                        /** @description A custom label's mailbox (an address, or `*@<domain>`); null: every mailbox. */
+                        address: string | null;
+                        createdAt: string | null;
+                        updatedAt: string | null;
+                    };
+                };
+            };
+            /** @description `invalid_request`, `malformed_json`: see /docs/errors. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "invalid_request_error";
+                            /** @enum {string} */
+                            code?: "invalid_request" | "malformed_json";
+                        };
+                    };
+                };
+            };
+            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "authentication_error";
+                            /** @enum {string} */
+                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                        };
+                    };
+                };
+            };
+            /** @description `beyond_caller_authority`, `insufficient_scope`: see /docs/errors. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "permission_error";
+                            /** @enum {string} */
+                            code?: "beyond_caller_authority" | "insufficient_scope";
+                        };
+                    };
+                };
+            };
+            /** @description `resource_not_found`: see /docs/errors. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "not_found_error";
+                            /** @enum {string} */
+                            code?: "resource_not_found";
+                        };
+                    };
+                };
+            };
+            /** @description `label_name_taken`: see /docs/errors. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "conflict_error";
+                            /** @enum {string} */
+                            code?: "label_name_taken";
+                        };
+                    };
+                };
+            };
+            /** @description `body_too_large`: see /docs/errors. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "invalid_request_error";
+                            /** @enum {string} */
+                            code?: "body_too_large";
+                        };
+                    };
+                };
+            };
+            /** @description `capability_unsupported`, `invalid_parameter`, `unknown_parameter`: see /docs/errors. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "validation_error";
+                            /** @enum {string} */
+                            code?: "capability_unsupported" | "invalid_parameter" | "unknown_parameter";
                         };
                     };
                 };

@@ -13,6 +13,7 @@ import { domainNameEvents } from './domain-names/events.ts';
 import { domainEvents } from './domains/events.ts';
 import { emailQuotaEvents } from './email-quotas/events.ts';
 import { emailEvents } from './emails/events.ts';
+import { labelEvents } from './labels/events.ts';
 import { roleEvents } from './roles/events.ts';
 import { sendingStreamEvents } from './sending-streams/events.ts';
 import { signatureEvents } from './signatures/events.ts';
@@ -55,6 +56,7 @@ const definitions = [
   ...templateUseEvents,
   ...aiActionEvents,
   ...threadEvents,
+  ...labelEvents,
   ...ruleEvents,
 ];
 

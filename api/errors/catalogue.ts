@@ -125,7 +125,13 @@ const TABLE = {
     422,
     '`sent` and `drafts` follow from the messages of a thread and cannot be set; move between inbox, archive, spam and trash.',
   ],
-  label_not_found: [422, 'No such label.'],
+  label_not_found: [422, "No such label in the thread's mailbox; `param` names it."],
+  label_name_taken: [409, 'The mailbox has a label of this name (ignoring case), or it names a system label.'],
+  label_limit_reached: [422, 'The mailbox has 100 custom labels already.'],
+  address_has_no_mailbox: [
+    422,
+    'The address takes no mail (disabled, or its domain does not receive): it has no mailbox to hold labels.',
+  ],
   address_not_found: [
     404,
     'No such address in this workspace (a catch-all: `*@<domain>` on a verified domain with `catchAll` on); `param` names the field.',

@@ -350,7 +350,8 @@ export async function sendEmail(ctx: SendContext, sender: Sender, input: SendInp
     stream,
     emailAggregate,
     (s) => decideAcceptEmail(s, data),
-    { likelyNew: input.emailId === undefined },
+    // A given id was read just above and not accepted then: a second read would find the same.
+    { likelyNew: true },
   );
   if (events.length === 0) return { email: await acceptedOf(ctx, stream, state), replayed: true };
   // Mail to a contact is activity of the contact (commands/contacts: only forward). Only the

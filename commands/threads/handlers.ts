@@ -5,15 +5,18 @@ import {
   threadingKeys,
 } from '../../domain/messages/threading.ts';
 import {
+  decideChangeThreadLabels,
   decideDeleteThread,
   decideMarkThread,
   decideMoveThread,
   decideReceiveMessage,
 } from '../../domain/threads/decide.ts';
 import { type Mailbox, type MessageReceivedData, threadStream } from '../../domain/threads/events.ts';
+import { labelOwnerOf } from '../../domain/labels/events.ts';
 import { threadAggregate } from '../../domain/threads/state.ts';
 import { DomainError } from '../../domain/shared/errors.ts';
 import { touchContact } from '../contacts/handlers.ts';
+import { labelsOfMailbox } from '../labels/handlers.ts';
 import { type Actor, type CommandContext, execute } from '../execute.ts';
 import { newId } from '../ids.ts';
 
@@ -105,6 +108,23 @@ export async function markThread(ctx: CommandContext, actor: Actor, threadId: st
 export async function moveThread(ctx: CommandContext, actor: Actor, threadId: string, label: string, now: string) {
   await execute(ctx, actor, threadStream(actor.workspaceId, threadId), threadAggregate, (s) =>
     decideMoveThread(s, { threadId, label, now }),
+  );
+}
+
+/**
+ * Custom labels on and off a thread: the live labels of its mailbox are read from their stream,
+ * so a label deleted a moment ago is refused (the read model also drops one added in the race).
+ */
+export async function changeThreadLabels(
+  ctx: CommandContext,
+  actor: Actor,
+  thread: { id: string; addressId: string | null; domainId: string },
+  change: { add: string[]; remove: string[] },
+  now: string,
+) {
+  const known = await labelsOfMailbox(ctx, actor.workspaceId, labelOwnerOf(thread));
+  await execute(ctx, actor, threadStream(actor.workspaceId, thread.id), threadAggregate, (s) =>
+    decideChangeThreadLabels(s, { threadId: thread.id, ...change, known, now }),
   );
 }
 

@@ -52,6 +52,8 @@ export const ID_KINDS = {
   thread: { prefix: 'thr_', body: 'hex24', from: 'random' },
   /** A message filed in a thread (arriving mail); `msg_` is the webhook deliveries'. */
   message: { prefix: 'mes_', body: 'hex24', from: 'random' },
+  /** A custom label of one mailbox (domain/labels); system labels are named by their names. */
+  label: { prefix: 'lbl_', body: 'hex24', from: 'random' },
   /** A rule of a mailbox (domain/rules). */
   rule: { prefix: 'rul_', body: 'hex24', from: 'random' },
   /** One arriving message's run of a mailbox's rules. */

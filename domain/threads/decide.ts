@@ -61,19 +61,22 @@ export function decideMarkThread(state: ThreadState, cmd: { threadId: string; un
   return [{ type: 'ThreadMarked', data: { threadId: cmd.threadId, unread: cmd.unread, at: cmd.now } }] as ThreadEvent[];
 }
 
+/** A label a thread can be moved to, else the refusal (checked before any change a request also makes). */
+export function settableLabel(label: string): SettableLabel {
+  if ((SETTABLE_LABELS as readonly string[]).includes(label)) return label as SettableLabel;
+  if ((SYSTEM_LABELS as readonly string[]).includes(label))
+    return fail(
+      'label_not_directly_settable',
+      `\`${label}\` follows from the messages of a thread and cannot be set; use inbox, archive, spam or trash.`,
+      'label',
+    );
+  return fail('label_not_found', `No system label \`${label}\`; custom labels go in \`addLabels\`.`, 'label');
+}
+
 /** Moves a thread between the settable system labels; `sent` and `drafts` follow from its messages. */
 export function decideMoveThread(state: ThreadState, cmd: { threadId: string; label: string; now: string }) {
   if (!state.exists || state.deleted) return notFound();
-  if (!(SETTABLE_LABELS as readonly string[]).includes(cmd.label)) {
-    if ((SYSTEM_LABELS as readonly string[]).includes(cmd.label))
-      return fail(
-        'label_not_directly_settable',
-        `\`${cmd.label}\` follows from the messages of a thread and cannot be set; use inbox, archive, spam or trash.`,
-        'label',
-      );
-    return fail('label_not_found', `No label \`${cmd.label}\`.`, 'label');
-  }
-  const to = cmd.label as SettableLabel;
+  const to = settableLabel(cmd.label);
   if (state.label === to) return [];
   return [
     { type: 'ThreadMoved', data: { threadId: cmd.threadId, from: state.label, to, at: cmd.now } },
@@ -86,4 +89,36 @@ export function decideDeleteThread(state: ThreadState, cmd: { threadId: string; 
   if (state.label !== 'trash')
     return [{ type: 'ThreadMoved', data: { threadId: cmd.threadId, from: state.label, to: 'trash', at: cmd.now } }];
   return [{ type: 'ThreadDeleted', data: { threadId: cmd.threadId, at: cmd.now } }];
+}
+
+/**
+ * Puts custom labels on a thread and takes them off. Every id must be a live label of the
+ * thread's mailbox (`known`), else 422 `label_not_found` naming it; a system label's name is 422
+ * `label_not_directly_settable` (`label` moves the thread). One id in both lists is refused.
+ */
+export function decideChangeThreadLabels(
+  state: ThreadState,
+  cmd: { threadId: string; add: string[]; remove: string[]; known: ReadonlySet<string>; now: string },
+): ThreadEvent[] {
+  if (!state.exists || state.deleted) return notFound();
+  for (const [param, ids] of [
+    ['addLabels', cmd.add],
+    ['removeLabels', cmd.remove],
+  ] as const)
+    for (const [i, id] of ids.entries()) {
+      if ((SYSTEM_LABELS as readonly string[]).includes(id))
+        fail(
+          'label_not_directly_settable',
+          `\`${id}\` is a system label; \`label\` moves the thread.`,
+          `${param}.${i}`,
+        );
+      if (!cmd.known.has(id)) fail('label_not_found', `No label \`${id}\` in this thread's mailbox.`, `${param}.${i}`);
+    }
+  for (const [i, id] of cmd.remove.entries())
+    if (cmd.add.includes(id))
+      fail('invalid_parameter', 'A label cannot be added and removed at once.', `removeLabels.${i}`);
+  const added = [...new Set(cmd.add)].filter((id) => !state.labels.has(id));
+  const removed = [...new Set(cmd.remove)].filter((id) => state.labels.has(id));
+  if (added.length === 0 && removed.length === 0) return [];
+  return [{ type: 'ThreadLabelsChanged', data: { threadId: cmd.threadId, added, removed, at: cmd.now } }];
 }

@@ -87,15 +87,29 @@ export const ThreadMoved = defineEvent(
   z.object({ threadId: z.string(), from: z.enum(SETTABLE_LABELS), to: z.enum(SETTABLE_LABELS), at: z.string() }),
 );
 
+/** Custom labels (`lbl_` ids of the thread's mailbox) put on and taken off. */
+export const ThreadLabelsChanged = defineEvent(
+  'ThreadLabelsChanged',
+  z.object({ threadId: z.string(), added: z.array(z.string()), removed: z.array(z.string()), at: z.string() }),
+);
+
 /** Deleted for good (from the trash). The blobs stay: the store keeps no references (receiving.md). */
 export const ThreadDeleted = defineEvent('ThreadDeleted', z.object({ threadId: z.string(), at: z.string() }));
 
-export const threadEvents = [MessageReceived, SentEmailReplied, ThreadMarked, ThreadMoved, ThreadDeleted];
+export const threadEvents = [
+  MessageReceived,
+  SentEmailReplied,
+  ThreadMarked,
+  ThreadMoved,
+  ThreadLabelsChanged,
+  ThreadDeleted,
+];
 export type ThreadEvent =
   | EventOf<typeof MessageReceived>
   | EventOf<typeof SentEmailReplied>
   | EventOf<typeof ThreadMarked>
   | EventOf<typeof ThreadMoved>
+  | EventOf<typeof ThreadLabelsChanged>
   | EventOf<typeof ThreadDeleted>;
 export type MessageReceivedData = EventOf<typeof MessageReceived>['data'];
 

@@ -6,6 +6,8 @@ export interface ThreadState {
   mailbox: Mailbox | null;
   label: SettableLabel;
   unread: boolean;
+  /** Custom labels on the thread (`lbl_` ids of its mailbox). */
+  labels: ReadonlySet<string>;
   /** The Message-ID headers filed here: the same message delivered again is filed once. */
   headerIds: ReadonlySet<string>;
 }
@@ -17,6 +19,7 @@ export const threadAggregate = {
     mailbox: null,
     label: 'inbox',
     unread: false,
+    labels: new Set(),
     headerIds: new Set(),
   } as ThreadState,
   evolve(state: ThreadState, event: ThreadEvent): ThreadState {
@@ -38,6 +41,11 @@ export const threadAggregate = {
         return { ...state, unread: event.data.unread };
       case 'ThreadMoved':
         return { ...state, label: event.data.to };
+      case 'ThreadLabelsChanged': {
+        const labels = new Set([...state.labels, ...event.data.added]);
+        for (const id of event.data.removed) labels.delete(id);
+        return { ...state, labels };
+      }
       case 'ThreadDeleted':
         return { ...state, deleted: true };
     }

@@ -1,7 +1,7 @@
 import type pg from 'pg';
 import { completeBroadcast, loadBroadcast, startBroadcast } from '../../commands/broadcasts/handlers.ts';
 import { sendEmail, type SendContext } from '../../commands/emails/handlers.ts';
-import type { Actor } from '../../commands/execute.ts';
+import type { Actor, ReadModelBarrier } from '../../commands/execute.ts';
 import { DomainError } from '../../domain/shared/errors.ts';
 import { digestId } from '../../domain/shared/ids.ts';
 import { workspaceOfPartition } from '../../domain/shared/partitions.ts';
@@ -30,7 +30,7 @@ export const DEFAULT_BROADCAST_OPTIONS: BroadcastOptions = {
   staleAfterMs: 120_000,
   concurrency: 4,
   pageSize: 250,
-  sendConcurrency: 16,
+  sendConcurrency: 64,
   holdMs: 60_000,
 };
 
@@ -75,6 +75,8 @@ export const broadcastEmailId = (broadcastId: string, contactId: string) =>
  */
 export class BroadcastProcess {
   private readonly work: DueWork<{ id: string; seq: number }>;
+  /** Per broadcast under way here, the wait for its last page's writes to reach the read models. */
+  private readonly previous = new Map<string, () => Promise<void>>();
 
   constructor(
     private readonly deps: { pool: pg.Pool; bus: WorkQueue; sending: SendContext },
@@ -199,10 +201,15 @@ export class BroadcastProcess {
          FROM broadcast_recipients WHERE broadcast_id = $1`,
         [run.id],
       );
+      this.previous.delete(run.id);
       await completeBroadcast(this.deps.sending.commands, actor, run.id, counts[0]!, new Date().toISOString());
       return this.advance(run, 'done');
     }
-    const outcomes = await inTurns(rows, this.options.sendConcurrency, (r) => this.send(run, actor, r));
+    const page = pageWrites(this.deps.sending);
+    const outcomes = await inTurns(rows, this.options.sendConcurrency, (r) => this.send(page.sending, run, actor, r));
+    // The read models may trail by this page, not more: the previous page's writes are waited for.
+    await this.previous.get(run.id)?.();
+    this.previous.set(run.id, page.settled);
     const done = outcomes.filter((o) => o.code === null || !HOLD.has(o.code));
     if (done.length > 0)
       await this.deps.pool.query(
@@ -217,6 +224,7 @@ export class BroadcastProcess {
   }
 
   private async send(
+    sending: SendContext,
     run: Run,
     actor: Actor,
     r: Recipient,
@@ -224,7 +232,7 @@ export class BroadcastProcess {
     const partition = run.workspace_id;
     try {
       const { email } = await sendEmail(
-        this.deps.sending,
+        sending,
         {
           actor,
           mode: partition === workspaceOfPartition(partition) ? 'live' : 'test',
@@ -247,6 +255,27 @@ export class BroadcastProcess {
       return { seq: r.seq, emailId: null, code: error.code };
     }
   }
+}
+
+/**
+ * The page's sends, each without its own wait for the read models (read-your-writes, which no one
+ * reads here: a wait per recipient cost more than its send under load, and past its deadline
+ * failed the page); `settled` waits once for all their writes, however long, so a broadcast never
+ * runs more than a page ahead of the read models.
+ */
+function pageWrites(sending: SendContext): { sending: SendContext; settled(): Promise<void> } {
+  let last = 0;
+  const types = new Set<string>();
+  const readModels: ReadModelBarrier = {
+    async waitFor(position, eventTypes) {
+      last = Math.max(last, position);
+      for (const t of eventTypes) types.add(t);
+    },
+  };
+  return {
+    sending: { ...sending, commands: { ...sending.commands, readModels } },
+    settled: () => sending.commands.readModels.waitFor(last, [...types], { onDeadline: () => true }),
+  };
 }
 
 /** `fn` over `items`, at most `width` at once, results in order. */

@@ -1,4 +1,5 @@
 import { sql } from 'kysely';
+import { labelOwnerOf } from '../../domain/labels/events.ts';
 import type { MailAddress } from '../../domain/messages/summary.ts';
 import { defineProjector } from '../projector.ts';
 import type { ThreadsTables } from './tables.ts';
@@ -18,8 +19,8 @@ const participantWords = (people: (MailAddress | null)[]) =>
  */
 export const threadsProjector = defineProjector<ThreadsTables>()({
   name: 'threads',
-  version: 1,
-  tables: ['threads', 'thread_messages'],
+  version: 2,
+  tables: ['threads', 'thread_messages', 'labels'],
   ddl: (s) => `
     CREATE TABLE IF NOT EXISTS ${s}.threads (
       workspace_id text NOT NULL,
@@ -37,7 +38,8 @@ export const threadsProjector = defineProjector<ThreadsTables>()({
       message_count integer NOT NULL,
       last_message_at timestamptz NOT NULL,
       created_at timestamptz NOT NULL,
-      search tsvector NOT NULL DEFAULT ''
+      search tsvector NOT NULL DEFAULT '',
+      custom_labels text[] NOT NULL DEFAULT '{}'
     );
     CREATE TABLE IF NOT EXISTS ${s}.thread_messages (
       workspace_id text NOT NULL,
@@ -58,6 +60,17 @@ export const threadsProjector = defineProjector<ThreadsTables>()({
       received_at timestamptz NOT NULL,
       position bigint NOT NULL,
       search_words text NOT NULL
+    );
+    CREATE TABLE IF NOT EXISTS ${s}.labels (
+      workspace_id text NOT NULL,
+      id text PRIMARY KEY,
+      owner text NOT NULL,
+      address text COLLATE "C" NOT NULL,
+      domain text NOT NULL,
+      name text NOT NULL,
+      color text,
+      created_at timestamptz NOT NULL,
+      updated_at timestamptz NOT NULL
     );`,
   indexes: (s) => `
     CREATE INDEX IF NOT EXISTS threads_list ON ${s}.threads (workspace_id, last_message_at DESC, id DESC);
@@ -66,7 +79,10 @@ export const threadsProjector = defineProjector<ThreadsTables>()({
     CREATE INDEX IF NOT EXISTS threads_search ON ${s}.threads USING gin (search);
     CREATE INDEX IF NOT EXISTS thread_messages_thread ON ${s}.thread_messages (thread_id, position);
     CREATE INDEX IF NOT EXISTS thread_messages_header ON ${s}.thread_messages (workspace_id, address, header_id);
-    CREATE INDEX IF NOT EXISTS thread_messages_replies ON ${s}.thread_messages USING gin ((in_reply_to || refs));`,
+    CREATE INDEX IF NOT EXISTS thread_messages_replies ON ${s}.thread_messages USING gin ((in_reply_to || refs));
+    CREATE INDEX IF NOT EXISTS threads_custom_labels ON ${s}.threads USING gin (custom_labels);
+    CREATE INDEX IF NOT EXISTS labels_workspace ON ${s}.labels (workspace_id, address, created_at, id);
+    CREATE INDEX IF NOT EXISTS labels_owner ON ${s}.labels (owner);`,
   on: {
     MessageReceived: async (db, { metadata: { workspaceId }, data: d, position }) => {
       const s = d.summary;
@@ -102,6 +118,42 @@ export const threadsProjector = defineProjector<ThreadsTables>()({
     },
     ThreadMoved: async (db, { data: d }) => {
       await db.updateTable('threads').set({ label: d.to }).where('id', '=', d.threadId).execute();
+    },
+    // Only a label live at this point of the log goes on: one deleted in a race with the change is not revived.
+    ThreadLabelsChanged: async (db, { data: d }) => {
+      await sql`UPDATE threads SET custom_labels = ARRAY(
+          SELECT u.l FROM unnest(custom_labels || ${d.added}::text[]) WITH ORDINALITY AS u(l, n)
+          WHERE u.l <> ALL(${d.removed}::text[]) AND EXISTS (SELECT 1 FROM labels WHERE id = u.l)
+          GROUP BY u.l ORDER BY min(u.n))
+        WHERE id = ${d.threadId}`.execute(db);
+    },
+    LabelCreated: async (db, { metadata: { workspaceId }, data: d }) => {
+      await sql`INSERT INTO labels (workspace_id, id, owner, address, domain, name, color, created_at, updated_at)
+        VALUES (${workspaceId}, ${d.labelId}, ${d.owner}, ${d.address}, ${d.address.slice(d.address.lastIndexOf('@') + 1)},
+          ${d.name}, ${d.color}, ${d.createdAt}, ${d.createdAt})
+        ON CONFLICT (id) DO NOTHING`.execute(db);
+    },
+    LabelUpdated: async (db, { data: d }) => {
+      await db
+        .updateTable('labels')
+        .set({ name: d.name, color: d.color, updated_at: d.updatedAt })
+        .where('id', '=', d.labelId)
+        .execute();
+    },
+    LabelDeleted: async (db, { metadata: { workspaceId }, data: d }) => {
+      await db.deleteFrom('labels').where('id', '=', d.labelId).execute();
+      await sql`UPDATE threads SET custom_labels = array_remove(custom_labels, ${d.labelId})
+        WHERE workspace_id = ${workspaceId} AND custom_labels @> ARRAY[${d.labelId}]::text[]`.execute(db);
+    },
+    // A mailbox that goes takes its labels (their ids are never used again).
+    AddressDeleted: async (db, { data: d }) => {
+      await db.deleteFrom('labels').where('owner', '=', d.addressId).execute();
+    },
+    DomainDeleted: async (db, { data: d }) => {
+      await db
+        .deleteFrom('labels')
+        .where('owner', '=', labelOwnerOf({ addressId: null, domainId: d.domainId }))
+        .execute();
     },
     ThreadDeleted: async (db, { data: d }) => {
       await db.deleteFrom('thread_messages').where('thread_id', '=', d.threadId).execute();

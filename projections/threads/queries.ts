@@ -11,7 +11,8 @@ export type ThreadRow = Omit<Selectable<ThreadsTables['threads']>, never>;
 export type ThreadMessageRow = Omit<Selectable<ThreadsTables['thread_messages']>, 'search_words'>;
 
 const THREAD_COLUMNS = sql.raw(`t.workspace_id, t.id, t.address, t.address_id, t.domain_id, t.domain, t.label, t.unread,
-  t.subject, t.normalised_subject, t.snippet, t.participants, t.message_count, t.last_message_at, t.created_at`);
+  t.subject, t.normalised_subject, t.snippet, t.participants, t.message_count, t.last_message_at, t.created_at,
+  t.custom_labels`);
 
 /** A narrowed credential's lists: the mailboxes of the addresses it holds and of the domains it holds whole. */
 const within = (reach: Reach | null) =>
@@ -34,6 +35,8 @@ export interface ThreadFilter {
   /** One mailbox (an address or `*@<domain>`), lower-case. */
   address?: string;
   label?: SettableLabel;
+  /** A custom label's id (`lbl_`). */
+  customLabel?: string;
   unread?: boolean;
   /** Words (web search syntax: quotes, `or`, `-`) over subject, participants and body text. */
   q?: string;
@@ -59,6 +62,7 @@ export async function listThreads(
     WHERE t.workspace_id = ${workspaceId}
       ${filter.address === undefined ? sql`` : sql`AND t.address = ${filter.address}`}
       ${filter.label === undefined ? sql`` : sql`AND t.label = ${filter.label}`}
+      ${filter.customLabel === undefined ? sql`` : sql`AND t.custom_labels @> ARRAY[${filter.customLabel}]::text[]`}
       ${filter.unread === undefined ? sql`` : sql`AND t.unread = ${filter.unread}`}
       ${search} ${within(filter.reach)}
       ${after === null ? sql`` : sql`AND (t.last_message_at, t.id) < (${after[0]}::timestamptz, ${after[1]})`}

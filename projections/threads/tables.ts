@@ -23,6 +23,8 @@ export interface ThreadsTables {
     message_count: number;
     last_message_at: Timestamp;
     created_at: Timestamp;
+    /** Custom labels (`lbl_` ids of the mailbox), in the order they were put on. */
+    custom_labels: string[];
   };
   thread_messages: {
     workspace_id: string;
@@ -46,5 +48,18 @@ export interface ThreadsTables {
     position: string;
     /** Subject and participants as words, gathered into the thread's `search`. */
     search_words: string;
+  };
+  /** Custom labels of the mailboxes (domain/labels); here so a thread keeps only labels live in log order. */
+  labels: {
+    workspace_id: string;
+    id: string;
+    /** The mailbox's owner id (domain/labels/events.ts `labelOwnerOf`). */
+    owner: string;
+    address: string;
+    domain: string;
+    name: string;
+    color: string | null;
+    created_at: Timestamp;
+    updated_at: Timestamp;
   };
 }

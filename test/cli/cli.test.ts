@@ -1,6 +1,7 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import t from 'tap';
+import { runCli } from '../../cli/run.ts';
 import { SCOPEABLE } from '../../domain/shared/permissions.ts';
 import { openSystem, serve } from '../../system.ts';
 import { freshDatabase } from '../support/database.ts';
@@ -8,13 +9,35 @@ import { TEST_SECRETS_KEY } from '../support/secrets.ts';
 
 const run = promisify(execFile);
 
+/**
+ * A CLI command run in this process (importing the system once per file, not once per command):
+ * its output lines, or a rejection with its exit code and what it wrote to stderr, as a process's.
+ */
 async function cli(url: string, ...args: string[]) {
-  const { stdout } = await run('node', ['--import=tsx', 'cli/main.ts', ...args], {
-    env: { ...process.env, DATABASE_URL: url, SECRETS_KEY: TEST_SECRETS_KEY },
-    timeout: 60_000,
-  });
-  return stdout.trim().split('\n').filter(Boolean);
+  const out: string[] = [];
+  const err: string[] = [];
+  const env = { ...process.env, DATABASE_URL: url, SECRETS_KEY: TEST_SECRETS_KEY };
+  const code = await runCli(args, { out: (l) => out.push(l), err: (l) => err.push(l) }, env);
+  if (code !== 0) throw Object.assign(new Error(`exit ${code}`), { code, stderr: err.join('\n') });
+  return out;
 }
+
+t.test('npm run cli: the entry point prints the result; a usage error is code 2', async (t) => {
+  const url = await freshDatabase(t);
+  const env = { ...process.env, DATABASE_URL: url, SECRETS_KEY: TEST_SECRETS_KEY };
+  const { stdout } = await run(
+    'node',
+    ['--import=tsx', 'cli/main.ts', 'workspace', 'create', '--name', 'A', '--owner-email', 'a@a.test'],
+    {
+      env,
+      timeout: 60_000,
+    },
+  );
+  t.match(JSON.parse(stdout), { workspaceId: /^ws_/ });
+  const err: string[] = [];
+  t.equal(await runCli(['nonsense'], { out: () => {}, err: (l) => err.push(l) }, env), 2, 'a usage error');
+  t.match(err.join('\n'), /^Usage: npm run cli/);
+});
 
 t.test('operator CLI against the same database as the server', async (t) => {
   const url = await freshDatabase(t);

@@ -82,12 +82,25 @@ function isListening(port: number): Promise<boolean> {
   });
 }
 
-t.test('the embedded default: starts with no configuration, the CLI reaches it, data survives a restart', async (t) => {
+/** The first folder's password, to show the legacy folder below gets one of its own. */
+let firstPassword = '';
+
+// One folder carries the whole life of a server (first start, restart, Ctrl-C): each initdb and
+// start costs seconds, so the stories share them rather than making a folder each.
+t.test('the embedded default: no configuration, its own password, the CLI reaches it, restarts, Ctrl-C', async (t) => {
   const dataDir = tempDataDir(t);
   const first = await start(dataDir);
   t.teardown(() => {
     first.child.kill('SIGKILL');
   });
+  const file = path.join(dataDir, 'postgres.password');
+  t.equal(fs.statSync(file).mode & 0o777, 0o600, 'the password file is owner-only');
+  firstPassword = fs.readFileSync(file, 'utf8').trim();
+  t.ok(firstPassword.length >= 32, 'a long random password');
+  const port = portOf(dataDir);
+  t.equal(await login(port, firstPassword), 'ok');
+  t.equal(await login(port, 'postgres'), '28P01', 'the well-known password is refused');
+
   const env: NodeJS.ProcessEnv = { ...process.env, DATA_DIR: dataDir };
   delete env.DATABASE_URL;
   const { stdout } = await run(
@@ -107,31 +120,40 @@ t.test('the embedded default: starts with no configuration, the CLI reaches it, 
   });
   const again = await fetch(`${second.url}/ping`, { headers: { authorization: `Bearer ${apiKey}` } });
   t.equal(again.status, 200, 'the key survives a restart');
-  t.equal(await stop(second), 0);
-});
+  const secondPort = portOf(dataDir);
 
-t.test('the database password is made for the data folder, kept there for its owner only', async (t) => {
-  const dataDir = tempDataDir(t);
-  const server = await start(dataDir);
-  t.teardown(() => {
-    server.child.kill('SIGKILL');
+  // Ctrl-C stops the server before its embedded database: a request in flight is answered. Every
+  // request counts itself in the rate-limit table first: while the test holds that table, a
+  // request stays in flight.
+  const holder = new pg.Client({
+    host: '127.0.0.1',
+    port,
+    user: 'postgres',
+    password: firstPassword,
+    database: 'workspace_mail',
   });
-  const file = path.join(dataDir, 'postgres.password');
-  t.equal(fs.statSync(file).mode & 0o777, 0o600, 'owner-only');
-  const password = fs.readFileSync(file, 'utf8').trim();
-  t.ok(password.length >= 32, 'a long random password');
-  const port = portOf(dataDir);
-  t.equal(await login(port, password), 'ok');
-  t.equal(await login(port, 'postgres'), '28P01', 'the well-known password is refused');
-  t.equal(await stop(server), 0);
-
-  const other = tempDataDir(t);
-  const second = await start(other);
-  t.teardown(() => {
-    second.child.kill('SIGKILL');
-  });
-  t.not(fs.readFileSync(path.join(other, 'postgres.password'), 'utf8').trim(), password, 'each folder has its own');
-  t.equal(await stop(second), 0);
+  holder.on('error', () => {});
+  await holder.connect();
+  await holder.query('BEGIN');
+  await holder.query('LOCK TABLE rate_limit_windows IN ACCESS EXCLUSIVE MODE');
+  const inFlight = fetch(`${second.url}/ping`).then(
+    (r) => r.status,
+    (error) => String(error),
+  );
+  await new Promise((r) => setTimeout(r, 300));
+  // A terminal's Ctrl-C signals every process of the foreground job.
+  process.kill(-second.child.pid!, 'SIGINT');
+  await new Promise((r) => setTimeout(r, 700));
+  await holder.query('COMMIT');
+  await holder.end();
+  t.equal(await inFlight, 401, 'the request in flight went through the database and was answered');
+  t.equal(await second.exited, 0, 'a clean exit');
+  t.notMatch(
+    second.stderr(),
+    /Unhandled 'error' event|terminating connection/,
+    'no connection was cut under the server',
+  );
+  t.notOk(await isListening(secondPort), 'the database stopped after it');
 });
 
 t.test('a data folder made with the old password keeps working and gets its own password', async (t) => {
@@ -154,6 +176,7 @@ t.test('a data folder made with the old password keeps working and gets its own 
   });
   t.equal((await fetch(`${server.url}/ping`)).status, 401, 'serving');
   const password = fs.readFileSync(path.join(dataDir, 'postgres.password'), 'utf8').trim();
+  t.not(password, firstPassword, 'each folder has its own');
   const port = portOf(dataDir);
   t.equal(await login(port, password), 'ok');
   t.equal(await login(port, 'postgres'), '28P01', 'the old password no longer opens it');
@@ -166,46 +189,3 @@ t.test('a data folder made with the old password keeps working and gets its own 
   t.equal((await fetch(`${again.url}/ping`)).status, 401, 'and it starts again with its own');
   t.equal(await stop(again), 0);
 });
-
-t.test(
-  'Ctrl-C stops the server before its embedded database: a request in flight is answered, the exit is clean',
-  async (t) => {
-    const dataDir = tempDataDir(t);
-    const server = await start(dataDir);
-    t.teardown(() => {
-      server.child.kill('SIGKILL');
-    });
-    const port = portOf(dataDir);
-    // Every request counts itself in the rate-limit table first: while the test holds that table,
-    // a request stays in flight.
-    const holder = new pg.Client({
-      host: '127.0.0.1',
-      port,
-      user: 'postgres',
-      password: fs.readFileSync(path.join(dataDir, 'postgres.password'), 'utf8').trim(),
-      database: 'workspace_mail',
-    });
-    holder.on('error', () => {});
-    await holder.connect();
-    await holder.query('BEGIN');
-    await holder.query('LOCK TABLE rate_limit_windows IN ACCESS EXCLUSIVE MODE');
-    const inFlight = fetch(`${server.url}/ping`).then(
-      (r) => r.status,
-      (error) => String(error),
-    );
-    await new Promise((r) => setTimeout(r, 300));
-    // A terminal's Ctrl-C signals every process of the foreground job.
-    process.kill(-server.child.pid!, 'SIGINT');
-    await new Promise((r) => setTimeout(r, 700));
-    await holder.query('COMMIT');
-    await holder.end();
-    t.equal(await inFlight, 401, 'the request in flight went through the database and was answered');
-    t.equal(await server.exited, 0, 'a clean exit');
-    t.notMatch(
-      server.stderr(),
-      /Unhandled 'error' event|terminating connection/,
-      'no connection was cut under the server',
-    );
-    t.notOk(await isListening(port), 'the database stopped after it');
-  },
-);

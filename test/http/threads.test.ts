@@ -1,6 +1,7 @@
 import t from 'tap';
 import { startSendingApp } from '../support/emails.ts';
 import { errorOf } from '../support/domains.ts';
+import { walkPages } from '../support/paging.ts';
 import { outsideDomains, startTestInbound } from '../support/inbound.ts';
 
 /**
@@ -173,22 +174,10 @@ t.test('paging: a walk across pages with threads arriving between them', async (
   t.equal(res.statusCode, 201, res.body);
   const before: string[] = [];
   for (let i = 0; i < 5; i++) before.unshift((await arrive(address, { subject: `Page ${i}` })).id);
-  const seen: string[] = [];
-  let cursor: string | null = null;
-  let pages = 0;
-  do {
-    const page: any = await h.request(
-      ws.apiKey,
-      'GET',
-      `/threads?address=${address}&limit=2${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`,
-    );
-    t.equal(page.statusCode, 200, page.body);
-    seen.push(...page.json().data.map((x: { id: string }) => x.id));
-    cursor = page.json().nextCursor;
-    t.equal(page.json().hasMore, cursor !== null);
-    // A new thread lands on top, ahead of the walk: the walk goes on unharmed.
-    if (pages++ === 0) await arrive(address, { subject: 'Late arrival' });
-  } while (cursor);
+  // A new thread lands on top, ahead of the walk: the walk goes on unharmed.
+  const { seen, pages } = await walkPages(h, ws.apiKey, `/threads?address=${address}&limit=2`, () =>
+    arrive(address, { subject: 'Late arrival' }),
+  );
   t.same(seen, before, 'every thread once, newest first; the newcomer is ahead of the cursor');
   t.equal(pages, 3);
   t.equal((await h.request(ws.apiKey, 'GET', '/threads?limit=100')).statusCode, 200);

@@ -1,6 +1,9 @@
 import { z } from 'zod';
-import { deleteThread, markThread, moveThread } from '../../../commands/threads/handlers.ts';
-import { SYSTEM_LABELS } from '../../../domain/threads/events.ts';
+import { changeThreadLabels, deleteThread, markThread, moveThread } from '../../../commands/threads/handlers.ts';
+import { LABELS_MAX } from '../../../domain/labels/decide.ts';
+import { settableLabel } from '../../../domain/threads/decide.ts';
+import { SETTABLE_LABELS, SYSTEM_LABELS } from '../../../domain/threads/events.ts';
+import { findLabel } from '../../../projections/threads/labels.ts';
 import { listThreads, messagesOf } from '../../../projections/threads/queries.ts';
 import { actorOf } from '../../credential.ts';
 import type { ApiDeps } from '../../deps.ts';
@@ -23,6 +26,7 @@ export const threadOperations = (deps: ApiDeps): Operation[] => {
       method: 'GET',
       url: '/threads',
       operationId: 'listThreads',
+      errors: ['label_not_found'],
       summary: 'List threads',
       description:
         'Scope: `threads:read`. Latest activity first, across every mailbox the credential reaches or one (`address`). ' +
@@ -36,7 +40,11 @@ export const threadOperations = (deps: ApiDeps): Operation[] => {
           .transform((s) => s.trim().toLowerCase())
           .optional()
           .describe('A mailbox: an address, or `*@<domain>` for a catch-all.'),
-        label: z.enum(SYSTEM_LABELS).optional(),
+        label: z
+          .string()
+          .max(400)
+          .optional()
+          .describe("A system label (`inbox`, `archive`, …) or a custom label's id (422 `label_not_found` when none)."),
         unread: booleanParam.optional(),
         q: z.string().trim().min(1).max(200).optional(),
         limit: limitParam(),
@@ -44,15 +52,25 @@ export const threadOperations = (deps: ApiDeps): Operation[] => {
       }),
       response: pageSchema(threadView),
       handler: async ({ credential, query }) => {
+        const reach = reachOf(credential);
+        const system = (SYSTEM_LABELS as readonly string[]).includes(query.label ?? '');
+        if (
+          query.label !== undefined &&
+          !system &&
+          !(await findLabel(deps.db, credential.workspaceId, reach, query.label))
+        )
+          throw new ApiError('label_not_found', `No label \`${query.label}\`.`, 'label');
+        const settable = SETTABLE_LABELS.find((l) => l === query.label);
         const filter = {
           address: query.address,
-          // Sent and drafts hold no arriving mail; nothing is filed there yet.
-          label: query.label === 'sent' || query.label === 'drafts' ? undefined : query.label,
+          label: settable,
+          customLabel: system ? undefined : query.label,
           unread: query.unread,
           q: query.q,
-          reach: reachOf(credential),
+          reach,
         };
-        const none = query.label === 'sent' || query.label === 'drafts';
+        // Sent and drafts hold no arriving mail; nothing is filed there yet.
+        const none = system && settable === undefined;
         return deps.cursors.list(credential.workspaceId, query, {
           name: 'threads',
           rows: async (after: [string, string] | null, limit) =>
@@ -84,16 +102,20 @@ export const threadOperations = (deps: ApiDeps): Operation[] => {
       url: '/threads/:id',
       operationId: 'updateThread',
       errors: ['resource_not_found', 'label_not_directly_settable', 'label_not_found'],
-      summary: 'Mark a thread read or unread, or move it',
+      summary: 'Mark a thread read or unread, move it, or label it',
       description:
         'Scope: `threads:write`. `unread` marks the whole thread; `label` moves it between inbox, archive, spam and ' +
         'trash (`sent` and `drafts` follow from its messages: 422 `label_not_directly_settable`; any other name is ' +
-        '422 `label_not_found`). Both may be sent together; nothing changes when either is refused.',
+        "422 `label_not_found`). `addLabels` and `removeLabels` put custom labels of the thread's mailbox on and " +
+        'take them off (by id; 422 `label_not_found` naming the item for any other). Everything may be sent together; ' +
+        'the labels are checked first, so a refused one changes nothing.',
       scope: 'threads:write',
       params: idParams,
       body: z.strictObject({
         unread: z.boolean().optional(),
         label: z.string().max(100).optional().describe('`inbox`, `archive`, `spam` or `trash`.'),
+        addLabels: z.array(z.string().max(400)).max(LABELS_MAX).optional().describe('Custom label ids to put on.'),
+        removeLabels: z.array(z.string().max(400)).max(LABELS_MAX).optional().describe('Custom label ids to take off.'),
       }),
       response: threadView,
       handler: async ({ credential, params, body, request }) => {
@@ -101,6 +123,15 @@ export const threadOperations = (deps: ApiDeps): Operation[] => {
         const row = await threadOr404(deps.db, credential.workspaceId, reach, params.id);
         const actor = actorOf(credential, request.id);
         const now = new Date().toISOString();
+        if (body.label !== undefined) settableLabel(body.label);
+        if (body.addLabels !== undefined || body.removeLabels !== undefined)
+          await changeThreadLabels(
+            deps.commands,
+            actor,
+            { id: row.id, addressId: row.address_id, domainId: row.domain_id },
+            { add: body.addLabels ?? [], remove: body.removeLabels ?? [] },
+            now,
+          );
         if (body.label !== undefined) await moveThread(deps.commands, actor, row.id, body.label, now);
         if (body.unread !== undefined) await markThread(deps.commands, actor, row.id, body.unread, now);
         return viewThread(await threadOr404(deps.db, credential.workspaceId, reach, row.id));

@@ -2,7 +2,6 @@ import { z } from 'zod';
 import type { Authentication } from '../../../domain/messages/authentication.ts';
 import type { MessageSummary } from '../../../domain/messages/summary.ts';
 import { idPatterns } from '../../../domain/shared/ids.ts';
-import { SYSTEM_LABELS } from '../../../domain/threads/events.ts';
 import { findThread, type ThreadMessageRow, type ThreadRow } from '../../../projections/threads/queries.ts';
 import { lookup } from '../../lookups.ts';
 
@@ -13,7 +12,9 @@ export const threadView = z.object({
   id: z.string(),
   address: z.string().describe('The mailbox: an address, or `*@<domain>` for a catch-all.'),
   addressId: z.string().nullable(),
-  labels: z.array(z.enum(SYSTEM_LABELS)),
+  labels: z
+    .array(z.string())
+    .describe('The system label the thread is filed under, then its custom labels (`lbl_` ids), in the order put on.'),
   unread: z.boolean(),
   subject: z.string(),
   snippet: z.string().describe("The latest message's."),
@@ -77,7 +78,7 @@ export function viewThread(row: ThreadRow): z.infer<typeof threadView> {
     id: row.id,
     address: row.address,
     addressId: row.address_id,
-    labels: [row.label],
+    labels: [row.label, ...row.custom_labels],
     unread: row.unread,
     subject: row.subject,
     snippet: row.snippet,
