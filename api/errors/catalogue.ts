@@ -111,10 +111,6 @@ const TABLE = {
   incomplete_order: [422, '`ruleIds` must name every rule of the mailbox exactly once.'],
   reject_needs_envelope: [422, 'A rule that rejects mail must also test `envelope_from`.'],
   address_required: [422, 'Per-address settings need `?address=` (an address or `*@<domain>`).'],
-  address_has_no_mailbox: [
-    422,
-    'The address is not a mailbox of this workspace: no such address, or a catch-all on a domain without `catchAll` on.',
-  ],
   domain_has_addresses: [409, 'The domain has addresses; delete them before the domain.'],
   mailbox_login_forbidden: [
     403,
@@ -130,7 +126,7 @@ const TABLE = {
   label_limit_reached: [422, 'The mailbox has 100 custom labels already.'],
   address_has_no_mailbox: [
     422,
-    'The address takes no mail (disabled, or its domain does not receive): it has no mailbox to hold labels.',
+    'The address takes no mail (disabled, or its domain does not receive; for rules: not an address of the workspace, or a catch-all that is off): it has no mailbox to hold labels or rules.',
   ],
   address_not_found: [
     404,

@@ -99,7 +99,7 @@ export const ruleOperations = (deps: ApiDeps): Operation[] => {
       response: ruleView,
       handler: async ({ credential, query, body, request }) => {
         const mailbox = await mailboxOf(deps, credential, mailboxAddress(query.address));
-        const actions = await checkedActions(deps, credential.workspaceId, body.actions);
+        const actions = await checkedActions(deps, credential.workspaceId, mailbox, body.actions);
         const { ruleId } = await createRule(
           deps.commands,
           actorOf(credential, request.id),
@@ -150,7 +150,16 @@ export const ruleOperations = (deps: ApiDeps): Operation[] => {
           row.id,
           {
             ...patch,
-            ...(actions ? { actions: await checkedActions(deps, credential.workspaceId, actions) } : {}),
+            ...(actions
+              ? {
+                  actions: await checkedActions(
+                    deps,
+                    credential.workspaceId,
+                    { addressId: row.address_id, domainId: row.domain_id },
+                    actions,
+                  ),
+                }
+              : {}),
           },
           new Date().toISOString(),
         );

@@ -9,7 +9,7 @@ import { ApiError } from '../../errors/api-error.ts';
 import { reaches } from '../../narrowing.ts';
 import { operation, type Operation } from '../../route.ts';
 import { dateTime } from '../../schemas.ts';
-import { addressQuery, checkedActions, createBody, mailboxAddress } from './views.ts';
+import { addressQuery, checkedActions, createBody, mailboxAddress, mailboxOf } from './views.ts';
 
 /** A pasted message is at most this many characters (the raw text as it would arrive). */
 const RAW_MAX = 1024 * 1024;
@@ -103,7 +103,7 @@ export const ruleTestOperation = (deps: ApiDeps): Operation =>
           enabled: true,
           match: r.match ?? 'all',
           conditions: r.conditions,
-          actions: await checkedActions(deps, workspaceId, r.actions),
+          actions: await checkedActions(deps, workspaceId, await mailboxOf(deps, credential, address), r.actions),
           stopProcessing: r.stopProcessing ?? false,
           position: 0,
         };

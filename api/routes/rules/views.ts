@@ -11,6 +11,8 @@ import {
 } from '../../../domain/rules/decide.ts';
 import { ACTION_TYPES, CONDITION_FIELDS, OPERATORS, type RuleMailbox } from '../../../domain/rules/events.ts';
 import { isSystemLabel } from '../../../domain/rules/labels.ts';
+import { labelOwnerOf } from '../../../domain/labels/events.ts';
+import { labelsOfMailbox } from '../../../commands/labels/handlers.ts';
 import { idPatterns } from '../../../domain/shared/ids.ts';
 import { findAddressByName } from '../../../projections/addresses/queries.ts';
 import { findDomainByName } from '../../../projections/domains/queries.ts';
@@ -165,13 +167,28 @@ type ActionIn = z.infer<typeof actionInput>;
  * Action values that name things: a label (the system labels threads have), a forward address
  * (lower-cased), a template by id or slug. Answers the actions as stored.
  */
-export async function checkedActions(deps: ApiDeps, workspaceId: string, actions: ActionIn[]): Promise<ActionIn[]> {
+export async function checkedActions(
+  deps: ApiDeps,
+  workspaceId: string,
+  mailbox: { addressId: string | null; domainId: string },
+  actions: ActionIn[],
+): Promise<ActionIn[]> {
+  const custom = await labelsOfMailbox(deps.commands, workspaceId, labelOwnerOf(mailbox));
   const out: ActionIn[] = [];
   for (const [i, a] of actions.entries()) {
     const param = `actions.${i}.value`;
     const value = a.value ?? '';
-    if ((a.type === 'label' || a.type === 'remove_label') && a.value !== null && !isSystemLabel(value))
-      throw new ApiError('label_not_found', `No label \`${value}\` (inbox, archive, spam, trash).`, param);
+    if (
+      (a.type === 'label' || a.type === 'remove_label') &&
+      a.value !== null &&
+      !isSystemLabel(value) &&
+      !custom.has(value)
+    )
+      throw new ApiError(
+        'label_not_found',
+        `No label \`${value}\` in this mailbox (a label id, or inbox, archive, spam, trash).`,
+        param,
+      );
     if (a.type === 'forward' && a.value !== null) {
       if (!z.email().safeParse(value).success)
         throw new ApiError('invalid_parameter', 'A forward names an email address.', param);
