@@ -1,3 +1,4 @@
+import { Readable } from 'node:stream';
 import os from 'node:os';
 import crypto from 'node:crypto';
 import { mkdir } from 'node:fs/promises';
@@ -12,7 +13,7 @@ import { RATE_LIMIT_SCHEMA, RateLimiter } from './api/plugins/rate-limit.ts';
 import { REQUEST_LOG_SCHEMA, RequestLog } from './api/request-log.ts';
 import type { AiPorts } from './commands/ai/actions.ts';
 import type { DomainPorts } from './commands/domains/handlers.ts';
-import type { SendingPorts } from './commands/emails/handlers.ts';
+import { type SendingPorts, sendEmail } from './commands/emails/handlers.ts';
 import { type LoginLookup, type SubmissionLogin, submissionPorts } from './commands/emails/submission.ts';
 import { RECIPIENTS_MAX } from './domain/emails/rules.ts';
 import { TrackingLinks } from './commands/emails/tracking.ts';
@@ -64,7 +65,9 @@ import { composeMessage } from './infra/outbound/compose.ts';
 import { loadMasterKey } from './infra/secrets/master-key.ts';
 import { SecretVault } from './infra/secrets/vault.ts';
 import { projectors } from './projections/all.ts';
-import { mailboxLogin } from './projections/addresses/queries.ts';
+import { forwardsOf, mailboxLogin } from './projections/addresses/queries.ts';
+import { rulesOfMailbox } from './projections/rules/queries.ts';
+import type { RuleRunPorts } from './commands/rules/run.ts';
 import { sendingLookups } from './projections/emails/sending.ts';
 import type { ReadModels } from './projections/tables.ts';
 import { reactors } from './processes/all.ts';
@@ -396,6 +399,7 @@ export function serve(system: System, options: { logger?: boolean | object } = {
       images: system.images,
       sending: system.sending,
       ai: system.ai,
+      parseMessage: async (raw) => (await parseMessage(system.blobs, Readable.from([raw]), raw.length)).summary,
     },
     options,
   );
@@ -478,6 +482,7 @@ export function startInbound(system: System, options: InboundOptions): Promise<I
     spamFilter: options.spamFilterUrl
       ? new RspamdFilter({ url: options.spamFilterUrl, onError: (error) => onError(error, 'spam filter') })
       : null,
+    rules: ruleRunPorts(system),
   });
   // Return-path mail (bounces, feedback reports) is ours to read, never a mailbox's.
   const { policy, handler } = routeInbound([
@@ -495,6 +500,50 @@ export function startInbound(system: System, options: InboundOptions): Promise<I
     handler,
     onError,
   });
+}
+
+/**
+ * What running a mailbox's rules needs: its rules from the read model, UTC as every mailbox's
+ * time zone (no mailbox has a time zone setting yet; docs/decisions/rules.md), the addresses'
+ * forwards, the blob store, and sending as the workspace's system on the `rule` source.
+ */
+function ruleRunPorts(system: System): RuleRunPorts {
+  const db = system.readDb;
+  return {
+    commands: system.commands,
+    rules: async (workspaceId, mailbox) =>
+      (await rulesOfMailbox(db, workspaceId, mailbox)).map((r) => ({
+        ruleId: r.id,
+        name: r.name,
+        description: r.description,
+        enabled: r.enabled,
+        match: r.match,
+        conditions: r.conditions,
+        actions: r.actions,
+        stopProcessing: r.stop_processing,
+        position: r.position,
+        createdAt: r.created_at.toISOString(),
+      })),
+    timeZone: async () => 'UTC',
+    confirmedForward: async (addressId, destination) =>
+      (await forwardsOf(db, [addressId])).some(
+        (f) => f.destination === destination && f.status === 'confirmed' && f.enabled,
+      ),
+    raw: async (sha256) => {
+      const raw = await system.blobs.get(sha256);
+      if (raw === null) throw new Error(`blob ${sha256} is missing`);
+      return raw;
+    },
+    send: async (workspaceId, input, now) => {
+      const { email } = await sendEmail(
+        { commands: system.commands, sending: system.sending },
+        { actor: { workspaceId, kind: 'system', id: null }, mode: 'live', reach: null, source: 'rule' },
+        input,
+        now,
+      );
+      return { emailId: email.emailId };
+    },
+  };
 }
 
 async function underMigrationLock(pool: pg.Pool, work: (client: pg.PoolClient) => Promise<void>): Promise<void> {

@@ -1,3 +1,4 @@
+import type { MessageSummary } from '../domain/messages/summary.ts';
 import type pg from 'pg';
 import type { Kysely } from 'kysely';
 import type { AiPorts } from '../commands/ai/actions.ts';
@@ -38,4 +39,6 @@ export interface ApiDeps {
   sending: SendingPorts;
   /** The AI port (template design; sends reach it through `sending`) and the daily allowance of AI actions. */
   ai: AiPorts;
+  /** Reads a pasted message for a rules dry run (infra/inbound/summary.ts; its attachments go to the blob store). */
+  parseMessage(raw: Buffer): Promise<MessageSummary>;
 }

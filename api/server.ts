@@ -24,6 +24,7 @@ import { self } from './routes/self/index.ts';
 import { sendingStreams } from './routes/sending-streams/index.ts';
 import { threads } from './routes/threads/index.ts';
 import { labels } from './routes/labels/index.ts';
+import { rules } from './routes/rules/index.ts';
 import { signatures } from './routes/signatures/index.ts';
 import { emails } from './routes/emails/index.ts';
 import { suppressions } from './routes/suppressions/index.ts';
@@ -52,6 +53,7 @@ const RESOURCES = [
   broadcasts,
   threads,
   labels,
+  rules,
 ];
 
 export async function buildServer(

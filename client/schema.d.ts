@@ -1974,6 +1974,98 @@ export interface paths {
         patch: operations["updateLabel"];
         trace?: never;
     };
+    "/rules": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List rules
+         * @description Scope: `rules:read`. One mailbox’s rules (`address`: an address or `*@<domain>`, required) in the order they run: position, then createdAt, then id. A narrowed credential sees nothing of a mailbox it does not reach. A credential narrowed to some addresses or domains sees and changes only the addresses its lists reach; others answer 404.
+         */
+        get: operations["listRules"];
+        put?: never;
+        /**
+         * Create a rule
+         * @description Scope: `rules:write`. On the mailbox `?address=` names (422 `address_has_no_mailbox` when it is none of the workspace’s), appended at the end of its rules. Names are unique per mailbox, ignoring case (409 `rule_name_taken`); at most 100 rules per workspace. A `reject` needs an `envelope_from` condition (422 `reject_needs_envelope`). Step-up for OAuth tokens is not asked yet. A credential narrowed to some addresses or domains sees and changes only the addresses its lists reach; others answer 404.
+         */
+        post: operations["createRule"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/rules/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read a rule
+         * @description Scope: `rules:read`. 404 also for a rule of a mailbox a narrowed credential does not reach. A credential narrowed to some addresses or domains sees and changes only the addresses its lists reach; others answer 404.
+         */
+        get: operations["getRule"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a rule
+         * @description Scope: `rules:write`. Permanent; the record of its runs stays. A credential narrowed to some addresses or domains sees and changes only the addresses its lists reach; others answer 404.
+         */
+        delete: operations["deleteRule"];
+        options?: never;
+        head?: never;
+        /**
+         * Update a rule
+         * @description Scope: `rules:write`. Merged with the stored rule and checked whole; `conditions` and `actions` replace the whole array; `position` may be set (0 to 1,000,000; ties run oldest first). A credential narrowed to some addresses or domains sees and changes only the addresses its lists reach; others answer 404.
+         */
+        patch: operations["updateRule"];
+        trace?: never;
+    };
+    "/rules/reorder": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Reorder rules
+         * @description Scope: `rules:write`. `ruleIds` names every rule of the mailbox (`?address=`) exactly once (1 to 100); each position becomes its index. Anything else is 422 `incomplete_order`. Answers the rules in their new order. A credential narrowed to some addresses or domains sees and changes only the addresses its lists reach; others answer 404.
+         */
+        post: operations["reorderRules"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/rules/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Dry-run rules against a message
+         * @description Scope: `rules:read`. Runs the mailbox’s enabled rules (`?address=`), or the unsaved `rule` alone, over a filed message (`messageId`) or a pasted raw message (`raw`; its envelope sender is `envelopeFrom`, else its Return-Path, else From; it is not judged as spam). Nothing is filed, sent, counted or changed. A credential narrowed to some addresses or domains sees and changes only the addresses its lists reach; others answer 404.
+         */
+        post: operations["testRules"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -23601,7 +23693,7 @@ export interface operations {
                              */
                             stream: "transactional" | "broadcast";
                             /** @enum {string} */
-                            source: "api" | "batch" | "submission" | "automation" | "broadcast";
+                            source: "api" | "batch" | "submission" | "automation" | "broadcast" | "rule";
                             /** @enum {string} */
                             mode: "live" | "test";
                             tags: {
@@ -23872,7 +23964,7 @@ export interface operations {
                          */
                         stream: "transactional" | "broadcast";
                         /** @enum {string} */
-                        source: "api" | "batch" | "submission" | "automation" | "broadcast";
+                        source: "api" | "batch" | "submission" | "automation" | "broadcast" | "rule";
                         /** @enum {string} */
                         mode: "live" | "test";
                         tags: {
@@ -24126,7 +24218,7 @@ export interface operations {
                                  */
                                 stream: "transactional" | "broadcast";
                                 /** @enum {string} */
-                                source: "api" | "batch" | "submission" | "automation" | "broadcast";
+                                source: "api" | "batch" | "submission" | "automation" | "broadcast" | "rule";
                                 /** @enum {string} */
                                 mode: "live" | "test";
                                 tags: {
@@ -24374,7 +24466,7 @@ export interface operations {
                          */
                         stream: "transactional" | "broadcast";
                         /** @enum {string} */
-                        source: "api" | "batch" | "submission" | "automation" | "broadcast";
+                        source: "api" | "batch" | "submission" | "automation" | "broadcast" | "rule";
                         /** @enum {string} */
                         mode: "live" | "test";
                         tags: {
@@ -24610,7 +24702,7 @@ export interface operations {
                          */
                         stream: "transactional" | "broadcast";
                         /** @enum {string} */
-                        source: "api" | "batch" | "submission" | "automation" | "broadcast";
+                        source: "api" | "batch" | "submission" | "automation" | "broadcast" | "rule";
                         /** @enum {string} */
                         mode: "live" | "test";
                         tags: {
@@ -24921,7 +25013,7 @@ export interface operations {
                          */
                         stream: "transactional" | "broadcast";
                         /** @enum {string} */
-                        source: "api" | "batch" | "submission" | "automation" | "broadcast";
+                        source: "api" | "batch" | "submission" | "automation" | "broadcast" | "rule";
                         /** @enum {string} */
                         mode: "live" | "test";
                         tags: {
@@ -25185,7 +25277,7 @@ export interface operations {
                              */
                             stream: "transactional" | "broadcast";
                             /** @enum {string} */
-                            source: "api" | "batch" | "submission" | "automation" | "broadcast";
+                            source: "api" | "batch" | "submission" | "automation" | "broadcast" | "rule";
                             /** @enum {string} */
                             mode: "live" | "test";
                             tags: {
@@ -28620,6 +28712,1485 @@ export interface operations {
                             type?: "validation_error";
                             /** @enum {string} */
                             code?: "capability_unsupported" | "invalid_parameter" | "unknown_parameter";
+                        };
+                    };
+                };
+            };
+            /** @description `rate_limited`: see /docs/errors. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "rate_limit_error";
+                            /** @enum {string} */
+                            code?: "rate_limited";
+                        };
+                    };
+                };
+            };
+            /** @description `internal_error`: see /docs/errors. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "api_error";
+                            /** @enum {string} */
+                            code?: "internal_error";
+                        };
+                    };
+                };
+            };
+            /** @description `unreachable`: see /docs/errors. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "api_error";
+                            /** @enum {string} */
+                            code?: "unreachable";
+                        };
+                    };
+                };
+            };
+        };
+    };
+    listRules: {
+        parameters: {
+            query?: {
+                /** @description The mailbox: an address, or `*@<domain>` for a catch-all. Required (422 `address_required`). */
+                address?: string;
+                enabled?: "0" | "1" | "true" | "false";
+                limit?: number;
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description List rules */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        object: "list";
+                        data: {
+                            /** @constant */
+                            object: "rule";
+                            id: string;
+                            /** @description The mailbox: an address, or `*@<domain>`. */
+                            address: string;
+                            name: string;
+                            description: string | null;
+                            enabled: boolean;
+                            /** @enum {string} */
+                            match: "all" | "any";
+                            conditions: {
+                                /** @enum {string} */
+                                field: "has_attachment" | "spam" | "bounced" | "attachment_size" | "message_size" | "hour" | "weekday" | "envelope_from" | "header";
+                                /** @enum {string} */
+                                op: "equals" | "gt" | "lt" | "matches";
+                                value: string;
+                                header: string | null;
+                                negate: boolean;
+                            }[];
+                            actions: {
+                                /** @enum {string} */
+                                type: "label" | "remove_label" | "forward" | "reply" | "reject";
+                                value: string | null;
+                            }[];
+                            stopProcessing: boolean;
+                            position: number;
+                            lastMatchedAt: string | null;
+                            matchCount: number;
+                            createdAt: string;
+                            updatedAt: string;
+                        }[];
+                        hasMore: boolean;
+                        nextCursor: string | null;
+                    };
+                };
+            };
+            /** @description `invalid_cursor`, `invalid_request`: see /docs/errors. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "invalid_request_error";
+                            /** @enum {string} */
+                            code?: "invalid_cursor" | "invalid_request";
+                        };
+                    };
+                };
+            };
+            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "authentication_error";
+                            /** @enum {string} */
+                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                        };
+                    };
+                };
+            };
+            /** @description `insufficient_scope`: see /docs/errors. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "permission_error";
+                            /** @enum {string} */
+                            code?: "insufficient_scope";
+                        };
+                    };
+                };
+            };
+            /** @description `address_required`, `invalid_parameter`, `unknown_parameter`: see /docs/errors. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "validation_error";
+                            /** @enum {string} */
+                            code?: "address_required" | "invalid_parameter" | "unknown_parameter";
+                        };
+                    };
+                };
+            };
+            /** @description `rate_limited`: see /docs/errors. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "rate_limit_error";
+                            /** @enum {string} */
+                            code?: "rate_limited";
+                        };
+                    };
+                };
+            };
+            /** @description `internal_error`: see /docs/errors. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "api_error";
+                            /** @enum {string} */
+                            code?: "internal_error";
+                        };
+                    };
+                };
+            };
+            /** @description `unreachable`: see /docs/errors. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "api_error";
+                            /** @enum {string} */
+                            code?: "unreachable";
+                        };
+                    };
+                };
+            };
+        };
+    };
+    createRule: {
+        parameters: {
+            query?: {
+                /** @description The mailbox: an address, or `*@<domain>` for a catch-all. Required (422 `address_required`). */
+                address?: string;
+            };
+            header?: {
+                /** @description Up to 255 of letters, digits, `_ . : -`. The same request again under the same key answers the stored answer (`Idempotent-Replayed: true`) and changes nothing; another request under it is 422 `idempotency_key_reuse`. Keys are per workspace and mode, answered only to the credential that sent them, and kept 24 hours. */
+                "idempotency-key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    name: string;
+                    description?: string | null;
+                    enabled?: boolean;
+                    /** @enum {string} */
+                    match?: "all" | "any";
+                    conditions: {
+                        /** @enum {string} */
+                        field: "has_attachment" | "spam" | "bounced" | "attachment_size" | "message_size" | "hour" | "weekday" | "envelope_from" | "header";
+                        /** @enum {string} */
+                        op: "equals" | "gt" | "lt" | "matches";
+                        value: string;
+                        /**
+                         * @description Required for a `header` condition.
+                         * @default null
+                         */
+                        header?: string | null;
+                        /** @default false */
+                        negate?: boolean;
+                    }[];
+                    actions: {
+                        /** @enum {string} */
+                        type: "label" | "remove_label" | "forward" | "reply" | "reject";
+                        /**
+                         * @description Label, forward address, or template id or slug; for `reject`, the SMTP reply text (optional).
+                         * @default null
+                         */
+                        value?: string | null;
+                    }[];
+                    stopProcessing?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description Create a rule */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        object: "rule";
+                        id: string;
+                        /** @description The mailbox: an address, or `*@<domain>`. */
+                        address: string;
+                        name: string;
+                        description: string | null;
+                        enabled: boolean;
+                        /** @enum {string} */
+                        match: "all" | "any";
+                        conditions: {
+                            /** @enum {string} */
+                            field: "has_attachment" | "spam" | "bounced" | "attachment_size" | "message_size" | "hour" | "weekday" | "envelope_from" | "header";
+                            /** @enum {string} */
+                            op: "equals" | "gt" | "lt" | "matches";
+                            value: string;
+                            header: string | null;
+                            negate: boolean;
+                        }[];
+                        actions: {
+                            /** @enum {string} */
+                            type: "label" | "remove_label" | "forward" | "reply" | "reject";
+                            value: string | null;
+                        }[];
+                        stopProcessing: boolean;
+                        position: number;
+                        lastMatchedAt: string | null;
+                        matchCount: number;
+                        createdAt: string;
+                        updatedAt: string;
+                    };
+                };
+            };
+            /** @description `invalid_idempotency_key`, `invalid_request`, `malformed_json`: see /docs/errors. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "invalid_request_error";
+                            /** @enum {string} */
+                            code?: "invalid_idempotency_key" | "invalid_request" | "malformed_json";
+                        };
+                    };
+                };
+            };
+            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "authentication_error";
+                            /** @enum {string} */
+                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                        };
+                    };
+                };
+            };
+            /** @description `beyond_caller_authority`, `insufficient_scope`: see /docs/errors. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "permission_error";
+                            /** @enum {string} */
+                            code?: "beyond_caller_authority" | "insufficient_scope";
+                        };
+                    };
+                };
+            };
+            /** @description `idempotency_key_in_use`, `rule_name_taken`: see /docs/errors. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "conflict_error";
+                            /** @enum {string} */
+                            code?: "idempotency_key_in_use" | "rule_name_taken";
+                        };
+                    };
+                };
+            };
+            /** @description `body_too_large`: see /docs/errors. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "invalid_request_error";
+                            /** @enum {string} */
+                            code?: "body_too_large";
+                        };
+                    };
+                };
+            };
+            /** @description `address_has_no_mailbox`, `address_required`, `capability_unsupported`, `idempotency_key_reuse`, `invalid_parameter`, `label_not_found`, `reject_needs_envelope`, `template_not_found`, `unknown_parameter`, `workspace_limit_reached`: see /docs/errors. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "validation_error";
+                            /** @enum {string} */
+                            code?: "address_has_no_mailbox" | "address_required" | "capability_unsupported" | "idempotency_key_reuse" | "invalid_parameter" | "label_not_found" | "reject_needs_envelope" | "template_not_found" | "unknown_parameter" | "workspace_limit_reached";
+                        };
+                    };
+                };
+            };
+            /** @description `rate_limited`: see /docs/errors. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "rate_limit_error";
+                            /** @enum {string} */
+                            code?: "rate_limited";
+                        };
+                    };
+                };
+            };
+            /** @description `internal_error`: see /docs/errors. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "api_error";
+                            /** @enum {string} */
+                            code?: "internal_error";
+                        };
+                    };
+                };
+            };
+            /** @description `unreachable`: see /docs/errors. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "api_error";
+                            /** @enum {string} */
+                            code?: "unreachable";
+                        };
+                    };
+                };
+            };
+        };
+    };
+    getRule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Read a rule */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        object: "rule";
+                        id: string;
+                        /** @description The mailbox: an address, or `*@<domain>`. */
+                        address: string;
+                        name: string;
+                        description: string | null;
+                        enabled: boolean;
+                        /** @enum {string} */
+                        match: "all" | "any";
+                        conditions: {
+                            /** @enum {string} */
+                            field: "has_attachment" | "spam" | "bounced" | "attachment_size" | "message_size" | "hour" | "weekday" | "envelope_from" | "header";
+                            /** @enum {string} */
+                            op: "equals" | "gt" | "lt" | "matches";
+                            value: string;
+                            header: string | null;
+                            negate: boolean;
+                        }[];
+                        actions: {
+                            /** @enum {string} */
+                            type: "label" | "remove_label" | "forward" | "reply" | "reject";
+                            value: string | null;
+                        }[];
+                        stopProcessing: boolean;
+                        position: number;
+                        lastMatchedAt: string | null;
+                        matchCount: number;
+                        createdAt: string;
+                        updatedAt: string;
+                    };
+                };
+            };
+            /** @description `invalid_request`: see /docs/errors. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "invalid_request_error";
+                            /** @enum {string} */
+                            code?: "invalid_request";
+                        };
+                    };
+                };
+            };
+            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "authentication_error";
+                            /** @enum {string} */
+                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                        };
+                    };
+                };
+            };
+            /** @description `insufficient_scope`: see /docs/errors. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "permission_error";
+                            /** @enum {string} */
+                            code?: "insufficient_scope";
+                        };
+                    };
+                };
+            };
+            /** @description `resource_not_found`: see /docs/errors. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "not_found_error";
+                            /** @enum {string} */
+                            code?: "resource_not_found";
+                        };
+                    };
+                };
+            };
+            /** @description `invalid_parameter`, `unknown_parameter`: see /docs/errors. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "validation_error";
+                            /** @enum {string} */
+                            code?: "invalid_parameter" | "unknown_parameter";
+                        };
+                    };
+                };
+            };
+            /** @description `rate_limited`: see /docs/errors. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "rate_limit_error";
+                            /** @enum {string} */
+                            code?: "rate_limited";
+                        };
+                    };
+                };
+            };
+            /** @description `internal_error`: see /docs/errors. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "api_error";
+                            /** @enum {string} */
+                            code?: "internal_error";
+                        };
+                    };
+                };
+            };
+            /** @description `unreachable`: see /docs/errors. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "api_error";
+                            /** @enum {string} */
+                            code?: "unreachable";
+                        };
+                    };
+                };
+            };
+        };
+    };
+    deleteRule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Delete a rule */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        object: "rule";
+                        id: string;
+                        /** @constant */
+                        deleted: true;
+                    };
+                };
+            };
+            /** @description `invalid_request`, `malformed_json`: see /docs/errors. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "invalid_request_error";
+                            /** @enum {string} */
+                            code?: "invalid_request" | "malformed_json";
+                        };
+                    };
+                };
+            };
+            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "authentication_error";
+                            /** @enum {string} */
+                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                        };
+                    };
+                };
+            };
+            /** @description `beyond_caller_authority`, `insufficient_scope`: see /docs/errors. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "permission_error";
+                            /** @enum {string} */
+                            code?: "beyond_caller_authority" | "insufficient_scope";
+                        };
+                    };
+                };
+            };
+            /** @description `resource_not_found`: see /docs/errors. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "not_found_error";
+                            /** @enum {string} */
+                            code?: "resource_not_found";
+                        };
+                    };
+                };
+            };
+            /** @description `body_too_large`: see /docs/errors. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "invalid_request_error";
+                            /** @enum {string} */
+                            code?: "body_too_large";
+                        };
+                    };
+                };
+            };
+            /** @description `capability_unsupported`, `invalid_parameter`, `unknown_parameter`: see /docs/errors. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "validation_error";
+                            /** @enum {string} */
+                            code?: "capability_unsupported" | "invalid_parameter" | "unknown_parameter";
+                        };
+                    };
+                };
+            };
+            /** @description `rate_limited`: see /docs/errors. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "rate_limit_error";
+                            /** @enum {string} */
+                            code?: "rate_limited";
+                        };
+                    };
+                };
+            };
+            /** @description `internal_error`: see /docs/errors. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "api_error";
+                            /** @enum {string} */
+                            code?: "internal_error";
+                        };
+                    };
+                };
+            };
+            /** @description `unreachable`: see /docs/errors. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "api_error";
+                            /** @enum {string} */
+                            code?: "unreachable";
+                        };
+                    };
+                };
+            };
+        };
+    };
+    updateRule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": {
+                    name?: string;
+                    description?: string | null;
+                    enabled?: boolean;
+                    /** @enum {string} */
+                    match?: "all" | "any";
+                    conditions?: {
+                        /** @enum {string} */
+                        field: "has_attachment" | "spam" | "bounced" | "attachment_size" | "message_size" | "hour" | "weekday" | "envelope_from" | "header";
+                        /** @enum {string} */
+                        op: "equals" | "gt" | "lt" | "matches";
+                        value: string;
+                        /**
+                         * @description Required for a `header` condition.
+                         * @default null
+                         */
+                        header?: string | null;
+                        /** @default false */
+                        negate?: boolean;
+                    }[];
+                    actions?: {
+                        /** @enum {string} */
+                        type: "label" | "remove_label" | "forward" | "reply" | "reject";
+                        /**
+                         * @description Label, forward address, or template id or slug; for `reject`, the SMTP reply text (optional).
+                         * @default null
+                         */
+                        value?: string | null;
+                    }[];
+                    stopProcessing?: boolean;
+                    position?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description Update a rule */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        object: "rule";
+                        id: string;
+                        /** @description The mailbox: an address, or `*@<domain>`. */
+                        address: string;
+                        name: string;
+                        description: string | null;
+                        enabled: boolean;
+                        /** @enum {string} */
+                        match: "all" | "any";
+                        conditions: {
+                            /** @enum {string} */
+                            field: "has_attachment" | "spam" | "bounced" | "attachment_size" | "message_size" | "hour" | "weekday" | "envelope_from" | "header";
+                            /** @enum {string} */
+                            op: "equals" | "gt" | "lt" | "matches";
+                            value: string;
+                            header: string | null;
+                            negate: boolean;
+                        }[];
+                        actions: {
+                            /** @enum {string} */
+                            type: "label" | "remove_label" | "forward" | "reply" | "reject";
+                            value: string | null;
+                        }[];
+                        stopProcessing: boolean;
+                        position: number;
+                        lastMatchedAt: string | null;
+                        matchCount: number;
+                        createdAt: string;
+                        updatedAt: string;
+                    };
+                };
+            };
+            /** @description `invalid_request`, `malformed_json`: see /docs/errors. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "invalid_request_error";
+                            /** @enum {string} */
+                            code?: "invalid_request" | "malformed_json";
+                        };
+                    };
+                };
+            };
+            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "authentication_error";
+                            /** @enum {string} */
+                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                        };
+                    };
+                };
+            };
+            /** @description `beyond_caller_authority`, `insufficient_scope`: see /docs/errors. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "permission_error";
+                            /** @enum {string} */
+                            code?: "beyond_caller_authority" | "insufficient_scope";
+                        };
+                    };
+                };
+            };
+            /** @description `resource_not_found`: see /docs/errors. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "not_found_error";
+                            /** @enum {string} */
+                            code?: "resource_not_found";
+                        };
+                    };
+                };
+            };
+            /** @description `rule_name_taken`: see /docs/errors. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "conflict_error";
+                            /** @enum {string} */
+                            code?: "rule_name_taken";
+                        };
+                    };
+                };
+            };
+            /** @description `body_too_large`: see /docs/errors. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "invalid_request_error";
+                            /** @enum {string} */
+                            code?: "body_too_large";
+                        };
+                    };
+                };
+            };
+            /** @description `capability_unsupported`, `invalid_parameter`, `label_not_found`, `reject_needs_envelope`, `template_not_found`, `unknown_parameter`: see /docs/errors. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "validation_error";
+                            /** @enum {string} */
+                            code?: "capability_unsupported" | "invalid_parameter" | "label_not_found" | "reject_needs_envelope" | "template_not_found" | "unknown_parameter";
+                        };
+                    };
+                };
+            };
+            /** @description `rate_limited`: see /docs/errors. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "rate_limit_error";
+                            /** @enum {string} */
+                            code?: "rate_limited";
+                        };
+                    };
+                };
+            };
+            /** @description `internal_error`: see /docs/errors. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "api_error";
+                            /** @enum {string} */
+                            code?: "internal_error";
+                        };
+                    };
+                };
+            };
+            /** @description `unreachable`: see /docs/errors. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "api_error";
+                            /** @enum {string} */
+                            code?: "unreachable";
+                        };
+                    };
+                };
+            };
+        };
+    };
+    reorderRules: {
+        parameters: {
+            query?: {
+                /** @description The mailbox: an address, or `*@<domain>` for a catch-all. Required (422 `address_required`). */
+                address?: string;
+            };
+            header?: {
+                /** @description Up to 255 of letters, digits, `_ . : -`. The same request again under the same key answers the stored answer (`Idempotent-Replayed: true`) and changes nothing; another request under it is 422 `idempotency_key_reuse`. Keys are per workspace and mode, answered only to the credential that sent them, and kept 24 hours. */
+                "idempotency-key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    ruleIds: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description Reorder rules */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        object: "list";
+                        data: {
+                            /** @constant */
+                            object: "rule";
+                            id: string;
+                            /** @description The mailbox: an address, or `*@<domain>`. */
+                            address: string;
+                            name: string;
+                            description: string | null;
+                            enabled: boolean;
+                            /** @enum {string} */
+                            match: "all" | "any";
+                            conditions: {
+                                /** @enum {string} */
+                                field: "has_attachment" | "spam" | "bounced" | "attachment_size" | "message_size" | "hour" | "weekday" | "envelope_from" | "header";
+                                /** @enum {string} */
+                                op: "equals" | "gt" | "lt" | "matches";
+                                value: string;
+                                header: string | null;
+                                negate: boolean;
+                            }[];
+                            actions: {
+                                /** @enum {string} */
+                                type: "label" | "remove_label" | "forward" | "reply" | "reject";
+                                value: string | null;
+                            }[];
+                            stopProcessing: boolean;
+                            position: number;
+                            lastMatchedAt: string | null;
+                            matchCount: number;
+                            createdAt: string;
+                            updatedAt: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description `invalid_idempotency_key`, `invalid_request`, `malformed_json`: see /docs/errors. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "invalid_request_error";
+                            /** @enum {string} */
+                            code?: "invalid_idempotency_key" | "invalid_request" | "malformed_json";
+                        };
+                    };
+                };
+            };
+            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "authentication_error";
+                            /** @enum {string} */
+                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                        };
+                    };
+                };
+            };
+            /** @description `beyond_caller_authority`, `insufficient_scope`: see /docs/errors. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "permission_error";
+                            /** @enum {string} */
+                            code?: "beyond_caller_authority" | "insufficient_scope";
+                        };
+                    };
+                };
+            };
+            /** @description `idempotency_key_in_use`: see /docs/errors. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "conflict_error";
+                            /** @enum {string} */
+                            code?: "idempotency_key_in_use";
+                        };
+                    };
+                };
+            };
+            /** @description `body_too_large`: see /docs/errors. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "invalid_request_error";
+                            /** @enum {string} */
+                            code?: "body_too_large";
+                        };
+                    };
+                };
+            };
+            /** @description `address_required`, `capability_unsupported`, `idempotency_key_reuse`, `incomplete_order`, `invalid_parameter`, `unknown_parameter`: see /docs/errors. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "validation_error";
+                            /** @enum {string} */
+                            code?: "address_required" | "capability_unsupported" | "idempotency_key_reuse" | "incomplete_order" | "invalid_parameter" | "unknown_parameter";
+                        };
+                    };
+                };
+            };
+            /** @description `rate_limited`: see /docs/errors. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "rate_limit_error";
+                            /** @enum {string} */
+                            code?: "rate_limited";
+                        };
+                    };
+                };
+            };
+            /** @description `internal_error`: see /docs/errors. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "api_error";
+                            /** @enum {string} */
+                            code?: "internal_error";
+                        };
+                    };
+                };
+            };
+            /** @description `unreachable`: see /docs/errors. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "api_error";
+                            /** @enum {string} */
+                            code?: "unreachable";
+                        };
+                    };
+                };
+            };
+        };
+    };
+    testRules: {
+        parameters: {
+            query?: {
+                /** @description The mailbox: an address, or `*@<domain>` for a catch-all. Required (422 `address_required`). */
+                address?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    messageId?: string;
+                    raw?: string;
+                    envelopeFrom?: string;
+                    rule?: {
+                        name: string;
+                        description?: string | null;
+                        enabled?: boolean;
+                        /** @enum {string} */
+                        match?: "all" | "any";
+                        conditions: {
+                            /** @enum {string} */
+                            field: "has_attachment" | "spam" | "bounced" | "attachment_size" | "message_size" | "hour" | "weekday" | "envelope_from" | "header";
+                            /** @enum {string} */
+                            op: "equals" | "gt" | "lt" | "matches";
+                            value: string;
+                            /**
+                             * @description Required for a `header` condition.
+                             * @default null
+                             */
+                            header?: string | null;
+                            /** @default false */
+                            negate?: boolean;
+                        }[];
+                        actions: {
+                            /** @enum {string} */
+                            type: "label" | "remove_label" | "forward" | "reply" | "reject";
+                            /**
+                             * @description Label, forward address, or template id or slug; for `reject`, the SMTP reply text (optional).
+                             * @default null
+                             */
+                            value?: string | null;
+                        }[];
+                        stopProcessing?: boolean;
+                    };
+                    /** Format: date-time */
+                    at?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Dry-run rules against a message */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        object: "rule_test";
+                        address: string;
+                        at: string;
+                        results: {
+                            ruleId: string | null;
+                            name: string;
+                            matched: boolean;
+                            conditions: boolean[];
+                        }[];
+                        matched: {
+                            ruleId: string | null;
+                            name: string;
+                            actions: {
+                                type: string;
+                                value: string | null;
+                                note: string | null;
+                            }[];
+                        }[];
+                        rejected: boolean;
+                    };
+                };
+            };
+            /** @description `invalid_request`, `malformed_json`: see /docs/errors. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "invalid_request_error";
+                            /** @enum {string} */
+                            code?: "invalid_request" | "malformed_json";
+                        };
+                    };
+                };
+            };
+            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "authentication_error";
+                            /** @enum {string} */
+                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                        };
+                    };
+                };
+            };
+            /** @description `beyond_caller_authority`, `insufficient_scope`: see /docs/errors. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "permission_error";
+                            /** @enum {string} */
+                            code?: "beyond_caller_authority" | "insufficient_scope";
+                        };
+                    };
+                };
+            };
+            /** @description `resource_not_found`: see /docs/errors. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "not_found_error";
+                            /** @enum {string} */
+                            code?: "resource_not_found";
+                        };
+                    };
+                };
+            };
+            /** @description `body_too_large`: see /docs/errors. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "invalid_request_error";
+                            /** @enum {string} */
+                            code?: "body_too_large";
+                        };
+                    };
+                };
+            };
+            /** @description `address_required`, `capability_unsupported`, `invalid_parameter`, `label_not_found`, `reject_needs_envelope`, `template_not_found`, `unknown_parameter`: see /docs/errors. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "validation_error";
+                            /** @enum {string} */
+                            code?: "address_required" | "capability_unsupported" | "invalid_parameter" | "label_not_found" | "reject_needs_envelope" | "template_not_found" | "unknown_parameter";
                         };
                     };
                 };

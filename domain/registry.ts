@@ -23,6 +23,7 @@ import { unsubscribeEvents } from './unsubscribes/events.ts';
 import { templateNameEvents } from './template-names/events.ts';
 import { templateUseEvents } from './template-uses/events.ts';
 import { templateEvents } from './templates/events.ts';
+import { ruleEvents } from './rules/events.ts';
 import { threadEvents } from './threads/events.ts';
 import { webhookEvents } from './webhooks/events.ts';
 import { workspaceEvents } from './workspaces/events.ts';
@@ -56,6 +57,7 @@ const definitions = [
   ...aiActionEvents,
   ...threadEvents,
   ...labelEvents,
+  ...ruleEvents,
 ];
 
 export const registry = new EventRegistry(definitions);

@@ -15,6 +15,7 @@ import { unsubscribesProjector } from './unsubscribes/projector.ts';
 import { templateAnalyticsProjector } from './template-analytics/projector.ts';
 import { templatesProjector } from './templates/projector.ts';
 import { threadsProjector } from './threads/projector.ts';
+import { rulesProjector } from './rules/projector.ts';
 import { webhookEndpointsProjector } from './webhooks/projector.ts';
 import { workspacesProjector } from './workspaces/projector.ts';
 
@@ -38,4 +39,5 @@ export const projectors: readonly Projector[] = [
   templateAnalyticsProjector,
   broadcastsProjector,
   threadsProjector,
+  rulesProjector,
 ];

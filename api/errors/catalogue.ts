@@ -107,6 +107,10 @@ const TABLE = {
     409,
     'The address has a signature of this name (ignoring case); after a lost answer, the retried create had succeeded.',
   ],
+  rule_name_taken: [409, 'The mailbox has a rule of this name (ignoring case).'],
+  incomplete_order: [422, '`ruleIds` must name every rule of the mailbox exactly once.'],
+  reject_needs_envelope: [422, 'A rule that rejects mail must also test `envelope_from`.'],
+  address_required: [422, 'Per-address settings need `?address=` (an address or `*@<domain>`).'],
   domain_has_addresses: [409, 'The domain has addresses; delete them before the domain.'],
   mailbox_login_forbidden: [
     403,
@@ -122,7 +126,7 @@ const TABLE = {
   label_limit_reached: [422, 'The mailbox has 100 custom labels already.'],
   address_has_no_mailbox: [
     422,
-    'The address takes no mail (disabled, or its domain does not receive): it has no mailbox to hold labels.',
+    'The address takes no mail (disabled, or its domain does not receive; for rules: not an address of the workspace, or a catch-all that is off): it has no mailbox to hold labels or rules.',
   ],
   address_not_found: [
     404,

@@ -14,7 +14,9 @@ import type {
 } from '../../infra/inbound/port.ts';
 import type { SpamFilter } from '../../infra/spam/port.ts';
 import type { TextIndex } from '../../infra/search/port.ts';
+import { factsOf } from '../../domain/rules/evaluate.ts';
 import type { CommandContext } from '../execute.ts';
+import { applyRules, evaluateMailbox, recordRejection, rejectionOf, type RuleRunPorts } from '../rules/run.ts';
 import { type FilingLookups, fileMessage } from './handlers.ts';
 
 /**
@@ -106,7 +108,16 @@ export interface MailboxPorts {
   parse(raw: Readable, size: number): Promise<{ summary: MessageSummary; searchText: string }>;
   /** `SPAM_FILTER_URL`'s filter; null: the verdict rests on authentication alone. */
   spamFilter: SpamFilter | null;
+  /** The mailboxes' rules (commands/rules/run.ts); without it, mail is filed as it arrives. */
+  rules?: RuleRunPorts;
 }
+
+/** A reject's own text as an SMTP reply line: printable ASCII, short. */
+const rejectText = (value: string | null) =>
+  value
+    ?.replace(/[^\x20-\x7e]/g, '')
+    .trim()
+    .slice(0, 200) || 'Message rejected by a rule of the recipient';
 
 type MailboxRecipient = Mailbox & { workspaceId: string };
 
@@ -153,10 +164,30 @@ export function mailboxRoute(ports: MailboxPorts): InboundRoute<MailboxRecipient
         entry.rcptTo.push(address);
         mailboxes.set(key, entry);
       }
+      // Rules are evaluated before anything is filed: a matching `reject` answers DATA with 550
+      // for the whole message, so no mailbox keeps a message its sender was told was refused.
+      const now = message.receivedAt.toISOString();
+      const facts = factsOf(parsed.summary, { mailFrom: message.mailFrom, spam: spam.spam });
+      const runs = ports.rules;
+      const evaluations = await Promise.all(
+        [...mailboxes.values()].map(async (entry) => ({
+          ...entry,
+          evaluation: runs
+            ? await evaluateMailbox(runs, entry.mailbox.workspaceId, entry.mailbox.address, facts, now)
+            : null,
+        })),
+      );
+      const rejecting = evaluations.find((e) => e.evaluation && rejectionOf(e.evaluation));
+      if (runs && rejecting) {
+        const recorded = { headerMessageId: parsed.summary.messageId, mailFrom: message.mailFrom };
+        for (const { mailbox, evaluation } of evaluations)
+          await recordRejection(runs, mailbox.workspaceId, mailbox.address, evaluation!, recorded, now);
+        return { accept: false, code: 550, message: rejectText(rejectionOf(rejecting.evaluation!)!.action.value) };
+      }
       const filing = async () => {
-        for (const { mailbox, rcptTo } of mailboxes.values()) {
+        for (const { mailbox, rcptTo, evaluation } of evaluations) {
           const { workspaceId, ...box } = mailbox;
-          await fileMessage(ports.commands, ports.lookups, workspaceId, box, {
+          const filed = await fileMessage(ports.commands, ports.lookups, workspaceId, box, {
             mailFrom: message.mailFrom,
             rcptTo,
             client: { ip: message.client.address, helo: message.client.helo },
@@ -164,8 +195,26 @@ export function mailboxRoute(ports: MailboxPorts): InboundRoute<MailboxRecipient
             summary: parsed.summary,
             authentication,
             spam,
-            receivedAt: message.receivedAt.toISOString(),
+            receivedAt: now,
           });
+          // A message filed already (a repeated delivery) ran its rules the first time.
+          if (runs && evaluation && filed)
+            await applyRules(
+              runs,
+              workspaceId,
+              box,
+              evaluation,
+              {
+                ...filed,
+                headerMessageId: parsed.summary.messageId,
+                subject: parsed.summary.subject,
+                references: parsed.summary.references.length > 0 ? parsed.summary.references : parsed.summary.inReplyTo,
+                mailFrom: message.mailFrom,
+                rawSha256: message.blob.sha256,
+                facts,
+              },
+              now,
+            );
         }
       };
       // The text and the filing are independent; both are held before the 250.

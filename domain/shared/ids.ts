@@ -54,6 +54,10 @@ export const ID_KINDS = {
   message: { prefix: 'mes_', body: 'hex24', from: 'random' },
   /** A custom label of one mailbox (domain/labels); system labels are named by their names. */
   label: { prefix: 'lbl_', body: 'hex24', from: 'random' },
+  /** A rule of a mailbox (domain/rules). */
+  rule: { prefix: 'rul_', body: 'hex24', from: 'random' },
+  /** One arriving message's run of a mailbox's rules. */
+  ruleRun: { prefix: 'rrn_', body: 'hex24', from: 'random' },
 } as const satisfies Record<string, { prefix: string; body: Body; from: 'random' | 'digest' }>;
 
 export type IdKind = keyof typeof ID_KINDS;

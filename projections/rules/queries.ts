@@ -1,0 +1,58 @@
+import { sql, type Kysely, type Selectable } from 'kysely';
+import type { Reach } from '../addresses/queries.ts';
+import type { ReadModels } from '../tables.ts';
+import type { RulesTables } from './tables.ts';
+
+type Db = Kysely<ReadModels>;
+
+export type RuleRow = Selectable<RulesTables['rules']>;
+
+/** A narrowed credential reaches the rules of the addresses it holds, and of its whole domains (catch-alls included). */
+const within = (reach: Reach | null) =>
+  reach === null
+    ? sql``
+    : sql`AND (r.domain = ANY(${reach.domains}::text[]) OR (r.address = ANY(${reach.addresses}::text[]) AND r.address NOT LIKE '*@%'))`;
+
+export async function findRule(
+  db: Db,
+  workspaceId: string,
+  reach: Reach | null,
+  id: string,
+): Promise<RuleRow | undefined> {
+  const { rows } = await sql<RuleRow>`SELECT r.* FROM rules r
+    WHERE r.workspace_id = ${workspaceId} AND r.id = ${id} ${within(reach)}`.execute(db);
+  return rows[0];
+}
+
+/** One mailbox's rules in the order they run: position, then createdAt, then id, after the cursor's. */
+export async function listRules(
+  db: Db,
+  workspaceId: string,
+  filter: { address: string; enabled?: boolean },
+  limit: number,
+  after: [number, string, string] | null,
+): Promise<RuleRow[]> {
+  const { rows } = await sql<RuleRow>`SELECT r.* FROM rules r
+    WHERE r.workspace_id = ${workspaceId} AND r.address = ${filter.address}
+      ${filter.enabled === undefined ? sql`` : sql`AND r.enabled = ${filter.enabled}`}
+      ${after ? sql`AND (r.position, r.created_at, r.id) > (${after[0]}, ${after[1]}::timestamptz, ${after[2]})` : sql``}
+    ORDER BY r.position, r.created_at, r.id LIMIT ${limit + 1}`.execute(db);
+  return rows;
+}
+
+/** Every rule of a mailbox, for a run (the evaluator skips the disabled ones and orders them). */
+export async function rulesOfMailbox(db: Db, workspaceId: string, address: string): Promise<RuleRow[]> {
+  const { rows } = await sql<RuleRow>`SELECT r.* FROM rules r
+    WHERE r.workspace_id = ${workspaceId} AND r.address = ${address} AND r.enabled`.execute(db);
+  return rows;
+}
+
+/** A filed message of the workspace by its id (`mes_`), as a dry run reads it. */
+export async function findFiledMessage(db: Db, workspaceId: string, id: string) {
+  return db
+    .selectFrom('thread_messages')
+    .select(['id', 'address', 'summary', 'spam', 'mail_from', 'received_at'])
+    .where('workspace_id', '=', workspaceId)
+    .where('id', '=', id)
+    .executeTakeFirst();
+}

@@ -1,0 +1,138 @@
+import t from 'tap';
+import { errorOf } from '../support/domains.ts';
+import { startSendingApp } from '../support/emails.ts';
+import { outsideDomains, startTestInbound } from '../support/inbound.ts';
+
+/** The rules API through inject, and rules run on mail arriving over SMTP. */
+const { h, dns, setUp } = await startSendingApp(t);
+const outside = await outsideDomains(dns);
+const mx = await startTestInbound(t, h.system);
+const { ws } = await setUp('rules.example.com');
+const foreign = await setUp('rules-foreign.example.com');
+const BOX = 'a@rules.example.com';
+const fromOlga = { field: 'envelope_from', op: 'equals', value: 'olga@outside.test' };
+const create = (body: object, address: string | null = BOX, key = ws.apiKey) =>
+  h.request(key, 'POST', address === null ? '/rules' : `/rules?address=${encodeURIComponent(address)}`, body);
+
+t.test('create at the end, list in order, patch merged, reorder, delete', async (t) => {
+  const one = await create({ name: 'One', conditions: [fromOlga], actions: [{ type: 'label', value: 'archive' }] });
+  t.equal(one.statusCode, 201, one.body);
+  t.match(one.json(), {
+    object: 'rule',
+    address: BOX,
+    position: 0,
+    enabled: true,
+    match: 'all',
+    stopProcessing: false,
+    matchCount: 0,
+    lastMatchedAt: null,
+    conditions: [{ negate: false, header: null }],
+  });
+  const two = (
+    await create({ name: 'Two', conditions: [fromOlga], actions: [{ type: 'label', value: 'inbox' }] })
+  ).json();
+  t.equal(two.position, 1);
+  t.same(errorOf(await create({ name: 'two', conditions: [fromOlga], actions: [{ type: 'reject' }] })), [
+    409,
+    'rule_name_taken',
+    'name',
+  ]);
+  t.same(errorOf(await create({ name: 'X', conditions: [fromOlga], actions: [{ type: 'reject' }] }, null)), [
+    422,
+    'address_required',
+    'address',
+  ]);
+  t.same(
+    errorOf(
+      await create({ name: 'X', conditions: [fromOlga], actions: [{ type: 'reject' }] }, 'b@rules-foreign.example.com'),
+    ),
+    [422, 'address_has_no_mailbox', 'address'],
+  );
+  t.same(
+    errorOf(
+      await create({
+        name: 'X',
+        conditions: [{ field: 'spam', op: 'equals', value: 'true' }],
+        actions: [{ type: 'reject' }],
+      }),
+    ),
+    [422, 'reject_needs_envelope', 'actions.0.type'],
+  );
+  t.same(errorOf(await create({ name: 'X', conditions: [fromOlga], actions: [{ type: 'label', value: 'nope' }] })), [
+    422,
+    'label_not_found',
+    'actions.0.value',
+  ]);
+  const list = await h.request(ws.apiKey, 'GET', `/rules?address=${BOX}&limit=1`);
+  t.match(list.json(), { data: [{ id: one.json().id }], hasMore: true });
+  t.same(errorOf(await h.request(ws.apiKey, 'GET', '/rules')), [422, 'address_required', 'address']);
+  const patched = await h.request(ws.apiKey, 'PATCH', `/rules/${two.id}`, {
+    conditions: [{ field: 'spam', op: 'equals', value: 'true' }],
+  });
+  t.match(patched.json(), {
+    name: 'Two',
+    conditions: [{ field: 'spam' }],
+    actions: [{ type: 'label', value: 'inbox' }],
+  });
+  t.same(errorOf(await h.request(ws.apiKey, 'PATCH', `/rules/${two.id}`, { actions: [{ type: 'reject' }] })), [
+    422,
+    'reject_needs_envelope',
+    'actions.0.type',
+  ]);
+  t.same(errorOf(await h.request(ws.apiKey, 'POST', `/rules/reorder?address=${BOX}`, { ruleIds: [two.id] })), [
+    422,
+    'incomplete_order',
+    'ruleIds',
+  ]);
+  const reordered = await h.request(ws.apiKey, 'POST', `/rules/reorder?address=${BOX}`, {
+    ruleIds: [two.id, one.json().id],
+  });
+  t.same(
+    reordered.json().data.map((r: { id: string }) => r.id),
+    [two.id, one.json().id],
+  );
+  t.equal((await h.request(foreign.ws.apiKey, 'GET', `/rules/${two.id}`)).statusCode, 404, 'foreign: 404');
+  t.equal((await h.request(ws.apiKey, 'DELETE', `/rules/${two.id}`)).statusCode, 200);
+  t.equal((await h.request(ws.apiKey, 'GET', `/rules/${two.id}`)).statusCode, 404);
+  t.equal((await h.request(ws.apiKey, 'DELETE', `/rules/${one.json().id}`)).statusCode, 200);
+});
+
+t.test('arriving mail: labelled by a rule, rejected at SMTP with 550, counted', async (t) => {
+  const archive = (
+    await create({
+      name: 'Archive newsletters',
+      conditions: [{ field: 'header', header: 'Subject', op: 'matches', value: 'news*' }],
+      actions: [{ type: 'label', value: 'archive' }],
+    })
+  ).json();
+  const reject = (
+    await create({
+      name: 'Refuse spammer',
+      conditions: [{ field: 'envelope_from', op: 'matches', value: '*@spammer.test' }],
+      actions: [{ type: 'reject', value: 'Not wanted here' }],
+    })
+  ).json();
+  const raw = await outside.signed({ to: BOX, subject: 'Newsletter of the week', messageId: '<news1@outside.test>' });
+  await mx.send({ from: 'olga@outside.test', to: [BOX] }, raw);
+  const { rows } = await h.system.database.pool.query('SELECT thread_id FROM thread_messages WHERE header_id = $1', [
+    'news1@outside.test',
+  ]);
+  const thread = (await h.request(ws.apiKey, 'GET', `/threads/${rows[0].thread_id}`)).json();
+  t.match(thread.labels, ['archive'], 'the rule archived it');
+  const refused = mx.send(
+    { from: 'bulk@spammer.test', to: [BOX] },
+    await outside.unsigned({ to: BOX, subject: 'Buy' }),
+  );
+  const error = await refused.then(
+    () => null,
+    (e: { responseCode?: number }) => e,
+  );
+  t.equal(error?.responseCode, 550, 'a matching reject answers 550');
+  const test = await h.request(ws.apiKey, 'POST', `/rules/test?address=${BOX}`, {
+    raw: (await outside.unsigned({ to: BOX, subject: 'News again' })).toString(),
+  });
+  t.match(test.json(), { object: 'rule_test', matched: [{ ruleId: archive.id }], rejected: false });
+  const counted = (await h.request(ws.apiKey, 'GET', `/rules/${archive.id}`)).json();
+  t.match(counted, { matchCount: 1, lastMatchedAt: String });
+  t.match((await h.request(ws.apiKey, 'GET', `/rules/${reject.id}`)).json(), { matchCount: 1 });
+});
