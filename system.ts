@@ -507,7 +507,7 @@ export function startInbound(system: System, options: InboundOptions): Promise<I
  * time zone (no mailbox has a time zone setting yet; docs/decisions/rules.md), the addresses'
  * forwards, the blob store, and sending as the workspace's system on the `rule` source.
  */
-function ruleRunPorts(system: System): RuleRunPorts {
+export function ruleRunPorts(system: System): RuleRunPorts {
   const db = system.readDb;
   return {
     commands: system.commands,

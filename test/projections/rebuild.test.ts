@@ -1,6 +1,9 @@
 import t from 'tap';
 import { pauseStream } from '../../commands/sending-streams/handlers.ts';
 import { createLabel, deleteLabel, updateLabel } from '../../commands/labels/handlers.ts';
+import { createRule, deleteRule } from '../../commands/rules/handlers.ts';
+import { evaluateMailbox, recordRejection } from '../../commands/rules/run.ts';
+import { factsOf } from '../../domain/rules/evaluate.ts';
 import {
   changeThreadLabels,
   deleteThread,
@@ -9,7 +12,7 @@ import {
   moveThread,
 } from '../../commands/threads/handlers.ts';
 import { labelOwnerOf } from '../../domain/labels/events.ts';
-import { mailboxLookups } from '../../system.ts';
+import { mailboxLookups, ruleRunPorts } from '../../system.ts';
 import { arrivingMessage } from '../support/inbound.ts';
 import { rebuildProjection } from '../../projections/rebuild.ts';
 import { startTestApp } from '../support/app.ts';
@@ -142,6 +145,55 @@ t.test('a rebuilt read model equals the live one, and swaps in while the server 
     await changeThreadLabels(h.system.commands, system, thread, { add: [kept, unlabelled], remove: [] }, now());
     await updateLabel(h.system.commands, system, { owner, labelId: renamed, name: 'Someday', color: '#aa0000' }, now());
     await deleteLabel(h.system.commands, system, { owner, labelId: unlabelled }, now());
+    // Rules of the mailbox: one that refused a sender (its run kept), one deleted.
+    const rule = (name: string, actions: { type: 'reject' | 'label'; value: string | null }[]) => ({
+      name,
+      description: null,
+      enabled: true,
+      match: 'all' as const,
+      conditions: [
+        {
+          field: 'envelope_from' as const,
+          op: 'equals' as const,
+          value: 'spam@outside.test',
+          header: null,
+          negate: false,
+        },
+      ],
+      actions,
+      stopProcessing: false,
+    });
+    const ruleBox = { address: box.address, addressId: box.addressId, domainId: box.domainId };
+    await createRule(
+      h.system.commands,
+      system,
+      { mailbox: ruleBox, rule: rule('Block', [{ type: 'reject', value: null }]) },
+      now(),
+    );
+    const { ruleId: retired } = await createRule(
+      h.system.commands,
+      system,
+      { mailbox: ruleBox, rule: rule('Tag', [{ type: 'label', value: 'archive' }]) },
+      now(),
+    );
+    await deleteRule(h.system.commands, system, retired, now());
+    const ports = ruleRunPorts(h.system);
+    const spam = arrivingMessage(`spam${w}@outside.test`);
+    const evaluation = await evaluateMailbox(
+      ports,
+      ws.workspaceId,
+      box.address,
+      factsOf(spam.summary, { mailFrom: 'spam@outside.test', spam: false }),
+      now(),
+    );
+    await recordRejection(
+      ports,
+      ws.workspaceId,
+      box.address,
+      evaluation,
+      { headerMessageId: spam.summary.messageId, mailFrom: 'spam@outside.test' },
+      now(),
+    );
     // A lane paused as the guard pauses it, and in one workspace of two resumed.
     await pauseStream(
       h.system.commands,
