@@ -52,6 +52,14 @@ export const ID_KINDS = {
   thread: { prefix: 'thr_', body: 'hex24', from: 'random' },
   /** A message filed in a thread (arriving mail); `msg_` is the webhook deliveries'. */
   message: { prefix: 'mes_', body: 'hex24', from: 'random' },
+  /** An uploaded file (domain/files). */
+  file: { prefix: 'fil_', body: 'hex24', from: 'random' },
+  /** An attachment of a received message as a file: a digest of message and position, so a rebuild names it again. */
+  attachmentFile: { prefix: 'fil_', body: 'hex24', from: 'digest' },
+  /** A message being written (domain/drafts). */
+  draft: { prefix: 'drf_', body: 'hex24', from: 'random' },
+  /** The email a draft is sent as: a digest of the draft, so a retried send never sends twice. */
+  draftEmail: { prefix: 'em_', body: 'hex24', from: 'digest' },
 } as const satisfies Record<string, { prefix: string; body: Body; from: 'random' | 'digest' }>;
 
 export type IdKind = keyof typeof ID_KINDS;
