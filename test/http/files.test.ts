@@ -86,8 +86,8 @@ t.test('upload: names, types, limits at the edge and one past, and every refusal
     contentType: 'text/plain',
     size: 5,
   });
-  const byQuery = await upload(ws.apiKey, null, 'data', '?filename=plain.bin', 'nonsense');
-  t.match(byQuery.json(), { filename: 'plain.bin', contentType: 'application/octet-stream', address: null });
+  const byQuery = await upload(ws.apiKey, null, 'data', '?filename=plain.pdf', 'Application/PDF; name=x');
+  t.match(byQuery.json(), { filename: 'plain.pdf', contentType: 'application/pdf', address: null });
   t.equal((await h.request(ws.apiKey, 'GET', `/files/${byQuery.json().id}/content`)).body, 'data');
 
   const edge = await upload(ws.apiKey, 'big.bin', Buffer.alloc(TEN_MIB, 1), '', 'application/octet-stream');
