@@ -219,8 +219,15 @@ function fingerprintOf(credential: Credential, request: FastifyRequest): string 
   const who = `${credential.kind}:${credential.id ?? credential.clientId ?? ''}`;
   return crypto
     .createHash('sha256')
-    .update(JSON.stringify([who, request.method, request.url, canonical(request.body ?? null)]))
+    .update(JSON.stringify([who, request.method, request.url, bodyOf(request)]))
     .digest('hex');
+}
+
+/** An upload's bytes by their digest, with the headers that name and type them; a JSON body canonical. */
+function bodyOf(request: FastifyRequest): unknown {
+  if (!Buffer.isBuffer(request.body)) return canonical(request.body ?? null);
+  const digest = crypto.createHash('sha256').update(request.body).digest('hex');
+  return [digest, request.headers['x-filename'] ?? null, request.headers['content-type'] ?? null];
 }
 
 /** Object keys sorted, so the same body sent with its fields in another order is the same request. */

@@ -46,6 +46,14 @@ export function openApiDocument(
       tags: [resource.tag],
       security: [{ bearerAuth: [] }],
       ...(parameters.length > 0 ? { parameters } : {}),
+      ...(spec.rawBody
+        ? {
+            requestBody: {
+              required: true,
+              content: { '*/*': { schema: { type: 'string', format: 'binary' } } },
+            },
+          }
+        : {}),
       ...(spec.body
         ? {
             requestBody: {

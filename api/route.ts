@@ -53,6 +53,12 @@ export interface OperationSpec<P, Q, B> {
   response?: ZodType;
   /** A body that is not JSON (a download): its media type, for the OpenAPI document. */
   produces?: string;
+  /**
+   * The request body is the bytes themselves (an upload), of any media type: the handler's `body`
+   * is a Buffer (empty when none was sent). Past `maxBytes` the operation answers `tooLarge` (413)
+   * before reading further.
+   */
+  rawBody?: { maxBytes: number; tooLarge: ErrorCode };
   /** A sensitive operation: an OAuth token must be step-up elevated (403 `step_up_required`); keys are never asked. */
   stepUp?: boolean;
   /** A write of shared configuration that test keys may call: it changes nothing, or keeps them to test-mode objects itself. */
@@ -112,7 +118,15 @@ export interface MountedOperation {
 /** Registers every operation of a resource: the one way a route of the api is registered. */
 export function mount(app: FastifyInstance, deps: ApiDeps, resource: Resource): MountedOperation[] {
   return resource.operations(deps).map((spec) => {
-    route(app, deps, resource, spec);
+    if (spec.rawBody) {
+      const raw = spec.rawBody;
+      // Its own scope: the bytes parser must not reach the JSON routes.
+      app.register(async (scope) => {
+        scope.removeAllContentTypeParsers();
+        scope.addContentTypeParser('*', rawParser(raw.maxBytes, raw.tooLarge));
+        route(scope, deps, resource, spec);
+      });
+    } else route(app, deps, resource, spec);
     const idempotent = spec.idempotency ?? spec.method === 'POST';
     const description = [
       spec.description ?? (spec.scope ? `Scope: \`${spec.scope}\`.` : 'Needs a credential, no scope.'),
@@ -159,6 +173,7 @@ export function errorCodes(resource: Resource, spec: Operation): ErrorCode[] {
   if (resource.narrowed === 'refuse' || (changes && resource.narrowed !== 'open')) add('capability_unsupported');
   if (resource.modes === 'shared' && changes && !spec.openToTestKeys) add('beyond_caller_authority');
   if (spec.scope) add('insufficient_scope');
+  if (spec.rawBody) add(spec.rawBody.tooLarge);
   if (spec.stepUp) add('step_up_required');
   if (spec.idempotency ?? spec.method === 'POST')
     add('invalid_idempotency_key', 'idempotency_key_reuse', 'idempotency_key_in_use');
@@ -199,16 +214,49 @@ function route(app: FastifyInstance, deps: ApiDeps, resource: Resource, spec: Op
       // store, and nesting deep enough to exhaust a recursive walk, are refused once for all.
       refuseUnsafeInput('path', request.params);
       refuseUnsafeInput('query', request.query);
-      refuseUnsafeInput('body', request.body);
+      if (!spec.rawBody) refuseUnsafeInput('body', request.body);
       const params = parse(spec.params, request.params ?? {});
       if (!spec.query) noFields(request.query);
       const query = parse(spec.query, request.query ?? {});
-      const body = spec.body ? parse(spec.body, request.body ?? {}, spec.issueCodes) : noFields(request.body);
+      const body = spec.rawBody
+        ? Buffer.isBuffer(request.body)
+          ? request.body
+          : Buffer.alloc(0)
+        : spec.body
+          ? parse(spec.body, request.body ?? {}, spec.issueCodes)
+          : noFields(request.body);
       return answer(deps.idempotencyKeys, { request, reply, credential, status, idempotent }, (head) =>
         spec.handler({ request, reply: head, params, query, body, credential }),
       );
     },
   });
+}
+
+/** Reads an upload's bytes, refusing at the first byte past `maxBytes` (a declared length past it before any). */
+function rawParser(maxBytes: number, tooLarge: ErrorCode) {
+  const refusal = () => new ApiError(tooLarge, `At most ${maxBytes} bytes.`, null, 413);
+  return (
+    request: FastifyRequest,
+    payload: NodeJS.ReadableStream,
+    done: (err: Error | null, body?: Buffer) => void,
+  ) => {
+    if (Number(request.headers['content-length'] ?? 0) > maxBytes) return done(refusal());
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let settled = false;
+    const settle = (err: Error | null, body?: Buffer) => {
+      if (settled) return;
+      settled = true;
+      done(err, body);
+    };
+    payload.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > maxBytes) settle(refusal());
+      else chunks.push(chunk);
+    });
+    payload.on('end', () => settle(null, Buffer.concat(chunks)));
+    payload.on('error', (error: Error) => settle(error));
+  };
 }
 
 function parse<T>(schema: ZodType<T> | undefined, input: unknown, codes?: Record<string, string>): T {

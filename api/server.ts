@@ -18,6 +18,7 @@ import { broadcasts } from './routes/broadcasts/index.ts';
 import { contactEvents } from './routes/contact-events/index.ts';
 import { contacts } from './routes/contacts/index.ts';
 import { domains } from './routes/domains/index.ts';
+import { drafts } from './routes/drafts/index.ts';
 import { keys } from './routes/keys/index.ts';
 import { roles } from './routes/roles/index.ts';
 import { self } from './routes/self/index.ts';
@@ -27,6 +28,7 @@ import { labels } from './routes/labels/index.ts';
 import { rules } from './routes/rules/index.ts';
 import { signatures } from './routes/signatures/index.ts';
 import { emails } from './routes/emails/index.ts';
+import { files } from './routes/files/index.ts';
 import { suppressions } from './routes/suppressions/index.ts';
 import { templateMail } from './routes/template-mail/index.ts';
 import { templates } from './routes/templates/index.ts';
@@ -54,6 +56,8 @@ const RESOURCES = [
   threads,
   labels,
   rules,
+  files,
+  drafts,
 ];
 
 export async function buildServer(

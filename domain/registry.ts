@@ -11,9 +11,11 @@ import { contactEventEvents } from './contact-events/events.ts';
 import { contactEvents } from './contacts/events.ts';
 import { domainNameEvents } from './domain-names/events.ts';
 import { domainEvents } from './domains/events.ts';
+import { draftEvents } from './drafts/events.ts';
 import { emailQuotaEvents } from './email-quotas/events.ts';
 import { emailEvents } from './emails/events.ts';
 import { labelEvents } from './labels/events.ts';
+import { fileEvents } from './files/events.ts';
 import { roleEvents } from './roles/events.ts';
 import { sendingStreamEvents } from './sending-streams/events.ts';
 import { signatureEvents } from './signatures/events.ts';
@@ -58,6 +60,8 @@ const definitions = [
   ...threadEvents,
   ...labelEvents,
   ...ruleEvents,
+  ...fileEvents,
+  ...draftEvents,
 ];
 
 export const registry = new EventRegistry(definitions);

@@ -5,7 +5,9 @@ import { broadcastsProjector } from './broadcasts/projector.ts';
 import { contactEventsProjector } from './contact-events/projector.ts';
 import { contactsProjector } from './contacts/projector.ts';
 import { domainsProjector } from './domains/projector.ts';
+import { draftsProjector } from './drafts/projector.ts';
 import { emailsProjector } from './emails/projector.ts';
+import { filesProjector } from './files/projector.ts';
 import type { Projector } from './projector.ts';
 import { rolesProjector } from './roles/projector.ts';
 import { sendingStreamsProjector } from './sending-streams/projector.ts';
@@ -40,4 +42,6 @@ export const projectors: readonly Projector[] = [
   broadcastsProjector,
   threadsProjector,
   rulesProjector,
+  filesProjector,
+  draftsProjector,
 ];

@@ -5,7 +5,9 @@ import type { BroadcastsTables } from './broadcasts/tables.ts';
 import type { ContactEventsTables } from './contact-events/tables.ts';
 import type { ContactsTables } from './contacts/tables.ts';
 import type { DomainsTables } from './domains/tables.ts';
+import type { DraftsTables } from './drafts/tables.ts';
 import type { EmailsTables } from './emails/tables.ts';
+import type { FilesTables } from './files/tables.ts';
 import type { RolesTables } from './roles/tables.ts';
 import type { RulesTables } from './rules/tables.ts';
 import type { SendingStreamsTables } from './sending-streams/tables.ts';
@@ -42,7 +44,9 @@ export type ReadModels = Flat<
     TemplateAnalyticsTables &
     BroadcastsTables &
     ThreadsTables &
-    RulesTables
+    RulesTables &
+    FilesTables &
+    DraftsTables
 >;
 
 /** One object type, as Kysely's `withTables` wants (an intersection of interfaces has no index signature). */

@@ -128,6 +128,24 @@ const TABLE = {
     422,
     'The address takes no mail (disabled, or its domain does not receive; for rules: not an address of the workspace, or a catch-all that is off): it has no mailbox to hold labels or rules.',
   ],
+  file_in_use: [
+    409,
+    'A draft names the file as an attachment (remove it there first), or the file is an attachment of received mail (it goes with its thread).',
+  ],
+  upload_no_name: [400, 'An upload needs its file name in the `X-Filename` header or the `filename` query parameter.'],
+  upload_empty: [400, 'The upload has no bytes.'],
+  upload_dangerous: [
+    400,
+    'The file would run when opened (an executable or script, by its extension or its bytes); it is not taken.',
+  ],
+  upload_too_large: [413, 'The upload is larger than a file may be (10 MiB, what one message may carry).'],
+  upload_no_address: [
+    403,
+    'A credential narrowed to some addresses or domains uploads only into a mailbox it reaches: name it in `address`.',
+  ],
+  upload_forbidden: [403, 'The `address` named is not a mailbox of the workspace that the credential reaches.'],
+  upload_failed: [502, 'The file could not be stored; nothing was kept. Retry unchanged.'],
+  upload_storage_full: [507, 'The file store is full; nothing was kept.'],
   address_not_found: [
     404,
     'No such address in this workspace (a catch-all: `*@<domain>` on a verified domain with `catchAll` on); `param` names the field.',

@@ -82,6 +82,20 @@ export interface SendLookups {
     idOrSlug: string,
   ): Promise<{ id: string; archived: boolean; publishedVersion: number | null; revision: number } | undefined>;
   templateVersion(templateId: string, version: number): Promise<RenderableVersion | undefined>;
+  /** A file of the partition (an upload, or an attachment of received mail), whatever the caller reaches. */
+  file(partition: string, id: string): Promise<StoredFile | undefined>;
+}
+
+/** A file as a send attaches it: its bytes are the blob `sha256`. */
+export interface StoredFile {
+  id: string;
+  /** The mailbox it belongs to (null: an upload of the whole workspace). */
+  address: string | null;
+  domain: string | null;
+  filename: string | null;
+  contentType: string;
+  size: number;
+  sha256: string;
 }
 
 export interface ComposeAddress {
@@ -145,10 +159,12 @@ export interface Sender {
   source: SendSource;
 }
 
+/** Either `content` (base64, with `filename`) or `fileId` (a stored file; `filename` and `contentType` override its own). */
 export interface AttachmentInput {
-  filename: string;
+  filename?: string;
   /** Base64. */
-  content: string;
+  content?: string;
+  fileId?: string;
   contentType?: string;
   /** Set for an inline image the html refers to as `cid:<contentId>`. */
   contentId?: string;
@@ -257,9 +273,11 @@ export async function sendEmail(ctx: SendContext, sender: Sender, input: SendInp
   const scheduledAt = checkScheduledAt(input.scheduledAt, at);
   const inReplyTo = input.inReplyTo === undefined ? null : messageIdOf(input.inReplyTo, 'inReplyTo');
   const references = (input.references ?? []).map((r, i) => messageIdOf(r, `references.${i}`));
-  const attachments = checkAttachments(input.attachments ?? []);
+  const parts = checkAttachments(input.attachments ?? []);
+  const attachmentsRead = settled(withFiles(sending, sender, parts));
 
   const from = senderAddress(mailbox, await addressRead());
+  const attachments = await attachmentsRead();
   const content = await contentOf(sending, workspaceId, input);
   if (target !== null) checkTranslationLength(content);
   const signature = await signatureOf(sending.lookups, workspaceId, from, input.signatureId, inReplyTo);
@@ -572,33 +590,89 @@ function withSignature(content: Content, signature: string | null, renderer: Tem
   };
 }
 
-function checkAttachments(attachments: AttachmentInput[]) {
+type AttachmentPart = NonNullable<MessageToCompose['attachments']>[number];
+
+/** A part named by `fileId`, read once the input is checked (`withFiles`). */
+interface FilePart {
+  index: number;
+  fileId: string;
+  filename?: string;
+  contentType?: string;
+  contentId?: string;
+}
+
+/** The shapes of the attachments: decoded content, or the files to read; no read yet. */
+function checkAttachments(attachments: AttachmentInput[]): (AttachmentPart | FilePart)[] {
   if (attachments.length > ATTACHMENTS_MAX)
     fail('invalid_parameter', `At most ${ATTACHMENTS_MAX} attachments.`, 'attachments');
   let total = 0;
   return attachments.map((a, i) => {
-    if (a.filename.length === 0 || a.filename.length > 255 || FILENAME_UNSAFE.test(a.filename))
+    if (
+      a.filename !== undefined &&
+      (a.filename.length === 0 || a.filename.length > 255 || FILENAME_UNSAFE.test(a.filename))
+    )
       fail(
         'invalid_parameter',
         '1 to 255 characters, without quotes, slashes or line breaks.',
         `attachments.${i}.filename`,
       );
+    const contentId = a.contentId !== undefined ? { contentId: a.contentId } : {};
+    if (a.fileId !== undefined) {
+      if (a.content !== undefined)
+        fail('invalid_parameter', 'Give `content` or `fileId`, not both.', `attachments.${i}.content`);
+      return { index: i, fileId: a.fileId, filename: a.filename, contentType: a.contentType, ...contentId };
+    }
+    if (a.content === undefined)
+      fail('invalid_parameter', 'Give `content` (base64) or `fileId`.', `attachments.${i}.content`);
+    if (a.filename === undefined)
+      fail('invalid_parameter', 'A file name goes with `content`.', `attachments.${i}.filename`);
     const encoded = a.content.replace(/\s+/g, '');
     if (encoded.length % 4 !== 0 || !BASE64.test(encoded))
       fail('invalid_parameter', 'The content is base64.', `attachments.${i}.content`);
     const content = Buffer.from(encoded, 'base64');
     total += content.length;
-    if (total > ATTACHMENTS_BYTES_MAX)
-      fail(
-        'invalid_parameter',
-        `At most ${ATTACHMENTS_BYTES_MAX} bytes of attachments in all, decoded.`,
-        'attachments',
-      );
-    return {
-      filename: a.filename,
-      content,
-      contentType: a.contentType ?? 'application/octet-stream',
-      ...(a.contentId !== undefined ? { contentId: a.contentId } : {}),
-    };
+    if (total > ATTACHMENTS_BYTES_MAX) tooManyBytes();
+    return { filename: a.filename, content, contentType: a.contentType ?? 'application/octet-stream', ...contentId };
   });
+}
+
+function tooManyBytes(): never {
+  fail('invalid_parameter', `At most ${ATTACHMENTS_BYTES_MAX} bytes of attachments in all, decoded.`, 'attachments');
+}
+
+/**
+ * The parts with every `fileId` read: a file of the partition that the sender reaches (an upload
+ * of the whole workspace only for a sender reaching all of it), else 422 on its `fileId`. Its
+ * bytes count towards the message's total.
+ */
+async function withFiles(
+  sending: SendingPorts,
+  sender: Sender,
+  parts: (AttachmentPart | FilePart)[],
+): Promise<AttachmentPart[]> {
+  if (!parts.some((p) => 'fileId' in p)) return parts as AttachmentPart[];
+  const partition = sender.actor.workspaceId;
+  const read = await Promise.all(
+    parts.map(async (part) => {
+      if (!('fileId' in part)) return part;
+      const file = await sending.lookups.file(partition, part.fileId);
+      const reached =
+        file !== undefined &&
+        (sender.reach === null ||
+          (file.address !== null &&
+            (sender.reach.domains.includes(file.domain ?? '') ||
+              (!file.address.startsWith('*@') && sender.reach.addresses.includes(file.address)))));
+      const content = reached ? await sending.blobs.get(file.sha256) : null;
+      if (!file || !content)
+        fail('invalid_parameter', 'No file the caller reaches has this id.', `attachments.${part.index}.fileId`);
+      return {
+        filename: part.filename ?? file.filename ?? 'attachment',
+        content,
+        contentType: part.contentType ?? file.contentType,
+        ...(part.contentId !== undefined ? { contentId: part.contentId } : {}),
+      };
+    }),
+  );
+  if (read.reduce((sum, p) => sum + p.content.length, 0) > ATTACHMENTS_BYTES_MAX) tooManyBytes();
+  return read;
 }

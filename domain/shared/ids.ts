@@ -58,6 +58,14 @@ export const ID_KINDS = {
   rule: { prefix: 'rul_', body: 'hex24', from: 'random' },
   /** One arriving message's run of a mailbox's rules. */
   ruleRun: { prefix: 'rrn_', body: 'hex24', from: 'random' },
+  /** An uploaded file (domain/files). */
+  file: { prefix: 'fil_', body: 'hex24', from: 'random' },
+  /** An attachment of a received message as a file: a digest of message and position, so a rebuild names it again. */
+  attachmentFile: { prefix: 'fil_', body: 'hex24', from: 'digest' },
+  /** A message being written (domain/drafts). */
+  draft: { prefix: 'drf_', body: 'hex24', from: 'random' },
+  /** The email a draft is sent as: a digest of the draft, so a retried send never sends twice. */
+  draftEmail: { prefix: 'em_', body: 'hex24', from: 'digest' },
 } as const satisfies Record<string, { prefix: string; body: Body; from: 'random' | 'digest' }>;
 
 export type IdKind = keyof typeof ID_KINDS;

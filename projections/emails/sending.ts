@@ -1,5 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import { signatureOwnerOfCatchAll } from '../../domain/signatures/events.ts';
+import { findFile } from '../files/queries.ts';
 import { findTemplate, findTemplateVersion } from '../templates/queries.ts';
 import type { ReadModels } from '../tables.ts';
 
@@ -90,6 +91,20 @@ export function sendingLookups(db: Db) {
     async templateVersion(templateId: string, version: number) {
       const v = await findTemplateVersion(db, templateId, version);
       return v && { ...v, sanitisedHtml: v.sanitised_html };
+    },
+    async file(partition: string, id: string) {
+      const row = await findFile(db, partition, null, id);
+      return (
+        row && {
+          id: row.id,
+          address: row.address,
+          domain: row.domain,
+          filename: row.filename,
+          contentType: row.content_type,
+          size: row.size,
+          sha256: row.sha256,
+        }
+      );
     },
   };
 }

@@ -59,8 +59,19 @@ export const sendBody = z.strictObject({
   attachments: z
     .array(
       z.strictObject({
-        filename: z.string().max(255),
-        content: z.string().describe('Base64.'),
+        filename: z
+          .string()
+          .max(255)
+          .optional()
+          .describe("Required with `content`; with `fileId`, replaces the file's name."),
+        content: z.string().optional().describe('Base64; or `fileId`.'),
+        fileId: z
+          .string()
+          .max(100)
+          .optional()
+          .describe(
+            'A stored file (`fil_`: an upload, or an attachment of received mail) the credential reaches, instead of `content`.',
+          ),
         contentType: z
           .string()
           .max(255)
@@ -77,7 +88,7 @@ export const sendBody = z.strictObject({
     )
     .max(ATTACHMENTS_MAX)
     .optional()
-    .describe('At most 20, and 10 MiB decoded in all.'),
+    .describe('At most 20, and 10 MiB decoded in all, stored files included.'),
   headers: z
     .record(z.string(), z.string())
     .optional()

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { attachmentFileId } from '../../../domain/files/events.ts';
 import type { Authentication } from '../../../domain/messages/authentication.ts';
 import type { MessageSummary } from '../../../domain/messages/summary.ts';
 import { idPatterns } from '../../../domain/shared/ids.ts';
@@ -42,6 +43,7 @@ export const messageView = z.object({
   headers: z.array(z.object({ name: z.string(), value: z.string() })),
   attachments: z.array(
     z.object({
+      fileId: z.string().describe('The attachment as a file: `GET /files/{fileId}/content` downloads it.'),
       filename: z.string().nullable(),
       contentType: z.string(),
       size: z.number().int(),
@@ -108,7 +110,8 @@ export function viewMessage(row: ThreadMessageRow): z.infer<typeof messageView> 
     receivedAt: row.received_at.toISOString(),
     snippet: s.snippet,
     headers: s.headers,
-    attachments: s.attachments.map(({ filename, contentType, size, contentId, inline }) => ({
+    attachments: s.attachments.map(({ filename, contentType, size, contentId, inline }, part) => ({
+      fileId: attachmentFileId(row.id, part),
       filename,
       contentType,
       size,

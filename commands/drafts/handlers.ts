@@ -1,0 +1,114 @@
+import {
+  decideCreateDraft,
+  decideDeleteDraft,
+  decideSendDraft,
+  decideUpdateDraft,
+} from '../../domain/drafts/decide.ts';
+import { type DraftContent, draftStream } from '../../domain/drafts/events.ts';
+import { draftAggregate } from '../../domain/drafts/state.ts';
+import { digestId } from '../../domain/shared/ids.ts';
+import { fail } from '../../domain/shared/errors.ts';
+import { type SendContext, type Sender, type Sent, sendEmail } from '../emails/handlers.ts';
+import { type Actor, type CommandContext, execute, loadState } from '../execute.ts';
+import { releaseFileUses, reserveFileUses } from '../files/handlers.ts';
+import { newId } from '../ids.ts';
+
+/** The uploads among a draft's attachments, each with its `param` (files of received mail need no reservation). */
+export type DraftUploads = { fileId: string; param: string }[];
+
+/**
+ * The uses of the uploads a draft names are reserved before the draft names them and released
+ * after it stops (domain/files/events.ts): a crash in between leaves a use too many, which a
+ * delete of the file finds stale, never a draft naming a deleted file.
+ */
+export async function createDraft(
+  ctx: CommandContext,
+  actor: Actor,
+  content: DraftContent,
+  uploads: DraftUploads,
+  now: string,
+) {
+  const draftId = newId.draft();
+  await reserveFileUses(ctx, actor, draftId, uploads, now);
+  await execute(
+    ctx,
+    actor,
+    draftStream(actor.workspaceId, draftId),
+    draftAggregate,
+    (s) => decideCreateDraft(s, { draftId, content, now }),
+    { likelyNew: true },
+  );
+  return draftId;
+}
+
+export async function updateDraft(
+  ctx: CommandContext,
+  actor: Actor,
+  draftId: string,
+  content: DraftContent,
+  uploads: DraftUploads,
+  now: string,
+) {
+  const stream = draftStream(actor.workspaceId, draftId);
+  const before = await loadState(ctx, stream, draftAggregate);
+  if (!before.state.exists || before.state.gone) fail('resource_not_found', 'No such draft.', 'id');
+  await reserveFileUses(ctx, actor, draftId, uploads, now);
+  await execute(ctx, actor, stream, draftAggregate, (s) => decideUpdateDraft(s, { draftId, content, now }));
+  const kept = new Set(content.attachments.map((a) => a.fileId));
+  const dropped = (before.state.content?.attachments ?? []).map((a) => a.fileId).filter((id) => !kept.has(id));
+  await releaseFileUses(ctx, actor, draftId, dropped, now);
+}
+
+export async function deleteDraft(ctx: CommandContext, actor: Actor, draftId: string, now: string) {
+  const { state } = await execute(ctx, actor, draftStream(actor.workspaceId, draftId), draftAggregate, (s) =>
+    decideDeleteDraft(s, { draftId, now }),
+  );
+  await releaseFileUses(ctx, actor, draftId, state.content?.attachments.map((a) => a.fileId) ?? [], now);
+}
+
+/** The email a draft is sent as: the same draft always names the same one, so a retried send never sends twice. */
+export const draftEmailId = (partition: string, draftId: string) => digestId('draftEmail', `${partition}:${draftId}`);
+
+/**
+ * Hands the draft to the sending pipeline as `POST /emails` does (`sendEmail`: every check and
+ * refusal of a send applies, and a refused draft stays as it was), then records it sent, which
+ * takes it out of the drafts, and releases its files.
+ */
+export async function sendDraft(ctx: SendContext, sender: Sender, draftId: string, now: Date): Promise<Sent> {
+  const { actor } = sender;
+  const stream = draftStream(actor.workspaceId, draftId);
+  const { state } = await loadState(ctx.commands, stream, draftAggregate);
+  const c = state.content;
+  const emailId = draftEmailId(actor.workspaceId, draftId);
+  if (!c || (state.gone && state.emailId !== emailId)) fail('resource_not_found', 'No such draft.', 'id');
+  const sent = await sendEmail(
+    ctx,
+    sender,
+    {
+      emailId,
+      from: c.from,
+      to: c.to,
+      cc: c.cc,
+      bcc: c.bcc,
+      replyTo: c.replyTo,
+      ...(c.subject !== null ? { subject: c.subject } : {}),
+      ...(c.text !== null ? { text: c.text } : {}),
+      ...(c.html !== null ? { html: c.html } : {}),
+      ...(c.signatureId !== null ? { signatureId: c.signatureId } : {}),
+      attachments: c.attachments.map((a) => ({ fileId: a.fileId })),
+      ...(c.inReplyTo !== null ? { inReplyTo: c.inReplyTo } : {}),
+      references: c.references,
+    },
+    now,
+  );
+  const at = now.toISOString();
+  await execute(ctx.commands, actor, stream, draftAggregate, (s) => decideSendDraft(s, { draftId, emailId, now: at }));
+  await releaseFileUses(
+    ctx.commands,
+    actor,
+    draftId,
+    c.attachments.map((a) => a.fileId),
+    at,
+  );
+  return sent;
+}

@@ -1,0 +1,94 @@
+import { draftStream } from '../../domain/drafts/events.ts';
+import { draftAggregate } from '../../domain/drafts/state.ts';
+import {
+  decideDeleteFile,
+  decideReleaseFileUse,
+  decideReserveFileUse,
+  decideUploadFile,
+} from '../../domain/files/decide.ts';
+import { type FileOwner, fileStream } from '../../domain/files/events.ts';
+import { fileAggregate } from '../../domain/files/state.ts';
+import { fail } from '../../domain/shared/errors.ts';
+import type { BlobStore } from '../../infra/blobs/port.ts';
+import { type Actor, type CommandContext, execute, loadState } from '../execute.ts';
+import { newId } from '../ids.ts';
+
+export interface Upload {
+  owner: FileOwner;
+  filename: string;
+  contentType: string;
+  bytes: Uint8Array;
+}
+
+/**
+ * Stores an upload's bytes (502 `upload_failed`, or 507 `upload_storage_full` when the store has
+ * no room; nothing recorded either way) and records the file.
+ */
+export async function uploadFile(ctx: CommandContext, blobs: BlobStore, actor: Actor, upload: Upload, now: string) {
+  let stored: { sha256: string; size: number };
+  try {
+    stored = await blobs.put(upload.bytes);
+  } catch (error) {
+    if ((error as { code?: string }).code === 'ENOSPC')
+      fail('upload_storage_full', 'The file store is full; nothing was stored.', null);
+    fail('upload_failed', 'The file could not be stored; retry unchanged.', null);
+  }
+  const fileId = newId.file();
+  const data = {
+    fileId,
+    owner: upload.owner,
+    filename: upload.filename,
+    contentType: upload.contentType,
+    size: stored.size,
+    sha256: stored.sha256,
+    uploadedAt: now,
+  };
+  await execute(ctx, actor, fileStream(actor.workspaceId, fileId), fileAggregate, (s) => decideUploadFile(s, data), {
+    likelyNew: true,
+  });
+  return data;
+}
+
+/**
+ * Deletes an upload no draft names (409 `file_in_use`). A use whose draft is gone or no longer
+ * names the file (a crash between the draft's change and its release) is released with it.
+ */
+export async function deleteFile(ctx: CommandContext, actor: Actor, fileId: string, now: string) {
+  const stream = fileStream(actor.workspaceId, fileId);
+  const { state } = await loadState(ctx, stream, fileAggregate);
+  const stale: string[] = [];
+  for (const draftId of state.uses) {
+    const draft = await loadState(ctx, draftStream(actor.workspaceId, draftId), draftAggregate);
+    const names = draft.state.content?.attachments.some((a) => a.fileId === fileId) ?? false;
+    if (draft.state.gone || !names) stale.push(draftId);
+  }
+  await execute(ctx, actor, stream, fileAggregate, (s) => decideDeleteFile(s, { fileId, stale, now }));
+}
+
+/** A draft is about to name these uploads (`param` per file: the draft's `attachments.<i>.fileId`). */
+export async function reserveFileUses(
+  ctx: CommandContext,
+  actor: Actor,
+  draftId: string,
+  files: { fileId: string; param: string }[],
+  now: string,
+) {
+  for (const { fileId, param } of files)
+    await execute(ctx, actor, fileStream(actor.workspaceId, fileId), fileAggregate, (s) =>
+      decideReserveFileUse(s, { fileId, draftId, param, now }),
+    );
+}
+
+/** The draft no longer names these uploads. */
+export async function releaseFileUses(
+  ctx: CommandContext,
+  actor: Actor,
+  draftId: string,
+  fileIds: string[],
+  now: string,
+) {
+  for (const fileId of fileIds)
+    await execute(ctx, actor, fileStream(actor.workspaceId, fileId), fileAggregate, (s) =>
+      decideReleaseFileUse(s, { fileId, draftId, now }),
+    );
+}

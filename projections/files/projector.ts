@@ -1,0 +1,90 @@
+import { attachmentFileId } from '../../domain/files/events.ts';
+import { defineProjector } from '../projector.ts';
+import type { FilesTables } from './tables.ts';
+
+/**
+ * Files of the workspace: the attachments of received messages (from `MessageReceived`, gone with
+ * their thread) and uploads. Rows carry the mailbox, which narrowed credentials are held to.
+ */
+export const filesProjector = defineProjector<FilesTables>()({
+  name: 'files',
+  version: 1,
+  tables: ['files'],
+  ddl: (s) => `
+    CREATE TABLE IF NOT EXISTS ${s}.files (
+      workspace_id text NOT NULL,
+      id text PRIMARY KEY,
+      source text NOT NULL,
+      address text,
+      domain text,
+      thread_id text,
+      message_id text,
+      part integer,
+      filename text,
+      content_type text NOT NULL,
+      size integer NOT NULL,
+      sha256 text NOT NULL,
+      content_id text,
+      inline boolean NOT NULL,
+      created_at timestamptz NOT NULL
+    );`,
+  indexes: (s) => `
+    CREATE INDEX IF NOT EXISTS files_list ON ${s}.files (workspace_id, created_at DESC, id DESC);
+    CREATE INDEX IF NOT EXISTS files_thread ON ${s}.files (thread_id) WHERE thread_id IS NOT NULL;`,
+  on: {
+    MessageReceived: async (db, { metadata: { workspaceId }, data: d }) => {
+      const rows = d.summary.attachments.map((a, part) => ({
+        workspace_id: workspaceId,
+        id: attachmentFileId(d.messageId, part),
+        source: 'attachment' as const,
+        address: d.mailbox.address,
+        domain: d.mailbox.domain,
+        thread_id: d.threadId,
+        message_id: d.messageId,
+        part,
+        filename: a.filename,
+        content_type: a.contentType,
+        size: a.size,
+        sha256: a.sha256,
+        content_id: a.contentId,
+        inline: a.inline,
+        created_at: d.receivedAt,
+      }));
+      if (rows.length > 0)
+        await db
+          .insertInto('files')
+          .values(rows)
+          .onConflict((oc) => oc.column('id').doNothing())
+          .execute();
+    },
+    ThreadDeleted: async (db, { data: d }) => {
+      await db.deleteFrom('files').where('thread_id', '=', d.threadId).execute();
+    },
+    FileUploaded: async (db, { metadata: { workspaceId }, data: d }) => {
+      await db
+        .insertInto('files')
+        .values({
+          workspace_id: workspaceId,
+          id: d.fileId,
+          source: 'upload',
+          address: d.owner?.address ?? null,
+          domain: d.owner?.domain ?? null,
+          thread_id: null,
+          message_id: null,
+          part: null,
+          filename: d.filename,
+          content_type: d.contentType,
+          size: d.size,
+          sha256: d.sha256,
+          content_id: null,
+          inline: false,
+          created_at: d.uploadedAt,
+        })
+        .onConflict((oc) => oc.column('id').doNothing())
+        .execute();
+    },
+    FileDeleted: async (db, { data: d }) => {
+      await db.deleteFrom('files').where('id', '=', d.fileId).execute();
+    },
+  },
+});

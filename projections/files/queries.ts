@@ -1,0 +1,84 @@
+import { sql, type Kysely, type Selectable } from 'kysely';
+import type { Reach } from '../addresses/queries.ts';
+import type { ReadModels } from '../tables.ts';
+import type { FilesTables } from './tables.ts';
+
+type Db = Kysely<ReadModels>;
+
+export type FileRow = Selectable<FilesTables['files']>;
+
+/**
+ * A narrowed credential's files: those of the mailboxes it reaches (an address it holds, or any
+ * mailbox of a domain it holds whole). An upload of the whole workspace (no mailbox) is for the
+ * credentials that reach the whole workspace.
+ */
+const within = (reach: Reach | null) =>
+  reach === null
+    ? sql``
+    : sql`AND (f.address = ANY(${reach.addresses}::text[]) OR f.domain = ANY(${reach.domains}::text[]))`;
+
+export async function findFile(
+  db: Db,
+  partition: string,
+  reach: Reach | null,
+  id: string,
+): Promise<FileRow | undefined> {
+  const { rows } = await sql<FileRow>`SELECT f.* FROM files f
+    WHERE f.workspace_id = ${partition} AND f.id = ${id} ${within(reach)}`.execute(db);
+  return rows[0];
+}
+
+export interface FileFilter {
+  address?: string;
+  source?: 'attachment' | 'upload';
+  threadId?: string;
+  reach: Reach | null;
+}
+
+/** Newest first, after the cursor's (createdAt, id). */
+export async function listFiles(
+  db: Db,
+  partition: string,
+  filter: FileFilter,
+  limit: number,
+  after: [string, string] | null,
+): Promise<FileRow[]> {
+  const { rows } = await sql<FileRow>`SELECT f.* FROM files f
+    WHERE f.workspace_id = ${partition}
+      ${filter.address === undefined ? sql`` : sql`AND f.address = ${filter.address}`}
+      ${filter.source === undefined ? sql`` : sql`AND f.source = ${filter.source}`}
+      ${filter.threadId === undefined ? sql`` : sql`AND f.thread_id = ${filter.threadId}`}
+      ${within(filter.reach)}
+      ${after === null ? sql`` : sql`AND (f.created_at, f.id) < (${after[0]}::timestamptz, ${after[1]})`}
+    ORDER BY f.created_at DESC, f.id DESC LIMIT ${limit + 1}`.execute(db);
+  return rows;
+}
+
+/**
+ * The mailbox `address` names in the workspace: a registered address of it, or (`*@<domain>`) the
+ * catch-all of one of its domains; undefined for anything else.
+ */
+export async function mailboxOfWorkspace(
+  db: Db,
+  workspaceId: string,
+  address: string,
+): Promise<{ address: string; domain: string } | undefined> {
+  const domain = address.slice(address.lastIndexOf('@') + 1);
+  if (address.startsWith('*@')) {
+    const row = await db
+      .selectFrom('domains')
+      .select('domain')
+      .where('workspace_id', '=', workspaceId)
+      .where('domain', '=', domain)
+      .executeTakeFirst();
+    return row && { address, domain: row.domain };
+  }
+  const row = await db
+    .selectFrom('addresses')
+    .select(['address', 'domain'])
+    .where('workspace_id', '=', workspaceId)
+    .where('address', '=', address)
+    .where('registered', '=', true)
+    .executeTakeFirst();
+  return row;
+}

@@ -1,0 +1,162 @@
+import t from 'tap';
+import { errorOf } from '../support/domains.ts';
+import { storedMessage } from '../support/emails.ts';
+import { startFilesApp } from '../support/files.ts';
+
+/** Drafts over real PostgreSQL: written, edited, listed, deleted, and sent through `sendEmail`. */
+const { h, setUp, keyWith, upload } = await startFilesApp(t);
+const { ws } = await setUp('drafts.example.com');
+const foreign = await setUp('foreign-drafts.example.com');
+
+const create = (body: object, key = ws.apiKey) => h.request(key, 'POST', '/drafts', body);
+
+t.test('create, read, edit, send: the draft goes, the email is accepted with its file', async (t) => {
+  const file = (await upload(ws.apiKey, 'plan.txt', 'the plan', '?address=a@drafts.example.com')).json();
+  const res = await create({ from: 'Ann <a@drafts.example.com>', subject: 'Plan', attachments: [{ fileId: file.id }] });
+  t.equal(res.statusCode, 201, res.body);
+  const draft = res.json();
+  t.match(draft, {
+    object: 'draft',
+    id: /^drf_[0-9a-f]{24}$/,
+    from: 'Ann <a@drafts.example.com>',
+    address: 'a@drafts.example.com',
+    to: [],
+    subject: 'Plan',
+    text: null,
+    attachments: [{ fileId: file.id, filename: 'plan.txt', contentType: 'text/plain', size: 8 }],
+  });
+  t.same((await h.request(ws.apiKey, 'GET', `/drafts/${draft.id}`)).json(), draft);
+  t.same(errorOf(await h.request(ws.apiKey, 'DELETE', `/files/${file.id}`)), [409, 'file_in_use', 'id']);
+
+  // Missing recipients are the send's to refuse; the draft stays.
+  t.same(errorOf(await h.request(ws.apiKey, 'POST', `/drafts/${draft.id}/send`)), [422, 'invalid_parameter', 'to']);
+  const edited = await h.request(ws.apiKey, 'PATCH', `/drafts/${draft.id}`, {
+    to: 'someone@example.org',
+    text: 'See attached.',
+    subject: null,
+  });
+  t.equal(edited.statusCode, 200, edited.body);
+  t.match(edited.json(), { to: ['someone@example.org'], subject: null, text: 'See attached.' });
+  t.same(errorOf(await h.request(ws.apiKey, 'POST', `/drafts/${draft.id}/send`)), [
+    422,
+    'invalid_parameter',
+    'subject',
+  ]);
+  await h.request(ws.apiKey, 'PATCH', `/drafts/${draft.id}`, { subject: 'Plan' });
+
+  const sent = await h.request(ws.apiKey, 'POST', `/drafts/${draft.id}/send`);
+  t.equal(sent.statusCode, 201, sent.body);
+  t.match(sent.json(), { object: 'email', id: /^em_/, subject: 'Plan' });
+  const parsed = await storedMessage(h, sent.json().id, ws.workspaceId);
+  t.equal(parsed.text?.trim(), 'See attached.');
+  t.same(
+    parsed.attachments.map((a) => [a.filename, a.content.toString()]),
+    [['plan.txt', 'the plan']],
+  );
+  t.same(errorOf(await h.request(ws.apiKey, 'GET', `/drafts/${draft.id}`)), [404, 'resource_not_found', 'id']);
+  t.same(errorOf(await h.request(ws.apiKey, 'POST', `/drafts/${draft.id}/send`)), [404, 'resource_not_found', 'id']);
+  // Sent, the draft no longer holds the file.
+  t.equal((await h.request(ws.apiKey, 'DELETE', `/files/${file.id}`)).statusCode, 200);
+});
+
+t.test("a send's refusals apply to a draft; a draft's own checks", async (t) => {
+  const off = await create({ from: 'off@drafts.example.com', to: 'x@example.org', subject: 's', text: 't' });
+  t.equal(off.statusCode, 201, off.body);
+  t.same(errorOf(await h.request(ws.apiKey, 'POST', `/drafts/${off.json().id}/send`)), [
+    409,
+    'address_disabled',
+    'from',
+  ]);
+  t.equal((await h.request(ws.apiKey, 'GET', `/drafts/${off.json().id}`)).statusCode, 200, 'a refused draft stays');
+
+  t.same(errorOf(await create({ from: 'nobody@drafts.example.com' })), [403, 'from_address_forbidden', 'from']);
+  t.same(errorOf(await create({ from: 'a@foreign-drafts.example.com' })), [403, 'from_address_forbidden', 'from']);
+  t.same(errorOf(await create({ from: 'not an address' })), [422, 'invalid_email_address', 'from']);
+  t.same(errorOf(await create({ to: 'x@example.org' })), [422, 'invalid_parameter', 'from']);
+  t.same(errorOf(await create({ from: 'a@drafts.example.com', cc: ['ok@example.org', 'bad'] })), [
+    422,
+    'invalid_email_address',
+    'cc.1',
+  ]);
+  const many = (n: number) => Array.from({ length: n }, (_, i) => `r${i}@example.org`);
+  t.equal((await create({ from: 'a@drafts.example.com', to: many(50) })).statusCode, 201);
+  t.same(errorOf(await create({ from: 'a@drafts.example.com', to: many(51) })), [422, 'too_many_recipients', 'to']);
+  t.equal((await create({ from: 'a@drafts.example.com', subject: 'x'.repeat(998) })).statusCode, 201);
+  t.same(errorOf(await create({ from: 'a@drafts.example.com', subject: 'x'.repeat(999) })), [
+    422,
+    'invalid_parameter',
+    'subject',
+  ]);
+  t.same(
+    errorOf(await create({ from: 'a@drafts.example.com', attachments: [{ fileId: 'fil_000000000000000000000000' }] })),
+    [422, 'invalid_parameter', 'attachments.0.fileId'],
+  );
+  t.same(errorOf(await create({ from: 'a@drafts.example.com', colour: 'red' })), [422, 'unknown_parameter', 'colour']);
+});
+
+t.test('delete releases files; paging with drafts added between pages', async (t) => {
+  const file = (await upload(ws.apiKey, 'keep.txt', 'x')).json();
+  const draft = (await create({ from: 'b@drafts.example.com', attachments: [{ fileId: file.id }] })).json();
+  const gone = await h.request(ws.apiKey, 'DELETE', `/drafts/${draft.id}`);
+  t.same(gone.json(), { object: 'draft', id: draft.id, deleted: true });
+  t.same(errorOf(await h.request(ws.apiKey, 'DELETE', `/drafts/${draft.id}`)), [404, 'resource_not_found', 'id']);
+  t.equal((await h.request(ws.apiKey, 'DELETE', `/files/${file.id}`)).statusCode, 200);
+
+  const before: string[] = [];
+  for (let i = 0; i < 5; i++)
+    before.unshift((await create({ from: 'b@drafts.example.com', subject: `p${i}` })).json().id);
+  const seen: string[] = [];
+  let cursor: string | null = null;
+  let pages = 0;
+  do {
+    const page: any = await h.request(
+      ws.apiKey,
+      'GET',
+      `/drafts?address=b@drafts.example.com&limit=2${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`,
+    );
+    t.equal(page.statusCode, 200, page.body);
+    seen.push(...page.json().data.map((x: { id: string }) => x.id));
+    cursor = page.json().nextCursor;
+    if (pages++ === 0) await create({ from: 'b@drafts.example.com', subject: 'late' });
+  } while (cursor);
+  t.same(seen, before);
+  t.same(errorOf(await h.request(ws.apiKey, 'GET', '/drafts?limit=101')), [422, 'invalid_parameter', 'limit']);
+  t.same(errorOf(await h.request(ws.apiKey, 'GET', '/drafts?cursor=forged')), [400, 'invalid_cursor', 'cursor']);
+});
+
+t.test("another workspace's drafts are 404; narrowed keys; scopes", async (t) => {
+  const theirs = (await create({ from: 'a@foreign-drafts.example.com' }, foreign.ws.apiKey)).json();
+  for (const [method, url] of [
+    ['GET', `/drafts/${theirs.id}`],
+    ['PATCH', `/drafts/${theirs.id}`],
+    ['DELETE', `/drafts/${theirs.id}`],
+    ['POST', `/drafts/${theirs.id}/send`],
+  ] as const)
+    t.same(errorOf(await h.request(ws.apiKey, method, url, method === 'PATCH' ? { subject: 'x' } : undefined)), [
+      404,
+      'resource_not_found',
+      'id',
+    ]);
+  const onB = (await create({ from: 'b@drafts.example.com' })).json();
+  const narrowed = await keyWith(ws, {
+    scopes: ['drafts:read', 'drafts:write', 'emails:send'],
+    addressAllowlist: ['a@drafts.example.com'],
+  });
+  t.same(errorOf(await h.request(narrowed, 'GET', `/drafts/${onB.id}`)), [404, 'resource_not_found', 'id']);
+  t.ok(
+    (await h.request(narrowed, 'GET', '/drafts?limit=100'))
+      .json()
+      .data.every((d: { address: string }) => d.address === 'a@drafts.example.com'),
+  );
+  t.same(errorOf(await create({ from: 'b@drafts.example.com' }, narrowed)), [403, 'from_address_forbidden', 'from']);
+  const mine = (await create({ from: 'a@drafts.example.com' }, narrowed)).json();
+  t.same(errorOf(await h.request(narrowed, 'PATCH', `/drafts/${mine.id}`, { from: 'b@drafts.example.com' })), [
+    403,
+    'from_address_forbidden',
+    'from',
+  ]);
+  const noSend = await keyWith(ws, { scopes: ['drafts:read', 'drafts:write'] });
+  t.same(errorOf(await h.request(noSend, 'POST', `/drafts/${onB.id}/send`)), [403, 'insufficient_scope', null]);
+  const readOnly = await keyWith(ws, { scopes: ['drafts:read'] });
+  t.same(errorOf(await create({ from: 'a@drafts.example.com' }, readOnly)), [403, 'insufficient_scope', null]);
+});
