@@ -23,6 +23,8 @@ import { roles } from './routes/roles/index.ts';
 import { self } from './routes/self/index.ts';
 import { sendingStreams } from './routes/sending-streams/index.ts';
 import { threads } from './routes/threads/index.ts';
+import { members } from './routes/members/index.ts';
+import { registerInvitationPages } from './pages/invitations.ts';
 import { signatures } from './routes/signatures/index.ts';
 import { emails } from './routes/emails/index.ts';
 import { suppressions } from './routes/suppressions/index.ts';
@@ -50,6 +52,7 @@ const RESOURCES = [
   sendingStreams,
   broadcasts,
   threads,
+  members,
 ];
 
 export async function buildServer(
@@ -80,6 +83,7 @@ export async function buildServer(
   const operations = RESOURCES.flatMap((resource) => mount(app, deps, resource));
   registerDocs(app, () => openApiDocument(RESOURCES, operations));
   registerForwardConsentPages(app, deps);
+  registerInvitationPages(app, deps);
   registerUnsubscribePages(app, deps);
   registerTrackingRoutes(app, deps);
   registerTemplateImages(app, deps);

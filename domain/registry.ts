@@ -1,3 +1,4 @@
+import { accountEvents } from './accounts/events.ts';
 import { aiActionEvents } from './ai-actions/events.ts';
 import { addressConsentEvents } from './address-consents/events.ts';
 import { addressNameEvents } from './address-names/events.ts';
@@ -13,6 +14,7 @@ import { domainNameEvents } from './domain-names/events.ts';
 import { domainEvents } from './domains/events.ts';
 import { emailQuotaEvents } from './email-quotas/events.ts';
 import { emailEvents } from './emails/events.ts';
+import { memberEvents } from './members/events.ts';
 import { roleEvents } from './roles/events.ts';
 import { sendingStreamEvents } from './sending-streams/events.ts';
 import { signatureEvents } from './signatures/events.ts';
@@ -54,6 +56,8 @@ const definitions = [
   ...templateUseEvents,
   ...aiActionEvents,
   ...threadEvents,
+  ...accountEvents,
+  ...memberEvents,
 ];
 
 export const registry = new EventRegistry(definitions);

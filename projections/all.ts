@@ -6,6 +6,7 @@ import { contactEventsProjector } from './contact-events/projector.ts';
 import { contactsProjector } from './contacts/projector.ts';
 import { domainsProjector } from './domains/projector.ts';
 import { emailsProjector } from './emails/projector.ts';
+import { membersProjector } from './members/projector.ts';
 import type { Projector } from './projector.ts';
 import { rolesProjector } from './roles/projector.ts';
 import { sendingStreamsProjector } from './sending-streams/projector.ts';
@@ -38,4 +39,5 @@ export const projectors: readonly Projector[] = [
   templateAnalyticsProjector,
   broadcastsProjector,
   threadsProjector,
+  membersProjector,
 ];

@@ -6,6 +6,7 @@ import type { ContactEventsTables } from './contact-events/tables.ts';
 import type { ContactsTables } from './contacts/tables.ts';
 import type { DomainsTables } from './domains/tables.ts';
 import type { EmailsTables } from './emails/tables.ts';
+import type { MembersTables } from './members/tables.ts';
 import type { RolesTables } from './roles/tables.ts';
 import type { SendingStreamsTables } from './sending-streams/tables.ts';
 import type { SignaturesTables } from './signatures/tables.ts';
@@ -40,7 +41,8 @@ export type ReadModels = Flat<
     EmailsTables &
     TemplateAnalyticsTables &
     BroadcastsTables &
-    ThreadsTables
+    ThreadsTables &
+    MembersTables
 >;
 
 /** One object type, as Kysely's `withTables` wants (an intersection of interfaces has no index signature). */

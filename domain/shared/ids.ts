@@ -52,6 +52,8 @@ export const ID_KINDS = {
   thread: { prefix: 'thr_', body: 'hex24', from: 'random' },
   /** A message filed in a thread (arriving mail); `msg_` is the webhook deliveries'. */
   message: { prefix: 'mes_', body: 'hex24', from: 'random' },
+  /** An invitation to a workspace (domain/members). */
+  invitation: { prefix: 'inv_', body: 'hex24', from: 'random' },
 } as const satisfies Record<string, { prefix: string; body: Body; from: 'random' | 'digest' }>;
 
 export type IdKind = keyof typeof ID_KINDS;
