@@ -1,4 +1,4 @@
-import type { Kysely, Selectable } from 'kysely';
+import { sql, type Kysely, type Selectable } from 'kysely';
 import type { ReadModels } from '../tables.ts';
 import type { MembersTables } from './tables.ts';
 
@@ -86,26 +86,35 @@ export async function listMembers(
 /** The direct grants of some members, with the names of what they grant. */
 export async function grantsOf(db: Db, workspaceId: string, userIds: string[]): Promise<GrantRow[]> {
   if (userIds.length === 0) return [];
-  return db
-    .selectFrom('member_grants as g')
-    .leftJoin('addresses as ad', (j) =>
-      j.onRef('ad.id', '=', 'g.target_id').onRef('ad.workspace_id', '=', 'g.workspace_id').on('g.kind', '=', 'address'),
-    )
-    .leftJoin('domains as d', (j) =>
-      j.onRef('d.id', '=', 'g.target_id').onRef('d.workspace_id', '=', 'g.workspace_id').on('g.kind', '=', 'domain'),
-    )
-    .select([
-      'g.user_id',
-      'g.kind',
-      'g.target_id',
-      'g.access',
-      (eb) => eb.fn.coalesce('ad.address', 'd.domain').as('label'),
-    ])
-    .where('g.workspace_id', '=', workspaceId)
-    .where('g.user_id', 'in', userIds)
-    .orderBy('g.kind')
-    .orderBy('label')
-    .execute();
+  return (
+    db
+      .selectFrom('member_grants as g')
+      .leftJoin('addresses as ad', (j) =>
+        j
+          .onRef('ad.id', '=', 'g.target_id')
+          .onRef('ad.workspace_id', '=', 'g.workspace_id')
+          .on('g.kind', '=', 'address'),
+      )
+      // Domain ids are uuids; grants keep every target as text.
+      .leftJoin('domains as d', (j) =>
+        j
+          .on((eb) => eb(sql`d.id::text`, '=', eb.ref('g.target_id')))
+          .onRef('d.workspace_id', '=', 'g.workspace_id')
+          .on('g.kind', '=', 'domain'),
+      )
+      .select([
+        'g.user_id',
+        'g.kind',
+        'g.target_id',
+        'g.access',
+        (eb) => eb.fn.coalesce('ad.address', 'd.domain').as('label'),
+      ])
+      .where('g.workspace_id', '=', workspaceId)
+      .where('g.user_id', 'in', userIds)
+      .orderBy('g.kind')
+      .orderBy('label')
+      .execute()
+  );
 }
 
 /** Explicit memberships per role id; the owner counts under the owner role. */

@@ -14,7 +14,12 @@ const form = { 'content-type': 'application/x-www-form-urlencoded' };
 
 t.test('members over HTTP', async (t) => {
   const smtp = await startSmtpServer(t);
-  const h = await startTestApp(t, { smtpUrl: smtp.url, forwardConsent: { publicUrl: PUBLIC } });
+  const h = await startTestApp(t, {
+    smtpUrl: smtp.url,
+    forwardConsent: { publicUrl: PUBLIC },
+    // The shared machine is slow; a late read model would answer 503 to a write that was stored.
+    readModelDeadlineMs: 60_000,
+  });
 
   const ok = async (res: Promise<Reply>, status = 200) => {
     const r = await res;
