@@ -21,6 +21,7 @@ import { UnsubscribeLinks } from './commands/unsubscribes/links.ts';
 import { DEFAULT_MONTHLY_ALLOWANCE } from './domain/email-quotas/decide.ts';
 import { DEFAULT_DAILY_AI_ACTIONS } from './domain/ai-actions/decide.ts';
 import { OpenAiChatModel, type OpenAiConfig } from './infra/ai/openai.ts';
+import type { MemberPorts } from './commands/members/handlers.ts';
 import type { CommandContext } from './commands/execute.ts';
 import type { MailHosts } from './domain/domains/records.ts';
 import { registry } from './domain/registry.ts';
@@ -135,6 +136,8 @@ export interface System {
   domains: DomainPorts;
   /** The key forward consent links carry a MAC under, shared by every process on the database. */
   consentKey: Buffer;
+  /** Invitations: the mail port, the key of acceptance links, their sender and public address. */
+  members: MemberPorts;
   /** Raw messages and attachments: small ones as rows of PostgreSQL, larger ones as files under `<dataDir>/blobs`, or in `blobS3Url`. */
   blobs: BlobStore;
   /** Template images' urls: the key of their MAC, and the base they are served under. */
@@ -315,10 +318,15 @@ export async function openSystem(databaseUrl: string, options: SystemOptions = {
     key: await serverSecret(database.pool, 'template-images'),
     publicUrl: (options.publicUrl ?? 'https://localhost').replace(/\/+$/, ''),
   };
-  const consentMails = new ForwardConsentMailProcess(
-    { pool: database.pool, bus, mail, consentKey },
-    { ...DEFAULT_CONSENT_MAIL_OPTIONS, ...options.forwardConsent },
-  );
+  const consentOptions = { ...DEFAULT_CONSENT_MAIL_OPTIONS, ...options.forwardConsent };
+  const consentMails = new ForwardConsentMailProcess({ pool: database.pool, bus, mail, consentKey }, consentOptions);
+  // Invitations are mailed by the same sender, with links to the same public address.
+  const members: MemberPorts = {
+    mail,
+    key: await serverSecret(database.pool, 'member-invitations'),
+    from: consentOptions.from,
+    publicUrl: consentOptions.publicUrl,
+  };
   if (options.deliver !== false) await consentMails.start();
   const outbound = openDelivery(
     { ...readConfig({}).outbound, ...options.outbound },
@@ -345,6 +353,7 @@ export async function openSystem(databaseUrl: string, options: SystemOptions = {
     webhooks: { allowPrivate },
     domains,
     consentKey,
+    members,
     outbound,
     cursors: new Cursors(await serverSecret(database.pool, 'cursor')),
     rateLimiter: new RateLimiter(database.pool),
@@ -396,6 +405,7 @@ export function serve(system: System, options: { logger?: boolean | object } = {
       webhooks: { checkUrl: (url) => checkReceiverUrl(url, system.webhooks) },
       domains: system.domains,
       forwardConsent: { key: system.consentKey },
+      members: system.members,
       images: system.images,
       sending: system.sending,
       ai: system.ai,

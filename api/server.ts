@@ -26,6 +26,8 @@ import { sendingStreams } from './routes/sending-streams/index.ts';
 import { threads } from './routes/threads/index.ts';
 import { labels } from './routes/labels/index.ts';
 import { rules } from './routes/rules/index.ts';
+import { members } from './routes/members/index.ts';
+import { registerInvitationPages } from './pages/invitations.ts';
 import { signatures } from './routes/signatures/index.ts';
 import { emails } from './routes/emails/index.ts';
 import { files } from './routes/files/index.ts';
@@ -58,6 +60,7 @@ const RESOURCES = [
   rules,
   files,
   drafts,
+  members,
 ];
 
 export async function buildServer(
@@ -88,6 +91,7 @@ export async function buildServer(
   const operations = RESOURCES.flatMap((resource) => mount(app, deps, resource));
   registerDocs(app, () => openApiDocument(RESOURCES, operations));
   registerForwardConsentPages(app, deps);
+  registerInvitationPages(app, deps);
   registerUnsubscribePages(app, deps);
   registerTrackingRoutes(app, deps);
   registerTemplateImages(app, deps);

@@ -1,3 +1,4 @@
+import { accountEvents } from './accounts/events.ts';
 import { aiActionEvents } from './ai-actions/events.ts';
 import { addressConsentEvents } from './address-consents/events.ts';
 import { addressNameEvents } from './address-names/events.ts';
@@ -16,6 +17,7 @@ import { emailQuotaEvents } from './email-quotas/events.ts';
 import { emailEvents } from './emails/events.ts';
 import { labelEvents } from './labels/events.ts';
 import { fileEvents } from './files/events.ts';
+import { memberEvents } from './members/events.ts';
 import { roleEvents } from './roles/events.ts';
 import { sendingStreamEvents } from './sending-streams/events.ts';
 import { signatureEvents } from './signatures/events.ts';
@@ -62,6 +64,8 @@ const definitions = [
   ...ruleEvents,
   ...fileEvents,
   ...draftEvents,
+  ...accountEvents,
+  ...memberEvents,
 ];
 
 export const registry = new EventRegistry(definitions);

@@ -8,6 +8,7 @@ import { domainsProjector } from './domains/projector.ts';
 import { draftsProjector } from './drafts/projector.ts';
 import { emailsProjector } from './emails/projector.ts';
 import { filesProjector } from './files/projector.ts';
+import { membersProjector } from './members/projector.ts';
 import type { Projector } from './projector.ts';
 import { rolesProjector } from './roles/projector.ts';
 import { sendingStreamsProjector } from './sending-streams/projector.ts';
@@ -44,4 +45,5 @@ export const projectors: readonly Projector[] = [
   rulesProjector,
   filesProjector,
   draftsProjector,
+  membersProjector,
 ];

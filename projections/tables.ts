@@ -8,6 +8,7 @@ import type { DomainsTables } from './domains/tables.ts';
 import type { DraftsTables } from './drafts/tables.ts';
 import type { EmailsTables } from './emails/tables.ts';
 import type { FilesTables } from './files/tables.ts';
+import type { MembersTables } from './members/tables.ts';
 import type { RolesTables } from './roles/tables.ts';
 import type { RulesTables } from './rules/tables.ts';
 import type { SendingStreamsTables } from './sending-streams/tables.ts';
@@ -46,7 +47,8 @@ export type ReadModels = Flat<
     ThreadsTables &
     RulesTables &
     FilesTables &
-    DraftsTables
+    DraftsTables &
+    MembersTables
 >;
 
 /** One object type, as Kysely's `withTables` wants (an intersection of interfaces has no index signature). */

@@ -64,6 +64,10 @@ const TABLE = {
   role_in_use: [409, 'Members, keys or invitations hold the role; pass `reassignTo`.'],
   role_immutable: [409, 'The owner role cannot be edited.'],
   role_undeletable: [409, 'The owner role cannot be deleted.'],
+  invitation_too_soon: [
+    409,
+    'The address was invited less than ten minutes ago; after that, inviting it again refreshes the invitation.',
+  ],
   suppression_not_removable: [409, 'A hard bounce is permanent and cannot be removed.'],
   stream_paused: [
     409,
@@ -115,6 +119,10 @@ const TABLE = {
   mailbox_login_forbidden: [
     403,
     'A login or app password sends mail as the address: the credential needs `emails:send` to hand one out.',
+  ],
+  member_is_owner: [
+    422,
+    'The person is the workspace owner or in the workspace already: the owner cannot be invited, changed or removed this way.',
   ],
   signature_limit_reached: [422, 'The address has 50 signatures already.'],
   label_not_directly_settable: [

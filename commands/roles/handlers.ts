@@ -13,6 +13,7 @@ import { BUILTINS } from '../../domain/roles/seeds.ts';
 import { rolesAggregate } from '../../domain/roles/state.ts';
 import type { Permission } from '../../domain/shared/permissions.ts';
 import { reassignApiKeys } from '../api-keys/handlers.ts';
+import { reassignMembers } from '../members/handlers.ts';
 import { execute, type Actor, type CommandContext } from '../execute.ts';
 import { newId } from '../ids.ts';
 
@@ -55,7 +56,7 @@ export async function updateRole(ctx: CommandContext, actor: Actor, command: Upd
 
 /**
  * The role goes first, then its keys move: the keys are a stream of their own, so the two writes
- * cannot be one. If the second never happens, the keys point at a deleted role, which resolves to
+ * cannot be one (nor can the members' move, on their stream). If the second never happens, the keys point at a deleted role, which resolves to
  * no permissions at all, the safe failure. Moving keys first could widen them and then have the
  * delete refused, leaving authority granted by a delete that did not happen.
  */
@@ -68,5 +69,6 @@ export async function deleteRole(
     decideDeleteRole(state, command),
   );
   if (command.reassignTo === null) return { keysReassigned: 0 };
+  await reassignMembers(ctx, actor, command.roleId, command.reassignTo, command.now);
   return { keysReassigned: await reassignApiKeys(ctx, actor, command.roleId, command.reassignTo) };
 }

@@ -4,6 +4,7 @@ import { workspaceStream } from '../../domain/workspaces/events.ts';
 import { execute, type CommandContext } from '../execute.ts';
 import { newId } from '../ids.ts';
 import { issueOperatorKey } from '../api-keys/handlers.ts';
+import { openAccount } from '../accounts/handlers.ts';
 
 /**
  * An operator creates a workspace with its owner and a live owner key holding every scope-able
@@ -15,14 +16,16 @@ export async function createWorkspace(
   now = new Date().toISOString(),
 ) {
   const workspaceId = newId.workspace();
-  const ownerUserId = newId.user();
   const actor = { workspaceId, kind: 'operator' as const, id: null };
+  const ownerEmail = input.ownerEmail.trim().toLowerCase();
+  // The owner is a person like any other: one account per email, whichever workspaces they own.
+  const ownerUserId = await openAccount(ctx, actor, ownerEmail, now);
   await execute(ctx, actor, workspaceStream(workspaceId), workspaceAggregate, (state) =>
     decideCreateWorkspace(state, {
       workspaceId,
       name: input.name,
       ownerUserId,
-      ownerEmail: input.ownerEmail.trim().toLowerCase(),
+      ownerEmail,
       now,
     }),
   );

@@ -66,6 +66,8 @@ export const ID_KINDS = {
   draft: { prefix: 'drf_', body: 'hex24', from: 'random' },
   /** The email a draft is sent as: a digest of the draft, so a retried send never sends twice. */
   draftEmail: { prefix: 'em_', body: 'hex24', from: 'digest' },
+  /** An invitation to a workspace (domain/members). */
+  invitation: { prefix: 'inv_', body: 'hex24', from: 'random' },
 } as const satisfies Record<string, { prefix: string; body: Body; from: 'random' | 'digest' }>;
 
 export type IdKind = keyof typeof ID_KINDS;

@@ -9,12 +9,4 @@ export interface WorkspacesTables {
     owner_email: string;
     created_at: Timestamp;
   };
-  members: {
-    workspace_id: string;
-    user_id: string;
-    email: string;
-    is_owner: boolean;
-    role_id: string | null;
-    created_at: Timestamp;
-  };
 }

@@ -1,4 +1,6 @@
 import t from 'tap';
+import { acceptInvitation } from '../../commands/members/handlers.ts';
+import { findInvitation } from '../../projections/members/queries.ts';
 import { pauseStream } from '../../commands/sending-streams/handlers.ts';
 import { createLabel, deleteLabel, updateLabel } from '../../commands/labels/handlers.ts';
 import { createRule, deleteRule } from '../../commands/rules/handlers.ts';
@@ -98,6 +100,22 @@ t.test('a rebuilt read model equals the live one, and swaps in while the server 
     await h.request(ws.apiKey, 'POST', '/signatures', sig);
     const leaving = (await h.request(ws.apiKey, 'POST', '/addresses', { address: `b@rebuild-w${w}.com` })).json();
     await h.request(ws.apiKey, 'POST', '/signatures', { ...sig, address: `b@rebuild-w${w}.com` });
+    const viewer = (await h.request(ws.apiKey, 'GET', '/roles')).json().data.find((r: any) => r.builtin === 'viewer');
+    const invite = (email: string) =>
+      h.request(ws.apiKey, 'POST', '/members', {
+        email,
+        roleId: viewer.id,
+        addressIds: [mailbox.id],
+        access: 'viewer',
+      });
+    const joining = (await invite(`joined@w${w}.example.org`)).json();
+    await invite(`pending@w${w}.example.org`);
+    const invitation = await findInvitation(h.system.readDb, ws.workspaceId, joining.id);
+    await acceptInvitation(
+      h.system.commands,
+      { workspaceId: ws.workspaceId, invitationId: joining.id, nonce: invitation!.nonce, email: joining.email },
+      new Date().toISOString(),
+    );
     await h.request(ws.apiKey, 'DELETE', `/addresses/${leaving.id}`);
     const mail = { from: `a@rebuild-w${w}.com`, to: ['x@example.org', `s0@w${w}.test`], subject: 'Hi', text: 'x' };
     await h.request(ws.apiKey, 'POST', '/emails', { ...mail, tags: [{ name: 'n', value: `${w}` }] });

@@ -9,6 +9,7 @@ import {
   roleCursorOf,
   type RoleCursor,
 } from '../../../projections/roles/queries.ts';
+import { countInvitationsWithRole } from '../../../projections/members/queries.ts';
 import { actorOf } from '../../credential.ts';
 import type { ApiDeps } from '../../deps.ts';
 import { cursorParam, limitParam, pageSchema } from '../../paging.ts';
@@ -157,10 +158,11 @@ export const roleOperations = (deps: ApiDeps): Operation[] => [
     handler: async ({ credential, params, query, request }) => {
       const row = await findRole(deps.db, credential.workspaceId, params.id);
       const holders = row ? (await roleCounts(deps.db, credential.workspaceId))(row) : { members: 0, apiKeys: 0 };
+      const invitations = row ? await countInvitationsWithRole(deps.db, credential.workspaceId, row.id) : 0;
       const { keysReassigned } = await deleteRole(deps.commands, actorOf(credential, request.id), {
         roleId: params.id,
         reassignTo: query.reassignTo ?? null,
-        holders: { members: holders.members, keys: holders.apiKeys },
+        holders: { members: holders.members + invitations, keys: holders.apiKeys },
         now: new Date().toISOString(),
         caller: { scopes: credential.scopes },
       });

@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { BUILTINS } from '../../../domain/roles/seeds.ts';
 import { countKeysByRole } from '../../../projections/api-keys/queries.ts';
 import { findRole, type RoleRow } from '../../../projections/roles/queries.ts';
-import { countMembersByRole } from '../../../projections/workspaces/queries.ts';
+import { countMembersByRole } from '../../../projections/members/queries.ts';
 import { lookup } from '../../lookups.ts';
 
 export const roleView = z.object({

@@ -1,0 +1,138 @@
+import {
+  decideAcceptInvitation,
+  decideChangeMemberRole,
+  decideGrant,
+  decideInviteMember,
+  decideReassignRole,
+  decideRemoveMember,
+  decideRevoke,
+  type Caller,
+  type GrantTarget,
+  type Owner,
+  type RoleFacts,
+} from '../../domain/members/decide.ts';
+import { membersStream, type Access } from '../../domain/members/events.ts';
+import { membersAggregate } from '../../domain/members/state.ts';
+import type { MailSender } from '../../infra/mail/port.ts';
+import { openAccount } from '../accounts/handlers.ts';
+import { execute, type Actor, type CommandContext } from '../execute.ts';
+import { newId } from '../ids.ts';
+import { invitationToken, newInvitationNonce } from './links.ts';
+
+/** What inviting reaches outside: the mail port, the links' key, the sender and our public address. */
+export interface MemberPorts {
+  mail: MailSender;
+  key: Buffer;
+  from: string;
+  /** Where this service is reached from outside: acceptance links start with it. */
+  publicUrl: string;
+}
+
+export interface InviteInput {
+  email: string;
+  role: RoleFacts;
+  addressIds: string[];
+  domainIds: string[];
+  access: Access;
+  owner: Owner;
+  workspaceName: string;
+}
+
+/**
+ * Records the invitation, then mails its link. The mail goes from the request, not a process
+ * manager: if it is lost, inviting the address again after ten minutes refreshes and re-mails it.
+ */
+export async function inviteMember(
+  ctx: CommandContext,
+  ports: MemberPorts,
+  actor: Actor,
+  caller: Caller,
+  input: InviteInput,
+  now: string,
+): Promise<{ invitationId: string; email: string }> {
+  const nonce = newInvitationNonce();
+  const fresh = newId.invitation();
+  const { events } = await execute(ctx, actor, membersStream(actor.workspaceId), membersAggregate, (s) =>
+    decideInviteMember(s, { ...input, invitationId: fresh, nonce, caller, now }),
+  );
+  const invited = events[0];
+  if (invited?.type !== 'MemberInvited') throw new Error('an invitation decides one MemberInvited');
+  const { invitationId, email } = invited.data;
+  const link = `${ports.publicUrl.replace(/\/+$/, '')}/invitations/${invitationToken(ports.key, invitationId, nonce)}`;
+  await ports.mail.send({
+    from: ports.from,
+    to: [email],
+    subject: `You are invited to ${input.workspaceName}`.slice(0, 200),
+    text:
+      `You are invited to join the workspace ${input.workspaceName} on the Workspace Mail Service.\n\n` +
+      `To accept, open:\n\n${link}\n\n` +
+      'The link works for 7 days. If you did not expect this, ignore this mail: nothing happens unless you accept.\n',
+    headers: { 'Auto-Submitted': 'auto-generated' },
+  });
+  return { invitationId, email };
+}
+
+/**
+ * The account first (made if the email is new), then the membership. Two acceptances of one link
+ * race on the members stream: the second finds the invitation gone and is refused.
+ */
+export async function acceptInvitation(
+  ctx: CommandContext,
+  invitation: { workspaceId: string; invitationId: string; nonce: string; email: string },
+  now: string,
+): Promise<string> {
+  const actor: Actor = { workspaceId: invitation.workspaceId, kind: 'system', id: null };
+  const userId = await openAccount(ctx, actor, invitation.email, now);
+  await execute(ctx, actor, membersStream(invitation.workspaceId), membersAggregate, (s) =>
+    decideAcceptInvitation(s, { invitationId: invitation.invitationId, nonce: invitation.nonce, userId, now }),
+  );
+  return userId;
+}
+
+export async function changeMemberRole(
+  ctx: CommandContext,
+  actor: Actor,
+  cmd: { userId: string; owner: Owner; role: RoleFacts; caller: Caller },
+  now: string,
+): Promise<void> {
+  await execute(ctx, actor, membersStream(actor.workspaceId), membersAggregate, (s) =>
+    decideChangeMemberRole(s, { ...cmd, now }),
+  );
+}
+
+export async function removeMember(
+  ctx: CommandContext,
+  actor: Actor,
+  cmd: { userId: string; owner: Owner },
+  now: string,
+): Promise<void> {
+  await execute(ctx, actor, membersStream(actor.workspaceId), membersAggregate, (s) =>
+    decideRemoveMember(s, { ...cmd, now }),
+  );
+}
+
+/** Grants (`access` given) or revokes (`access` null) one address or domain. */
+export async function setMemberGrant(
+  ctx: CommandContext,
+  actor: Actor,
+  cmd: { userId: string; owner: Owner; target: GrantTarget; access: Access | null },
+  now: string,
+): Promise<void> {
+  const { access, ...rest } = cmd;
+  await execute(ctx, actor, membersStream(actor.workspaceId), membersAggregate, (s) =>
+    access === null ? decideRevoke(s, { ...rest, now }) : decideGrant(s, { ...rest, access, now }),
+  );
+}
+
+/** After a role's deletion: its members and pending invitations move to `toRoleId`. */
+export async function reassignMembers(
+  ctx: CommandContext,
+  actor: Actor,
+  fromRoleId: string,
+  toRoleId: string,
+  now: string,
+): Promise<void> {
+  await execute(ctx, actor, membersStream(actor.workspaceId), membersAggregate, (s) =>
+    decideReassignRole(s, { fromRoleId, toRoleId, now }),
+  );
+}
