@@ -2,12 +2,13 @@ import t from 'tap';
 import { errorOf } from '../support/domains.ts';
 import { startSendingApp } from '../support/emails.ts';
 import { outsideDomains, startTestInbound } from '../support/inbound.ts';
+import { eventually } from '../support/receiver.ts';
 
 /** The rules API through inject, and rules run on mail arriving over SMTP. */
-const { h, dns, setUp } = await startSendingApp(t);
+const { h, dns, setUp, mx: recipients } = await startSendingApp(t);
 const outside = await outsideDomains(dns);
 const mx = await startTestInbound(t, h.system);
-const { ws } = await setUp('rules.example.com');
+const { ws, a: boxAddress } = await setUp('rules.example.com');
 const foreign = await setUp('rules-foreign.example.com');
 const BOX = 'a@rules.example.com';
 const fromOlga = { field: 'envelope_from', op: 'equals', value: 'olga@outside.test' };
@@ -135,4 +136,62 @@ t.test('arriving mail: labelled by a rule, rejected at SMTP with 550, counted', 
   const counted = (await h.request(ws.apiKey, 'GET', `/rules/${archive.id}`)).json();
   t.match(counted, { matchCount: 1, lastMatchedAt: String });
   t.match((await h.request(ws.apiKey, 'GET', `/rules/${reject.id}`)).json(), { matchCount: 1 });
+});
+
+t.test('arriving mail: forwarded to a confirmed forward, replied to once per sender', async (t) => {
+  // A destination inside the workspace is confirmed at once (addresses.md); delivery goes to the
+  // loopback MX every domain of these tests resolves to.
+  const fwd = await h.request(ws.apiKey, 'POST', `/addresses/${boxAddress.id}/forwards`, {
+    destinations: ['b@rules.example.com'],
+  });
+  t.equal(fwd.statusCode, 200, 'a forward inside the workspace');
+  const template = await h.request(ws.apiKey, 'POST', '/templates', {
+    name: 'Away',
+    publish: true,
+    subject: 'Away until Monday',
+    document: { body: [{ kind: 'Text', text: 'I am away.' }] },
+  });
+  t.equal(template.statusCode, 201, 'a published template to reply with');
+  const made = await create({
+    name: 'Forward and answer',
+    conditions: [{ field: 'header', header: 'Subject', op: 'matches', value: 'urgent*' }],
+    actions: [
+      { type: 'forward', value: 'b@rules.example.com' },
+      { type: 'forward', value: 'stranger@example.org' },
+      { type: 'reply', value: template.json().id },
+    ],
+  });
+  t.equal(made.statusCode, 201, 'the rule');
+  for (const n of [1, 2])
+    await mx.send(
+      { from: 'olga@outside.test', to: [BOX] },
+      await outside.signed({ to: BOX, subject: `Urgent ${n}`, messageId: `<urgent${n}@outside.test>` }),
+    );
+  const forwarded = await eventually(async () => {
+    const got = recipients.received.filter((m) => m.rcptTo.includes('b@rules.example.com'));
+    return got.length === 2 && got;
+  }, 20_000);
+  t.ok(
+    forwarded.every((m) => m.raw.toString().includes('message/rfc822')),
+    'each arrival forwarded whole, attached',
+  );
+  const replies = await eventually(async () => {
+    const got = recipients.received.filter((m) => m.rcptTo.includes('olga@outside.test'));
+    return got.length > 0 && got;
+  }, 20_000);
+  t.match(replies[0]!.raw.toString(), /Auto-Submitted: auto-replied/i);
+  t.match(replies[0]!.raw.toString(), /In-Reply-To: <urgent1@outside\.test>/);
+  t.notOk(
+    recipients.received.some((m) => m.rcptTo.includes('stranger@example.org')),
+    'never to an address that is not a confirmed forward',
+  );
+  const rule = (await h.request(ws.apiKey, 'GET', `/rules/${made.json().id}`)).json();
+  t.equal(rule.matchCount, 2);
+  // The second reply would have gone with the second forward; the sending pipeline is in order, so
+  // once both forwards are out a second reply would be too.
+  t.equal(
+    recipients.received.filter((m) => m.rcptTo.includes('olga@outside.test')).length,
+    1,
+    'one automatic reply per sender in 24 hours',
+  );
 });
