@@ -130,7 +130,7 @@ export class WebhookNoticeProcess {
     const { rows } = await this.deps.pool.query<{ email: string }>(
       `SELECT owner_email AS email FROM workspaces WHERE id = $1
        UNION
-       SELECT m.email FROM members m JOIN roles r ON r.id = m.role_id
+       SELECT m.email FROM memberships m JOIN roles r ON r.id = m.role_id
        WHERE m.workspace_id = $1 AND 'webhooks:read' = ANY(r.permissions)`,
       [workspaceId],
     );

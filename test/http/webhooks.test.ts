@@ -580,9 +580,9 @@ const switchedOff = (h: TestApp, key: string, id: string) =>
   }, 30_000);
 
 /**
- * Members of a workspace under the roles named. Nothing adds a member yet (a workspace is created
- * with its owner alone: no route, command or event does), so these rows are written here; the
- * roles are real ones, seeded or made through the API.
+ * Members of a workspace under the roles named, written into the members read model: joining
+ * takes an invitation mailed and accepted (test/http/members.test.ts drives that); what is tested
+ * here is whom a notice reaches. The roles are real ones, seeded or made through the API.
  */
 async function addMembers(
   h: TestApp,
@@ -590,7 +590,7 @@ async function addMembers(
 ): Promise<void> {
   for (const [n, m] of members.entries()) {
     await h.system.database.pool.query(
-      'INSERT INTO members (workspace_id, user_id, email, is_owner, role_id, created_at) VALUES ($1, $2, $3, false, $4, now())',
+      'INSERT INTO memberships (workspace_id, user_id, email, is_owner, rank, role_id, created_at) VALUES ($1, $2, $3, false, 1, $4, now())',
       [m.workspaceId, `usr_test${n}`, m.email, m.roleId],
     );
   }
