@@ -252,6 +252,7 @@ t.test(
         'GET /keys/self/requests ?until',
         'GET /webhooks/{id}/stats ?since',
         'POST /keys expiresAt',
+        'POST /rules/test at',
         'POST /webhooks/{id}/replay since',
       ],
       'every date-time input the document lists was tried',
