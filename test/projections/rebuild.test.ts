@@ -163,6 +163,20 @@ t.test('a rebuilt read model equals the live one, and swaps in while the server 
     await changeThreadLabels(h.system.commands, system, thread, { add: [kept, unlabelled], remove: [] }, now());
     await updateLabel(h.system.commands, system, { owner, labelId: renamed, name: 'Someday', color: '#aa0000' }, now());
     await deleteLabel(h.system.commands, system, { owner, labelId: unlabelled }, now());
+    // An upload, a draft naming it, another draft deleted.
+    const upload = await h.request(ws.apiKey, 'POST', '/files', Buffer.from('notes'), {
+      'content-type': 'text/plain',
+      'x-filename': 'notes.txt',
+    });
+    t.equal(upload.statusCode, 201, 'an upload');
+    const drafted = await h.request(ws.apiKey, 'POST', '/drafts', {
+      from: mailbox.address,
+      subject: 'Later',
+      attachments: [{ fileId: upload.json().id }],
+    });
+    t.equal(drafted.statusCode, 201, 'a draft');
+    const binnedDraft = (await h.request(ws.apiKey, 'POST', '/drafts', { from: mailbox.address })).json();
+    await h.request(ws.apiKey, 'DELETE', `/drafts/${binnedDraft.id}`);
     // Rules of the mailbox: one that refused a sender (its run kept), one deleted.
     const rule = (name: string, actions: { type: 'reject' | 'label'; value: string | null }[]) => ({
       name,
