@@ -521,19 +521,7 @@ export function ruleRunPorts(system: System): RuleRunPorts {
   const db = system.readDb;
   return {
     commands: system.commands,
-    rules: async (workspaceId, mailbox) =>
-      (await rulesOfMailbox(db, workspaceId, mailbox)).map((r) => ({
-        ruleId: r.id,
-        name: r.name,
-        description: r.description,
-        enabled: r.enabled,
-        match: r.match,
-        conditions: r.conditions,
-        actions: r.actions,
-        stopProcessing: r.stop_processing,
-        position: r.position,
-        createdAt: r.created_at.toISOString(),
-      })),
+    rules: (workspaceId, mailbox) => rulesOfMailbox(db, workspaceId, mailbox),
     timeZone: async () => 'UTC',
     confirmedForward: async (addressId, destination) =>
       (await forwardsOf(db, [addressId])).some(

@@ -1,4 +1,5 @@
 import { sql, type Kysely, type Selectable } from 'kysely';
+import type { RuleToEvaluate } from '../../domain/rules/evaluate.ts';
 import type { Reach } from '../addresses/queries.ts';
 import type { ReadModels } from '../tables.ts';
 import type { RulesTables } from './tables.ts';
@@ -40,11 +41,22 @@ export async function listRules(
   return rows;
 }
 
-/** Every rule of a mailbox, for a run (the evaluator skips the disabled ones and orders them). */
-export async function rulesOfMailbox(db: Db, workspaceId: string, address: string): Promise<RuleRow[]> {
+/** The enabled rules of a mailbox as the evaluator takes them (it orders them): for a run or a dry run. */
+export async function rulesOfMailbox(db: Db, workspaceId: string, address: string): Promise<RuleToEvaluate[]> {
   const { rows } = await sql<RuleRow>`SELECT r.* FROM rules r
     WHERE r.workspace_id = ${workspaceId} AND r.address = ${address} AND r.enabled`.execute(db);
-  return rows;
+  return rows.map((r) => ({
+    ruleId: r.id,
+    name: r.name,
+    description: r.description,
+    enabled: r.enabled,
+    match: r.match,
+    conditions: r.conditions,
+    actions: r.actions,
+    stopProcessing: r.stop_processing,
+    position: r.position,
+    createdAt: r.created_at.toISOString(),
+  }));
 }
 
 /** A filed message of the workspace by its id (`mes_`), as a dry run reads it. */

@@ -13,12 +13,7 @@ export async function freshDatabase(t: { teardown(fn: () => Promise<void> | void
   await admin.connect();
   await admin.query(`CREATE DATABASE ${name}`);
   await admin.end();
-  t.teardown(async () => {
-    const c = new pg.Client({ connectionString: ADMIN_URL });
-    await c.connect();
-    await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-    await c.end();
-  });
+  dropAtTeardown(t, name);
   return urlOf(name);
 }
 
@@ -59,12 +54,7 @@ export async function migratedDatabase(
   } finally {
     await admin.end();
   }
-  t.teardown(async () => {
-    const c = new pg.Client({ connectionString: ADMIN_URL });
-    await c.connect();
-    await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-    await c.end();
-  });
+  dropAtTeardown(t, name);
   return urlOf(name);
 }
 
@@ -104,4 +94,13 @@ function urlOf(name: string): string {
   const url = new URL(ADMIN_URL);
   url.pathname = `/${name}`;
   return url.toString();
+}
+
+function dropAtTeardown(t: { teardown(fn: () => Promise<void> | void): void }, name: string): void {
+  t.teardown(async () => {
+    const c = new pg.Client({ connectionString: ADMIN_URL });
+    await c.connect();
+    await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    await c.end();
+  });
 }

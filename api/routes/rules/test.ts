@@ -115,19 +115,7 @@ export const ruleTestOperation = (deps: ApiDeps): Operation =>
           throw error;
         }
         rules = [draft];
-      } else
-        rules = (await rulesOfMailbox(deps.db, workspaceId, address)).map((r) => ({
-          ruleId: r.id,
-          name: r.name,
-          description: r.description,
-          enabled: r.enabled,
-          match: r.match,
-          conditions: r.conditions,
-          actions: r.actions,
-          stopProcessing: r.stop_processing,
-          position: r.position,
-          createdAt: r.created_at.toISOString(),
-        }));
+      } else rules = await rulesOfMailbox(deps.db, workspaceId, address);
       const at = body.at ?? new Date().toISOString();
       const facts = factsOf(summary, { mailFrom, spam });
       const evaluation = evaluateRules(rules, facts, { now: at, timeZone: 'UTC' });
