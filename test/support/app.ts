@@ -4,7 +4,7 @@ import path from 'node:path';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { createWorkspace } from '../../commands/workspaces/handlers.ts';
 import { openSystem, serve, type System, type SystemOptions } from '../../system.ts';
-import { migratedDatabase } from './database.ts';
+import { freshDatabase } from './database.ts';
 import { TEST_SECRETS_KEY } from './secrets.ts';
 
 export interface TestApp {
@@ -27,12 +27,9 @@ export async function startTestApp(
   t: { teardown(fn: () => Promise<void> | void): void },
   options: SystemOptions = {},
 ): Promise<TestApp> {
+  const url = await freshDatabase(t);
   // Blobs and the outbox of a test go to a folder of its own, not the checkout's `.data`.
   const dataDir = options.dataDir ?? (await mkdtemp(path.join(os.tmpdir(), 'wms-test-')));
-  const url = await migratedDatabase(t, async (template) => {
-    const system = await openSystem(template, { secretsKey: TEST_SECRETS_KEY, dataDir, deliver: false });
-    await system.close();
-  });
   const system = await openSystem(url, { secretsKey: TEST_SECRETS_KEY, dataDir, ...options });
   const app = await serve(system);
   t.teardown(async () => {
