@@ -95,27 +95,27 @@ export const ruleTestOperation = (deps: ApiDeps): Operation =>
       let rules: RuleToEvaluate[];
       if (body.rule) {
         const r = body.rule;
-        const draft = {
-          ruleId: '',
-          createdAt: '',
-          name: r.name,
-          description: r.description ?? null,
-          enabled: true,
-          match: r.match ?? 'all',
-          conditions: r.conditions,
-          actions: await checkedActions(deps, workspaceId, await mailboxOf(deps, credential, address), r.actions),
-          stopProcessing: r.stopProcessing ?? false,
-          position: 0,
-        };
-        try {
-          checkRule(draft);
-        } catch (error) {
-          if (error instanceof DomainError)
-            throw new ApiError(error.code as never, error.message, `rule.${error.param}`);
-          throw error;
-        }
-        rules = [draft];
-      } else rules = await rulesOfMailbox(deps.db, workspaceId, address);
+        const mailbox = await mailboxOf(deps, credential, address);
+        rules = [
+          await underRule(async () => {
+            const draft = {
+              ruleId: '',
+              createdAt: '',
+              name: r.name,
+              description: r.description ?? null,
+              enabled: true,
+              match: r.match ?? 'all',
+              conditions: r.conditions,
+              actions: await checkedActions(deps, workspaceId, mailbox, r.actions),
+              stopProcessing: r.stopProcessing ?? false,
+              position: 0,
+            };
+            checkRule(draft);
+            return draft;
+          }),
+        ];
+        // A narrowed credential sees no rules of a mailbox it does not reach, as GET /rules lists none.
+      } else rules = reaches(credential, address) ? await rulesOfMailbox(deps.db, workspaceId, address) : [];
       const at = body.at ?? new Date().toISOString();
       const facts = factsOf(summary, { mailFrom, spam });
       const evaluation = evaluateRules(rules, facts, { now: at, timeZone: 'UTC' });
@@ -135,3 +135,15 @@ export const ruleTestOperation = (deps: ApiDeps): Operation =>
       };
     },
   });
+
+/** A refusal of the pasted rule names its field under `rule.`, wherever it was found. */
+async function underRule<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    if (error instanceof DomainError) throw new ApiError(error.code, error.message, `rule.${error.param}`);
+    if (error instanceof ApiError && error.param !== null)
+      throw new ApiError(error.code, error.message, `rule.${error.param}`, error.status);
+    throw error;
+  }
+}
