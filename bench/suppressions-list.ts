@@ -1,6 +1,7 @@
 import pg from 'pg';
 import { Cursors } from '../api/paging.ts';
 import { createWorkspace } from '../commands/workspaces/handlers.ts';
+import { POSITION_LOCK } from '../infra/eventstore/postgres-schema.ts';
 import { openSystem } from '../system.ts';
 import {
   createKeys,
@@ -17,8 +18,6 @@ import {
 
 export const ROWS = 1_000_000;
 const CHUNK = 100_000;
-/** es_append takes positions under this lock (infra/eventstore/postgres.ts); the seed holds it per chunk too. */
-const POSITION_LOCK = 72_626_001;
 const DOMAINS = 1000;
 
 export interface Seeded {

@@ -12,6 +12,7 @@ import pg from 'pg';
 import { createAddress } from '../commands/addresses/handlers.ts';
 import { addDomain } from '../commands/domains/handlers.ts';
 import { createWorkspace } from '../commands/workspaces/handlers.ts';
+import { POSITION_LOCK } from '../infra/eventstore/postgres-schema.ts';
 import { openSystem } from '../system.ts';
 import { createKeys, emit, freshDatabase, msSince, note, round, Samples, startServer } from './support.ts';
 
@@ -19,7 +20,6 @@ const MESSAGES = Number(process.env.THREADS_LIST_MESSAGES ?? 1_000_000);
 /** Messages per thread: each thread is a conversation of this many, one after the other. */
 const PER_THREAD = 4;
 const CHUNK = 100_000;
-const POSITION_LOCK = 72_626_001;
 const MAILBOX = 'ann@ours.example.com';
 /** Subject words, one per thread in turn: `budget` is in a tenth of the threads. */
 const SUBJECT_WORDS = [

@@ -1,14 +1,13 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import pg from 'pg';
+import { POSITION_LOCK } from '../infra/eventstore/postgres-schema.ts';
 import { emit, freshDatabase, note, percentiles, round, startServer } from './support.ts';
 
 const ENDPOINTS = 5;
 const BURST_EVENTS = 10_000;
 const PACED_EVENTS = 4_000;
 const PACED_PER_SECOND = 200;
-/** es_append takes positions under this lock (infra/eventstore/postgres.ts); the seed holds it per chunk too. */
-const POSITION_LOCK = 72_626_001;
 
 /** SuppressionAdded events as es_append writes them: positions from the sequence, tx_id of the writing transaction. */
 const APPEND = `
