@@ -3,6 +3,7 @@ import crypto from 'node:crypto';
 import os from 'node:os';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
+import { POSITION_LOCK } from '../infra/eventstore/postgres-schema.ts';
 import type { SystemOptions } from '../system.ts';
 import type { ServerReply, ServerRequest } from './child.ts';
 
@@ -92,6 +93,61 @@ async function admin(sql: string): Promise<void> {
     await c.query(sql);
   } finally {
     await c.end();
+  }
+}
+
+/**
+ * Runs `sql` in one transaction under the event store's position lock, as es_append draws
+ * positions and transaction ids (infra/eventstore/postgres-schema.ts): a seed that writes
+ * es_events with SQL then never interleaves with an append.
+ */
+export async function appendUnderPositionLock(client: pg.Client, sql: string, params: unknown[]): Promise<void> {
+  await client.query('BEGIN');
+  await client.query('SELECT pg_advisory_xact_lock($1)', [POSITION_LOCK]);
+  await client.query(sql, params);
+  await client.query('COMMIT');
+}
+
+/**
+ * Seeds rows 1 to `total` with `sql`, `chunk` at a time, one transaction per chunk under the
+ * position lock: `sql` takes the chunk's first and last row as $1 and $2, then `params`.
+ * Answers the seconds the chunks took.
+ */
+export async function seedInChunks(
+  client: pg.Client,
+  sql: string,
+  total: number,
+  chunk: number,
+  params: unknown[] = [],
+): Promise<number> {
+  const started = process.hrtime.bigint();
+  for (let from = 1; from <= total; from += chunk)
+    await appendUnderPositionLock(client, sql, [from, Math.min(total, from + chunk - 1), ...params]);
+  return msSince(started) / 1000;
+}
+
+/**
+ * Polls the checkpoint of `projection` every `everyMs` until it reaches `head` (the seed's last
+ * position), noting its progress every 15 s under `label`.
+ */
+export async function waitForCheckpoint(
+  client: pg.Client,
+  projection: string,
+  head: number,
+  options: { everyMs: number; label: string },
+): Promise<void> {
+  let position = 0;
+  let lastNote = Date.now();
+  while (position < head) {
+    await new Promise((r) => setTimeout(r, options.everyMs));
+    position = Number(
+      (await client.query('SELECT position FROM projection_checkpoints WHERE name = $1', [projection])).rows[0]
+        .position,
+    );
+    if (Date.now() - lastNote > 15_000) {
+      lastNote = Date.now();
+      note(`${options.label}: projector at ${position} of ${head}`);
+    }
   }
 }
 

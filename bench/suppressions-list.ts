@@ -1,17 +1,17 @@
 import pg from 'pg';
 import { Cursors } from '../api/paging.ts';
 import { createWorkspace } from '../commands/workspaces/handlers.ts';
-import { POSITION_LOCK } from '../infra/eventstore/postgres-schema.ts';
 import { openSystem } from '../system.ts';
 import {
   createKeys,
   emit,
   freshDatabase,
-  msSince,
   note,
   round,
   Samples,
+  seedInChunks,
   startServer,
+  waitForCheckpoint,
   type BenchServer,
   type FreshDatabase,
 } from './support.ts';
@@ -69,14 +69,7 @@ export async function prepareSeeded(): Promise<Seeded> {
     note(`suppressions-list: seeding ${ROWS} SuppressionAdded events in chunks of ${CHUNK}`);
     const client = new pg.Client({ connectionString: database.url });
     await client.connect();
-    const seedStarted = process.hrtime.bigint();
-    for (let from = 1; from <= ROWS; from += CHUNK) {
-      await client.query('BEGIN');
-      await client.query('SELECT pg_advisory_xact_lock($1)', [POSITION_LOCK]);
-      await client.query(SEED_CHUNK, [from, Math.min(ROWS, from + CHUNK - 1), ws.workspaceId]);
-      await client.query('COMMIT');
-    }
-    const seedSeconds = msSince(seedStarted) / 1000;
+    const seedSeconds = await seedInChunks(client, SEED_CHUNK, ROWS, CHUNK, [ws.workspaceId]);
     await client.query('ANALYZE es_events; ANALYZE es_streams');
     const head = Number((await client.query('SELECT max(position) AS p FROM es_events')).rows[0].p);
     await emit({
@@ -90,19 +83,7 @@ export async function prepareSeeded(): Promise<Seeded> {
     // The projectors catch up from their checkpoints as soon as the server opens the system.
     note('suppressions-list: starting the server; projectors catch up');
     const server = await startServer(database.url);
-    let position = 0;
-    let lastNote = Date.now();
-    while (position < head) {
-      await new Promise((r) => setTimeout(r, 200));
-      position = Number(
-        (await client.query(`SELECT position FROM projection_checkpoints WHERE name = 'suppressions'`)).rows[0]
-          .position,
-      );
-      if (Date.now() - lastNote > 15_000) {
-        lastNote = Date.now();
-        note(`suppressions-list: projector at ${position} of ${head}`);
-      }
-    }
+    await waitForCheckpoint(client, 'suppressions', head, { everyMs: 200, label: 'suppressions-list' });
     const catchUpSeconds = (Date.now() - server.openedAt) / 1000;
     const rows = Number((await client.query('SELECT count(*) AS n FROM suppressions')).rows[0].n);
     await emit({

@@ -12,9 +12,18 @@ import pg from 'pg';
 import { createAddress } from '../commands/addresses/handlers.ts';
 import { addDomain } from '../commands/domains/handlers.ts';
 import { createWorkspace } from '../commands/workspaces/handlers.ts';
-import { POSITION_LOCK } from '../infra/eventstore/postgres-schema.ts';
 import { openSystem } from '../system.ts';
-import { createKeys, emit, freshDatabase, msSince, note, round, Samples, startServer } from './support.ts';
+import {
+  createKeys,
+  emit,
+  freshDatabase,
+  note,
+  round,
+  Samples,
+  seedInChunks,
+  startServer,
+  waitForCheckpoint,
+} from './support.ts';
 
 const MESSAGES = Number(process.env.THREADS_LIST_MESSAGES ?? 1_000_000);
 /** Messages per thread: each thread is a conversation of this many, one after the other. */
@@ -115,14 +124,7 @@ export async function threadsListBench(): Promise<void> {
     note(`threads-list: seeding ${MESSAGES} MessageReceived events in chunks of ${CHUNK}`);
     const client = new pg.Client({ connectionString: database.url });
     await client.connect();
-    const seedStarted = process.hrtime.bigint();
-    for (let from = 1; from <= MESSAGES; from += CHUNK) {
-      await client.query('BEGIN');
-      await client.query('SELECT pg_advisory_xact_lock($1)', [POSITION_LOCK]);
-      await client.query(SEED_CHUNK, [from, Math.min(MESSAGES, from + CHUNK - 1), ws.workspaceId, mailbox]);
-      await client.query('COMMIT');
-    }
-    const seedSeconds = msSince(seedStarted) / 1000;
+    const seedSeconds = await seedInChunks(client, SEED_CHUNK, MESSAGES, CHUNK, [ws.workspaceId, mailbox]);
     await client.query('ANALYZE es_events; ANALYZE es_streams; ANALYZE message_texts');
     const head = Number((await client.query('SELECT max(position) AS p FROM es_events')).rows[0].p);
     await emit({
@@ -135,18 +137,7 @@ export async function threadsListBench(): Promise<void> {
     note('threads-list: starting the server; the threads projector files the messages');
     const server = await startServer(database.url);
     try {
-      let position = 0;
-      let lastNote = Date.now();
-      while (position < head) {
-        await new Promise((r) => setTimeout(r, 500));
-        position = Number(
-          (await client.query(`SELECT position FROM projection_checkpoints WHERE name = 'threads'`)).rows[0].position,
-        );
-        if (Date.now() - lastNote > 15_000) {
-          lastNote = Date.now();
-          note(`threads-list: projector at ${position} of ${head}`);
-        }
-      }
+      await waitForCheckpoint(client, 'threads', head, { everyMs: 500, label: 'threads-list' });
       const catchUpSeconds = (Date.now() - server.openedAt) / 1000;
       const { rows: counted } = await client.query(
         'SELECT (SELECT count(*) FROM threads)::int AS threads, (SELECT count(*) FROM thread_messages)::int AS messages',

@@ -1,8 +1,16 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import pg from 'pg';
-import { POSITION_LOCK } from '../infra/eventstore/postgres-schema.ts';
-import { emit, freshDatabase, note, percentiles, round, startServer } from './support.ts';
+import {
+  appendUnderPositionLock,
+  emit,
+  freshDatabase,
+  note,
+  percentiles,
+  round,
+  seedInChunks,
+  startServer,
+} from './support.ts';
 
 const ENDPOINTS = 5;
 const BURST_EVENTS = 10_000;
@@ -58,12 +66,6 @@ export async function webhooksBench(): Promise<void> {
       });
       if (res.status !== 201) throw new Error(`POST /webhooks answered ${res.status}: ${await res.text()}`);
     }
-    const append = async (label: string, from: number, to: number) => {
-      await client.query('BEGIN');
-      await client.query('SELECT pg_advisory_xact_lock($1)', [POSITION_LOCK]);
-      await client.query(APPEND, [from, to, label, ws.workspaceId]);
-      await client.query('COMMIT');
-    };
     const phase = async (label: string, events: number, write: () => Promise<void>) => {
       arrivals.length = 0;
       expected = events * ENDPOINTS;
@@ -95,15 +97,14 @@ export async function webhooksBench(): Promise<void> {
     };
     note(`webhooks: burst of ${BURST_EVENTS} events to ${ENDPOINTS} endpoints`);
     await phase('burst', BURST_EVENTS, async () => {
-      for (let from = 1; from <= BURST_EVENTS; from += 1000)
-        await append('burst', from, Math.min(BURST_EVENTS, from + 999));
+      await seedInChunks(client, APPEND, BURST_EVENTS, 1000, ['burst', ws.workspaceId]);
     });
     note(`webhooks: ${PACED_EVENTS} events at ${PACED_PER_SECOND}/s`);
     await phase('paced', PACED_EVENTS, async () => {
       const batch = PACED_PER_SECOND / 10;
       const t0 = Date.now();
       for (let i = 0; i < PACED_EVENTS / batch; i++) {
-        await append('paced', i * batch + 1, (i + 1) * batch);
+        await appendUnderPositionLock(client, APPEND, [i * batch + 1, (i + 1) * batch, 'paced', ws.workspaceId]);
         const wait = t0 + (i + 1) * 100 - Date.now();
         if (wait > 0) await new Promise((r) => setTimeout(r, wait));
       }
