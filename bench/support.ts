@@ -271,6 +271,9 @@ export async function startServer(
   };
 }
 
+/** How many times createKeys sends one key's request while it answers 503 or 409. */
+const KEY_ATTEMPTS = 30;
+
 /** Adds keys to a workspace through POST /keys (the owner key is one of its at most 20 active keys). */
 export async function createKeys(
   baseUrl: string,
@@ -282,9 +285,10 @@ export async function createKeys(
   for (let i = 0; i < count; i++) {
     // On a loaded machine the read models may pass their deadline (503): the same request again
     // under its Idempotency-Key answers the key it made, not a second one.
+    // At most KEY_ATTEMPTS tries a second apart, so a service that never recovers fails the bench.
     const idempotencyKey = crypto.randomUUID();
     let res: Response;
-    do {
+    for (let attempt = 1; ; attempt++) {
       res = await fetch(`${baseUrl}/keys`, {
         method: 'POST',
         headers: {
@@ -294,11 +298,12 @@ export async function createKeys(
         },
         body: JSON.stringify({ name: `bench ${i}`, scopes }),
       });
-      if (res.status === 503 || res.status === 409) {
-        await res.body?.cancel();
-        await new Promise((resolve) => setTimeout(resolve, 1000));
-      }
-    } while (res.status === 503 || res.status === 409);
+      if (res.status !== 503 && res.status !== 409) break;
+      const text = await res.text();
+      if (attempt === KEY_ATTEMPTS)
+        throw new Error(`POST /keys refused ${KEY_ATTEMPTS} times; the last answered ${res.status}: ${text}`);
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+    }
     const body = (await res.json()) as { token?: string };
     if (res.status !== 201 || !body.token)
       throw new Error(`POST /keys answered ${res.status}: ${JSON.stringify(body)}`);
