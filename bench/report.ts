@@ -158,6 +158,14 @@ const DESCRIBE: Record<string, (l: BenchLine) => Row> = {
     figure: `The address list query alone (no HTTP): ${l.kind}, limit ${n(l.limit)}`,
     measured: `${ms(l.p50Ms, l.p99Ms)} (${n(l.requests)} queries)`,
   }),
+  'threads-list.catch-up': (l) => ({
+    figure: `Threads projector catch-up of ${n(l.events)} MessageReceived events (${n(l.threads)} threads)`,
+    measured: `${n(l.eventsPerSec)} events/s (${n(l.seconds)} s)`,
+  }),
+  'threads-list.get': (l) => ({
+    figure: `\`GET /threads\` ${l.kind} over ${n(l.messages)} messages (${n(l.threads)} threads)`,
+    measured: `${ms(l.p50Ms, l.p99Ms)} (${n(l.requests)} requests)`,
+  }),
   'contention.creates': (l) => ({
     figure: `${n(l.creates)} concurrent ${l.kind} creates in one workspace, ${n(l.systems)} system(s)`,
     measured: `${n(l.seconds)} s, ${ms(l.p50Ms, l.p99Ms)}, failed: ${failures(l.failed)}`,
@@ -220,6 +228,7 @@ const LEFT_OUT = new Set([
   'templates-list.seed',
   'contacts.seed',
   'addresses-list.seed',
+  'threads-list.seed',
   'http.floors.get.ratio',
   'http.floors.post.ratio',
   'http.floors.email.ratio',

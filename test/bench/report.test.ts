@@ -121,6 +121,52 @@ t.test('one table for the run: peers folded into the rows that compare with them
   t.match(table.find((l) => l.startsWith('| someday.new x'))!, 'opsPerSec 1,234');
 });
 
+t.test('threads-list: the catch-up and each GET /threads kind a row, the seed left out', async (t) => {
+  const at = '2026-11-26T20:45:24.000Z';
+  const section = reportRun(
+    parseLines(
+      [
+        { bench: 'threads-list.seed', events: 400, seconds: 0.2, via: 'SQL generate_series', at },
+        {
+          bench: 'threads-list.catch-up',
+          events: 400,
+          threads: 100,
+          messages: 400,
+          seconds: 3,
+          eventsPerSec: 135.2,
+          at,
+        },
+        {
+          bench: 'threads-list.get',
+          kind: 'page.walk',
+          requests: 4,
+          rowsSeen: 100,
+          p50Ms: 12.36,
+          p99Ms: 51.56,
+          messages: 400,
+          threads: 100,
+          target: 'p99 < 20 ms',
+          at,
+        },
+      ]
+        .map((l) => JSON.stringify(l))
+        .join('\n'),
+    ),
+  );
+  const table = section.split('\n').filter((l) => l.startsWith('| ') && !l.startsWith('| Figure'));
+  t.equal(table.length, 2, 'the catch-up and the page walk; no seed row');
+  t.notOk(section.includes('threads-list.seed'), 'the seed is left out');
+  t.match(
+    table[0],
+    '| Threads projector catch-up of 400 MessageReceived events (100 threads) | 135.2 events/s (3 s) |',
+  );
+  t.match(
+    table[1],
+    '| `GET /threads` page.walk over 400 messages (100 threads) | p50 12.36 ms, p99 51.56 ms (4 requests) |',
+  );
+  t.match(table[1], '| p99 < 20 ms |');
+});
+
 t.test('lines without a time need the date given; no lines is an error', async (t) => {
   const old = parseLines(JSON.stringify({ bench: 'rebuild.suppressions', events: 10, seconds: 1, eventsPerSec: 10 }));
   t.throws(() => reportRun(old), /--date/);
