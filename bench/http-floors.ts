@@ -21,10 +21,12 @@ type Path = (typeof PATHS)[number];
 interface Target {
   name: string;
   server: BenchServer;
+  /** KEYS_PER_WORKSPACE keys of each workspace in turn, the workspaces in the server's order. */
   keys: string[];
-  /** The sending address of each key's workspace, by the key's index. */
-  senders: string[];
 }
+
+/** The sending address of the workspace that the key at `index` of Target.keys belongs to. */
+const senderOf = (index: number) => `sender@ws${Math.floor(index / KEYS_PER_WORKSPACE)}.bench.test`;
 
 const PATH_NAMES: Record<Path, string> = {
   get: 'GET /suppressions?limit=25',
@@ -58,7 +60,6 @@ export async function httpFloorsBench(): Promise<void> {
       name: 'floor',
       server: await startServer(databases[0]!.url, 0, {}, fileURLToPath(new URL('./floor-server.ts', import.meta.url))),
       keys: ours.keys,
-      senders: ours.senders,
     });
     const baseline = process.env.BENCH_BASELINE;
     if (baseline) {
@@ -132,12 +133,9 @@ export async function httpFloorsBench(): Promise<void> {
 async function prepare(name: string, url: string, script?: string): Promise<Target> {
   const server = await startServer(url, WORKSPACES, {}, script);
   const keys: string[] = [];
-  const senders: string[] = [];
   const scopes = ['settings:read', 'settings:write', 'emails:send'];
-  for (const [i, ws] of server.workspaces.entries()) {
+  for (const ws of server.workspaces)
     keys.push(ws.apiKey, ...(await createKeys(server.baseUrl, ws.apiKey, KEYS_PER_WORKSPACE - 1, scopes)));
-    senders.push(...Array.from({ length: KEYS_PER_WORKSPACE }, () => `sender@ws${i}.bench.test`));
-  }
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {
@@ -160,13 +158,13 @@ async function prepare(name: string, url: string, script?: string): Promise<Targ
     await client.end();
   }
   note(`http-floors: ${name} ready, ${keys.length} keys, ${ROWS_PER_WORKSPACE} suppressions per workspace`);
-  return { name, server, keys, senders };
+  return { name, server, keys };
 }
 
 let sent = 0;
 
 function load(target: Target, path: Path, connections: number, duration: number) {
-  const { keys, senders } = target;
+  const { keys } = target;
   const json = (n: number, body: unknown) => ({
     authorization: `Bearer ${keys[n % keys.length]}`,
     'content-type': 'application/json',
@@ -184,7 +182,7 @@ function load(target: Target, path: Path, connections: number, duration: number)
             setupRequest: (request) => {
               const n = sent++;
               const { body, ...headers } = json(n, {
-                from: senders[n % keys.length],
+                from: senderOf(n % keys.length),
                 to: `r${n % 5000}@example.org`,
                 subject: `Order ${n} confirmed`,
                 text: `Hello,\n\nyour order ${n} is confirmed and will ship soon.\n\nThanks`,
