@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { answerForward } from '../../commands/addresses/handlers.ts';
-import { readConsentToken } from '../../commands/addresses/consent.ts';
+import { consentLinks } from '../../commands/addresses/consent.ts';
 import { CONSENT_LINK_TTL_MS } from '../../domain/addresses/decide.ts';
 import { DomainError } from '../../domain/shared/errors.ts';
 import { findForwardAnywhere } from '../../projections/addresses/queries.ts';
@@ -22,9 +22,9 @@ const gone = (reply: FastifyReply) =>
  */
 export function registerForwardConsentPages(app: FastifyInstance, deps: ApiDeps): void {
   const open = async (token: string) => {
-    const link = readConsentToken(deps.forwardConsent.key, token);
+    const link = consentLinks.read(deps.forwardConsent.key, token);
     if (!link) return null;
-    const forward = await findForwardAnywhere(deps.db, link.forwardId);
+    const forward = await findForwardAnywhere(deps.db, link.id);
     const live =
       forward?.status === 'pending' &&
       forward.nonce === link.nonce &&
@@ -70,7 +70,7 @@ export function registerForwardConsentPages(app: FastifyInstance, deps: ApiDeps)
             {
               workspaceId: forward.workspace_id,
               addressId: forward.address_id,
-              forwardId: link.forwardId,
+              forwardId: link.id,
               nonce: link.nonce,
               answer: answer === 'allow' ? 'confirmed' : 'declined',
             },

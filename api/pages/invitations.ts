@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
-import { readInvitationToken } from '../../commands/members/links.ts';
+import { invitationLinks } from '../../commands/members/links.ts';
 import { acceptInvitation } from '../../commands/members/handlers.ts';
 import { INVITATION_TTL_MS } from '../../domain/members/decide.ts';
 import { DomainError } from '../../domain/shared/errors.ts';
@@ -22,9 +22,9 @@ const gone = (reply: FastifyReply) =>
  */
 export function registerInvitationPages(app: FastifyInstance, deps: ApiDeps): void {
   const open = async (token: string) => {
-    const link = readInvitationToken(deps.members.key, token);
+    const link = invitationLinks.read(deps.members.key, token);
     if (!link) return null;
-    const invitation = await findInvitationAnywhere(deps.db, link.invitationId);
+    const invitation = await findInvitationAnywhere(deps.db, link.id);
     const live = invitation?.nonce === link.nonce && Date.now() - invitation.invited_at.getTime() < INVITATION_TTL_MS;
     if (!live) return null;
     const workspace = await findWorkspace(deps.db, invitation.workspace_id);
@@ -56,7 +56,7 @@ export function registerInvitationPages(app: FastifyInstance, deps: ApiDeps): vo
       try {
         await acceptInvitation(
           deps.commands,
-          { workspaceId: invitation.workspace_id, email: invitation.email, ...link },
+          { workspaceId: invitation.workspace_id, email: invitation.email, invitationId: link.id, nonce: link.nonce },
           new Date().toISOString(),
         );
       } catch (error) {

@@ -30,7 +30,7 @@ import { addressAggregate, isLiveAddress, type AddressState } from '../../domain
 import { DomainError } from '../../domain/shared/errors.ts';
 import { execute, loadState, type Actor, type CommandContext } from '../execute.ts';
 import { newId } from '../ids.ts';
-import { newConsentNonce } from './consent.ts';
+import { consentLinks } from './consent.ts';
 import { hashAppPassword, newAppPassword } from './passwords.ts';
 
 const loadAddress = async (ctx: CommandContext, workspaceId: string, addressId: string) =>
@@ -141,7 +141,7 @@ export async function addForwards(
   const forwards = input.destinations.map((d) => ({
     forwardId: newId.addressForward(),
     ...d,
-    nonce: newConsentNonce(),
+    nonce: consentLinks.newNonce(),
   }));
   // Refusals of the address's own (missing, itself, the limit) come before any allowance is spent.
   decideAddForwards(state, { forwards, keepCopy: input.keepCopy, now });
@@ -177,7 +177,7 @@ export async function resendForwardConsent(
   forwardId: string,
   now: string,
 ) {
-  const nonce = newConsentNonce();
+  const nonce = consentLinks.newNonce();
   const state = await loadAddress(ctx, actor.workspaceId, addressId);
   if (decideResendForwardConsent(state, { forwardId, nonce, now }).length === 0) return;
   await allowConsentMail(ctx, actor, state.forwards.get(forwardId)!.destination, forwardId, now, null);

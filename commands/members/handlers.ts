@@ -17,7 +17,7 @@ import type { MailSender } from '../../infra/mail/port.ts';
 import { openAccount } from '../accounts/handlers.ts';
 import { execute, type Actor, type CommandContext } from '../execute.ts';
 import { newId } from '../ids.ts';
-import { invitationToken, newInvitationNonce } from './links.ts';
+import { invitationLinks } from './links.ts';
 
 /** What inviting reaches outside: the mail port, the links' key, the sender and our public address. */
 export interface MemberPorts {
@@ -50,7 +50,7 @@ export async function inviteMember(
   input: InviteInput,
   now: string,
 ): Promise<{ invitationId: string; email: string }> {
-  const nonce = newInvitationNonce();
+  const nonce = invitationLinks.newNonce();
   const fresh = newId.invitation();
   const { events } = await execute(ctx, actor, membersStream(actor.workspaceId), membersAggregate, (s) =>
     decideInviteMember(s, { ...input, invitationId: fresh, nonce, caller, now }),
@@ -58,7 +58,7 @@ export async function inviteMember(
   const invited = events[0];
   if (invited?.type !== 'MemberInvited') throw new Error('an invitation decides one MemberInvited');
   const { invitationId, email } = invited.data;
-  const link = `${ports.publicUrl.replace(/\/+$/, '')}/invitations/${invitationToken(ports.key, invitationId, nonce)}`;
+  const link = `${ports.publicUrl.replace(/\/+$/, '')}/invitations/${invitationLinks.token(ports.key, invitationId, nonce)}`;
   await ports.mail.send({
     from: ports.from,
     to: [email],

@@ -1,6 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import type pg from 'pg';
-import { consentToken } from '../../commands/addresses/consent.ts';
+import { consentLinks } from '../../commands/addresses/consent.ts';
 import type { Delivery as Job, JobOutcome, WorkQueue } from '../../infra/bus/port.ts';
 import type { MailSender } from '../../infra/mail/port.ts';
 import { defineReactor, type Projected } from '../../projections/projector.ts';
@@ -194,7 +194,7 @@ export class ForwardConsentMailProcess {
 
   private async send(m: OwedMail): Promise<void> {
     const from = m.address ?? 'an address of this service';
-    const link = `${this.options.publicUrl.replace(/\/+$/, '')}/forward-consent/${consentToken(this.deps.consentKey, m.forward_id, m.nonce)}`;
+    const link = `${this.options.publicUrl.replace(/\/+$/, '')}/forward-consent/${consentLinks.token(this.deps.consentKey, m.forward_id, m.nonce)}`;
     await this.deps.mail.send({
       from: this.options.from,
       to: [m.destination],
