@@ -1,3 +1,4 @@
+import { catchAllOwner } from '../../domain/shared/mailbox-owners.ts';
 import { randomUUID } from 'node:crypto';
 import { decideAcceptEmail, decideCancelEmail, type AcceptedData } from '../../domain/emails/decide.ts';
 import { emailStream, type AcceptedRecipient, type SendingStream } from '../../domain/emails/events.ts';
@@ -21,7 +22,6 @@ import { checkTranslationLength } from '../../domain/emails/translation.ts';
 import { checkCustomHeaders } from '../../domain/sending/headers.ts';
 import { DomainError, fail } from '../../domain/shared/errors.ts';
 import { workspaceOfPartition, type Mode } from '../../domain/shared/partitions.ts';
-import { signatureOwnerOfCatchAll } from '../../domain/signatures/events.ts';
 import { sendableVersion } from '../../domain/templates/decide.ts';
 import type { BlobStore } from '../../infra/blobs/port.ts';
 import type { AiPorts } from '../ai/actions.ts';
@@ -565,7 +565,7 @@ async function signatureOf(
   inReplyTo: string | null,
 ): Promise<SignatureForSend | null> {
   if (signatureId === undefined) return inReplyTo !== null ? from.defaults.replies : from.defaults.newMail;
-  const owners = [from.id, signatureOwnerOfCatchAll(from.domainId)];
+  const owners = [from.id, catchAllOwner(from.domainId)];
   const signature = await lookups.signature(workspaceId, signatureId);
   if (!signature || !owners.includes(signature.owner))
     fail('invalid_parameter', 'No signature of the sending address (or its catch-all) has this id.', 'signatureId');

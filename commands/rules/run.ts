@@ -7,9 +7,7 @@ import {
   type RuleToEvaluate,
 } from '../../domain/rules/evaluate.ts';
 import { isSystemLabel, labelAfterRemoval } from '../../domain/rules/labels.ts';
-import { labelOwnerOf } from '../../domain/labels/events.ts';
-import { decideChangeThreadLabels } from '../../domain/threads/decide.ts';
-import { labelsOfMailbox } from '../labels/handlers.ts';
+import { changeThreadLabels } from '../threads/handlers.ts';
 import {
   type Action,
   type ActionOutcome,
@@ -174,15 +172,9 @@ async function act(
     case 'label':
     case 'remove_label': {
       if (!isSystemLabel(value)) {
-        const { events } = await changeLabels(
-          ports.commands,
-          actor,
-          message.threadId,
-          mailbox,
-          action.type,
-          value,
-          now,
-        );
+        const thread = { id: message.threadId, addressId: mailbox.addressId, domainId: mailbox.domainId };
+        const change = action.type === 'label' ? { add: [value], remove: [] } : { add: [], remove: [value] };
+        const { events } = await changeThreadLabels(ports.commands, actor, thread, change, now);
         return events.length > 0 ? done : skipped('the thread carried the label so already');
       }
       const { events } = await execute(
@@ -246,21 +238,4 @@ async function act(
     case 'reject':
       return done;
   }
-}
-
-/** A custom label on or off the thread; one deleted since the rule was written is refused (failed). */
-async function changeLabels(
-  ctx: CommandContext,
-  actor: Actor,
-  threadId: string,
-  mailbox: Mailbox,
-  type: 'label' | 'remove_label',
-  label: string,
-  now: string,
-) {
-  const known = await labelsOfMailbox(ctx, actor.workspaceId, labelOwnerOf(mailbox));
-  const change = type === 'label' ? { add: [label], remove: [] } : { add: [], remove: [label] };
-  return execute(ctx, actor, threadStream(actor.workspaceId, threadId), threadAggregate, (s) =>
-    decideChangeThreadLabels(s, { threadId, ...change, known, now }),
-  );
 }

@@ -1,3 +1,4 @@
+import { mailboxOwnerOf } from '../../domain/shared/mailbox-owners.ts';
 import {
   chooseThread,
   normaliseSubject,
@@ -12,7 +13,6 @@ import {
   decideReceiveMessage,
 } from '../../domain/threads/decide.ts';
 import { type Mailbox, type MessageReceivedData, threadStream } from '../../domain/threads/events.ts';
-import { labelOwnerOf } from '../../domain/labels/events.ts';
 import { threadAggregate } from '../../domain/threads/state.ts';
 import { DomainError } from '../../domain/shared/errors.ts';
 import { touchContact } from '../contacts/handlers.ts';
@@ -130,8 +130,8 @@ export async function changeThreadLabels(
   change: { add: string[]; remove: string[] },
   now: string,
 ) {
-  const known = await labelsOfMailbox(ctx, actor.workspaceId, labelOwnerOf(thread));
-  await execute(ctx, actor, threadStream(actor.workspaceId, thread.id), threadAggregate, (s) =>
+  const known = await labelsOfMailbox(ctx, actor.workspaceId, mailboxOwnerOf(thread));
+  return execute(ctx, actor, threadStream(actor.workspaceId, thread.id), threadAggregate, (s) =>
     decideChangeThreadLabels(s, { threadId: thread.id, ...change, known, now }),
   );
 }

@@ -3,7 +3,7 @@ import { defineEvent, type EventOf } from '../shared/events.ts';
 
 /**
  * Custom labels of one mailbox (an address, or a domain's catch-all). `owner` names the mailbox
- * by ids that are never reused (`labelOwnerOf`), `address` as it is shown and narrowed by.
+ * by ids that are never reused (`mailboxOwnerOf`, domain/shared/mailbox-owners.ts), `address` as it is shown and narrowed by.
  */
 export const LabelCreated = defineEvent(
   'LabelCreated',
@@ -31,13 +31,6 @@ export const LabelDeleted = defineEvent(
 
 export const labelEvents = [LabelCreated, LabelUpdated, LabelDeleted];
 export type LabelEvent = EventOf<typeof LabelCreated> | EventOf<typeof LabelUpdated> | EventOf<typeof LabelDeleted>;
-
-/**
- * The mailbox a label belongs to: an address (`addr_…`) or a catch-all (`catchall-<domain id>`);
- * neither id is ever reused, so a deleted address's labels never return with a new one.
- */
-export const labelOwnerOf = (mailbox: { addressId: string | null; domainId: string }) =>
-  mailbox.addressId ?? `catchall-${mailbox.domainId}`;
 
 /**
  * Every label of one mailbox is one aggregate: the name's uniqueness ignoring case and the limit

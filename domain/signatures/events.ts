@@ -46,14 +46,6 @@ export type SignatureEvent =
   | EventOf<typeof SignatureDeleted>;
 
 /**
- * Whose signatures a stream holds: an address (`addr_…`, never reused), or a domain's catch-all
- * (`catchall-<domain id>`, a domain id is never reused either), so a deleted address's signatures
- * never come back with an address created again under that name.
- */
-export const signatureOwnerOfAddress = (addressId: string) => addressId;
-export const signatureOwnerOfCatchAll = (domainId: string) => `catchall-${domainId}`;
-
-/**
  * Every signature of one address is one aggregate: the name's uniqueness ignoring case, the limit
  * of 50 and the two defaults are decided on one stream, so concurrent creates have one winner.
  */

@@ -1,5 +1,5 @@
+import { catchAllOwner } from '../../domain/shared/mailbox-owners.ts';
 import { sql, type Kysely } from 'kysely';
-import { signatureOwnerOfCatchAll } from '../../domain/signatures/events.ts';
 import { findFile } from '../files/queries.ts';
 import { findTemplate, findTemplateVersion } from '../templates/queries.ts';
 import type { ReadModels } from '../tables.ts';
@@ -38,7 +38,7 @@ export function sendingLookups(db: Db) {
             ORDER BY s.owner = a.id DESC) AS sigs
           FROM signatures s
           WHERE s.workspace_id = a.workspace_id AND (s.is_default OR s.is_reply_default)
-            AND s.owner IN (a.id, ${signatureOwnerOfCatchAll('')} || a.domain_id)) d ON true
+            AND s.owner IN (a.id, ${catchAllOwner('')} || a.domain_id)) d ON true
         WHERE a.workspace_id = ${workspaceId} AND a.address = ${address} AND a.registered`.execute(db);
     const row = rows[0];
     if (!row) return undefined;

@@ -1,5 +1,5 @@
+import { catchAllOwner } from '../../domain/shared/mailbox-owners.ts';
 import { sql, type Kysely } from 'kysely';
-import { signatureOwnerOfCatchAll } from '../../domain/signatures/events.ts';
 import { domainOf } from '../../domain/shared/allowlists.ts';
 import { defineProjector } from '../projector.ts';
 import type { SignaturesTables } from './tables.ts';
@@ -61,6 +61,6 @@ export const signaturesProjector = defineProjector<SignaturesTables>()({
       await sql`DELETE FROM signatures WHERE id = ${d.signatureId}`.execute(db);
     },
     AddressDeleted: async (db, { data: d }) => gone(db, d.addressId),
-    DomainDeleted: async (db, { data: d }) => gone(db, signatureOwnerOfCatchAll(d.domainId)),
+    DomainDeleted: async (db, { data: d }) => gone(db, catchAllOwner(d.domainId)),
   },
 });

@@ -1,3 +1,4 @@
+import { mailboxOwnerOf } from '../../domain/shared/mailbox-owners.ts';
 import t from 'tap';
 import { acceptInvitation } from '../../commands/members/handlers.ts';
 import { findInvitation } from '../../projections/members/queries.ts';
@@ -13,7 +14,6 @@ import {
   markThread,
   moveThread,
 } from '../../commands/threads/handlers.ts';
-import { labelOwnerOf } from '../../domain/labels/events.ts';
 import { mailboxLookups, ruleRunPorts } from '../../system.ts';
 import { arrivingMessage } from '../support/inbound.ts';
 import { rebuildProjection } from '../../projections/rebuild.ts';
@@ -154,7 +154,7 @@ t.test('a rebuilt read model equals the live one, and swaps in while the server 
     await deleteThread(h.system.commands, system, binned.threadId, new Date().toISOString());
     await file(`third${w}@outside.test`, { subject: 'Third' });
     // Labels of the mailbox: one on the read thread, one renamed, one deleted off a thread.
-    const owner = labelOwnerOf(box);
+    const owner = mailboxOwnerOf(box);
     const now = () => new Date().toISOString();
     const label = async (name: string) =>
       (await createLabel(h.system.commands, system, { owner, address: box.address, name, color: null }, now())).labelId;

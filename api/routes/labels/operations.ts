@@ -15,7 +15,7 @@ import {
   labelName,
   labelOr404,
   labelView,
-  mailboxOwnerOf,
+  labelMailboxOf,
   refuseSystemLabel,
   viewLabel,
   viewSystemLabel,
@@ -111,7 +111,7 @@ export const labelOperations = (deps: ApiDeps): Operation[] => {
       status: 201,
       response: labelView,
       handler: async ({ credential, body, request }) => {
-        const owner = await mailboxOwnerOf(deps, credential, body.address);
+        const owner = await labelMailboxOf(deps, credential, body.address);
         const { labelId } = await createLabel(
           deps.commands,
           actorOf(credential, request.id),

@@ -1,7 +1,7 @@
+import { mailboxOwnerOf } from '../../../domain/shared/mailbox-owners.ts';
 import { z } from 'zod';
 import type { LabelOwner } from '../../../commands/labels/handlers.ts';
 import { LABEL_NAME_MAX } from '../../../domain/labels/decide.ts';
-import { labelOwnerOf } from '../../../domain/labels/events.ts';
 import { idPatterns } from '../../../domain/shared/ids.ts';
 import { SYSTEM_LABELS, type SystemLabel } from '../../../domain/threads/events.ts';
 import { findAddressByName } from '../../../projections/addresses/queries.ts';
@@ -85,7 +85,7 @@ export function refuseSystemLabel(id: string): void {
  * only inside its lists (422 `capability_unsupported`); an address of the workspace that takes no
  * mail is 422 `address_has_no_mailbox`; anything else 404 `address_not_found`.
  */
-export async function mailboxOwnerOf(deps: ApiDeps, credential: Credential, address: string): Promise<LabelOwner> {
+export async function labelMailboxOf(deps: ApiDeps, credential: Credential, address: string): Promise<LabelOwner> {
   if (!reaches(credential, address))
     throw new ApiError(
       'capability_unsupported',
@@ -94,7 +94,7 @@ export async function mailboxOwnerOf(deps: ApiDeps, credential: Credential, addr
     );
   const mailbox = await mailboxFor(deps.db, address);
   if (mailbox && mailbox.workspaceId === credential.workspaceId && mailbox.address === address)
-    return { owner: labelOwnerOf(mailbox), address };
+    return { owner: mailboxOwnerOf(mailbox), address };
   if (address.startsWith('*@') || (await findAddressByName(deps.db, credential.workspaceId, address)))
     throw new ApiError('address_has_no_mailbox', `${address} takes no mail, so it has no labels.`, 'address');
   throw new ApiError('address_not_found', `${address} is not an address of this workspace.`, 'address');

@@ -1,3 +1,4 @@
+import { mailboxOwnerOf } from '../../../domain/shared/mailbox-owners.ts';
 import { z } from 'zod';
 import {
   ACTION_VALUE_MAX,
@@ -11,7 +12,6 @@ import {
 } from '../../../domain/rules/decide.ts';
 import { ACTION_TYPES, CONDITION_FIELDS, OPERATORS, type RuleMailbox } from '../../../domain/rules/events.ts';
 import { isSystemLabel } from '../../../domain/rules/labels.ts';
-import { labelOwnerOf } from '../../../domain/labels/events.ts';
 import { labelsOfMailbox } from '../../../commands/labels/handlers.ts';
 import { idPatterns } from '../../../domain/shared/ids.ts';
 import { findAddressByName } from '../../../projections/addresses/queries.ts';
@@ -173,7 +173,7 @@ export async function checkedActions(
   mailbox: { addressId: string | null; domainId: string },
   actions: ActionIn[],
 ): Promise<ActionIn[]> {
-  const custom = await labelsOfMailbox(deps.commands, workspaceId, labelOwnerOf(mailbox));
+  const custom = await labelsOfMailbox(deps.commands, workspaceId, mailboxOwnerOf(mailbox));
   const out: ActionIn[] = [];
   for (const [i, a] of actions.entries()) {
     const param = `actions.${i}.value`;

@@ -1,8 +1,8 @@
+import { catchAllOwner } from '../../../domain/shared/mailbox-owners.ts';
 import { z } from 'zod';
 import { checkAddress } from '../../../domain/addresses/address.ts';
 import { checkDomainName } from '../../../domain/domains/name.ts';
 import { idPatterns } from '../../../domain/shared/ids.ts';
-import { signatureOwnerOfAddress, signatureOwnerOfCatchAll } from '../../../domain/signatures/events.ts';
 import { SIGNATURE_HTML_MAX, SIGNATURE_NAME_MAX } from '../../../domain/signatures/decide.ts';
 import { findAddressByName } from '../../../projections/addresses/queries.ts';
 import { findDomainByName } from '../../../projections/domains/queries.ts';
@@ -105,8 +105,7 @@ export async function ownerOf(
     );
   if (address.startsWith('*@')) {
     const domain = await findDomainByName(deps.db, credential.workspaceId, address.slice(2));
-    if (domain?.catch_all && domain.receiving_verified_at !== null)
-      return { owner: signatureOwnerOfCatchAll(domain.id), address };
+    if (domain?.catch_all && domain.receiving_verified_at !== null) return { owner: catchAllOwner(domain.id), address };
     throw new ApiError(
       'address_not_found',
       'A catch-all takes signatures on a verified domain of this workspace with `catchAll` on.',
@@ -115,7 +114,7 @@ export async function ownerOf(
   }
   const row = await findAddressByName(deps.db, credential.workspaceId, address);
   if (!row) throw new ApiError('address_not_found', `${address} is not an address of this workspace.`, param);
-  return { owner: signatureOwnerOfAddress(row.id), address };
+  return { owner: row.id, address };
 }
 
 export const idParams = z.strictObject({ id: z.string().max(400) });
