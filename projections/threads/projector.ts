@@ -1,5 +1,5 @@
+import { mailboxOwnerOf } from '../../domain/shared/mailbox-owners.ts';
 import { type Kysely, sql } from 'kysely';
-import { labelOwnerOf } from '../../domain/labels/events.ts';
 import { defineProjector, type Projected, type Projector } from '../projector.ts';
 import { fileArrivals } from './arrivals.ts';
 import type { ThreadsTables } from './tables.ts';
@@ -111,15 +111,20 @@ export const threadsProjector: Projector = defineProjector<ThreadsTables>()({
       await sql`UPDATE threads SET custom_labels = array_remove(custom_labels, ${d.labelId})
         WHERE workspace_id = ${workspaceId} AND custom_labels @> ARRAY[${d.labelId}]::text[]`.execute(db);
     },
-    // A mailbox that goes takes its labels (their ids are never used again).
-    AddressDeleted: async (db, { data: d }) => {
+    // A mailbox that goes takes its labels (their ids are never used again), off its threads too.
+    AddressDeleted: async (db, { metadata: { workspaceId }, data: d }) => {
       await db.deleteFrom('labels').where('owner', '=', d.addressId).execute();
+      await sql`UPDATE threads SET custom_labels = '{}'
+        WHERE workspace_id = ${workspaceId} AND address_id = ${d.addressId} AND custom_labels <> '{}'`.execute(db);
     },
-    DomainDeleted: async (db, { data: d }) => {
+    DomainDeleted: async (db, { metadata: { workspaceId }, data: d }) => {
       await db
         .deleteFrom('labels')
-        .where('owner', '=', labelOwnerOf({ addressId: null, domainId: d.domainId }))
+        .where('owner', '=', mailboxOwnerOf({ addressId: null, domainId: d.domainId }))
         .execute();
+      await sql`UPDATE threads SET custom_labels = '{}'
+        WHERE workspace_id = ${workspaceId} AND address_id IS NULL AND domain_id = ${d.domainId}
+          AND custom_labels <> '{}'`.execute(db);
     },
     ThreadDeleted: async (db, { data: d }) => {
       await db.deleteFrom('thread_messages').where('thread_id', '=', d.threadId).execute();

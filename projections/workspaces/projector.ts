@@ -9,7 +9,9 @@ export const workspacesProjector = defineProjector<WorkspacesTables>()({
   name: 'workspaces',
   version: 2,
   tables: ['workspaces'],
+  // Version 1 kept the owner in a members table; the members read model holds people now.
   ddl: (s) => `
+    DROP TABLE IF EXISTS ${s}.members;
     CREATE TABLE IF NOT EXISTS ${s}.workspaces (
       id text PRIMARY KEY,
       name text NOT NULL,
