@@ -5,7 +5,7 @@ import { outsideDomains, startTestInbound } from '../support/inbound.ts';
 import { eventually } from '../support/receiver.ts';
 
 /** The rules API through inject, and rules run on mail arriving over SMTP. */
-const { h, dns, setUp, mx: recipients } = await startSendingApp(t);
+const { h, dns, setUp, keyWith, mx: recipients } = await startSendingApp(t);
 const outside = await outsideDomains(dns);
 const mx = await startTestInbound(t, h.system);
 const { ws, a: boxAddress } = await setUp('rules.example.com');
@@ -92,9 +92,13 @@ t.test('create at the end, list in order, patch merged, reorder, delete', async 
     reordered.json().data.map((r: { id: string }) => r.id),
     [two.id, one.json().id],
   );
-  t.equal((await h.request(foreign.ws.apiKey, 'GET', `/rules/${two.id}`)).statusCode, 404, 'foreign: 404');
+  t.same(
+    errorOf(await h.request(foreign.ws.apiKey, 'GET', `/rules/${two.id}`)),
+    [404, 'resource_not_found', 'id'],
+    'foreign: 404',
+  );
   t.equal((await h.request(ws.apiKey, 'DELETE', `/rules/${two.id}`)).statusCode, 200);
-  t.equal((await h.request(ws.apiKey, 'GET', `/rules/${two.id}`)).statusCode, 404);
+  t.same(errorOf(await h.request(ws.apiKey, 'GET', `/rules/${two.id}`)), [404, 'resource_not_found', 'id']);
   t.equal((await h.request(ws.apiKey, 'DELETE', `/rules/${one.json().id}`)).statusCode, 200);
 });
 
@@ -181,17 +185,97 @@ t.test('arriving mail: forwarded to a confirmed forward, replied to once per sen
   }, 20_000);
   t.match(replies[0]!.raw.toString(), /Auto-Submitted: auto-replied/i);
   t.match(replies[0]!.raw.toString(), /In-Reply-To: <urgent1@outside\.test>/);
+  // What each run did is recorded with it: read once both runs are counted, not from what has
+  // arrived so far (a late second reply would go unseen).
+  const ruleId = made.json().id;
+  await eventually(async () => (await h.request(ws.apiKey, 'GET', `/rules/${ruleId}`)).json().matchCount === 2, 20_000);
+  const { rows: runRows } = await h.system.database.pool.query(
+    'SELECT id FROM rule_runs WHERE workspace_id = $1 AND $2 = ANY(rule_ids) ORDER BY at, id',
+    [ws.workspaceId, ruleId],
+  );
+  t.equal(runRows.length, 2, 'two runs of the rule');
+  const runs = await Promise.all(
+    runRows.map(async ({ id }: { id: string }) => {
+      const events = await h.system.store.readStream(`ws-${ws.workspaceId}.rule-run-${id}`);
+      return events.find((e) => e.type === 'RuleRunRecorded')!.data as {
+        headerMessageId: string | null;
+        matched: {
+          ruleId: string;
+          actions: { type: string; value: string | null; outcome: string; detail: string | null }[];
+        }[];
+      };
+    }),
+  );
+  const actionsOf = (run: (typeof runs)[number]) => run.matched.find((m) => m.ruleId === ruleId)!.actions;
+  t.same(
+    runs.map((r) => r.headerMessageId),
+    ['urgent1@outside.test', 'urgent2@outside.test'],
+    'one run per arrival, in order',
+  );
+  t.match(actionsOf(runs[0]!), [
+    { type: 'forward', value: 'b@rules.example.com', outcome: 'done' },
+    { type: 'forward', value: 'stranger@example.org', outcome: 'skipped', detail: /not a confirmed forward/ },
+    { type: 'reply', outcome: 'done' },
+  ]);
+  t.match(
+    actionsOf(runs[1]!),
+    [
+      { type: 'forward', value: 'b@rules.example.com', outcome: 'done' },
+      { type: 'forward', value: 'stranger@example.org', outcome: 'skipped', detail: /not a confirmed forward/ },
+      { type: 'reply', outcome: 'skipped', detail: /24 hours/ },
+    ],
+    'one automatic reply per sender in 24 hours; never to an address that is not a confirmed forward',
+  );
   t.notOk(
     recipients.received.some((m) => m.rcptTo.includes('stranger@example.org')),
-    'never to an address that is not a confirmed forward',
+    'nothing went to the stranger',
   );
-  const rule = (await h.request(ws.apiKey, 'GET', `/rules/${made.json().id}`)).json();
-  t.equal(rule.matchCount, 2);
-  // The second reply would have gone with the second forward; the sending pipeline is in order, so
-  // once both forwards are out a second reply would be too.
-  t.equal(
-    recipients.received.filter((m) => m.rcptTo.includes('olga@outside.test')).length,
-    1,
-    'one automatic reply per sender in 24 hours',
+});
+
+t.test('the dry run: a narrowed key sees no rules of a mailbox it does not reach; a pasted rule checked', async (t) => {
+  const B = 'b@rules.example.com';
+  const onB = await create({ name: 'On b', conditions: [fromOlga], actions: [{ type: 'label', value: 'archive' }] }, B);
+  t.equal(onB.statusCode, 201, onB.body);
+  const raw = (await outside.unsigned({ to: B, subject: 'Hello b' })).toString();
+  const narrowed = await keyWith(ws, { scopes: ['rules:read'], addressAllowlist: [BOX] });
+  const unreached = await h.request(narrowed, 'POST', `/rules/test?address=${B}`, { raw });
+  t.equal(unreached.statusCode, 200, unreached.body);
+  t.match(unreached.json(), { object: 'rule_test', address: B, rejected: false });
+  t.same(unreached.json().results, []);
+  t.same(unreached.json().matched, []);
+  const owner = await h.request(ws.apiKey, 'POST', `/rules/test?address=${B}`, { raw });
+  t.equal(owner.statusCode, 200, owner.body);
+  t.match(owner.json(), {
+    results: [{ ruleId: onB.json().id, name: 'On b', matched: true }],
+    matched: [{ ruleId: onB.json().id, name: 'On b', actions: [{ type: 'label', value: 'archive' }] }],
+  });
+  t.equal(owner.json().results.length, 1, "only b@'s rule");
+
+  t.same(
+    errorOf(
+      await h.request(ws.apiKey, 'POST', `/rules/test?address=${BOX}`, {
+        raw,
+        rule: { name: 'x', conditions: [fromOlga], actions: [{ type: 'label', value: 'nope' }] },
+      }),
+    ),
+    [422, 'label_not_found', 'rule.actions.0.value'],
   );
+  t.same(
+    errorOf(
+      await h.request(ws.apiKey, 'POST', `/rules/test?address=${BOX}`, {
+        raw,
+        rule: {
+          name: 'x',
+          conditions: [{ field: 'spam', op: 'equals', value: 'true' }],
+          actions: [{ type: 'reject' }],
+        },
+      }),
+    ),
+    [422, 'reject_needs_envelope', 'rule.actions.0.type'],
+  );
+  t.same(errorOf(await h.request(ws.apiKey, 'POST', `/rules/test?address=${BOX}`, {})), [
+    422,
+    'invalid_parameter',
+    'messageId',
+  ]);
 });
