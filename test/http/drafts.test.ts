@@ -143,10 +143,19 @@ t.test("another workspace's drafts are 404; narrowed keys; scopes", async (t) =>
     addressAllowlist: ['a@drafts.example.com'],
   });
   t.same(errorOf(await h.request(narrowed, 'GET', `/drafts/${onB.id}`)), [404, 'resource_not_found', 'id']);
+  const onA = (await create({ from: 'a@drafts.example.com' })).json();
+  const seen = (await h.request(narrowed, 'GET', '/drafts?limit=100')).json().data;
   t.ok(
-    (await h.request(narrowed, 'GET', '/drafts?limit=100'))
-      .json()
-      .data.every((d: { address: string }) => d.address === 'a@drafts.example.com'),
+    seen.some((d: { id: string }) => d.id === onA.id),
+    'the narrowed key lists a draft of the mailbox it reaches',
+  );
+  t.ok(
+    seen.every((d: { address: string }) => d.address === 'a@drafts.example.com'),
+    'and only drafts of that mailbox',
+  );
+  t.notOk(
+    seen.some((d: { id: string }) => d.id === onB.id),
+    'not the draft of the mailbox it does not reach',
   );
   t.same(errorOf(await create({ from: 'b@drafts.example.com' }, narrowed)), [403, 'from_address_forbidden', 'from']);
   const mine = (await create({ from: 'a@drafts.example.com' }, narrowed)).json();

@@ -125,9 +125,14 @@ t.test('names, colours, mailboxes and the limit', async (t) => {
     [{ address: 'b@labels.example.com', name: 'Red', starred: true }, 'unknown_parameter', 'starred'],
   ] as const)
     t.same(errorOf(await h.request(ws.apiKey, 'POST', '/labels', body)), [422, code, param], JSON.stringify(body));
+  const names = (await h.request(ws.apiKey, 'GET', '/labels?address=b@labels.example.com&limit=100'))
+    .json()
+    .data.map((x: { name: string }) => x.name);
+  t.ok(names.includes('Receipts'), 'the list names the labels made');
+  t.notOk(names.includes('Red'), 'nothing refused was made');
   t.notOk(
-    ids(await h.request(ws.apiKey, 'GET', '/labels?address=b@labels.example.com&limit=100')).includes('Red'),
-    'nothing refused was made',
+    names.some((x: string) => x.trim() === '' || x === 'y'.repeat(101)),
+    'no blank or overlong name was made',
   );
   t.same(errorOf(await h.request(ws.apiKey, 'POST', '/labels', { address: 'off@labels.example.com', name: 'Off' })), [
     422,
@@ -297,7 +302,11 @@ t.test(
     // Labels are configuration both modes share: a test key reads them and changes none.
     const test = await keyWith(ws, { scopes: ['labels:read', 'labels:write'], mode: 'test' });
     t.equal((await h.request(test, 'GET', `/labels/${a.id}`)).statusCode, 200);
-    t.equal((await h.request(test, 'POST', '/labels', { address: 'a@labels.example.com', name: 'T' })).statusCode, 403);
+    t.same(errorOf(await h.request(test, 'POST', '/labels', { address: 'a@labels.example.com', name: 'T' })), [
+      403,
+      'beyond_caller_authority',
+      null,
+    ]);
   },
 );
 

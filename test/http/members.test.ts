@@ -257,9 +257,11 @@ t.test('members over HTTP', async (t) => {
     await join(other, 'e@example.org', r.viewer.id);
     const second = await ok(h.request(other.apiKey, 'GET', `/members?limit=2&cursor=${first.nextCursor}`));
     const third = await ok(h.request(other.apiKey, 'GET', `/members?limit=2&cursor=${second.nextCursor}`));
+    const seen = [...first.data, ...second.data, ...third.data];
+    t.match(seen[0], { userId: other.ownerUserId, isOwner: true, email: /^owner\d+@example\.com$/ }, 'the owner first');
     t.same(
-      [...first.data, ...second.data, ...third.data].map((m: any) => m.email),
-      [first.data[0].email, 'b@example.org', 'd@example.org', 'e@example.org', 'f@example.org'],
+      seen.map((m: any) => (m.isOwner ? `owner:${m.userId}` : m.email)),
+      [`owner:${other.ownerUserId}`, 'b@example.org', 'd@example.org', 'e@example.org', 'f@example.org'],
     );
     t.equal(third.hasMore, false);
     t.same(errorOf(await h.request(ws.apiKey, 'GET', `/members?cursor=${first.nextCursor}`)), [
