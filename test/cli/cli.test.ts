@@ -78,8 +78,14 @@ t.test('operator CLI against the same database as the server', async (t) => {
   const other = await cli(url, 'history', '--workspace', 'ws_000000000000000000000000');
   t.equal(other.length, 0);
 
-  await t.rejects(cli(url, 'projections', 'rebuild', 'nope'));
-  await t.rejects(cli(url, 'workspace', 'create', '--name', 'x'));
+  await t.rejects(cli(url, 'projections', 'rebuild', 'nope'), {
+    code: 2,
+    stderr: /unknown projection nope; rebuildable: .*\bthreads\b/,
+  });
+  await t.rejects(cli(url, 'workspace', 'create', '--name', 'x'), {
+    code: 2,
+    stderr: /workspace create needs --name <name> and --owner-email <email>/,
+  });
 });
 
 t.test('keys create: an operator issues a key for an existing workspace, the way back in', async (t) => {

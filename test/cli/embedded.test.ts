@@ -176,6 +176,7 @@ t.test('a data folder made with the old password keeps working and gets its own 
   });
   t.equal((await fetch(`${server.url}/ping`)).status, 401, 'serving');
   const password = fs.readFileSync(path.join(dataDir, 'postgres.password'), 'utf8').trim();
+  t.ok(firstPassword, 'the first folder was made and its password read');
   t.not(password, firstPassword, 'each folder has its own');
   const port = portOf(dataDir);
   t.equal(await login(port, password), 'ok');

@@ -172,7 +172,11 @@ t.test('a draft holds only what a send could carry; what is missing is the send 
     { code: 'invalid_email_address', param: 'from' },
   );
   const fifty = Array.from({ length: 50 }, (_, i) => `r${i}@x.test`);
-  t.ok(checkDraft({ ...input, to: fifty.slice(0, 25), bcc: fifty.slice(25) }), '50 recipients');
+  t.same(
+    checkDraft({ ...input, to: fifty.slice(0, 25), bcc: fifty.slice(25) }),
+    { address: 'ann@example.com', domain: 'example.com', inReplyTo: 'a@b.test', references: ['c@d.test'] },
+    '50 recipients',
+  );
   t.match(
     refusal(() => checkDraft({ ...input, to: fifty, cc: ['one@more.test'] })),
     {
@@ -180,7 +184,11 @@ t.test('a draft holds only what a send could carry; what is missing is the send 
       param: 'to',
     },
   );
-  t.ok(checkDraft({ ...input, to: [...fifty, 'R0@X.test'] }), 'one address twice counts once');
+  t.same(
+    checkDraft({ ...input, to: [...fifty, 'R0@X.test'] }),
+    { address: 'ann@example.com', domain: 'example.com', inReplyTo: 'a@b.test', references: ['c@d.test'] },
+    'one address twice counts once',
+  );
   t.match(
     refusal(() => checkDraft({ ...input, subject: 'x'.repeat(999) })),
     { param: 'subject' },
