@@ -6,7 +6,8 @@ import {
   noReplyReason,
   type RuleToEvaluate,
 } from '../../domain/rules/evaluate.ts';
-import { isSystemLabel, labelAfterRemoval } from '../../domain/rules/labels.ts';
+import { labelAfterRemoval } from '../../domain/rules/labels.ts';
+import { isSettableLabel } from '../../domain/threads/events.ts';
 import { changeThreadLabels } from '../threads/handlers.ts';
 import {
   type Action,
@@ -171,7 +172,7 @@ async function act(
   switch (action.type) {
     case 'label':
     case 'remove_label': {
-      if (!isSystemLabel(value)) {
+      if (!isSettableLabel(value)) {
         const thread = { id: message.threadId, addressId: mailbox.addressId, domainId: mailbox.domainId };
         const change = action.type === 'label' ? { add: [value], remove: [] } : { add: [], remove: [value] };
         const { events } = await changeThreadLabels(ports.commands, actor, thread, change, now);

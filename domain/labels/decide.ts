@@ -1,5 +1,5 @@
 import { fail } from '../shared/errors.ts';
-import { SYSTEM_LABELS } from '../threads/events.ts';
+import { isSystemLabel } from '../threads/events.ts';
 import type { LabelEvent } from './events.ts';
 import type { LabelState, LabelsState } from './state.ts';
 
@@ -17,7 +17,7 @@ function labelOf(state: LabelsState, labelId: string): LabelState {
 }
 
 function nameFree(state: LabelsState, name: string, except: string | null): void {
-  if ((SYSTEM_LABELS as readonly string[]).includes(key(name)))
+  if (isSystemLabel(key(name)))
     fail('label_name_taken', `\`${key(name)}\` is a system label of every mailbox.`, 'name');
   for (const l of state.labels.values())
     if (l.labelId !== except && key(l.name) === key(name))

@@ -1,4 +1,4 @@
-import { SETTABLE_LABELS, type SettableLabel } from '../threads/events.ts';
+import type { SettableLabel } from '../threads/events.ts';
 
 /**
  * Label actions over the labels every mailbox has: a thread is in exactly one of inbox, archive,
@@ -6,9 +6,6 @@ import { SETTABLE_LABELS, type SettableLabel } from '../threads/events.ts';
  * (out of the inbox: archived; out of archive, spam or trash: back to the inbox) and does nothing
  * when the thread is elsewhere.
  */
-export const isSystemLabel = (value: string): value is SettableLabel =>
-  (SETTABLE_LABELS as readonly string[]).includes(value);
-
 export function labelAfterRemoval(current: SettableLabel, removed: string): SettableLabel | null {
   if (current !== removed) return null;
   return current === 'inbox' ? 'archive' : 'inbox';

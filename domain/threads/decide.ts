@@ -1,9 +1,9 @@
 import { fail } from '../shared/errors.ts';
 import {
+  isSettableLabel,
+  isSystemLabel,
   type MessageReceivedData,
-  SETTABLE_LABELS,
   type SettableLabel,
-  SYSTEM_LABELS,
   type ThreadEvent,
 } from './events.ts';
 import type { ThreadState } from './state.ts';
@@ -63,8 +63,8 @@ export function decideMarkThread(state: ThreadState, cmd: { threadId: string; un
 
 /** A label a thread can be moved to, else the refusal (checked before any change a request also makes). */
 export function settableLabel(label: string): SettableLabel {
-  if ((SETTABLE_LABELS as readonly string[]).includes(label)) return label as SettableLabel;
-  if ((SYSTEM_LABELS as readonly string[]).includes(label))
+  if (isSettableLabel(label)) return label;
+  if (isSystemLabel(label))
     return fail(
       'label_not_directly_settable',
       `\`${label}\` follows from the messages of a thread and cannot be set; use inbox, archive, spam or trash.`,
@@ -106,7 +106,7 @@ export function decideChangeThreadLabels(
     ['removeLabels', cmd.remove],
   ] as const)
     for (const [i, id] of ids.entries()) {
-      if ((SYSTEM_LABELS as readonly string[]).includes(id))
+      if (isSystemLabel(id))
         fail(
           'label_not_directly_settable',
           `\`${id}\` is a system label; \`label\` moves the thread.`,

@@ -15,6 +15,10 @@ export const SYSTEM_LABELS = ['inbox', 'archive', 'spam', 'trash', 'sent', 'draf
 export type SystemLabel = (typeof SYSTEM_LABELS)[number];
 export const SETTABLE_LABELS = ['inbox', 'archive', 'spam', 'trash'] as const;
 export type SettableLabel = (typeof SETTABLE_LABELS)[number];
+export const isSystemLabel = (name: string): name is SystemLabel => (SYSTEM_LABELS as readonly string[]).includes(name);
+/** A system label a thread can be moved to (not `sent` or `drafts`). */
+export const isSettableLabel = (name: string): name is SettableLabel =>
+  (SETTABLE_LABELS as readonly string[]).includes(name);
 
 /**
  * Where mail is filed: an address of the workspace, or a domain's catch-all (`*@<domain>`, no

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { createLabel, deleteLabel, updateLabel } from '../../../commands/labels/handlers.ts';
 import { LABEL_NAME_MAX, LABELS_MAX } from '../../../domain/labels/decide.ts';
-import { SYSTEM_LABELS } from '../../../domain/threads/events.ts';
+import { isSystemLabel, SYSTEM_LABELS } from '../../../domain/threads/events.ts';
 import { type LabelRow, listLabels } from '../../../projections/threads/labels.ts';
 import { actorOf } from '../../credential.ts';
 import type { ApiDeps } from '../../deps.ts';
@@ -10,7 +10,6 @@ import { cursorParam, limitParam, pageSchema } from '../../paging.ts';
 import { operation, type Operation } from '../../route.ts';
 import { signatureAddress } from '../signatures/views.ts';
 import {
-  isSystemLabel,
   labelColor,
   labelName,
   labelOr404,

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import type { LabelOwner } from '../../../commands/labels/handlers.ts';
 import { LABEL_NAME_MAX } from '../../../domain/labels/decide.ts';
 import { idPatterns } from '../../../domain/shared/ids.ts';
-import { SYSTEM_LABELS, type SystemLabel } from '../../../domain/threads/events.ts';
+import { isSystemLabel, type SystemLabel } from '../../../domain/threads/events.ts';
 import { findAddressByName } from '../../../projections/addresses/queries.ts';
 import { findLabel, type LabelRow } from '../../../projections/threads/labels.ts';
 import { mailboxFor } from '../../../projections/threads/queries.ts';
@@ -58,8 +58,6 @@ export const viewLabel = (row: LabelRow): LabelView => ({
   createdAt: row.created_at.toISOString(),
   updatedAt: row.updated_at.toISOString(),
 });
-
-export const isSystemLabel = (id: string): id is SystemLabel => (SYSTEM_LABELS as readonly string[]).includes(id);
 
 /** A custom label the caller reaches; another workspace's, or one of a mailbox a narrowed key does not reach, is 404. */
 export const labelOr404 = lookup(findLabel, {

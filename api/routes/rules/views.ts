@@ -11,7 +11,7 @@ import {
   RULE_NAME_MAX,
 } from '../../../domain/rules/decide.ts';
 import { ACTION_TYPES, CONDITION_FIELDS, OPERATORS, type RuleMailbox } from '../../../domain/rules/events.ts';
-import { isSystemLabel } from '../../../domain/rules/labels.ts';
+import { isSettableLabel } from '../../../domain/threads/events.ts';
 import { labelsOfMailbox } from '../../../commands/labels/handlers.ts';
 import { idPatterns } from '../../../domain/shared/ids.ts';
 import { findAddressByName } from '../../../projections/addresses/queries.ts';
@@ -181,7 +181,7 @@ export async function checkedActions(
     if (
       (a.type === 'label' || a.type === 'remove_label') &&
       a.value !== null &&
-      !isSystemLabel(value) &&
+      !isSettableLabel(value) &&
       !custom.has(value)
     )
       throw new ApiError(

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { changeThreadLabels, deleteThread, markThread, moveThread } from '../../../commands/threads/handlers.ts';
 import { LABELS_MAX } from '../../../domain/labels/decide.ts';
 import { settableLabel } from '../../../domain/threads/decide.ts';
-import { SETTABLE_LABELS, SYSTEM_LABELS } from '../../../domain/threads/events.ts';
+import { isSystemLabel, SETTABLE_LABELS, SYSTEM_LABELS } from '../../../domain/threads/events.ts';
 import { findLabel } from '../../../projections/threads/labels.ts';
 import { listThreads, messagesOf } from '../../../projections/threads/queries.ts';
 import { actorOf } from '../../credential.ts';
@@ -53,7 +53,7 @@ export const threadOperations = (deps: ApiDeps): Operation[] => {
       response: pageSchema(threadView),
       handler: async ({ credential, query }) => {
         const reach = reachOf(credential);
-        const system = (SYSTEM_LABELS as readonly string[]).includes(query.label ?? '');
+        const system = isSystemLabel(query.label ?? '');
         if (
           query.label !== undefined &&
           !system &&
