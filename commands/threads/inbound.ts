@@ -108,8 +108,8 @@ export interface MailboxPorts {
   parse(raw: Readable, size: number): Promise<{ summary: MessageSummary; searchText: string }>;
   /** `SPAM_FILTER_URL`'s filter; null: the verdict rests on authentication alone. */
   spamFilter: SpamFilter | null;
-  /** The mailboxes' rules (commands/rules/run.ts); without it, mail is filed as it arrives. */
-  rules?: RuleRunPorts;
+  /** The mailboxes' rules (commands/rules/run.ts). */
+  rules: RuleRunPorts;
 }
 
 /** A reject's own text as an SMTP reply line: printable ASCII, short. */
@@ -172,17 +172,18 @@ export function mailboxRoute(ports: MailboxPorts): InboundRoute<MailboxRecipient
       const evaluations = await Promise.all(
         [...mailboxes.values()].map(async (entry) => ({
           ...entry,
-          evaluation: runs
-            ? await evaluateMailbox(runs, entry.mailbox.workspaceId, entry.mailbox.address, facts, now)
-            : null,
+          evaluation: await evaluateMailbox(runs, entry.mailbox.workspaceId, entry.mailbox.address, facts, now),
         })),
       );
-      const rejecting = evaluations.find((e) => e.evaluation && rejectionOf(e.evaluation));
-      if (runs && rejecting) {
+      const rejection = evaluations.map((e) => rejectionOf(e.evaluation)).find((r) => r !== null);
+      if (rejection) {
         const recorded = { headerMessageId: parsed.summary.messageId, mailFrom: message.mailFrom };
-        for (const { mailbox, evaluation } of evaluations)
-          await recordRejection(runs, mailbox.workspaceId, mailbox.address, evaluation!, recorded, now);
-        return { accept: false, code: 550, message: rejectText(rejectionOf(rejecting.evaluation!)!.action.value) };
+        await Promise.all(
+          evaluations.map(({ mailbox, evaluation }) =>
+            recordRejection(runs, mailbox.workspaceId, mailbox.address, evaluation, recorded, now),
+          ),
+        );
+        return { accept: false, code: 550, message: rejectText(rejection.action.value) };
       }
       const filing = async () => {
         for (const { mailbox, rcptTo, evaluation } of evaluations) {
@@ -198,7 +199,7 @@ export function mailboxRoute(ports: MailboxPorts): InboundRoute<MailboxRecipient
             receivedAt: now,
           });
           // A message filed already (a repeated delivery) ran its rules the first time.
-          if (runs && evaluation && filed)
+          if (filed)
             await applyRules(
               runs,
               workspaceId,
