@@ -12,7 +12,7 @@ import {
   HEADERS_MAX,
   parseMailbox,
   parseMailboxes,
-  parseMessageId,
+  checkMessageId,
   SUBJECT_MAX,
   TAGS_MAX,
   type Mailbox,
@@ -271,8 +271,8 @@ export async function sendEmail(ctx: SendContext, sender: Sender, input: SendInp
   const headers = checkHeaders(input.headers ?? {});
   const tags = checkTags(input.tags ?? []);
   const scheduledAt = checkScheduledAt(input.scheduledAt, at);
-  const inReplyTo = input.inReplyTo === undefined ? null : messageIdOf(input.inReplyTo, 'inReplyTo');
-  const references = (input.references ?? []).map((r, i) => messageIdOf(r, `references.${i}`));
+  const inReplyTo = input.inReplyTo === undefined ? null : checkMessageId(input.inReplyTo, 'inReplyTo');
+  const references = (input.references ?? []).map((r, i) => checkMessageId(r, `references.${i}`));
   const parts = checkAttachments(input.attachments ?? []);
   const attachmentsRead = settled(withFiles(sending, sender, parts));
 
@@ -501,12 +501,6 @@ function checkTags(tags: { name: string; value: string }[]) {
         fail('invalid_parameter', '1 to 256 of letters, digits, `_` and `-`.', `tags.${i}.${part}`);
   });
   return tags.map(({ name, value }) => ({ name, value }));
-}
-
-function messageIdOf(input: string, param: string): string {
-  const id = parseMessageId(input);
-  if (id === null) fail('invalid_parameter', 'A Message-ID: `<local@domain>`, brackets optional.', param);
-  return id;
 }
 
 interface Content {

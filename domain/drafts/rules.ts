@@ -1,12 +1,13 @@
 import {
   ATTACHMENTS_MAX,
   BODY_MAX,
+  checkMessageId,
+  checkRecipientCount,
   parseMailbox,
   parseMailboxes,
-  parseMessageId,
-  RECIPIENTS_MAX,
   SUBJECT_MAX,
 } from '../emails/rules.ts';
+import { domainOf } from '../shared/allowlists.ts';
 import { fail } from '../shared/errors.ts';
 
 /** What a draft is written with: every field may still be missing, except `from`. */
@@ -42,12 +43,7 @@ export function checkDraft(input: DraftInput): {
       parseMailboxes(input[kind], kind).map((m) => m.email.toLowerCase()),
     ),
   );
-  if (recipients.size > RECIPIENTS_MAX)
-    fail(
-      'too_many_recipients',
-      `At most ${RECIPIENTS_MAX} recipients (to, cc and bcc together); this has ${recipients.size}.`,
-      'to',
-    );
+  checkRecipientCount(recipients.size);
   parseMailboxes(input.replyTo, 'replyTo');
   if ((input.subject?.length ?? 0) > SUBJECT_MAX)
     fail('invalid_parameter', `At most ${SUBJECT_MAX} characters.`, 'subject');
@@ -55,16 +51,11 @@ export function checkDraft(input: DraftInput): {
     if ((input[part]?.length ?? 0) > BODY_MAX) fail('invalid_parameter', `At most ${BODY_MAX} characters.`, part);
   if (input.attachments.length > ATTACHMENTS_MAX)
     fail('invalid_parameter', `At most ${ATTACHMENTS_MAX} attachments.`, 'attachments');
-  const messageId = (value: string, param: string) => {
-    const id = parseMessageId(value);
-    if (id === null) fail('invalid_parameter', 'A Message-ID: `<local@domain>`, brackets optional.', param);
-    return id;
-  };
   const address = from.email.toLowerCase();
   return {
     address,
-    domain: address.slice(address.lastIndexOf('@') + 1),
-    inReplyTo: input.inReplyTo === null ? null : messageId(input.inReplyTo, 'inReplyTo'),
-    references: input.references.map((r, i) => messageId(r, `references.${i}`)),
+    domain: domainOf(address),
+    inReplyTo: input.inReplyTo === null ? null : checkMessageId(input.inReplyTo, 'inReplyTo'),
+    references: input.references.map((r, i) => checkMessageId(r, `references.${i}`)),
   };
 }

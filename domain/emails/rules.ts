@@ -88,15 +88,19 @@ export function checkRecipients(lists: RecipientLists): RecipientLists {
       return true;
     });
   const out = { to: keep(lists.to), cc: keep(lists.cc), bcc: keep(lists.bcc) };
-  const count = seen.size;
-  if (count === 0) fail('invalid_parameter', 'A message needs at least one recipient.', 'to');
+  if (seen.size === 0) fail('invalid_parameter', 'A message needs at least one recipient.', 'to');
+  checkRecipientCount(seen.size);
+  return out;
+}
+
+/** At most RECIPIENTS_MAX different addresses over to, cc and bcc (a draft may still have none). */
+export function checkRecipientCount(count: number): void {
   if (count > RECIPIENTS_MAX)
     fail(
       'too_many_recipients',
       `At most ${RECIPIENTS_MAX} recipients (to, cc and bcc together); this has ${count}.`,
       'to',
     );
-  return out;
 }
 
 /** A scheduled time as the event keeps it: null for at once (also for a time already past), else ISO. */
@@ -115,4 +119,11 @@ export function checkScheduledAt(input: string | undefined, now: string): string
 export function parseMessageId(input: string): string | null {
   const bare = input.trim().replace(/^<(.*)>$/, '$1');
   return /^[^\s<>@]+@[^\s<>@]+$/.test(bare) ? bare : null;
+}
+
+/** The Message-ID `input` names, or the refusal naming `param`. */
+export function checkMessageId(input: string, param: string): string {
+  const id = parseMessageId(input);
+  if (id === null) fail('invalid_parameter', 'A Message-ID: `<local@domain>`, brackets optional.', param);
+  return id;
 }
