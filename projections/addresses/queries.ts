@@ -35,6 +35,14 @@ export async function findAddress(
   return rows[0];
 }
 
+/** Which of `ids` are (registered) addresses of the workspace: one query for a list a request names. */
+export async function knownAddressIds(db: Db, workspaceId: string, ids: string[]): Promise<Set<string>> {
+  if (ids.length === 0) return new Set();
+  const { rows } = await sql<{ id: string }>`SELECT a.id FROM addresses a
+    WHERE a.workspace_id = ${workspaceId} AND a.id = ANY(${ids}::text[]) AND a.registered`.execute(db);
+  return new Set(rows.map((r) => r.id));
+}
+
 /** An address of the workspace by the address itself (lower-case, punycode domain). */
 export async function findAddressByName(db: Db, workspaceId: string, address: string): Promise<AddressRow | undefined> {
   const { rows } = await sql<AddressRow>`SELECT ${ADDRESS} FROM addresses a

@@ -17,6 +17,18 @@ export async function findDomain(db: Db, workspaceId: string, id: string): Promi
     .executeTakeFirst();
 }
 
+/** Which of `ids` are domains of the workspace: one query for a list a request names. */
+export async function knownDomainIds(db: Db, workspaceId: string, ids: string[]): Promise<Set<string>> {
+  if (ids.length === 0) return new Set();
+  const rows = await db
+    .selectFrom('domains')
+    .select('id')
+    .where('workspace_id', '=', workspaceId)
+    .where('id', 'in', ids)
+    .execute();
+  return new Set(rows.map((r) => r.id));
+}
+
 /**
  * A domain of the workspace by name (lower-case, punycode: `checkDomainName` gives that form), as
  * a sender's address names it.

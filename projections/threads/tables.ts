@@ -1,4 +1,3 @@
-import { mailboxOwnerOf } from '../../domain/shared/mailbox-owners.ts';
 import type { SettableLabel } from '../../domain/threads/events.ts';
 import type { Json, Timestamp } from '../projector.ts';
 
@@ -54,7 +53,7 @@ export interface ThreadsTables {
   labels: {
     workspace_id: string;
     id: string;
-    /** The mailbox's owner id (domain/labels/events.ts `mailboxOwnerOf`). */
+    /** The mailbox's owner id (domain/shared/mailbox-owners.ts `mailboxOwnerOf`). */
     owner: string;
     address: string;
     domain: string;

@@ -5,22 +5,22 @@ import type { Owner, RoleFacts } from '../../../domain/members/decide.ts';
 import { ACCESS } from '../../../domain/members/events.ts';
 import { idPatterns } from '../../../domain/shared/ids.ts';
 import { isPermission } from '../../../domain/shared/permissions.ts';
-import { findAddress } from '../../../projections/addresses/queries.ts';
-import { findDomain } from '../../../projections/domains/queries.ts';
+import { knownAddressIds } from '../../../projections/addresses/queries.ts';
+import { knownDomainIds } from '../../../projections/domains/queries.ts';
 import {
   findInvitation,
   listMembers,
   memberCursorOf,
   type MemberCursor,
 } from '../../../projections/members/queries.ts';
-import { findRole } from '../../../projections/roles/queries.ts';
 import type { ReadModels } from '../../../projections/tables.ts';
 import { findWorkspace } from '../../../projections/workspaces/queries.ts';
 import { actorOf, type Credential } from '../../credential.ts';
 import type { ApiDeps } from '../../deps.ts';
-import { lookup } from '../../lookups.ts';
+import { ApiError } from '../../errors/api-error.ts';
 import { cursorParam, limitParam, pageSchema } from '../../paging.ts';
 import { operation, type Operation } from '../../route.ts';
+import { roleOr404 } from '../roles/views.ts';
 import { invitationView, memberView, readMember, viewInvitation, viewMembers } from './views.ts';
 
 type Db = Kysely<ReadModels>;
@@ -29,30 +29,28 @@ const userParams = z.object({ userId: z.string() });
 const access = z.enum(ACCESS);
 const roleId = z.string().describe('A role of the workspace (not the owner role).');
 
-const roleOr404 = (param: string) =>
-  lookup(findRole, {
-    code: 'role_not_found',
-    message: 'No such role in this workspace.',
-    param,
-    pattern: idPatterns.role,
-  });
-const addressOr404 = (param: string) =>
-  lookup(findAddress, {
-    code: 'address_not_found',
-    message: 'No such address in this workspace.',
-    param,
-    pattern: idPatterns.address,
-  });
-const domainOr404 = (param: string) =>
-  lookup(findDomain, {
-    code: 'resource_not_found',
-    message: 'No such domain in this workspace.',
-    param,
-    pattern: idPatterns.domain,
-  });
+const MISSING = {
+  address: { code: 'address_not_found', message: 'No such address in this workspace.' },
+  domain: { code: 'resource_not_found', message: 'No such domain in this workspace.' },
+} as const;
 
-async function roleFacts(db: Db, workspaceId: string, id: string, param: string): Promise<RoleFacts> {
-  const row = await roleOr404(param)(db, workspaceId, id);
+/** Every id names an address (a domain) of the workspace, in one query; else the first missing is refused at `paramOf(i)`. */
+async function requireTargets(
+  db: Db,
+  workspaceId: string,
+  kind: 'address' | 'domain',
+  ids: string[],
+  paramOf: (i: number) => string,
+): Promise<void> {
+  // A malformed id names nothing; domain ids are uuid columns, so it must not reach the query.
+  const wellFormed = ids.filter((id) => idPatterns[kind].test(id));
+  const known = await (kind === 'address' ? knownAddressIds : knownDomainIds)(db, workspaceId, wellFormed);
+  const missing = ids.findIndex((id) => !known.has(id));
+  if (missing >= 0) throw new ApiError(MISSING[kind].code, MISSING[kind].message, paramOf(missing));
+}
+
+async function roleFacts(db: Db, workspaceId: string, id: string): Promise<RoleFacts> {
+  const row = await roleOr404(db, workspaceId, id);
   return { roleId: row.id, builtin: row.builtin, permissions: row.permissions.filter(isPermission) };
 }
 
@@ -90,8 +88,7 @@ function grantOperations(deps: ApiDeps, kind: 'address' | 'domain'): Operation[]
     const owner = await ownerOf(deps.db, workspaceId);
     // Revoking needs no live target: a grant can outlive the address or domain it names.
     if (grant !== null) {
-      if (kind === 'address') await addressOr404(idName)(deps.db, workspaceId, null, p.targetId);
-      else await domainOr404(idName)(deps.db, workspaceId, p.targetId);
+      await requireTargets(deps.db, workspaceId, kind, [p.targetId], () => idName);
     }
     const target = kind === 'address' ? { kind, addressId: p.targetId } : { kind, domainId: p.targetId };
     await setMemberGrant(deps.commands, actor, { userId: p.userId, owner, target, access: grant }, now);
@@ -195,10 +192,9 @@ export const memberOperations = (deps: ApiDeps): Operation[] => [
     handler: async ({ credential, body, request }) => {
       const workspaceId = credential.workspaceId;
       const { actor, caller, now } = context(credential, request.id);
-      const role = await roleFacts(deps.db, workspaceId, body.roleId, 'roleId');
-      for (const [i, id] of body.addressIds.entries())
-        await addressOr404(`addressIds.${i}`)(deps.db, workspaceId, null, id);
-      for (const [i, id] of body.domainIds.entries()) await domainOr404(`domainIds.${i}`)(deps.db, workspaceId, id);
+      const role = await roleFacts(deps.db, workspaceId, body.roleId);
+      await requireTargets(deps.db, workspaceId, 'address', body.addressIds, (i) => `addressIds.${i}`);
+      await requireTargets(deps.db, workspaceId, 'domain', body.domainIds, (i) => `domainIds.${i}`);
       const { workspaceName, ...owner } = await ownerOf(deps.db, workspaceId);
       const { invitationId } = await inviteMember(
         deps.commands,
@@ -232,7 +228,7 @@ export const memberOperations = (deps: ApiDeps): Operation[] => [
       const { workspaceName: _, ...owner } = await ownerOf(deps.db, workspaceId);
       // The owner and strangers are answered before the role is looked at.
       if (params.userId !== owner.userId) await readMember(deps.db, workspaceId, params.userId);
-      const role = params.userId === owner.userId ? null : await roleFacts(deps.db, workspaceId, body.roleId, 'roleId');
+      const role = params.userId === owner.userId ? null : await roleFacts(deps.db, workspaceId, body.roleId);
       await changeMemberRole(
         deps.commands,
         actor,
