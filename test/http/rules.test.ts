@@ -273,6 +273,19 @@ t.test('the dry run: a narrowed key sees no rules of a mailbox it does not reach
     ),
     [422, 'reject_needs_envelope', 'rule.actions.0.type'],
   );
+  const pasted = { name: 'x', conditions: [fromOlga], actions: [{ type: 'label', value: 'archive' }] };
+  t.same(
+    errorOf(
+      await h.request(ws.apiKey, 'POST', '/rules/test?address=b@rules-foreign.example.com', { raw, rule: pasted }),
+    ),
+    [422, 'address_has_no_mailbox', 'address'],
+    "a pasted rule needs a mailbox of the workspace: another workspace's address is none",
+  );
+  t.same(
+    errorOf(await h.request(narrowed, 'POST', `/rules/test?address=${B}`, { raw, rule: pasted })),
+    [422, 'capability_unsupported', 'address'],
+    'a pasted rule on a mailbox the key does not reach is refused, not run',
+  );
   t.same(errorOf(await h.request(ws.apiKey, 'POST', `/rules/test?address=${BOX}`, {})), [
     422,
     'invalid_parameter',

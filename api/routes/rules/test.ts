@@ -47,6 +47,7 @@ export const ruleTestOperation = (deps: ApiDeps): Operation =>
     operationId: 'testRules',
     errors: [
       'address_required',
+      'address_has_no_mailbox',
       'resource_not_found',
       'reject_needs_envelope',
       'label_not_found',
