@@ -71,6 +71,11 @@ export interface ProjectorSpec<DB, O> extends Owned<DB> {
   on: O & Appliers<DB, O>;
   /** Optional: the same as the appliers on each event in order, in fewer round trips. */
   applyBatch?(db: Kysely<DB>, events: Projected<Handled<O>>[]): Promise<void>;
+  /**
+   * Optional, instead of `applyBatch`: for a hot event type, what a run of its events in a row
+   * does at once (the same as its applier on each); other events apply alone, in their place.
+   */
+  onRun?: { [T in Handled<O>]?: (db: Kysely<DB>, events: Projected<T>[]) => Promise<void> };
   /** Optional: a faster replay for rebuilds than `applyBatch` (a fresh one per rebuild). */
   bulkLoad?(): BulkLoad<DB, Projected<Handled<O>>>;
 }
@@ -123,7 +128,17 @@ export function defineProjector<DB>() {
       apply,
       applyBatch: async (db, events) => {
         if (spec.applyBatch) return spec.applyBatch(db as Kysely<DB>, events as Projected<Handled<O>>[]);
-        for (const e of events) await apply(db, e);
+        const runs = (spec.onRun ?? {}) as Partial<
+          Record<string, (db: Kysely<DB>, events: ProjectedEvent[]) => Promise<void>>
+        >;
+        for (let i = 0; i < events.length; ) {
+          const type = events[i]!.type;
+          const run = runs[type];
+          let end = i + 1;
+          if (run) while (end < events.length && events[end]!.type === type) end++;
+          await (run ? run(db as Kysely<DB>, events.slice(i, end)) : apply(db, events[i]!));
+          i = end;
+        }
       },
       bulkLoad: spec.bulkLoad as (() => BulkLoad) | undefined,
     };

@@ -110,7 +110,7 @@ export const broadcastsProjector = defineProjector<BroadcastsTables>()({
           failed = failed + ${d.refused}
         WHERE id = ${d.broadcastId} AND status <> 'completed'`.execute(db);
     },
-    EmailAccepted: async (db, event) => accepted(db, event),
+    EmailAccepted: (db, event) => accepted(db, [event]),
     EmailRecipientDelivered: async (db, { data: d }) => flag(db, d.emailId, 'delivered'),
     EmailRecipientBounced: async (db, { data: d }) => flag(db, d.emailId, 'bounced'),
     EmailRecipientComplained: async (db, { data: d }) => flag(db, d.emailId, 'complained'),
@@ -129,26 +129,45 @@ export const broadcastsProjector = defineProjector<BroadcastsTables>()({
       );
     },
   },
+  onRun: { EmailAccepted: accepted },
 });
 
-async function accepted(db: Db, { metadata: { workspaceId }, data: d }: Projected<'EmailAccepted'>): Promise<void> {
-  if (d.broadcastId === undefined) return;
-  const recipient = d.recipients[0];
-  if (!recipient) return;
-  const inserted = await db
-    .insertInto('broadcast_emails')
-    .values({
-      email_id: d.emailId,
-      workspace_id: workspaceId,
-      broadcast_id: d.broadcastId,
-      recipient: recipient.email.toLowerCase(),
-      accepted_at: d.acceptedAt,
-    })
-    .onConflict((oc) => oc.column('email_id').doNothing())
-    .executeTakeFirst();
-  if (Number(inserted.numInsertedOrUpdatedRows ?? 0) === 0) return;
-  const column = recipient.status === 'queued' ? sql`sent = sent + 1` : sql`failed = failed + 1`;
-  await sql`UPDATE broadcasts SET ${column} WHERE id = ${d.broadcastId}`.execute(db);
+/**
+ * Acceptances of broadcast messages, a run of them in one statement (a broadcast's page lands as
+ * a run): each message's row once, then `sent` (`failed` when its one recipient was suppressed)
+ * counted for the rows that were new, so a replay counts nothing twice.
+ */
+async function accepted(db: Db, events: Projected<'EmailAccepted'>[]): Promise<void> {
+  const rows = events.flatMap(({ metadata: { workspaceId }, data: d }) => {
+    const recipient = d.recipients[0];
+    return d.broadcastId === undefined || !recipient
+      ? []
+      : [
+          {
+            d,
+            workspaceId,
+            broadcastId: d.broadcastId,
+            recipient: recipient.email.toLowerCase(),
+            queued: recipient.status === 'queued',
+          },
+        ];
+  });
+  if (rows.length === 0) return;
+  await sql`WITH given AS (
+      SELECT DISTINCT ON (email_id) * FROM unnest(
+        ${rows.map((r) => r.d.emailId)}::text[], ${rows.map((r) => r.workspaceId)}::text[],
+        ${rows.map((r) => r.broadcastId)}::text[], ${rows.map((r) => r.recipient)}::text[],
+        ${rows.map((r) => r.d.acceptedAt)}::timestamptz[], ${rows.map((r) => r.queued)}::boolean[]
+      ) AS u(email_id, workspace_id, broadcast_id, recipient, accepted_at, queued)),
+    inserted AS (
+      INSERT INTO broadcast_emails (email_id, workspace_id, broadcast_id, recipient, accepted_at)
+      SELECT email_id, workspace_id, broadcast_id, recipient, accepted_at FROM given
+      ON CONFLICT (email_id) DO NOTHING RETURNING email_id),
+    counts AS (
+      SELECT g.broadcast_id, count(*) FILTER (WHERE g.queued) AS sent, count(*) FILTER (WHERE NOT g.queued) AS failed
+      FROM given g JOIN inserted USING (email_id) GROUP BY g.broadcast_id)
+    UPDATE broadcasts b SET sent = b.sent + counts.sent, failed = b.failed + counts.failed
+    FROM counts WHERE b.id = counts.broadcast_id`.execute(db);
 }
 
 async function flag(db: Db, emailId: string, column: Flag): Promise<void> {

@@ -1,5 +1,5 @@
 import { sql, type Kysely } from 'kysely';
-import { defineProjector, type ProjectedEvent, type Projected } from '../projector.ts';
+import { defineProjector, type Projected } from '../projector.ts';
 import type { EmailsTables } from './tables.ts';
 
 type Db = Kysely<EmailsTables>;
@@ -93,9 +93,6 @@ async function engagement(db: Db, e: Projected<'EmailOpened' | 'EmailLinkClicked
     await sql`UPDATE email_recipients SET clicks = clicks + 1, first_clicked_at = LEAST(first_clicked_at, ${d.at}::timestamptz)
       WHERE email_id = ${d.emailId} AND lower(email) = lower(${recipient})`.execute(db);
 }
-
-/** Every event but an acceptance, through its applier (emailsProjector's `on`). */
-const applyOne = (db: Db, e: ProjectedEvent) => emailsProjector.apply(db as Kysely<unknown>, e);
 
 /**
  * Acceptances, many in three statements (the hot path: a batch of sends lands as a run of them).
@@ -243,20 +240,8 @@ export const emailsProjector = defineProjector<EmailsTables>()({
       WHERE template_id IS NOT NULL;
     CREATE INDEX IF NOT EXISTS emails_tags ON ${s}.emails USING gin (tags jsonb_path_ops);
     CREATE INDEX IF NOT EXISTS email_recipients_email ON ${s}.email_recipients (email_id, email);`,
-  async applyBatch(db, events: ProjectedEvent[]) {
-    // Runs of acceptances go in bulk; anything else in between is applied on its own, in order.
-    let run: Projected<'EmailAccepted'>[] = [];
-    for (const e of events) {
-      if (e.type === 'EmailAccepted') {
-        run.push(e as Projected<'EmailAccepted'>);
-        continue;
-      }
-      if (run.length > 0) await accept(db, run);
-      run = [];
-      await applyOne(db, e);
-    }
-    if (run.length > 0) await accept(db, run);
-  },
+  // Runs of acceptances go in bulk; anything else in between is applied on its own, in order.
+  onRun: { EmailAccepted: accept },
   on: {
     EmailAccepted: (db, e) => accept(db, [e]),
     EmailCancelled: async (db, e) => {

@@ -1,5 +1,6 @@
 import { attachmentFileId } from '../../domain/files/events.ts';
-import { defineProjector } from '../projector.ts';
+import type { Kysely } from 'kysely';
+import { defineProjector, type Projected } from '../projector.ts';
 import type { FilesTables } from './tables.ts';
 
 /**
@@ -32,31 +33,7 @@ export const filesProjector = defineProjector<FilesTables>()({
     CREATE INDEX IF NOT EXISTS files_list ON ${s}.files (workspace_id, created_at DESC, id DESC);
     CREATE INDEX IF NOT EXISTS files_thread ON ${s}.files (thread_id) WHERE thread_id IS NOT NULL;`,
   on: {
-    MessageReceived: async (db, { metadata: { workspaceId }, data: d }) => {
-      const rows = d.summary.attachments.map((a, part) => ({
-        workspace_id: workspaceId,
-        id: attachmentFileId(d.messageId, part),
-        source: 'attachment' as const,
-        address: d.mailbox.address,
-        domain: d.mailbox.domain,
-        thread_id: d.threadId,
-        message_id: d.messageId,
-        part,
-        filename: a.filename,
-        content_type: a.contentType,
-        size: a.size,
-        sha256: a.sha256,
-        content_id: a.contentId,
-        inline: a.inline,
-        created_at: d.receivedAt,
-      }));
-      if (rows.length > 0)
-        await db
-          .insertInto('files')
-          .values(rows)
-          .onConflict((oc) => oc.column('id').doNothing())
-          .execute();
-    },
+    MessageReceived: (db, event) => insertAttachments(db, [event]),
     ThreadDeleted: async (db, { data: d }) => {
       await db.deleteFrom('files').where('thread_id', '=', d.threadId).execute();
     },
@@ -87,4 +64,34 @@ export const filesProjector = defineProjector<FilesTables>()({
       await db.deleteFrom('files').where('id', '=', d.fileId).execute();
     },
   },
+  // Arrivals come in runs on the inbound path: one INSERT for a run, not one per message.
+  onRun: { MessageReceived: insertAttachments },
 });
+
+async function insertAttachments(db: Kysely<FilesTables>, events: Projected<'MessageReceived'>[]): Promise<void> {
+  const rows = events.flatMap(({ metadata: { workspaceId }, data: d }) =>
+    d.summary.attachments.map((a, part) => ({
+      workspace_id: workspaceId,
+      id: attachmentFileId(d.messageId, part),
+      source: 'attachment' as const,
+      address: d.mailbox.address,
+      domain: d.mailbox.domain,
+      thread_id: d.threadId,
+      message_id: d.messageId,
+      part,
+      filename: a.filename,
+      content_type: a.contentType,
+      size: a.size,
+      sha256: a.sha256,
+      content_id: a.contentId,
+      inline: a.inline,
+      created_at: d.receivedAt,
+    })),
+  );
+  if (rows.length > 0)
+    await db
+      .insertInto('files')
+      .values(rows)
+      .onConflict((oc) => oc.column('id').doNothing())
+      .execute();
+}

@@ -1,6 +1,6 @@
 import { mailboxOwnerOf } from '../../domain/shared/mailbox-owners.ts';
-import { type Kysely, sql } from 'kysely';
-import { defineProjector, type Projected, type Projector } from '../projector.ts';
+import { sql } from 'kysely';
+import { defineProjector } from '../projector.ts';
 import { fileArrivals } from './arrivals.ts';
 import type { ThreadsTables } from './tables.ts';
 
@@ -10,7 +10,7 @@ import type { ThreadsTables } from './tables.ts';
  * `search` holds the subject and participants (the `simple` configuration: mail comes in every
  * language); the body text is in `message_texts`, kept beside the blobs (docs/decisions/threads.md).
  */
-export const threadsProjector: Projector = defineProjector<ThreadsTables>()({
+export const threadsProjector = defineProjector<ThreadsTables>()({
   name: 'threads',
   version: 2,
   tables: ['threads', 'thread_messages', 'labels'],
@@ -131,18 +131,6 @@ export const threadsProjector: Projector = defineProjector<ThreadsTables>()({
       await db.deleteFrom('threads').where('id', '=', d.threadId).execute();
     },
   },
-  // Arrivals in a row go in together (arrivals.ts); any other event applies alone, in its place.
-  applyBatch: async (db, events) => {
-    let run: Projected<'MessageReceived'>[] = [];
-    for (const event of events) {
-      if (event.type === 'MessageReceived') {
-        run.push(event);
-        continue;
-      }
-      await fileArrivals(db, run);
-      run = [];
-      await threadsProjector.apply(db as Kysely<unknown>, event);
-    }
-    await fileArrivals(db, run);
-  },
+  // Arrivals in a row go in together (arrivals.ts).
+  onRun: { MessageReceived: fileArrivals },
 });
