@@ -32,7 +32,8 @@ export class PostgresTextIndex implements TextIndex {
 
   put(sha256: string, text: string): Promise<void> {
     return new Promise((resolve, reject) => {
-      this.#waiting.push({ sha256, text, resolve, reject });
+      // PostgreSQL text holds no U+0000, which a body may carry (`=00` in quoted-printable); it parts words as a space does.
+      this.#waiting.push({ sha256, text: text.replaceAll('\u0000', ' '), resolve, reject });
       if (!this.#inserting) void this.#insert();
     });
   }
@@ -42,17 +43,23 @@ export class PostgresTextIndex implements TextIndex {
     while (this.#waiting.length > 0) {
       const batch = this.#waiting.splice(0, TEXTS_PER_INSERT);
       try {
-        await this.pool.query(
-          `INSERT INTO message_texts (sha256, search)
-           SELECT h, to_tsvector('simple', t) FROM unnest($1::text[], $2::text[]) AS u(h, t)
-           ON CONFLICT (sha256) DO NOTHING`,
-          [batch.map((p) => p.sha256), batch.map((p) => p.text)],
-        );
+        await this.#write(batch);
         for (const p of batch) p.resolve();
       } catch (error) {
-        for (const p of batch) p.reject(error);
+        if (batch.length === 1) batch[0]!.reject(error);
+        // One text the database refuses (a tsvector past 1 MB) must not refuse the others with it.
+        else for (const p of batch) await this.#write([p]).then(p.resolve, p.reject);
       }
     }
     this.#inserting = false;
+  }
+
+  async #write(batch: Pending[]): Promise<void> {
+    await this.pool.query(
+      `INSERT INTO message_texts (sha256, search)
+       SELECT h, to_tsvector('simple', t) FROM unnest($1::text[], $2::text[]) AS u(h, t)
+       ON CONFLICT (sha256) DO NOTHING`,
+      [batch.map((p) => p.sha256), batch.map((p) => p.text)],
+    );
   }
 }
