@@ -72,6 +72,15 @@ export function reaches(credential: Credential, address: string): boolean {
   return reach.domains.includes(domainOf(address)) || (!address.startsWith('*@') && reach.addresses.includes(address));
 }
 
+/**
+ * A write on `address` by a credential that does not reach it is 403 `capability_unsupported`:
+ * `what` says what such a credential may do instead ("writes rules only of the mailboxes it holds").
+ */
+export function requireReach(credential: Credential, address: string, what: string, param = 'address'): void {
+  if (!reaches(credential, address))
+    throw new ApiError('capability_unsupported', `A credential narrowed to some addresses or domains ${what}.`, param);
+}
+
 /** The sentence the policy adds to an operation's description. */
 export function narrowedDoc(policy: NarrowedPolicy, method: string): string | null {
   const reads = method === 'GET';

@@ -7,7 +7,7 @@ import { actorOf } from '../../credential.ts';
 import type { ApiDeps } from '../../deps.ts';
 import { ApiError } from '../../errors/api-error.ts';
 import { lookup } from '../../lookups.ts';
-import { reaches, reachOf } from '../../narrowing.ts';
+import { reachOf, requireReach } from '../../narrowing.ts';
 import { cursorParam, limitParam, pageSchema } from '../../paging.ts';
 import { operation, type Operation } from '../../route.ts';
 import {
@@ -108,12 +108,7 @@ export const addressOperations = (deps: ApiDeps): Operation[] => [
       const { address, localPart, domain } = body.address;
       const domainRow = await findDomainByName(deps.db, credential.workspaceId, domain);
       if (!domainRow) throw new ApiError('unknown_domain', `${domain} is not a domain of this workspace.`, 'address');
-      if (!reaches(credential, address))
-        throw new ApiError(
-          'capability_unsupported',
-          'A credential narrowed to some addresses or domains creates only addresses its lists reach.',
-          'address',
-        );
+      requireReach(credential, address, 'creates only addresses its lists reach');
       const { addressId } = await createAddress(
         deps.commands,
         actorOf(credential, request.id),

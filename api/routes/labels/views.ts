@@ -11,7 +11,7 @@ import type { Credential } from '../../credential.ts';
 import type { ApiDeps } from '../../deps.ts';
 import { ApiError } from '../../errors/api-error.ts';
 import { lookup } from '../../lookups.ts';
-import { reaches } from '../../narrowing.ts';
+import { requireReach } from '../../narrowing.ts';
 import { text } from '../../schemas.ts';
 
 export const labelName = text(LABEL_NAME_MAX).refine((s) => s.length > 0, { message: 'must not be empty' });
@@ -84,12 +84,7 @@ export function refuseSystemLabel(id: string): void {
  * mail is 422 `address_has_no_mailbox`; anything else 404 `address_not_found`.
  */
 export async function labelMailboxOf(deps: ApiDeps, credential: Credential, address: string): Promise<LabelOwner> {
-  if (!reaches(credential, address))
-    throw new ApiError(
-      'capability_unsupported',
-      'A credential narrowed to some addresses or domains makes labels only in the mailboxes it reaches (a catch-all: its whole domain).',
-      'address',
-    );
+  requireReach(credential, address, 'makes labels only in the mailboxes it reaches (a catch-all: its whole domain)');
   const mailbox = await mailboxFor(deps.db, address);
   if (mailbox && mailbox.workspaceId === credential.workspaceId && mailbox.address === address)
     return { owner: mailboxOwnerOf(mailbox), address };

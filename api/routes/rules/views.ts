@@ -22,7 +22,7 @@ import type { Credential } from '../../credential.ts';
 import type { ApiDeps } from '../../deps.ts';
 import { ApiError } from '../../errors/api-error.ts';
 import { lookup } from '../../lookups.ts';
-import { reaches } from '../../narrowing.ts';
+import { requireReach } from '../../narrowing.ts';
 import { text } from '../../schemas.ts';
 import { signatureAddress } from '../signatures/views.ts';
 
@@ -144,12 +144,7 @@ export const ruleOr404 = lookup(findRule, {
  * workspace's address answers the same). A narrowed credential writes only where it reaches.
  */
 export async function mailboxOf(deps: ApiDeps, credential: Credential, address: string): Promise<RuleMailbox> {
-  if (!reaches(credential, address))
-    throw new ApiError(
-      'capability_unsupported',
-      'A credential narrowed to some addresses or domains writes rules only of the mailboxes it holds (a catch-all: its whole domain).',
-      'address',
-    );
+  requireReach(credential, address, 'writes rules only of the mailboxes it holds (a catch-all: its whole domain)');
   if (address.startsWith('*@')) {
     const domain = await findDomainByName(deps.db, credential.workspaceId, address.slice(2));
     if (domain?.catch_all && domain.receiving_verified_at !== null)

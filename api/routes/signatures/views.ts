@@ -11,7 +11,7 @@ import type { Credential } from '../../credential.ts';
 import type { ApiDeps } from '../../deps.ts';
 import { ApiError } from '../../errors/api-error.ts';
 import { lookup } from '../../lookups.ts';
-import { reaches } from '../../narrowing.ts';
+import { requireReach } from '../../narrowing.ts';
 import { text } from '../../schemas.ts';
 import type { SignatureOwner } from '../../../commands/signatures/handlers.ts';
 
@@ -97,12 +97,12 @@ export async function ownerOf(
   address: string,
   param: string,
 ): Promise<SignatureOwner> {
-  if (!reaches(credential, address))
-    throw new ApiError(
-      'capability_unsupported',
-      'A credential narrowed to some addresses or domains writes signatures only of the addresses it holds (a catch-all: its whole domain).',
-      param,
-    );
+  requireReach(
+    credential,
+    address,
+    'writes signatures only of the addresses it holds (a catch-all: its whole domain)',
+    param,
+  );
   if (address.startsWith('*@')) {
     const domain = await findDomainByName(deps.db, credential.workspaceId, address.slice(2));
     if (domain?.catch_all && domain.receiving_verified_at !== null) return { owner: catchAllOwner(domain.id), address };
