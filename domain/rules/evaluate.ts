@@ -77,8 +77,19 @@ export function globMatches(pattern: string, value: string): boolean {
 }
 
 /** The hour (0 to 23) and weekday (0 = Sunday) of an instant in an IANA time zone. */
+// Making a DateTimeFormat costs far more than using one, and every arriving message is evaluated.
+const formats = new Map<string, Intl.DateTimeFormat>();
+const formatIn = (timeZone: string) => {
+  let format = formats.get(timeZone);
+  if (!format) {
+    format = new Intl.DateTimeFormat('en-US', { timeZone, hourCycle: 'h23', hour: 'numeric', weekday: 'short' });
+    formats.set(timeZone, format);
+  }
+  return format;
+};
+
 export function clockIn(now: string, timeZone: string): { hour: number; weekday: number } {
-  const parts = new Intl.DateTimeFormat('en-US', { timeZone, hourCycle: 'h23', hour: 'numeric', weekday: 'short' })
+  const parts = formatIn(timeZone)
     .formatToParts(new Date(now))
     .reduce<Record<string, string>>((acc, p) => Object.assign(acc, { [p.type]: p.value }), {});
   return {
@@ -96,7 +107,7 @@ function compareText(op: Condition['op'], actual: string, expected: string): boo
 }
 
 /** One condition, before `negate`. A header the message lacks matches nothing. */
-function holds(c: Condition, facts: MessageFacts, clock: { hour: number; weekday: number }): boolean {
+function holds(c: Condition, facts: MessageFacts, clock: () => { hour: number; weekday: number }): boolean {
   switch (c.field) {
     case 'has_attachment':
       return facts.attachments.length > 0 === (c.value === 'true');
@@ -113,9 +124,9 @@ function holds(c: Condition, facts: MessageFacts, clock: { hour: number; weekday
     case 'message_size':
       return compareNumber(c.op, facts.size, Number(c.value));
     case 'hour':
-      return compareNumber(c.op, clock.hour, Number(c.value));
+      return compareNumber(c.op, clock().hour, Number(c.value));
     case 'weekday':
-      return compareNumber(c.op, clock.weekday, Number(c.value));
+      return compareNumber(c.op, clock().weekday, Number(c.value));
     case 'envelope_from':
       return compareText(c.op, facts.mailFrom, c.value);
     case 'header':
@@ -153,7 +164,9 @@ export function evaluateRules(
   facts: MessageFacts,
   at: { now: string; timeZone: string },
 ): Evaluation {
-  const clock = clockIn(at.now, at.timeZone);
+  // Only rules on the hour or weekday need the clock; most mail meets none.
+  let known: { hour: number; weekday: number } | undefined;
+  const clock = () => (known ??= clockIn(at.now, at.timeZone));
   const evaluation: Evaluation = { results: [], matched: [], stoppedBy: null };
   for (const rule of [...rules].filter((r) => r.enabled).sort(byPosition)) {
     const conditions = rule.conditions.map((c) => holds(c, facts, clock) !== c.negate);
