@@ -169,3 +169,115 @@ t.test("another workspace's drafts are 404; narrowed keys; scopes", async (t) =>
   const readOnly = await keyWith(ws, { scopes: ['drafts:read'] });
   t.same(errorOf(await create({ from: 'a@drafts.example.com' }, readOnly)), [403, 'insufficient_scope', null]);
 });
+
+t.test('an edit whose merged draft is refused leaves the draft as it was', async (t) => {
+  const many = (n: number, at: string) => Array.from({ length: n }, (_, i) => `m${i}@${at}`);
+  const draft = (await create({ from: 'a@drafts.example.com', to: many(30, 'example.org'), subject: 'Merge' })).json();
+  const before = (await h.request(ws.apiKey, 'GET', `/drafts/${draft.id}`)).json();
+
+  // Each part alone is within 50; the draft they make together is not.
+  t.same(errorOf(await h.request(ws.apiKey, 'PATCH', `/drafts/${draft.id}`, { cc: many(21, 'example.net') })), [
+    422,
+    'too_many_recipients',
+    'to',
+  ]);
+  t.same(
+    errorOf(await h.request(ws.apiKey, 'PATCH', `/drafts/${draft.id}`, { subject: 'Merged', inReplyTo: 'no id' })),
+    [422, 'invalid_parameter', 'inReplyTo'],
+  );
+  t.same(errorOf(await h.request(ws.apiKey, 'PATCH', `/drafts/${draft.id}`, { text: 'x'.repeat(1_000_001) })), [
+    422,
+    'invalid_parameter',
+    'text',
+  ]);
+  t.same((await h.request(ws.apiKey, 'GET', `/drafts/${draft.id}`)).json(), before, 'nothing of a refused edit stays');
+
+  // The count is of distinct recipients across the three lists, as a send counts them.
+  const same = await h.request(ws.apiKey, 'PATCH', `/drafts/${draft.id}`, { cc: many(21, 'example.org') });
+  t.equal(same.statusCode, 200, 'the same recipients again in cc');
+  t.equal(same.json().cc.length, 21);
+});
+
+t.test('from: only a registered address of the workspace the caller reaches', async (t) => {
+  t.same(errorOf(await create({ from: '*@drafts.example.com' })), [403, 'from_address_forbidden', 'from']);
+  const gone = await h.request(ws.apiKey, 'POST', '/addresses', { address: 'gone@drafts.example.com' });
+  t.equal(gone.statusCode, 201, 'an address to delete');
+  const kept = (await create({ from: 'gone@drafts.example.com', subject: 'Before' })).json();
+  t.equal((await h.request(ws.apiKey, 'DELETE', `/addresses/${gone.json().id}`)).statusCode, 200);
+  t.same(errorOf(await create({ from: 'Gone <gone@drafts.example.com>' })), [403, 'from_address_forbidden', 'from']);
+
+  const draft = (await create({ from: 'a@drafts.example.com', subject: 'Mine' })).json();
+  t.same(
+    errorOf(await h.request(ws.apiKey, 'PATCH', `/drafts/${draft.id}`, { from: 'a@foreign-drafts.example.com' })),
+    [403, 'from_address_forbidden', 'from'],
+  );
+  t.same(errorOf(await h.request(ws.apiKey, 'PATCH', `/drafts/${draft.id}`, { from: 'gone@drafts.example.com' })), [
+    403,
+    'from_address_forbidden',
+    'from',
+  ]);
+  t.same((await h.request(ws.apiKey, 'GET', `/drafts/${draft.id}`)).json(), draft, 'a refused edit changes nothing');
+  // A draft whose address went is kept, but cannot be edited while it names that address.
+  t.same(errorOf(await h.request(ws.apiKey, 'PATCH', `/drafts/${kept.id}`, { subject: 'After' })), [
+    403,
+    'from_address_forbidden',
+    'from',
+  ]);
+
+  const otherDomain = await keyWith(ws, {
+    scopes: ['drafts:read', 'drafts:write'],
+    domainAllowlist: ['foreign-drafts.example.com'],
+  });
+  t.same(errorOf(await create({ from: 'a@foreign-drafts.example.com' }, otherDomain)), [
+    403,
+    'from_address_forbidden',
+    'from',
+  ]);
+  t.same(errorOf(await create({ from: 'a@drafts.example.com' }, otherDomain)), [403, 'from_address_forbidden', 'from']);
+  const wholeDomain = await keyWith(ws, {
+    scopes: ['drafts:read', 'drafts:write'],
+    domainAllowlist: ['drafts.example.com'],
+  });
+  t.equal(
+    (await create({ from: 'b@drafts.example.com' }, wholeDomain)).statusCode,
+    201,
+    'a domain held whole reaches its addresses',
+  );
+  t.same(errorOf(await create({ from: '*@drafts.example.com' }, wholeDomain)), [403, 'from_address_forbidden', 'from']);
+});
+
+t.test('sizes: text, html, attachments and references at the limit and one past', async (t) => {
+  const from = 'a@drafts.example.com';
+  for (const part of ['text', 'html'] as const) {
+    const at = await create({ from, [part]: 'x'.repeat(1_000_000) });
+    t.equal(at.statusCode, 201, `${part} of 1,000,000 characters`);
+    t.equal(at.json()[part].length, 1_000_000);
+    t.same(errorOf(await create({ from, [part]: 'x'.repeat(1_000_001) })), [422, 'invalid_parameter', part]);
+  }
+
+  const files: { fileId: string }[] = [];
+  for (let i = 0; i < 21; i++) files.push({ fileId: (await upload(ws.apiKey, `f${i}.txt`, `file ${i}`)).json().id });
+  const twenty = await create({ from, attachments: files.slice(0, 20) });
+  t.equal(twenty.statusCode, 201, '20 attachments');
+  t.equal(twenty.json().attachments.length, 20);
+  t.same(errorOf(await create({ from, attachments: files })), [422, 'invalid_parameter', 'attachments']);
+  t.same(errorOf(await h.request(ws.apiKey, 'PATCH', `/drafts/${twenty.json().id}`, { attachments: files })), [
+    422,
+    'invalid_parameter',
+    'attachments',
+  ]);
+  t.equal((await h.request(ws.apiKey, 'GET', `/drafts/${twenty.json().id}`)).json().attachments.length, 20);
+  // The 21st file was never named: nothing holds it.
+  t.equal((await h.request(ws.apiKey, 'DELETE', `/files/${files[20]!.fileId}`)).statusCode, 200);
+
+  const refs = (n: number) => Array.from({ length: n }, (_, i) => `<r${i}@drafts.example.com>`);
+  const hundred = await create({ from, references: refs(100) });
+  t.equal(hundred.statusCode, 201, '100 references');
+  t.equal(hundred.json().references.length, 100);
+  t.same(errorOf(await create({ from, references: refs(101) })), [422, 'invalid_parameter', 'references']);
+  t.same(errorOf(await create({ from, references: [...refs(2), 'not an id'] })), [
+    422,
+    'invalid_parameter',
+    'references.2',
+  ]);
+});
