@@ -1,7 +1,7 @@
 import t from 'tap';
 import { LABELS_MAX } from '../../domain/labels/decide.ts';
 import { rebuildProjection } from '../../projections/rebuild.ts';
-import { errorOf } from '../support/domains.ts';
+import { errorOf, publish } from '../support/domains.ts';
 import { walkPages } from '../support/paging.ts';
 import { startSendingApp } from '../support/emails.ts';
 import { outsideDomains, startTestInbound } from '../support/inbound.ts';
@@ -309,6 +309,72 @@ t.test(
     ]);
   },
 );
+
+t.test("renaming to a system label's name, in any case, is refused", async (t) => {
+  const custom = await label('b@labels.example.com', 'Renamed');
+  for (const name of ['Inbox', 'INBOX', ' inbox ', 'Drafts', 'sPaM'])
+    t.same(errorOf(await h.request(ws.apiKey, 'PATCH', `/labels/${custom.id}`, { name, color: '#123456' })), [
+      409,
+      'label_name_taken',
+      'name',
+    ]);
+  t.same((await h.request(ws.apiKey, 'GET', `/labels/${custom.id}`)).json(), custom, 'name and colour unchanged');
+  t.match((await h.request(ws.apiKey, 'PATCH', `/labels/${custom.id}`, { name: 'Inbox 2' })).json(), {
+    name: 'Inbox 2',
+  });
+});
+
+t.test("a deleted address's labels leave its threads; other mailboxes keep theirs", async (t) => {
+  const made = await h.request(ws.apiKey, 'POST', '/addresses', { address: 'leaving@labels.example.com' });
+  t.equal(made.statusCode, 201, made.body);
+  const leaving = await label('leaving@labels.example.com', 'Leaving');
+  const staying = await label('a@labels.example.com', 'Staying');
+  const gone = await arrive('leaving@labels.example.com', 'Goodbye');
+  const kept = await arrive('a@labels.example.com', 'Still here');
+  t.same((await h.request(ws.apiKey, 'PATCH', `/threads/${gone.id}`, { addLabels: [leaving.id] })).json().labels, [
+    'inbox',
+    leaving.id,
+  ]);
+  await h.request(ws.apiKey, 'PATCH', `/threads/${kept.id}`, { addLabels: [staying.id] });
+
+  t.equal((await h.request(ws.apiKey, 'DELETE', `/addresses/${made.json().id}`)).statusCode, 200);
+  t.same(errorOf(await h.request(ws.apiKey, 'GET', `/labels/${leaving.id}`)), [404, 'resource_not_found', 'id']);
+  t.same(errorOf(await h.request(ws.apiKey, 'GET', `/threads?label=${leaving.id}`)), [422, 'label_not_found', 'label']);
+  t.same(
+    (await h.request(ws.apiKey, 'GET', `/threads/${gone.id}`)).json().labels,
+    ['inbox'],
+    'the thread stays, without the label',
+  );
+  t.same((await h.request(ws.apiKey, 'GET', `/threads/${kept.id}`)).json().labels, ['inbox', staying.id]);
+  t.same(ids(await h.request(ws.apiKey, 'GET', `/threads?label=${staying.id}`)), [kept.id]);
+});
+
+t.test("a deleted domain's catch-all labels leave its threads", async (t) => {
+  const name = 'labels-gone.example.com';
+  const domain = (await h.request(ws.apiKey, 'POST', '/domains', { domain: name })).json();
+  publish(dns, domain.records);
+  t.equal((await h.request(ws.apiKey, 'POST', `/domains/${domain.id}/verify`)).statusCode, 200);
+  t.equal((await h.request(ws.apiKey, 'PATCH', `/domains/${domain.id}`, { catchAll: true })).statusCode, 200);
+  const catchAll = await label(`*@${name}`, 'Caught');
+  const thread = await arrive(`anyone@${name}`, 'Into the catch-all');
+  t.same((await h.request(ws.apiKey, 'PATCH', `/threads/${thread.id}`, { addLabels: [catchAll.id] })).json().labels, [
+    'inbox',
+    catchAll.id,
+  ]);
+  const other = await label('a@labels.example.com', 'Not caught');
+  const kept = await arrive('a@labels.example.com', 'Elsewhere');
+  await h.request(ws.apiKey, 'PATCH', `/threads/${kept.id}`, { addLabels: [other.id] });
+
+  const deleted = await h.request(ws.apiKey, 'DELETE', `/domains/${domain.id}`);
+  t.equal(deleted.statusCode, 200, deleted.body);
+  t.same(errorOf(await h.request(ws.apiKey, 'GET', `/labels/${catchAll.id}`)), [404, 'resource_not_found', 'id']);
+  t.same(
+    (await h.request(ws.apiKey, 'GET', `/threads/${thread.id}`)).json().labels,
+    ['inbox'],
+    'the thread stays, without the label',
+  );
+  t.same((await h.request(ws.apiKey, 'GET', `/threads/${kept.id}`)).json().labels, ['inbox', other.id]);
+});
 
 t.test('the threads read model with its labels rebuilds from the log as it stands live', async (t) => {
   const { db, pool } = h.system.database;
