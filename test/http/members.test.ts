@@ -286,4 +286,133 @@ t.test('members over HTTP', async (t) => {
       null,
     ]);
   });
+
+  t.test('role changes refused: unknown, foreign, malformed and owner roles; the member keeps its role', async (t) => {
+    const userId = await join(ws, 'fay@example.org', roles.viewer.id);
+    const before = await ok(h.request(ws.apiKey, 'GET', `/members/${userId}`));
+    const theirs = (await rolesOf(foreign)).member.id;
+    for (const roleId of [`role_${'0'.repeat(24)}`, theirs, 'nope', ''])
+      t.same(
+        errorOf(await h.request(ws.apiKey, 'PATCH', `/members/${userId}`, { roleId })),
+        [404, 'role_not_found', 'roleId'],
+        JSON.stringify(roleId),
+      );
+    t.same(errorOf(await h.request(ws.apiKey, 'PATCH', `/members/${userId}`, { roleId: roles.owner.id })), [
+      422,
+      'invalid_parameter',
+      'roleId',
+    ]);
+    t.same(errorOf(await h.request(ws.apiKey, 'PATCH', `/members/${userId}`, {})), [
+      422,
+      'invalid_parameter',
+      'roleId',
+    ]);
+    t.same(errorOf(await h.request(ws.apiKey, 'PATCH', `/members/${userId}`, { roleId: 7 })), [
+      422,
+      'invalid_parameter',
+      'roleId',
+    ]);
+    // The owner is answered before the role is looked at.
+    t.same(errorOf(await h.request(ws.apiKey, 'PATCH', `/members/${ws.ownerUserId}`, { roleId: 'nope' })), [
+      422,
+      'member_is_owner',
+      'userId',
+    ]);
+    t.same(await ok(h.request(ws.apiKey, 'GET', `/members/${userId}`)), before, 'the member is as it was');
+  });
+
+  t.test("grants naming another workspace's address or domain are 404; revoking one changes nothing", async (t) => {
+    await addDomain(
+      h.system.commands,
+      h.system.domains,
+      { workspaceId: foreign.workspaceId, kind: 'operator', id: null },
+      { domain: 'members-foreign.example.net' },
+      new Date().toISOString(),
+    );
+    const theirAddress = await ok(
+      h.request(foreign.apiKey, 'POST', '/addresses', { address: 'desk@members-foreign.example.net' }),
+      201,
+    );
+    const theirDomain = (await ok(h.request(foreign.apiKey, 'GET', '/domains'))).data[0].id as string;
+    const userId = await join(ws, 'gus@example.org', roles.member.id);
+    await ok(h.request(ws.apiKey, 'PUT', `/members/${userId}/addresses/${address.id}`, { access: 'viewer' }));
+    await ok(h.request(ws.apiKey, 'PUT', `/members/${userId}/domains/${domainId}`, { access: 'member' }));
+    const before = await ok(h.request(ws.apiKey, 'GET', `/members/${userId}`));
+
+    t.same(
+      errorOf(
+        await h.request(ws.apiKey, 'PUT', `/members/${userId}/addresses/${theirAddress.id}`, { access: 'member' }),
+      ),
+      [404, 'address_not_found', 'addressId'],
+    );
+    for (const id of [theirDomain, '00000000-0000-4000-8000-000000000000', 'nope'])
+      t.same(
+        errorOf(await h.request(ws.apiKey, 'PUT', `/members/${userId}/domains/${id}`, { access: 'member' })),
+        [404, 'resource_not_found', 'domainId'],
+        id,
+      );
+    t.same(
+      errorOf(
+        await invite(ws, {
+          email: 'hal@example.org',
+          roleId: roles.member.id,
+          addressIds: [address.id, theirAddress.id],
+        }),
+      ),
+      [404, 'address_not_found', 'addressIds.1'],
+    );
+    t.same(errorOf(await invite(ws, { email: 'hal@example.org', roleId: roles.member.id, domainIds: [theirDomain] })), [
+      404,
+      'resource_not_found',
+      'domainIds.0',
+    ]);
+    // A grant may outlive its address, so revoking checks no target: a foreign id is one the member does not hold.
+    t.same(await ok(h.request(ws.apiKey, 'DELETE', `/members/${userId}/addresses/${theirAddress.id}`)), before);
+    t.same(await ok(h.request(ws.apiKey, 'DELETE', `/members/${userId}/domains/${theirDomain}`)), before);
+    t.same(await ok(h.request(ws.apiKey, 'GET', `/members/${userId}`)), before, 'the member is as it was');
+    t.same(
+      (await ok(h.request(foreign.apiKey, 'GET', '/members'))).data.map((m: any) => m.userId),
+      [foreign.ownerUserId],
+      'and nobody joined the other workspace',
+    );
+  });
+
+  t.test('insufficient_authority: a key gives no role that holds a permission it lacks', async (t) => {
+    const userId = await join(ws, 'ida@example.org', roles.viewer.id);
+    const before = await ok(h.request(ws.apiKey, 'GET', `/members/${userId}`));
+    const keyWith = async (scopes: string[]) =>
+      (await ok(h.request(ws.apiKey, 'POST', '/keys', { name: 'members', scopes }), 201)).token as string;
+    // The billing role's scope-able permissions; its console-only ones no key holds are not asked.
+    const billingScopes = ['members:read', 'members:write', 'account:read', 'account:write', 'settings:read'];
+    const narrow = await keyWith(billingScopes.filter((s) => s !== 'settings:read'));
+    const wide = await keyWith(billingScopes);
+
+    t.same(errorOf(await h.request(narrow, 'POST', '/members', { email: 'jo@example.org', roleId: roles.admin.id })), [
+      403,
+      'insufficient_authority',
+      'roleId',
+    ]);
+    t.same(
+      errorOf(await h.request(narrow, 'POST', '/members', { email: 'jo@example.org', roleId: roles.billing.id })),
+      [403, 'insufficient_authority', 'roleId'],
+      'one permission short',
+    );
+    t.same(errorOf(await h.request(narrow, 'PATCH', `/members/${userId}`, { roleId: roles.admin.id })), [
+      403,
+      'insufficient_authority',
+      'roleId',
+    ]);
+    t.same(await ok(h.request(ws.apiKey, 'GET', `/members/${userId}`)), before, 'the member keeps its role');
+
+    const invited = await h.request(wide, 'POST', '/members', { email: 'jo@example.org', roleId: roles.billing.id });
+    t.equal(invited.statusCode, 201, 'a key holding every scope-able permission of the role invites with it');
+    t.match(invited.json(), { object: 'invitation', email: 'jo@example.org', roleId: roles.billing.id });
+    const changed = await ok(h.request(wide, 'PATCH', `/members/${userId}`, { roleId: roles.billing.id }));
+    t.match(changed, { role: { id: roles.billing.id } });
+    t.same(errorOf(await h.request(wide, 'PATCH', `/members/${userId}`, { roleId: roles.viewer.id })), [
+      403,
+      'insufficient_authority',
+      'roleId',
+    ]);
+  });
 });
