@@ -250,6 +250,7 @@ t.test('paging: rules added between pages are seen once, none skipped; cursors c
       () => page(ws, A, `&cursor=${encodeURIComponent(`${next.slice(0, -1)}${next.endsWith('A') ? 'B' : 'A'}`)}`),
     ],
     ['another workspace’s', () => page(other, A, `&cursor=${encodeURIComponent(next)}`)],
+    ['another mailbox’s', () => page(ws, B, `&cursor=${encodeURIComponent(next)}`)],
   ];
   for (const [what, request] of refusedCursors)
     t.same(errorOf(await request()), [400, 'invalid_cursor', 'cursor'], `a cursor ${what}`);

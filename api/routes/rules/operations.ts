@@ -47,7 +47,8 @@ export const ruleOperations = (deps: ApiDeps): Operation[] => {
       handler: async ({ credential, query }) => {
         const address = mailboxAddress(query.address);
         return deps.cursors.list(credential.workspaceId, query, {
-          name: 'rules',
+          // Bound to the mailbox: a cursor is a position among its rules, and would skip another's.
+          name: `rules:${address}`,
           rows: async (after: [number, string, string] | null, limit) =>
             reaches(credential, address)
               ? listRules(deps.db, credential.workspaceId, { address, enabled: query.enabled }, limit, after)
