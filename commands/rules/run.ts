@@ -8,7 +8,7 @@ import {
 } from '../../domain/rules/evaluate.ts';
 import { labelAfterRemoval } from '../../domain/rules/labels.ts';
 import { isSettableLabel } from '../../domain/threads/events.ts';
-import { changeThreadLabels } from '../threads/handlers.ts';
+import { updateThread } from '../threads/handlers.ts';
 import {
   type Action,
   type ActionOutcome,
@@ -175,7 +175,7 @@ async function act(
       if (!isSettableLabel(value)) {
         const thread = { id: message.threadId, addressId: mailbox.addressId, domainId: mailbox.domainId };
         const change = action.type === 'label' ? { add: [value], remove: [] } : { add: [], remove: [value] };
-        const { events } = await changeThreadLabels(ports.commands, actor, thread, change, now);
+        const { events } = await updateThread(ports.commands, actor, thread, change, now);
         return events.length > 0 ? done : skipped('the thread carried the label so already');
       }
       const { events } = await execute(

@@ -5,13 +5,7 @@ import {
   type ThreadingKnowledge,
   threadingKeys,
 } from '../../domain/messages/threading.ts';
-import {
-  decideChangeThreadLabels,
-  decideDeleteThread,
-  decideMarkThread,
-  decideMoveThread,
-  decideReceiveMessage,
-} from '../../domain/threads/decide.ts';
+import { decideDeleteThread, decideReceiveMessage, decideUpdateThread } from '../../domain/threads/decide.ts';
 import { type Mailbox, type MessageReceivedData, threadStream } from '../../domain/threads/events.ts';
 import { threadAggregate } from '../../domain/threads/state.ts';
 import { DomainError } from '../../domain/shared/errors.ts';
@@ -107,32 +101,28 @@ export async function fileMessage(
   return filed;
 }
 
-export async function markThread(ctx: CommandContext, actor: Actor, threadId: string, unread: boolean, now: string) {
-  await execute(ctx, actor, threadStream(actor.workspaceId, threadId), threadAggregate, (s) =>
-    decideMarkThread(s, { threadId, unread, now }),
-  );
-}
-
-export async function moveThread(ctx: CommandContext, actor: Actor, threadId: string, label: string, now: string) {
-  await execute(ctx, actor, threadStream(actor.workspaceId, threadId), threadAggregate, (s) =>
-    decideMoveThread(s, { threadId, label, now }),
-  );
-}
-
 /**
- * Custom labels on and off a thread: the live labels of its mailbox are read from their stream,
- * so a label deleted a moment ago is refused (the read model also drops one added in the race).
+ * A thread's labels and read state changed in one append (PATCH /threads/{id}, rule actions).
+ * Custom label ids are checked against the live labels of its mailbox, read from their stream, so
+ * a label deleted a moment ago is refused (the read model also drops one added in the race).
  */
-export async function changeThreadLabels(
+export async function updateThread(
   ctx: CommandContext,
   actor: Actor,
   thread: { id: string; addressId: string | null; domainId: string },
-  change: { add: string[]; remove: string[] },
+  change: { unread?: boolean; label?: string; add?: string[]; remove?: string[] },
   now: string,
 ) {
-  const known = await labelsOfMailbox(ctx, actor.workspaceId, mailboxOwnerOf(thread));
+  const labels =
+    change.add !== undefined || change.remove !== undefined
+      ? {
+          add: change.add ?? [],
+          remove: change.remove ?? [],
+          known: await labelsOfMailbox(ctx, actor.workspaceId, mailboxOwnerOf(thread)),
+        }
+      : undefined;
   return execute(ctx, actor, threadStream(actor.workspaceId, thread.id), threadAggregate, (s) =>
-    decideChangeThreadLabels(s, { threadId: thread.id, ...change, known, now }),
+    decideUpdateThread(s, { threadId: thread.id, unread: change.unread, label: change.label, labels, now }),
   );
 }
 

@@ -122,3 +122,27 @@ export function decideChangeThreadLabels(
   if (added.length === 0 && removed.length === 0) return [];
   return [{ type: 'ThreadLabelsChanged', data: { threadId: cmd.threadId, added, removed, at: cmd.now } }];
 }
+
+/**
+ * PATCH /threads/{id} as one decision: custom labels, the system label and read state together,
+ * so a refusal of any part changes nothing. The parts touch different state, so their events
+ * simply follow one another.
+ */
+export function decideUpdateThread(
+  state: ThreadState,
+  cmd: {
+    threadId: string;
+    unread?: boolean;
+    label?: string;
+    labels?: { add: string[]; remove: string[]; known: ReadonlySet<string> };
+    now: string;
+  },
+): ThreadEvent[] {
+  if (!state.exists || state.deleted) return notFound();
+  const { threadId, now } = cmd;
+  return [
+    ...(cmd.label !== undefined ? decideMoveThread(state, { threadId, label: cmd.label, now }) : []),
+    ...(cmd.labels ? decideChangeThreadLabels(state, { threadId, ...cmd.labels, now }) : []),
+    ...(cmd.unread !== undefined ? decideMarkThread(state, { threadId, unread: cmd.unread, now }) : []),
+  ];
+}

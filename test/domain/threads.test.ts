@@ -5,6 +5,7 @@ import {
   decideMarkThread,
   decideMoveThread,
   decideReceiveMessage,
+  decideUpdateThread,
   type ReceiveMessage,
 } from '../../domain/threads/decide.ts';
 import type { ThreadEvent } from '../../domain/threads/events.ts';
@@ -103,6 +104,43 @@ t.test('marking and moving; sent and drafts are not settable; unknown labels are
   t.same([e.code, e.param], ['label_not_found', 'label']);
   t.equal(
     refusal(() => decideMarkThread(given([]), { threadId: T, unread: true, now: NOW })).code,
+    'resource_not_found',
+  );
+});
+
+t.test('one update: labels, the move and read state together; any refusal refuses it all', async (t) => {
+  const state = given(decideReceiveMessage(given([]), arrival('m1')));
+  const known = new Set(['lbl_1', 'lbl_2']);
+  t.match(
+    decideUpdateThread(state, {
+      threadId: T,
+      label: 'archive',
+      labels: { add: ['lbl_1'], remove: [], known },
+      unread: false,
+      now: NOW,
+    }),
+    [
+      { type: 'ThreadMoved', data: { to: 'archive' } },
+      { type: 'ThreadLabelsChanged', data: { added: ['lbl_1'] } },
+      { type: 'ThreadMarked', data: { unread: false } },
+    ],
+  );
+  t.same(decideUpdateThread(state, { threadId: T, label: 'inbox', unread: true, now: NOW }), [], 'nothing to change');
+  const e = refusal(() =>
+    decideUpdateThread(state, {
+      threadId: T,
+      label: 'archive',
+      labels: { add: ['lbl_9'], remove: [], known },
+      now: NOW,
+    }),
+  );
+  t.same([e.code, e.param], ['label_not_found', 'addLabels.0'], 'a bad label id refuses the move with it');
+  const moved = refusal(() =>
+    decideUpdateThread(state, { threadId: T, label: 'sent', labels: { add: ['lbl_1'], remove: [], known }, now: NOW }),
+  );
+  t.same([moved.code, moved.param], ['label_not_directly_settable', 'label']);
+  t.equal(
+    refusal(() => decideUpdateThread(given([]), { threadId: T, unread: true, now: NOW })).code,
     'resource_not_found',
   );
 });

@@ -113,6 +113,17 @@ t.test('read state and labels: PATCH, filters, and the labels that cannot be set
     'invalid_parameter',
     'unread',
   ]);
+  t.same(
+    errorOf(
+      await h.request(ws.apiKey, 'PATCH', `/threads/${thread.id}`, {
+        label: 'inbox',
+        unread: true,
+        addLabels: ['lbl_000000000000000000000000'],
+      }),
+    ),
+    [422, 'label_not_found', 'addLabels.0'],
+    'a bad label id refuses the move and the read state with it',
+  );
   t.match((await h.request(ws.apiKey, 'GET', `/threads/${thread.id}`)).json(), { unread: false, labels: ['archive'] });
 
   // A new message brings an archived conversation back to the inbox, unread.

@@ -7,13 +7,7 @@ import { createLabel, deleteLabel, updateLabel } from '../../commands/labels/han
 import { createRule, deleteRule } from '../../commands/rules/handlers.ts';
 import { evaluateMailbox, recordRejection } from '../../commands/rules/run.ts';
 import { factsOf } from '../../domain/rules/evaluate.ts';
-import {
-  changeThreadLabels,
-  deleteThread,
-  fileMessage,
-  markThread,
-  moveThread,
-} from '../../commands/threads/handlers.ts';
+import { deleteThread, fileMessage, updateThread } from '../../commands/threads/handlers.ts';
 import { mailboxLookups, ruleRunPorts } from '../../system.ts';
 import { arrivingMessage } from '../support/inbound.ts';
 import { rebuildProjection } from '../../projections/rebuild.ts';
@@ -147,8 +141,9 @@ t.test('a rebuilt read model equals the live one, and swaps in while the server 
       );
     const first = (await file(`r${w}@outside.test`))!;
     await file(`r${w}-2@outside.test`, { inReplyTo: [`r${w}@outside.test`], subject: 'Re: Hello' });
-    await markThread(h.system.commands, system, first.threadId, false, new Date().toISOString());
-    await moveThread(h.system.commands, system, first.threadId, 'archive', new Date().toISOString());
+    const firstThread = { id: first.threadId, addressId: box.addressId, domainId: box.domainId };
+    await updateThread(h.system.commands, system, firstThread, { unread: false }, new Date().toISOString());
+    await updateThread(h.system.commands, system, firstThread, { label: 'archive' }, new Date().toISOString());
     const binned = (await file(`bin${w}@outside.test`, { subject: 'Other' }))!;
     await deleteThread(h.system.commands, system, binned.threadId, new Date().toISOString());
     await deleteThread(h.system.commands, system, binned.threadId, new Date().toISOString());
@@ -159,8 +154,7 @@ t.test('a rebuilt read model equals the live one, and swaps in while the server 
     const label = async (name: string) =>
       (await createLabel(h.system.commands, system, { owner, address: box.address, name, color: null }, now())).labelId;
     const [kept, renamed, unlabelled] = [await label('Receipts'), await label('Later'), await label('Gone')];
-    const thread = { id: first.threadId, addressId: box.addressId, domainId: box.domainId };
-    await changeThreadLabels(h.system.commands, system, thread, { add: [kept, unlabelled], remove: [] }, now());
+    await updateThread(h.system.commands, system, firstThread, { add: [kept, unlabelled] }, now());
     await updateLabel(h.system.commands, system, { owner, labelId: renamed, name: 'Someday', color: '#aa0000' }, now());
     await deleteLabel(h.system.commands, system, { owner, labelId: unlabelled }, now());
     // An upload, a draft naming it, another draft deleted.

@@ -1,7 +1,6 @@
 import { z } from 'zod';
-import { changeThreadLabels, deleteThread, markThread, moveThread } from '../../../commands/threads/handlers.ts';
+import { deleteThread, updateThread } from '../../../commands/threads/handlers.ts';
 import { LABELS_MAX } from '../../../domain/labels/decide.ts';
-import { settableLabel } from '../../../domain/threads/decide.ts';
 import { isSystemLabel, SETTABLE_LABELS, SYSTEM_LABELS } from '../../../domain/threads/events.ts';
 import { findLabel } from '../../../projections/threads/labels.ts';
 import { listThreads, messagesOf } from '../../../projections/threads/queries.ts';
@@ -123,17 +122,13 @@ export const threadOperations = (deps: ApiDeps): Operation[] => {
         const row = await threadOr404(deps.db, credential.workspaceId, reach, params.id);
         const actor = actorOf(credential, request.id);
         const now = new Date().toISOString();
-        if (body.label !== undefined) settableLabel(body.label);
-        if (body.addLabels !== undefined || body.removeLabels !== undefined)
-          await changeThreadLabels(
-            deps.commands,
-            actor,
-            { id: row.id, addressId: row.address_id, domainId: row.domain_id },
-            { add: body.addLabels ?? [], remove: body.removeLabels ?? [] },
-            now,
-          );
-        if (body.label !== undefined) await moveThread(deps.commands, actor, row.id, body.label, now);
-        if (body.unread !== undefined) await markThread(deps.commands, actor, row.id, body.unread, now);
+        await updateThread(
+          deps.commands,
+          actor,
+          { id: row.id, addressId: row.address_id, domainId: row.domain_id },
+          { unread: body.unread, label: body.label, add: body.addLabels, remove: body.removeLabels },
+          now,
+        );
         return viewThread(await threadOr404(deps.db, credential.workspaceId, reach, row.id));
       },
     }),
