@@ -73,7 +73,7 @@ export function reaches(credential: Credential, address: string): boolean {
 }
 
 /**
- * A write on `address` by a credential that does not reach it is 403 `capability_unsupported`:
+ * A write on `address` by a credential that does not reach it is 422 `capability_unsupported`:
  * `what` says what such a credential may do instead ("writes rules only of the mailboxes it holds").
  */
 export function requireReach(credential: Credential, address: string, what: string, param = 'address'): void {

@@ -72,4 +72,3 @@ export const isReservedLocalPart = (localPart: string): boolean => RESERVED_LOCA
 
 /** `*@<domain>`: how a domain's catch-all is named wherever an address is (signatures, allowlists). */
 export const catchAllOf = (domain: string) => `*@${domain}`;
-export const isCatchAll = (address: string) => address.startsWith('*@');

@@ -44,6 +44,5 @@ export type AutomationEvent =
   | EventOf<typeof AutomationResumed>
   | EventOf<typeof AutomationDeleted>;
 
-export const AUTOMATION_EVENT_TYPES = automationEvents.map((e) => e.type);
 export const automationStream = (workspaceId: string, automationId: string) =>
   `ws-${workspaceId}.automation-${automationId}`;

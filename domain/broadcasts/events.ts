@@ -53,6 +53,4 @@ export type BroadcastEvent =
   | EventOf<typeof BroadcastCancelled>
   | EventOf<typeof BroadcastCompleted>;
 
-export const BROADCAST_EVENT_TYPES = broadcastEvents.map((e) => e.type);
-
 export const broadcastStream = (partition: string, broadcastId: string) => `ws-${partition}.broadcast-${broadcastId}`;

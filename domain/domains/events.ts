@@ -136,7 +136,6 @@ export type DomainEvent =
   | EventOf<typeof DomainDeleted>;
 
 /** Every event type of a domain's stream. */
-export const DOMAIN_EVENT_TYPES = domainEvents.map((e) => e.type);
 
 /** One stream per domain; the name's uniqueness across the service is held by domain-names. */
 export const domainStream = (workspaceId: string, domainId: string) => `ws-${workspaceId}.domain-${domainId}`;

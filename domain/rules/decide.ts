@@ -35,7 +35,6 @@ const NUMBER_FIELDS: ReadonlyMap<ConditionField, number> = new Map([
 ]);
 
 export const isBooleanField = (field: ConditionField) => BOOLEAN_FIELDS.has(field);
-export const isNumberField = (field: ConditionField) => NUMBER_FIELDS.has(field);
 
 function checkCondition(c: Condition, at: string): void {
   if (c.field === 'header') {

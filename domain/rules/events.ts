@@ -23,7 +23,6 @@ export type ConditionField = (typeof CONDITION_FIELDS)[number];
 export const OPERATORS = ['equals', 'gt', 'lt', 'matches'] as const;
 export type Operator = (typeof OPERATORS)[number];
 export const ACTION_TYPES = ['label', 'remove_label', 'forward', 'reply', 'reject'] as const;
-export type ActionType = (typeof ACTION_TYPES)[number];
 
 export const Condition = z.object({
   field: z.enum(CONDITION_FIELDS),

@@ -99,7 +99,6 @@ export const STYLE_PROPERTIES: readonly string[] = [
 ];
 
 const kebabToCamel = (k: string) => k.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
-export const camelToKebab = (k: string) => k.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
 
 /** Every accepted spelling of a style key mapped to its kebab-case property. */
 const STYLE_KEYS = new Map<string, string>(
@@ -247,7 +246,6 @@ export type Block =
   | (WithStyle & { kind: 'Markdown'; markdown: string })
   | (WithStyle & { kind: 'CodeBlock'; code: string; language: CodeLanguage })
   | (WithStyle & { kind: 'CodeInline'; code: string });
-export type BlockKind = Block['kind'];
 /** What a client may send: the fields with defaults are optional. */
 export type BlockInput =
   | (WithStyle & { kind: ContainerKind; children: BlockInput[] })
@@ -324,7 +322,6 @@ export const blockSchema: z.ZodType<Block, BlockInput> = z.discriminatedUnion('k
 const nameSchema = z.string().regex(NAME_PATTERN, 'A name is a letter or _ then up to 63 letters, digits or _.');
 
 export const PROP_TYPES = ['string', 'number', 'boolean', 'url'] as const;
-export type PropType = (typeof PROP_TYPES)[number];
 
 /** Is `value` acceptable for a url prop: an absolute http(s) or mailto address. */
 export function isUrlValue(value: string): boolean {
@@ -473,7 +470,6 @@ export const documentSchema = z.preprocess((input, ctx) => {
   return input;
 }, documentObject);
 export type Document = z.output<typeof documentObject>;
-export type DocumentInput = z.input<typeof documentObject>;
 
 /** A subject line: up to 998 characters, no line breaks, `{{placeholders}}` allowed. */
 export const subjectSchema = z

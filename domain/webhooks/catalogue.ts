@@ -4,7 +4,6 @@ import { digestId } from '../shared/ids.ts';
 
 /** The event families the spec names; every later feature adds its event names to one of them. */
 export const FAMILIES = ['email', 'domain', 'suppression', 'file', 'form', 'automation', 'contact', 'sending'] as const;
-export type Family = (typeof FAMILIES)[number];
 
 /** The type of the delivery `POST /webhooks/{id}/test` sends. */
 export const TEST_EVENT_TYPE = 'webhook.test';

@@ -55,11 +55,6 @@ export async function activeStorageHost(db: Db, workspaceId: string): Promise<st
   return row?.storage_host ?? null;
 }
 
-/** The domain of that name in whichever workspace holds it (one at most), as inbound mail needs it. */
-export async function findDomainAnywhere(db: Db, name: string): Promise<DomainRow | undefined> {
-  return db.selectFrom('domains').selectAll().where('domain', '=', name).executeTakeFirst();
-}
-
 /** Alphabetical (byte order of the punycode names), after the cursor's (domain, id). */
 export async function listDomains(
   db: Db,
