@@ -56,12 +56,14 @@ export async function uploadFile(ctx: CommandContext, blobs: BlobStore, actor: A
 export async function deleteFile(ctx: CommandContext, actor: Actor, fileId: string, now: string) {
   const stream = fileStream(actor.workspaceId, fileId);
   const { state } = await loadState(ctx, stream, fileAggregate);
-  const stale: string[] = [];
-  for (const draftId of state.uses) {
-    const draft = await loadState(ctx, draftStream(actor.workspaceId, draftId), draftAggregate);
-    const names = draft.state.content?.attachments.some((a) => a.fileId === fileId) ?? false;
-    if (draft.state.gone || !names) stale.push(draftId);
-  }
+  const drafts = await Promise.all(
+    [...state.uses].map(async (draftId) => {
+      const { state: draft } = await loadState(ctx, draftStream(actor.workspaceId, draftId), draftAggregate);
+      const names = draft.content?.attachments.some((a) => a.fileId === fileId) ?? false;
+      return { draftId, stale: draft.gone || !names };
+    }),
+  );
+  const stale = drafts.filter((d) => d.stale).map((d) => d.draftId);
   await execute(ctx, actor, stream, fileAggregate, (s) => decideDeleteFile(s, { fileId, stale, now }));
 }
 
