@@ -83,7 +83,7 @@ export const updateAddress = (
   ctx: CommandContext,
   actor: Actor,
   addressId: string,
-  input: { enabled?: boolean },
+  input: { enabled?: boolean; timeZone?: string },
   now: string,
 ) => runAddress(ctx, actor, addressId, (s) => decideUpdateAddress(s, { ...input, now }));
 

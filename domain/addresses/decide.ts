@@ -37,11 +37,22 @@ export function decideCreateAddress(
   return [{ type: 'AddressCreated', data: { ...data, createdAt: now } }];
 }
 
-/** `enabled` is stored and shown; sending and receiving honour it when they exist (see docs/decisions/addresses.md). */
-export function decideUpdateAddress(state: AddressState, cmd: { enabled?: boolean; now: string }): AddressEvent[] {
+/**
+ * `enabled` is stored and shown; sending and receiving honour it when they exist (see
+ * docs/decisions/addresses.md). `timeZone` is an IANA name the caller checked
+ * (`canonicalTimeZone`). One decision: each setting that changes is one event.
+ */
+export function decideUpdateAddress(
+  state: AddressState,
+  cmd: { enabled?: boolean; timeZone?: string; now: string },
+): AddressEvent[] {
   const addressId = live(state);
-  if (cmd.enabled === undefined || cmd.enabled === state.enabled) return [];
-  return [{ type: 'AddressUpdated', data: { addressId, enabled: cmd.enabled, updatedAt: cmd.now } }];
+  const events: AddressEvent[] = [];
+  if (cmd.enabled !== undefined && cmd.enabled !== state.enabled)
+    events.push({ type: 'AddressUpdated', data: { addressId, enabled: cmd.enabled, updatedAt: cmd.now } });
+  if (cmd.timeZone !== undefined && cmd.timeZone !== state.timeZone)
+    events.push({ type: 'AddressTimeZoneSet', data: { addressId, timeZone: cmd.timeZone, setAt: cmd.now } });
+  return events;
 }
 
 export function decideDeleteAddress(state: AddressState, cmd: { now: string }): AddressEvent[] {

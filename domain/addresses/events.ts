@@ -23,6 +23,15 @@ export const AddressUpdated = defineEvent(
   z.object({ addressId: z.string(), enabled: z.boolean(), updatedAt: z.string() }),
 );
 
+/**
+ * The IANA zone rule conditions on `hour` and `weekday` read the address's mail in (UTC until set;
+ * docs/decisions/addresses.md).
+ */
+export const AddressTimeZoneSet = defineEvent(
+  'AddressTimeZoneSet',
+  z.object({ addressId: z.string(), timeZone: z.string(), setAt: z.string() }),
+);
+
 export const AddressDeleted = defineEvent(
   'AddressDeleted',
   z.object({ addressId: z.string(), address: z.string(), deletedAt: z.string() }),
@@ -105,6 +114,7 @@ export const AppPasswordRevoked = defineEvent(
 export const addressEvents = [
   AddressCreated,
   AddressUpdated,
+  AddressTimeZoneSet,
   AddressDeleted,
   AddressForwardAdded,
   AddressForwardUpdated,
@@ -118,6 +128,7 @@ export const addressEvents = [
 export type AddressEvent =
   | EventOf<typeof AddressCreated>
   | EventOf<typeof AddressUpdated>
+  | EventOf<typeof AddressTimeZoneSet>
   | EventOf<typeof AddressDeleted>
   | EventOf<typeof AddressForwardAdded>
   | EventOf<typeof AddressForwardUpdated>

@@ -1,3 +1,4 @@
+import { DEFAULT_TIME_ZONE } from '../shared/time-zones.ts';
 import type { AddressEvent, ForwardStatus } from './events.ts';
 
 export interface ForwardState {
@@ -17,6 +18,7 @@ export interface AddressState {
   domainId: string;
   deleted: boolean;
   enabled: boolean;
+  timeZone: string;
   forwards: Map<string, ForwardState>;
   /** A custom login name; null: the address itself. */
   username: string | null;
@@ -29,6 +31,7 @@ export const initialAddressState: AddressState = {
   domainId: '',
   deleted: false,
   enabled: true,
+  timeZone: DEFAULT_TIME_ZONE,
   forwards: new Map(),
   username: null,
   appPasswords: new Map(),
@@ -59,6 +62,8 @@ export const addressAggregate = {
       }
       case 'AddressUpdated':
         return { ...state, enabled: event.data.enabled };
+      case 'AddressTimeZoneSet':
+        return { ...state, timeZone: event.data.timeZone };
       case 'AddressDeleted':
         return { ...state, deleted: true, forwards: new Map(), appPasswords: new Map(), username: null };
       case 'AddressForwardAdded': {

@@ -8,7 +8,7 @@ import type { AddressesTables } from './tables.ts';
  */
 export const addressesProjector = defineProjector<AddressesTables>()({
   name: 'addresses',
-  version: 1,
+  version: 2,
   tables: ['addresses', 'address_forwards', 'address_app_passwords'],
   ddl: (s) => `
     CREATE TABLE IF NOT EXISTS ${s}.addresses (
@@ -19,6 +19,7 @@ export const addressesProjector = defineProjector<AddressesTables>()({
       domain text NOT NULL,
       domain_id text NOT NULL,
       enabled boolean NOT NULL,
+      time_zone text NOT NULL DEFAULT 'UTC',
       username text,
       registered boolean NOT NULL,
       created_at timestamptz NOT NULL,
@@ -70,6 +71,11 @@ export const addressesProjector = defineProjector<AddressesTables>()({
     },
     AddressUpdated: async (db, { data: d }) => {
       await sql`UPDATE addresses SET enabled = ${d.enabled}, updated_at = ${d.updatedAt} WHERE id = ${d.addressId}`.execute(
+        db,
+      );
+    },
+    AddressTimeZoneSet: async (db, { data: d }) => {
+      await sql`UPDATE addresses SET time_zone = ${d.timeZone}, updated_at = ${d.setAt} WHERE id = ${d.addressId}`.execute(
         db,
       );
     },

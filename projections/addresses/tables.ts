@@ -12,6 +12,8 @@ export interface AddressesTables {
     domain: string;
     domain_id: string;
     enabled: boolean;
+    /** The IANA zone its rules' `hour` and `weekday` read (UTC until set). */
+    time_zone: string;
     /** A custom login name; null: the address itself. */
     username: string | null;
     /**

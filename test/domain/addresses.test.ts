@@ -19,6 +19,7 @@ import {
 } from '../../domain/addresses/decide.ts';
 import type { AddressEvent } from '../../domain/addresses/events.ts';
 import { addressAggregate, type AddressState } from '../../domain/addresses/state.ts';
+import { canonicalTimeZone } from '../../domain/shared/time-zones.ts';
 import {
   ADDRESSES_MAX,
   decideCloseDomainAddresses,
@@ -174,6 +175,41 @@ t.test('address: create, enable and disable, delete', async (t) => {
   t.match(
     refusal(() => decideUpdateAddress(given([]), { enabled: false, now: NOW })),
     { code: 'resource_not_found' },
+  );
+});
+
+t.test('time zone names: listed IANA zones and UTC, other names of a listed zone answered as listed', async (t) => {
+  t.equal(canonicalTimeZone('Asia/Tokyo'), 'Asia/Tokyo');
+  t.equal(canonicalTimeZone('UTC'), 'UTC');
+  t.equal(canonicalTimeZone('Etc/UTC'), 'UTC');
+  t.equal(canonicalTimeZone('asia/tokyo'), 'Asia/Tokyo');
+  const kolkata = canonicalTimeZone('Asia/Kolkata');
+  t.ok(kolkata === 'Asia/Kolkata' || kolkata === 'Asia/Calcutta', 'a link is the zone its runtime lists');
+  for (const bad of ['Mars/Olympus', '', '+09:00', 'Asia/Tokyo ', 'local'])
+    t.equal(canonicalTimeZone(bad), null, JSON.stringify(bad));
+});
+
+t.test('time zone: UTC until set, one event per setting changed, none when the same', async (t) => {
+  t.equal(given([created]).timeZone, 'UTC');
+  t.same(decideUpdateAddress(given([created]), { timeZone: 'UTC', now: NOW }), [], 'the default again');
+  const set = decideUpdateAddress(given([created]), { timeZone: 'Asia/Tokyo', now: NOW });
+  t.same(set, [{ type: 'AddressTimeZoneSet', data: { addressId: 'addr_1', timeZone: 'Asia/Tokyo', setAt: NOW } }]);
+  t.equal(given([created, ...set]).timeZone, 'Asia/Tokyo');
+  t.same(decideUpdateAddress(given([created, ...set]), { timeZone: 'Asia/Tokyo', now: NOW }), [], 'no change');
+  t.match(decideUpdateAddress(given([created, ...set]), { enabled: false, timeZone: 'UTC', now: NOW }), [
+    { type: 'AddressUpdated', data: { enabled: false } },
+    { type: 'AddressTimeZoneSet', data: { timeZone: 'UTC' } },
+  ]);
+  t.same(
+    given([created, ...set, ...decideUpdateAddress(given([created, ...set]), { enabled: false, now: NOW })]).timeZone,
+    'Asia/Tokyo',
+    'changing another setting keeps the zone',
+  );
+  t.match(
+    refusal(() => decideUpdateAddress(given([created, deleted]), { timeZone: 'Asia/Tokyo', now: NOW })),
+    {
+      code: 'resource_not_found',
+    },
   );
 });
 
