@@ -17,10 +17,16 @@ export interface Reach {
   domains: string[];
 }
 
-const within = (reach: Reach | null) =>
+/**
+ * What a narrowed credential sees, as SQL to follow a WHERE: rows whose `address` column is listed
+ * or whose `domain` column is (a catch-all, `*@<domain>`, only through its domain, as
+ * api/narrowing.ts `reaches` says); nothing is added for the whole workspace (null).
+ */
+export const withinReach = (reach: Reach | null, address: string, domain: string) =>
   reach === null
     ? sql``
-    : sql`AND (a.address = ANY(${reach.addresses}::text[]) OR a.domain = ANY(${reach.domains}::text[]))`;
+    : sql`AND (${sql.ref(domain)} = ANY(${reach.domains}::text[])
+        OR (${sql.ref(address)} = ANY(${reach.addresses}::text[]) AND ${sql.ref(address)} NOT LIKE '*@%'))`;
 
 const ADDRESS = sql`a.id, a.workspace_id, a.address, a.local_part, a.domain, a.domain_id, a.enabled, a.username, a.registered, a.created_at, a.updated_at`;
 
@@ -31,7 +37,9 @@ export async function findAddress(
   id: string,
 ): Promise<AddressRow | undefined> {
   const { rows } = await sql<AddressRow>`SELECT ${ADDRESS} FROM addresses a
-    WHERE a.workspace_id = ${workspaceId} AND a.id = ${id} AND a.registered ${within(reach)}`.execute(db);
+    WHERE a.workspace_id = ${workspaceId} AND a.id = ${id} AND a.registered ${withinReach(reach, 'a.address', 'a.domain')}`.execute(
+    db,
+  );
   return rows[0];
 }
 
@@ -93,7 +101,7 @@ export async function addressesOfDomain(
   reach: Reach | null,
 ): Promise<{ address: string; enabled: boolean }[]> {
   const { rows } = await sql<{ address: string; enabled: boolean }>`SELECT a.address, a.enabled FROM addresses a
-    WHERE a.workspace_id = ${workspaceId} AND a.domain_id = ${domainId} AND a.registered ${within(reach)}
+    WHERE a.workspace_id = ${workspaceId} AND a.domain_id = ${domainId} AND a.registered ${withinReach(reach, 'a.address', 'a.domain')}
     ORDER BY a.address`.execute(db);
   return rows;
 }

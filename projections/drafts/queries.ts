@@ -1,5 +1,5 @@
 import { sql, type Kysely, type Selectable } from 'kysely';
-import type { Reach } from '../addresses/queries.ts';
+import { type Reach, withinReach } from '../addresses/queries.ts';
 import type { ReadModels } from '../tables.ts';
 import type { DraftsTables } from './tables.ts';
 
@@ -8,11 +8,6 @@ type Db = Kysely<ReadModels>;
 export type DraftRow = Selectable<DraftsTables['drafts']>;
 
 /** A narrowed credential's drafts: those from the addresses it holds and the domains it holds whole. */
-const within = (reach: Reach | null) =>
-  reach === null
-    ? sql``
-    : sql`AND (d.address = ANY(${reach.addresses}::text[]) OR d.domain = ANY(${reach.domains}::text[]))`;
-
 export async function findDraft(
   db: Db,
   partition: string,
@@ -20,7 +15,7 @@ export async function findDraft(
   id: string,
 ): Promise<DraftRow | undefined> {
   const { rows } = await sql<DraftRow>`SELECT d.* FROM drafts d
-    WHERE d.workspace_id = ${partition} AND d.id = ${id} ${within(reach)}`.execute(db);
+    WHERE d.workspace_id = ${partition} AND d.id = ${id} ${withinReach(reach, 'd.address', 'd.domain')}`.execute(db);
   return rows[0];
 }
 
@@ -35,7 +30,7 @@ export async function listDrafts(
   const { rows } = await sql<DraftRow>`SELECT d.* FROM drafts d
     WHERE d.workspace_id = ${partition}
       ${filter.address === undefined ? sql`` : sql`AND d.address = ${filter.address}`}
-      ${within(filter.reach)}
+      ${withinReach(filter.reach, 'd.address', 'd.domain')}
       ${after === null ? sql`` : sql`AND (d.created_at, d.id) < (${after[0]}::timestamptz, ${after[1]})`}
     ORDER BY d.created_at DESC, d.id DESC LIMIT ${limit + 1}`.execute(db);
   return rows;

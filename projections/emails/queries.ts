@@ -1,5 +1,5 @@
 import { sql, type Kysely, type Selectable } from 'kysely';
-import type { Reach } from '../addresses/queries.ts';
+import { type Reach, withinReach } from '../addresses/queries.ts';
 import type { ReadModels } from '../tables.ts';
 import type { EmailStatus, EmailsTables } from './tables.ts';
 
@@ -20,11 +20,6 @@ export interface EmailFilter {
   reach: Reach | null;
 }
 
-const within = (reach: Reach | null) =>
-  reach === null
-    ? sql``
-    : sql`AND (e.from_email = ANY(${reach.addresses}::text[]) OR e.from_domain = ANY(${reach.domains}::text[]))`;
-
 export async function findEmail(
   db: Db,
   workspaceId: string,
@@ -32,7 +27,9 @@ export async function findEmail(
   id: string,
 ): Promise<EmailRow | undefined> {
   const { rows } = await sql<EmailRow>`SELECT e.* FROM emails e
-    WHERE e.workspace_id = ${workspaceId} AND e.id = ${id} ${within(reach)}`.execute(db);
+    WHERE e.workspace_id = ${workspaceId} AND e.id = ${id} ${withinReach(reach, 'e.from_email', 'e.from_domain')}`.execute(
+    db,
+  );
   return rows[0];
 }
 
@@ -54,7 +51,7 @@ export async function listEmails(
       ${filter.from === undefined ? sql`` : sql`AND e.from_email = ${filter.from}`}
       ${filter.template === undefined ? sql`` : sql`AND e.template_id = ${filter.template.id}`}
       ${filter.template?.versionId === undefined ? sql`` : sql`AND e.template_version_id = ${filter.template.versionId}`}
-      ${tag} ${within(filter.reach)}
+      ${tag} ${withinReach(filter.reach, 'e.from_email', 'e.from_domain')}
       ${after === null ? sql`` : sql`AND (e.created_at, e.id) < (${after[0]}::timestamptz, ${after[1]})`}
     ORDER BY e.created_at DESC, e.id DESC LIMIT ${limit + 1}`.execute(db);
   return rows;

@@ -1,5 +1,5 @@
 import { sql, type Kysely, type Selectable } from 'kysely';
-import type { Reach } from '../addresses/queries.ts';
+import { type Reach, withinReach } from '../addresses/queries.ts';
 import type { ReadModels } from '../tables.ts';
 import type { FilesTables } from './tables.ts';
 
@@ -12,11 +12,6 @@ export type FileRow = Selectable<FilesTables['files']>;
  * mailbox of a domain it holds whole). An upload of the whole workspace (no mailbox) is for the
  * credentials that reach the whole workspace.
  */
-const within = (reach: Reach | null) =>
-  reach === null
-    ? sql``
-    : sql`AND (f.address = ANY(${reach.addresses}::text[]) OR f.domain = ANY(${reach.domains}::text[]))`;
-
 export async function findFile(
   db: Db,
   partition: string,
@@ -24,7 +19,7 @@ export async function findFile(
   id: string,
 ): Promise<FileRow | undefined> {
   const { rows } = await sql<FileRow>`SELECT f.* FROM files f
-    WHERE f.workspace_id = ${partition} AND f.id = ${id} ${within(reach)}`.execute(db);
+    WHERE f.workspace_id = ${partition} AND f.id = ${id} ${withinReach(reach, 'f.address', 'f.domain')}`.execute(db);
   return rows[0];
 }
 
@@ -48,7 +43,7 @@ export async function listFiles(
       ${filter.address === undefined ? sql`` : sql`AND f.address = ${filter.address}`}
       ${filter.source === undefined ? sql`` : sql`AND f.source = ${filter.source}`}
       ${filter.threadId === undefined ? sql`` : sql`AND f.thread_id = ${filter.threadId}`}
-      ${within(filter.reach)}
+      ${withinReach(filter.reach, 'f.address', 'f.domain')}
       ${after === null ? sql`` : sql`AND (f.created_at, f.id) < (${after[0]}::timestamptz, ${after[1]})`}
     ORDER BY f.created_at DESC, f.id DESC LIMIT ${limit + 1}`.execute(db);
   return rows;

@@ -1,6 +1,6 @@
 import { sql, type Kysely, type Selectable } from 'kysely';
 import type { RuleToEvaluate } from '../../domain/rules/evaluate.ts';
-import type { Reach } from '../addresses/queries.ts';
+import { type Reach, withinReach } from '../addresses/queries.ts';
 import type { ReadModels } from '../tables.ts';
 import type { RulesTables } from './tables.ts';
 
@@ -9,11 +9,6 @@ type Db = Kysely<ReadModels>;
 export type RuleRow = Selectable<RulesTables['rules']>;
 
 /** A narrowed credential reaches the rules of the addresses it holds, and of its whole domains (catch-alls included). */
-const within = (reach: Reach | null) =>
-  reach === null
-    ? sql``
-    : sql`AND (r.domain = ANY(${reach.domains}::text[]) OR (r.address = ANY(${reach.addresses}::text[]) AND r.address NOT LIKE '*@%'))`;
-
 export async function findRule(
   db: Db,
   workspaceId: string,
@@ -21,7 +16,7 @@ export async function findRule(
   id: string,
 ): Promise<RuleRow | undefined> {
   const { rows } = await sql<RuleRow>`SELECT r.* FROM rules r
-    WHERE r.workspace_id = ${workspaceId} AND r.id = ${id} ${within(reach)}`.execute(db);
+    WHERE r.workspace_id = ${workspaceId} AND r.id = ${id} ${withinReach(reach, 'r.address', 'r.domain')}`.execute(db);
   return rows[0];
 }
 

@@ -1,6 +1,6 @@
 import { sql, type Kysely, type Selectable } from 'kysely';
 import type { ReadModels } from '../tables.ts';
-import type { Reach } from '../addresses/queries.ts';
+import { type Reach, withinReach } from '../addresses/queries.ts';
 import type { SignaturesTables } from './tables.ts';
 
 type Db = Kysely<ReadModels>;
@@ -11,11 +11,6 @@ export type SignatureRow = Selectable<SignaturesTables['signatures']>;
  * What a narrowed credential sees: signatures of the addresses it holds, and of every address of
  * the domains it holds, catch-alls included (a catch-all only through its whole domain).
  */
-const within = (reach: Reach | null) =>
-  reach === null
-    ? sql``
-    : sql`AND (s.domain = ANY(${reach.domains}::text[]) OR (s.address = ANY(${reach.addresses}::text[]) AND s.address NOT LIKE '*@%'))`;
-
 export async function findSignature(
   db: Db,
   workspaceId: string,
@@ -23,7 +18,7 @@ export async function findSignature(
   id: string,
 ): Promise<SignatureRow | undefined> {
   const { rows } = await sql<SignatureRow>`SELECT s.* FROM signatures s
-    WHERE s.workspace_id = ${workspaceId} AND s.id = ${id} ${within(reach)}`.execute(db);
+    WHERE s.workspace_id = ${workspaceId} AND s.id = ${id} ${withinReach(reach, 's.address', 's.domain')}`.execute(db);
   return rows[0];
 }
 
@@ -37,7 +32,7 @@ export async function listSignatures(
 ): Promise<SignatureRow[]> {
   const { rows } = await sql<SignatureRow>`SELECT s.* FROM signatures s
     WHERE s.workspace_id = ${workspaceId} ${filter.address === undefined ? sql`` : sql`AND s.address = ${filter.address}`}
-      ${within(filter.reach)}
+      ${withinReach(filter.reach, 's.address', 's.domain')}
       ${after ? sql`AND (s.address, s.created_at, s.id) > (${after[0]}, ${after[1]}::timestamptz, ${after[2]})` : sql``}
     ORDER BY s.address, s.created_at, s.id LIMIT ${limit + 1}`.execute(db);
   return rows;

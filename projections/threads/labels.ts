@@ -1,5 +1,5 @@
 import { sql, type Kysely, type Selectable } from 'kysely';
-import type { Reach } from '../addresses/queries.ts';
+import { type Reach, withinReach } from '../addresses/queries.ts';
 import type { ReadModels } from '../tables.ts';
 import type { ThreadsTables } from './tables.ts';
 
@@ -11,11 +11,6 @@ export type LabelRow = Selectable<ThreadsTables['labels']>;
  * What a narrowed credential sees, as on threads: the labels of the mailboxes of the addresses it
  * holds and of the domains it holds whole (a catch-all only through its domain).
  */
-const within = (reach: Reach | null) =>
-  reach === null
-    ? sql``
-    : sql`AND (l.address = ANY(${reach.addresses}::text[]) OR l.domain = ANY(${reach.domains}::text[]))`;
-
 export async function findLabel(
   db: Db,
   workspaceId: string,
@@ -23,7 +18,7 @@ export async function findLabel(
   id: string,
 ): Promise<LabelRow | undefined> {
   const { rows } = await sql<LabelRow>`SELECT l.* FROM labels l
-    WHERE l.workspace_id = ${workspaceId} AND l.id = ${id} ${within(reach)}`.execute(db);
+    WHERE l.workspace_id = ${workspaceId} AND l.id = ${id} ${withinReach(reach, 'l.address', 'l.domain')}`.execute(db);
   return rows[0];
 }
 
@@ -37,7 +32,7 @@ export async function listLabels(
 ): Promise<LabelRow[]> {
   const { rows } = await sql<LabelRow>`SELECT l.* FROM labels l
     WHERE l.workspace_id = ${workspaceId} ${filter.address === undefined ? sql`` : sql`AND l.address = ${filter.address}`}
-      ${within(filter.reach)}
+      ${withinReach(filter.reach, 'l.address', 'l.domain')}
       ${after ? sql`AND (l.address, l.created_at, l.id) > (${after[0]}, ${after[1]}::timestamptz, ${after[2]})` : sql``}
     ORDER BY l.address, l.created_at, l.id LIMIT ${limit + 1}`.execute(db);
   return rows;

@@ -1,7 +1,7 @@
 import { sql, type Kysely, type Selectable } from 'kysely';
 import type { SubjectCandidate, ThreadingKnowledge } from '../../domain/messages/threading.ts';
 import type { SettableLabel } from '../../domain/threads/events.ts';
-import type { Reach } from '../addresses/queries.ts';
+import { type Reach, withinReach } from '../addresses/queries.ts';
 import type { ReadModels } from '../tables.ts';
 import type { ThreadsTables } from './tables.ts';
 
@@ -15,11 +15,6 @@ const THREAD_COLUMNS = sql.raw(`t.workspace_id, t.id, t.address, t.address_id, t
   t.custom_labels`);
 
 /** A narrowed credential's lists: the mailboxes of the addresses it holds and of the domains it holds whole. */
-const within = (reach: Reach | null) =>
-  reach === null
-    ? sql``
-    : sql`AND (t.address = ANY(${reach.addresses}::text[]) OR t.domain = ANY(${reach.domains}::text[]))`;
-
 export async function findThread(
   db: Db,
   workspaceId: string,
@@ -27,7 +22,7 @@ export async function findThread(
   id: string,
 ): Promise<ThreadRow | undefined> {
   const { rows } = await sql<ThreadRow>`SELECT ${THREAD_COLUMNS} FROM threads t
-    WHERE t.workspace_id = ${workspaceId} AND t.id = ${id} ${within(reach)}`.execute(db);
+    WHERE t.workspace_id = ${workspaceId} AND t.id = ${id} ${withinReach(reach, 't.address', 't.domain')}`.execute(db);
   return rows[0];
 }
 
@@ -62,7 +57,7 @@ export async function listThreads(
       ${filter.label === undefined ? sql`` : sql`AND t.label = ${filter.label}`}
       ${filter.customLabel === undefined ? sql`` : sql`AND t.custom_labels @> ARRAY[${filter.customLabel}]::text[]`}
       ${filter.unread === undefined ? sql`` : sql`AND t.unread = ${filter.unread}`}
-      ${within(filter.reach)}
+      ${withinReach(filter.reach, 't.address', 't.domain')}
       ${after === null ? sql`` : sql`AND (t.last_message_at, t.id) < (${after[0]}::timestamptz, ${after[1]})`}`;
   const order = sql`ORDER BY t.last_message_at DESC, t.id DESC`;
   if (filter.q === undefined) {
