@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { canonicalTimeZone } from '../domain/shared/time-zones.ts';
 
 /** Request schemas shared by several resources. */
 export const domainName = z
@@ -30,3 +31,20 @@ export const text = (max: number) =>
     .string()
     .trim()
     .refine((s) => [...s].length <= max, { message: `at most ${max} characters` });
+
+/**
+ * An IANA time zone name (`Europe/Berlin`) or `UTC`, answered under the name the runtime's time
+ * zone database lists (domain/shared/time-zones.ts).
+ */
+export const timeZone = z
+  .string()
+  .max(64)
+  .transform((value, ctx) => {
+    const zone = canonicalTimeZone(value);
+    if (zone === null) {
+      ctx.addIssue({ code: 'custom', message: 'must be an IANA time zone name, such as Europe/Berlin, or UTC' });
+      return z.NEVER;
+    }
+    return zone;
+  })
+  .describe('An IANA time zone name, such as `Europe/Berlin`, or `UTC`.');

@@ -18,6 +18,8 @@ const dkimKey = z.object({ keyId: z.string(), selector: z.string(), publicKey: z
 /** The settings a person changes with PATCH, whole after the change. */
 export const domainSettings = z.object({
   catchAll: z.boolean(),
+  /** The IANA zone the catch-all's rules read `hour` and `weekday` in. */
+  catchAllTimeZone: z.string(),
   dmarcPolicy: z.enum(DMARC_POLICIES).nullable(),
   senderName: z.string().nullable(),
   logo: z.string().nullable(),
@@ -29,9 +31,11 @@ export const DomainAdded = defineEvent(
   z.object({ domainId: z.string(), domain: z.string(), dkim: dkimKey, createdAt: z.string() }),
 );
 
+/** v2 added `catchAllTimeZone`: before it, every catch-all's zone was UTC. */
 export const DomainSettingsUpdated = defineEvent(
   'DomainSettingsUpdated',
   z.object({ domainId: z.string(), ...domainSettings.shape, updatedAt: z.string() }),
+  { version: 2, upcasters: { 1: (data) => ({ ...data, catchAllTimeZone: 'UTC' }) } },
 );
 
 /** A tracking or storage host set (pending until a check sees its CNAME) or taken away (null). */

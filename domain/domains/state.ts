@@ -1,3 +1,4 @@
+import { DEFAULT_TIME_ZONE } from '../shared/time-zones.ts';
 import type { SendingStatus } from './check.ts';
 import type { DmarcReport } from './dmarc.ts';
 import type { CheckedRecordStatus, DomainEvent, DomainSettings, HostKind, HostStatus } from './events.ts';
@@ -39,7 +40,13 @@ export interface DomainState {
   dmarc: DmarcReport | null;
 }
 
-export const DEFAULT_SETTINGS: DomainSettings = { catchAll: false, dmarcPolicy: null, senderName: null, logo: null };
+export const DEFAULT_SETTINGS: DomainSettings = {
+  catchAll: false,
+  catchAllTimeZone: DEFAULT_TIME_ZONE,
+  dmarcPolicy: null,
+  senderName: null,
+  logo: null,
+};
 const NO_HOST: HostState = { host: null, status: 'not_configured', error: null };
 
 export const initialDomainState: DomainState = {
@@ -84,8 +91,8 @@ export const domainAggregate = {
         };
       }
       case 'DomainSettingsUpdated': {
-        const { catchAll, dmarcPolicy, senderName, logo } = event.data;
-        return { ...state, settings: { catchAll, dmarcPolicy, senderName, logo } };
+        const { catchAll, catchAllTimeZone, dmarcPolicy, senderName, logo } = event.data;
+        return { ...state, settings: { catchAll, catchAllTimeZone, dmarcPolicy, senderName, logo } };
       }
       case 'DomainHostSet':
         return { ...state, hosts: { ...state.hosts, [event.data.kind]: pendingHost(event.data.host) } };

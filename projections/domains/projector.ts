@@ -1,4 +1,5 @@
 import { sql } from 'kysely';
+import { DEFAULT_TIME_ZONE } from '../../domain/shared/time-zones.ts';
 import { defineProjector } from '../projector.ts';
 import type { DomainsTables } from './tables.ts';
 
@@ -9,7 +10,7 @@ import type { DomainsTables } from './tables.ts';
  */
 export const domainsProjector = defineProjector<DomainsTables>()({
   name: 'domains',
-  version: 1,
+  version: 2,
   tables: ['domains'],
   ddl: (s) => `
     CREATE TABLE IF NOT EXISTS ${s}.domains (
@@ -24,6 +25,7 @@ export const domainsProjector = defineProjector<DomainsTables>()({
       pending_dkim_selector text,
       pending_dkim_public_key text,
       catch_all boolean NOT NULL DEFAULT false,
+      catch_all_time_zone text NOT NULL DEFAULT 'UTC',
       dmarc_policy text,
       sender_name text,
       logo text,
@@ -62,6 +64,7 @@ export const domainsProjector = defineProjector<DomainsTables>()({
           pending_dkim_selector: null,
           pending_dkim_public_key: null,
           catch_all: false,
+          catch_all_time_zone: DEFAULT_TIME_ZONE,
           dmarc_policy: null,
           sender_name: null,
           logo: null,
@@ -86,7 +89,13 @@ export const domainsProjector = defineProjector<DomainsTables>()({
     DomainSettingsUpdated: async (db, { data: d }) => {
       await db
         .updateTable('domains')
-        .set({ catch_all: d.catchAll, dmarc_policy: d.dmarcPolicy, sender_name: d.senderName, logo: d.logo })
+        .set({
+          catch_all: d.catchAll,
+          catch_all_time_zone: d.catchAllTimeZone,
+          dmarc_policy: d.dmarcPolicy,
+          sender_name: d.senderName,
+          logo: d.logo,
+        })
         .where('id', '=', d.domainId)
         .execute();
     },

@@ -22,6 +22,8 @@ export interface DomainsTables {
     pending_dkim_selector: string | null;
     pending_dkim_public_key: string | null;
     catch_all: boolean;
+    /** The IANA zone the catch-all's rules read `hour` and `weekday` in. */
+    catch_all_time_zone: string;
     dmarc_policy: DmarcPolicy | null;
     sender_name: string | null;
     logo: string | null;

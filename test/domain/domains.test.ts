@@ -12,7 +12,8 @@ import {
   domainNameOrFail,
   type DomainAnswer,
 } from '../../domain/domains/decide.ts';
-import type { DomainEvent } from '../../domain/domains/events.ts';
+import { DomainSettingsUpdated, type DomainEvent } from '../../domain/domains/events.ts';
+import { EventRegistry } from '../../domain/shared/events.ts';
 import { recheckOnRead, settled } from '../../domain/domains/rechecks.ts';
 import { requiredRecords, type MailHosts } from '../../domain/domains/records.ts';
 import { domainAggregate, type DomainState } from '../../domain/domains/state.ts';
@@ -125,6 +126,24 @@ t.test('settings: omitted stay, no change writes nothing; a deleted or unknown d
   const deleted = given([added, ...decideDeleteDomain(state, { now })]);
   t.equal(refusal(() => decideDeleteDomain(deleted, { now })).code, 'resource_not_found');
   t.equal(refusal(() => check(deleted, {})).code, 'resource_not_found');
+});
+
+t.test('catch-all time zone: UTC until set, kept in the settings; an event of before it reads UTC', async (t) => {
+  const state = given([added]);
+  t.equal(state.settings.catchAllTimeZone, 'UTC');
+  t.same(decideUpdateDomainSettings(state, { settings: { catchAllTimeZone: 'UTC' }, now }), [], 'the default again');
+  const events = decideUpdateDomainSettings(state, { settings: { catchAllTimeZone: 'Asia/Tokyo' }, now });
+  t.match(events, [{ type: 'DomainSettingsUpdated', data: { catchAll: false, catchAllTimeZone: 'Asia/Tokyo' } }]);
+  const zoned = given([added, ...events]);
+  t.equal(zoned.settings.catchAllTimeZone, 'Asia/Tokyo');
+  t.match(decideUpdateDomainSettings(zoned, { settings: { catchAll: true }, now }), [
+    { type: 'DomainSettingsUpdated', data: { catchAll: true, catchAllTimeZone: 'Asia/Tokyo' } },
+  ]);
+  const v1 = { domainId: ID, catchAll: true, dmarcPolicy: null, senderName: null, logo: null, updatedAt: NOW };
+  t.same(new EventRegistry([DomainSettingsUpdated]).decode('DomainSettingsUpdated', 1, v1).data, {
+    ...v1,
+    catchAllTimeZone: 'UTC',
+  });
 });
 
 t.test('hosts: a name under the domain, not the domain itself nor its return path', async (t) => {

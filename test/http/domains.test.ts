@@ -301,6 +301,26 @@ t.test('update: settings, hosts with their own verification, *_host_in_use', asy
   }
   t.equal(errorOf(await patch(d.id, { domain: 'other.com' }))[1], 'unknown_parameter', 'the name cannot change');
 
+  // The catch-all's time zone: UTC until set, an IANA name, kept when other settings change.
+  t.equal((await h.request(ws.apiKey, 'GET', `/domains/${d.id}`)).json().receiving.catchAllTimeZone, 'UTC');
+  t.match((await patch(d.id, { catchAllTimeZone: 'Asia/Tokyo' })).json().receiving, {
+    catchAll: true,
+    catchAllTimeZone: 'Asia/Tokyo',
+  });
+  t.equal((await patch(d.id, { catchAll: true, senderName: 'Acme' })).json().receiving.catchAllTimeZone, 'Asia/Tokyo');
+  for (const zone of ['Mars/Olympus', '+09:00', 'Asia/Tokyo '])
+    t.same(
+      errorOf(await patch(d.id, { catchAllTimeZone: zone })),
+      [422, 'invalid_parameter', 'catchAllTimeZone'],
+      zone,
+    );
+  t.same(
+    errorOf(await patch(d.id, { catchAllTimeZone: 'Europe/Berlin' }, other.apiKey)),
+    [404, 'resource_not_found', 'id'],
+    "another workspace's domain",
+  );
+  t.equal((await h.request(ws.apiKey, 'GET', `/domains/${d.id}`)).json().receiving.catchAllTimeZone, 'Asia/Tokyo');
+
   const hosted = (
     await patch(d.id, { tracking: { host: 'Links.Upd.com' }, storage: { host: 'files.upd.com' } })
   ).json();

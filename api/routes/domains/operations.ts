@@ -9,7 +9,7 @@ import type { ApiDeps } from '../../deps.ts';
 import { requireWithinLists } from '../../narrowing.ts';
 import { cursorParam, limitParam, pageSchema } from '../../paging.ts';
 import { operation, type Operation } from '../../route.ts';
-import { text } from '../../schemas.ts';
+import { text, timeZone } from '../../schemas.ts';
 import { addressesOnDomain } from '../addresses/views.ts';
 import { domainDetailView, domainOr404, domainView, idParams, viewDomain, viewDomainDetail } from './views.ts';
 
@@ -137,6 +137,11 @@ export const domainOperations = (deps: ApiDeps): Operation[] => [
     params: idParams,
     body: z.strictObject({
       catchAll: z.boolean().optional().describe('Mail to addresses the domain does not have goes to `*@<domain>`.'),
+      catchAllTimeZone: timeZone
+        .optional()
+        .describe(
+          'The catch-all’s time zone, for its rules’ `hour` and `weekday`: an IANA name or `UTC` (the default).',
+        ),
       dmarcPolicy: z
         .enum(['none', 'quarantine', 'reject'])
         .nullable()
