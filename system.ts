@@ -21,7 +21,6 @@ import { UnsubscribeLinks } from './commands/unsubscribes/links.ts';
 import { DEFAULT_MONTHLY_ALLOWANCE } from './domain/email-quotas/decide.ts';
 import { DEFAULT_DAILY_AI_ACTIONS } from './domain/ai-actions/decide.ts';
 import { OpenAiChatModel, type OpenAiConfig } from './infra/ai/openai.ts';
-import type { MemberPorts } from './commands/members/handlers.ts';
 import type { CommandContext } from './commands/execute.ts';
 import type { MailHosts } from './domain/domains/records.ts';
 import { registry } from './domain/registry.ts';
@@ -84,6 +83,11 @@ import {
   type ConsentMailOptions,
 } from './processes/addresses/consent-mail.ts';
 import { ContactEventRetention } from './processes/contact-events/retention.ts';
+import {
+  DEFAULT_INVITATION_MAIL_OPTIONS,
+  type InvitationMailOptions,
+  MemberInvitationMailProcess,
+} from './processes/members/invitation-mail.ts';
 import { returnPathRoute } from './processes/emails/return-path.ts';
 import {
   DEFAULT_DOMAIN_CHECK_OPTIONS,
@@ -136,8 +140,8 @@ export interface System {
   domains: DomainPorts;
   /** The key forward consent links carry a MAC under, shared by every process on the database. */
   consentKey: Buffer;
-  /** Invitations: the mail port, the key of acceptance links, their sender and public address. */
-  members: MemberPorts;
+  /** The key invitation acceptance links carry a MAC under, shared by every process on the database. */
+  members: { key: Buffer };
   /** Raw messages and attachments: small ones as rows of PostgreSQL, larger ones as files under `<dataDir>/blobs`, or in `blobS3Url`. */
   blobs: BlobStore;
   /** Template images' urls: the key of their MAC, and the base they are served under. */
@@ -201,6 +205,8 @@ export interface SystemOptions {
   domainChecks?: Partial<DomainCheckOptions>;
   /** The consent mails of address forwards: their sender, and `publicUrl`, where their links point. */
   forwardConsent?: Partial<ConsentMailOptions>;
+  /** Invitation mails: their timings (sender and `publicUrl` default to `forwardConsent`'s). */
+  invitationMails?: Partial<InvitationMailOptions>;
   /** `BLOB_S3_URL`: raw messages in an S3-compatible bucket; without it, files under `<dataDir>/blobs`. */
   blobS3Url?: string;
   /** `PUBLIC_URL` (https), where the unsubscribe links of broadcast-lane mail point; default `https://localhost`. */
@@ -320,14 +326,19 @@ export async function openSystem(databaseUrl: string, options: SystemOptions = {
   };
   const consentOptions = { ...DEFAULT_CONSENT_MAIL_OPTIONS, ...options.forwardConsent };
   const consentMails = new ForwardConsentMailProcess({ pool: database.pool, bus, mail, consentKey }, consentOptions);
-  // Invitations are mailed by the same sender, with links to the same public address.
-  const members: MemberPorts = {
-    mail,
-    key: await serverSecret(database.pool, 'member-invitations'),
-    from: consentOptions.from,
-    publicUrl: consentOptions.publicUrl,
-  };
   if (options.deliver !== false) await consentMails.start();
+  const members = { key: await serverSecret(database.pool, 'member-invitations') };
+  // Invitations are mailed by the same sender, with links to the same public address.
+  const invitationMails = new MemberInvitationMailProcess(
+    { pool: database.pool, bus, mail, key: members.key },
+    {
+      ...DEFAULT_INVITATION_MAIL_OPTIONS,
+      from: consentOptions.from,
+      publicUrl: consentOptions.publicUrl,
+      ...options.invitationMails,
+    },
+  );
+  if (options.deliver !== false) await invitationMails.start();
   const outbound = openDelivery(
     { ...readConfig({}).outbound, ...options.outbound },
     new NodeDns({ servers: options.dns?.servers, timeoutMs: options.dns?.timeoutMs }),
@@ -375,6 +386,7 @@ export async function openSystem(databaseUrl: string, options: SystemOptions = {
       await retention.stop();
       await domainChecks.stop();
       await consentMails.stop();
+      await invitationMails.stop();
       await deliveryPool.end();
       await runner.stop();
       await idempotencyKeys.close();

@@ -4,7 +4,6 @@ import type { Kysely } from 'kysely';
 import type { AiPorts } from '../commands/ai/actions.ts';
 import type { DomainPorts } from '../commands/domains/handlers.ts';
 import type { SendingPorts } from '../commands/emails/handlers.ts';
-import type { MemberPorts } from '../commands/members/handlers.ts';
 import type { CommandContext } from '../commands/execute.ts';
 import type { TemplateRenderer } from '../commands/templates/render.ts';
 import type { ReceiverUrlCheck } from '../commands/webhooks/handlers.ts';
@@ -34,8 +33,8 @@ export interface ApiDeps {
   domains: DomainPorts;
   /** The key consent links carry a MAC under (commands/addresses/consent.ts). */
   forwardConsent: { key: Buffer };
-  /** Invitations: the mail port and the acceptance links' key, sender and public address. */
-  members: MemberPorts;
+  /** The key invitation acceptance links carry a MAC under (commands/members/links.ts). */
+  members: { key: Buffer };
   /** Template images: the key their urls carry a MAC under, and where this service is reached (`PUBLIC_URL`). */
   images: { key: Buffer; publicUrl: string };
   /** What every way of sending needs (commands/emails/handlers.ts `sendEmail`). */

@@ -4,6 +4,7 @@ import { automationEnrolment } from './automations/enrol.ts';
 import { broadcastSchedule } from './broadcasts/schedule.ts';
 import { domainCheckSchedule } from './domains/schedule.ts';
 import { emailDeliverySchedule } from './emails/schedule.ts';
+import { memberInvitationMails } from './members/invitation-mail.ts';
 import { sendingLaneGuard } from './sending-streams/guard.ts';
 import { webhookDispatch } from './webhooks/dispatch.ts';
 
@@ -13,6 +14,7 @@ export const reactors: readonly Reactor[] = [
   automationEnrolment,
   domainCheckSchedule,
   forwardConsentMails,
+  memberInvitationMails,
   emailDeliverySchedule,
   sendingLaneGuard,
   broadcastSchedule,

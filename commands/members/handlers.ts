@@ -13,20 +13,10 @@ import {
 } from '../../domain/members/decide.ts';
 import { membersStream, type Access } from '../../domain/members/events.ts';
 import { membersAggregate } from '../../domain/members/state.ts';
-import type { MailSender } from '../../infra/mail/port.ts';
 import { openAccount } from '../accounts/handlers.ts';
 import { execute, type Actor, type CommandContext } from '../execute.ts';
 import { newId } from '../ids.ts';
 import { invitationLinks } from './links.ts';
-
-/** What inviting reaches outside: the mail port, the links' key, the sender and our public address. */
-export interface MemberPorts {
-  mail: MailSender;
-  key: Buffer;
-  from: string;
-  /** Where this service is reached from outside: acceptance links start with it. */
-  publicUrl: string;
-}
 
 export interface InviteInput {
   email: string;
@@ -35,16 +25,14 @@ export interface InviteInput {
   domainIds: string[];
   access: Access;
   owner: Owner;
-  workspaceName: string;
 }
 
 /**
- * Records the invitation, then mails its link. The mail goes from the request, not a process
- * manager: if it is lost, inviting the address again after ten minutes refreshes and re-mails it.
+ * Records the invitation (or its refresh) and answers. Its link is mailed by a process following
+ * the log (processes/members/invitation-mail.ts), retried until the mail server takes it.
  */
 export async function inviteMember(
   ctx: CommandContext,
-  ports: MemberPorts,
   actor: Actor,
   caller: Caller,
   input: InviteInput,
@@ -57,19 +45,7 @@ export async function inviteMember(
   );
   const invited = events[0];
   if (invited?.type !== 'MemberInvited') throw new Error('an invitation decides one MemberInvited');
-  const { invitationId, email } = invited.data;
-  const link = `${ports.publicUrl.replace(/\/+$/, '')}/invitations/${invitationLinks.token(ports.key, invitationId, nonce)}`;
-  await ports.mail.send({
-    from: ports.from,
-    to: [email],
-    subject: `You are invited to ${input.workspaceName}`.slice(0, 200),
-    text:
-      `You are invited to join the workspace ${input.workspaceName} on the Workspace Mail Service.\n\n` +
-      `To accept, open:\n\n${link}\n\n` +
-      'The link works for 7 days. If you did not expect this, ignore this mail: nothing happens unless you accept.\n',
-    headers: { 'Auto-Submitted': 'auto-generated' },
-  });
-  return { invitationId, email };
+  return { invitationId: invited.data.invitationId, email: invited.data.email };
 }
 
 /**

@@ -1,22 +1,32 @@
 import t from 'tap';
 import { addDomain } from '../../commands/domains/handlers.ts';
-import { PENDING_INVITATION_LIMIT } from '../../domain/members/decide.ts';
-import { PERMISSIONS } from '../../domain/shared/permissions.ts';
+import { inviteMember } from '../../commands/members/handlers.ts';
+import { INVITATION_SPACING_MS, PENDING_INVITATION_LIMIT } from '../../domain/members/decide.ts';
+import { PERMISSIONS, type Permission } from '../../domain/shared/permissions.ts';
 import { startTestApp, type TestApp } from '../support/app.ts';
 import { eventually } from '../support/receiver.ts';
-import { startSmtpServer } from '../support/smtp.ts';
+import { type Mail, startSmtpServer } from '../support/smtp.ts';
+import { startTcpProxy } from '../support/tcp-proxy.ts';
 
 const PUBLIC = 'https://mail.example.net';
 type Workspace = Awaited<ReturnType<TestApp['workspace']>>;
 type Reply = Awaited<ReturnType<TestApp['request']>>;
 const errorOf = (res: Reply) => [res.statusCode, res.json().error?.code, res.json().error?.param];
 const form = { 'content-type': 'application/x-www-form-urlencoded' };
+const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** The acceptance links of the mails to `to`, oldest first. */
+const linksIn = (mails: Mail[], to: string) =>
+  mails
+    .filter((m) => m.to.includes(to))
+    .map((m) => new RegExp(`${PUBLIC}(/invitations/\\S+)`).exec(m.text)?.[1])
+    .filter((l): l is string => l !== undefined);
 
 t.test('members over HTTP', async (t) => {
   const smtp = await startSmtpServer(t);
   const h = await startTestApp(t, {
     smtpUrl: smtp.url,
     forwardConsent: { publicUrl: PUBLIC },
+    invitationMails: { pollMs: 20 },
     // The shared machine is slow; a late read model would answer 503 to a write that was stored.
     readModelDeadlineMs: 60_000,
   });
@@ -33,10 +43,7 @@ t.test('members over HTTP', async (t) => {
   /** The newest acceptance link mailed to `to`. */
   const linkTo = (to: string, n = 1) =>
     eventually(async () => {
-      const links = smtp.mails
-        .filter((m) => m.to.includes(to))
-        .map((m) => new RegExp(`${PUBLIC}(/invitations/\\S+)`).exec(m.text)?.[1])
-        .filter((l): l is string => l !== undefined);
+      const links = linksIn(smtp.mails, to);
       return links.length >= n && links.at(-1)!;
     });
   const accept = (path: string) => h.app.inject({ method: 'POST', url: path, payload: '', headers: form });
@@ -122,6 +129,72 @@ t.test('members over HTTP', async (t) => {
     t.same(answers.map((a) => a.statusCode).sort(), [200, 404, 404]);
     const list = await ok(h.request(ws.apiKey, 'GET', '/members?limit=100'));
     t.equal(list.data.filter((m: any) => m.email === 'race@example.org').length, 1);
+  });
+
+  t.test('the mail: sent after the answer, once, in the words and with the link it always had', async (t) => {
+    const sent = await ok(invite(ws, { email: 'Liv@Example.org', roleId: roles.viewer.id }), 201);
+    const link = await linkTo('liv@example.org');
+    await pause(300);
+    const mails = smtp.mails.filter((m) => m.to.includes('liv@example.org'));
+    t.equal(mails.length, 1, 'one mail');
+    t.same(mails[0]!.to, ['liv@example.org']);
+    t.equal(mails[0]!.subject, 'You are invited to Workspace 1');
+    t.equal(
+      mails[0]!.text.trim(),
+      'You are invited to join the workspace Workspace 1 on the Workspace Mail Service.\n\n' +
+        `To accept, open:\n\n${PUBLIC}${link}\n\n` +
+        'The link works for 7 days. If you did not expect this, ignore this mail: nothing happens unless you accept.',
+    );
+    t.match(link, new RegExp(`^/invitations/${sent.id}\\.`), 'the link names the invitation');
+    const page = await h.app.inject({ method: 'GET', url: link });
+    t.equal(page.statusCode, 200);
+    t.match(page.body, /liv@example\.org/);
+  });
+
+  t.test('a refresh after ten minutes mails a new link; one made before the last mail went replaces it', async (t) => {
+    const inviteAt = (at: number) =>
+      inviteMember(
+        h.system.commands,
+        { workspaceId: ws.workspaceId, kind: 'operator', id: null },
+        { scopes: PERMISSIONS },
+        {
+          email: 'kim@example.org',
+          role: { roleId: roles.viewer.id, builtin: 'viewer', permissions: roles.viewer.permissions as Permission[] },
+          addressIds: [],
+          domainIds: [],
+          access: 'member',
+          owner: { userId: ws.ownerUserId, email: 'owner1@example.com' },
+        },
+        new Date(at).toISOString(),
+      );
+    const spacing = INVITATION_SPACING_MS + 30_000;
+    const first = await inviteAt(Date.now() - 2 * spacing);
+    const old = await linkTo('kim@example.org');
+    t.match(old, new RegExp(`^/invitations/${first.invitationId}\\.`));
+
+    // The refresh's mail is refused, and before it is tried again the address is invited again.
+    smtp.accept = () => false;
+    const offered = smtp.offered();
+    const second = await inviteAt(Date.now() - spacing);
+    t.equal(second.invitationId, first.invitationId, 'a refresh keeps the invitation id');
+    await eventually(async () => smtp.offered() > offered);
+    const third = await ok(
+      h.request(ws.apiKey, 'POST', '/members', { email: 'kim@example.org', roleId: roles.viewer.id }),
+      201,
+    );
+    t.equal(third.id, first.invitationId);
+    smtp.accept = () => true;
+    const fresh = await linkTo('kim@example.org', 2);
+    await pause(300);
+    t.equal(linksIn(smtp.mails, 'kim@example.org').length, 2, 'the replaced mail never went');
+    const { rows } = await h.system.database.pool.query(
+      'SELECT sent_at IS NOT NULL AS sent FROM invitation_mails WHERE invitation_id = $1 ORDER BY position',
+      [first.invitationId],
+    );
+    t.same(rows, [{ sent: true }, { sent: true }], 'and is owed no more');
+    t.not(fresh, old);
+    t.equal((await h.app.inject({ method: 'GET', url: old })).statusCode, 404, 'the first link stopped working');
+    t.equal((await accept(fresh)).statusCode, 200, 'the newest works');
   });
 
   t.test('invite refusals', async (t) => {
@@ -415,4 +488,67 @@ t.test('members over HTTP', async (t) => {
       'roleId',
     ]);
   });
+});
+
+t.test('the mail server away: the invitation is answered at once and mailed when it is back', async (t) => {
+  const smtp = await startSmtpServer(t);
+  const proxy = await startTcpProxy('127.0.0.1', Number(new URL(smtp.url).port));
+  t.teardown(() => proxy.close());
+  await proxy.cut();
+  const h = await startTestApp(t, {
+    smtpUrl: `smtp://127.0.0.1:${proxy.port}`,
+    forwardConsent: { publicUrl: PUBLIC },
+    invitationMails: { pollMs: 20, retryMs: [100] },
+    readModelDeadlineMs: 60_000,
+  });
+  const ws = await h.workspace();
+  const viewer = (await h.request(ws.apiKey, 'GET', '/roles')).json().data.find((r: any) => r.builtin === 'viewer');
+  const invited = await h.request(ws.apiKey, 'POST', '/members', { email: 'nia@example.org', roleId: viewer.id });
+  t.equal(invited.statusCode, 201, 'the invitation does not wait for the mail');
+  t.match(invited.json(), { object: 'invitation', email: 'nia@example.org' });
+  const tries = await eventually(async () => {
+    const { rows } = await h.system.database.pool.query(
+      'SELECT attempts, last_error, sent_at FROM invitation_mails WHERE invitation_id = $1',
+      [invited.json().id],
+    );
+    return rows[0]?.attempts >= 2 && rows[0];
+  });
+  t.match(tries, { last_error: /ECONNREFUSED|connect/i, sent_at: null }, 'tried, failed, owed still');
+  t.equal(smtp.mails.length, 0);
+
+  await proxy.restore();
+  const link = await eventually(async () => linksIn(smtp.mails, 'nia@example.org')[0]);
+  t.equal((await h.app.inject({ method: 'POST', url: link, payload: '', headers: form })).statusCode, 200);
+  await pause(300);
+  t.equal(smtp.mails.length, 1, 'mailed once');
+  const members = (await h.request(ws.apiKey, 'GET', '/members')).json().data;
+  t.same(
+    members.map((m: any) => m.email),
+    ['owner1@example.com', 'nia@example.org'],
+  );
+});
+
+t.test('a mail server answering 451 to the first offer: the invitation is mailed on the next try, once', async (t) => {
+  const smtp = await startSmtpServer(t, (n) => n > 1);
+  const h = await startTestApp(t, {
+    smtpUrl: smtp.url,
+    forwardConsent: { publicUrl: PUBLIC },
+    invitationMails: { pollMs: 20, retryMs: [200] },
+    readModelDeadlineMs: 60_000,
+  });
+  const ws = await h.workspace();
+  const viewer = (await h.request(ws.apiKey, 'GET', '/roles')).json().data.find((r: any) => r.builtin === 'viewer');
+  const invited = await h.request(ws.apiKey, 'POST', '/members', { email: 'oz@example.org', roleId: viewer.id });
+  t.equal(invited.statusCode, 201);
+  const mail = await eventually(async () => smtp.mails[0]);
+  t.same(mail.to, ['oz@example.org']);
+  t.match(mail.text, new RegExp(`${PUBLIC}/invitations/${invited.json().id}\\.`));
+  await pause(500);
+  t.equal(smtp.offered(), 2, 'refused once, then taken');
+  t.equal(smtp.mails.length, 1, 'mailed once');
+  const { rows } = await h.system.database.pool.query(
+    'SELECT attempts, last_error, sent_at FROM invitation_mails WHERE invitation_id = $1',
+    [invited.json().id],
+  );
+  t.match(rows, [{ attempts: 2, last_error: /451/, sent_at: Date }]);
 });

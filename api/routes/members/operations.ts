@@ -195,15 +195,8 @@ export const memberOperations = (deps: ApiDeps): Operation[] => [
       const role = await roleFacts(deps.db, workspaceId, body.roleId);
       await requireTargets(deps.db, workspaceId, 'address', body.addressIds, (i) => `addressIds.${i}`);
       await requireTargets(deps.db, workspaceId, 'domain', body.domainIds, (i) => `domainIds.${i}`);
-      const { workspaceName, ...owner } = await ownerOf(deps.db, workspaceId);
-      const { invitationId } = await inviteMember(
-        deps.commands,
-        deps.members,
-        actor,
-        caller,
-        { ...body, role, owner, workspaceName },
-        now,
-      );
+      const { workspaceName: _, ...owner } = await ownerOf(deps.db, workspaceId);
+      const { invitationId } = await inviteMember(deps.commands, actor, caller, { ...body, role, owner }, now);
       const row = await findInvitation(deps.db, workspaceId, invitationId);
       if (!row) throw new Error(`invitation ${invitationId} is not in the read model after its write`);
       return viewInvitation(row);
