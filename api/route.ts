@@ -18,6 +18,8 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** false for the few routes that need no credential. */
     auth?: boolean;
+    /** The operation's own 500 (`Operation.failure`), answered in place of `internal_error`. */
+    failure?: ErrorCode;
   }
 }
 
@@ -70,6 +72,11 @@ export interface OperationSpec<P, Q, B> {
    * `errorCodes`; together they are the error answers the OpenAPI document lists.
    */
   errors?: ErrorCode[];
+  /**
+   * The spec's own 500 for a fault inside this operation (`thread_update_failed`): answered in
+   * place of `internal_error`, so a client can tell which change failed. The fault is logged as any.
+   */
+  failure?: ErrorCode;
   /** Fields whose validation problems carry a code of their own instead of `invalid_parameter`. */
   issueCodes?: Record<string, ErrorCode>;
   /** Bodies larger than the server's default (bytes). */
@@ -174,6 +181,7 @@ export function errorCodes(resource: Resource, spec: Operation): ErrorCode[] {
   if (resource.modes === 'shared' && changes && !spec.openToTestKeys) add('beyond_caller_authority');
   if (spec.scope) add('insufficient_scope');
   if (spec.rawBody) add(spec.rawBody.tooLarge);
+  if (spec.failure) add(spec.failure);
   if (spec.stepUp) add('step_up_required');
   if (spec.idempotency ?? spec.method === 'POST')
     add('invalid_idempotency_key', 'idempotency_key_reuse', 'idempotency_key_in_use');
@@ -196,7 +204,7 @@ function route(app: FastifyInstance, deps: ApiDeps, resource: Resource, spec: Op
   app.route({
     method: spec.method,
     url: spec.url,
-    config: { auth: true },
+    config: { auth: true, failure: spec.failure },
     ...(spec.bodyLimit ? { bodyLimit: spec.bodyLimit } : {}),
     handler: async (request, reply) => {
       if (!request.credential) throw new ApiError('missing_api_key', 'Send a key as `Authorization: Bearer <key>`.');

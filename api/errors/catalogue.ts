@@ -242,6 +242,14 @@ const TABLE = {
     "The workspace's monthly send allowance is used up; it starts again on the first of next month (00:00 UTC), which Retry-After counts down to.",
   ],
   internal_error: [500, 'A fault of the service; report it with the request id.'],
+  thread_update_failed: [
+    500,
+    'The thread could not be changed because of a fault of the service; report it with the request id.',
+  ],
+  thread_delete_failed: [
+    500,
+    'The thread could not be deleted because of a fault of the service; report it with the request id.',
+  ],
   image_not_stored: [502, 'The image could not be stored; nothing was kept. Retry unchanged.'],
   unreachable: [
     503,

@@ -12,8 +12,10 @@ import { admitRequest, recordRequest, type AuthDeps } from './auth.ts';
 /** The one place an exception becomes the spec's envelope. */
 export function registerErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((error, request, reply) => {
-    const api = toApiError(error);
+    let api = toApiError(error);
     if (api.status >= 500) request.log.error({ err: error }, 'request failed');
+    const failure = request.routeOptions.config.failure;
+    if (api.code === 'internal_error' && failure) api = new ApiError(failure, CATALOGUE[failure][1], null, 500);
     return sendError(request, reply, api);
   });
   app.setNotFoundHandler((request, reply) =>

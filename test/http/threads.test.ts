@@ -1,4 +1,5 @@
 import t from 'tap';
+import { threadStream } from '../../domain/threads/events.ts';
 import { startSendingApp } from '../support/emails.ts';
 import { errorOf } from '../support/domains.ts';
 import { walkPages } from '../support/paging.ts';
@@ -245,4 +246,22 @@ t.test("another workspace's threads are 404; narrowed keys see their mailboxes o
   const test = await keyWith(ws, { scopes: ['threads:read'], mode: 'test' });
   t.same((await h.request(test, 'GET', '/threads')).json().data, []);
   t.same(errorOf(await h.request(test, 'GET', `/threads/${mine.id}`)), [404, 'resource_not_found', 'id']);
+});
+
+t.test("a fault inside the service answers the operation's own 500, and changes nothing", async (t) => {
+  const thread = await arrive('a@threads.example.com', { subject: 'Faulty' });
+  // An event no code of this version knows, in the thread's own stream: loading the thread fails
+  // inside the service (no projector reads the type, so the read models carry on).
+  await h.system.store.append(
+    threadStream(ws.workspaceId, thread.id),
+    [{ type: 'FromTheFuture', version: 1, data: {} }],
+    'any',
+  );
+  t.same(errorOf(await h.request(ws.apiKey, 'PATCH', `/threads/${thread.id}`, { unread: false })), [
+    500,
+    'thread_update_failed',
+    null,
+  ]);
+  t.same(errorOf(await h.request(ws.apiKey, 'DELETE', `/threads/${thread.id}`)), [500, 'thread_delete_failed', null]);
+  t.match((await h.request(ws.apiKey, 'GET', `/threads/${thread.id}`)).json(), { unread: true, labels: ['inbox'] });
 });

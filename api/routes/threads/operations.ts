@@ -100,6 +100,7 @@ export const threadOperations = (deps: ApiDeps): Operation[] => {
       method: 'PATCH',
       url: '/threads/:id',
       operationId: 'updateThread',
+      failure: 'thread_update_failed',
       errors: ['resource_not_found', 'label_not_directly_settable', 'label_not_found'],
       summary: 'Mark a thread read or unread, move it, or label it',
       description:
@@ -137,6 +138,7 @@ export const threadOperations = (deps: ApiDeps): Operation[] => {
       method: 'DELETE',
       url: '/threads/:id',
       operationId: 'deleteThread',
+      failure: 'thread_delete_failed',
       errors: ['resource_not_found'],
       summary: 'Delete a thread: to the trash, then for good',
       description:
