@@ -45,8 +45,7 @@ export class EventRegistry {
   /** Validates an event about to be stored; a bad payload is a programming error, not user input. */
   encode(event: DomainEvent): { type: string; version: number; data: Record<string, unknown> } {
     const def = this.definition(event.type);
-    const data = def.schema.parse(event.data) as Record<string, unknown>;
-    return { type: event.type, version: def.version, data };
+    return { type: event.type, version: def.version, data: checked(def, event.data, 'to be stored') };
   }
 
   /** Upcasts stored data of any known version to the current shape and validates it. */
@@ -59,7 +58,7 @@ export class EventRegistry {
       if (!up) throw new Error(`event ${type} has no upcaster from v${v}`);
       data = up(data);
     }
-    return { type, data: def.schema.parse(data) as Record<string, unknown> };
+    return { type, data: checked(def, data, `stored as v${version}`) };
   }
 
   private definition(type: string): EventDefinition {
@@ -67,4 +66,17 @@ export class EventRegistry {
     if (!def) throw new Error(`unknown event type ${type}`);
     return def;
   }
+}
+
+/**
+ * The data, parsed by the event's schema. A mismatch is a fault of the service (a decider's bug, a
+ * log written by other code), so it is a plain Error: were it the ZodError, the API would answer
+ * it as the caller's 422 naming a field of the event.
+ */
+function checked(def: EventDefinition, data: unknown, what: string): Record<string, unknown> {
+  const parsed = def.schema.safeParse(data);
+  if (parsed.success) return parsed.data as Record<string, unknown>;
+  throw new Error(`event ${def.type} ${what} does not match its schema: ${parsed.error.message}`, {
+    cause: parsed.error,
+  });
 }
