@@ -28,7 +28,7 @@ export const withinReach = (reach: Reach | null, address: string, domain: string
     : sql`AND (${sql.ref(domain)} = ANY(${reach.domains}::text[])
         OR (${sql.ref(address)} = ANY(${reach.addresses}::text[]) AND ${sql.ref(address)} NOT LIKE '*@%'))`;
 
-const ADDRESS = sql`a.id, a.workspace_id, a.address, a.local_part, a.domain, a.domain_id, a.enabled, a.username, a.registered, a.created_at, a.updated_at`;
+const ADDRESS = sql`a.id, a.workspace_id, a.address, a.local_part, a.domain, a.domain_id, a.enabled, a.time_zone, a.username, a.registered, a.created_at, a.updated_at`;
 
 export async function findAddress(
   db: Db,

@@ -49,6 +49,7 @@ t.test('addresses: create, read, list, update, delete', async (t) => {
     domain: 'example.com',
     domainId,
     enabled: true,
+    timeZone: 'UTC',
     login: { username: 'jane.doe@example.com' },
     forwards: [],
     appPasswords: [],
@@ -74,6 +75,44 @@ t.test('addresses: create, read, list, update, delete', async (t) => {
     'unknown_parameter',
     'address',
   ]);
+
+  // The time zone its rules read hour and weekday in: an IANA name or UTC, kept by other changes.
+  const zoned = await h.request(ws.apiKey, 'PATCH', `/addresses/${a.id}`, { timeZone: 'Asia/Tokyo' });
+  t.equal(zoned.statusCode, 200, zoned.body);
+  t.match(zoned.json(), { timeZone: 'Asia/Tokyo', enabled: true });
+  t.equal((await h.request(ws.apiKey, 'GET', `/addresses/${a.id}`)).json().timeZone, 'Asia/Tokyo', 'the single read');
+  t.match(
+    (await h.request(ws.apiKey, 'GET', '/addresses')).json().data,
+    [
+      { address: 'info@example.org', timeZone: 'UTC' },
+      { id: a.id, timeZone: 'Asia/Tokyo' },
+    ],
+    'the list',
+  );
+  t.match((await h.request(ws.apiKey, 'PATCH', `/addresses/${a.id}`, { enabled: false })).json(), {
+    enabled: false,
+    timeZone: 'Asia/Tokyo',
+  });
+  t.match((await h.request(ws.apiKey, 'PATCH', `/addresses/${a.id}`, { enabled: true, timeZone: 'UTC' })).json(), {
+    enabled: true,
+    timeZone: 'UTC',
+  });
+  t.equal(
+    (await h.request(ws.apiKey, 'PATCH', `/addresses/${a.id}`, { timeZone: 'asia/tokyo' })).json().timeZone,
+    'Asia/Tokyo',
+    'answered as the zone database writes it',
+  );
+  for (const timeZone of ['Mars/Olympus', 'GMT+9', '', 'x'.repeat(65), 9])
+    t.same(
+      errorOf(await h.request(ws.apiKey, 'PATCH', `/addresses/${a.id}`, { enabled: false, timeZone })),
+      [422, 'invalid_parameter', 'timeZone'],
+      JSON.stringify(timeZone),
+    );
+  t.match(
+    (await h.request(ws.apiKey, 'GET', `/addresses/${a.id}`)).json(),
+    { timeZone: 'Asia/Tokyo', enabled: true },
+    'a refused PATCH changes nothing',
+  );
 
   t.same((await h.request(ws.apiKey, 'DELETE', `/addresses/${a.id}`)).json(), {
     object: 'address',
@@ -220,6 +259,7 @@ t.test('addresses: paging with rows added between pages; foreign and malformed i
   for (const [method, url, body] of [
     ['GET', `/addresses/${mine.id}`],
     ['PATCH', `/addresses/${mine.id}`, { enabled: false }],
+    ['PATCH', `/addresses/${mine.id}`, { timeZone: 'Asia/Tokyo' }],
     ['DELETE', `/addresses/${mine.id}`],
     ['POST', `/addresses/${mine.id}/forwards`, { destinations: ['x@elsewhere.org'] }],
     ['GET', `/domains/${domainId}/addresses`],
@@ -236,7 +276,11 @@ t.test('addresses: paging with rows added between pages; foreign and malformed i
     'resource_not_found',
     'id',
   ]);
-  t.equal((await h.request(ws.apiKey, 'GET', `/addresses/${mine.id}`)).json().enabled, true, 'nothing changed');
+  t.match(
+    (await h.request(ws.apiKey, 'GET', `/addresses/${mine.id}`)).json(),
+    { enabled: true, timeZone: 'UTC' },
+    'nothing changed',
+  );
 });
 
 t.test('addresses: narrowed keys see and change only what their lists reach; test keys and scopes', async (t) => {

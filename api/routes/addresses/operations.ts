@@ -10,6 +10,7 @@ import { lookup } from '../../lookups.ts';
 import { reachOf, requireReach } from '../../narrowing.ts';
 import { cursorParam, limitParam, pageSchema } from '../../paging.ts';
 import { operation, type Operation } from '../../route.ts';
+import { timeZone } from '../../schemas.ts';
 import {
   addressInput,
   addressListView,
@@ -140,10 +141,12 @@ export const addressOperations = (deps: ApiDeps): Operation[] => [
     errors: ['resource_not_found'],
     stepUp: true,
     summary: 'Update an address',
-    description: 'Scope: `domains:write`. `enabled`: a disabled address is kept, with its forwards and passwords.',
+    description:
+      'Scope: `domains:write`. Omitted fields stay. `enabled`: a disabled address is kept, with its forwards and passwords. ' +
+      '`timeZone`: the IANA zone its rules read `hour` and `weekday` in.',
     scope: 'domains:write',
     params: idParams,
-    body: z.strictObject({ enabled: z.boolean().optional() }),
+    body: z.strictObject({ enabled: z.boolean().optional(), timeZone: timeZone.optional() }),
     response: addressView,
     handler: async ({ credential, params, body, request }) => {
       const row = await addressOr404(deps.db, credential.workspaceId, reachOf(credential), params.id);

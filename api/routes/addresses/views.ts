@@ -63,6 +63,7 @@ const addressFields = {
   enabled: z
     .boolean()
     .describe('Stored and shown; sending (409 `address_disabled`) and receiving (bounces) honour it once they exist.'),
+  timeZone: z.string().describe('The IANA zone the address’s rules read `hour` and `weekday` in; `UTC` until set.'),
   login: z.object({
     username: z.string().describe('What SMTP clients log in with: a custom name, or the address itself.'),
   }),
@@ -88,6 +89,7 @@ export function viewAddressRow(row: AddressRow): z.infer<typeof addressListView>
     domain: row.domain,
     domainId: row.domain_id,
     enabled: row.enabled,
+    timeZone: row.time_zone,
     login: { username: row.username ?? row.address },
     createdAt: row.created_at.toISOString(),
     updatedAt: row.updated_at.toISOString(),
