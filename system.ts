@@ -66,7 +66,7 @@ import { loadMasterKey } from './infra/secrets/master-key.ts';
 import { SecretVault } from './infra/secrets/vault.ts';
 import { projectors } from './projections/all.ts';
 import { forwardsOf, mailboxLogin } from './projections/addresses/queries.ts';
-import { rulesOfMailbox } from './projections/rules/queries.ts';
+import { mailboxTimeZone, rulesOfMailbox } from './projections/rules/queries.ts';
 import type { RuleRunPorts } from './commands/rules/run.ts';
 import { sendingLookups } from './projections/emails/sending.ts';
 import type { ReadModels } from './projections/tables.ts';
@@ -525,16 +525,16 @@ export function startInbound(system: System, options: InboundOptions): Promise<I
 }
 
 /**
- * What running a mailbox's rules needs: its rules from the read model, UTC as every mailbox's
- * time zone (no mailbox has a time zone setting yet; docs/decisions/rules.md), the addresses'
- * forwards, the blob store, and sending as the workspace's system on the `rule` source.
+ * What running a mailbox's rules needs: its rules and time zone (the address's, or the domain's
+ * catch-all's) from the read models, the addresses' forwards, the blob store, and sending as the
+ * workspace's system on the `rule` source.
  */
 export function ruleRunPorts(system: System): RuleRunPorts {
   const db = system.readDb;
   return {
     commands: system.commands,
     rules: (workspaceId, mailbox) => rulesOfMailbox(db, workspaceId, mailbox),
-    timeZone: async () => 'UTC',
+    timeZone: (workspaceId, mailbox) => mailboxTimeZone(db, workspaceId, mailbox),
     confirmedForward: async (addressId, destination) =>
       (await forwardsOf(db, [addressId])).some(
         (f) => f.destination === destination && f.status === 'confirmed' && f.enabled,

@@ -1365,7 +1365,7 @@ export interface paths {
         head?: never;
         /**
          * Update an address
-         * @description Scope: `domains:write`. `enabled`: a disabled address is kept, with its forwards and passwords. OAuth tokens need step-up elevation (403 `step_up_required`); API keys are never asked. A credential narrowed to some addresses or domains sees and changes only the addresses its lists reach; others answer 404.
+         * @description Scope: `domains:write`. Omitted fields stay. `enabled`: a disabled address is kept, with its forwards and passwords. `timeZone`: the IANA zone its rules read `hour` and `weekday` in. OAuth tokens need step-up elevation (403 `step_up_required`); API keys are never asked. A credential narrowed to some addresses or domains sees and changes only the addresses its lists reach; others answer 404.
          */
         patch: operations["updateAddress"];
         trace?: never;
@@ -2057,7 +2057,7 @@ export interface paths {
         put?: never;
         /**
          * Dry-run rules against a message
-         * @description Scope: `rules:read`. Runs the mailbox’s enabled rules (`?address=`), or the unsaved `rule` alone, over a filed message (`messageId`) or a pasted raw message (`raw`; its envelope sender is `envelopeFrom`, else its Return-Path, else From; it is not judged as spam). Nothing is filed, sent, counted or changed. A credential narrowed to some addresses or domains sees and changes only the addresses its lists reach; others answer 404.
+         * @description Scope: `rules:read`. Runs the mailbox’s enabled rules (`?address=`), or the unsaved `rule` alone, over a filed message (`messageId`) or a pasted raw message (`raw`; its envelope sender is `envelopeFrom`, else its Return-Path, else From; it is not judged as spam), at `at` (default now) in the mailbox’s time zone. Nothing is filed, sent, counted or changed. A credential narrowed to some addresses or domains sees and changes only the addresses its lists reach; others answer 404.
          */
         post: operations["testRules"];
         delete?: never;
@@ -9397,6 +9397,8 @@ export interface operations {
                                 verified: boolean;
                                 verifiedAt: string | null;
                                 catchAll: boolean;
+                                /** @description The IANA zone the catch-all’s rules read `hour` and `weekday` in. */
+                                catchAllTimeZone: string;
                                 lastCheckedAt: string | null;
                                 error: string | null;
                             };
@@ -9615,6 +9617,8 @@ export interface operations {
                             verified: boolean;
                             verifiedAt: string | null;
                             catchAll: boolean;
+                            /** @description The IANA zone the catch-all’s rules read `hour` and `weekday` in. */
+                            catchAllTimeZone: string;
                             lastCheckedAt: string | null;
                             error: string | null;
                         };
@@ -9883,6 +9887,8 @@ export interface operations {
                             verified: boolean;
                             verifiedAt: string | null;
                             catchAll: boolean;
+                            /** @description The IANA zone the catch-all’s rules read `hour` and `weekday` in. */
+                            catchAllTimeZone: string;
                             lastCheckedAt: string | null;
                             error: string | null;
                         };
@@ -10314,6 +10320,8 @@ export interface operations {
                 "application/json": {
                     /** @description Mail to addresses the domain does not have goes to `*@<domain>`. */
                     catchAll?: boolean;
+                    /** @description The catch-all’s time zone, for its rules’ `hour` and `weekday`: an IANA name or `UTC` (the default). */
+                    catchAllTimeZone?: string;
                     /** @description The policy our recommended DMARC record carries; null: `none`. */
                     dmarcPolicy?: ("none" | "quarantine" | "reject") | null;
                     senderName?: string | null;
@@ -10347,6 +10355,8 @@ export interface operations {
                             verified: boolean;
                             verifiedAt: string | null;
                             catchAll: boolean;
+                            /** @description The IANA zone the catch-all’s rules read `hour` and `weekday` in. */
+                            catchAllTimeZone: string;
                             lastCheckedAt: string | null;
                             error: string | null;
                         };
@@ -10634,6 +10644,8 @@ export interface operations {
                             verified: boolean;
                             verifiedAt: string | null;
                             catchAll: boolean;
+                            /** @description The IANA zone the catch-all’s rules read `hour` and `weekday` in. */
+                            catchAllTimeZone: string;
                             lastCheckedAt: string | null;
                             error: string | null;
                         };
@@ -10921,6 +10933,8 @@ export interface operations {
                             verified: boolean;
                             verifiedAt: string | null;
                             catchAll: boolean;
+                            /** @description The IANA zone the catch-all’s rules read `hour` and `weekday` in. */
+                            catchAllTimeZone: string;
                             lastCheckedAt: string | null;
                             error: string | null;
                         };
@@ -19810,6 +19824,8 @@ export interface operations {
                             domainId: string;
                             /** @description Stored and shown; sending (409 `address_disabled`) and receiving (bounces) honour it once they exist. */
                             enabled: boolean;
+                            /** @description The IANA zone the address’s rules read `hour` and `weekday` in; `UTC` until set. */
+                            timeZone: string;
                             login: {
                                 /** @description What SMTP clients log in with: a custom name, or the address itself. */
                                 username: string;
@@ -19977,6 +19993,8 @@ export interface operations {
                         domainId: string;
                         /** @description Stored and shown; sending (409 `address_disabled`) and receiving (bounces) honour it once they exist. */
                         enabled: boolean;
+                        /** @description The IANA zone the address’s rules read `hour` and `weekday` in; `UTC` until set. */
+                        timeZone: string;
                         login: {
                             /** @description What SMTP clients log in with: a custom name, or the address itself. */
                             username: string;
@@ -20193,6 +20211,8 @@ export interface operations {
                             domainId: string;
                             /** @description Stored and shown; sending (409 `address_disabled`) and receiving (bounces) honour it once they exist. */
                             enabled: boolean;
+                            /** @description The IANA zone the address’s rules read `hour` and `weekday` in; `UTC` until set. */
+                            timeZone: string;
                             login: {
                                 /** @description What SMTP clients log in with: a custom name, or the address itself. */
                                 username: string;
@@ -20366,6 +20386,8 @@ export interface operations {
                         domainId: string;
                         /** @description Stored and shown; sending (409 `address_disabled`) and receiving (bounces) honour it once they exist. */
                         enabled: boolean;
+                        /** @description The IANA zone the address’s rules read `hour` and `weekday` in; `UTC` until set. */
+                        timeZone: string;
                         login: {
                             /** @description What SMTP clients log in with: a custom name, or the address itself. */
                             username: string;
@@ -20722,6 +20744,8 @@ export interface operations {
             content: {
                 "application/json": {
                     enabled?: boolean;
+                    /** @description An IANA time zone name, such as `Europe/Berlin`, or `UTC`. */
+                    timeZone?: string;
                 };
             };
         };
@@ -20742,6 +20766,8 @@ export interface operations {
                         domainId: string;
                         /** @description Stored and shown; sending (409 `address_disabled`) and receiving (bounces) honour it once they exist. */
                         enabled: boolean;
+                        /** @description The IANA zone the address’s rules read `hour` and `weekday` in; `UTC` until set. */
+                        timeZone: string;
                         login: {
                             /** @description What SMTP clients log in with: a custom name, or the address itself. */
                             username: string;
@@ -20963,6 +20989,8 @@ export interface operations {
                         domainId: string;
                         /** @description Stored and shown; sending (409 `address_disabled`) and receiving (bounces) honour it once they exist. */
                         enabled: boolean;
+                        /** @description The IANA zone the address’s rules read `hour` and `weekday` in; `UTC` until set. */
+                        timeZone: string;
                         login: {
                             /** @description What SMTP clients log in with: a custom name, or the address itself. */
                             username: string;
@@ -21772,6 +21800,8 @@ export interface operations {
                         domainId: string;
                         /** @description Stored and shown; sending (409 `address_disabled`) and receiving (bounces) honour it once they exist. */
                         enabled: boolean;
+                        /** @description The IANA zone the address’s rules read `hour` and `weekday` in; `UTC` until set. */
+                        timeZone: string;
                         login: {
                             /** @description What SMTP clients log in with: a custom name, or the address itself. */
                             username: string;
@@ -30328,6 +30358,8 @@ export interface operations {
                         object: "rule_test";
                         address: string;
                         at: string;
+                        /** @description The mailbox’s time zone, which `hour` and `weekday` were read in. */
+                        timeZone: string;
                         results: {
                             ruleId: string | null;
                             name: string;
@@ -30427,7 +30459,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `address_required`, `capability_unsupported`, `invalid_parameter`, `label_not_found`, `reject_needs_envelope`, `template_not_found`, `unknown_parameter`: see /docs/errors. */
+            /** @description `address_has_no_mailbox`, `address_required`, `capability_unsupported`, `invalid_parameter`, `label_not_found`, `reject_needs_envelope`, `template_not_found`, `unknown_parameter`: see /docs/errors. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -30438,7 +30470,7 @@ export interface operations {
                             /** @constant */
                             type?: "validation_error";
                             /** @enum {string} */
-                            code?: "address_required" | "capability_unsupported" | "invalid_parameter" | "label_not_found" | "reject_needs_envelope" | "template_not_found" | "unknown_parameter";
+                            code?: "address_has_no_mailbox" | "address_required" | "capability_unsupported" | "invalid_parameter" | "label_not_found" | "reject_needs_envelope" | "template_not_found" | "unknown_parameter";
                         };
                     };
                 };

@@ -1,5 +1,6 @@
 import { sql, type Kysely, type Selectable } from 'kysely';
 import type { RuleToEvaluate } from '../../domain/rules/evaluate.ts';
+import { DEFAULT_TIME_ZONE } from '../../domain/shared/time-zones.ts';
 import { type Reach, withinReach } from '../addresses/queries.ts';
 import type { ReadModels } from '../tables.ts';
 import type { RulesTables } from './tables.ts';
@@ -52,6 +53,28 @@ export async function rulesOfMailbox(db: Db, workspaceId: string, address: strin
     position: r.position,
     createdAt: r.created_at.toISOString(),
   }));
+}
+
+/**
+ * The IANA zone a mailbox's rules read `hour` and `weekday` in: its address's, or for `*@<domain>`
+ * its domain's catch-all's. A mailbox that is gone reads UTC: it has no rules to run.
+ */
+export async function mailboxTimeZone(db: Db, workspaceId: string, mailbox: string): Promise<string> {
+  const row = mailbox.startsWith('*@')
+    ? await db
+        .selectFrom('domains')
+        .select('catch_all_time_zone as zone')
+        .where('workspace_id', '=', workspaceId)
+        .where('domain', '=', mailbox.slice(2))
+        .executeTakeFirst()
+    : await db
+        .selectFrom('addresses')
+        .select('time_zone as zone')
+        .where('workspace_id', '=', workspaceId)
+        .where('address', '=', mailbox)
+        .where('registered', '=', true)
+        .executeTakeFirst();
+  return row?.zone ?? DEFAULT_TIME_ZONE;
 }
 
 /** A filed message of the workspace by its id (`mes_`), as a dry run reads it. */

@@ -292,3 +292,71 @@ t.test('the dry run: a narrowed key sees no rules of a mailbox it does not reach
     'messageId',
   ]);
 });
+
+t.test("hour and weekday in the mailbox's time zone: the address's, or the catch-all's", async (t) => {
+  const zoned = await setUp('rules-tz.example.com');
+  const [A, B, ANY] = ['a@rules-tz.example.com', 'b@rules-tz.example.com', '*@rules-tz.example.com'];
+  const tokyo = await h.request(zoned.ws.apiKey, 'PATCH', `/addresses/${zoned.a.id}`, { timeZone: 'Asia/Tokyo' });
+  t.equal(tokyo.statusCode, 200, tokyo.body);
+  // 00:30 UTC is 09:30 in Tokyo (no daylight saving there).
+  const at = '2026-03-10T00:30:00.000Z';
+  const nine = { field: 'hour', op: 'equals', value: '9' };
+  const made = await create(
+    { name: 'Nine in Tokyo', conditions: [nine], actions: [{ type: 'label', value: 'archive' }] },
+    A,
+    zoned.ws.apiKey,
+  );
+  t.equal(made.statusCode, 201, made.body);
+  const raw = (await outside.unsigned({ to: A, subject: 'What time is it' })).toString();
+  const dryRun = (address: string, body: object = {}) =>
+    h.request(zoned.ws.apiKey, 'POST', `/rules/test?address=${encodeURIComponent(address)}`, { raw, at, ...body });
+
+  const inTokyo = await dryRun(A);
+  t.equal(inTokyo.statusCode, 200, inTokyo.body);
+  t.match(inTokyo.json(), {
+    at,
+    timeZone: 'Asia/Tokyo',
+    results: [{ ruleId: made.json().id, matched: true, conditions: [true] }],
+    matched: [{ ruleId: made.json().id }],
+  });
+  const pasted = { rule: { name: 'Nine', conditions: [nine], actions: [{ type: 'label', value: 'archive' }] } };
+  t.match((await dryRun(B, pasted)).json(), {
+    timeZone: 'UTC',
+    results: [{ matched: false, conditions: [false] }],
+    matched: [],
+  });
+  t.match(
+    (await dryRun(B, { ...pasted, at: '2026-03-10T09:30:00.000Z' })).json(),
+    { results: [{ matched: true }] },
+    'the same rule at 09:30 UTC in a UTC mailbox',
+  );
+
+  await h.request(zoned.ws.apiKey, 'PATCH', `/addresses/${zoned.a.id}`, { timeZone: 'UTC' });
+  t.match((await dryRun(A)).json(), { timeZone: 'UTC', results: [{ matched: false }], matched: [] }, 'back to UTC');
+
+  const catchAll = await h.request(zoned.ws.apiKey, 'PATCH', `/domains/${zoned.domain.id}`, {
+    catchAll: true,
+    catchAllTimeZone: 'Asia/Tokyo',
+  });
+  t.equal(catchAll.statusCode, 200, catchAll.body);
+  t.match((await dryRun(ANY, pasted)).json(), { address: ANY, timeZone: 'Asia/Tokyo', results: [{ matched: true }] });
+
+  // Arriving mail: the hour now in Tokyo, or the next (the clock may turn meanwhile), is never the
+  // hour in UTC, nine hours behind.
+  const hour = Number(
+    new Intl.DateTimeFormat('en-US', { timeZone: 'Asia/Tokyo', hour: 'numeric', hourCycle: 'h23' }).format(new Date()),
+  );
+  const nowInTokyo = {
+    name: 'Now in Tokyo',
+    match: 'any',
+    conditions: [hour, (hour + 1) % 24].map((h) => ({ field: 'hour', op: 'equals', value: String(h) })),
+    actions: [{ type: 'label', value: 'archive' }],
+  };
+  await h.request(zoned.ws.apiKey, 'PATCH', `/addresses/${zoned.a.id}`, { timeZone: 'Asia/Tokyo' });
+  const onA = (await create(nowInTokyo, A, zoned.ws.apiKey)).json();
+  const onB = (await create(nowInTokyo, B, zoned.ws.apiKey)).json();
+  for (const to of [A, B])
+    await mx.send({ from: 'olga@outside.test', to: [to] }, await outside.signed({ to, subject: 'Now' }));
+  t.match((await h.request(zoned.ws.apiKey, 'GET', `/rules/${onA.id}`)).json(), { matchCount: 1 }, 'Tokyo: matched');
+  t.match((await h.request(zoned.ws.apiKey, 'GET', `/rules/${onB.id}`)).json(), { matchCount: 0 }, 'UTC: not');
+});

@@ -3,7 +3,8 @@ import { checkRule } from '../../../domain/rules/decide.ts';
 import { evaluateRules, factsOf, noReplyReason, type RuleToEvaluate } from '../../../domain/rules/evaluate.ts';
 import type { MessageSummary } from '../../../domain/messages/summary.ts';
 import { DomainError } from '../../../domain/shared/errors.ts';
-import { findFiledMessage, rulesOfMailbox } from '../../../projections/rules/queries.ts';
+import { DEFAULT_TIME_ZONE } from '../../../domain/shared/time-zones.ts';
+import { findFiledMessage, mailboxTimeZone, rulesOfMailbox } from '../../../projections/rules/queries.ts';
 import type { ApiDeps } from '../../deps.ts';
 import { ApiError } from '../../errors/api-error.ts';
 import { reaches } from '../../narrowing.ts';
@@ -18,6 +19,7 @@ const testView = z.object({
   object: z.literal('rule_test'),
   address: z.string(),
   at: z.string(),
+  timeZone: z.string().describe('The mailbox’s time zone, which `hour` and `weekday` were read in.'),
   results: z.array(
     z.object({
       ruleId: z.string().nullable(),
@@ -57,7 +59,7 @@ export const ruleTestOperation = (deps: ApiDeps): Operation =>
     description:
       'Scope: `rules:read`. Runs the mailbox’s enabled rules (`?address=`), or the unsaved `rule` alone, over a filed message ' +
       '(`messageId`) or a pasted raw message (`raw`; its envelope sender is `envelopeFrom`, else its Return-Path, else From; ' +
-      'it is not judged as spam). Nothing is filed, sent, counted or changed.',
+      'it is not judged as spam), at `at` (default now) in the mailbox’s time zone. Nothing is filed, sent, counted or changed.',
     scope: 'rules:read',
     idempotency: false,
     bodyLimit: RAW_MAX * 2,
@@ -119,13 +121,18 @@ export const ruleTestOperation = (deps: ApiDeps): Operation =>
       } else rules = reaches(credential, address) ? await rulesOfMailbox(deps.db, workspaceId, address) : [];
       const at = body.at ?? new Date().toISOString();
       const facts = factsOf(summary, { mailFrom, spam });
-      const evaluation = evaluateRules(rules, facts, { now: at, timeZone: 'UTC' });
+      // Like its rules, an unreached mailbox's zone is not shown (nor whether it exists).
+      const timeZone = reaches(credential, address)
+        ? await mailboxTimeZone(deps.db, workspaceId, address)
+        : DEFAULT_TIME_ZONE;
+      const evaluation = evaluateRules(rules, facts, { now: at, timeZone });
       const noReply = noReplyReason(facts);
       const id = (ruleId: string) => (ruleId === '' ? null : ruleId);
       return {
         object: 'rule_test' as const,
         address,
         at,
+        timeZone,
         results: evaluation.results.map((r) => ({ ...r, ruleId: id(r.ruleId) })),
         matched: evaluation.matched.map((m) => ({
           ruleId: id(m.ruleId),
