@@ -27737,7 +27737,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `internal_error`: see /docs/errors. */
+            /** @description `internal_error`, `thread_delete_failed`: see /docs/errors. */
             500: {
                 headers: {
                     [name: string]: unknown;
@@ -27748,7 +27748,7 @@ export interface operations {
                             /** @constant */
                             type?: "api_error";
                             /** @enum {string} */
-                            code?: "internal_error";
+                            code?: "internal_error" | "thread_delete_failed";
                         };
                     };
                 };
@@ -27936,7 +27936,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `internal_error`: see /docs/errors. */
+            /** @description `internal_error`, `thread_update_failed`: see /docs/errors. */
             500: {
                 headers: {
                     [name: string]: unknown;
@@ -27947,7 +27947,7 @@ export interface operations {
                             /** @constant */
                             type?: "api_error";
                             /** @enum {string} */
-                            code?: "internal_error";
+                            code?: "internal_error" | "thread_update_failed";
                         };
                     };
                 };
