@@ -1,3 +1,4 @@
+import { DEFAULT_TIME_ZONE } from '../../domain/shared/time-zones.ts';
 import { decideAllowReply, decideRecordRun } from '../../domain/rules/decide.ts';
 import {
   type Evaluation,
@@ -49,10 +50,10 @@ export async function evaluateMailbox(
   facts: MessageFacts,
   now: string,
 ): Promise<Evaluation> {
-  const [rules, timeZone] = await Promise.all([
-    ports.rules(workspaceId, mailbox),
-    ports.timeZone(workspaceId, mailbox),
-  ]);
+  const rules = await ports.rules(workspaceId, mailbox);
+  // Only an hour or weekday condition reads the clock; most arriving mail needs no zone looked up.
+  const clocked = rules.some((r) => r.conditions.some((c) => c.field === 'hour' || c.field === 'weekday'));
+  const timeZone = clocked ? await ports.timeZone(workspaceId, mailbox) : DEFAULT_TIME_ZONE;
   return evaluateRules(rules, facts, { now, timeZone });
 }
 
