@@ -1,10 +1,10 @@
 import { sql, type Kysely } from 'kysely';
 import type pg from 'pg';
 import { consentLinks } from '../../commands/addresses/consent.ts';
-import type { Delivery as Job, JobOutcome, WorkQueue } from '../../infra/bus/port.ts';
+import type { WorkQueue } from '../../infra/bus/port.ts';
 import type { MailSender } from '../../infra/mail/port.ts';
 import { defineReactor, type Projected } from '../../projections/projector.ts';
-import { DueWork } from '../due-work.ts';
+import { OWED_MAIL_DEFAULTS, OwedMailProcess, type OwedMailOptions, publicLink } from '../owed-mails.ts';
 import type { ConsentMailTables } from './tables.ts';
 
 type Db = Kysely<ConsentMailTables>;
@@ -97,26 +97,11 @@ export const forwardConsentMails = defineReactor<ConsentMailTables>()({
   },
 });
 
-export interface ConsentMailOptions {
-  /** The bus queue of consent mail jobs; one per database (jobs name rows of it). */
-  queue: string;
-  /** Delay before the next try after try n failed; the last one repeats until the mail is sent. */
-  retryMs: number[];
-  staleAfterMs: number;
-  pollMs: number;
-  /** The sender of the mails. */
-  from: string;
-  /** Where this service is reached from outside: the consent page's links start with it. */
-  publicUrl: string;
-}
+export type ConsentMailOptions = OwedMailOptions;
 
 export const DEFAULT_CONSENT_MAIL_OPTIONS: ConsentMailOptions = {
   queue: 'forward-consent-mails',
-  retryMs: [5_000, 60_000, 600_000, 3_600_000],
-  staleAfterMs: 60_000,
-  pollMs: 500,
-  from: 'Workspace Mail Service <no-reply@localhost>',
-  publicUrl: 'http://localhost:3000',
+  ...OWED_MAIL_DEFAULTS,
 };
 
 interface OwedMail {
@@ -126,85 +111,47 @@ interface OwedMail {
   address: string | null;
 }
 
-/**
- * Mails owed consent links (claimed onto the bus like webhook notices) until each is handed over,
- * then marks it sent. A mail goes twice only when a process dies between the hand-over and the
- * mark, or a send outlasts `staleAfterMs`; both links then are the same one.
- */
-export class ForwardConsentMailProcess {
-  private readonly work: DueWork<{ position: string; attempts: number }>;
-
+/** Mails owed consent links (processes/owed-mails.ts); the link asks the destination to allow forwarding. */
+export class ForwardConsentMailProcess extends OwedMailProcess<OwedMail> {
   constructor(
-    private readonly deps: { pool: pg.Pool; bus: WorkQueue; mail: MailSender; consentKey: Buffer },
-    private readonly options: ConsentMailOptions = DEFAULT_CONSENT_MAIL_OPTIONS,
+    deps: { pool: pg.Pool; bus: WorkQueue; mail: MailSender; consentKey: Buffer },
+    options: ConsentMailOptions = DEFAULT_CONSENT_MAIL_OPTIONS,
   ) {
-    this.work = new DueWork<{ position: string; attempts: number }>(
+    super(
       deps,
-      options.queue,
-      { pollMs: options.pollMs, staleAfterMs: options.staleAfterMs, label: 'forward consent mail' },
       {
         table: 'consent_mails',
-        key: 'position',
-        due: 'sent_at IS NULL AND next_attempt_at <= now()',
-        order: 'next_attempt_at',
-        set: 'attempts = r.attempts + 1',
-        returning: 'r.position, r.attempts',
+        label: 'forward consent mail',
+        jobPrefix: 'fcm',
+        owed: async (pool, position, attempts) =>
+          (
+            await pool.query<OwedMail>(
+              `SELECT m.forward_id, m.nonce, m.destination, a.address
+               FROM consent_mails m LEFT JOIN consent_mail_addresses a ON a.address_id = m.address_id
+               WHERE m.position = $1 AND m.attempts = $2 AND m.enqueued_at IS NOT NULL AND m.sent_at IS NULL`,
+              [position, attempts],
+            )
+          ).rows[0],
+        describe: (m) => m.forward_id,
+        mail: (m, options) => {
+          const from = m.address ?? 'an address of this service';
+          const link = publicLink(
+            options,
+            `/forward-consent/${consentLinks.token(deps.consentKey, m.forward_id, m.nonce)}`,
+          );
+          return {
+            to: [m.destination],
+            subject: `Forward mail from ${from} to you?`,
+            text:
+              `${from} asks to forward the mail it receives to ${m.destination}.\n\n` +
+              'Nothing is forwarded until you allow it. To allow or decline, open:\n\n' +
+              `${link}\n\n` +
+              'The link works for 7 days. If you do not know the sender, ignore this mail: nothing will be forwarded to you.\n',
+            headers: { 'Auto-Submitted': 'auto-generated' },
+          };
+        },
       },
-      (m) => ({ id: `fcm-${m.position}.${m.attempts}`, payload: { position: m.position, attempts: m.attempts } }),
+      options,
     );
-  }
-
-  start(): Promise<void> {
-    return this.work.start((job) => this.handle(job), {
-      onError: (error) => console.error('forward consent mail:', error),
-    });
-  }
-
-  stop(): Promise<void> {
-    return this.work.stop();
-  }
-
-  private async handle(job: Job): Promise<JobOutcome> {
-    const { position, attempts } = job.payload as { position: string; attempts: number };
-    const { rows } = await this.deps.pool.query<OwedMail>(
-      `SELECT m.forward_id, m.nonce, m.destination, a.address
-       FROM consent_mails m LEFT JOIN consent_mail_addresses a ON a.address_id = m.address_id
-       WHERE m.position = $1 AND m.attempts = $2 AND m.enqueued_at IS NOT NULL AND m.sent_at IS NULL`,
-      [position, attempts],
-    );
-    const owed = rows[0];
-    if (!owed) return { ack: true };
-    try {
-      await this.send(owed);
-    } catch (error) {
-      console.error(`forward consent mail for ${owed.forward_id} (try ${attempts}):`, error);
-      const delay = this.options.retryMs[Math.min(attempts, this.options.retryMs.length) - 1] ?? 0;
-      await this.deps.pool.query(
-        `UPDATE consent_mails SET enqueued_at = NULL, last_error = $3, next_attempt_at = now() + make_interval(secs => $4::double precision / 1000)
-         WHERE position = $1 AND attempts = $2`,
-        [position, attempts, String((error as Error).message ?? error).slice(0, 300), delay],
-      );
-      return { ack: true };
-    }
-    await this.deps.pool.query('UPDATE consent_mails SET enqueued_at = NULL, sent_at = now() WHERE position = $1', [
-      position,
-    ]);
-    return { ack: true };
-  }
-
-  private async send(m: OwedMail): Promise<void> {
-    const from = m.address ?? 'an address of this service';
-    const link = `${this.options.publicUrl.replace(/\/+$/, '')}/forward-consent/${consentLinks.token(this.deps.consentKey, m.forward_id, m.nonce)}`;
-    await this.deps.mail.send({
-      from: this.options.from,
-      to: [m.destination],
-      subject: `Forward mail from ${from} to you?`,
-      text:
-        `${from} asks to forward the mail it receives to ${m.destination}.\n\n` +
-        'Nothing is forwarded until you allow it. To allow or decline, open:\n\n' +
-        `${link}\n\n` +
-        'The link works for 7 days. If you do not know the sender, ignore this mail: nothing will be forwarded to you.\n',
-      headers: { 'Auto-Submitted': 'auto-generated' },
-    });
   }
 }
