@@ -10,7 +10,13 @@ import { startSmtpServer } from '../support/smtp.ts';
 const chromium = chromiumPath();
 
 /** What every page of ours sends to keep it out of frames, caches and other origins' logs. */
-const SECURITY_HEADERS = ['content-security-policy', 'x-frame-options', 'referrer-policy', 'cache-control'];
+const SECURITY_HEADERS = [
+  'content-security-policy',
+  'x-frame-options',
+  'x-content-type-options',
+  'referrer-policy',
+  'cache-control',
+];
 const securityHeaders = async (response: Response | null) => {
   const all = (await response?.allHeaders()) ?? {};
   return Object.fromEntries(SECURITY_HEADERS.map((name) => [name, all[name]]));
@@ -96,6 +102,7 @@ t.test(
     const reference = await securityHeaders(await (await tab()).goto(`${base}/unsubscribe/${unsubscribeToken}`));
     t.match(reference['content-security-policy'], /default-src 'none'/, 'the pages have a content security policy');
     t.equal(reference['x-frame-options'], 'DENY');
+    t.equal(reference['x-content-type-options'], 'nosniff');
 
     const invitee = await tab();
     // A second tab holds the same page open, to press Accept once the first one has.
