@@ -22,7 +22,8 @@ export interface BlobStore {
   /**
    * Stores the bytes and answers their address; `created` is false when the store held them
    * already. A source that fails (a stream that errors, a limit a caller's transform enforces)
-   * rejects the put and leaves nothing behind.
+   * rejects the put and leaves nothing behind. A store without room rejects with `code`
+   * `ENOSPC` (a full disk, a full bucket or its quota): the upload answers 507, not 502.
    */
   put(source: BlobSource): Promise<BlobRef & { created: boolean }>;
   has(sha256: string): Promise<boolean>;

@@ -70,7 +70,8 @@ export interface S3BlobStoreOptions {
  * The blob store in an S3-compatible bucket, objects at `<prefix>ab/cd/<sha256>` (the file
  * store's layout). Bytes in memory go up as they are; a stream is spooled to a local file first,
  * then sent with its length. Each PUT carries `x-amz-checksum-sha256`, so a store that checks it
- * (AWS, MinIO) refuses bytes damaged on the way. Existing objects are not written again.
+ * (AWS, MinIO) refuses bytes damaged on the way. Existing objects are not written again. A bucket
+ * without room rejects the put with `code` `ENOSPC`, as a full disk does the file store's.
  */
 export class S3BlobStore implements BlobStore {
   readonly #client: S3Client;
@@ -166,16 +167,25 @@ export class S3BlobStore implements BlobStore {
   ): Promise<BlobRef & { created: boolean }> {
     const sha256 = digest.toString('hex');
     if (await this.has(sha256)) return { sha256, size, created: false };
-    await this.#client.send(
-      new PutObjectCommand({
-        Bucket: this.#location.bucket,
-        Key: this.#key(sha256),
-        Body: body(),
-        ContentLength: size,
-        ContentType: 'application/octet-stream',
-        ChecksumSHA256: digest.toString('base64'),
-      }),
-    );
+    try {
+      await this.#client.send(
+        new PutObjectCommand({
+          Bucket: this.#location.bucket,
+          Key: this.#key(sha256),
+          Body: body(),
+          ContentLength: size,
+          ContentType: 'application/octet-stream',
+          ChecksumSHA256: digest.toString('base64'),
+        }),
+      );
+    } catch (error) {
+      if (isStorageFull(error))
+        throw Object.assign(new Error(`blobs: the bucket ${this.#location.bucket} has no room: ${describe(error)}`), {
+          code: 'ENOSPC',
+          cause: error,
+        });
+      throw error;
+    }
     return { sha256, size, created: true };
   }
 
@@ -209,6 +219,21 @@ function isNotFound(error: unknown): boolean {
   return (
     error instanceof S3ServiceException &&
     (error.name === 'NoSuchKey' || error.name === 'NotFound' || error.$metadata.httpStatusCode === 404)
+  );
+}
+
+/**
+ * What S3-compatible servers answer when a write finds no room: 507 Insufficient Storage (MinIO's
+ * `XMinioStorageFull` below its free-space threshold), MinIO's bucket quota (400
+ * `XMinioAdminBucketQuotaExceeded`) and Ceph RGW's user or bucket quota (403 `QuotaExceeded`).
+ * Recognised by code, not status alone: a plain 400 or 403 is a mistake of ours, not a full store.
+ */
+const STORAGE_FULL_CODES = new Set(['XMinioStorageFull', 'XMinioAdminBucketQuotaExceeded', 'QuotaExceeded']);
+
+function isStorageFull(error: unknown): boolean {
+  return (
+    error instanceof S3ServiceException &&
+    (error.$metadata.httpStatusCode === 507 || STORAGE_FULL_CODES.has(error.name))
   );
 }
 
