@@ -1,4 +1,5 @@
 import { sql, type Kysely, type Selectable } from 'kysely';
+import { findDomainByName } from '../domains/queries.ts';
 import type { ReadModels } from '../tables.ts';
 import type { AddressesTables } from './tables.ts';
 
@@ -49,6 +50,26 @@ export async function knownAddressIds(db: Db, workspaceId: string, ids: string[]
   const { rows } = await sql<{ id: string }>`SELECT a.id FROM addresses a
     WHERE a.workspace_id = ${workspaceId} AND a.id = ANY(${ids}::text[]) AND a.registered`.execute(db);
   return new Set(rows.map((r) => r.id));
+}
+
+/**
+ * A mailbox of the workspace by its address, whether or not it takes mail today: a registered
+ * address, or `*@<domain>` on a domain of the workspace verified for receiving with its catch-all
+ * on. What rules and signatures belong to.
+ */
+export async function findMailbox(
+  db: Db,
+  workspaceId: string,
+  address: string,
+): Promise<{ address: string; addressId: string | null; domainId: string } | undefined> {
+  if (address.startsWith('*@')) {
+    const domain = await findDomainByName(db, workspaceId, address.slice(2));
+    return domain?.catch_all && domain.receiving_verified_at !== null
+      ? { address, addressId: null, domainId: domain.id }
+      : undefined;
+  }
+  const row = await findAddressByName(db, workspaceId, address);
+  return row && { address, addressId: row.id, domainId: row.domain_id };
 }
 
 /** An address of the workspace by the address itself (lower-case, punycode domain). */

@@ -14,8 +14,7 @@ import { ACTION_TYPES, CONDITION_FIELDS, OPERATORS, type RuleMailbox } from '../
 import { isSettableLabel } from '../../../domain/threads/events.ts';
 import { labelsOfMailbox } from '../../../commands/labels/handlers.ts';
 import { idPatterns } from '../../../domain/shared/ids.ts';
-import { findAddressByName } from '../../../projections/addresses/queries.ts';
-import { findDomainByName } from '../../../projections/domains/queries.ts';
+import { findMailbox } from '../../../projections/addresses/queries.ts';
 import { findRule, type RuleRow } from '../../../projections/rules/queries.ts';
 import { findTemplate } from '../../../projections/templates/queries.ts';
 import type { Credential } from '../../credential.ts';
@@ -145,14 +144,8 @@ export const ruleOr404 = lookup(findRule, {
  */
 export async function mailboxOf(deps: ApiDeps, credential: Credential, address: string): Promise<RuleMailbox> {
   requireReach(credential, address, 'writes rules only of the mailboxes it holds (a catch-all: its whole domain)');
-  if (address.startsWith('*@')) {
-    const domain = await findDomainByName(deps.db, credential.workspaceId, address.slice(2));
-    if (domain?.catch_all && domain.receiving_verified_at !== null)
-      return { address, addressId: null, domainId: domain.id };
-  } else {
-    const row = await findAddressByName(deps.db, credential.workspaceId, address);
-    if (row) return { address, addressId: row.id, domainId: row.domain_id };
-  }
+  const mailbox = await findMailbox(deps.db, credential.workspaceId, address);
+  if (mailbox) return mailbox;
   throw new ApiError('address_has_no_mailbox', `${address} is not a mailbox of this workspace.`, 'address');
 }
 

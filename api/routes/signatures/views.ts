@@ -1,11 +1,10 @@
-import { catchAllOwner } from '../../../domain/shared/mailbox-owners.ts';
+import { mailboxOwnerOf } from '../../../domain/shared/mailbox-owners.ts';
 import { z } from 'zod';
 import { checkAddress } from '../../../domain/addresses/address.ts';
 import { checkDomainName } from '../../../domain/domains/name.ts';
 import { idPatterns } from '../../../domain/shared/ids.ts';
 import { SIGNATURE_HTML_MAX, SIGNATURE_NAME_MAX } from '../../../domain/signatures/decide.ts';
-import { findAddressByName } from '../../../projections/addresses/queries.ts';
-import { findDomainByName } from '../../../projections/domains/queries.ts';
+import { findMailbox } from '../../../projections/addresses/queries.ts';
 import { findSignature, type SignatureRow } from '../../../projections/signatures/queries.ts';
 import type { Credential } from '../../credential.ts';
 import type { ApiDeps } from '../../deps.ts';
@@ -103,18 +102,15 @@ export async function ownerOf(
     'writes signatures only of the addresses it holds (a catch-all: its whole domain)',
     param,
   );
-  if (address.startsWith('*@')) {
-    const domain = await findDomainByName(deps.db, credential.workspaceId, address.slice(2));
-    if (domain?.catch_all && domain.receiving_verified_at !== null) return { owner: catchAllOwner(domain.id), address };
-    throw new ApiError(
-      'address_not_found',
-      'A catch-all takes signatures on a verified domain of this workspace with `catchAll` on.',
-      param,
-    );
-  }
-  const row = await findAddressByName(deps.db, credential.workspaceId, address);
-  if (!row) throw new ApiError('address_not_found', `${address} is not an address of this workspace.`, param);
-  return { owner: row.id, address };
+  const mailbox = await findMailbox(deps.db, credential.workspaceId, address);
+  if (mailbox) return { owner: mailboxOwnerOf(mailbox), address };
+  throw new ApiError(
+    'address_not_found',
+    address.startsWith('*@')
+      ? 'A catch-all takes signatures on a verified domain of this workspace with `catchAll` on.'
+      : `${address} is not an address of this workspace.`,
+    param,
+  );
 }
 
 export const idParams = z.strictObject({ id: z.string().max(400) });
