@@ -68,7 +68,7 @@ export async function acceptInvitation(
 export async function changeMemberRole(
   ctx: CommandContext,
   actor: Actor,
-  cmd: { userId: string; owner: Owner; role: RoleFacts; caller: Caller },
+  cmd: { userId: string; owner: Owner; role: RoleFacts | null; caller: Caller },
   now: string,
 ): Promise<void> {
   await execute(ctx, actor, membersStream(actor.workspaceId), membersAggregate, (s) =>

@@ -121,11 +121,13 @@ export interface MemberChange {
   now: string;
 }
 
+/** `role` is null when the read model has no such role: refused only after the owner and strangers are. */
 export function decideChangeMemberRole(
   state: MembersState,
-  cmd: MemberChange & { role: RoleFacts; caller: Caller },
+  cmd: MemberChange & { role: RoleFacts | null; caller: Caller },
 ): MemberEvent[] {
   const m = member(state, cmd.owner, cmd.userId);
+  if (!cmd.role) fail('role_not_found', 'No such role in this workspace.', 'roleId');
   assignable(cmd.role, cmd.caller);
   if (m.roleId === cmd.role.roleId) return [];
   return [{ type: 'MemberRoleChanged', data: { userId: cmd.userId, roleId: cmd.role.roleId, changedAt: cmd.now } }];

@@ -197,6 +197,16 @@ t.test('changes of a member; repeats decide nothing', async (t) => {
     { type: 'MemberRoleChanged', data: { userId: 'usr_ann', roleId: 'role_other', changedAt: NOW } },
   ]);
   t.same(decideChangeMemberRole(state, { ...base, role: member, caller }), [], 'same role');
+  t.match(
+    refusal(() => decideChangeMemberRole(state, { ...base, role: null, caller })),
+    { code: 'role_not_found', param: 'roleId' },
+    'a role the read model does not have',
+  );
+  t.match(
+    refusal(() => decideChangeMemberRole(state, { ...base, userId: 'usr_nobody', role: null, caller })),
+    { code: 'resource_not_found', param: 'userId' },
+    'a stranger before a missing role',
+  );
   t.same(decideGrant(state, { ...base, target: { kind: 'address', addressId: 'addr_a' }, access: 'viewer' }), []);
   t.match(decideGrant(state, { ...base, target: { kind: 'address', addressId: 'addr_a' }, access: 'member' }), [
     { type: 'MemberAddressGranted', data: { addressId: 'addr_a', access: 'member' } },

@@ -385,10 +385,15 @@ t.test('members over HTTP', async (t) => {
       'invalid_parameter',
       'roleId',
     ]);
-    // The owner is answered before the role is looked at.
+    // The owner and strangers are answered before the role is looked at.
     t.same(errorOf(await h.request(ws.apiKey, 'PATCH', `/members/${ws.ownerUserId}`, { roleId: 'nope' })), [
       422,
       'member_is_owner',
+      'userId',
+    ]);
+    t.same(errorOf(await h.request(ws.apiKey, 'PATCH', `/members/usr_${'0'.repeat(24)}`, { roleId: 'nope' })), [
+      404,
+      'resource_not_found',
       'userId',
     ]);
     t.same(await ok(h.request(ws.apiKey, 'GET', `/members/${userId}`)), before, 'the member is as it was');

@@ -13,6 +13,7 @@ import {
   memberCursorOf,
   type MemberCursor,
 } from '../../../projections/members/queries.ts';
+import { findRole, type RoleRow } from '../../../projections/roles/queries.ts';
 import type { ReadModels } from '../../../projections/tables.ts';
 import { findWorkspace } from '../../../projections/workspaces/queries.ts';
 import { actorOf, type Credential } from '../../credential.ts';
@@ -49,10 +50,11 @@ async function requireTargets(
   if (missing >= 0) throw new ApiError(MISSING[kind].code, MISSING[kind].message, paramOf(missing));
 }
 
-async function roleFacts(db: Db, workspaceId: string, id: string): Promise<RoleFacts> {
-  const row = await roleOr404(db, workspaceId, id);
-  return { roleId: row.id, builtin: row.builtin, permissions: row.permissions.filter(isPermission) };
-}
+const factsOf = (row: RoleRow): RoleFacts => ({
+  roleId: row.id,
+  builtin: row.builtin,
+  permissions: row.permissions.filter(isPermission),
+});
 
 async function ownerOf(db: Db, workspaceId: string): Promise<Owner & { workspaceName: string }> {
   const ws = await findWorkspace(db, workspaceId);
@@ -192,7 +194,7 @@ export const memberOperations = (deps: ApiDeps): Operation[] => [
     handler: async ({ credential, body, request }) => {
       const workspaceId = credential.workspaceId;
       const { actor, caller, now } = context(credential, request.id);
-      const role = await roleFacts(deps.db, workspaceId, body.roleId);
+      const role = factsOf(await roleOr404(deps.db, workspaceId, body.roleId));
       await requireTargets(deps.db, workspaceId, 'address', body.addressIds, (i) => `addressIds.${i}`);
       await requireTargets(deps.db, workspaceId, 'domain', body.domainIds, (i) => `domainIds.${i}`);
       const { workspaceName: _, ...owner } = await ownerOf(deps.db, workspaceId);
@@ -219,15 +221,10 @@ export const memberOperations = (deps: ApiDeps): Operation[] => [
       const workspaceId = credential.workspaceId;
       const { actor, caller, now } = context(credential, request.id);
       const { workspaceName: _, ...owner } = await ownerOf(deps.db, workspaceId);
-      // The owner and strangers are answered before the role is looked at.
-      if (params.userId !== owner.userId) await readMember(deps.db, workspaceId, params.userId);
-      const role = params.userId === owner.userId ? null : await roleFacts(deps.db, workspaceId, body.roleId);
-      await changeMemberRole(
-        deps.commands,
-        actor,
-        { userId: params.userId, owner, role: role ?? { roleId: body.roleId, builtin: null, permissions: [] }, caller },
-        now,
-      );
+      // A missing role is the decider's to refuse, after the owner and strangers it answers first.
+      const row = await findRole(deps.db, workspaceId, body.roleId);
+      const role = row ? factsOf(row) : null;
+      await changeMemberRole(deps.commands, actor, { userId: params.userId, owner, role, caller }, now);
       return readMember(deps.db, workspaceId, params.userId);
     },
   }),
