@@ -75,10 +75,17 @@ export async function reserveFileUses(
   files: { fileId: string; param: string }[],
   now: string,
 ) {
-  for (const { fileId, param } of files)
-    await execute(ctx, actor, fileStream(actor.workspaceId, fileId), fileAggregate, (s) =>
-      decideReserveFileUse(s, { fileId, draftId, param, now }),
-    );
+  // One stream per file: all at once, so a draft's save waits on one append, not one per file.
+  // The refusal reported is the first file's in the draft's order, as one by one would.
+  const outcomes = await Promise.allSettled(
+    files.map(({ fileId, param }) =>
+      execute(ctx, actor, fileStream(actor.workspaceId, fileId), fileAggregate, (s) =>
+        decideReserveFileUse(s, { fileId, draftId, param, now }),
+      ),
+    ),
+  );
+  const refused = outcomes.find((o) => o.status === 'rejected');
+  if (refused) throw refused.reason;
 }
 
 /** The draft no longer names these uploads. */
@@ -89,8 +96,11 @@ export async function releaseFileUses(
   fileIds: string[],
   now: string,
 ) {
-  for (const fileId of fileIds)
-    await execute(ctx, actor, fileStream(actor.workspaceId, fileId), fileAggregate, (s) =>
-      decideReleaseFileUse(s, { fileId, draftId, now }),
-    );
+  await Promise.all(
+    fileIds.map((fileId) =>
+      execute(ctx, actor, fileStream(actor.workspaceId, fileId), fileAggregate, (s) =>
+        decideReleaseFileUse(s, { fileId, draftId, now }),
+      ),
+    ),
+  );
 }
