@@ -56,10 +56,10 @@ const factsOf = (row: RoleRow): RoleFacts => ({
   permissions: row.permissions.filter(isPermission),
 });
 
-async function ownerOf(db: Db, workspaceId: string): Promise<Owner & { workspaceName: string }> {
+async function ownerOf(db: Db, workspaceId: string): Promise<Owner> {
   const ws = await findWorkspace(db, workspaceId);
   if (!ws) throw new Error(`workspace ${workspaceId} has no read model row`);
-  return { userId: ws.owner_user_id, email: ws.owner_email, workspaceName: ws.name };
+  return { userId: ws.owner_user_id, email: ws.owner_email };
 }
 
 const context = (credential: Credential, requestId: string) => ({
@@ -197,7 +197,7 @@ export const memberOperations = (deps: ApiDeps): Operation[] => [
       const role = factsOf(await roleOr404(deps.db, workspaceId, body.roleId));
       await requireTargets(deps.db, workspaceId, 'address', body.addressIds, (i) => `addressIds.${i}`);
       await requireTargets(deps.db, workspaceId, 'domain', body.domainIds, (i) => `domainIds.${i}`);
-      const { workspaceName: _, ...owner } = await ownerOf(deps.db, workspaceId);
+      const owner = await ownerOf(deps.db, workspaceId);
       const { invitationId } = await inviteMember(deps.commands, actor, caller, { ...body, role, owner }, now);
       const row = await findInvitation(deps.db, workspaceId, invitationId);
       if (!row) throw new Error(`invitation ${invitationId} is not in the read model after its write`);
@@ -220,7 +220,7 @@ export const memberOperations = (deps: ApiDeps): Operation[] => [
     handler: async ({ credential, params, body, request }) => {
       const workspaceId = credential.workspaceId;
       const { actor, caller, now } = context(credential, request.id);
-      const { workspaceName: _, ...owner } = await ownerOf(deps.db, workspaceId);
+      const owner = await ownerOf(deps.db, workspaceId);
       // A missing role is the decider's to refuse, after the owner and strangers it answers first.
       const row = await findRole(deps.db, workspaceId, body.roleId);
       const role = row ? factsOf(row) : null;
@@ -243,7 +243,7 @@ export const memberOperations = (deps: ApiDeps): Operation[] => [
     response: z.object({ object: z.literal('member'), userId: z.string(), deleted: z.literal(true) }),
     handler: async ({ credential, params, request }) => {
       const { actor, now } = context(credential, request.id);
-      const { workspaceName: _, ...owner } = await ownerOf(deps.db, credential.workspaceId);
+      const owner = await ownerOf(deps.db, credential.workspaceId);
       await removeMember(deps.commands, actor, { userId: params.userId, owner }, now);
       return { object: 'member' as const, userId: params.userId, deleted: true as const };
     },
