@@ -1,3 +1,4 @@
+import type { Kysely } from 'kysely';
 import { defineProjector } from '../projector.ts';
 import type { DraftsTables } from './tables.ts';
 
@@ -46,11 +47,11 @@ export const draftsProjector = defineProjector<DraftsTables>()({
         .where('id', '=', d.draftId)
         .execute();
     },
-    DraftDeleted: async (db, { data: d }) => {
-      await db.deleteFrom('drafts').where('id', '=', d.draftId).execute();
-    },
-    DraftSent: async (db, { data: d }) => {
-      await db.deleteFrom('drafts').where('id', '=', d.draftId).execute();
-    },
+    DraftDeleted: (db, { data: d }) => remove(db, d.draftId),
+    DraftSent: (db, { data: d }) => remove(db, d.draftId),
   },
 });
+
+async function remove(db: Kysely<DraftsTables>, draftId: string): Promise<void> {
+  await db.deleteFrom('drafts').where('id', '=', draftId).execute();
+}
