@@ -5,7 +5,7 @@ import {
   decideUpdateDraft,
 } from '../../domain/drafts/decide.ts';
 import { type DraftContent, draftStream } from '../../domain/drafts/events.ts';
-import { draftAggregate } from '../../domain/drafts/state.ts';
+import { draftAggregate, isLive } from '../../domain/drafts/state.ts';
 import { digestId } from '../../domain/shared/ids.ts';
 import { fail } from '../../domain/shared/errors.ts';
 import { type SendContext, type Sender, type Sent, sendEmail } from '../emails/handlers.ts';
@@ -51,7 +51,7 @@ export async function updateDraft(
 ) {
   const stream = draftStream(actor.workspaceId, draftId);
   const before = await loadState(ctx, stream, draftAggregate);
-  if (!before.state.exists || before.state.gone) fail('resource_not_found', 'No such draft.', 'id');
+  if (!isLive(before.state)) fail('resource_not_found', 'No such draft.', 'id');
   await reserveFileUses(ctx, actor, draftId, uploads, now);
   await execute(ctx, actor, stream, draftAggregate, (s) => decideUpdateDraft(s, { draftId, content, now }));
   const kept = new Set(content.attachments.map((a) => a.fileId));

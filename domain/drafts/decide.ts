@@ -1,6 +1,6 @@
 import { fail } from '../shared/errors.ts';
 import type { DraftContent, DraftEvent } from './events.ts';
-import type { DraftState } from './state.ts';
+import { type DraftState, isLive } from './state.ts';
 
 const notFound = (): never => fail('resource_not_found', 'No such draft.', 'id');
 
@@ -9,7 +9,7 @@ export function decideCreateDraft(
   state: DraftState,
   cmd: { draftId: string; content: DraftContent; now: string },
 ): DraftEvent[] {
-  if (state.exists) return [];
+  if (state.content !== null) return [];
   return [{ type: 'DraftCreated', data: { draftId: cmd.draftId, content: cmd.content, at: cmd.now } }];
 }
 
@@ -17,12 +17,12 @@ export function decideUpdateDraft(
   state: DraftState,
   cmd: { draftId: string; content: DraftContent; now: string },
 ): DraftEvent[] {
-  if (!state.exists || state.gone) return notFound();
+  if (!isLive(state)) return notFound();
   return [{ type: 'DraftUpdated', data: { draftId: cmd.draftId, content: cmd.content, at: cmd.now } }];
 }
 
 export function decideDeleteDraft(state: DraftState, cmd: { draftId: string; now: string }): DraftEvent[] {
-  if (!state.exists || state.gone) return notFound();
+  if (!isLive(state)) return notFound();
   return [{ type: 'DraftDeleted', data: { draftId: cmd.draftId, at: cmd.now } }];
 }
 
@@ -32,6 +32,6 @@ export function decideSendDraft(
   cmd: { draftId: string; emailId: string; now: string },
 ): DraftEvent[] {
   if (state.emailId === cmd.emailId) return [];
-  if (!state.exists || state.gone) return notFound();
+  if (!isLive(state)) return notFound();
   return [{ type: 'DraftSent', data: { draftId: cmd.draftId, emailId: cmd.emailId, at: cmd.now } }];
 }

@@ -1,21 +1,25 @@
 import type { DraftContent, DraftEvent } from './events.ts';
 
 export interface DraftState {
-  exists: boolean;
   /** Deleted or sent: the id answers 404 from then on. */
   gone: boolean;
   /** Set once sent. */
   emailId: string | null;
+  /** Null until created. */
   content: DraftContent | null;
 }
 
+/** Created, and neither deleted nor sent. */
+export const isLive = (state: DraftState): state is DraftState & { content: DraftContent } =>
+  state.content !== null && !state.gone;
+
 export const draftAggregate = {
-  initialState: { exists: false, gone: false, emailId: null, content: null } as DraftState,
+  initialState: { gone: false, emailId: null, content: null } as DraftState,
   evolve(state: DraftState, event: DraftEvent): DraftState {
     switch (event.type) {
       case 'DraftCreated':
       case 'DraftUpdated':
-        return { ...state, exists: true, content: event.data.content };
+        return { ...state, content: event.data.content };
       case 'DraftDeleted':
         return { ...state, gone: true };
       case 'DraftSent':
