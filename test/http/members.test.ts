@@ -277,6 +277,8 @@ t.test('members over HTTP', async (t) => {
       ['PATCH', `/members/${owner}`, { roleId: roles.member.id }],
       ['DELETE', `/members/${owner}`, undefined],
       ['PUT', `/members/${owner}/addresses/${address.id}`, { access: 'member' }],
+      ['DELETE', `/members/${owner}/addresses/${address.id}`, undefined],
+      ['PUT', `/members/${owner}/domains/${domainId}`, { access: 'member' }],
       ['DELETE', `/members/${owner}/domains/${domainId}`, undefined],
     ] as const)
       t.same(
@@ -293,6 +295,17 @@ t.test('members over HTTP', async (t) => {
         'userId',
       ]);
       t.same(errorOf(await h.request(ws.apiKey, 'DELETE', `/members/${id}`)), [404, 'resource_not_found', 'userId']);
+      for (const [method, path, body] of [
+        ['PUT', `/members/${id}/addresses/${address.id}`, { access: 'member' }],
+        ['DELETE', `/members/${id}/addresses/${address.id}`, undefined],
+        ['PUT', `/members/${id}/domains/${domainId}`, { access: 'member' }],
+        ['DELETE', `/members/${id}/domains/${domainId}`, undefined],
+      ] as const)
+        t.same(
+          errorOf(await h.request(ws.apiKey, method, path, body)),
+          [404, 'resource_not_found', 'userId'],
+          `${method} ${path}`,
+        );
     }
     t.same(errorOf(await h.request(foreign.apiKey, 'GET', `/members/${userId}`)), [
       404,
