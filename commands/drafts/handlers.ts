@@ -67,7 +67,7 @@ export async function deleteDraft(ctx: CommandContext, actor: Actor, draftId: st
 }
 
 /** The email a draft is sent as: the same draft always names the same one, so a retried send never sends twice. */
-export const draftEmailId = (partition: string, draftId: string) => digestId('draftEmail', `${partition}:${draftId}`);
+const draftEmailId = (partition: string, draftId: string) => digestId('draftEmail', `${partition}:${draftId}`);
 
 /**
  * Hands the draft to the sending pipeline as `POST /emails` does (`sendEmail`: every check and

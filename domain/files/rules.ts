@@ -2,7 +2,7 @@ import { ATTACHMENTS_BYTES_MAX } from '../emails/rules.ts';
 
 /** An upload is at most what one message may carry in attachments: a larger file could never be sent. */
 export const UPLOAD_BYTES_MAX = ATTACHMENTS_BYTES_MAX;
-export const FILENAME_MAX = 255;
+const FILENAME_MAX = 255;
 
 /** Names a file may not have: control characters, quotes, slashes (a path), nothing but dots. */
 // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it refuses
