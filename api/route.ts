@@ -176,7 +176,8 @@ export function errorCodes(resource: Resource, spec: Operation): ErrorCode[] {
     for (const code of more) codes.add(code);
   };
   const changes = spec.method !== 'GET';
-  if (changes) add('malformed_json', 'body_too_large');
+  // An upload's bytes are read by its own parser, which answers `rawBody.tooLarge` and parses no JSON.
+  if (changes && !spec.rawBody) add('malformed_json', 'body_too_large');
   if (resource.narrowed === 'refuse' || (changes && resource.narrowed !== 'open')) add('capability_unsupported');
   if (resource.modes === 'shared' && changes && !spec.openToTestKeys) add('beyond_caller_authority');
   if (spec.scope) add('insufficient_scope');

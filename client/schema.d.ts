@@ -30760,7 +30760,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `invalid_idempotency_key`, `invalid_request`, `malformed_json`, `upload_dangerous`, `upload_empty`, `upload_no_name`: see /docs/errors. */
+            /** @description `invalid_idempotency_key`, `invalid_request`, `upload_dangerous`, `upload_empty`, `upload_no_name`: see /docs/errors. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -30771,7 +30771,7 @@ export interface operations {
                             /** @constant */
                             type?: "invalid_request_error";
                             /** @enum {string} */
-                            code?: "invalid_idempotency_key" | "invalid_request" | "malformed_json" | "upload_dangerous" | "upload_empty" | "upload_no_name";
+                            code?: "invalid_idempotency_key" | "invalid_request" | "upload_dangerous" | "upload_empty" | "upload_no_name";
                         };
                     };
                 };
@@ -30824,7 +30824,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `body_too_large`, `upload_too_large`: see /docs/errors. */
+            /** @description `upload_too_large`: see /docs/errors. */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -30835,7 +30835,7 @@ export interface operations {
                             /** @constant */
                             type?: "invalid_request_error";
                             /** @enum {string} */
-                            code?: "body_too_large" | "upload_too_large";
+                            code?: "upload_too_large";
                         };
                     };
                 };
@@ -32604,7 +32604,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `address_disabled`, `idempotency_key_in_use`, `stream_paused`, `translation_not_configured`: see /docs/errors. */
+            /** @description `address_disabled`, `idempotency_key_in_use`, `stream_paused`: see /docs/errors. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -32615,7 +32615,7 @@ export interface operations {
                             /** @constant */
                             type?: "conflict_error";
                             /** @enum {string} */
-                            code?: "address_disabled" | "idempotency_key_in_use" | "stream_paused" | "translation_not_configured";
+                            code?: "address_disabled" | "idempotency_key_in_use" | "stream_paused";
                         };
                     };
                 };
@@ -32636,7 +32636,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `capability_unsupported`, `idempotency_key_reuse`, `invalid_email_address`, `invalid_parameter`, `reserved_header`, `template_archived`, `template_not_found`, `template_not_published`, `too_many_recipients`, `translation_too_long`, `unknown_language`, `unknown_parameter`, `unknown_template_prop`: see /docs/errors. */
+            /** @description `capability_unsupported`, `idempotency_key_reuse`, `invalid_email_address`, `invalid_parameter`, `too_many_recipients`, `unknown_parameter`: see /docs/errors. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -32647,12 +32647,12 @@ export interface operations {
                             /** @constant */
                             type?: "validation_error";
                             /** @enum {string} */
-                            code?: "capability_unsupported" | "idempotency_key_reuse" | "invalid_email_address" | "invalid_parameter" | "reserved_header" | "template_archived" | "template_not_found" | "template_not_published" | "too_many_recipients" | "translation_too_long" | "unknown_language" | "unknown_parameter" | "unknown_template_prop";
+                            code?: "capability_unsupported" | "idempotency_key_reuse" | "invalid_email_address" | "invalid_parameter" | "too_many_recipients" | "unknown_parameter";
                         };
                     };
                 };
             };
-            /** @description `ai_quota_exceeded`, `rate_limited`, `send_quota_exceeded`: see /docs/errors. */
+            /** @description `rate_limited`, `send_quota_exceeded`: see /docs/errors. */
             429: {
                 headers: {
                     /** @description Seconds to wait before retrying. */
@@ -32665,7 +32665,7 @@ export interface operations {
                             /** @constant */
                             type?: "rate_limit_error";
                             /** @enum {string} */
-                            code?: "ai_quota_exceeded" | "rate_limited" | "send_quota_exceeded";
+                            code?: "rate_limited" | "send_quota_exceeded";
                         };
                     };
                 };
@@ -32686,7 +32686,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `translation_failed`, `unreachable`: see /docs/errors. */
+            /** @description `unreachable`: see /docs/errors. */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying. */
@@ -32699,7 +32699,7 @@ export interface operations {
                             /** @constant */
                             type?: "api_error";
                             /** @enum {string} */
-                            code?: "translation_failed" | "unreachable";
+                            code?: "unreachable";
                         };
                     };
                 };

@@ -124,24 +124,29 @@ export const sendBody = z.strictObject({
 });
 type SendBody = z.infer<typeof sendBody>;
 
-/** What a send is refused with, whichever route takes it (`POST /emails`, a template's send). */
+/** What any send is refused with, whichever route takes it (`POST /emails`, a template's send, a draft's). */
 export const SEND_ERRORS = [
   'from_address_forbidden',
   'address_disabled',
+  'invalid_email_address',
+  'too_many_recipients',
+  'send_quota_exceeded',
+  'stream_paused',
+] as const;
+
+/** What a send body (`sendBody`) adds to them: its headers, its template and its translation. */
+export const SEND_BODY_ERRORS = [
+  ...SEND_ERRORS,
+  'reserved_header',
+  'template_not_found',
+  'template_archived',
+  'template_not_published',
+  'unknown_template_prop',
   'translation_not_configured',
   'unknown_language',
   'translation_too_long',
   'translation_failed',
   'ai_quota_exceeded',
-  'invalid_email_address',
-  'reserved_header',
-  'too_many_recipients',
-  'template_not_found',
-  'template_archived',
-  'template_not_published',
-  'unknown_template_prop',
-  'send_quota_exceeded',
-  'stream_paused',
 ] as const;
 
 const batchItem = z.object({
@@ -179,7 +184,7 @@ export const emailOperations = (deps: ApiDeps): Operation[] => {
       method: 'POST',
       url: '/emails',
       operationId: 'sendEmail',
-      errors: [...SEND_ERRORS, 'invalid_parameter'],
+      errors: [...SEND_BODY_ERRORS, 'invalid_parameter'],
       summary: 'Send an email',
       description:
         'Scope: `emails:send`. Accepts the message and answers at once; delivery follows (`GET /emails/{id}` shows it). Suppressed ' +

@@ -7,7 +7,7 @@ import type { ApiDeps } from '../../deps.ts';
 import { reachOf } from '../../narrowing.ts';
 import { operation, type Operation } from '../../route.ts';
 import { emailView, viewAccepted } from '../emails/views.ts';
-import { SEND_ERRORS, sendBody } from '../emails/operations.ts';
+import { SEND_BODY_ERRORS, sendBody } from '../emails/operations.ts';
 import { idParams, templateOr404 } from '../templates/views.ts';
 
 /** The body of `POST /emails` with the template fixed by the path: its props at the top, no body of its own. */
@@ -32,7 +32,7 @@ export const templateSendOperations = (deps: ApiDeps): Operation[] => [
     url: '/templates/:id/send',
     operationId: 'sendTemplate',
     // A send's refusals, less `template_not_found`: here the template is the path's, a 404.
-    errors: ['resource_not_found', ...SEND_ERRORS.filter((code) => code !== 'template_not_found')],
+    errors: ['resource_not_found', ...SEND_BODY_ERRORS.filter((code) => code !== 'template_not_found')],
     summary: 'Send with a template',
     description:
       'Scope: `emails:send` (as `POST /emails` with `template`). The body of `POST /emails` without `template`, `text` and ' +
