@@ -33,7 +33,7 @@ export const memberView = z.object({
   domains: z.array(z.object({ domainId: z.string(), domain: z.string().nullable(), access })),
   createdAt: z.string().nullable(),
 });
-export type MemberView = z.infer<typeof memberView>;
+type MemberView = z.infer<typeof memberView>;
 
 export const invitationView = z.object({
   object: z.literal('invitation'),
@@ -47,7 +47,7 @@ export const invitationView = z.object({
   expiresAt: z.string(),
 });
 
-export const memberOr404 = lookup(findMember, {
+const memberOr404 = lookup(findMember, {
   code: 'resource_not_found',
   message: 'No such member in this workspace.',
   param: 'userId',
@@ -61,7 +61,7 @@ function roleOf(m: MemberRow): MemberView['role'] {
   return { id: m.role_id, name: m.role_name, builtin: m.role_builtin };
 }
 
-export function viewMember(m: MemberRow, grants: GrantRow[]): MemberView {
+function viewMember(m: MemberRow, grants: GrantRow[]): MemberView {
   const mine = grants.filter((g) => g.user_id === m.user_id);
   return {
     object: 'member',
