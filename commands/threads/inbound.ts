@@ -185,41 +185,41 @@ export function mailboxRoute(ports: MailboxPorts): InboundRoute<MailboxRecipient
         );
         return { accept: false, code: 550, message: rejectText(rejection.action.value) };
       }
-      const filing = async () => {
-        for (const { mailbox, rcptTo, evaluation } of evaluations) {
-          const { workspaceId, ...box } = mailbox;
-          const filed = await fileMessage(ports.commands, ports.lookups, workspaceId, box, {
-            mailFrom: message.mailFrom,
-            rcptTo,
-            client: { ip: message.client.address, helo: message.client.helo },
-            raw: { sha256: message.blob.sha256, size: message.blob.size },
-            summary: parsed.summary,
-            authentication,
-            spam,
-            receivedAt: now,
-          });
-          // A message filed already (a repeated delivery) ran its rules the first time.
-          if (filed)
-            await applyRules(
-              runs,
-              workspaceId,
-              box,
-              evaluation,
-              {
-                ...filed,
-                headerMessageId: parsed.summary.messageId,
-                subject: parsed.summary.subject,
-                references: parsed.summary.references.length > 0 ? parsed.summary.references : parsed.summary.inReplyTo,
-                mailFrom: message.mailFrom,
-                rawSha256: message.blob.sha256,
-                facts,
-              },
-              now,
-            );
-        }
-      };
+      // Each mailbox files in threads of its own: all at once, so a message to several waits on
+      // one filing, and the projector takes their arrivals as one run.
+      const filing = evaluations.map(async ({ mailbox, rcptTo, evaluation }) => {
+        const { workspaceId, ...box } = mailbox;
+        const filed = await fileMessage(ports.commands, ports.lookups, workspaceId, box, {
+          mailFrom: message.mailFrom,
+          rcptTo,
+          client: { ip: message.client.address, helo: message.client.helo },
+          raw: { sha256: message.blob.sha256, size: message.blob.size },
+          summary: parsed.summary,
+          authentication,
+          spam,
+          receivedAt: now,
+        });
+        // A message filed already (a repeated delivery) ran its rules the first time.
+        if (filed)
+          await applyRules(
+            runs,
+            workspaceId,
+            box,
+            evaluation,
+            {
+              ...filed,
+              headerMessageId: parsed.summary.messageId,
+              subject: parsed.summary.subject,
+              references: parsed.summary.references.length > 0 ? parsed.summary.references : parsed.summary.inReplyTo,
+              mailFrom: message.mailFrom,
+              rawSha256: message.blob.sha256,
+              facts,
+            },
+            now,
+          );
+      });
       // The text and the filing are independent; both are held before the 250.
-      await Promise.all([ports.texts.put(message.blob.sha256, parsed.searchText), filing()]);
+      await Promise.all([ports.texts.put(message.blob.sha256, parsed.searchText), ...filing]);
       return { accept: true };
     },
   };
