@@ -9,6 +9,9 @@ const { ws } = await setUp('drafts.example.com');
 const foreign = await setUp('foreign-drafts.example.com');
 
 const create = (body: object, key = ws.apiKey) => h.request(key, 'POST', '/drafts', body);
+/** What a file's stream recorded: a draft's own release shows, not only a delete finding the use stale. */
+const fileHistory = async (fileId: string) =>
+  (await h.system.store.readStream(`ws-${ws.workspaceId}.file-${fileId}`)).map((e) => e.type);
 
 t.test('create, read, edit, send: the draft goes, the email is accepted with its file', async (t) => {
   const file = (await upload(ws.apiKey, 'plan.txt', 'the plan', '?address=a@drafts.example.com')).json();
@@ -56,6 +59,7 @@ t.test('create, read, edit, send: the draft goes, the email is accepted with its
   t.same(errorOf(await h.request(ws.apiKey, 'GET', `/drafts/${draft.id}`)), [404, 'resource_not_found', 'id']);
   t.same(errorOf(await h.request(ws.apiKey, 'POST', `/drafts/${draft.id}/send`)), [404, 'resource_not_found', 'id']);
   // Sent, the draft no longer holds the file.
+  t.same(await fileHistory(file.id), ['FileUploaded', 'FileUseReserved', 'FileUseReleased'], 'the send released it');
   t.equal((await h.request(ws.apiKey, 'DELETE', `/files/${file.id}`)).statusCode, 200);
 });
 
@@ -96,10 +100,18 @@ t.test("a send's refusals apply to a draft; a draft's own checks", async (t) => 
 
 t.test('delete releases files; paging with drafts added between pages', async (t) => {
   const file = (await upload(ws.apiKey, 'keep.txt', 'x')).json();
-  const draft = (await create({ from: 'b@drafts.example.com', attachments: [{ fileId: file.id }] })).json();
+  const dropped = (await upload(ws.apiKey, 'dropped.txt', 'y')).json();
+  const draft = (
+    await create({ from: 'b@drafts.example.com', attachments: [{ fileId: file.id }, { fileId: dropped.id }] })
+  ).json();
+  const edited = await h.request(ws.apiKey, 'PATCH', `/drafts/${draft.id}`, { attachments: [{ fileId: file.id }] });
+  t.equal(edited.statusCode, 200, edited.body);
+  t.same(await fileHistory(dropped.id), ['FileUploaded', 'FileUseReserved', 'FileUseReleased'], 'the edit released it');
+  t.same(await fileHistory(file.id), ['FileUploaded', 'FileUseReserved'], 'the kept one stays held');
   const gone = await h.request(ws.apiKey, 'DELETE', `/drafts/${draft.id}`);
   t.same(gone.json(), { object: 'draft', id: draft.id, deleted: true });
   t.same(errorOf(await h.request(ws.apiKey, 'DELETE', `/drafts/${draft.id}`)), [404, 'resource_not_found', 'id']);
+  t.same(await fileHistory(file.id), ['FileUploaded', 'FileUseReserved', 'FileUseReleased'], 'the delete released it');
   t.equal((await h.request(ws.apiKey, 'DELETE', `/files/${file.id}`)).statusCode, 200);
 
   const before: string[] = [];
