@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { invitationLinks } from '../../commands/members/links.ts';
 import { acceptInvitation } from '../../commands/members/handlers.ts';
-import { INVITATION_TTL_MS } from '../../domain/members/decide.ts';
+import { invitationExpiry } from '../../domain/members/decide.ts';
 import { DomainError } from '../../domain/shared/errors.ts';
 import { findInvitationAnywhere } from '../../projections/members/queries.ts';
 import { findWorkspace } from '../../projections/workspaces/queries.ts';
@@ -25,7 +25,7 @@ export function registerInvitationPages(app: FastifyInstance, deps: ApiDeps): vo
     const link = invitationLinks.read(deps.members.key, token);
     if (!link) return null;
     const invitation = await findInvitationAnywhere(deps.db, link.id);
-    const live = invitation?.nonce === link.nonce && Date.now() - invitation.invited_at.getTime() < INVITATION_TTL_MS;
+    const live = invitation?.nonce === link.nonce && invitationExpiry(invitation.invited_at) > Date.now();
     if (!live) return null;
     const workspace = await findWorkspace(deps.db, invitation.workspace_id);
     return workspace ? { link, invitation, workspace } : null;

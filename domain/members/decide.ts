@@ -26,7 +26,10 @@ export interface Caller {
   scopes: readonly Permission[];
 }
 
-const pending = (i: Invitation, now: string) => Date.parse(i.invitedAt) + INVITATION_TTL_MS > Date.parse(now);
+/** When an invitation's link stops working (ms since the epoch): the decider, the page, the mail and the view agree on it. */
+export const invitationExpiry = (invitedAt: string | Date): number => new Date(invitedAt).getTime() + INVITATION_TTL_MS;
+
+const pending = (i: Invitation, now: string) => invitationExpiry(i.invitedAt) > Date.parse(now);
 
 /**
  * Nobody is given a role whose permissions the caller could not grant itself. Console-only

@@ -1,7 +1,7 @@
 import { sql, type Kysely } from 'kysely';
 import type pg from 'pg';
 import { invitationLinks } from '../../commands/members/links.ts';
-import { INVITATION_TTL_MS } from '../../domain/members/decide.ts';
+import { INVITATION_TTL_MS, invitationExpiry } from '../../domain/members/decide.ts';
 import type { WorkQueue } from '../../infra/bus/port.ts';
 import type { MailSender } from '../../infra/mail/port.ts';
 import { defineReactor } from '../../projections/projector.ts';
@@ -56,7 +56,7 @@ export const memberInvitationMails = defineReactor<InvitationMailTables>()({
         case 'MemberInvited': {
           const { invitationId, nonce, email, invitedAt } = event.data;
           await dropUnsent(db, invitationId);
-          if (Date.parse(invitedAt) + INVITATION_TTL_MS <= Date.now()) break;
+          if (invitationExpiry(invitedAt) <= Date.now()) break;
           await sql`INSERT INTO invitation_mails (position, workspace_id, invitation_id, nonce, email, invited_at, next_attempt_at)
             VALUES (${event.position}, ${event.metadata.workspaceId}, ${invitationId}, ${nonce}, ${email}, ${invitedAt}, now())
             ON CONFLICT (position) DO NOTHING`.execute(db);

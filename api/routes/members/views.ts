@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 import { z } from 'zod';
-import { INVITATION_TTL_MS } from '../../../domain/members/decide.ts';
+import { invitationExpiry } from '../../../domain/members/decide.ts';
 import { ACCESS } from '../../../domain/members/events.ts';
 import { idPatterns } from '../../../domain/shared/ids.ts';
 import { PERMISSIONS } from '../../../domain/shared/permissions.ts';
@@ -111,5 +111,5 @@ export const viewInvitation = (i: InvitationRow): z.infer<typeof invitationView>
   domainIds: i.domain_ids,
   access: i.access,
   invitedAt: i.invited_at.toISOString(),
-  expiresAt: new Date(i.invited_at.getTime() + INVITATION_TTL_MS).toISOString(),
+  expiresAt: new Date(invitationExpiry(i.invited_at)).toISOString(),
 });
