@@ -37,7 +37,7 @@ export async function inviteMember(
   caller: Caller,
   input: InviteInput,
   now: string,
-): Promise<{ invitationId: string; email: string }> {
+): Promise<{ invitationId: string }> {
   const nonce = invitationLinks.newNonce();
   const fresh = newId.invitation();
   const { events } = await execute(ctx, actor, membersStream(actor.workspaceId), membersAggregate, (s) =>
@@ -45,7 +45,7 @@ export async function inviteMember(
   );
   const invited = events[0];
   if (invited?.type !== 'MemberInvited') throw new Error('an invitation decides one MemberInvited');
-  return { invitationId: invited.data.invitationId, email: invited.data.email };
+  return { invitationId: invited.data.invitationId };
 }
 
 /**
