@@ -1,5 +1,6 @@
 import { sql, type Kysely, type Selectable } from 'kysely';
-import { type Reach, withinReach } from '../addresses/queries.ts';
+import { findAddressByName, type Reach, withinReach } from '../addresses/queries.ts';
+import { findDomainByName } from '../domains/queries.ts';
 import type { ReadModels } from '../tables.ts';
 import type { FilesTables } from './tables.ts';
 
@@ -58,22 +59,10 @@ export async function mailboxOfWorkspace(
   workspaceId: string,
   address: string,
 ): Promise<{ address: string; domain: string } | undefined> {
-  const domain = address.slice(address.lastIndexOf('@') + 1);
   if (address.startsWith('*@')) {
-    const row = await db
-      .selectFrom('domains')
-      .select('domain')
-      .where('workspace_id', '=', workspaceId)
-      .where('domain', '=', domain)
-      .executeTakeFirst();
-    return row && { address, domain: row.domain };
+    const domain = await findDomainByName(db, workspaceId, address.slice(2));
+    return domain && { address, domain: domain.domain };
   }
-  const row = await db
-    .selectFrom('addresses')
-    .select(['address', 'domain'])
-    .where('workspace_id', '=', workspaceId)
-    .where('address', '=', address)
-    .where('registered', '=', true)
-    .executeTakeFirst();
-  return row;
+  const row = await findAddressByName(db, workspaceId, address);
+  return row && { address: row.address, domain: row.domain };
 }
