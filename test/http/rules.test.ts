@@ -130,9 +130,20 @@ t.test('arriving mail: labelled by a rule, rejected at SMTP with 550, counted', 
   );
   const error = await refused.then(
     () => null,
-    (e: { responseCode?: number }) => e,
+    (e: { responseCode?: number; response?: string }) => e,
   );
   t.equal(error?.responseCode, 550, 'a matching reject answers 550');
+  t.match(error?.response, /Not wanted here/, "with the reject's own text");
+  const { rows: kept } = await h.system.database.pool.query(
+    'SELECT id FROM thread_messages WHERE workspace_id = $1 AND mail_from = $2',
+    [ws.workspaceId, 'bulk@spammer.test'],
+  );
+  t.same(kept, [], 'a refused message is filed nowhere');
+  const { rows: refusals } = await h.system.database.pool.query(
+    'SELECT rule_ids, thread_id, rejected FROM rule_runs WHERE workspace_id = $1 AND $2 = ANY(rule_ids)',
+    [ws.workspaceId, reject.id],
+  );
+  t.same(refusals, [{ rule_ids: [reject.id], thread_id: null, rejected: true }], 'the refusal is recorded as a run');
   const test = await h.request(ws.apiKey, 'POST', `/rules/test?address=${BOX}`, {
     raw: (await outside.unsigned({ to: BOX, subject: 'News again' })).toString(),
   });
