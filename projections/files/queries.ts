@@ -24,6 +24,20 @@ export async function findFile(
   return rows[0];
 }
 
+/** Several files by id at once (as `findFile` reaches them), by id; an id it does not reach is missing. */
+export async function findFiles(
+  db: Db,
+  partition: string,
+  reach: Reach | null,
+  ids: string[],
+): Promise<Map<string, FileRow>> {
+  if (ids.length === 0) return new Map();
+  const { rows } = await sql<FileRow>`SELECT f.* FROM files f
+    WHERE f.workspace_id = ${partition} AND f.id = ANY(${ids}::text[])
+      ${withinReach(reach, 'f.address', 'f.domain')}`.execute(db);
+  return new Map(rows.map((r) => [r.id, r]));
+}
+
 export interface FileFilter {
   address?: string;
   source?: 'attachment' | 'upload';

@@ -11,7 +11,7 @@ import { checkDraft, type DraftInput } from '../../../domain/drafts/rules.ts';
 import { ATTACHMENTS_MAX, BODY_MAX, SUBJECT_MAX } from '../../../domain/emails/rules.ts';
 import { workspaceOfPartition } from '../../../domain/shared/partitions.ts';
 import { listDrafts } from '../../../projections/drafts/queries.ts';
-import { findFile, mailboxOfWorkspace } from '../../../projections/files/queries.ts';
+import { findFiles, mailboxOfWorkspace } from '../../../projections/files/queries.ts';
 import { actorOf, type Credential } from '../../credential.ts';
 import type { ApiDeps } from '../../deps.ts';
 import { ApiError } from '../../errors/api-error.ts';
@@ -93,12 +93,18 @@ async function contentOf(
       'from',
       403,
     );
-  const reach = reachOf(credential);
+  // One query for all the files, not one per attachment.
+  const files = await findFiles(
+    deps.db,
+    credential.workspaceId,
+    reachOf(credential),
+    input.attachments.map((a) => a.fileId),
+  );
   const uploads: DraftUploads = [];
   const attachments: DraftAttachment[] = [];
   for (const [i, { fileId }] of input.attachments.entries()) {
     const param = `attachments.${i}.fileId`;
-    const file = await findFile(deps.db, credential.workspaceId, reach, fileId);
+    const file = files.get(fileId);
     if (!file) throw new ApiError('invalid_parameter', 'No file the caller reaches has this id.', param, 422);
     if (file.source === 'upload') uploads.push({ fileId, param });
     attachments.push({ fileId, filename: file.filename, contentType: file.content_type, size: file.size });
