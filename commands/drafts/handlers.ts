@@ -5,7 +5,7 @@ import {
   decideUpdateDraft,
 } from '../../domain/drafts/decide.ts';
 import { type DraftContent, draftStream } from '../../domain/drafts/events.ts';
-import { draftAggregate, isLive } from '../../domain/drafts/state.ts';
+import { draftAggregate, type DraftState, isLive } from '../../domain/drafts/state.ts';
 import { digestId } from '../../domain/shared/ids.ts';
 import { fail } from '../../domain/shared/errors.ts';
 import { type SendContext, type Sender, type Sent, sendEmail } from '../emails/handlers.ts';
@@ -53,9 +53,15 @@ export async function updateDraft(
   const before = await loadState(ctx, stream, draftAggregate);
   if (!isLive(before.state)) fail('resource_not_found', 'No such draft.', 'id');
   await reserveFileUses(ctx, actor, draftId, uploads, now);
-  await execute(ctx, actor, stream, draftAggregate, (s) => decideUpdateDraft(s, { draftId, content, now }));
+  // The files dropped are those of the content this edit replaced, which an edit stored since the
+  // read above may have changed: the state the decision was made on, not the one read first.
+  let replaced: DraftState = before.state;
+  await execute(ctx, actor, stream, draftAggregate, (s) => {
+    replaced = s;
+    return decideUpdateDraft(s, { draftId, content, now });
+  });
   const kept = new Set(content.attachments.map((a) => a.fileId));
-  const dropped = (before.state.content?.attachments ?? []).map((a) => a.fileId).filter((id) => !kept.has(id));
+  const dropped = (replaced.content?.attachments ?? []).map((a) => a.fileId).filter((id) => !kept.has(id));
   await releaseFileUses(ctx, actor, draftId, dropped, now);
 }
 

@@ -293,3 +293,25 @@ t.test('sizes: text, html, attachments and references at the limit and one past'
     'references.2',
   ]);
 });
+
+t.test('two edits at once: the one stored last releases the file the other named', async (t) => {
+  const draft = (await create({ from: 'b@drafts.example.com' })).json();
+  const [x, y] = [(await upload(ws.apiKey, 'x.txt', 'x')).json(), (await upload(ws.apiKey, 'y.txt', 'y')).json()];
+  const edits = await Promise.all(
+    [x, y].map((f) => h.request(ws.apiKey, 'PATCH', `/drafts/${draft.id}`, { attachments: [{ fileId: f.id }] })),
+  );
+  t.same(
+    edits.map((e) => e.statusCode),
+    [200, 200],
+  );
+  const named = (await h.request(ws.apiKey, 'GET', `/drafts/${draft.id}`))
+    .json()
+    .attachments.map((a: { fileId: string }) => a.fileId);
+  t.equal(named.length, 1);
+  for (const f of [x, y])
+    t.equal(
+      (await fileHistory(f.id)).at(-1),
+      named.includes(f.id) ? 'FileUseReserved' : 'FileUseReleased',
+      named.includes(f.id) ? 'the file the draft names stays held' : 'the file it no longer names is released',
+    );
+});
