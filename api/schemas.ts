@@ -48,3 +48,10 @@ export const timeZone = z
     return zone;
   })
   .describe('An IANA time zone name, such as `Europe/Berlin`, or `UTC`.');
+
+/** A mailbox in a query: an address, or `*@<domain>` for a catch-all; compared lower-cased. */
+export const mailboxParam = z
+  .string()
+  .max(320)
+  .transform((s) => s.trim().toLowerCase())
+  .describe('A mailbox: an address, or `*@<domain>` for a catch-all.');

@@ -31470,6 +31470,7 @@ export interface operations {
     listDrafts: {
         parameters: {
             query?: {
+                /** @description A mailbox: an address, or `*@<domain>` for a catch-all. */
                 address?: string;
                 limit?: number;
                 cursor?: string;

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { mailboxParam } from '../../schemas.ts';
 import {
   createDraft,
   deleteDraft,
@@ -160,11 +161,7 @@ export const draftOperations = (deps: ApiDeps): Operation[] => [
       'credential reaches or one (`address`).',
     scope: 'drafts:read',
     query: z.strictObject({
-      address: z
-        .string()
-        .max(320)
-        .transform((s) => s.trim().toLowerCase())
-        .optional(),
+      address: mailboxParam.optional(),
       limit: limitParam(),
       cursor: cursorParam,
     }),

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { mailboxParam } from '../../schemas.ts';
 import { deleteFile, uploadFile } from '../../../commands/files/handlers.ts';
 import { isDangerous, isSafeFilename, mediaTypeOf, UPLOAD_BYTES_MAX } from '../../../domain/files/rules.ts';
 import { workspaceOfPartition } from '../../../domain/shared/partitions.ts';
@@ -12,12 +13,6 @@ import { operation, type Operation } from '../../route.ts';
 import { contentDisposition, fileOr404, fileView, viewFile } from './views.ts';
 
 const idParams = z.object({ id: z.string() });
-const mailboxParam = z
-  .string()
-  .max(320)
-  .transform((s) => s.trim().toLowerCase())
-  .describe('A mailbox: an address, or `*@<domain>` for a catch-all.');
-
 /** The name an upload gives: `X-Filename` (percent-encoded UTF-8 allowed, as headers are ASCII) or `filename`. */
 function uploadName(header: string | string[] | undefined, query: string | undefined): string {
   const raw = Array.isArray(header) ? header[0] : header;

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { mailboxParam } from '../../schemas.ts';
 import { deleteThread, updateThread } from '../../../commands/threads/handlers.ts';
 import { LABELS_MAX } from '../../../domain/labels/decide.ts';
 import { isSystemLabel, SETTABLE_LABELS, SYSTEM_LABELS } from '../../../domain/threads/events.ts';
@@ -33,12 +34,7 @@ export const threadOperations = (deps: ApiDeps): Operation[] => {
         '(web search syntax: `"exact words"`, `or`, `-word`; whole words, no stemming).',
       scope: 'threads:read',
       query: z.strictObject({
-        address: z
-          .string()
-          .max(320)
-          .transform((s) => s.trim().toLowerCase())
-          .optional()
-          .describe('A mailbox: an address, or `*@<domain>` for a catch-all.'),
+        address: mailboxParam.optional(),
         label: z
           .string()
           .max(400)
