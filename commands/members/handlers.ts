@@ -9,6 +9,7 @@ import {
   type Caller,
   type GrantTarget,
   type Owner,
+  type InviteMember,
   type RoleFacts,
 } from '../../domain/members/decide.ts';
 import { membersStream, type Access } from '../../domain/members/events.ts';
@@ -18,14 +19,8 @@ import { execute, type Actor, type CommandContext } from '../execute.ts';
 import { newId } from '../ids.ts';
 import { invitationLinks } from './links.ts';
 
-export interface InviteInput {
-  email: string;
-  role: RoleFacts;
-  addressIds: string[];
-  domainIds: string[];
-  access: Access;
-  owner: Owner;
-}
+/** What the request names; the handler adds the ids, the caller and the time. */
+export type InviteInput = Omit<InviteMember, 'invitationId' | 'nonce' | 'caller' | 'now'>;
 
 /**
  * Records the invitation (or its refresh) and answers. Its link is mailed by a process following
