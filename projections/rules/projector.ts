@@ -33,6 +33,7 @@ export const rulesProjector = defineProjector<RulesTables>()({
       created_at timestamptz NOT NULL,
       updated_at timestamptz NOT NULL
     );
+    -- One row per recorded run: what makes a run count once in match_count when it is applied again.
     CREATE TABLE IF NOT EXISTS ${s}.rule_runs (
       id text PRIMARY KEY,
       workspace_id text NOT NULL,
@@ -44,8 +45,7 @@ export const rulesProjector = defineProjector<RulesTables>()({
       at timestamptz NOT NULL
     );`,
   indexes: (s) => `
-    CREATE INDEX IF NOT EXISTS rules_order ON ${s}.rules (workspace_id, address, position, created_at, id);
-    CREATE INDEX IF NOT EXISTS rule_runs_workspace ON ${s}.rule_runs (workspace_id, at);`,
+    CREATE INDEX IF NOT EXISTS rules_order ON ${s}.rules (workspace_id, address, position, created_at, id);`,
   on: {
     RuleCreated: async (db, { metadata: { workspaceId }, data: d }) => {
       await sql`INSERT INTO rules (id, workspace_id, address, address_id, domain_id, domain, name, description, enabled,
