@@ -108,13 +108,14 @@ export async function sendDraft(ctx: SendContext, sender: Sender, draftId: strin
     now,
   );
   const at = now.toISOString();
-  await execute(ctx.commands, actor, stream, draftAggregate, (s) => decideSendDraft(s, { draftId, emailId, now: at }));
-  await releaseFileUses(
-    ctx.commands,
-    actor,
-    draftId,
-    c.attachments.map((a) => a.fileId),
-    at,
-  );
+  // An edit stored while the message was sent may have named more files: the sent draft releases
+  // those too.
+  let last: DraftState = state;
+  await execute(ctx.commands, actor, stream, draftAggregate, (s) => {
+    last = s;
+    return decideSendDraft(s, { draftId, emailId, now: at });
+  });
+  const named = [...c.attachments, ...(last.content?.attachments ?? [])].map((a) => a.fileId);
+  await releaseFileUses(ctx.commands, actor, draftId, [...new Set(named)], at);
   return sent;
 }

@@ -315,3 +315,27 @@ t.test('two edits at once: the one stored last releases the file the other named
       named.includes(f.id) ? 'the file the draft names stays held' : 'the file it no longer names is released',
     );
 });
+
+t.test('an edit racing the send: once sent, the draft holds no file', async (t) => {
+  for (let round = 0; round < 3; round++) {
+    const [x, y] = [(await upload(ws.apiKey, 'x.txt', 'x')).json(), (await upload(ws.apiKey, 'y.txt', 'y')).json()];
+    const made = await create({
+      from: 'a@drafts.example.com',
+      to: 'someone@example.org',
+      subject: 'Race',
+      text: 'x',
+      attachments: [{ fileId: x.id }],
+    });
+    const draft = made.json();
+    const [sent, edited] = await Promise.all([
+      h.request(ws.apiKey, 'POST', `/drafts/${draft.id}/send`),
+      h.request(ws.apiKey, 'PATCH', `/drafts/${draft.id}`, { attachments: [{ fileId: x.id }, { fileId: y.id }] }),
+    ]);
+    t.equal(sent.statusCode, 201, sent.body);
+    t.ok([200, 404].includes(edited.statusCode), edited.body);
+    for (const f of [x, y]) {
+      const held = (await fileHistory(f.id)).filter((e) => e !== 'FileUploaded');
+      t.equal(held.at(-1) ?? 'FileUseReleased', 'FileUseReleased', `round ${round}: ${f.filename} is held by no draft`);
+    }
+  }
+});
