@@ -11,6 +11,8 @@ import { IDEMPOTENCY_SCHEMA, IdempotencyKeys } from './api/idempotency.ts';
 import { Cursors } from './api/paging.ts';
 import { RATE_LIMIT_SCHEMA, RateLimiter } from './api/plugins/rate-limit.ts';
 import { REQUEST_LOG_SCHEMA, RequestLog } from './api/request-log.ts';
+import { AccountCodes } from './commands/accounts/codes.ts';
+import type { AccountPorts } from './commands/accounts/sign-in.ts';
 import type { AiPorts } from './commands/ai/actions.ts';
 import type { DomainPorts } from './commands/domains/handlers.ts';
 import { type SendingPorts, sendEmail } from './commands/emails/handlers.ts';
@@ -64,6 +66,8 @@ import { checkReceiverUrl, createOutboundAgents } from './infra/net/outbound-url
 import { composeMessage } from './infra/outbound/compose.ts';
 import { loadMasterKey } from './infra/secrets/master-key.ts';
 import { SecretVault } from './infra/secrets/vault.ts';
+import { PostgresSignInChallenges, SIGN_IN_SCHEMA } from './infra/sign-in/postgres.ts';
+import { findAccountByEmail } from './projections/accounts/queries.ts';
 import { projectors } from './projections/all.ts';
 import { forwardsOf, mailboxLogin } from './projections/addresses/queries.ts';
 import { mailboxTimeZone, rulesOfMailbox } from './projections/rules/queries.ts';
@@ -82,6 +86,11 @@ import {
   ForwardConsentMailProcess,
   type ConsentMailOptions,
 } from './processes/addresses/consent-mail.ts';
+import {
+  DEFAULT_SIGN_IN_MAIL_OPTIONS,
+  type SignInMailOptions,
+  SignInMailProcess,
+} from './processes/accounts/sign-in-mail.ts';
 import { ContactEventRetention } from './processes/contact-events/retention.ts';
 import {
   DEFAULT_INVITATION_MAIL_OPTIONS,
@@ -142,6 +151,8 @@ export interface System {
   consentKey: Buffer;
   /** The key invitation acceptance links carry a MAC under, shared by every process on the database. */
   members: { key: Buffer };
+  /** People's sign-in to our pages: challenges, the vault, their codes; `secureCookies` when the pages are served over https. */
+  accounts: { ports: AccountPorts; secureCookies: boolean };
   /** Raw messages and attachments: small ones as rows of PostgreSQL, larger ones as files under `<dataDir>/blobs`, or in `blobS3Url`. */
   blobs: BlobStore;
   /** Template images' urls: the key of their MAC, and the base they are served under. */
@@ -207,6 +218,8 @@ export interface SystemOptions {
   forwardConsent?: Partial<ConsentMailOptions>;
   /** Invitation mails: their timings (sender and `publicUrl` default to `forwardConsent`'s). */
   invitationMails?: Partial<InvitationMailOptions>;
+  /** Sign-in code mails: their timings (sender and `publicUrl` default to `forwardConsent`'s). */
+  signInMails?: Partial<SignInMailOptions>;
   /** `BLOB_S3_URL`: raw messages in an S3-compatible bucket; without it, files under `<dataDir>/blobs`. */
   blobS3Url?: string;
   /** `PUBLIC_URL` (https), where the unsubscribe links of broadcast-lane mail point; default `https://localhost`. */
@@ -339,6 +352,27 @@ export async function openSystem(databaseUrl: string, options: SystemOptions = {
     },
   );
   if (options.deliver !== false) await invitationMails.start();
+  const accountCodes = new AccountCodes(await serverSecret(database.pool, 'accounts'));
+  const accounts = {
+    ports: {
+      challenges: new PostgresSignInChallenges(database.pool),
+      secrets: vault,
+      codes: accountCodes,
+      findAccount: (email: string) => findAccountByEmail(database.db.withTables<ReadModels>(), email),
+    },
+    // The pages are reached at the mails' public address: behind https there, the cookie is Secure.
+    secureCookies: consentOptions.publicUrl.startsWith('https:'),
+  };
+  const signInMails = new SignInMailProcess(
+    { pool: database.pool, bus, mail, codes: accountCodes },
+    {
+      ...DEFAULT_SIGN_IN_MAIL_OPTIONS,
+      from: consentOptions.from,
+      publicUrl: consentOptions.publicUrl,
+      ...options.signInMails,
+    },
+  );
+  if (options.deliver !== false) await signInMails.start();
   const outbound = openDelivery(
     { ...readConfig({}).outbound, ...options.outbound },
     new NodeDns({ servers: options.dns?.servers, timeoutMs: options.dns?.timeoutMs }),
@@ -365,6 +399,7 @@ export async function openSystem(databaseUrl: string, options: SystemOptions = {
     domains,
     consentKey,
     members,
+    accounts,
     outbound,
     cursors: new Cursors(await serverSecret(database.pool, 'cursor')),
     rateLimiter: new RateLimiter(database.pool),
@@ -387,6 +422,7 @@ export async function openSystem(databaseUrl: string, options: SystemOptions = {
       await domainChecks.stop();
       await consentMails.stop();
       await invitationMails.stop();
+      await signInMails.stop();
       await deliveryPool.end();
       await runner.stop();
       await idempotencyKeys.close();
@@ -418,6 +454,7 @@ export function serve(system: System, options: { logger?: boolean | object } = {
       domains: system.domains,
       forwardConsent: { key: system.consentKey },
       members: system.members,
+      accounts: system.accounts,
       images: system.images,
       sending: system.sending,
       ai: system.ai,
@@ -576,6 +613,7 @@ async function migrate(client: pg.PoolClient): Promise<void> {
   await client.query(IDEMPOTENCY_SCHEMA);
   await client.query('CREATE TABLE IF NOT EXISTS server_secrets (name text PRIMARY KEY, value bytea NOT NULL)');
   await SecretVault.migrate(client);
+  await client.query(SIGN_IN_SCHEMA);
   await SmallBlobTier.migrate(client);
   await client.query(TEXT_INDEX_SCHEMA);
 }

@@ -1,6 +1,7 @@
 import type { MessageSummary } from '../domain/messages/summary.ts';
 import type pg from 'pg';
 import type { Kysely } from 'kysely';
+import type { AccountPorts } from '../commands/accounts/sign-in.ts';
 import type { AiPorts } from '../commands/ai/actions.ts';
 import type { DomainPorts } from '../commands/domains/handlers.ts';
 import type { SendingPorts } from '../commands/emails/handlers.ts';
@@ -35,6 +36,8 @@ export interface ApiDeps {
   forwardConsent: { key: Buffer };
   /** The key invitation acceptance links carry a MAC under (commands/members/links.ts). */
   members: { key: Buffer };
+  /** People's sign-in to our pages (commands/accounts); `secureCookies`: the pages are served over https. */
+  accounts: { ports: AccountPorts; secureCookies: boolean };
   /** Template images: the key their urls carry a MAC under, and where this service is reached (`PUBLIC_URL`). */
   images: { key: Buffer; publicUrl: string };
   /** What every way of sending needs (commands/emails/handlers.ts `sendEmail`). */

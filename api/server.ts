@@ -28,6 +28,7 @@ import { labels } from './routes/labels/index.ts';
 import { rules } from './routes/rules/index.ts';
 import { members } from './routes/members/index.ts';
 import { registerInvitationPages } from './pages/invitations.ts';
+import { registerAccountPages } from './pages/accounts.ts';
 import { signatures } from './routes/signatures/index.ts';
 import { emails } from './routes/emails/index.ts';
 import { files } from './routes/files/index.ts';
@@ -92,6 +93,7 @@ export async function buildServer(
   registerDocs(app, () => openApiDocument(RESOURCES, operations));
   registerForwardConsentPages(app, deps);
   registerInvitationPages(app, deps);
+  registerAccountPages(app, deps);
   registerUnsubscribePages(app, deps);
   registerTrackingRoutes(app, deps);
   registerTemplateImages(app, deps);

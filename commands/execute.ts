@@ -11,8 +11,11 @@ export interface Aggregate<S, E extends DomainEvent> {
 /** Who caused a write, recorded in every event's metadata for the audit replay. */
 export interface Actor {
   workspaceId: string;
-  /** `address`: an address logged in over SMTP submission with one of its app passwords. */
-  kind: 'apiKey' | 'oauth' | 'operator' | 'system' | 'address';
+  /**
+   * `address`: an address logged in over SMTP submission with one of its app passwords; `person`: a
+   * person on our own pages (sign-in, two-factor), with no workspace (`workspaceId` empty).
+   */
+  kind: 'apiKey' | 'oauth' | 'operator' | 'system' | 'address' | 'person';
   id: string | null;
   requestId?: string;
 }

@@ -1,3 +1,4 @@
+import { accountsProjector } from './accounts/projector.ts';
 import { addressesProjector } from './addresses/projector.ts';
 import { apiKeysProjector } from './api-keys/projector.ts';
 import { automationsProjector } from './automations/projector.ts';
@@ -46,4 +47,5 @@ export const projectors: readonly Projector[] = [
   filesProjector,
   draftsProjector,
   membersProjector,
+  accountsProjector,
 ];

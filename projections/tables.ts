@@ -1,3 +1,4 @@
+import type { AccountsTables } from './accounts/tables.ts';
 import type { AddressesTables } from './addresses/tables.ts';
 import type { ApiKeysTables } from './api-keys/tables.ts';
 import type { AutomationsTables } from './automations/tables.ts';
@@ -48,7 +49,8 @@ export type ReadModels = Flat<
     RulesTables &
     FilesTables &
     DraftsTables &
-    MembersTables
+    MembersTables &
+    AccountsTables
 >;
 
 /** One object type, as Kysely's `withTables` wants (an intersection of interfaces has no index signature). */

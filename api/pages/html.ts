@@ -1,6 +1,6 @@
 import type { FastifyReply } from 'fastify';
 
-/** The public pages (forward consent, unsubscribe preferences): plain server-rendered HTML, no script. */
+/** The public pages (forward consent, unsubscribe preferences, sign-in and the account): plain server-rendered HTML, no script. */
 export const escapeHtml = (s: string) =>
   s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
 
@@ -16,7 +16,7 @@ export function page(reply: FastifyReply, status: number, title: string, body: s
     .send(
       `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">` +
         `<title>${escapeHtml(title)}</title><style>body{font:16px/1.5 system-ui,sans-serif;max-width:36rem;margin:3rem auto;padding:0 1rem}` +
-        `button{font:inherit;padding:.5rem 1rem;margin-right:.5rem}</style></head>` +
+        `button{font:inherit;padding:.5rem 1rem;margin-right:.5rem}label{display:block;margin:.75rem 0 .25rem}input{font:inherit;padding:.4rem}</style></head>` +
         `<body><main><h1>${escapeHtml(title)}</h1>${body}</main></body></html>`,
     );
 }

@@ -1,3 +1,4 @@
+import { fail } from '../shared/errors.ts';
 import type { AccountEvent } from './events.ts';
 import type { AccountState } from './state.ts';
 
@@ -17,4 +18,119 @@ export function decideOpenAccount(state: AccountState, cmd: OpenAccount): Accoun
       data: { userId: cmd.userId, email, name: email.split('@')[0] ?? email, image: null, createdAt: cmd.now },
     },
   ];
+}
+
+/** How long a session of our pages lasts, however active: then the person signs in again. */
+export const SESSION_TTL_MS = 14 * 24 * 3_600_000;
+/** Backup codes made when two-factor is turned on. */
+export const BACKUP_CODE_COUNT = 10;
+
+/**
+ * The second factor a sign-in or a change of two-factor was proven with, as the command found it:
+ * the authenticator's time step of a code that matched the secret, or the MAC of a backup code
+ * (whether it is one of ours, and unspent, is decided here).
+ */
+export type SecondFactor = { kind: 'totp'; step: number } | { kind: 'backup_code'; hash: string };
+
+function proven(state: AccountState, factor: SecondFactor, param: string): AccountEvent[] {
+  if (factor.kind === 'totp') {
+    if (state.lastTotpStep !== null && factor.step <= state.lastTotpStep)
+      fail('code_reused', 'That authenticator code was used already; wait for the next one.', param);
+    return [];
+  }
+  const index = state.twoFactor?.backupCodes.indexOf(factor.hash) ?? -1;
+  if (index < 0) fail('code_invalid', 'That backup code is not one of yours, or it was used already.', param);
+  return [];
+}
+
+const spent = (state: AccountState, userId: string, factor: SecondFactor, now: string): AccountEvent[] =>
+  factor.kind === 'backup_code'
+    ? [
+        {
+          type: 'BackupCodeUsed',
+          data: { userId, index: state.twoFactor!.backupCodes.indexOf(factor.hash), usedAt: now },
+        },
+      ]
+    : [];
+
+export interface SignIn {
+  /** The account's id as the read models know it (an owner's from before AccountCreated has no stream yet). */
+  userId: string;
+  sessionId: string;
+  /** Null: the mailed code alone. */
+  secondFactor: SecondFactor | null;
+  now: string;
+}
+
+/**
+ * A session begins once the mailed code matched and, with two-factor on, a second factor: an
+ * authenticator code not used before, or an unspent backup code, which is spent by it.
+ */
+export function decideSignIn(state: AccountState, cmd: SignIn): AccountEvent[] {
+  const userId = state.userId ?? cmd.userId;
+  const factor = cmd.secondFactor;
+  if (state.twoFactor && !factor)
+    fail('two_factor_required', 'Two-factor is on: an authenticator or backup code is needed.', 'code');
+  if (!state.twoFactor && factor) fail('two_factor_off', 'Two-factor is off for this account.', 'code');
+  if (factor) proven(state, factor, 'code');
+  return [
+    {
+      type: 'SignedIn',
+      data: {
+        userId,
+        sessionId: cmd.sessionId,
+        factors: factor ? ['email_code', factor.kind] : ['email_code'],
+        totpStep: factor?.kind === 'totp' ? factor.step : null,
+        signedInAt: cmd.now,
+        expiresAt: new Date(Date.parse(cmd.now) + SESSION_TTL_MS).toISOString(),
+      },
+    },
+    ...(factor ? spent(state, userId, factor, cmd.now) : []),
+  ];
+}
+
+/** Ends a session; one already ended (or never begun) decides nothing. */
+export function decideSignOut(state: AccountState, cmd: { sessionId: string; now: string }): AccountEvent[] {
+  if (!state.userId || !(cmd.sessionId in state.sessions)) return [];
+  return [{ type: 'SignedOut', data: { userId: state.userId, sessionId: cmd.sessionId, signedOutAt: cmd.now } }];
+}
+
+export interface EnableTwoFactor {
+  /** The step of the authenticator code that confirmed the new secret. */
+  totpStep: number;
+  backupCodeHashes: string[];
+  now: string;
+}
+
+/** Turns two-factor on, once the person's authenticator showed a code of the new secret. */
+export function decideEnableTwoFactor(state: AccountState, cmd: EnableTwoFactor): AccountEvent[] {
+  if (!state.userId) fail('account_not_found', 'No such account.');
+  if (state.twoFactor) fail('two_factor_on', 'Two-factor is on already.');
+  if (cmd.backupCodeHashes.length !== BACKUP_CODE_COUNT || new Set(cmd.backupCodeHashes).size !== BACKUP_CODE_COUNT)
+    throw new RangeError(`decideEnableTwoFactor: ${BACKUP_CODE_COUNT} distinct backup codes are needed`);
+  proven(state, { kind: 'totp', step: cmd.totpStep }, 'code');
+  return [
+    {
+      type: 'TwoFactorEnabled',
+      data: {
+        userId: state.userId,
+        backupCodeHashes: [...cmd.backupCodeHashes],
+        totpStep: cmd.totpStep,
+        enabledAt: cmd.now,
+      },
+    },
+  ];
+}
+
+/**
+ * Turns two-factor off, proven by a second factor (a session alone is not enough: a session left
+ * open on a shared machine must not be able to remove it). Off already decides nothing.
+ */
+export function decideDisableTwoFactor(
+  state: AccountState,
+  cmd: { secondFactor: SecondFactor; now: string },
+): AccountEvent[] {
+  if (!state.userId || !state.twoFactor) return [];
+  proven(state, cmd.secondFactor, 'code');
+  return [{ type: 'TwoFactorDisabled', data: { userId: state.userId, disabledAt: cmd.now } }];
 }

@@ -13,11 +13,73 @@ export const AccountCreated = defineEvent(
   }),
 );
 
-export const accountEvents = [AccountCreated];
-export type AccountEvent = EventOf<typeof AccountCreated>;
+/** What a sign-in was proven by: always the mailed code, and a second factor when two-factor is on. */
+export const SIGN_IN_FACTORS = ['email_code', 'totp', 'backup_code'] as const;
+export type SignInFactor = (typeof SIGN_IN_FACTORS)[number];
+
+/**
+ * A session of the service's own pages began. The session id alone opens nothing: the cookie
+ * carries it with a MAC under a server key (commands/accounts/codes.ts), and the audit replay
+ * prints this event.
+ */
+export const SignedIn = defineEvent(
+  'SignedIn',
+  z.object({
+    userId: z.string(),
+    sessionId: z.string(),
+    factors: z.array(z.enum(SIGN_IN_FACTORS)),
+    /** The authenticator's time step used, so the same code never opens a second session. */
+    totpStep: z.number().int().nullable(),
+    signedInAt: z.string(),
+    expiresAt: z.string(),
+  }),
+);
+
+/** The session ended before its time: signed out, or ended by the person from elsewhere. */
+export const SignedOut = defineEvent(
+  'SignedOut',
+  z.object({ userId: z.string(), sessionId: z.string(), signedOutAt: z.string() }),
+);
+
+/**
+ * Two-factor sign-in turned on, confirmed by a code of the authenticator (its time step kept, so
+ * that code cannot sign in too). The authenticator's secret is in the vault, never here; the
+ * backup codes are here only as MACs under a server key (commands/accounts/codes.ts), in the
+ * order they were shown.
+ */
+export const TwoFactorEnabled = defineEvent(
+  'TwoFactorEnabled',
+  z.object({
+    userId: z.string(),
+    backupCodeHashes: z.array(z.string()),
+    totpStep: z.number().int(),
+    enabledAt: z.string(),
+  }),
+);
+
+/** A backup code was spent (by its place in the list); it never works again. */
+export const BackupCodeUsed = defineEvent(
+  'BackupCodeUsed',
+  z.object({ userId: z.string(), index: z.number().int(), usedAt: z.string() }),
+);
+
+export const TwoFactorDisabled = defineEvent(
+  'TwoFactorDisabled',
+  z.object({ userId: z.string(), disabledAt: z.string() }),
+);
+
+export const accountEvents = [AccountCreated, SignedIn, SignedOut, TwoFactorEnabled, BackupCodeUsed, TwoFactorDisabled];
+export type AccountEvent =
+  | EventOf<typeof AccountCreated>
+  | EventOf<typeof SignedIn>
+  | EventOf<typeof SignedOut>
+  | EventOf<typeof TwoFactorEnabled>
+  | EventOf<typeof BackupCodeUsed>
+  | EventOf<typeof TwoFactorDisabled>;
 
 /**
  * One stream per email across the service: appending to it is the reservation that gives an email
- * exactly one account, so two acceptances racing for a new person make one account.
+ * exactly one account, so two acceptances racing for a new person make one account. The person's
+ * sessions and second factor live on it too.
  */
 export const accountStream = (email: string) => `service.account-${email.toLowerCase()}`;

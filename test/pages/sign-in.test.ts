@@ -1,0 +1,258 @@
+import t from 'tap';
+import { generate } from 'otplib';
+import { startTestApp } from '../support/app.ts';
+import { challengeIn, mailedCode, postForm, sessionCookie } from '../support/accounts.ts';
+import { startSmtpServer } from '../support/smtp.ts';
+
+/**
+ * Sign-in to our pages by a mailed code, over HTTP against the whole service: the codes come out
+ * of a loopback SMTP server, the authenticator codes are computed from the secret the page shows.
+ */
+t.test('sign-in by mailed code, sessions, two-factor', async (t) => {
+  const smtp = await startSmtpServer(t);
+  const h = await startTestApp(t, { smtpUrl: smtp.url, signInMails: { pollMs: 20 } });
+  const ws = await h.workspace('Acme & Co');
+  const owner = 'owner0@example.com';
+  const app = h.app;
+  const get = (url: string, cookie?: string) => app.inject({ method: 'GET', url, headers: cookie ? { cookie } : {} });
+  const ask = (email: string) => postForm(app, '/sign-in', { email });
+  /** Asks a code for `email`, answers it with the mailed one; answers the last response. */
+  let mailsTo = new Map<string, number>();
+  const signInStart = async (email: string) => {
+    const asked = await ask(email);
+    const challenge = challengeIn(asked.body);
+    const n = mailsTo.get(email) ?? 0;
+    mailsTo.set(email, n + 1);
+    const code = await mailedCode(smtp.mails, email, n);
+    return { challenge, code, answered: await postForm(app, '/sign-in/code', { challenge, code }) };
+  };
+
+  t.test('the sign-in page asks for an email', async (t) => {
+    const page = await get('/sign-in');
+    t.equal(page.statusCode, 200);
+    t.match(page.headers['content-type'], 'text/html');
+    t.match(page.body, '<label for="email">Email address</label>');
+    t.match(page.body, 'autocomplete="email"');
+    t.equal((await get('/account')).headers.location, '/sign-in', 'the account page sends a stranger to sign in');
+  });
+
+  t.test('happy path: code mailed, session cookie, account page, sign-out revokes it', async (t) => {
+    const { answered } = await signInStart(owner);
+    t.equal(answered.statusCode, 303);
+    t.equal(answered.headers.location, '/account');
+    const setCookie = String(answered.headers['set-cookie']);
+    t.match(
+      setCookie,
+      /^wms_session=[\w-]+\.[\w-]+; Path=\/; Max-Age=\d+; HttpOnly; SameSite=Lax$/,
+      'no Secure over http',
+    );
+    t.ok(Number(/Max-Age=(\d+)/.exec(setCookie)?.[1]) > 13 * 86_400, 'the cookie lasts as the session does');
+    const cookie = sessionCookie(answered);
+    const account = await get('/account', cookie);
+    t.equal(account.statusCode, 200);
+    t.match(account.body, `Signed in as <strong>${owner}</strong>`);
+    t.match(account.body, '<li>Acme &amp; Co (owner)</li>', 'the workspaces, the name escaped');
+    t.match(account.body, 'Two-factor sign-in is off.');
+    t.equal((await get('/sign-in', cookie)).headers.location, '/account', 'signed in already');
+    t.equal(
+      (await get('/account', `wms_session=${cookie.split('.')[0]!.split('=')[1]}.forged`)).statusCode,
+      303,
+      'a forged MAC opens nothing',
+    );
+
+    const out = await postForm(app, '/sign-out', {}, { cookie });
+    t.equal(out.statusCode, 303);
+    t.match(String(out.headers['set-cookie']), /^wms_session=; Path=\/; Max-Age=0;/);
+    t.equal((await get('/account', cookie)).headers.location, '/sign-in', 'the old cookie is revoked server-side');
+    const events = await h.system.store.readStream(`service.account-${owner}`);
+    t.same(
+      events.map((e) => e.type),
+      ['AccountCreated', 'SignedIn', 'SignedOut'],
+    );
+  });
+
+  t.test('an unknown email is answered exactly like a known one, and nothing is mailed to it', async (t) => {
+    const known = await ask(owner);
+    const unknown = await ask('nobody@example.com');
+    t.equal(unknown.statusCode, known.statusCode);
+    const strip = (html: string, email: string) => html.replace(challengeIn(html), 'C').replace(email, 'E');
+    t.equal(strip(unknown.body, 'nobody@example.com'), strip(known.body, owner), 'the same page');
+    t.same(Object.keys(unknown.headers).sort(), Object.keys(known.headers).sort());
+    const wrongKnown = await postForm(app, '/sign-in/code', { challenge: challengeIn(known.body), code: '000000' });
+    const wrongUnknown = await postForm(app, '/sign-in/code', { challenge: challengeIn(unknown.body), code: '000000' });
+    t.equal(wrongUnknown.statusCode, 400);
+    t.equal(
+      wrongUnknown.body.replace(challengeIn(wrongUnknown.body), 'C'),
+      wrongKnown.body.replace(challengeIn(wrongKnown.body), 'C'),
+      'a wrong code says the same',
+    );
+    mailsTo.set(owner, (mailsTo.get(owner) ?? 0) + 1);
+    await mailedCode(smtp.mails, owner, mailsTo.get(owner)! - 1);
+    t.equal(smtp.mails.filter((m) => m.to.includes('nobody@example.com')).length, 0);
+    const bad = await ask('not an email');
+    t.equal(bad.statusCode, 400);
+    t.match(bad.body, 'role="alert"');
+  });
+
+  t.test('wrong codes count down; the fifth locks the challenge, even for the right code', async (t) => {
+    const asked = await ask(owner);
+    const challenge = challengeIn(asked.body);
+    const n = mailsTo.get(owner) ?? 0;
+    mailsTo.set(owner, n + 1);
+    const code = await mailedCode(smtp.mails, owner, n);
+    const wrong = code === '999999' ? '999998' : '999999';
+    for (let left = 4; left >= 1; left--) {
+      const answer = await postForm(app, '/sign-in/code', { challenge, code: wrong });
+      t.equal(answer.statusCode, 400);
+      t.match(answer.body, `That code is not right. ${left} ${left === 1 ? 'try' : 'tries'} left.`);
+      t.equal(challengeIn(answer.body), challenge, 'the form again, same challenge');
+    }
+    const last = await postForm(app, '/sign-in/code', { challenge, code: wrong });
+    t.match(last.body, 'it was the last try: this sign-in is locked');
+    const right = await postForm(app, '/sign-in/code', { challenge, code });
+    t.equal(right.statusCode, 400);
+    t.match(right.body, 'locked after five wrong codes');
+    t.notOk(right.headers['set-cookie']);
+  });
+
+  t.test('an expired code, and a code used already, open nothing', async (t) => {
+    const asked = await ask(owner);
+    const challenge = challengeIn(asked.body);
+    const n = mailsTo.get(owner) ?? 0;
+    mailsTo.set(owner, n + 1);
+    const code = await mailedCode(smtp.mails, owner, n);
+    // Ten minutes pass (the row's expiry moved back rather than waiting them out).
+    await h.system.database.pool.query(
+      "UPDATE sign_in_challenges SET expires_at = now() - interval '1 second' WHERE id = $1",
+      [challenge],
+    );
+    const expired = await postForm(app, '/sign-in/code', { challenge, code });
+    t.equal(expired.statusCode, 400);
+    t.match(expired.body, 'This code no longer works');
+    t.match(expired.body, '<a href="/sign-in">Ask for a new code</a>');
+
+    const fresh = await signInStart(owner);
+    t.equal(fresh.answered.statusCode, 303);
+    const again = await postForm(app, '/sign-in/code', { challenge: fresh.challenge, code: fresh.code });
+    t.equal(again.statusCode, 400, 'once only');
+    t.match(again.body, 'This code no longer works');
+  });
+
+  t.test('five codes an hour per email, known or not; the sixth is 429 with Retry-After', async (t) => {
+    for (const email of ['throttled@example.com', owner]) {
+      const { rows } = await h.system.database.pool.query(
+        "SELECT count(*)::int AS n FROM sign_in_challenges WHERE email = $1 AND created_at > now() - interval '1 hour'",
+        [email],
+      );
+      for (let i = rows[0].n; i < 5; i++) t.equal((await ask(email)).statusCode, 200, `code ${i + 1} for ${email}`);
+      const sixth = await ask(email);
+      t.equal(sixth.statusCode, 429, email);
+      t.ok(Number(sixth.headers['retry-after']) > 0 && Number(sixth.headers['retry-after']) <= 3600);
+      t.match(sixth.body, 'Codes for this address were asked for too often.');
+    }
+    // The codes asked for the owner above are owed mails too.
+    await h.system.database.pool.query('DELETE FROM sign_in_challenges');
+    mailsTo.set(owner, Number.POSITIVE_INFINITY);
+  });
+
+  t.test('two-factor: on with a confirm code, sign-in by authenticator, backup codes once, off', async (t) => {
+    mailsTo = new Map([[owner, 0]]);
+    // Codes of earlier tests may still arrive; from here on, codes are read after a clean slate.
+    await new Promise((r) => setTimeout(r, 300));
+    smtp.mails.length = 0;
+    const first = await signInStart(owner);
+    const cookie = sessionCookie(first.answered);
+
+    const setup = await postForm(app, '/account/two-factor', {}, { cookie });
+    t.equal(setup.statusCode, 200);
+    const secret = /Key: <code>([A-Z2-7]+)<\/code>/.exec(setup.body)?.[1] as string;
+    t.ok(secret, 'the key is shown');
+    t.match(setup.body, 'otpauth://totp/');
+    const wrongConfirm = await postForm(app, '/account/two-factor/confirm', { code: '000000' }, { cookie });
+    t.equal(wrongConfirm.statusCode, 400);
+    t.match(wrongConfirm.body, 'That is not the code your authenticator shows.');
+    const now = Math.floor(Date.now() / 1000);
+    const confirmed = await postForm(
+      app,
+      '/account/two-factor/confirm',
+      { code: await generate({ secret, epoch: now }) },
+      { cookie },
+    );
+    t.equal(confirmed.statusCode, 200);
+    const backupCodes = [...confirmed.body.matchAll(/<li><code>([a-z0-9-]+)<\/code><\/li>/g)].map((m) => m[1]!);
+    t.equal(backupCodes.length, 10, 'ten backup codes, shown once');
+    t.equal(new Set(backupCodes).size, 10);
+    t.match((await get('/account', cookie)).body, 'Two-factor sign-in is on. 10 of your backup codes are unused.');
+
+    const history = JSON.stringify(await h.system.store.readStream(`service.account-${owner}`));
+    t.notOk(history.includes(secret), 'the secret is in no event');
+    for (const c of backupCodes)
+      t.notOk(history.includes(c) || history.includes(c.replace('-', '')), 'nor a backup code');
+    const { rows: vault } = await h.system.database.pool.query(
+      'SELECT id, ciphertext FROM vault_secrets WHERE id LIKE $1',
+      ['account-totp%'],
+    );
+    t.same(
+      vault.map((r) => r.id),
+      [`account-totp:${ws.ownerUserId}`],
+      'the secret in the vault, the setup one gone',
+    );
+    t.notOk(vault[0].ciphertext.toString('latin1').includes(secret), 'encrypted at rest');
+
+    // The authenticator: a code of the next step (the confirm code's step is spent).
+    const second = await signInStart(owner);
+    t.equal(second.answered.statusCode, 200, 'the mailed code alone is not enough now');
+    t.match(second.answered.body, 'Authenticator or backup code');
+    const challenge = challengeIn(second.answered.body);
+    const wrongTotp = await postForm(app, '/sign-in/second-factor', { challenge, code: '000000' });
+    t.equal(wrongTotp.statusCode, 400);
+    t.match(wrongTotp.body, '4 tries left');
+    const totp = await generate({ secret, epoch: now + 30 });
+    const signedIn = await postForm(app, '/sign-in/second-factor', { challenge, code: totp });
+    t.equal(signedIn.statusCode, 303);
+    t.equal(signedIn.headers.location, '/account');
+    const viaTotp = sessionCookie(signedIn);
+    t.equal((await get('/account', viaTotp)).statusCode, 200);
+
+    const third = await signInStart(owner);
+    const replay = await postForm(app, '/sign-in/second-factor', {
+      challenge: challengeIn(third.answered.body),
+      code: totp,
+    });
+    t.equal(replay.statusCode, 400, 'the same authenticator code twice is a wrong answer');
+
+    const backup = backupCodes[2]!;
+    const byBackup = await postForm(app, '/sign-in/second-factor', {
+      challenge: challengeIn(third.answered.body),
+      code: backup.toUpperCase(),
+    });
+    t.equal(byBackup.statusCode, 303, 'a backup code, however typed');
+    t.match((await get('/account', sessionCookie(byBackup))).body, '9 of your backup codes are unused.');
+    const fourth = await signInStart(owner);
+    const spent = await postForm(app, '/sign-in/second-factor', {
+      challenge: challengeIn(fourth.answered.body),
+      code: backup,
+    });
+    t.equal(spent.statusCode, 400, 'a backup code works once');
+    t.match(spent.body, '4 tries left');
+
+    const wrongOff = await postForm(app, '/account/two-factor/off', { code: 'nothing-here' }, { cookie: viaTotp });
+    t.equal(wrongOff.statusCode, 400);
+    t.match(wrongOff.body, 'Two-factor sign-in is on.');
+    const off = await postForm(app, '/account/two-factor/off', { code: backupCodes[5]! }, { cookie: viaTotp });
+    t.equal(off.statusCode, 303);
+    t.match((await get('/account', viaTotp)).body, 'Two-factor sign-in is off.');
+    const { rows: gone } = await h.system.database.pool.query('SELECT id FROM vault_secrets WHERE id LIKE $1', [
+      'account-totp%',
+    ]);
+    t.same(gone, [], 'the secret left the vault');
+    t.equal((await signInStart(owner)).answered.statusCode, 303, 'the mailed code alone again');
+  });
+
+  t.test('a form posted from another site is refused', async (t) => {
+    const refused = await postForm(app, '/sign-in', { email: owner }, { 'sec-fetch-site': 'cross-site' });
+    t.equal(refused.statusCode, 403);
+    const otherOrigin = await postForm(app, '/sign-out', {}, { origin: 'https://evil.example' });
+    t.equal(otherOrigin.statusCode, 403);
+  });
+});
