@@ -27,8 +27,16 @@ export const challengeIn = (html: string): string => {
 export const sessionCookie = (response: LightMyRequestResponse): string =>
   String(response.headers['set-cookie']).split(';')[0]!;
 
-/** The `n`-th sign-in code mailed to `email` (the mail's subject starts with it). */
-export const mailedCode = (mails: Mail[], email: string, n = 0): Promise<string> =>
+/**
+ * Waits for the mail of a challenge's code to reach `email`, and answers the code. The code a
+ * challenge should have is made from the server key (`codes`), so a mail of another challenge
+ * never stands in for it.
+ */
+export const mailedCode = async (mails: Mail[], email: string, expected: string): Promise<string> =>
   eventually(async () =>
-    mails.filter((m) => m.to.includes(email) && /sign-in code/.test(m.subject))[n]?.subject.slice(0, 6),
+    mails.some(
+      (m) => m.to.includes(email) && m.subject === `${expected} is your sign-in code` && m.text.includes(expected),
+    )
+      ? expected
+      : undefined,
   );
