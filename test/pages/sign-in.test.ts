@@ -10,12 +10,21 @@ import { startSmtpServer } from '../support/smtp.ts';
  */
 t.test('sign-in by mailed code, sessions, two-factor', async (t) => {
   const smtp = await startSmtpServer(t);
-  const h = await startTestApp(t, { smtpUrl: smtp.url, signInMails: { pollMs: 20 } });
+  // The pages' public address is https: the cookie is Secure (the browser test sees it without, over http).
+  const h = await startTestApp(t, {
+    smtpUrl: smtp.url,
+    signInMails: { pollMs: 20 },
+    forwardConsent: { publicUrl: 'https://mail.example.test' },
+  });
   const ws = await h.workspace('Acme & Co');
   const owner = 'owner0@example.com';
   const app = h.app;
   const get = (url: string, cookie?: string) => app.inject({ method: 'GET', url, headers: cookie ? { cookie } : {} });
   const ask = (email: string) => postForm(app, '/sign-in', { email });
+  // Each test starts an hour after the last (the throttle's rows aged rather than waited for).
+  t.beforeEach(async () => {
+    await h.system.database.pool.query("UPDATE sign_in_challenges SET created_at = created_at - interval '1 hour'");
+  });
   /** The code of `challenge`, once its mail reached `email`. */
   const codeOf = (challenge: string, email: string) =>
     mailedCode(smtp.mails, email, h.system.accounts.ports.codes.signInCode(challenge));
@@ -42,8 +51,8 @@ t.test('sign-in by mailed code, sessions, two-factor', async (t) => {
     const setCookie = String(answered.headers['set-cookie']);
     t.match(
       setCookie,
-      /^wms_session=[\w-]+\.[\w-]+; Path=\/; Max-Age=\d+; HttpOnly; SameSite=Lax$/,
-      'no Secure over http',
+      /^wms_session=[\w-]+\.[\w-]+; Path=\/; Max-Age=\d+; HttpOnly; SameSite=Lax; Secure$/,
+      'Secure behind an https public address',
     );
     t.ok(Number(/Max-Age=(\d+)/.exec(setCookie)?.[1]) > 13 * 86_400, 'the cookie lasts as the session does');
     const cookie = sessionCookie(answered);
@@ -68,6 +77,38 @@ t.test('sign-in by mailed code, sessions, two-factor', async (t) => {
       events.map((e) => e.type),
       ['AccountCreated', 'SignedIn', 'SignedOut'],
     );
+  });
+
+  t.test('the mail carries the code, for 10 minutes, and the address of the page', async (t) => {
+    const challenge = challengeIn((await ask(owner)).body);
+    const code = await codeOf(challenge, owner);
+    const mail = smtp.mails.find((m) => m.subject.startsWith(code))!;
+    t.match(mail.text, `https://mail.example.test/sign-in is:\n\n    ${code}\n`);
+    t.match(mail.text, 'It works for 10 minutes, once.');
+    t.notOk(mail.text.includes(challenge), 'the challenge itself is not mailed');
+  });
+
+  t.test('racing answers with the right code open one session; racing requests stop at five codes', async (t) => {
+    const challenge = challengeIn((await ask(owner)).body);
+    const code = await codeOf(challenge, owner);
+    const answers = await Promise.all(
+      Array.from({ length: 6 }, () => postForm(app, '/sign-in/code', { challenge, code })),
+    );
+    t.same(answers.map((a) => a.statusCode).sort(), [303, 400, 400, 400, 400, 400], 'one winner');
+    const asks = await Promise.all(Array.from({ length: 8 }, () => ask('racer@example.com')));
+    t.same(asks.map((a) => a.statusCode).sort(), [200, 200, 200, 200, 200, 429, 429, 429]);
+  });
+
+  t.test('a session past its 14 days opens nothing', async (t) => {
+    const cookie = sessionCookie((await signInStart(owner)).answered);
+    t.equal((await get('/account', cookie)).statusCode, 200);
+    // Fourteen days pass (the session's end moved back rather than waited for).
+    const sessionId = cookie.split('=')[1]!.split('.')[0]!;
+    await h.system.database.pool.query(
+      "UPDATE account_sessions SET expires_at = now() - interval '1 second' WHERE session_id = $1",
+      [sessionId],
+    );
+    t.equal((await get('/account', cookie)).headers.location, '/sign-in');
   });
 
   t.test('an unknown email is answered exactly like a known one, and nothing is mailed to it', async (t) => {
@@ -147,7 +188,6 @@ t.test('sign-in by mailed code, sessions, two-factor', async (t) => {
     // An hour passes for the throttle (the rows aged rather than waiting it out).
     await h.system.database.pool.query("UPDATE sign_in_challenges SET created_at = created_at - interval '1 hour'");
     t.equal((await ask(owner)).statusCode, 200, 'an hour later, codes again');
-    await h.system.database.pool.query("UPDATE sign_in_challenges SET created_at = created_at - interval '1 hour'");
   });
 
   t.test('two-factor: on with a confirm code, sign-in by authenticator, backup codes once, off', async (t) => {
