@@ -11,6 +11,7 @@ const system = await openSystem(database.url, {
   smtpUrl: config.smtpUrl,
   outboxDir: path.join(config.dataDir, 'outbox'),
   webhooks: { allowPrivate: config.webhookAllowPrivate },
+  providerImports: config.providers,
   webhookNotices: { from: config.mailFrom },
   secretsKey: config.secretsKey,
   dataDir: config.dataDir,

@@ -82,6 +82,13 @@ import {
 } from './processes/automations/worker.ts';
 import { BroadcastProcess, DEFAULT_BROADCAST_OPTIONS, type BroadcastOptions } from './processes/broadcasts/worker.ts';
 import {
+  DEFAULT_PROVIDER_IMPORT_OPTIONS,
+  ProviderImportProcess,
+  type ProviderImportOptions,
+} from './processes/provider-imports/worker.ts';
+import type { ProviderImportPorts } from './commands/provider-imports/handlers.ts';
+import { BUILT_PROVIDERS, openProviderConnector, type ProviderConfig } from './infra/providers/select.ts';
+import {
   DEFAULT_CONSENT_MAIL_OPTIONS,
   ForwardConsentMailProcess,
   type ConsentMailOptions,
@@ -163,6 +170,8 @@ export interface System {
   outbound: Delivery;
   /** The AI port (translation, template design) and the daily allowance of AI actions. */
   ai: AiPorts;
+  /** Provider imports: the other providers' APIs (through the SSRF guard) and the vault their keys wait in. */
+  providerImports: ProviderImportPorts;
   close(): Promise<void>;
 }
 
@@ -194,6 +203,8 @@ export interface SystemOptions {
   automations?: Partial<AutomationRunOptions>;
   /** Broadcasts: pages, their width, how long a paused lane holds one. */
   broadcasts?: Partial<BroadcastOptions>;
+  /** Provider imports: where each provider's API is, whether it may be private, and the process's timings. */
+  providerImports?: ProviderConfig & Partial<ProviderImportOptions>;
   /** How often expired contact events are purged (default hourly). */
   retentionEveryMs?: number;
   /**
@@ -322,6 +333,20 @@ export async function openSystem(databaseUrl: string, options: SystemOptions = {
     { ...DEFAULT_BROADCAST_OPTIONS, ...options.broadcasts },
   );
   if (options.deliver !== false) await broadcasts.start();
+  const { baseUrls, allowPrivate: providersPrivate, timeoutMs, ...importOptions } = options.providerImports ?? {};
+  const connector = openProviderConnector({ baseUrls, allowPrivate: providersPrivate, timeoutMs });
+  const providerImports: ProviderImportPorts = { connect: connector.connect, secrets: vault, built: BUILT_PROVIDERS };
+  const providerImportRuns = new ProviderImportProcess(
+    {
+      pool: database.pool,
+      bus,
+      commands,
+      ports: providerImports,
+      checkUrl: (url) => checkReceiverUrl(url, { allowPrivate }),
+    },
+    { ...DEFAULT_PROVIDER_IMPORT_OPTIONS, ...importOptions },
+  );
+  if (options.deliver !== false) await providerImportRuns.start();
   const retention = new ContactEventRetention(database.pool, {
     everyMs: options.retentionEveryMs ?? 3_600_000,
     purgeStore: !options.eventStoreUrl,
@@ -410,7 +435,10 @@ export async function openSystem(databaseUrl: string, options: SystemOptions = {
     images,
     sending,
     ai,
+    providerImports,
     async close() {
+      await providerImportRuns.stop();
+      connector.close();
       await emailDeliveries.stop();
       await lanePauses.stop();
       await outbound.close();
@@ -458,6 +486,7 @@ export function serve(system: System, options: { logger?: boolean | object } = {
       images: system.images,
       sending: system.sending,
       ai: system.ai,
+      providerImports: system.providerImports,
       parseMessage: async (raw) => (await parseMessage(system.blobs, Readable.from([raw]), raw.length)).summary,
     },
     options,

@@ -6,6 +6,7 @@ import type { AiPorts } from '../commands/ai/actions.ts';
 import type { DomainPorts } from '../commands/domains/handlers.ts';
 import type { SendingPorts } from '../commands/emails/handlers.ts';
 import type { CommandContext } from '../commands/execute.ts';
+import type { ProviderImportPorts } from '../commands/provider-imports/handlers.ts';
 import type { TemplateRenderer } from '../commands/templates/render.ts';
 import type { ReceiverUrlCheck } from '../commands/webhooks/handlers.ts';
 import type { EventHistory } from '../projections/history.ts';
@@ -44,6 +45,8 @@ export interface ApiDeps {
   sending: SendingPorts;
   /** The AI port (template design; sends reach it through `sending`) and the daily allowance of AI actions. */
   ai: AiPorts;
+  /** Provider imports: the other providers' APIs and the vault their keys wait in. */
+  providerImports: ProviderImportPorts;
   /** Reads a pasted message for a rules dry run (infra/inbound/summary.ts; its attachments go to the blob store). */
   parseMessage(raw: Buffer): Promise<MessageSummary>;
 }

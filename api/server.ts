@@ -15,6 +15,7 @@ import { addresses } from './routes/addresses/index.ts';
 import { audiences } from './routes/audiences/index.ts';
 import { automations } from './routes/automations/index.ts';
 import { broadcasts } from './routes/broadcasts/index.ts';
+import { providerImports } from './routes/provider-imports/index.ts';
 import { contactEvents } from './routes/contact-events/index.ts';
 import { contacts } from './routes/contacts/index.ts';
 import { domains } from './routes/domains/index.ts';
@@ -56,6 +57,7 @@ const RESOURCES = [
   templateMail,
   sendingStreams,
   broadcasts,
+  providerImports,
   threads,
   labels,
   rules,

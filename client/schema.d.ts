@@ -1854,6 +1854,90 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/provider-imports/inspect": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * See what another provider holds
+         * @description Scope: `settings:write`. Reads a first page of each resource the provider offers with the key and answers the counts; nothing is stored and the key is not kept. 400 `restricted_key` for a send-only key, 400 `provider_key_refused` (the provider's words quoted) for a key it refuses, 503 `provider_unavailable` when it does not answer. Not for credentials narrowed to some addresses or domains (422 `capability_unsupported` on `addressAllowlist`).
+         */
+        post: operations["inspectProviderImport"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/provider-imports": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List provider imports
+         * @description Scope: `settings:read`. Newest first, each with its report. `cursor` is the id of the last import of the previous page. Not for credentials narrowed to some addresses or domains (422 `capability_unsupported` on `addressAllowlist`).
+         */
+        get: operations["listProviderImports"];
+        put?: never;
+        /**
+         * Import from another provider
+         * @description Scope: `settings:write`. Checks the key with the provider, then queues the import: suppressions keep their reason, lists become audiences, subscribed contacts arrive with names and attributes (unsubscribed ones are counted, not imported), templates arrive as html templates with their variables declared, webhooks are registered switched off, domains and API keys come back as a checklist in the report. Re-running duplicates nothing. One per workspace at a time (409 `already_running`). The key is held encrypted while the import runs and erased when it ends, fails or is cancelled. Not for credentials narrowed to some addresses or domains (422 `capability_unsupported` on `addressAllowlist`).
+         */
+        post: operations["createProviderImport"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/provider-imports/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a provider import and its report
+         * @description Scope: `settings:read`. Not for credentials narrowed to some addresses or domains (422 `capability_unsupported` on `addressAllowlist`).
+         */
+        get: operations["getProviderImport"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/provider-imports/{id}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel a provider import
+         * @description Scope: `settings:write`. A queued or running import stops after the page under way (what it made stays) and its key is erased; a completed, failed or cancelled import is answered as it is. Not for credentials narrowed to some addresses or domains (422 `capability_unsupported` on `addressAllowlist`).
+         */
+        post: operations["cancelProviderImport"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/threads": {
         parameters: {
             query?: never;
@@ -27092,6 +27176,1233 @@ export interface operations {
                             type?: "conflict_error";
                             /** @enum {string} */
                             code?: "email_not_cancellable" | "idempotency_key_in_use";
+                        };
+                    };
+                };
+            };
+            /** @description `body_too_large`: see /docs/errors. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "invalid_request_error";
+                            /** @enum {string} */
+                            code?: "body_too_large";
+                        };
+                    };
+                };
+            };
+            /** @description `capability_unsupported`, `idempotency_key_reuse`, `invalid_parameter`, `unknown_parameter`: see /docs/errors. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "validation_error";
+                            /** @enum {string} */
+                            code?: "capability_unsupported" | "idempotency_key_reuse" | "invalid_parameter" | "unknown_parameter";
+                        };
+                    };
+                };
+            };
+            /** @description `rate_limited`: see /docs/errors. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "rate_limit_error";
+                            /** @enum {string} */
+                            code?: "rate_limited";
+                        };
+                    };
+                };
+            };
+            /** @description `internal_error`: see /docs/errors. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "api_error";
+                            /** @enum {string} */
+                            code?: "internal_error";
+                        };
+                    };
+                };
+            };
+            /** @description `unreachable`: see /docs/errors. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "api_error";
+                            /** @enum {string} */
+                            code?: "unreachable";
+                        };
+                    };
+                };
+            };
+        };
+    };
+    inspectProviderImport: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Up to 255 of letters, digits, `_ . : -`. The same request again under the same key answers the stored answer (`Idempotent-Replayed: true`) and changes nothing; another request under it is 422 `idempotency_key_reuse`. Keys are per workspace and mode, answered only to the credential that sent them, and kept 24 hours. */
+                "idempotency-key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The other provider's API key; used for this call (inspect) or while the import runs, never shown again. */
+                    apiKey: string;
+                    /**
+                     * @description The provider to import from; default `resend`.
+                     * @default resend
+                     * @enum {string}
+                     */
+                    provider?: "resend" | "sendgrid" | "postmark" | "mailgun" | "brevo";
+                };
+            };
+        };
+        responses: {
+            /** @description See what another provider holds */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        provider: "resend" | "sendgrid" | "postmark" | "mailgun" | "brevo";
+                        /** @description The resources this provider has an API for. */
+                        resources: ("suppressions" | "audiences" | "contacts" | "templates" | "webhooks" | "domains" | "api-keys")[];
+                        counts: {
+                            suppressions: {
+                                /** @description Rows on the first page, or the total when the provider says it. */
+                                count: number;
+                                /** @description More follow past the first page: `count` is then a lower bound. */
+                                more: boolean;
+                            };
+                            audiences: {
+                                /** @description Rows on the first page, or the total when the provider says it. */
+                                count: number;
+                                /** @description More follow past the first page: `count` is then a lower bound. */
+                                more: boolean;
+                            };
+                            contacts: {
+                                /** @description Rows on the first page, or the total when the provider says it. */
+                                count: number;
+                                /** @description More follow past the first page: `count` is then a lower bound. */
+                                more: boolean;
+                            };
+                            templates: {
+                                /** @description Rows on the first page, or the total when the provider says it. */
+                                count: number;
+                                /** @description More follow past the first page: `count` is then a lower bound. */
+                                more: boolean;
+                            };
+                            webhooks: {
+                                /** @description Rows on the first page, or the total when the provider says it. */
+                                count: number;
+                                /** @description More follow past the first page: `count` is then a lower bound. */
+                                more: boolean;
+                            };
+                            domains: {
+                                /** @description Rows on the first page, or the total when the provider says it. */
+                                count: number;
+                                /** @description More follow past the first page: `count` is then a lower bound. */
+                                more: boolean;
+                            };
+                            "api-keys": {
+                                /** @description Rows on the first page, or the total when the provider says it. */
+                                count: number;
+                                /** @description More follow past the first page: `count` is then a lower bound. */
+                                more: boolean;
+                            };
+                        };
+                    };
+                };
+            };
+            /** @description `invalid_idempotency_key`, `invalid_request`, `malformed_json`, `provider_key_refused`, `restricted_key`: see /docs/errors. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "invalid_request_error";
+                            /** @enum {string} */
+                            code?: "invalid_idempotency_key" | "invalid_request" | "malformed_json" | "provider_key_refused" | "restricted_key";
+                        };
+                    };
+                };
+            };
+            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "authentication_error";
+                            /** @enum {string} */
+                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                        };
+                    };
+                };
+            };
+            /** @description `beyond_caller_authority`, `insufficient_scope`: see /docs/errors. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "permission_error";
+                            /** @enum {string} */
+                            code?: "beyond_caller_authority" | "insufficient_scope";
+                        };
+                    };
+                };
+            };
+            /** @description `idempotency_key_in_use`: see /docs/errors. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "conflict_error";
+                            /** @enum {string} */
+                            code?: "idempotency_key_in_use";
+                        };
+                    };
+                };
+            };
+            /** @description `body_too_large`: see /docs/errors. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "invalid_request_error";
+                            /** @enum {string} */
+                            code?: "body_too_large";
+                        };
+                    };
+                };
+            };
+            /** @description `capability_unsupported`, `idempotency_key_reuse`, `invalid_parameter`, `unknown_parameter`: see /docs/errors. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "validation_error";
+                            /** @enum {string} */
+                            code?: "capability_unsupported" | "idempotency_key_reuse" | "invalid_parameter" | "unknown_parameter";
+                        };
+                    };
+                };
+            };
+            /** @description `rate_limited`: see /docs/errors. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "rate_limit_error";
+                            /** @enum {string} */
+                            code?: "rate_limited";
+                        };
+                    };
+                };
+            };
+            /** @description `internal_error`: see /docs/errors. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "api_error";
+                            /** @enum {string} */
+                            code?: "internal_error";
+                        };
+                    };
+                };
+            };
+            /** @description `provider_unavailable`, `unreachable`: see /docs/errors. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "api_error";
+                            /** @enum {string} */
+                            code?: "provider_unavailable" | "unreachable";
+                        };
+                    };
+                };
+            };
+        };
+    };
+    listProviderImports: {
+        parameters: {
+            query?: {
+                limit?: number;
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description List provider imports */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        object: "list";
+                        data: {
+                            /** @constant */
+                            object: "provider_import";
+                            id: string;
+                            /** @enum {string} */
+                            provider: "resend" | "sendgrid" | "postmark" | "mailgun" | "brevo";
+                            /** @enum {string} */
+                            status: "queued" | "running" | "completed" | "failed" | "cancelled";
+                            resources: ("suppressions" | "audiences" | "contacts" | "templates" | "webhooks" | "domains" | "api-keys")[];
+                            /** @description Null until the first resource is done. */
+                            report: {
+                                suppressions: {
+                                    /** @description Made here by this import (or by this import before a resume). */
+                                    imported: number;
+                                    /** @description Here already: made by an earlier import, or the same address, name or URL. */
+                                    existing: number;
+                                    /** @description Refused here; each has an entry in `errors`. */
+                                    failed: number;
+                                };
+                                audiences: {
+                                    /** @description Made here by this import (or by this import before a resume). */
+                                    imported: number;
+                                    /** @description Here already: made by an earlier import, or the same address, name or URL. */
+                                    existing: number;
+                                    /** @description Refused here; each has an entry in `errors`. */
+                                    failed: number;
+                                };
+                                contacts: {
+                                    /** @description Made here by this import (or by this import before a resume). */
+                                    imported: number;
+                                    /** @description Here already: made by an earlier import, or the same address, name or URL. */
+                                    existing: number;
+                                    /** @description Refused here; each has an entry in `errors`. */
+                                    failed: number;
+                                    /** @description Contacts unsubscribed at the provider: not imported, each address once. */
+                                    unsubscribed: number;
+                                };
+                                templates: {
+                                    /** @description Made here by this import (or by this import before a resume). */
+                                    imported: number;
+                                    /** @description Here already: made by an earlier import, or the same address, name or URL. */
+                                    existing: number;
+                                    /** @description Refused here; each has an entry in `errors`. */
+                                    failed: number;
+                                };
+                                webhooks: {
+                                    /** @description Made here by this import (or by this import before a resume). */
+                                    imported: number;
+                                    /** @description Here already: made by an earlier import, or the same address, name or URL. */
+                                    existing: number;
+                                    /** @description Refused here; each has an entry in `errors`. */
+                                    failed: number;
+                                };
+                                checklist: {
+                                    domains: {
+                                        name: string;
+                                        status: string;
+                                        todo: string;
+                                    }[];
+                                    apiKeys: {
+                                        name: string;
+                                        todo: string;
+                                    }[];
+                                };
+                                errors: {
+                                    /** @enum {string} */
+                                    resource: "suppressions" | "audiences" | "contacts" | "templates" | "webhooks" | "domains" | "api-keys";
+                                    /** @description The provider's id of the row; null when a whole resource failed. */
+                                    sourceId: string | null;
+                                    code: string;
+                                    message: string;
+                                }[];
+                                /** @description Errors past the first 100, counted only. */
+                                errorsDropped: number;
+                            } | null;
+                            /** @description Why it failed; set only when `status` is `failed`. */
+                            lastError: string | null;
+                            createdAt: string;
+                            startedAt: string | null;
+                            finishedAt: string | null;
+                        }[];
+                        hasMore: boolean;
+                        nextCursor: string | null;
+                    };
+                };
+            };
+            /** @description `invalid_cursor`, `invalid_request`: see /docs/errors. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "invalid_request_error";
+                            /** @enum {string} */
+                            code?: "invalid_cursor" | "invalid_request";
+                        };
+                    };
+                };
+            };
+            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "authentication_error";
+                            /** @enum {string} */
+                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                        };
+                    };
+                };
+            };
+            /** @description `insufficient_scope`: see /docs/errors. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "permission_error";
+                            /** @enum {string} */
+                            code?: "insufficient_scope";
+                        };
+                    };
+                };
+            };
+            /** @description `capability_unsupported`, `invalid_parameter`, `unknown_parameter`: see /docs/errors. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "validation_error";
+                            /** @enum {string} */
+                            code?: "capability_unsupported" | "invalid_parameter" | "unknown_parameter";
+                        };
+                    };
+                };
+            };
+            /** @description `rate_limited`: see /docs/errors. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "rate_limit_error";
+                            /** @enum {string} */
+                            code?: "rate_limited";
+                        };
+                    };
+                };
+            };
+            /** @description `internal_error`: see /docs/errors. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "api_error";
+                            /** @enum {string} */
+                            code?: "internal_error";
+                        };
+                    };
+                };
+            };
+            /** @description `unreachable`: see /docs/errors. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "api_error";
+                            /** @enum {string} */
+                            code?: "unreachable";
+                        };
+                    };
+                };
+            };
+        };
+    };
+    createProviderImport: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Up to 255 of letters, digits, `_ . : -`. The same request again under the same key answers the stored answer (`Idempotent-Replayed: true`) and changes nothing; another request under it is 422 `idempotency_key_reuse`. Keys are per workspace and mode, answered only to the credential that sent them, and kept 24 hours. */
+                "idempotency-key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The other provider's API key; used for this call (inspect) or while the import runs, never shown again. */
+                    apiKey: string;
+                    /**
+                     * @description The provider to import from; default `resend`.
+                     * @default resend
+                     * @enum {string}
+                     */
+                    provider?: "resend" | "sendgrid" | "postmark" | "mailgun" | "brevo";
+                    /** @description What to import; each at most once, brought in the order listed in the enum. */
+                    resources: ("suppressions" | "audiences" | "contacts" | "templates" | "webhooks" | "domains" | "api-keys")[];
+                };
+            };
+        };
+        responses: {
+            /** @description Import from another provider */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        object: "provider_import";
+                        id: string;
+                        /** @enum {string} */
+                        provider: "resend" | "sendgrid" | "postmark" | "mailgun" | "brevo";
+                        /** @enum {string} */
+                        status: "queued" | "running" | "completed" | "failed" | "cancelled";
+                        resources: ("suppressions" | "audiences" | "contacts" | "templates" | "webhooks" | "domains" | "api-keys")[];
+                        /** @description Null until the first resource is done. */
+                        report: {
+                            suppressions: {
+                                /** @description Made here by this import (or by this import before a resume). */
+                                imported: number;
+                                /** @description Here already: made by an earlier import, or the same address, name or URL. */
+                                existing: number;
+                                /** @description Refused here; each has an entry in `errors`. */
+                                failed: number;
+                            };
+                            audiences: {
+                                /** @description Made here by this import (or by this import before a resume). */
+                                imported: number;
+                                /** @description Here already: made by an earlier import, or the same address, name or URL. */
+                                existing: number;
+                                /** @description Refused here; each has an entry in `errors`. */
+                                failed: number;
+                            };
+                            contacts: {
+                                /** @description Made here by this import (or by this import before a resume). */
+                                imported: number;
+                                /** @description Here already: made by an earlier import, or the same address, name or URL. */
+                                existing: number;
+                                /** @description Refused here; each has an entry in `errors`. */
+                                failed: number;
+                                /** @description Contacts unsubscribed at the provider: not imported, each address once. */
+                                unsubscribed: number;
+                            };
+                            templates: {
+                                /** @description Made here by this import (or by this import before a resume). */
+                                imported: number;
+                                /** @description Here already: made by an earlier import, or the same address, name or URL. */
+                                existing: number;
+                                /** @description Refused here; each has an entry in `errors`. */
+                                failed: number;
+                            };
+                            webhooks: {
+                                /** @description Made here by this import (or by this import before a resume). */
+                                imported: number;
+                                /** @description Here already: made by an earlier import, or the same address, name or URL. */
+                                existing: number;
+                                /** @description Refused here; each has an entry in `errors`. */
+                                failed: number;
+                            };
+                            checklist: {
+                                domains: {
+                                    name: string;
+                                    status: string;
+                                    todo: string;
+                                }[];
+                                apiKeys: {
+                                    name: string;
+                                    todo: string;
+                                }[];
+                            };
+                            errors: {
+                                /** @enum {string} */
+                                resource: "suppressions" | "audiences" | "contacts" | "templates" | "webhooks" | "domains" | "api-keys";
+                                /** @description The provider's id of the row; null when a whole resource failed. */
+                                sourceId: string | null;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Errors past the first 100, counted only. */
+                            errorsDropped: number;
+                        } | null;
+                        /** @description Why it failed; set only when `status` is `failed`. */
+                        lastError: string | null;
+                        createdAt: string;
+                        startedAt: string | null;
+                        finishedAt: string | null;
+                    };
+                };
+            };
+            /** @description `invalid_idempotency_key`, `invalid_request`, `malformed_json`, `provider_key_refused`, `restricted_key`: see /docs/errors. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "invalid_request_error";
+                            /** @enum {string} */
+                            code?: "invalid_idempotency_key" | "invalid_request" | "malformed_json" | "provider_key_refused" | "restricted_key";
+                        };
+                    };
+                };
+            };
+            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "authentication_error";
+                            /** @enum {string} */
+                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                        };
+                    };
+                };
+            };
+            /** @description `beyond_caller_authority`, `insufficient_scope`: see /docs/errors. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "permission_error";
+                            /** @enum {string} */
+                            code?: "beyond_caller_authority" | "insufficient_scope";
+                        };
+                    };
+                };
+            };
+            /** @description `already_running`, `idempotency_key_in_use`: see /docs/errors. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "conflict_error";
+                            /** @enum {string} */
+                            code?: "already_running" | "idempotency_key_in_use";
+                        };
+                    };
+                };
+            };
+            /** @description `body_too_large`: see /docs/errors. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "invalid_request_error";
+                            /** @enum {string} */
+                            code?: "body_too_large";
+                        };
+                    };
+                };
+            };
+            /** @description `capability_unsupported`, `idempotency_key_reuse`, `invalid_parameter`, `unknown_parameter`: see /docs/errors. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "validation_error";
+                            /** @enum {string} */
+                            code?: "capability_unsupported" | "idempotency_key_reuse" | "invalid_parameter" | "unknown_parameter";
+                        };
+                    };
+                };
+            };
+            /** @description `rate_limited`: see /docs/errors. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "rate_limit_error";
+                            /** @enum {string} */
+                            code?: "rate_limited";
+                        };
+                    };
+                };
+            };
+            /** @description `internal_error`: see /docs/errors. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "api_error";
+                            /** @enum {string} */
+                            code?: "internal_error";
+                        };
+                    };
+                };
+            };
+            /** @description `provider_unavailable`, `unreachable`: see /docs/errors. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "api_error";
+                            /** @enum {string} */
+                            code?: "provider_unavailable" | "unreachable";
+                        };
+                    };
+                };
+            };
+        };
+    };
+    getProviderImport: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Get a provider import and its report */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        object: "provider_import";
+                        id: string;
+                        /** @enum {string} */
+                        provider: "resend" | "sendgrid" | "postmark" | "mailgun" | "brevo";
+                        /** @enum {string} */
+                        status: "queued" | "running" | "completed" | "failed" | "cancelled";
+                        resources: ("suppressions" | "audiences" | "contacts" | "templates" | "webhooks" | "domains" | "api-keys")[];
+                        /** @description Null until the first resource is done. */
+                        report: {
+                            suppressions: {
+                                /** @description Made here by this import (or by this import before a resume). */
+                                imported: number;
+                                /** @description Here already: made by an earlier import, or the same address, name or URL. */
+                                existing: number;
+                                /** @description Refused here; each has an entry in `errors`. */
+                                failed: number;
+                            };
+                            audiences: {
+                                /** @description Made here by this import (or by this import before a resume). */
+                                imported: number;
+                                /** @description Here already: made by an earlier import, or the same address, name or URL. */
+                                existing: number;
+                                /** @description Refused here; each has an entry in `errors`. */
+                                failed: number;
+                            };
+                            contacts: {
+                                /** @description Made here by this import (or by this import before a resume). */
+                                imported: number;
+                                /** @description Here already: made by an earlier import, or the same address, name or URL. */
+                                existing: number;
+                                /** @description Refused here; each has an entry in `errors`. */
+                                failed: number;
+                                /** @description Contacts unsubscribed at the provider: not imported, each address once. */
+                                unsubscribed: number;
+                            };
+                            templates: {
+                                /** @description Made here by this import (or by this import before a resume). */
+                                imported: number;
+                                /** @description Here already: made by an earlier import, or the same address, name or URL. */
+                                existing: number;
+                                /** @description Refused here; each has an entry in `errors`. */
+                                failed: number;
+                            };
+                            webhooks: {
+                                /** @description Made here by this import (or by this import before a resume). */
+                                imported: number;
+                                /** @description Here already: made by an earlier import, or the same address, name or URL. */
+                                existing: number;
+                                /** @description Refused here; each has an entry in `errors`. */
+                                failed: number;
+                            };
+                            checklist: {
+                                domains: {
+                                    name: string;
+                                    status: string;
+                                    todo: string;
+                                }[];
+                                apiKeys: {
+                                    name: string;
+                                    todo: string;
+                                }[];
+                            };
+                            errors: {
+                                /** @enum {string} */
+                                resource: "suppressions" | "audiences" | "contacts" | "templates" | "webhooks" | "domains" | "api-keys";
+                                /** @description The provider's id of the row; null when a whole resource failed. */
+                                sourceId: string | null;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Errors past the first 100, counted only. */
+                            errorsDropped: number;
+                        } | null;
+                        /** @description Why it failed; set only when `status` is `failed`. */
+                        lastError: string | null;
+                        createdAt: string;
+                        startedAt: string | null;
+                        finishedAt: string | null;
+                    };
+                };
+            };
+            /** @description `invalid_request`: see /docs/errors. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "invalid_request_error";
+                            /** @enum {string} */
+                            code?: "invalid_request";
+                        };
+                    };
+                };
+            };
+            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "authentication_error";
+                            /** @enum {string} */
+                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                        };
+                    };
+                };
+            };
+            /** @description `insufficient_scope`: see /docs/errors. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "permission_error";
+                            /** @enum {string} */
+                            code?: "insufficient_scope";
+                        };
+                    };
+                };
+            };
+            /** @description `resource_not_found`: see /docs/errors. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "not_found_error";
+                            /** @enum {string} */
+                            code?: "resource_not_found";
+                        };
+                    };
+                };
+            };
+            /** @description `capability_unsupported`, `invalid_parameter`, `unknown_parameter`: see /docs/errors. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "validation_error";
+                            /** @enum {string} */
+                            code?: "capability_unsupported" | "invalid_parameter" | "unknown_parameter";
+                        };
+                    };
+                };
+            };
+            /** @description `rate_limited`: see /docs/errors. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "rate_limit_error";
+                            /** @enum {string} */
+                            code?: "rate_limited";
+                        };
+                    };
+                };
+            };
+            /** @description `internal_error`: see /docs/errors. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "api_error";
+                            /** @enum {string} */
+                            code?: "internal_error";
+                        };
+                    };
+                };
+            };
+            /** @description `unreachable`: see /docs/errors. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "api_error";
+                            /** @enum {string} */
+                            code?: "unreachable";
+                        };
+                    };
+                };
+            };
+        };
+    };
+    cancelProviderImport: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Up to 255 of letters, digits, `_ . : -`. The same request again under the same key answers the stored answer (`Idempotent-Replayed: true`) and changes nothing; another request under it is 422 `idempotency_key_reuse`. Keys are per workspace and mode, answered only to the credential that sent them, and kept 24 hours. */
+                "idempotency-key"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Cancel a provider import */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        object: "provider_import";
+                        id: string;
+                        /** @enum {string} */
+                        provider: "resend" | "sendgrid" | "postmark" | "mailgun" | "brevo";
+                        /** @enum {string} */
+                        status: "queued" | "running" | "completed" | "failed" | "cancelled";
+                        resources: ("suppressions" | "audiences" | "contacts" | "templates" | "webhooks" | "domains" | "api-keys")[];
+                        /** @description Null until the first resource is done. */
+                        report: {
+                            suppressions: {
+                                /** @description Made here by this import (or by this import before a resume). */
+                                imported: number;
+                                /** @description Here already: made by an earlier import, or the same address, name or URL. */
+                                existing: number;
+                                /** @description Refused here; each has an entry in `errors`. */
+                                failed: number;
+                            };
+                            audiences: {
+                                /** @description Made here by this import (or by this import before a resume). */
+                                imported: number;
+                                /** @description Here already: made by an earlier import, or the same address, name or URL. */
+                                existing: number;
+                                /** @description Refused here; each has an entry in `errors`. */
+                                failed: number;
+                            };
+                            contacts: {
+                                /** @description Made here by this import (or by this import before a resume). */
+                                imported: number;
+                                /** @description Here already: made by an earlier import, or the same address, name or URL. */
+                                existing: number;
+                                /** @description Refused here; each has an entry in `errors`. */
+                                failed: number;
+                                /** @description Contacts unsubscribed at the provider: not imported, each address once. */
+                                unsubscribed: number;
+                            };
+                            templates: {
+                                /** @description Made here by this import (or by this import before a resume). */
+                                imported: number;
+                                /** @description Here already: made by an earlier import, or the same address, name or URL. */
+                                existing: number;
+                                /** @description Refused here; each has an entry in `errors`. */
+                                failed: number;
+                            };
+                            webhooks: {
+                                /** @description Made here by this import (or by this import before a resume). */
+                                imported: number;
+                                /** @description Here already: made by an earlier import, or the same address, name or URL. */
+                                existing: number;
+                                /** @description Refused here; each has an entry in `errors`. */
+                                failed: number;
+                            };
+                            checklist: {
+                                domains: {
+                                    name: string;
+                                    status: string;
+                                    todo: string;
+                                }[];
+                                apiKeys: {
+                                    name: string;
+                                    todo: string;
+                                }[];
+                            };
+                            errors: {
+                                /** @enum {string} */
+                                resource: "suppressions" | "audiences" | "contacts" | "templates" | "webhooks" | "domains" | "api-keys";
+                                /** @description The provider's id of the row; null when a whole resource failed. */
+                                sourceId: string | null;
+                                code: string;
+                                message: string;
+                            }[];
+                            /** @description Errors past the first 100, counted only. */
+                            errorsDropped: number;
+                        } | null;
+                        /** @description Why it failed; set only when `status` is `failed`. */
+                        lastError: string | null;
+                        createdAt: string;
+                        startedAt: string | null;
+                        finishedAt: string | null;
+                    };
+                };
+            };
+            /** @description `invalid_idempotency_key`, `invalid_request`, `malformed_json`: see /docs/errors. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "invalid_request_error";
+                            /** @enum {string} */
+                            code?: "invalid_idempotency_key" | "invalid_request" | "malformed_json";
+                        };
+                    };
+                };
+            };
+            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "authentication_error";
+                            /** @enum {string} */
+                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                        };
+                    };
+                };
+            };
+            /** @description `beyond_caller_authority`, `insufficient_scope`: see /docs/errors. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "permission_error";
+                            /** @enum {string} */
+                            code?: "beyond_caller_authority" | "insufficient_scope";
+                        };
+                    };
+                };
+            };
+            /** @description `resource_not_found`: see /docs/errors. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "not_found_error";
+                            /** @enum {string} */
+                            code?: "resource_not_found";
+                        };
+                    };
+                };
+            };
+            /** @description `idempotency_key_in_use`: see /docs/errors. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "conflict_error";
+                            /** @enum {string} */
+                            code?: "idempotency_key_in_use";
                         };
                     };
                 };

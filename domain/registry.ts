@@ -8,6 +8,7 @@ import { apiKeyEvents } from './api-keys/events.ts';
 import { audienceEvents } from './audiences/events.ts';
 import { automationEvents } from './automations/events.ts';
 import { broadcastEvents } from './broadcasts/events.ts';
+import { providerImportEvents } from './provider-imports/events.ts';
 import { contactEventEvents } from './contact-events/events.ts';
 import { contactEvents } from './contacts/events.ts';
 import { domainNameEvents } from './domain-names/events.ts';
@@ -57,6 +58,7 @@ const definitions = [
   ...sendingStreamEvents,
   ...emailQuotaEvents,
   ...broadcastEvents,
+  ...providerImportEvents,
   ...templateUseEvents,
   ...aiActionEvents,
   ...threadEvents,

@@ -4,6 +4,8 @@ import { DEFAULT_MONTHLY_ALLOWANCE } from '../domain/email-quotas/decide.ts';
 import type { OpenAiConfig } from './ai/openai.ts';
 import { parseDnsServers } from './dns/resolver.ts';
 import type { DeliveryConfig } from './outbound/select.ts';
+import { PROVIDERS } from '../domain/provider-imports/providers.ts';
+import type { ProviderConfig } from './providers/select.ts';
 
 /** Everything the process reads from its environment, read once at start-up. */
 export interface Config {
@@ -19,6 +21,8 @@ export interface Config {
   smtpUrl: string | undefined;
   /** Development only: webhook receivers on `http://` and loopback or private addresses. */
   webhookAllowPrivate: boolean;
+  /** Provider imports: `PROVIDER_<NAME>_URL` per provider (regional endpoints), `PROVIDER_ALLOW_PRIVATE` (development). */
+  providers: ProviderConfig;
   mailFrom: string;
   /**
    * `PUBLIC_URL`: where people reach this service; links in mail (forward consent, unsubscribe)
@@ -86,6 +90,15 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logLevel: env.LOG_LEVEL ?? 'info',
     smtpUrl: env.SMTP_URL || undefined,
     webhookAllowPrivate: env.WEBHOOK_ALLOW_PRIVATE === 'true',
+    providers: {
+      baseUrls: Object.fromEntries(
+        PROVIDERS.flatMap((p) => {
+          const url = env[`PROVIDER_${p.toUpperCase()}_URL`];
+          return url ? [[p, url]] : [];
+        }),
+      ),
+      allowPrivate: env.PROVIDER_ALLOW_PRIVATE === 'true',
+    },
     mailFrom: env.MAIL_FROM ?? 'Workspace Mail Service <no-reply@localhost>',
     publicUrl: publicUrl(env.PUBLIC_URL, mailHostname),
     dnsServers: parseDnsServers(env.DNS_SERVERS),

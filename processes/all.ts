@@ -5,6 +5,7 @@ import { broadcastSchedule } from './broadcasts/schedule.ts';
 import { domainCheckSchedule } from './domains/schedule.ts';
 import { emailDeliverySchedule } from './emails/schedule.ts';
 import { memberInvitationMails } from './members/invitation-mail.ts';
+import { providerImportSchedule } from './provider-imports/schedule.ts';
 import { sendingLaneGuard } from './sending-streams/guard.ts';
 import { webhookDispatch } from './webhooks/dispatch.ts';
 
@@ -18,4 +19,5 @@ export const reactors: readonly Reactor[] = [
   emailDeliverySchedule,
   sendingLaneGuard,
   broadcastSchedule,
+  providerImportSchedule,
 ];

@@ -11,6 +11,7 @@ import { emailsProjector } from './emails/projector.ts';
 import { filesProjector } from './files/projector.ts';
 import { membersProjector } from './members/projector.ts';
 import type { Projector } from './projector.ts';
+import { providerImportsProjector } from './provider-imports/projector.ts';
 import { rolesProjector } from './roles/projector.ts';
 import { sendingStreamsProjector } from './sending-streams/projector.ts';
 import { signaturesProjector } from './signatures/projector.ts';
@@ -42,6 +43,7 @@ export const projectors: readonly Projector[] = [
   emailsProjector,
   templateAnalyticsProjector,
   broadcastsProjector,
+  providerImportsProjector,
   threadsProjector,
   rulesProjector,
   filesProjector,

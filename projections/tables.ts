@@ -10,6 +10,7 @@ import type { DraftsTables } from './drafts/tables.ts';
 import type { EmailsTables } from './emails/tables.ts';
 import type { FilesTables } from './files/tables.ts';
 import type { MembersTables } from './members/tables.ts';
+import type { ProviderImportsTables } from './provider-imports/tables.ts';
 import type { RolesTables } from './roles/tables.ts';
 import type { RulesTables } from './rules/tables.ts';
 import type { SendingStreamsTables } from './sending-streams/tables.ts';
@@ -45,6 +46,7 @@ export type ReadModels = Flat<
     EmailsTables &
     TemplateAnalyticsTables &
     BroadcastsTables &
+    ProviderImportsTables &
     ThreadsTables &
     RulesTables &
     FilesTables &

@@ -29,6 +29,11 @@ export const TYPE_BY_STATUS: Record<number, string> = {
 const TABLE = {
   malformed_json: [400, 'The body is not valid JSON.'],
   invalid_cursor: [400, 'The cursor was not handed out by this list, for this workspace and sort.'],
+  restricted_key: [
+    400,
+    "The other provider's key can only send mail; an import needs a key that can read the account (full access).",
+  ],
+  provider_key_refused: [400, "The other provider refused the key; the message quotes the provider's answer."],
   invalid_request: [
     400,
     'The request cannot be read (a content type the operation does not take, a URL whose percent-encoding does not decode, for example).',
@@ -251,6 +256,14 @@ const TABLE = {
     'The thread could not be deleted because of a fault of the service; report it with the request id.',
   ],
   image_not_stored: [502, 'The image could not be stored; nothing was kept. Retry unchanged.'],
+  already_running: [
+    409,
+    'One is under way already (a provider import of the workspace); wait for it to end or cancel it.',
+  ],
+  provider_unavailable: [
+    503,
+    'The other provider did not answer, answered with a fault, or asked to slow down; retry after Retry-After seconds.',
+  ],
   unreachable: [
     503,
     'A dependency (the database) did not answer in time; retry after Retry-After seconds. The message says whether the change was stored; with an Idempotency-Key a retry is always safe.',

@@ -68,6 +68,8 @@ export const ID_KINDS = {
   draftEmail: { prefix: 'em_', body: 'hex24', from: 'digest' },
   /** An invitation to a workspace (domain/members). */
   invitation: { prefix: 'inv_', body: 'hex24', from: 'random' },
+  /** An import from another sending provider (domain/provider-imports). */
+  providerImport: { prefix: 'pim_', body: 'hex24', from: 'random' },
 } as const satisfies Record<string, { prefix: string; body: Body; from: 'random' | 'digest' }>;
 
 export type IdKind = keyof typeof ID_KINDS;

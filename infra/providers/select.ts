@@ -1,0 +1,56 @@
+import type { ProviderName } from '../../domain/provider-imports/providers.ts';
+import { createOutboundAgents } from '../net/outbound-url.ts';
+import type { ProviderHttpOptions } from './http.ts';
+import type { ProviderClient, ProviderConnector } from './port.ts';
+import { RESEND_BASE_URL, resendClient } from './resend.ts';
+
+export interface ProviderConfig {
+  /** Per provider, where its API is (`PROVIDER_<NAME>_URL`): a regional endpoint, or a loopback server in tests. */
+  baseUrls?: Partial<Record<ProviderName, string>>;
+  /** `PROVIDER_ALLOW_PRIVATE=true`: base URLs may be http:// and private addresses (development, tests). */
+  allowPrivate?: boolean;
+  timeoutMs?: number;
+}
+
+const DEFAULT_BASE_URLS: Record<ProviderName, string | null> = {
+  resend: RESEND_BASE_URL,
+  sendgrid: null,
+  postmark: null,
+  mailgun: null,
+  brevo: null,
+};
+
+const ADAPTERS: Record<
+  ProviderName,
+  ((base: string, apiKey: string, http: ProviderHttpOptions) => ProviderClient) | null
+> = {
+  resend: resendClient,
+  sendgrid: null,
+  postmark: null,
+  mailgun: null,
+  brevo: null,
+};
+
+/** The providers this build has an adapter for. */
+export const BUILT_PROVIDERS = (Object.keys(ADAPTERS) as ProviderName[]).filter((p) => ADAPTERS[p] !== null);
+
+/**
+ * The provider port: one adapter per provider, every request through the SSRF guard's agents
+ * (so a base URL pointed inside, or a name that resolves inside, is refused unless allowed).
+ */
+export function openProviderConnector(config: ProviderConfig = {}): { connect: ProviderConnector; close(): void } {
+  const agents = createOutboundAgents({ allowPrivate: config.allowPrivate ?? false });
+  const http: ProviderHttpOptions = { agents, timeoutMs: config.timeoutMs ?? 30_000, maxBytes: 32 * 1024 * 1024 };
+  return {
+    connect(provider, apiKey) {
+      const adapter = ADAPTERS[provider];
+      const base = config.baseUrls?.[provider] ?? DEFAULT_BASE_URLS[provider];
+      if (!adapter || !base) throw new Error(`no adapter for the provider ${provider}`);
+      return adapter(base, apiKey, http);
+    },
+    close() {
+      agents.http.destroy();
+      agents.https.destroy();
+    },
+  };
+}

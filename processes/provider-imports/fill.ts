@@ -1,0 +1,354 @@
+import type pg from 'pg';
+import { z } from 'zod';
+import { createAudience, loadAudiences } from '../../commands/audiences/handlers.ts';
+import { addToAudience, createContact } from '../../commands/contacts/handlers.ts';
+import { loadState, type Actor, type CommandContext } from '../../commands/execute.ts';
+import { addSuppression } from '../../commands/suppressions/handlers.ts';
+import { createTemplate } from '../../commands/templates/handlers.ts';
+import {
+  createWebhookEndpoint,
+  updateWebhookEndpoint,
+  type ReceiverUrlCheck,
+} from '../../commands/webhooks/handlers.ts';
+import { AUDIENCE_NAME_MAX } from '../../domain/audiences/decide.ts';
+import { ATTRIBUTE_KEY, ATTRIBUTE_VALUE_MAX, ATTRIBUTES_MAX, AUDIENCE_IDS_MAX } from '../../domain/contacts/decide.ts';
+import { withError, type ImportReport, type ProviderName } from '../../domain/provider-imports/providers.ts';
+import { DomainError } from '../../domain/shared/errors.ts';
+import { entryByName } from '../../domain/template-names/decide.ts';
+import { templateNamesStream } from '../../domain/template-names/events.ts';
+import { templateNamesAggregate } from '../../domain/template-names/state.ts';
+import { webhooksStream } from '../../domain/webhooks/events.ts';
+import { webhooksAggregate } from '../../domain/webhooks/state.ts';
+import type { SourceItem } from '../../infra/providers/port.ts';
+
+/** What applying one page needs: the commands (their read-model waits deferred to the page's end), the run. */
+export interface FillContext {
+  commands: CommandContext;
+  pool: pg.Pool;
+  checkUrl: ReceiverUrlCheck;
+  actor: Actor;
+  importId: string;
+  provider: ProviderName;
+}
+
+const TEMPLATE_NAME_MAX = 100;
+const email = z.string().trim().toLowerCase().max(320).pipe(z.email());
+
+type Item<R extends SourceItem['resource']> = Extract<SourceItem, { resource: R }>;
+
+/** Where a source row stands for this import: claimed by an earlier one, done by this one, or to do. */
+type Claim = 'earlier' | 'done' | 'fresh' | 'again';
+
+/**
+ * Claims the page's source ids for this import (a row another import claimed stays theirs) and
+ * answers where each stands: `fresh` (claimed now), `again` (claimed by this import on a page a
+ * crash cut, not yet made), `done` (made by this import already: a contact in a second list),
+ * `earlier` (an earlier import made it), with the target ids known.
+ */
+async function claim(
+  fc: FillContext,
+  resource: string,
+  ids: string[],
+): Promise<Map<string, { claim: Claim; target: string | null }>> {
+  const { workspaceId } = fc.actor;
+  const fresh = await fc.pool.query<{ source_id: string }>(
+    `INSERT INTO provider_import_sources (workspace_id, provider, resource, source_id, import_id)
+     SELECT $1, $2, $3, s, $5 FROM unnest($4::text[]) AS s
+     ON CONFLICT DO NOTHING RETURNING source_id`,
+    [workspaceId, fc.provider, resource, ids, fc.importId],
+  );
+  const freshIds = new Set(fresh.rows.map((r) => r.source_id));
+  const { rows } = await fc.pool.query<{ source_id: string; import_id: string; target_id: string | null }>(
+    `SELECT source_id, import_id, target_id FROM provider_import_sources
+     WHERE workspace_id = $1 AND provider = $2 AND resource = $3 AND source_id = ANY($4::text[])`,
+    [workspaceId, fc.provider, resource, ids],
+  );
+  const out = new Map<string, { claim: Claim; target: string | null }>();
+  for (const r of rows) {
+    const state: Claim = freshIds.has(r.source_id)
+      ? 'fresh'
+      : r.import_id !== fc.importId
+        ? 'earlier'
+        : r.target_id === null
+          ? 'again'
+          : 'done';
+    out.set(r.source_id, { claim: state, target: r.target_id });
+  }
+  return out;
+}
+
+/** Records what the rows became; a failed row's claim is let go, so a later import tries it again. */
+async function settle(fc: FillContext, resource: string, made: Map<string, string>, failed: string[]): Promise<void> {
+  const { workspaceId } = fc.actor;
+  if (made.size > 0)
+    await fc.pool.query(
+      `UPDATE provider_import_sources s SET target_id = m.target
+       FROM unnest($4::text[], $5::text[]) AS m(source, target)
+       WHERE s.workspace_id = $1 AND s.provider = $2 AND s.resource = $3 AND s.source_id = m.source`,
+      [workspaceId, fc.provider, resource, [...made.keys()], [...made.values()]],
+    );
+  if (failed.length > 0)
+    await fc.pool.query(
+      `DELETE FROM provider_import_sources
+       WHERE workspace_id = $1 AND provider = $2 AND resource = $3 AND source_id = ANY($4::text[]) AND import_id = $5`,
+      [workspaceId, fc.provider, resource, failed, fc.importId],
+    );
+}
+
+/** Our ids of the provider's lists, as earlier pages (or imports) made them. */
+async function audiencesOf(fc: FillContext, sourceIds: string[]): Promise<Map<string, string>> {
+  const { rows } = await fc.pool.query<{ source_id: string; target_id: string }>(
+    `SELECT source_id, target_id FROM provider_import_sources
+     WHERE workspace_id = $1 AND provider = $2 AND resource = 'audiences' AND source_id = ANY($3::text[])
+       AND target_id IS NOT NULL`,
+    [fc.actor.workspaceId, fc.provider, sourceIds],
+  );
+  return new Map(rows.map((r) => [r.source_id, r.target_id]));
+}
+
+const failure = (error: unknown): { code: string; message: string } => {
+  if (error instanceof DomainError) return { code: error.code, message: error.message };
+  throw error;
+};
+
+/**
+ * Applies one page of a resource through the resources' own commands (their rules and events,
+ * `suppression.added` included) and answers the report with it counted. One row's refusal is a
+ * report error; the rest of the page goes on.
+ */
+export async function applyPage(fc: FillContext, items: SourceItem[], report: ImportReport): Promise<ImportReport> {
+  if (items.length === 0) return report;
+  const resource = items[0]!.resource;
+  if (resource === 'domains' || resource === 'api-keys') return checklist(items, report);
+  const claims = await claim(
+    fc,
+    resource,
+    items.map((i) => i.sourceId),
+  );
+  const made = new Map<string, string>();
+  const failed: string[] = [];
+  let next = report;
+  const count = (key: 'imported' | 'existing' | 'failed' | 'unsubscribed') => {
+    const counts = next[resource as 'contacts'];
+    next = { ...next, [resource]: { ...counts, [key]: (counts[key] ?? 0) + 1 } };
+  };
+  const now = () => new Date().toISOString();
+  // Shared by the page's rows: read once, kept current as rows are made.
+  const audiences =
+    resource === 'audiences' || resource === 'contacts' ? await loadAudiences(fc.commands, fc.actor.workspaceId) : null;
+  const listIds =
+    resource === 'contacts'
+      ? await audiencesOf(fc, [...new Set(items.flatMap((i) => (i as Item<'contacts'>).audienceSourceIds))])
+      : new Map<string, string>();
+
+  for (const item of items) {
+    const claimed = claims.get(item.sourceId);
+    if (!claimed || claimed.claim === 'earlier') {
+      count('existing');
+      continue;
+    }
+    // A row made earlier on this page (one address in two of the provider's lists) is done.
+    const madeHere = made.get(item.sourceId);
+    const at = madeHere === undefined ? claimed : { claim: 'done' as const, target: madeHere };
+    if (madeHere !== undefined && item.resource !== 'contacts') continue;
+    const isNew = at.claim === 'fresh';
+    try {
+      switch (item.resource) {
+        case 'suppressions': {
+          const r = await addSuppression(
+            fc.commands,
+            fc.actor,
+            { email: email.parse(item.email), reason: item.reason, detail: item.detail.slice(0, 500) },
+            now(),
+          );
+          made.set(item.sourceId, r.suppressionId);
+          count(r.created || !isNew ? 'imported' : 'existing');
+          break;
+        }
+        case 'audiences': {
+          const name = item.name.trim().slice(0, AUDIENCE_NAME_MAX) || item.sourceId;
+          const same = [...audiences!.audiences.values()].find((a) => a.builtin === null && a.name === name);
+          const id =
+            same?.audienceId ??
+            (await createAudience(
+              fc.commands,
+              fc.actor,
+              { name, description: item.description, showOnPreferences: false },
+              now(),
+            ));
+          made.set(item.sourceId, id);
+          count(same && isNew ? 'existing' : 'imported');
+          break;
+        }
+        case 'contacts': {
+          const joined = item.audienceSourceIds.flatMap((s) => {
+            const id = listIds.get(s);
+            return id && audiences!.audiences.has(id) ? [id] : [];
+          });
+          if (!item.subscribed) {
+            // Not imported; each address counted once per import.
+            if (at.claim !== 'done') {
+              made.set(item.sourceId, 'unsubscribed');
+              count('unsubscribed');
+            }
+            break;
+          }
+          if (at.claim === 'done') {
+            if (at.target === 'unsubscribed') break;
+            for (const audienceId of joined)
+              await addToAudience(fc.commands, fc.actor, { email: item.sourceId, audienceId }, now());
+            break;
+          }
+          const r = await createContact(
+            fc.commands,
+            fc.actor,
+            {
+              email: email.parse(item.email),
+              name: item.name?.trim().slice(0, 200) || null,
+              attributes: attributesOf(item.attributes),
+              audienceIds: joined.slice(0, AUDIENCE_IDS_MAX),
+              source: 'manual',
+            },
+            now(),
+          );
+          if (!r.created)
+            for (const audienceId of joined)
+              await addToAudience(fc.commands, fc.actor, { email: item.sourceId, audienceId }, now());
+          made.set(item.sourceId, r.contactId);
+          count(r.created || !isNew ? 'imported' : 'existing');
+          break;
+        }
+        case 'templates': {
+          const name = item.name.trim().slice(0, TEMPLATE_NAME_MAX) || item.sourceId;
+          const { state } = await loadState(
+            fc.commands,
+            templateNamesStream(fc.actor.workspaceId),
+            templateNamesAggregate,
+          );
+          const same = entryByName(state, name);
+          // A name taken here by a template of the user's stays theirs: this one is a report error.
+          if (same && isNew) {
+            failed.push(item.sourceId);
+            count('failed');
+            next = withError(next, {
+              resource: 'templates',
+              sourceId: item.sourceId,
+              code: 'template_name_taken',
+              message: `A template named ${JSON.stringify(name)} exists here already; rename one and import again.`,
+            });
+            break;
+          }
+          const id = same?.templateId ?? (await importTemplate(fc, item, name, now()));
+          made.set(item.sourceId, id);
+          count('imported');
+          for (const warning of item.warnings)
+            next = withError(next, {
+              resource: 'templates',
+              sourceId: item.sourceId,
+              code: 'template_converted',
+              message: warning,
+            });
+          break;
+        }
+        case 'webhooks': {
+          const checked = fc.checkUrl(item.url);
+          if (!checked.ok)
+            throw new DomainError('invalid_parameter', `The receiver URL is refused here: ${checked.reason}.`, 'url');
+          const url = checked.url.href;
+          const { state } = await loadState(fc.commands, webhooksStream(fc.actor.workspaceId), webhooksAggregate);
+          const same = [...state.endpoints.entries()].find(([, e]) => e.url === url);
+          if (same && isNew) {
+            made.set(item.sourceId, same[0]);
+            count('existing');
+            break;
+          }
+          let endpointId = same?.[0];
+          if (!endpointId)
+            endpointId = (
+              await createWebhookEndpoint(
+                fc.commands,
+                fc.actor,
+                {
+                  url,
+                  description: item.description,
+                  eventTypes: item.eventTypes.length > 0 ? item.eventTypes : ['email.*'],
+                  addressAllowlist: null,
+                  domainAllowlist: null,
+                },
+                now(),
+              )
+            ).endpointId;
+          // Switched off until the user turns it on: its receiver was written for the other provider.
+          if (!same || same[1].enabled)
+            await updateWebhookEndpoint(fc.commands, fc.actor, { endpointId, settings: {}, enabled: false }, now());
+          made.set(item.sourceId, endpointId);
+          count('imported');
+          break;
+        }
+      }
+    } catch (error) {
+      const f =
+        error instanceof z.ZodError
+          ? { code: 'invalid_email_address', message: 'Not an email address.' }
+          : failure(error);
+      if (at.claim !== 'done') failed.push(item.sourceId);
+      count('failed');
+      next = withError(next, { resource: item.resource, sourceId: item.sourceId, ...f });
+    }
+  }
+  await settle(fc, resource, made, failed);
+  return next;
+}
+
+/** An html template with its variables declared as string props; published when the provider had it live and it can be. */
+async function importTemplate(fc: FillContext, item: Item<'templates'>, name: string, now: string): Promise<string> {
+  const content = {
+    engine: 'html' as const,
+    subject: item.subject.slice(0, 998),
+    document: null,
+    html: item.html,
+    slots: [],
+    props: item.variables.map((v) => ({ name: v, type: 'string', required: false, default: null, description: null })),
+  };
+  const input = { name, slug: null, description: `Imported from ${fc.provider}`, starter: null, content };
+  const publish = item.live && item.subject.trim() !== '' && item.html.trim() !== '';
+  try {
+    return await createTemplate(fc.commands, fc.actor, { ...input, publish }, now);
+  } catch (error) {
+    // Unpublishable here (a rule of ours the provider does not have): kept as a draft to fix.
+    if (!publish || !(error instanceof DomainError) || error.code !== 'invalid_template') throw error;
+    return createTemplate(fc.commands, fc.actor, { ...input, publish: false }, now);
+  }
+}
+
+/** The provider's custom fields within our limits: keys of our shape, 50 of them, values of 500 characters. */
+function attributesOf(given: Record<string, string>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [key, value] of Object.entries(given)) {
+    if (Object.keys(out).length >= ATTRIBUTES_MAX) break;
+    const k = key.replace(/[^A-Za-z0-9_]/g, '_');
+    if (!ATTRIBUTE_KEY.test(k) || value === '') continue;
+    out[k] = value.slice(0, ATTRIBUTE_VALUE_MAX);
+  }
+  return out;
+}
+
+/** Domains and keys are not made here: each becomes a line of the checklist (once, however often a page repeats). */
+function checklist(items: SourceItem[], report: ImportReport): ImportReport {
+  const domains = [...report.checklist.domains];
+  const apiKeys = [...report.checklist.apiKeys];
+  for (const item of items) {
+    if (item.resource === 'domains' && !domains.some((d) => d.name === item.name))
+      domains.push({
+        name: item.name,
+        status: item.status,
+        todo: `Add ${item.name} under Domains and publish the DNS records shown there; mail from it is refused until it is verified here.`,
+      });
+    if (item.resource === 'api-keys' && !apiKeys.some((k) => k.name === item.name))
+      apiKeys.push({
+        name: item.name,
+        todo: `Create an API key here for what ${JSON.stringify(item.name)} was used for, with only the scopes it needs, and replace it in that system.`,
+      });
+  }
+  return { ...report, checklist: { domains, apiKeys } };
+}

@@ -1,0 +1,262 @@
+import type pg from 'pg';
+import {
+  beginProviderImport,
+  finishProviderImport,
+  type ProviderImportPorts,
+  recordProviderImportProgress,
+} from '../../commands/provider-imports/handlers.ts';
+import type { Actor, CommandContext, ReadModelBarrier } from '../../commands/execute.ts';
+import type { ReceiverUrlCheck } from '../../commands/webhooks/handlers.ts';
+import { providerImportSecretId } from '../../domain/provider-imports/events.ts';
+import {
+  withError,
+  type ImportReport,
+  type ImportResource,
+  type ProviderName,
+} from '../../domain/provider-imports/providers.ts';
+import type { Delivery as Job, JobOutcome, WorkQueue } from '../../infra/bus/port.ts';
+import { ProviderError } from '../../infra/providers/port.ts';
+import { DueWork } from '../due-work.ts';
+import { applyPage } from './fill.ts';
+
+export interface ProviderImportOptions {
+  /** The bus queue of run steps; one per database (jobs name rows of it). */
+  queue: string;
+  pollMs: number;
+  /** A step enqueued this long ago without an outcome is enqueued again (its process died). */
+  staleAfterMs: number;
+  /** Imports stepped at once by this process. */
+  concurrency: number;
+  /** The first wait after a 5xx or no answer, doubled each time; also the wait after a 429 without Retry-After. */
+  retryBaseMs: number;
+  /** The longest wait between two attempts. */
+  retryMaxMs: number;
+  /** Failed attempts at one page before its resource is given up (a report error) and the next begins. */
+  attemptsMax: number;
+}
+
+export const DEFAULT_PROVIDER_IMPORT_OPTIONS: ProviderImportOptions = {
+  queue: 'provider-import-runs',
+  pollMs: 250,
+  staleAfterMs: 300_000,
+  concurrency: 2,
+  retryBaseMs: 1000,
+  retryMaxMs: 60_000,
+  attemptsMax: 5,
+};
+
+interface Run {
+  id: string;
+  workspace_id: string;
+  provider: ProviderName;
+  resources: ImportResource[];
+  status: 'queued' | 'running' | 'done';
+  stage: number;
+  cursor: string | null;
+  report: ImportReport;
+  attempts: number;
+  seq: number;
+}
+
+/**
+ * The process manager of provider imports. A run (schedule.ts) is due at once; each job takes one
+ * step of it from where the row stands and moves `seq` on, so a duplicate job is a no-op:
+ *  - the first appends `ProviderImportStarted` (a cancel appended first wins: nothing is read);
+ *  - each later step reads the next page of the resource under way with the key from the vault,
+ *    applies it through the resources' commands (fill.ts), and in one update stores the cursor
+ *    of the page after it with the report: the checkpoint. A crash repeats at most that page,
+ *    which the source map (`provider_import_sources`) and the commands' natural keys make
+ *    harmless;
+ *  - a 429 puts the step after `Retry-After` without moving the cursor; a 5xx or no answer is
+ *    tried again `attemptsMax` times with backoff, then the resource is a report error;
+ *  - a key refused midway, or gone from the vault, fails the import; after the last resource the
+ *    import completes. Either way the key is erased.
+ */
+export class ProviderImportProcess {
+  private readonly work: DueWork<{ id: string; seq: number }>;
+
+  constructor(
+    private readonly deps: {
+      pool: pg.Pool;
+      bus: WorkQueue;
+      commands: CommandContext;
+      ports: ProviderImportPorts;
+      checkUrl: ReceiverUrlCheck;
+    },
+    private readonly options: ProviderImportOptions = DEFAULT_PROVIDER_IMPORT_OPTIONS,
+  ) {
+    this.work = new DueWork<{ id: string; seq: number }>(
+      deps,
+      options.queue,
+      { pollMs: options.pollMs, staleAfterMs: options.staleAfterMs, label: 'provider import' },
+      {
+        table: 'provider_import_runs',
+        key: 'id',
+        due: "status <> 'done' AND due_at <= now()",
+        order: 'due_at',
+        returning: 'r.id, r.seq',
+      },
+      (r) => ({ id: `${r.id}.${r.seq}`, payload: { id: r.id, seq: r.seq } }),
+    );
+  }
+
+  async start(): Promise<void> {
+    await this.work.start((job) => this.handle(job), {
+      concurrency: this.options.concurrency,
+      retryOnErrorMs: 1000,
+      onError: (error) => console.error('provider import:', error),
+    });
+  }
+
+  async stop(): Promise<void> {
+    await this.work.stop();
+  }
+
+  private async handle(job: Job): Promise<JobOutcome> {
+    const { id, seq } = job.payload as { id: string; seq: number };
+    const { rows } = await this.deps.pool.query<Run>(
+      "SELECT * FROM provider_import_runs WHERE id = $1 AND seq = $2 AND status <> 'done' AND due_at <= now()",
+      [id, seq],
+    );
+    const run = rows[0];
+    if (!run) return { ack: true };
+    const actor: Actor = { workspaceId: run.workspace_id, kind: 'system', id: run.id };
+    if (run.status === 'queued') await this.begin(run, actor);
+    else await this.step(run, actor);
+    return { ack: true };
+  }
+
+  /** The run's next step, due after `delayMs`: the checkpoint. Only from the step read (`seq`), never after a cancel. */
+  private async advance(
+    run: Run,
+    next: { status: Run['status']; stage?: number; cursor?: string | null; report?: ImportReport; attempts?: number },
+    delayMs = 0,
+  ): Promise<void> {
+    await this.deps.pool.query(
+      `UPDATE provider_import_runs SET seq = seq + 1, enqueued_at = NULL, status = $3, stage = $4, cursor = $5,
+         report = $6::jsonb, attempts = $7, due_at = now() + make_interval(secs => $8::double precision / 1000)
+       WHERE id = $1 AND seq = $2 AND status <> 'done'`,
+      [
+        run.id,
+        run.seq,
+        next.status,
+        next.stage ?? run.stage,
+        next.cursor === undefined ? run.cursor : next.cursor,
+        JSON.stringify(next.report ?? run.report),
+        next.attempts ?? 0,
+        delayMs,
+      ],
+    );
+  }
+
+  private async begin(run: Run, actor: Actor): Promise<void> {
+    const status = await beginProviderImport(this.deps.commands, actor, run.id, new Date().toISOString());
+    if (status === 'running') return this.advance(run, { status: 'running' });
+    // Cancelled (or settled) before it started: nothing to read, and no key to keep.
+    await this.deps.ports.secrets.delete(providerImportSecretId(run.id));
+    return this.advance(run, { status: 'done' });
+  }
+
+  private async finish(run: Run, actor: Actor, report: ImportReport, error: string | null): Promise<void> {
+    await finishProviderImport(
+      this.deps.commands,
+      this.deps.ports,
+      actor,
+      run.id,
+      { report, error },
+      new Date().toISOString(),
+    );
+    return this.advance(run, { status: 'done', report });
+  }
+
+  private async step(run: Run, actor: Actor): Promise<void> {
+    const resource = run.resources[run.stage];
+    if (resource === undefined) return this.finish(run, actor, run.report, null);
+    const apiKey = await this.deps.ports.secrets.get(providerImportSecretId(run.id));
+    if (apiKey === undefined)
+      return this.finish(run, actor, run.report, 'The provider key is no longer held; start the import again.');
+    const source = this.deps.ports.connect(run.provider, apiKey);
+    if (!source.offers.includes(resource)) return this.nextResource(run, actor, run.report);
+
+    let page: Awaited<ReturnType<typeof source.page>>;
+    try {
+      page = await source.page(resource, run.cursor);
+    } catch (error) {
+      if (!(error instanceof ProviderError)) throw error;
+      return this.refused(run, actor, resource, error);
+    }
+    const writes = deferredWrites(this.deps.commands);
+    const report = await applyPage(
+      {
+        commands: writes.commands,
+        pool: this.deps.pool,
+        checkUrl: this.deps.checkUrl,
+        actor,
+        importId: run.id,
+        provider: run.provider,
+      },
+      page.items,
+      run.report,
+    );
+    // Once per page, not per row: the page's writes reach the read models before the checkpoint.
+    await writes.settled();
+    if (page.next === null) return this.nextResource(run, actor, report);
+    return this.advance(run, { status: 'running', cursor: page.next, report });
+  }
+
+  private async nextResource(run: Run, actor: Actor, report: ImportReport): Promise<void> {
+    await recordProviderImportProgress(this.deps.commands, actor, run.id, report, new Date().toISOString());
+    return this.advance(run, { status: 'running', stage: run.stage + 1, cursor: null, report });
+  }
+
+  /** What a provider's refusal of a page means for the run. */
+  private async refused(run: Run, actor: Actor, resource: ImportResource, error: ProviderError): Promise<void> {
+    const { retryBaseMs, retryMaxMs, attemptsMax } = this.options;
+    const backoff = Math.min(retryMaxMs, retryBaseMs * 2 ** run.attempts);
+    switch (error.kind) {
+      case 'rate_limited':
+        // The provider's own wait when it gave one; a 429 is no failure, so it never gives up the resource.
+        return this.advance(
+          run,
+          { status: 'running', attempts: run.attempts + 1 },
+          Math.min(retryMaxMs, error.retryAfterMs ?? backoff),
+        );
+      case 'unavailable':
+        if (run.attempts + 1 < attemptsMax)
+          return this.advance(run, { status: 'running', attempts: run.attempts + 1 }, backoff);
+        return this.nextResource(
+          run,
+          actor,
+          withError(run.report, { resource, sourceId: null, code: 'provider_unavailable', message: error.message }),
+        );
+      case 'failed':
+        return this.nextResource(
+          run,
+          actor,
+          withError(run.report, { resource, sourceId: null, code: 'provider_failed', message: error.message }),
+        );
+      case 'restricted':
+      case 'refused':
+        return this.finish(run, actor, run.report, error.message);
+    }
+  }
+}
+
+/**
+ * The page's commands, each without its own wait for the read models (nothing here reads them
+ * back: the commands decide from their streams); `settled` waits once for all their writes.
+ */
+function deferredWrites(commands: CommandContext): { commands: CommandContext; settled(): Promise<void> } {
+  let last = 0;
+  const types = new Set<string>();
+  const readModels: ReadModelBarrier = {
+    async waitFor(position, eventTypes) {
+      last = Math.max(last, position);
+      for (const t of eventTypes) types.add(t);
+    },
+  };
+  return {
+    commands: { ...commands, readModels },
+    settled: () => commands.readModels.waitFor(last, [...types], { onDeadline: () => true }),
+  };
+}

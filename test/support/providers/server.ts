@@ -1,0 +1,117 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+/** One request as the loopback provider saw it. */
+export interface SeenRequest {
+  method: string;
+  path: string;
+  query: URLSearchParams;
+  headers: http.IncomingHttpHeaders;
+}
+
+export interface Answer {
+  status: number;
+  body: unknown;
+  headers?: Record<string, string>;
+}
+
+/**
+ * A provider's API on loopback, for the adapters' tests: `route` answers each request as the
+ * provider documents it (paths, auth header, paging, error bodies). Around it: a log of requests,
+ * 429s on demand (`throttle`: the next n requests get the provider's rate-limit answer with
+ * `Retry-After`), and a gate that holds answers (`hold`) so a test can stop the service mid-import.
+ */
+export interface ProviderServer {
+  url: string;
+  seen: SeenRequest[];
+  /** After `after` more requests, the next `times` get the provider's 429 with `Retry-After`. */
+  throttle(times: number, retryAfterSeconds?: number, after?: number): void;
+  /** While held, every answer waits; `release` lets them all go. */
+  hold(): void;
+  release(): void;
+  close(): Promise<void>;
+}
+
+export async function startProviderServer(
+  t: { teardown(fn: () => Promise<void> | void): void },
+  route: (req: SeenRequest) => Answer,
+  rateLimited: (retryAfterSeconds: number) => Answer,
+): Promise<ProviderServer> {
+  const seen: SeenRequest[] = [];
+  let throttled = 0;
+  let throttleAfter = 0;
+  let retryAfter = 1;
+  let gate: Promise<void> | null = null;
+  let open: () => void = () => {};
+  const server = http.createServer(async (req, res) => {
+    const url = new URL(req.url ?? '/', 'http://loopback');
+    const request = { method: req.method ?? 'GET', path: url.pathname, query: url.searchParams, headers: req.headers };
+    seen.push(request);
+    for await (const _ of req) {
+      // Drained: the adapters only GET.
+    }
+    if (gate) await gate;
+    let answer: Answer;
+    if (throttled > 0 && throttleAfter === 0) {
+      throttled--;
+      answer = rateLimited(retryAfter);
+    } else {
+      if (throttleAfter > 0) throttleAfter--;
+      try {
+        answer = route(request);
+      } catch (error) {
+        answer = { status: 500, body: { message: String(error) } };
+      }
+    }
+    const body = typeof answer.body === 'string' ? answer.body : JSON.stringify(answer.body);
+    res.writeHead(answer.status, {
+      'content-type': typeof answer.body === 'string' ? 'text/plain' : 'application/json',
+      ...answer.headers,
+    });
+    res.end(body);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const close = () =>
+    new Promise<void>((resolve) => {
+      open();
+      server.closeAllConnections();
+      server.close(() => resolve());
+    });
+  t.teardown(close);
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    seen,
+    throttle(times, seconds = 1, after = 0) {
+      throttled = times;
+      throttleAfter = after;
+      retryAfter = seconds;
+    },
+    hold() {
+      gate = new Promise((resolve) => {
+        open = resolve;
+      });
+    },
+    release() {
+      gate = null;
+      open();
+    },
+    close,
+  };
+}
+
+/** `limit`/`after` paging over rows by id, as Resend pages (the row named by `after` excluded). */
+export function afterPage<T extends { id: string }>(
+  rows: T[],
+  query: URLSearchParams,
+): { page: T[]; hasMore: boolean } | null {
+  const limit = Number(query.get('limit') ?? rows.length);
+  const after = query.get('after');
+  let start = 0;
+  if (after !== null) {
+    const i = rows.findIndex((r) => r.id === after);
+    if (i < 0) return null;
+    start = i + 1;
+  }
+  const page = rows.slice(start, start + limit);
+  return { page, hasMore: start + limit < rows.length };
+}
