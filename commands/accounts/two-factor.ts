@@ -63,7 +63,10 @@ export async function confirmTwoFactor(
   return backupCodes;
 }
 
-/** Turns two-factor off, proven by an authenticator or backup code; the secret leaves the vault. */
+/**
+ * Turns two-factor off, proven by an unused authenticator or backup code; the secret leaves the
+ * vault. A wrong code is recorded (five in an hour pause this) and refused.
+ */
 export async function disableTwoFactor(
   ctx: CommandContext,
   ports: AccountPorts,
@@ -71,8 +74,8 @@ export async function disableTwoFactor(
   code: string,
   now: string,
 ): Promise<void> {
-  const factor = await secondFactorOf(ports, totpSecretId(person.userId), code, now);
-  if (!factor) fail('code_invalid', 'That is not a code of your authenticator nor a backup code.', 'code');
+  const { state } = await loadState(ctx, accountStream(person.email), accountAggregate);
+  const factor = state.twoFactor ? await secondFactorOf(ports, totpSecretId(person.userId), code, now, state) : null;
   const { events } = await execute(
     ctx,
     personActor(person.userId),
@@ -80,5 +83,7 @@ export async function disableTwoFactor(
     accountAggregate,
     (s) => decideDisableTwoFactor(s, { secondFactor: factor, now }),
   );
+  if (events[0]?.type === 'SecondFactorRejected')
+    fail('code_invalid', 'That is not an unused code of your authenticator nor a backup code.', 'code');
   if (events.length > 0) await ports.secrets.delete(totpSecretId(person.userId));
 }

@@ -122,15 +122,37 @@ export function decideEnableTwoFactor(state: AccountState, cmd: EnableTwoFactor)
   ];
 }
 
+/** Wrong codes that pause turning two-factor off, and for how long each one counts. */
+export const TWO_FACTOR_OFF_TRIES = 5;
+export const TWO_FACTOR_OFF_WINDOW_MS = 3_600_000;
+
+const unused = (state: AccountState, factor: SecondFactor): boolean =>
+  factor.kind === 'totp'
+    ? state.lastTotpStep === null || factor.step > state.lastTotpStep
+    : (state.twoFactor?.backupCodes.includes(factor.hash) ?? false);
+
 /**
  * Turns two-factor off, proven by a second factor (a session alone is not enough: a session left
- * open on a shared machine must not be able to remove it). Off already decides nothing.
+ * open on a shared machine must not be able to remove it). A wrong, reused or spent code is
+ * recorded, and five in an hour pause the form until the oldest is an hour old, so a session
+ * cannot be used to try codes one after another. Off already decides nothing.
  */
 export function decideDisableTwoFactor(
   state: AccountState,
-  cmd: { secondFactor: SecondFactor; now: string },
+  cmd: { secondFactor: SecondFactor | null; now: string },
 ): AccountEvent[] {
   if (!state.userId || !state.twoFactor) return [];
-  proven(state, cmd.secondFactor, 'code');
+  const t = Date.parse(cmd.now);
+  const recent = state.rejectedAt.map(Date.parse).filter((at) => at > t - TWO_FACTOR_OFF_WINDOW_MS);
+  if (recent.length >= TWO_FACTOR_OFF_TRIES) {
+    const minutes = Math.ceil((Math.min(...recent) + TWO_FACTOR_OFF_WINDOW_MS - t) / 60_000);
+    fail(
+      'code_locked',
+      `Too many wrong codes: try again in ${minutes} ${minutes === 1 ? 'minute' : 'minutes'}.`,
+      'code',
+    );
+  }
+  if (!cmd.secondFactor || !unused(state, cmd.secondFactor))
+    return [{ type: 'SecondFactorRejected', data: { userId: state.userId, rejectedAt: cmd.now } }];
   return [{ type: 'TwoFactorDisabled', data: { userId: state.userId, disabledAt: cmd.now } }];
 }

@@ -68,14 +68,29 @@ export const TwoFactorDisabled = defineEvent(
   z.object({ userId: z.string(), disabledAt: z.string() }),
 );
 
-export const accountEvents = [AccountCreated, SignedIn, SignedOut, TwoFactorEnabled, BackupCodeUsed, TwoFactorDisabled];
+/** A code given to turn two-factor off was wrong (or used already); five in an hour pause that form. */
+export const SecondFactorRejected = defineEvent(
+  'SecondFactorRejected',
+  z.object({ userId: z.string(), rejectedAt: z.string() }),
+);
+
+export const accountEvents = [
+  AccountCreated,
+  SignedIn,
+  SignedOut,
+  TwoFactorEnabled,
+  BackupCodeUsed,
+  TwoFactorDisabled,
+  SecondFactorRejected,
+];
 export type AccountEvent =
   | EventOf<typeof AccountCreated>
   | EventOf<typeof SignedIn>
   | EventOf<typeof SignedOut>
   | EventOf<typeof TwoFactorEnabled>
   | EventOf<typeof BackupCodeUsed>
-  | EventOf<typeof TwoFactorDisabled>;
+  | EventOf<typeof TwoFactorDisabled>
+  | EventOf<typeof SecondFactorRejected>;
 
 /**
  * One stream per email across the service: appending to it is the reservation that gives an email

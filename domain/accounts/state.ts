@@ -8,12 +8,14 @@ export interface AccountState {
   twoFactor: { backupCodes: (string | null)[] } | null;
   /** The last authenticator time step accepted; a code of that step or before is refused. */
   lastTotpStep: number | null;
+  /** When codes to turn two-factor off were refused, the last few. */
+  rejectedAt: string[];
 }
 
 const maxStep = (a: number | null, b: number | null) => (a === null ? b : b === null ? a : Math.max(a, b));
 
 export const accountAggregate = {
-  initialState: { userId: null, sessions: {}, twoFactor: null, lastTotpStep: null } as AccountState,
+  initialState: { userId: null, sessions: {}, twoFactor: null, lastTotpStep: null, rejectedAt: [] } as AccountState,
   evolve: (state: AccountState, event: AccountEvent): AccountState => {
     switch (event.type) {
       case 'AccountCreated':
@@ -42,7 +44,11 @@ export const accountAggregate = {
         return { ...state, twoFactor: { backupCodes } };
       }
       case 'TwoFactorDisabled':
-        return { ...state, twoFactor: null };
+        // Replay protection is per secret: the next secret's codes start afresh.
+        return { ...state, twoFactor: null, rejectedAt: [], lastTotpStep: null };
+      case 'SecondFactorRejected':
+        // Only the last few can pause the form (domain/accounts/decide.ts `TWO_FACTOR_OFF_TRIES`).
+        return { ...state, rejectedAt: [...state.rejectedAt, event.data.rejectedAt].slice(-10) };
     }
   },
 };

@@ -195,24 +195,43 @@ t.test('two-factor on: confirmed by a fresh step, ten distinct backup codes, not
   t.same(given([created, ...signedIn]).lastTotpStep, null);
 });
 
-t.test('two-factor off: proven by a second factor; off already decides nothing', async (t) => {
+t.test('two-factor off: proven by an unused second factor; off already decides nothing', async (t) => {
   const state = given([created, enabled]);
-  t.equal(
-    refusal(() => decideDisableTwoFactor(state, { secondFactor: { kind: 'totp', step: 99 }, now: NOW })).code,
-    'code_reused',
+  const rejected = [{ type: 'SecondFactorRejected', data: { userId: 'usr_1', rejectedAt: NOW } }];
+  t.same(
+    decideDisableTwoFactor(state, { secondFactor: { kind: 'totp', step: 99 }, now: NOW }),
+    rejected,
+    'a used step',
   );
-  t.equal(
-    refusal(() => decideDisableTwoFactor(state, { secondFactor: { kind: 'backup_code', hash: 'x' }, now: NOW })).code,
-    'code_invalid',
-  );
+  t.same(decideDisableTwoFactor(state, { secondFactor: { kind: 'backup_code', hash: 'x' }, now: NOW }), rejected);
+  t.same(decideDisableTwoFactor(state, { secondFactor: null, now: NOW }), rejected, 'no code at all');
   const off = decideDisableTwoFactor(state, { secondFactor: { kind: 'backup_code', hash: 'h0' }, now: NOW });
   t.same(off, [{ type: 'TwoFactorDisabled', data: { userId: 'usr_1', disabledAt: NOW } }]);
   const after = given([created, enabled, ...off]);
   t.equal(after.twoFactor, null);
+  t.equal(after.lastTotpStep, null, 'the next secret starts afresh');
   t.same(decideDisableTwoFactor(after, { secondFactor: { kind: 'totp', step: 200 }, now: NOW }), []);
   t.ok(
     decideSignIn(after, { userId: 'usr_1', sessionId: 's', secondFactor: null, now: NOW }).length,
     'the mailed code alone again',
+  );
+});
+
+t.test('five wrong codes in an hour pause turning two-factor off, then it works again', async (t) => {
+  const rejections: AccountEvent[] = [0, 10, 20, 30, 40].map((m) => ({
+    type: 'SecondFactorRejected',
+    data: { userId: 'usr_1', rejectedAt: at(m * 60_000) },
+  }));
+  const state = given([created, enabled, ...rejections]);
+  const right = { kind: 'backup_code', hash: 'h1' } as const;
+  const locked = refusal(() => decideDisableTwoFactor(state, { secondFactor: right, now: at(50 * 60_000) }));
+  t.equal(locked.code, 'code_locked');
+  t.match(locked.message, 'try again in 10 minutes');
+  t.equal(given([created, enabled, ...rejections.slice(1)]).rejectedAt.length, 4);
+  t.same(
+    decideDisableTwoFactor(state, { secondFactor: right, now: at(60 * 60_000) }),
+    [{ type: 'TwoFactorDisabled', data: { userId: 'usr_1', disabledAt: at(60 * 60_000) } }],
+    'the oldest left the hour',
   );
 });
 

@@ -280,6 +280,24 @@ t.test('sign-in by mailed code, sessions, two-factor', async (t) => {
     t.equal((await signInStart(owner)).answered.statusCode, 303, 'the mailed code alone again');
   });
 
+  t.test('five wrong codes in an hour pause turning two-factor off', async (t) => {
+    const cookie = sessionCookie((await signInStart(owner)).answered);
+    const setup = await postForm(app, '/account/two-factor', {}, { cookie });
+    const secret = /Key: <code>([A-Z2-7]+)<\/code>/.exec(setup.body)?.[1] as string;
+    const on = await postForm(app, '/account/two-factor/confirm', { code: await generate({ secret }) }, { cookie });
+    t.equal(on.statusCode, 200, 'on again with a new secret');
+    const backup = /<li><code>([a-z0-9-]+)<\/code><\/li>/.exec(on.body)?.[1] as string;
+    for (let i = 1; i <= 5; i++) {
+      const wrong = await postForm(app, '/account/two-factor/off', { code: `wrong-${i}` }, { cookie });
+      t.equal(wrong.statusCode, 400);
+      t.match(wrong.body, 'That is not an unused code of your authenticator nor a backup code.');
+    }
+    const paused = await postForm(app, '/account/two-factor/off', { code: backup }, { cookie });
+    t.equal(paused.statusCode, 400, 'even the right code');
+    t.match(paused.body, 'Too many wrong codes: try again in 60 minutes.');
+    t.match((await get('/account', cookie)).body, 'Two-factor sign-in is on.');
+  });
+
   t.test('a form posted from another site is refused', async (t) => {
     const refused = await postForm(app, '/sign-in', { email: owner }, { 'sec-fetch-site': 'cross-site' });
     t.equal(refused.statusCode, 403);
