@@ -6,6 +6,7 @@ import {
   answerSignInCode,
   askSignInCode,
   signOut,
+  signOutEverywhere,
 } from '../../commands/accounts/sign-in.ts';
 import { confirmTwoFactor, disableTwoFactor, startTwoFactorSetup } from '../../commands/accounts/two-factor.ts';
 import { SIGN_IN_CODE_TTL_MS } from '../../domain/accounts/sign-in.ts';
@@ -205,6 +206,13 @@ export function registerAccountPages(app: FastifyInstance, deps: ApiDeps): void 
       return see(reply, '/sign-in');
     });
 
+    scope.post('/sign-out/everywhere', { config }, async (request, reply) => {
+      const session = await sessionOf(request);
+      if (session) await signOutEverywhere(deps.commands, session, now());
+      reply.header('set-cookie', cookie(request, '', 0));
+      return see(reply, '/sign-in');
+    });
+
     scope.get('/account', { config }, async (request, reply) => {
       const session = await sessionOf(request);
       if (!session) return see(reply, '/sign-in');
@@ -235,7 +243,9 @@ export function registerAccountPages(app: FastifyInstance, deps: ApiDeps): void 
         notice +
           `<p>Signed in as <strong>${escapeHtml(session.email)}</strong> (${escapeHtml(session.name)}).</p>` +
           `<h2>Workspaces</h2>${list}<h2>Two-factor sign-in</h2>${security}` +
-          '<h2>Session</h2><form method="post" action="/sign-out"><button type="submit">Sign out</button></form>',
+          '<h2>Sessions</h2><form method="post" action="/sign-out"><button type="submit">Sign out</button></form>' +
+          '<form method="post" action="/sign-out/everywhere"><p>Signed in on another device you no longer have?</p>' +
+          '<button type="submit">Sign out everywhere</button></form>',
       );
     };
 

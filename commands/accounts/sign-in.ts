@@ -1,6 +1,11 @@
 import crypto from 'node:crypto';
 import { verify } from 'otplib';
-import { decideSignIn, decideSignOut, type SecondFactor } from '../../domain/accounts/decide.ts';
+import {
+  decideSignIn,
+  decideSignOut,
+  decideSignOutEverywhere,
+  type SecondFactor,
+} from '../../domain/accounts/decide.ts';
 import { accountStream } from '../../domain/accounts/events.ts';
 import {
   afterPassed,
@@ -184,5 +189,16 @@ export async function signOut(
 ): Promise<void> {
   await execute(ctx, personActor(session.userId), accountStream(session.email), accountAggregate, (s) =>
     decideSignOut(s, { sessionId: session.sessionId, now }),
+  );
+}
+
+/** Ends every live session of the person, this one included (a lost device, a shared machine). */
+export async function signOutEverywhere(
+  ctx: CommandContext,
+  session: { userId: string; email: string },
+  now: string,
+): Promise<void> {
+  await execute(ctx, personActor(session.userId), accountStream(session.email), accountAggregate, (s) =>
+    decideSignOutEverywhere(s, { now }),
   );
 }

@@ -95,6 +95,16 @@ export function decideSignOut(state: AccountState, cmd: { sessionId: string; now
   return [{ type: 'SignedOut', data: { userId: state.userId, sessionId: cmd.sessionId, signedOutAt: cmd.now } }];
 }
 
+/** Ends every session of the person that has not ended or expired (signed out everywhere). */
+export function decideSignOutEverywhere(state: AccountState, cmd: { now: string }): AccountEvent[] {
+  const userId = state.userId;
+  if (!userId) return [];
+  const t = Date.parse(cmd.now);
+  return Object.entries(state.sessions)
+    .filter(([, expiresAt]) => Date.parse(expiresAt) > t)
+    .map(([sessionId]) => ({ type: 'SignedOut', data: { userId, sessionId, signedOutAt: cmd.now } }));
+}
+
 export interface EnableTwoFactor {
   /** The step of the authenticator code that confirmed the new secret. */
   totpStep: number;

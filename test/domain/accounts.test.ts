@@ -6,6 +6,7 @@ import {
   decideOpenAccount,
   decideSignIn,
   decideSignOut,
+  decideSignOutEverywhere,
   SESSION_TTL_MS,
 } from '../../domain/accounts/decide.ts';
 import type { AccountEvent } from '../../domain/accounts/events.ts';
@@ -170,6 +171,18 @@ t.test('sign out ends an open session once', async (t) => {
   t.same(out, [{ type: 'SignedOut', data: { userId: 'usr_1', sessionId: 's1', signedOutAt: at(1000) } }]);
   t.same(decideSignOut(given([created, ...signedIn, ...out]), { sessionId: 's1', now: at(2000) }), []);
   t.same(decideSignOut(state, { sessionId: 'other', now: at(2000) }), []);
+});
+
+t.test('sign out everywhere ends every live session, not the ended or expired ones', async (t) => {
+  const sessions = ['s1', 's2', 's3'].flatMap((sessionId, i) =>
+    decideSignIn(given([created]), { userId: 'usr_1', sessionId, secondFactor: null, now: at(i * SESSION_TTL_MS) }),
+  );
+  const out = decideSignOut(given([created, ...sessions]), { sessionId: 's3', now: at(2 * SESSION_TTL_MS) });
+  const state = given([created, ...sessions, ...out]);
+  t.same(decideSignOutEverywhere(state, { now: at(SESSION_TTL_MS + 1) }), [
+    { type: 'SignedOut', data: { userId: 'usr_1', sessionId: 's2', signedOutAt: at(SESSION_TTL_MS + 1) } },
+  ]);
+  t.same(decideSignOutEverywhere(given([]), { now: NOW }), []);
 });
 
 t.test('two-factor on: confirmed by a fresh step, ten distinct backup codes, not twice', async (t) => {

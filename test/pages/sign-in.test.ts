@@ -99,6 +99,18 @@ t.test('sign-in by mailed code, sessions, two-factor', async (t) => {
     t.same(asks.map((a) => a.statusCode).sort(), [200, 200, 200, 200, 200, 429, 429, 429]);
   });
 
+  t.test('sign out everywhere ends the other sessions too', async (t) => {
+    const here = sessionCookie((await signInStart(owner)).answered);
+    const there = sessionCookie((await signInStart(owner)).answered);
+    t.equal((await get('/account', there)).statusCode, 200);
+    t.match((await get('/account', here)).body, '<button type="submit">Sign out everywhere</button>');
+    const out = await postForm(app, '/sign-out/everywhere', {}, { cookie: here });
+    t.equal(out.statusCode, 303);
+    t.match(String(out.headers['set-cookie']), /^wms_session=; Path=\/; Max-Age=0;/);
+    t.equal((await get('/account', here)).headers.location, '/sign-in');
+    t.equal((await get('/account', there)).headers.location, '/sign-in', 'the other device too');
+  });
+
   t.test('a session past its 14 days opens nothing', async (t) => {
     const cookie = sessionCookie((await signInStart(owner)).answered);
     t.equal((await get('/account', cookie)).statusCode, 200);
