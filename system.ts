@@ -120,6 +120,7 @@ import {
   LanePauseProcess,
   type LanePauseOptions,
 } from './processes/sending-streams/worker.ts';
+import { DEFAULT_SENT_MAIL_OPTIONS, SentMailFilingProcess, type SentMailOptions } from './processes/threads/worker.ts';
 import {
   DEFAULT_NOTICE_OPTIONS,
   WebhookNoticeProcess,
@@ -246,6 +247,8 @@ export interface SystemOptions {
   outbound?: Partial<DeliveryConfig>;
   /** The delivery process manager of sent messages; tests shorten its retry schedule. */
   emailDelivery?: Partial<EmailDeliveryOptions>;
+  /** Filing sent mail in its mailbox's threads. */
+  sentMail?: Partial<SentMailOptions>;
   /** Appending the pauses of sending lanes the guard finds owed. */
   lanePauses?: Partial<LanePauseOptions>;
 }
@@ -407,6 +410,18 @@ export async function openSystem(databaseUrl: string, options: SystemOptions = {
     { ...DEFAULT_EMAIL_DELIVERY_OPTIONS, ...options.emailDelivery },
   );
   if (options.deliver !== false) await emailDeliveries.start();
+  const sentMail = new SentMailFilingProcess(
+    {
+      pool: database.pool,
+      bus,
+      commands,
+      blobs,
+      texts: new PostgresTextIndex(database.pool),
+      lookups: mailboxLookups(database.db.withTables<ReadModels>()),
+    },
+    { ...DEFAULT_SENT_MAIL_OPTIONS, ...options.sentMail },
+  );
+  if (options.deliver !== false) await sentMail.start();
   const lanePauses = new LanePauseProcess(
     { pool: database.pool, bus, commands },
     { ...DEFAULT_LANE_PAUSE_OPTIONS, ...options.lanePauses },
@@ -441,6 +456,7 @@ export async function openSystem(databaseUrl: string, options: SystemOptions = {
       connector.close();
       await emailDeliveries.stop();
       await lanePauses.stop();
+      await sentMail.stop();
       await outbound.close();
       await deliveries.stop();
       await notices.stop();

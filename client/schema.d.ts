@@ -28498,7 +28498,7 @@ export interface operations {
             query?: {
                 /** @description A mailbox: an address, or `*@<domain>` for a catch-all. */
                 address?: string;
-                /** @description A system label (`inbox`, `archive`, …) or a custom label's id (422 `label_not_found` when none). */
+                /** @description A system label (`inbox`, `archive`, …; `sent`: threads with mail the mailbox sent) or a custom label's id (422 `label_not_found` when none). */
                 label?: string;
                 unread?: "0" | "1" | "true" | "false";
                 q?: string;
@@ -28527,7 +28527,7 @@ export interface operations {
                             /** @description The mailbox: an address, or `*@<domain>` for a catch-all. */
                             address: string;
                             addressId: string | null;
-                            /** @description The system label the thread is filed under, then its custom labels (`lbl_` ids), in the order put on. */
+                            /** @description The system label the thread is filed under, then `sent` when the mailbox sent a message of it, then its custom labels (`lbl_` ids), in the order put on. */
                             labels: string[];
                             unread: boolean;
                             subject: string;
@@ -28685,7 +28685,7 @@ export interface operations {
                         /** @description The mailbox: an address, or `*@<domain>` for a catch-all. */
                         address: string;
                         addressId: string | null;
-                        /** @description The system label the thread is filed under, then its custom labels (`lbl_` ids), in the order put on. */
+                        /** @description The system label the thread is filed under, then `sent` when the mailbox sent a message of it, then its custom labels (`lbl_` ids), in the order put on. */
                         labels: string[];
                         unread: boolean;
                         subject: string;
@@ -28700,6 +28700,12 @@ export interface operations {
                             object: "message";
                             id: string;
                             threadId: string;
+                            /**
+                             * @description `sent`: the mailbox sent it (`emailId` is the email).
+                             * @enum {string}
+                             */
+                            direction: "received" | "sent";
+                            emailId: string | null;
                             /** @description The Message-ID header, without angle brackets. */
                             messageId: string | null;
                             inReplyTo: string[];
@@ -28720,9 +28726,15 @@ export interface operations {
                                 name: string | null;
                                 address: string;
                             }[];
+                            /** @description Sent mail's Bcc recipients; an arrival names none. */
+                            bcc: {
+                                name: string | null;
+                                address: string;
+                            }[];
                             subject: string;
                             /** @description The Date header (the sender wrote it). */
                             date: string | null;
+                            /** @description When it arrived, or was sent. */
                             receivedAt: string;
                             snippet: string;
                             headers: {
@@ -28739,9 +28751,11 @@ export interface operations {
                                 inline: boolean;
                             }[];
                             size: number;
+                            /** @description A sent message's `mailFrom` is its return path. */
                             envelope: {
                                 mailFrom: string;
                             };
+                            /** @description Null for sent mail. */
                             authentication: {
                                 spf: {
                                     result: string;
@@ -28764,12 +28778,13 @@ export interface operations {
                                 };
                                 /** @description The Authentication-Results value. */
                                 header: string;
-                            };
+                            } | null;
+                            /** @description Null for sent mail. */
                             spam: {
                                 spam: boolean;
                                 reasons: string[];
                                 score: number | null;
-                            };
+                            } | null;
                         }[];
                     };
                 };
@@ -29120,7 +29135,7 @@ export interface operations {
                         /** @description The mailbox: an address, or `*@<domain>` for a catch-all. */
                         address: string;
                         addressId: string | null;
-                        /** @description The system label the thread is filed under, then its custom labels (`lbl_` ids), in the order put on. */
+                        /** @description The system label the thread is filed under, then `sent` when the mailbox sent a message of it, then its custom labels (`lbl_` ids), in the order put on. */
                         labels: string[];
                         unread: boolean;
                         subject: string;

@@ -7,6 +7,7 @@ import { emailDeliverySchedule } from './emails/schedule.ts';
 import { memberInvitationMails } from './members/invitation-mail.ts';
 import { providerImportSchedule } from './provider-imports/schedule.ts';
 import { sendingLaneGuard } from './sending-streams/guard.ts';
+import { sentMailFiling } from './threads/sent-mail.ts';
 import { webhookDispatch } from './webhooks/dispatch.ts';
 
 /** Every process manager that follows the log in the projection runner: one line per slice. */
@@ -20,4 +21,5 @@ export const reactors: readonly Reactor[] = [
   sendingLaneGuard,
   broadcastSchedule,
   providerImportSchedule,
+  sentMailFiling,
 ];

@@ -2,12 +2,26 @@ import { mailboxOwnerOf } from '../../domain/shared/mailbox-owners.ts';
 import {
   chooseThread,
   normaliseSubject,
+  type ThreadChoice,
   type ThreadingKnowledge,
+  type ThreadingMessage,
   threadingKeys,
 } from '../../domain/messages/threading.ts';
-import { decideDeleteThread, decideReceiveMessage, decideUpdateThread } from '../../domain/threads/decide.ts';
-import { type Mailbox, type MessageReceivedData, threadStream } from '../../domain/threads/events.ts';
-import { threadAggregate } from '../../domain/threads/state.ts';
+import {
+  decideDeleteThread,
+  decideFileSent,
+  decideReceiveMessage,
+  decideUpdateThread,
+} from '../../domain/threads/decide.ts';
+import {
+  type Mailbox,
+  type MessageReceivedData,
+  type MessageSentData,
+  type ThreadEvent,
+  threadStream,
+} from '../../domain/threads/events.ts';
+import { threadAggregate, type ThreadState } from '../../domain/threads/state.ts';
+import type { MessageSummary } from '../../domain/messages/summary.ts';
 import { DomainError } from '../../domain/shared/errors.ts';
 import { touchContact } from '../contacts/handlers.ts';
 import { labelsOfMailbox } from '../labels/handlers.ts';
@@ -25,6 +39,18 @@ export interface FilingLookups {
   sentEmail(workspaceId: string, ids: string[]): Promise<{ emailId: string } | undefined>;
   isContact(workspaceId: string, email: string): Promise<boolean>;
 }
+
+type ThreadedBy = MessageReceivedData['threadedBy'];
+
+/** A message as threading sees it (domain/messages/threading.ts). */
+const threadingOf = (s: MessageSummary, at: string): ThreadingMessage => ({
+  messageId: s.messageId,
+  inReplyTo: s.inReplyTo,
+  references: s.references,
+  subject: s.subject,
+  from: s.from?.address ?? null,
+  at,
+});
 
 export type ArrivingMessage = Omit<
   MessageReceivedData,
@@ -45,14 +71,7 @@ export async function fileMessage(
 ): Promise<{ threadId: string; messageId: string } | null> {
   const actor: Actor = { workspaceId, kind: 'system', id: null };
   const s = message.summary;
-  const threading = {
-    messageId: s.messageId,
-    inReplyTo: s.inReplyTo,
-    references: s.references,
-    subject: s.subject,
-    from: s.from?.address ?? null,
-    at: message.receivedAt,
-  };
+  const threading = threadingOf(s, message.receivedAt);
   const keys = threadingKeys(threading);
   const sender = s.from?.address.toLowerCase();
   // All at once: each is a round trip every arriving message waits on before its 250.
@@ -61,44 +80,106 @@ export async function fileMessage(
     lookups.sentEmail(workspaceId, [...s.inReplyTo, ...[...s.references].reverse()]),
     sender ? lookups.isContact(workspaceId, sender) : false,
   ]);
-  const choice = chooseThread(threading, known);
   const messageId = newId.message();
-  const file = async (threadId: string, threadedBy: MessageReceivedData['threadedBy'], likelyNew = false) => {
+  const filed = await fileInThread(
+    ctx,
+    actor,
+    workspaceId,
+    chooseThread(threading, known),
+    (threadId, threadedBy) => (state) =>
+      decideReceiveMessage(state, {
+        message: {
+          ...message,
+          threadId,
+          messageId,
+          mailbox,
+          threadedBy,
+          normalisedSubject: normaliseSubject(s.subject),
+        },
+        replyTo: replyTo ?? null,
+      }),
+  );
+  const done = filed === null ? null : { threadId: filed, messageId };
+  if (done && sender && fromContact) await touchContact(ctx, actor, sender, message.receivedAt);
+  return done;
+}
+
+export type SentMessage = Omit<
+  MessageSentData,
+  'threadId' | 'messageId' | 'mailbox' | 'threadedBy' | 'normalisedSubject' | 'label'
+>;
+
+/**
+ * Files mail a mailbox sent, through the same threading as arriving mail, so the replies it gets
+ * and the conversation it answers share its thread. Answers the thread, or null when the email
+ * was filed there already.
+ */
+export async function fileSentMessage(
+  ctx: CommandContext,
+  lookups: Pick<FilingLookups, 'threading'>,
+  workspaceId: string,
+  mailbox: Mailbox,
+  message: SentMessage,
+): Promise<{ threadId: string; messageId: string } | null> {
+  const actor: Actor = { workspaceId, kind: 'system', id: null };
+  const s = message.summary;
+  const threading = threadingOf(s, message.sentAt);
+  const keys = threadingKeys(threading);
+  const known = await lookups.threading(workspaceId, mailbox.address, {
+    messageId: s.messageId,
+    ids: keys.ids,
+    subject: keys.subject,
+  });
+  const messageId = newId.message();
+  const filed = await fileInThread(
+    ctx,
+    actor,
+    workspaceId,
+    chooseThread(threading, known),
+    (threadId, threadedBy) => (state) =>
+      decideFileSent(state, {
+        ...message,
+        threadId,
+        messageId,
+        mailbox,
+        threadedBy,
+        normalisedSubject: normaliseSubject(s.subject),
+      }),
+  );
+  return filed === null ? null : { threadId: filed, messageId };
+}
+
+/**
+ * Appends what `decide` makes of the thread threading chose, or of a new one; a thread deleted
+ * after the read model named it is replaced by a new one (the conversation starts again).
+ * Answers the thread, or null when the decision filed nothing (the message was there already).
+ */
+async function fileInThread(
+  ctx: CommandContext,
+  actor: Actor,
+  workspaceId: string,
+  choice: ThreadChoice,
+  decide: (threadId: string, threadedBy: ThreadedBy) => (state: ThreadState) => ThreadEvent[],
+): Promise<string | null> {
+  const file = async (threadId: string, threadedBy: ThreadedBy, likelyNew = false) => {
     const { events } = await execute(
       ctx,
       actor,
       threadStream(workspaceId, threadId),
       threadAggregate,
-      (state) =>
-        decideReceiveMessage(state, {
-          message: {
-            ...message,
-            threadId,
-            messageId,
-            mailbox,
-            threadedBy,
-            normalisedSubject: normaliseSubject(s.subject),
-          },
-          replyTo: replyTo ?? null,
-        }),
+      decide(threadId, threadedBy),
       // A new thread's stream does not exist yet: no read before the append.
       { likelyNew },
     );
-    return events.length === 0 ? null : { threadId, messageId };
+    return events.length === 0 ? null : threadId;
   };
-  let filed: { threadId: string; messageId: string } | null;
-  if (choice.kind === 'new') filed = await file(newId.thread(), 'new', true);
-  else {
-    try {
-      filed = await file(choice.threadId, choice.by);
-    } catch (error) {
-      // The thread was deleted after the read model named it: the conversation starts again.
-      if (!(error instanceof DomainError && error.code === 'resource_not_found')) throw error;
-      filed = await file(newId.thread(), 'new', true);
-    }
+  if (choice.kind === 'new') return file(newId.thread(), 'new', true);
+  try {
+    return await file(choice.threadId, choice.by);
+  } catch (error) {
+    if (!(error instanceof DomainError && error.code === 'resource_not_found')) throw error;
+    return file(newId.thread(), 'new', true);
   }
-  if (filed && sender && fromContact) await touchContact(ctx, actor, sender, message.receivedAt);
-  return filed;
 }
 
 /**

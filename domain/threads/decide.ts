@@ -3,6 +3,7 @@ import {
   isSettableLabel,
   isSystemLabel,
   type MessageReceivedData,
+  type MessageSentData,
   type SettableLabel,
   type ThreadEvent,
 } from './events.ts';
@@ -53,6 +54,18 @@ export function decideReceiveMessage(state: ThreadState, cmd: ReceiveMessage): T
       },
     });
   return events;
+}
+
+/**
+ * Files mail the mailbox sent in its thread. A thread the send opens is out of the inbox
+ * (`archive`, with `sent` following from the message); a send never moves a thread or marks it
+ * read. The same email filed again (the filing process retried) files nothing; a deleted thread
+ * takes no more mail, as for arrivals.
+ */
+export function decideFileSent(state: ThreadState, message: Omit<MessageSentData, 'label'>): ThreadEvent[] {
+  if (state.deleted) return fail('resource_not_found', 'The thread was deleted.', 'threadId');
+  if (state.sentEmailIds.has(message.emailId)) return [];
+  return [{ type: 'MessageSent', data: { ...message, label: state.exists ? state.label : 'archive' } }];
 }
 
 export function decideMarkThread(state: ThreadState, cmd: { threadId: string; unread: boolean; now: string }) {

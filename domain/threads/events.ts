@@ -5,8 +5,8 @@ import { defineEvent, type EventOf } from '../shared/events.ts';
 
 /**
  * A conversation in one mailbox, one stream per thread: the messages that joined it (arriving
- * mail for now; sent and imported mail will join through the same threading) and what people did
- * to it. The raw message is in the blob store under `raw.sha256`; the events carry the parsed
+ * mail, and mail the mailbox sent; imported mail will join through the same threading) and what
+ * people did to it. The raw message is in the blob store under `raw.sha256`; the events carry the parsed
  * summary only (architecture decision 12).
  */
 
@@ -65,6 +65,32 @@ export const MessageReceived = defineEvent(
 );
 
 /**
+ * Mail the mailbox sent (an `EmailAccepted` from its address, filed by processes/threads), in the
+ * thread threading picks like an arrival's. The summary is parsed from the composed message, with
+ * the Bcc recipients, which the message does not carry, from the acceptance. `label` is where the
+ * thread is filed after it: a thread opened by sent mail is out of the inbox (`archive`), and a
+ * send never moves a thread.
+ */
+export const MessageSent = defineEvent(
+  'MessageSent',
+  z.object({
+    threadId: z.string(),
+    messageId: z.string(),
+    /** The sent email (`EmailAccepted`). */
+    emailId: z.string(),
+    mailbox: Mailbox,
+    /** The return path the message goes out with. */
+    mailFrom: z.string(),
+    raw: z.object({ sha256: z.string(), size: z.number().int() }),
+    summary: MessageSummary,
+    threadedBy: z.enum(THREADED_BY),
+    normalisedSubject: z.string(),
+    label: z.enum(SETTABLE_LABELS),
+    sentAt: z.string(),
+  }),
+);
+
+/**
  * The message answers mail we sent (its In-Reply-To or References name a sent message's
  * Message-ID): what `email.replied` tells. Decided with the arrival, since a mapper sees one event.
  */
@@ -102,6 +128,7 @@ export const ThreadDeleted = defineEvent('ThreadDeleted', z.object({ threadId: z
 
 export const threadEvents = [
   MessageReceived,
+  MessageSent,
   SentEmailReplied,
   ThreadMarked,
   ThreadMoved,
@@ -110,11 +137,13 @@ export const threadEvents = [
 ];
 export type ThreadEvent =
   | EventOf<typeof MessageReceived>
+  | EventOf<typeof MessageSent>
   | EventOf<typeof SentEmailReplied>
   | EventOf<typeof ThreadMarked>
   | EventOf<typeof ThreadMoved>
   | EventOf<typeof ThreadLabelsChanged>
   | EventOf<typeof ThreadDeleted>;
 export type MessageReceivedData = EventOf<typeof MessageReceived>['data'];
+export type MessageSentData = EventOf<typeof MessageSent>['data'];
 
 export const threadStream = (workspaceId: string, threadId: string) => `ws-${workspaceId}.thread-${threadId}`;

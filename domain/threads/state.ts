@@ -10,6 +10,11 @@ export interface ThreadState {
   labels: ReadonlySet<string>;
   /** The Message-ID headers filed here: the same message delivered again is filed once. */
   headerIds: ReadonlySet<string>;
+  /**
+   * The sent emails filed here: filing one again changes nothing. Apart from `headerIds`, so mail a
+   * mailbox sends to itself is filed both as sent and as received.
+   */
+  sentEmailIds: ReadonlySet<string>;
 }
 
 export const threadAggregate = {
@@ -21,6 +26,7 @@ export const threadAggregate = {
     unread: false,
     labels: new Set(),
     headerIds: new Set(),
+    sentEmailIds: new Set(),
   } as ThreadState,
   evolve(state: ThreadState, event: ThreadEvent): ThreadState {
     switch (event.type) {
@@ -35,6 +41,14 @@ export const threadAggregate = {
           headerIds: id ? new Set([...state.headerIds, id]) : state.headerIds,
         };
       }
+      case 'MessageSent':
+        return {
+          ...state,
+          exists: true,
+          mailbox: event.data.mailbox,
+          label: event.data.label,
+          sentEmailIds: new Set([...state.sentEmailIds, event.data.emailId]),
+        };
       case 'SentEmailReplied':
         return state;
       case 'ThreadMarked':

@@ -4,7 +4,7 @@ import { defineProjector, type Projected } from '../projector.ts';
 import type { FilesTables } from './tables.ts';
 
 /**
- * Files of the workspace: the attachments of received messages (from `MessageReceived`, gone with
+ * Files of the workspace: the attachments of messages in threads (received and sent, gone with
  * their thread) and uploads. Rows carry the mailbox, which narrowed credentials are held to.
  */
 export const filesProjector = defineProjector<FilesTables>()({
@@ -34,6 +34,7 @@ export const filesProjector = defineProjector<FilesTables>()({
     CREATE INDEX IF NOT EXISTS files_thread ON ${s}.files (thread_id) WHERE thread_id IS NOT NULL;`,
   on: {
     MessageReceived: (db, event) => insertAttachments(db, [event]),
+    MessageSent: (db, event) => insertAttachments(db, [event]),
     ThreadDeleted: async (db, { data: d }) => {
       await db.deleteFrom('files').where('thread_id', '=', d.threadId).execute();
     },
@@ -65,10 +66,13 @@ export const filesProjector = defineProjector<FilesTables>()({
     },
   },
   // Arrivals come in runs on the inbound path: one INSERT for a run, not one per message.
-  onRun: { MessageReceived: insertAttachments },
+  onRun: { MessageReceived: insertAttachments, MessageSent: insertAttachments },
 });
 
-async function insertAttachments(db: Kysely<FilesTables>, events: Projected<'MessageReceived'>[]): Promise<void> {
+async function insertAttachments(
+  db: Kysely<FilesTables>,
+  events: Projected<'MessageReceived' | 'MessageSent'>[],
+): Promise<void> {
   const rows = events.flatMap(({ metadata: { workspaceId }, data: d }) =>
     d.summary.attachments.map((a, part) => ({
       workspace_id: workspaceId,
@@ -85,7 +89,7 @@ async function insertAttachments(db: Kysely<FilesTables>, events: Projected<'Mes
       sha256: a.sha256,
       content_id: a.contentId,
       inline: a.inline,
-      created_at: d.receivedAt,
+      created_at: 'receivedAt' in d ? d.receivedAt : d.sentAt,
     })),
   );
   if (rows.length > 0)

@@ -1,18 +1,18 @@
 import { mailboxOwnerOf } from '../../domain/shared/mailbox-owners.ts';
 import { sql } from 'kysely';
 import { defineProjector } from '../projector.ts';
-import { fileArrivals } from './arrivals.ts';
+import { fileArrivals, fileSent } from './filing.ts';
 import type { ThreadsTables } from './tables.ts';
 
 /**
- * Threads and their messages per mailbox, for the threads API and for threading itself (the
+ * Threads and their messages per mailbox (arrived and sent), for the threads API and for threading itself (the
  * lookups of domain/messages/threading.ts: header ids, the ids replies name, normalised subjects).
  * `search` holds the subject and participants (the `simple` configuration: mail comes in every
  * language); the body text is in `message_texts`, kept beside the blobs (docs/decisions/threads.md).
  */
 export const threadsProjector = defineProjector<ThreadsTables>()({
   name: 'threads',
-  version: 2,
+  version: 3,
   tables: ['threads', 'thread_messages', 'labels'],
   ddl: (s) => `
     CREATE TABLE IF NOT EXISTS ${s}.threads (
@@ -24,6 +24,7 @@ export const threadsProjector = defineProjector<ThreadsTables>()({
       domain text NOT NULL,
       label text NOT NULL,
       unread boolean NOT NULL,
+      has_sent boolean NOT NULL DEFAULT false,
       subject text NOT NULL,
       normalised_subject text NOT NULL,
       snippet text NOT NULL,
@@ -39,14 +40,16 @@ export const threadsProjector = defineProjector<ThreadsTables>()({
       id text PRIMARY KEY,
       thread_id text NOT NULL,
       address text NOT NULL,
+      direction text NOT NULL,
+      email_id text,
       header_id text,
       in_reply_to text[] NOT NULL,
       refs text[] NOT NULL,
       subject text NOT NULL,
       from_address text,
       summary jsonb NOT NULL,
-      authentication jsonb NOT NULL,
-      spam jsonb NOT NULL,
+      authentication jsonb,
+      spam jsonb,
       raw_sha256 text NOT NULL,
       raw_size bigint NOT NULL,
       mail_from text NOT NULL,
@@ -67,6 +70,7 @@ export const threadsProjector = defineProjector<ThreadsTables>()({
     );`,
   indexes: (s) => `
     CREATE INDEX IF NOT EXISTS threads_list ON ${s}.threads (workspace_id, last_message_at DESC, id DESC);
+    CREATE INDEX IF NOT EXISTS threads_sent ON ${s}.threads (workspace_id, last_message_at DESC, id DESC) WHERE has_sent;
     CREATE INDEX IF NOT EXISTS threads_mailbox ON ${s}.threads (workspace_id, address, last_message_at DESC, id DESC);
     CREATE INDEX IF NOT EXISTS threads_subject ON ${s}.threads (workspace_id, address, normalised_subject);
     CREATE INDEX IF NOT EXISTS threads_search ON ${s}.threads USING gin (search);
@@ -79,6 +83,7 @@ export const threadsProjector = defineProjector<ThreadsTables>()({
     CREATE INDEX IF NOT EXISTS labels_owner ON ${s}.labels (owner);`,
   on: {
     MessageReceived: (db, event) => fileArrivals(db, [event]),
+    MessageSent: (db, event) => fileSent(db, [event]),
     ThreadMarked: async (db, { data: d }) => {
       await db.updateTable('threads').set({ unread: d.unread }).where('id', '=', d.threadId).execute();
     },
@@ -131,6 +136,6 @@ export const threadsProjector = defineProjector<ThreadsTables>()({
       await db.deleteFrom('threads').where('id', '=', d.threadId).execute();
     },
   },
-  // Arrivals in a row go in together (arrivals.ts).
-  onRun: { MessageReceived: fileArrivals },
+  // Messages in a row go in together (filing.ts).
+  onRun: { MessageReceived: fileArrivals, MessageSent: fileSent },
 });

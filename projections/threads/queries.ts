@@ -11,7 +11,7 @@ export type ThreadRow = Omit<Selectable<ThreadsTables['threads']>, never>;
 export type ThreadMessageRow = Omit<Selectable<ThreadsTables['thread_messages']>, 'search_words'>;
 
 const THREAD_COLUMNS = sql.raw(`t.workspace_id, t.id, t.address, t.address_id, t.domain_id, t.domain, t.label, t.unread,
-  t.subject, t.normalised_subject, t.snippet, t.participants, t.message_count, t.last_message_at, t.created_at,
+  t.has_sent, t.subject, t.normalised_subject, t.snippet, t.participants, t.message_count, t.last_message_at, t.created_at,
   t.custom_labels`);
 
 /** A narrowed credential's lists: the mailboxes of the addresses it holds and of the domains it holds whole. */
@@ -30,6 +30,8 @@ export interface ThreadFilter {
   /** One mailbox (an address or `*@<domain>`), lower-case. */
   address?: string;
   label?: SettableLabel;
+  /** Only threads with a message the mailbox sent (the `sent` label). */
+  sent?: boolean;
   /** A custom label's id (`lbl_`). */
   customLabel?: string;
   unread?: boolean;
@@ -55,6 +57,7 @@ export async function listThreads(
 ): Promise<ThreadRow[]> {
   const filters = sql`${filter.address === undefined ? sql`` : sql`AND t.address = ${filter.address}`}
       ${filter.label === undefined ? sql`` : sql`AND t.label = ${filter.label}`}
+      ${filter.sent ? sql`AND t.has_sent` : sql``}
       ${filter.customLabel === undefined ? sql`` : sql`AND t.custom_labels @> ARRAY[${filter.customLabel}]::text[]`}
       ${filter.unread === undefined ? sql`` : sql`AND t.unread = ${filter.unread}`}
       ${withinReach(filter.reach, 't.address', 't.domain')}
@@ -95,6 +98,8 @@ export async function messagesOf(db: Db, threadId: string): Promise<ThreadMessag
       'id',
       'thread_id',
       'address',
+      'direction',
+      'email_id',
       'header_id',
       'in_reply_to',
       'refs',

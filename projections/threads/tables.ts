@@ -13,6 +13,8 @@ export interface ThreadsTables {
     domain: string;
     label: SettableLabel;
     unread: boolean;
+    /** A message of the thread was sent by the mailbox: the thread is under `sent`. */
+    has_sent: boolean;
     /** The first message's subject, and the normalised one the subject fallback compares. */
     subject: string;
     normalised_subject: string;
@@ -31,6 +33,9 @@ export interface ThreadsTables {
     id: string;
     thread_id: string;
     address: string;
+    direction: 'received' | 'sent';
+    /** The sent email (`em_`) of a sent message. */
+    email_id: string | null;
     /** The Message-ID header, without brackets. */
     header_id: string | null;
     in_reply_to: string[];
@@ -38,11 +43,13 @@ export interface ThreadsTables {
     subject: string;
     from_address: string | null;
     summary: Json<unknown>;
-    authentication: Json<unknown>;
-    spam: Json<unknown>;
+    /** An arrival's; null for sent mail. */
+    authentication: Json<unknown> | null;
+    spam: Json<unknown> | null;
     raw_sha256: string;
     raw_size: number;
     mail_from: string;
+    /** When it arrived, or was sent. */
     received_at: Timestamp;
     /** The event's position: messages of a thread list in the order they were filed. */
     position: string;

@@ -2,6 +2,7 @@ import t from 'tap';
 import { refusal } from '../support/refusal.ts';
 import {
   decideDeleteThread,
+  decideFileSent,
   decideMarkThread,
   decideMoveThread,
   decideReceiveMessage,
@@ -86,6 +87,40 @@ t.test('an archived thread comes back with a new message; trash and spam stay', 
     const state = given([...opened, ...decideMoveThread(given(opened), { threadId: T, label, now: NOW })]);
     t.match(decideReceiveMessage(state, arrival('m2', spam)), [{ data: { label: expected } }], `${label} ${spam}`);
   }
+});
+
+const sent = (emailId: string, headerId: string) => {
+  const { message } = arrival(headerId);
+  const { rcptTo: _r, client: _c, authentication: _a, spam: _s, receivedAt: _t, ...rest } = message;
+  return { ...rest, emailId, mailFrom: `${emailId}@bounces.example.com`, sentAt: NOW };
+};
+
+t.test('sent mail opens a thread out of the inbox, never moves or marks one, and files once', async (t) => {
+  t.match(decideFileSent(given([]), sent('em_1', 's1')), [{ type: 'MessageSent', data: { label: 'archive' } }]);
+  const opened = given(decideFileSent(given([]), sent('em_1', 's1')));
+  t.equal(opened.unread, false, 'a thread of sent mail alone is read');
+  t.same(decideFileSent(opened, sent('em_1', 's1')), [], 'the same email again files nothing');
+  // A reply into the mailbox brings the conversation to the inbox; a send then leaves it there.
+  const answered = given([
+    ...decideFileSent(given([]), sent('em_1', 's1')),
+    ...decideReceiveMessage(opened, arrival('r1')),
+  ]);
+  t.equal(answered.label, 'inbox');
+  t.match(decideFileSent(answered, sent('em_2', 's2')), [{ data: { label: 'inbox' } }]);
+  const trashed = given(
+    [...decideFileSent(given([]), sent('em_1', 's1'))].concat(
+      decideMoveThread(opened, { threadId: T, label: 'trash', now: NOW }),
+    ),
+  );
+  t.match(decideFileSent(trashed, sent('em_2', 's2')), [{ data: { label: 'trash' } }], 'a send leaves the trash alone');
+  // Mail the mailbox sends to itself is filed as received too: the sent copy's header is not the arrival's.
+  t.equal(decideReceiveMessage(opened, arrival('s1')).length, 1);
+  const deleted = given([
+    ...decideFileSent(given([]), sent('em_1', 's1')),
+    ...decideMoveThread(opened, { threadId: T, label: 'trash', now: NOW }),
+    { type: 'ThreadDeleted', data: { threadId: T, at: NOW } },
+  ]);
+  t.equal(refusal(() => decideFileSent(deleted, sent('em_3', 's3'))).code, 'resource_not_found');
 });
 
 t.test('marking and moving; sent and drafts are not settable; unknown labels are not found', async (t) => {

@@ -39,7 +39,10 @@ export const threadOperations = (deps: ApiDeps): Operation[] => {
           .string()
           .max(400)
           .optional()
-          .describe("A system label (`inbox`, `archive`, …) or a custom label's id (422 `label_not_found` when none)."),
+          .describe(
+            "A system label (`inbox`, `archive`, …; `sent`: threads with mail the mailbox sent) or a custom label's id " +
+              '(422 `label_not_found` when none).',
+          ),
         unread: booleanParam.optional(),
         q: z.string().trim().min(1).max(200).optional(),
         limit: limitParam(),
@@ -59,13 +62,14 @@ export const threadOperations = (deps: ApiDeps): Operation[] => {
         const filter = {
           address: query.address,
           label: settable,
+          sent: query.label === 'sent',
           customLabel: system ? undefined : query.label,
           unread: query.unread,
           q: query.q,
           reach,
         };
-        // Sent and drafts hold no arriving mail; nothing is filed there yet.
-        const none = system && settable === undefined;
+        // Drafts are not messages of a thread (they are `/drafts`): nothing is under `drafts`.
+        const none = query.label === 'drafts';
         return deps.cursors.list(credential.workspaceId, query, {
           name: 'threads',
           rows: async (after: [string, string] | null, limit) =>

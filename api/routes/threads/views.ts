@@ -15,7 +15,10 @@ export const threadView = z.object({
   addressId: z.string().nullable(),
   labels: z
     .array(z.string())
-    .describe('The system label the thread is filed under, then its custom labels (`lbl_` ids), in the order put on.'),
+    .describe(
+      'The system label the thread is filed under, then `sent` when the mailbox sent a message of it, then its ' +
+        'custom labels (`lbl_` ids), in the order put on.',
+    ),
   unread: z.boolean(),
   subject: z.string(),
   snippet: z.string().describe("The latest message's."),
@@ -29,6 +32,8 @@ export const messageView = z.object({
   object: z.literal('message'),
   id: z.string(),
   threadId: z.string(),
+  direction: z.enum(['received', 'sent']).describe('`sent`: the mailbox sent it (`emailId` is the email).'),
+  emailId: z.string().nullable(),
   messageId: z.string().nullable().describe('The Message-ID header, without angle brackets.'),
   inReplyTo: z.array(z.string()),
   references: z.array(z.string()),
@@ -36,9 +41,10 @@ export const messageView = z.object({
   replyTo: z.array(address),
   to: z.array(address),
   cc: z.array(address),
+  bcc: z.array(address).describe("Sent mail's Bcc recipients; an arrival names none."),
   subject: z.string(),
   date: z.string().nullable().describe('The Date header (the sender wrote it).'),
-  receivedAt: z.string(),
+  receivedAt: z.string().describe('When it arrived, or was sent.'),
   snippet: z.string(),
   headers: z.array(z.object({ name: z.string(), value: z.string() })),
   attachments: z.array(
@@ -52,24 +58,30 @@ export const messageView = z.object({
     }),
   ),
   size: z.number().int(),
-  envelope: z.object({ mailFrom: z.string() }),
-  authentication: z.object({
-    spf: z.object({ result: z.string(), domain: z.string().nullable() }),
-    dkim: z.array(
-      z.object({
-        result: z.string(),
-        domain: z.string().nullable(),
-        selector: z.string().nullable(),
-        aligned: z.boolean(),
-      }),
-    ),
-    dmarc: z
-      .object({ result: z.string(), fromDomain: z.string().nullable(), policy: z.string().nullable() })
-      .nullable(),
-    arc: z.object({ result: z.string(), instance: z.number().int() }),
-    header: z.string().describe('The Authentication-Results value.'),
-  }),
-  spam: z.object({ spam: z.boolean(), reasons: z.array(z.string()), score: z.number().nullable() }),
+  envelope: z.object({ mailFrom: z.string() }).describe("A sent message's `mailFrom` is its return path."),
+  authentication: z
+    .object({
+      spf: z.object({ result: z.string(), domain: z.string().nullable() }),
+      dkim: z.array(
+        z.object({
+          result: z.string(),
+          domain: z.string().nullable(),
+          selector: z.string().nullable(),
+          aligned: z.boolean(),
+        }),
+      ),
+      dmarc: z
+        .object({ result: z.string(), fromDomain: z.string().nullable(), policy: z.string().nullable() })
+        .nullable(),
+      arc: z.object({ result: z.string(), instance: z.number().int() }),
+      header: z.string().describe('The Authentication-Results value.'),
+    })
+    .nullable()
+    .describe('Null for sent mail.'),
+  spam: z
+    .object({ spam: z.boolean(), reasons: z.array(z.string()), score: z.number().nullable() })
+    .nullable()
+    .describe('Null for sent mail.'),
 });
 
 export const threadWithMessagesView = threadView.extend({ messages: z.array(messageView) });
@@ -80,7 +92,7 @@ export function viewThread(row: ThreadRow): z.infer<typeof threadView> {
     id: row.id,
     address: row.address,
     addressId: row.address_id,
-    labels: [row.label, ...row.custom_labels],
+    labels: [row.label, ...(row.has_sent ? ['sent'] : []), ...row.custom_labels],
     unread: row.unread,
     subject: row.subject,
     snippet: row.snippet,
@@ -93,11 +105,13 @@ export function viewThread(row: ThreadRow): z.infer<typeof threadView> {
 
 export function viewMessage(row: ThreadMessageRow): z.infer<typeof messageView> {
   const s = row.summary as MessageSummary;
-  const a = row.authentication as Authentication;
+  const a = row.authentication as Authentication | null;
   return {
     object: 'message',
     id: row.id,
     threadId: row.thread_id,
+    direction: row.direction,
+    emailId: row.email_id,
     messageId: s.messageId,
     inReplyTo: s.inReplyTo,
     references: s.references,
@@ -105,6 +119,7 @@ export function viewMessage(row: ThreadMessageRow): z.infer<typeof messageView> 
     replyTo: s.replyTo,
     to: s.to,
     cc: s.cc,
+    bcc: s.bcc,
     subject: s.subject,
     date: s.date,
     receivedAt: row.received_at.toISOString(),
@@ -120,7 +135,7 @@ export function viewMessage(row: ThreadMessageRow): z.infer<typeof messageView> 
     })),
     size: Number(row.raw_size),
     envelope: { mailFrom: row.mail_from },
-    authentication: {
+    authentication: a && {
       spf: { result: a.spf.result, domain: a.spf.domain },
       dkim: a.dkim.map((d) => ({ result: d.result, domain: d.domain, selector: d.selector, aligned: d.aligned })),
       dmarc: a.dmarc ? { result: a.dmarc.result, fromDomain: a.dmarc.fromDomain, policy: a.dmarc.policy } : null,

@@ -1,0 +1,207 @@
+import { sql, type Kysely } from 'kysely';
+import type { MailAddress, MessageSummary } from '../../domain/messages/summary.ts';
+import type { Mailbox } from '../../domain/threads/events.ts';
+import type { Projected } from '../projector.ts';
+import type { ThreadsTables } from './tables.ts';
+
+/** A message as the read model files it, whether it arrived or the mailbox sent it. */
+interface Filed {
+  workspaceId: string;
+  position: number;
+  threadId: string;
+  messageId: string;
+  mailbox: Mailbox;
+  direction: 'received' | 'sent';
+  emailId: string | null;
+  summary: MessageSummary;
+  raw: { sha256: string; size: number };
+  mailFrom: string;
+  authentication: unknown;
+  spam: unknown;
+  normalisedSubject: string;
+  label: string;
+  at: string;
+}
+
+const arrival = ({ metadata, position, data: d }: Projected<'MessageReceived'>): Filed => ({
+  workspaceId: metadata.workspaceId,
+  position,
+  threadId: d.threadId,
+  messageId: d.messageId,
+  mailbox: d.mailbox,
+  direction: 'received',
+  emailId: null,
+  summary: d.summary,
+  raw: d.raw,
+  mailFrom: d.mailFrom,
+  authentication: d.authentication,
+  spam: d.spam,
+  normalisedSubject: d.normalisedSubject,
+  label: d.label,
+  at: d.receivedAt,
+});
+
+const sending = ({ metadata, position, data: d }: Projected<'MessageSent'>): Filed => ({
+  workspaceId: metadata.workspaceId,
+  position,
+  threadId: d.threadId,
+  messageId: d.messageId,
+  mailbox: d.mailbox,
+  direction: 'sent',
+  emailId: d.emailId,
+  summary: d.summary,
+  raw: d.raw,
+  mailFrom: d.mailFrom,
+  authentication: null,
+  spam: null,
+  normalisedSubject: d.normalisedSubject,
+  label: d.label,
+  at: d.sentAt,
+});
+
+export const fileArrivals = (db: Kysely<ThreadsTables>, events: Projected<'MessageReceived'>[]) =>
+  fileMessages(db, events.map(arrival));
+
+export const fileSent = (db: Kysely<ThreadsTables>, events: Projected<'MessageSent'>[]) =>
+  fileMessages(db, events.map(sending));
+
+/** Words a participant is found by: name, address, and the address's two halves. */
+const participantWords = (people: (MailAddress | null)[]) =>
+  people
+    .filter((p): p is MailAddress => p !== null)
+    .map((p) => `${p.name ?? ''} ${p.address} ${p.address.replace('@', ' ')}`)
+    .join(' ');
+
+const people = (s: MessageSummary) => [s.from, ...s.to, ...s.cc, ...s.bcc];
+
+const participantsOf = (m: Filed) => [
+  ...new Set(
+    people(m.summary)
+      .filter((p) => p !== null)
+      .map((p) => p.address.toLowerCase()),
+  ),
+];
+
+/**
+ * Files a run of messages in three statements whatever its length, leaving the tables as filing
+ * them one by one would: the messages, the threads they open (the first message of each), then
+ * each thread touched once. Why: the projector is one sequential pipeline that every arriving
+ * message waits on before its 250; three statements per message made it the ceiling of inbound
+ * mail (docs/benchmarks.md).
+ *
+ * Per thread, in log order: the last message's label wins; an arrival makes it unread, a send
+ * leaves read state as it was (a thread a send opens is read); the snippet is the latest
+ * message's (the later in the log on equal times) when it is not older than the thread's last
+ * message; participants are the union; count and search words are recounted from the stored
+ * messages, so a replay changes nothing.
+ */
+async function fileMessages(db: Kysely<ThreadsTables>, filed: Filed[]): Promise<void> {
+  if (filed.length === 0) return;
+  const messages = filed.map((m) => {
+    const s = m.summary;
+    return {
+      workspace_id: m.workspaceId,
+      id: m.messageId,
+      thread_id: m.threadId,
+      address: m.mailbox.address,
+      direction: m.direction,
+      email_id: m.emailId,
+      header_id: s.messageId,
+      in_reply_to: s.inReplyTo,
+      refs: s.references,
+      subject: s.subject,
+      from_address: s.from?.address.toLowerCase() ?? null,
+      summary: s,
+      authentication: m.authentication,
+      spam: m.spam,
+      raw_sha256: m.raw.sha256,
+      raw_size: m.raw.size,
+      mail_from: m.mailFrom,
+      received_at: m.at,
+      position: m.position,
+      search_words: `${s.subject} ${participantWords(people(s))}`,
+    };
+  });
+  await sql`INSERT INTO thread_messages (workspace_id, id, thread_id, address, direction, email_id, header_id,
+      in_reply_to, refs, subject, from_address, summary, authentication, spam, raw_sha256, raw_size, mail_from,
+      received_at, position, search_words)
+    SELECT workspace_id, id, thread_id, address, direction, email_id, header_id, in_reply_to, refs, subject,
+      from_address, summary, authentication, spam, raw_sha256, raw_size, mail_from, received_at, position, search_words
+    FROM jsonb_to_recordset(${JSON.stringify(messages)}::jsonb) AS r(workspace_id text, id text, thread_id text,
+      address text, direction text, email_id text, header_id text, in_reply_to text[], refs text[], subject text,
+      from_address text, summary jsonb, authentication jsonb, spam jsonb, raw_sha256 text, raw_size bigint,
+      mail_from text, received_at timestamptz, position bigint, search_words text)
+    ORDER BY position
+    ON CONFLICT (id) DO NOTHING`.execute(db);
+
+  const threads = new Map<
+    string,
+    { first: Filed; label: string; latest: Filed; lastAt: number; participants: Set<string>; received: boolean }
+  >();
+  for (const m of filed) {
+    const at = Date.parse(m.at);
+    const t = threads.get(m.threadId);
+    if (!t) {
+      threads.set(m.threadId, {
+        first: m,
+        label: m.label,
+        latest: m,
+        lastAt: at,
+        participants: new Set(participantsOf(m)),
+        received: m.direction === 'received',
+      });
+      continue;
+    }
+    t.label = m.label;
+    t.received ||= m.direction === 'received';
+    if (at >= t.lastAt) {
+      t.latest = m;
+      t.lastAt = at;
+    }
+    for (const p of participantsOf(m)) t.participants.add(p);
+  }
+  const opened = [...threads.values()].map(({ first: m }) => ({
+    workspace_id: m.workspaceId,
+    id: m.threadId,
+    address: m.mailbox.address,
+    address_id: m.mailbox.addressId,
+    domain_id: m.mailbox.domainId,
+    domain: m.mailbox.domain,
+    label: m.label,
+    subject: m.summary.subject,
+    normalised_subject: m.normalisedSubject,
+    snippet: m.summary.snippet,
+    participants: participantsOf(m),
+    at: m.at,
+  }));
+  // Opened read and without sent mail: the update below sets both from every message of the run.
+  await sql`INSERT INTO threads (workspace_id, id, address, address_id, domain_id, domain, label, unread, has_sent,
+      subject, normalised_subject, snippet, participants, message_count, last_message_at, created_at)
+    SELECT workspace_id, id, address, address_id, domain_id, domain, label, false, false, subject, normalised_subject,
+      snippet, participants, 0, at, at
+    FROM jsonb_to_recordset(${JSON.stringify(opened)}::jsonb) AS r(workspace_id text, id text, address text,
+      address_id text, domain_id text, domain text, label text, subject text, normalised_subject text, snippet text,
+      participants text[], at timestamptz)
+    ON CONFLICT (id) DO NOTHING`.execute(db);
+
+  const touched = [...threads.entries()].map(([id, t]) => ({
+    id,
+    label: t.label,
+    received: t.received,
+    snippet: t.latest.summary.snippet,
+    at: t.latest.at,
+    participants: [...t.participants],
+  }));
+  await sql`UPDATE threads t SET label = u.label, unread = t.unread OR u.received, has_sent = c.sent,
+      snippet = CASE WHEN u.at >= t.last_message_at THEN u.snippet ELSE t.snippet END,
+      last_message_at = GREATEST(t.last_message_at, u.at),
+      participants = ARRAY(SELECT DISTINCT p FROM unnest(t.participants || u.participants) p ORDER BY p),
+      message_count = c.n,
+      search = to_tsvector('simple', c.words)
+    FROM jsonb_to_recordset(${JSON.stringify(touched)}::jsonb) AS u(id text, label text, received boolean,
+      snippet text, at timestamptz, participants text[])
+    CROSS JOIN LATERAL (SELECT count(*)::int AS n, bool_or(direction = 'sent') AS sent,
+      string_agg(search_words, ' ' ORDER BY position) AS words
+      FROM thread_messages WHERE thread_id = u.id) c
+    WHERE t.id = u.id`.execute(db);
+}
