@@ -45,7 +45,7 @@ t.test(
       return mailedCode(smtp.mails, owner, h.system.accounts.ports.codes.signInCode(challenge));
     };
     const press = async (name: string) => {
-      await Promise.all([page.waitForNavigation(), page.getByRole('button', { name }).click()]);
+      await Promise.all([page.waitForNavigation(), page.getByRole('button', { name, exact: true }).click()]);
     };
 
     const opened = await page.goto(`${base}/account`);
