@@ -14,6 +14,7 @@ export interface JsonAnswer {
   status: number;
   body: unknown;
   retryAfter: string | null;
+  headers: http.IncomingHttpHeaders;
 }
 
 /**
@@ -63,7 +64,12 @@ export function getJson(url: URL, headers: Record<string, string>, options: Prov
           // Left as text: error answers of some providers are plain text.
         }
         const retryAfter = res.headers['retry-after'];
-        resolve({ status: res.statusCode ?? 0, body, retryAfter: typeof retryAfter === 'string' ? retryAfter : null });
+        resolve({
+          status: res.statusCode ?? 0,
+          body,
+          retryAfter: typeof retryAfter === 'string' ? retryAfter : null,
+          headers: res.headers,
+        });
       });
       res.on('error', (error) => {
         clearTimeout(timer);

@@ -2,6 +2,8 @@ import type { ProviderName } from '../../domain/provider-imports/providers.ts';
 import { createOutboundAgents } from '../net/outbound-url.ts';
 import type { ProviderHttpOptions } from './http.ts';
 import type { ProviderClient, ProviderConnector } from './port.ts';
+import { BREVO_BASE_URL, brevoClient } from './brevo.ts';
+import { POSTMARK_BASE_URL, postmarkClient } from './postmark.ts';
 import { RESEND_BASE_URL, resendClient } from './resend.ts';
 
 export interface ProviderConfig {
@@ -15,9 +17,9 @@ export interface ProviderConfig {
 const DEFAULT_BASE_URLS: Record<ProviderName, string | null> = {
   resend: RESEND_BASE_URL,
   sendgrid: null,
-  postmark: null,
+  postmark: POSTMARK_BASE_URL,
   mailgun: null,
-  brevo: null,
+  brevo: BREVO_BASE_URL,
 };
 
 const ADAPTERS: Record<
@@ -26,9 +28,9 @@ const ADAPTERS: Record<
 > = {
   resend: resendClient,
   sendgrid: null,
-  postmark: null,
+  postmark: postmarkClient,
   mailgun: null,
-  brevo: null,
+  brevo: brevoClient,
 };
 
 /** The providers this build has an adapter for. */

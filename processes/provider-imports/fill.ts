@@ -150,7 +150,8 @@ export async function applyPage(fc: FillContext, items: SourceItem[], report: Im
     // A row made earlier on this page (one address in two of the provider's lists) is done.
     const madeHere = made.get(item.sourceId);
     const at = madeHere === undefined ? claimed : { claim: 'done' as const, target: madeHere };
-    if (madeHere !== undefined && item.resource !== 'contacts') continue;
+    // Made by this import already (on this page, or one read twice): only a contact has more to do, its lists.
+    if (at.claim === 'done' && item.resource !== 'contacts') continue;
     const isNew = at.claim === 'fresh';
     try {
       switch (item.resource) {
