@@ -1,5 +1,8 @@
 import { mailboxOwnerOf } from '../../domain/shared/mailbox-owners.ts';
 import t from 'tap';
+import { generate } from 'otplib';
+import { answerSecondFactor, answerSignInCode, askSignInCode, signOut } from '../../commands/accounts/sign-in.ts';
+import { confirmTwoFactor, startTwoFactorSetup } from '../../commands/accounts/two-factor.ts';
 import { acceptInvitation } from '../../commands/members/handlers.ts';
 import { findInvitation } from '../../projections/members/queries.ts';
 import { pauseStream } from '../../commands/sending-streams/handlers.ts';
@@ -229,6 +232,25 @@ t.test('a rebuilt read model equals the live one, and swaps in while the server 
     );
     if (w % 2 === 0) await h.request(ws.apiKey, 'POST', '/sending/streams/broadcast/resume');
   }
+  // A person signs in, turns two-factor on, spends a backup code and signs out (accounts).
+  const ports = h.system.accounts.ports;
+  const stamp = () => new Date().toISOString();
+  const signIn = async () => {
+    const asked = await askSignInCode(ports, 'owner1@example.com', stamp());
+    if (!('challengeId' in asked)) throw new Error('throttled');
+    const id = asked.challengeId;
+    return { id, answered: await answerSignInCode(h.system.commands, ports, id, ports.codes.signInCode(id), stamp()) };
+  };
+  await signIn();
+  const person = { userId: (await ports.findAccount('owner1@example.com'))!.userId, email: 'owner1@example.com' };
+  const { secret } = await startTwoFactorSetup(ports, person);
+  const backupCodes = await confirmTwoFactor(h.system.commands, ports, person, await generate({ secret }), stamp());
+  const second = await signIn();
+  t.equal(second.answered.outcome, 'second_factor');
+  const signedIn = await answerSecondFactor(h.system.commands, ports, second.id, backupCodes[0]!, stamp());
+  if (signedIn.outcome !== 'signed_in') throw new Error(signedIn.outcome);
+  await signOut(h.system.commands, { ...person, sessionId: ports.codes.sessionIdOf(signedIn.token)! }, stamp());
+
   const { db, pool } = h.system.database;
   for (const projector of h.system.runner.projectors) {
     const schema = `compare_${projector.name.replace(/\W/g, '_')}`;
