@@ -9,7 +9,7 @@ import {
   signOutEverywhere,
 } from '../../commands/accounts/sign-in.ts';
 import { confirmTwoFactor, disableTwoFactor, startTwoFactorSetup } from '../../commands/accounts/two-factor.ts';
-import { SIGN_IN_CODE_TTL_MS } from '../../domain/accounts/sign-in.ts';
+import { SIGN_IN_CODE_TTL_MS, SIGN_IN_TRIES } from '../../domain/accounts/sign-in.ts';
 import { DomainError } from '../../domain/shared/errors.ts';
 import { findLiveSession, type SessionRow, twoFactorOf, workspacesOf } from '../../projections/accounts/queries.ts';
 import type { ApiDeps } from '../deps.ts';
@@ -121,7 +121,7 @@ export function registerAccountPages(app: FastifyInstance, deps: ApiDeps): void 
           reply,
           400,
           'Too many wrong codes',
-          problem('This sign-in is locked after five wrong codes.') + askAgain,
+          problem(`This sign-in is locked after ${SIGN_IN_TRIES} wrong codes.`) + askAgain,
         );
       case 'expired':
         return page(
@@ -315,7 +315,11 @@ function cookieValue(header: string | undefined, name: string): string | undefin
   return undefined;
 }
 
-/** A post a browser says came from another site, or whose Origin is not this host. */
+/**
+ * A post a browser says came from another site, or whose Origin is another host. `Origin: null`
+ * passes: our pages' `Referrer-Policy: no-referrer` makes browsers send it on their own forms
+ * (Fetch, "serializing a request origin"); another site's form is told by `Sec-Fetch-Site`.
+ */
 function crossSite(request: FastifyRequest): boolean {
   if (request.headers['sec-fetch-site'] === 'cross-site') return true;
   const origin = request.headers.origin;

@@ -160,7 +160,7 @@ t.test('sign-in by mailed code, sessions, two-factor', async (t) => {
     t.match(last.body, 'it was the last try: this sign-in is locked');
     const right = await postForm(app, '/sign-in/code', { challenge, code });
     t.equal(right.statusCode, 400);
-    t.match(right.body, 'locked after five wrong codes');
+    t.match(right.body, 'locked after 5 wrong codes');
     t.notOk(right.headers['set-cookie']);
   });
 
