@@ -1,5 +1,7 @@
 import t from 'tap';
 import { generate } from 'otplib';
+import { acceptInvitation } from '../../commands/members/handlers.ts';
+import { findInvitation } from '../../projections/members/queries.ts';
 import { startTestApp } from '../support/app.ts';
 import { challengeIn, mailedCode, postForm, sessionCookie } from '../support/accounts.ts';
 import { startSmtpServer } from '../support/smtp.ts';
@@ -121,6 +123,30 @@ t.test('sign-in by mailed code, sessions, two-factor', async (t) => {
       [sessionId],
     );
     t.equal((await get('/account', cookie)).headers.location, '/sign-in');
+  });
+
+  t.test('an invitee who accepted signs in, and sees the workspace as a member', async (t) => {
+    const email = 'ann@example.org';
+    const invitee = await postForm(app, '/sign-in', { email });
+    const before = await postForm(app, '/sign-in/code', {
+      challenge: challengeIn(invitee.body),
+      code: h.system.accounts.ports.codes.signInCode(challengeIn(invitee.body)),
+    });
+    t.equal(before.statusCode, 400, 'no account yet: even the code the challenge would have opens nothing');
+    const roles = (await h.request(ws.apiKey, 'GET', '/roles?limit=100')).json().data;
+    const roleId = roles.find((r: { builtin: string | null }) => r.builtin === 'member').id;
+    const invited = (await h.request(ws.apiKey, 'POST', '/members', { email, roleId })).json();
+    const invitation = await findInvitation(h.system.readDb, ws.workspaceId, invited.id);
+    await acceptInvitation(
+      h.system.commands,
+      { workspaceId: ws.workspaceId, invitationId: invited.id, nonce: invitation!.nonce, email },
+      new Date().toISOString(),
+    );
+    const { answered } = await signInStart(email);
+    t.equal(answered.statusCode, 303);
+    const account = await get('/account', sessionCookie(answered));
+    t.match(account.body, `Signed in as <strong>${email}</strong> (ann)`);
+    t.match(account.body, '<li>Acme &amp; Co (member)</li>');
   });
 
   t.test('an unknown email is answered exactly like a known one, and nothing is mailed to it', async (t) => {
