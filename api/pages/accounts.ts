@@ -176,7 +176,8 @@ export function registerAccountPages(app: FastifyInstance, deps: ApiDeps): void 
         200,
         'Check your mail',
         `<p>If <strong>${escapeHtml(email)}</strong> has an account with us, a six-digit code is on its way to it.</p>` +
-          codeFields(s.action, asked.challengeId, s.label, s.hint),
+          codeFields(s.action, asked.challengeId, s.label, s.hint) +
+          '<p>No mail after a few minutes? Look in the spam folder, or <a href="/sign-in">ask for a new code</a>.</p>',
       );
     });
 
