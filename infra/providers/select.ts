@@ -3,6 +3,7 @@ import { createOutboundAgents } from '../net/outbound-url.ts';
 import type { ProviderHttpOptions } from './http.ts';
 import type { ProviderClient, ProviderConnector } from './port.ts';
 import { BREVO_BASE_URL, brevoClient } from './brevo.ts';
+import { MAILGUN_BASE_URL, mailgunClient } from './mailgun.ts';
 import { POSTMARK_BASE_URL, postmarkClient } from './postmark.ts';
 import { RESEND_BASE_URL, resendClient } from './resend.ts';
 
@@ -18,7 +19,7 @@ const DEFAULT_BASE_URLS: Record<ProviderName, string | null> = {
   resend: RESEND_BASE_URL,
   sendgrid: null,
   postmark: POSTMARK_BASE_URL,
-  mailgun: null,
+  mailgun: MAILGUN_BASE_URL,
   brevo: BREVO_BASE_URL,
 };
 
@@ -29,7 +30,7 @@ const ADAPTERS: Record<
   resend: resendClient,
   sendgrid: null,
   postmark: postmarkClient,
-  mailgun: null,
+  mailgun: mailgunClient,
   brevo: brevoClient,
 };
 

@@ -2,6 +2,7 @@ import t from 'tap';
 import { startTestApp } from '../support/app.ts';
 import { errorOf } from '../support/domains.ts';
 import { BREVO_KEYS, brevoData, startBrevoServer } from '../support/providers/brevo.ts';
+import { MAILGUN_KEY, mailgunData, startMailgunServer } from '../support/providers/mailgun.ts';
 import { POSTMARK_TOKEN, postmarkData, startPostmarkServer } from '../support/providers/postmark.ts';
 import { eventually } from '../support/receiver.ts';
 
@@ -9,9 +10,11 @@ const postmarkSeed = postmarkData(90, 4);
 const brevoSeed = brevoData(1200, 150);
 const postmark = await startPostmarkServer(t, postmarkSeed);
 const brevo = await startBrevoServer(t, brevoSeed);
+const mailgunSeed = mailgunData();
+const mailgun = await startMailgunServer(t, mailgunSeed);
 const h = await startTestApp(t, {
   providerImports: {
-    baseUrls: { postmark: postmark.url, brevo: `${brevo.url}/v3` },
+    baseUrls: { postmark: postmark.url, brevo: `${brevo.url}/v3`, mailgun: mailgun.url },
     allowPrivate: true,
     pollMs: 20,
     retryBaseMs: 50,
@@ -179,4 +182,120 @@ t.test('Brevo: inspect, an SMTP key, and an import of everything with a 429 in t
   const hooks = (await h.request(ws.apiKey, 'GET', '/webhooks')).json().data;
   t.same(hooks[0].eventTypes, ['email.delivered', 'email.bounced', 'email.complained']);
   t.equal(hooks[0].enabled, false);
+});
+
+t.test('Mailgun: inspect, and an import walking every domain with paging URLs and a 429', async (t) => {
+  const ws = await h.workspace();
+  const inspected = await h.request(ws.apiKey, 'POST', '/provider-imports/inspect', {
+    provider: 'mailgun',
+    apiKey: MAILGUN_KEY,
+  });
+  t.equal(inspected.statusCode, 200, inspected.body);
+  t.match(inspected.json().counts, {
+    suppressions: { count: 146, more: true },
+    audiences: { count: 2, more: false },
+    contacts: { count: 180, more: false },
+    templates: { count: 1, more: false },
+    webhooks: { count: 2, more: false },
+    domains: { count: 2, more: false },
+    'api-keys': { count: 2, more: false },
+  });
+  const basic = `Basic ${Buffer.from(`api:${MAILGUN_KEY}`).toString('base64')}`;
+  t.ok(
+    mailgun.seen.every((r) => r.headers.authorization === basic),
+    'HTTP Basic api:<key>',
+  );
+  const wrong = await h.request(ws.apiKey, 'POST', '/provider-imports/inspect', {
+    provider: 'mailgun',
+    apiKey: 'key-x',
+  });
+  t.same(errorOf(wrong), [400, 'provider_key_refused', 'apiKey']);
+  t.match(wrong.json().error.message, /Mailgun refused the key: Forbidden/);
+
+  mailgun.throttle(1, 1, 6);
+  const made = await h.request(ws.apiKey, 'POST', '/provider-imports', {
+    provider: 'mailgun',
+    apiKey: MAILGUN_KEY,
+    resources: ['suppressions', 'audiences', 'contacts', 'templates', 'webhooks', 'domains', 'api-keys'],
+  });
+  t.equal(made.statusCode, 201, made.body);
+  const done = await settled(ws.apiKey, made.json().id);
+  t.equal(done.status, 'completed', JSON.stringify(done));
+  const people = new Map<string, boolean>();
+  for (const list of mailgunSeed.members.values()) for (const m of list) people.set(m.address, m.subscribed);
+  const subscribed = [...people.values()].filter(Boolean).length;
+  t.same(done.report.suppressions, { imported: 175, existing: 0, failed: 0 }, 'an address on both domains once');
+  t.same(done.report.audiences, { imported: 2, existing: 0, failed: 0 });
+  t.same(done.report.contacts, {
+    imported: subscribed,
+    existing: 0,
+    failed: 0,
+    unsubscribed: people.size - subscribed,
+  });
+  t.same(done.report.templates, { imported: 1, existing: 0, failed: 0 });
+  t.same(done.report.webhooks, { imported: 2, existing: 0, failed: 0 });
+  t.same(
+    done.report.checklist.domains.map((d: { name: string; status: string }) => [d.name, d.status]),
+    [
+      ['mg1.example.net', 'active'],
+      ['mg2.example.net', 'unverified'],
+    ],
+  );
+  t.same(
+    done.report.checklist.apiKeys.map((k: { name: string }) => k.name),
+    ['Backend — admin', 'Sending — sending'],
+  );
+  t.same(
+    done.report.errors.map((e: { code: string }) => e.code),
+    ['template_converted', 'template_converted'],
+  );
+  t.ok(
+    mailgun.seen.some((r) => r.path === '/v3/mg1.example.net/bounces' && r.query.get('page') === 'next'),
+    'followed paging.next on the configured base',
+  );
+  t.match(await suppression(ws.apiKey, 'bounce0001@mg1.example.net'), { reason: 'bounce', detail: /550/ });
+  t.match(await suppression(ws.apiKey, 'complaint0000@x.test'), { reason: 'complaint' });
+  t.match(await suppression(ws.apiKey, 'unsub0003@x.test'), { reason: 'manual' });
+  const audiences = (await h.request(ws.apiKey, 'GET', '/audiences?limit=100')).json().data;
+  const beta = audiences.find((a: { name: string }) => a.name === 'Beta');
+  const both = (await h.request(ws.apiKey, 'GET', '/contacts/sub0141@lists.test')).json();
+  t.match(both, { name: 'Subscriber 141', attributes: { city: 'Lyon', age: '31' } });
+  t.notOk('nested' in both.attributes, 'only plain values become attributes');
+  t.ok(both.audienceIds.includes(beta.id), 'a member of two lists is in both audiences');
+  t.equal(
+    (await h.request(ws.apiKey, 'GET', '/contacts/sub0007@lists.test')).statusCode,
+    404,
+    'unsubscribed: not imported',
+  );
+  const templates = (await h.request(ws.apiKey, 'GET', '/templates?limit=100')).json().data;
+  const full = (await h.request(ws.apiKey, 'GET', `/templates/${templates[0].id}`)).json();
+  t.equal(full.latest.subject, 'Order {{order_id}} shipped');
+  t.equal(full.latest.html, '<p>{{#if vip}}Dear {{name}}{{/if}} order {{order_id}} is on its way</p>');
+  const hooks = (await h.request(ws.apiKey, 'GET', '/webhooks')).json().data;
+  const byUrl = Object.fromEntries(hooks.map((x: { url: string; eventTypes: string[] }) => [x.url, x.eventTypes]));
+  t.same(byUrl['https://hooks.example.net/mailgun'], ['email.delivered', 'email.bounced', 'email.opened']);
+  t.same(byUrl['https://hooks2.example.net/mg'], ['email.opened']);
+  t.ok(
+    hooks.every((x: { enabled: boolean }) => !x.enabled),
+    'registered switched off',
+  );
+});
+
+t.test('a resource the provider keeps failing on is a report error; the others are imported', async (t) => {
+  const ws = await h.workspace();
+  mailgunSeed.failing.add('templates');
+  t.teardown(() => mailgunSeed.failing.delete('templates'));
+  const made = await h.request(ws.apiKey, 'POST', '/provider-imports', {
+    provider: 'mailgun',
+    apiKey: MAILGUN_KEY,
+    resources: ['templates', 'webhooks'],
+  });
+  t.equal(made.statusCode, 201, made.body);
+  const done = await settled(ws.apiKey, made.json().id);
+  t.equal(done.status, 'completed');
+  t.match(done.report.errors, [{ resource: 'templates', sourceId: null, code: 'provider_unavailable' }]);
+  t.same(done.report.templates, { imported: 0, existing: 0, failed: 0 });
+  t.same(done.report.webhooks, { imported: 2, existing: 0, failed: 0 });
+  const asked = mailgun.seen.filter((r) => r.path === '/v3/mg1.example.net/templates').length;
+  t.ok(asked >= 5, `asked again with backoff before giving up (${asked} times)`);
 });
