@@ -11,7 +11,13 @@ import {
 import { confirmTwoFactor, disableTwoFactor, startTwoFactorSetup } from '../../commands/accounts/two-factor.ts';
 import { SIGN_IN_CODE_TTL_MS, SIGN_IN_TRIES } from '../../domain/accounts/sign-in.ts';
 import { DomainError } from '../../domain/shared/errors.ts';
-import { findLiveSession, type SessionRow, twoFactorOf, workspacesOf } from '../../projections/accounts/queries.ts';
+import {
+  findLiveSession,
+  liveSessionsOf,
+  type SessionRow,
+  twoFactorOf,
+  workspacesOf,
+} from '../../projections/accounts/queries.ts';
 import type { ApiDeps } from '../deps.ts';
 import { escapeHtml, page } from './html.ts';
 
@@ -21,6 +27,7 @@ export const SESSION_COOKIE = 'wms_session';
 const emailForm = z.object({ email: z.string().trim().toLowerCase().email().max(320) });
 const codeForm = z.object({ challenge: z.string().min(1).max(64), code: z.string().max(64) });
 const factorForm = z.object({ code: z.string().max(64) });
+const endForm = z.object({ session: z.string().min(1).max(64) });
 
 type Form = Record<string, string> | undefined;
 
@@ -214,6 +221,15 @@ export function registerAccountPages(app: FastifyInstance, deps: ApiDeps): void 
       return see(reply, '/sign-in');
     });
 
+    scope.post<{ Body: Form }>('/account/sessions/end', { config }, async (request, reply) => {
+      const session = await sessionOf(request);
+      if (!session) return see(reply, '/sign-in');
+      const form = endForm.safeParse(request.body ?? {});
+      // The account's stream ends only its own sessions: another person's id decides nothing.
+      if (form.success) await signOut(deps.commands, { ...session, sessionId: form.data.session }, now());
+      return see(reply, '/account');
+    });
+
     scope.get('/account', { config }, async (request, reply) => {
       const session = await sessionOf(request);
       if (!session) return see(reply, '/sign-in');
@@ -221,10 +237,20 @@ export function registerAccountPages(app: FastifyInstance, deps: ApiDeps): void 
     });
 
     const accountPage = async (reply: FastifyReply, session: SessionRow, status: number, notice = '') => {
-      const [workspaces, twoFactor] = await Promise.all([
+      const [workspaces, twoFactor, sessions] = await Promise.all([
         workspacesOf(deps.db, session.userId),
         twoFactorOf(deps.db, session.userId),
+        liveSessionsOf(deps.db, session.userId),
       ]);
+      // Other sessions are named by when they began; ending one posts its id, which opens nothing alone.
+      const others = sessions
+        .filter((s) => s.sessionId !== session.sessionId)
+        .map(
+          (s) =>
+            `<li>Signed in ${escapeHtml(s.signedInAt.toISOString().slice(0, 16).replace('T', ' '))} UTC ` +
+            `<form method="post" action="/account/sessions/end"><input type="hidden" name="session" value="${escapeHtml(s.sessionId)}">` +
+            `<button type="submit">End this session</button></form></li>`,
+        );
       const list =
         workspaces.length === 0
           ? '<p>You are in no workspace.</p>'
@@ -244,7 +270,11 @@ export function registerAccountPages(app: FastifyInstance, deps: ApiDeps): void 
         notice +
           `<p>Signed in as <strong>${escapeHtml(session.email)}</strong> (${escapeHtml(session.name)}).</p>` +
           `<h2>Workspaces</h2>${list}<h2>Two-factor sign-in</h2>${security}` +
-          '<h2>Sessions</h2><form method="post" action="/sign-out"><button type="submit">Sign out</button></form>' +
+          '<h2>Sessions</h2>' +
+          (others.length === 0
+            ? '<p>You are signed in here only.</p>'
+            : `<p>You are also signed in:</p><ul>${others.join('')}</ul>`) +
+          '<form method="post" action="/sign-out"><button type="submit">Sign out</button></form>' +
           '<form method="post" action="/sign-out/everywhere"><p>Signed in on another device you no longer have?</p>' +
           '<button type="submit">Sign out everywhere</button></form>',
       );

@@ -24,6 +24,7 @@ export const accountsProjector = defineProjector<AccountsTables>()({
       backup_codes integer NOT NULL,
       backup_codes_used integer[] NOT NULL
     );`,
+  indexes: (s) => `CREATE INDEX IF NOT EXISTS account_sessions_user ON ${s}.account_sessions (user_id);`,
   on: {
     SignedIn: async (db, { data: d }) => {
       await db

@@ -34,6 +34,19 @@ export async function findLiveSession(db: Db, sessionId: string): Promise<Sessio
     .executeTakeFirst();
 }
 
+/** A person's sessions that are neither signed out nor expired, the newest first. */
+export async function liveSessionsOf(db: Db, userId: string): Promise<{ sessionId: string; signedInAt: Date }[]> {
+  return db
+    .selectFrom('account_sessions')
+    .select(['session_id as sessionId', 'signed_in_at as signedInAt'])
+    .where('user_id', '=', userId)
+    .where('signed_out_at', 'is', null)
+    .where('expires_at', '>', sql<Date>`now()`)
+    .orderBy('signed_in_at', 'desc')
+    .orderBy('session_id')
+    .execute();
+}
+
 /** Two-factor of an account: when it was turned on and the backup codes left; none when off. */
 export async function twoFactorOf(
   db: Db,

@@ -113,6 +113,24 @@ t.test('sign-in by mailed code, sessions, two-factor', async (t) => {
     t.equal((await get('/account', there)).headers.location, '/sign-in', 'the other device too');
   });
 
+  t.test('the account page lists the other sessions, and ends one of them', async (t) => {
+    await postForm(app, '/sign-out/everywhere', {}, { cookie: sessionCookie((await signInStart(owner)).answered) });
+    const here = sessionCookie((await signInStart(owner)).answered);
+    t.match((await get('/account', here)).body, 'You are signed in here only.');
+    const there = sessionCookie((await signInStart(owner)).answered);
+    const page = (await get('/account', here)).body;
+    const listed = [...page.matchAll(/name="session" value="([^"]+)"/g)].map((m) => m[1]);
+    t.same(listed, [there.split('=')[1]!.split('.')[0]], 'the other one, by its id, not its cookie');
+    t.match(page, /<li>Signed in \d{4}-\d\d-\d\d \d\d:\d\d UTC <form/);
+    const ended = await postForm(app, '/account/sessions/end', { session: listed[0]! }, { cookie: here });
+    t.equal(ended.statusCode, 303);
+    t.equal((await get('/account', there)).headers.location, '/sign-in', 'that session ended');
+    t.equal((await get('/account', here)).statusCode, 200, 'this one goes on');
+    const stranger = await postForm(app, '/account/sessions/end', { session: 'not-mine' }, { cookie: here });
+    t.equal(stranger.statusCode, 303, 'an id not of this account decides nothing');
+    t.equal((await get('/account', here)).statusCode, 200);
+  });
+
   t.test('a session past its 14 days opens nothing', async (t) => {
     const cookie = sessionCookie((await signInStart(owner)).answered);
     t.equal((await get('/account', cookie)).statusCode, 200);
