@@ -63,20 +63,3 @@ export async function listFiles(
     ORDER BY f.created_at DESC, f.id DESC LIMIT ${limit + 1}`.execute(db);
   return rows;
 }
-
-/**
- * The mailbox `address` names in the workspace: a registered address of it, or (`*@<domain>`) the
- * catch-all of one of its domains; undefined for anything else.
- */
-export async function mailboxOfWorkspace(
-  db: Db,
-  workspaceId: string,
-  address: string,
-): Promise<{ address: string; domain: string } | undefined> {
-  if (address.startsWith('*@')) {
-    const domain = await findDomainByName(db, workspaceId, address.slice(2));
-    return domain && { address, domain: domain.domain };
-  }
-  const row = await findAddressByName(db, workspaceId, address);
-  return row && { address: row.address, domain: row.domain };
-}

@@ -8,7 +8,7 @@ import { startFilesApp } from '../support/files.ts';
  * (raw bodies through inject), downloads with safe headers, sending with a stored file.
  */
 const { h, setUp, keyWith, arrive, upload } = await startFilesApp(t);
-const { ws } = await setUp('files.example.com');
+const { ws, domain } = await setUp('files.example.com');
 const foreign = await setUp('foreign-files.example.com');
 const TEN_MIB = 10 * 1024 * 1024;
 
@@ -116,6 +116,14 @@ t.test('upload: names, types, limits at the edge and one past, and every refusal
     'upload_forbidden',
     'address',
   ]);
+  // A catch-all is a mailbox only while it is on, as for labels and rules.
+  t.same(errorOf(await upload(ws.apiKey, 'c.txt', 'x', '?address=*@files.example.com')), [
+    403,
+    'upload_forbidden',
+    'address',
+  ]);
+  const on = await h.request(ws.apiKey, 'PATCH', `/domains/${domain.id}`, { catchAll: true });
+  t.equal(on.statusCode, 200, on.body);
   t.equal((await upload(ws.apiKey, 'c.txt', 'x', '?address=*@files.example.com')).statusCode, 201);
   t.same(errorOf(await upload(ws.apiKey, 'a.txt', 'x', '?colour=red')), [422, 'unknown_parameter', 'colour']);
 

@@ -12,7 +12,8 @@ import { checkDraft, type DraftInput } from '../../../domain/drafts/rules.ts';
 import { ATTACHMENTS_MAX, BODY_MAX, SUBJECT_MAX } from '../../../domain/emails/rules.ts';
 import { workspaceOfPartition } from '../../../domain/shared/partitions.ts';
 import { listDrafts } from '../../../projections/drafts/queries.ts';
-import { findFiles, mailboxOfWorkspace } from '../../../projections/files/queries.ts';
+import { findFiles } from '../../../projections/files/queries.ts';
+import { findMailbox } from '../../../projections/addresses/queries.ts';
 import { actorOf, type Credential } from '../../credential.ts';
 import type { ApiDeps } from '../../deps.ts';
 import { ApiError } from '../../errors/api-error.ts';
@@ -85,7 +86,7 @@ async function contentOf(
   const checked = checkDraft(input);
   const mailbox =
     !checked.address.startsWith('*@') && reaches(credential, checked.address)
-      ? await mailboxOfWorkspace(deps.db, workspaceOfPartition(credential.workspaceId), checked.address)
+      ? await findMailbox(deps.db, workspaceOfPartition(credential.workspaceId), checked.address)
       : undefined;
   if (!mailbox)
     throw new ApiError(

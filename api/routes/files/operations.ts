@@ -3,7 +3,9 @@ import { mailboxParam } from '../../schemas.ts';
 import { deleteFile, uploadFile } from '../../../commands/files/handlers.ts';
 import { isDangerous, isSafeFilename, mediaTypeOf, UPLOAD_BYTES_MAX } from '../../../domain/files/rules.ts';
 import { workspaceOfPartition } from '../../../domain/shared/partitions.ts';
-import { listFiles, mailboxOfWorkspace } from '../../../projections/files/queries.ts';
+import { domainOf } from '../../../domain/shared/allowlists.ts';
+import { listFiles } from '../../../projections/files/queries.ts';
+import { findMailbox } from '../../../projections/addresses/queries.ts';
 import { actorOf, isNarrowed } from '../../credential.ts';
 import type { ApiDeps } from '../../deps.ts';
 import { ApiError } from '../../errors/api-error.ts';
@@ -153,7 +155,7 @@ export const fileOperations = (deps: ApiDeps): Operation[] => [
       let owner: { address: string; domain: string } | null = null;
       if (query.address !== undefined) {
         const mailbox = reaches(credential, query.address)
-          ? await mailboxOfWorkspace(deps.db, workspaceOfPartition(credential.workspaceId), query.address)
+          ? await findMailbox(deps.db, workspaceOfPartition(credential.workspaceId), query.address)
           : undefined;
         if (!mailbox)
           throw new ApiError(
@@ -162,7 +164,7 @@ export const fileOperations = (deps: ApiDeps): Operation[] => [
             'address',
             403,
           );
-        owner = mailbox;
+        owner = { address: mailbox.address, domain: domainOf(mailbox.address) };
       } else if (isNarrowed(credential)) {
         throw new ApiError('upload_no_address', 'Name the mailbox the file is for in `address`.', 'address', 403);
       }
