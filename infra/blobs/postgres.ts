@@ -127,7 +127,10 @@ export class SmallBlobTier implements BlobStore {
           const created = new Set(rows.map((r) => r.sha256));
           for (const p of batch) p.resolve(created.delete(p.sha256));
         } catch (error) {
-          for (const p of batch) p.reject(error);
+          const refusal = isDiskFull(error)
+            ? Object.assign(new Error('PostgreSQL has no room for the blob', { cause: error }), { code: 'ENOSPC' })
+            : error;
+          for (const p of batch) p.reject(refusal);
         }
       }
     } finally {
@@ -135,3 +138,9 @@ export class SmallBlobTier implements BlobStore {
     }
   }
 }
+
+/**
+ * PostgreSQL's `disk_full` (53100): said as `ENOSPC`, as the port promises for a full store, so a
+ * small upload onto a full database answers 507 like a large one onto a full disk.
+ */
+const isDiskFull = (error: unknown) => (error as { code?: string }).code === '53100';

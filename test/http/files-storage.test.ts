@@ -65,3 +65,20 @@ t.test('once the bucket takes it, the same upload is stored', async (t) => {
   const objects = await s3.client.send(new ListObjectsV2Command({ Bucket: s3.bucket }));
   t.equal(objects.KeyCount, 1);
 });
+
+t.test('a small upload onto a PostgreSQL out of disk is 507 too, nothing kept', async (t) => {
+  // A full disk cannot be made on the shared test server; a trigger makes PostgreSQL answer the
+  // small tier's insert with the error a full disk raises (disk_full, SQLSTATE 53100).
+  const pool = h.system.database.pool;
+  await pool.query(`CREATE FUNCTION refuse_blob() RETURNS trigger LANGUAGE plpgsql AS
+    $$ BEGIN RAISE EXCEPTION 'could not extend file' USING ERRCODE = 'disk_full'; END $$;
+    CREATE TRIGGER refuse_blob BEFORE INSERT ON blobs_small FOR EACH ROW EXECUTE FUNCTION refuse_blob()`);
+  t.teardown(() => pool.query('DROP TRIGGER refuse_blob ON blobs_small; DROP FUNCTION refuse_blob()'));
+  const before = (await h.request(ws.apiKey, 'GET', '/files')).json().data.length;
+  const res = await h.request(ws.apiKey, 'POST', '/files', Buffer.from('a small note\n'), {
+    'content-type': 'text/plain',
+    'x-filename': 'note.txt',
+  });
+  t.same(errorOf(res), [507, 'upload_storage_full', null], res.body);
+  t.equal((await h.request(ws.apiKey, 'GET', '/files')).json().data.length, before, 'no file is listed');
+});
