@@ -112,10 +112,16 @@ export async function inspectProvider(
   try {
     await once(() => source.check());
     const counts = {} as Inspection['counts'];
-    for (const resource of IMPORT_RESOURCES)
-      counts[resource] = source.offers.includes(resource)
-        ? await once(() => source.count(resource))
-        : { count: 0, more: false };
+    for (const resource of IMPORT_RESOURCES) {
+      counts[resource] = { count: 0, more: false };
+      if (!source.offers.includes(resource)) continue;
+      try {
+        counts[resource] = await once(() => source.count(resource));
+      } catch (error) {
+        // One resource the key cannot read (a scope it lacks) is nothing to import, not a refusal of the key.
+        if (!(error instanceof ProviderError) || error.kind !== 'failed') throw error;
+      }
+    }
     return { provider, resources: [...source.offers], counts };
   } catch (error) {
     throw asDomainError(error);

@@ -6,6 +6,7 @@ import { BREVO_BASE_URL, brevoClient } from './brevo.ts';
 import { MAILGUN_BASE_URL, mailgunClient } from './mailgun.ts';
 import { POSTMARK_BASE_URL, postmarkClient } from './postmark.ts';
 import { RESEND_BASE_URL, resendClient } from './resend.ts';
+import { SENDGRID_BASE_URL, sendgridClient } from './sendgrid.ts';
 
 export interface ProviderConfig {
   /** Per provider, where its API is (`PROVIDER_<NAME>_URL`): a regional endpoint, or a loopback server in tests. */
@@ -17,7 +18,7 @@ export interface ProviderConfig {
 
 const DEFAULT_BASE_URLS: Record<ProviderName, string | null> = {
   resend: RESEND_BASE_URL,
-  sendgrid: null,
+  sendgrid: SENDGRID_BASE_URL,
   postmark: POSTMARK_BASE_URL,
   mailgun: MAILGUN_BASE_URL,
   brevo: BREVO_BASE_URL,
@@ -28,7 +29,7 @@ const ADAPTERS: Record<
   ((base: string, apiKey: string, http: ProviderHttpOptions) => ProviderClient) | null
 > = {
   resend: resendClient,
-  sendgrid: null,
+  sendgrid: sendgridClient,
   postmark: postmarkClient,
   mailgun: mailgunClient,
   brevo: brevoClient,

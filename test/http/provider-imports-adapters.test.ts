@@ -4,6 +4,7 @@ import { errorOf } from '../support/domains.ts';
 import { BREVO_KEYS, brevoData, startBrevoServer } from '../support/providers/brevo.ts';
 import { MAILGUN_KEY, mailgunData, startMailgunServer } from '../support/providers/mailgun.ts';
 import { POSTMARK_TOKEN, postmarkData, startPostmarkServer } from '../support/providers/postmark.ts';
+import { SENDGRID_KEYS, sendgridData, startSendgridServer } from '../support/providers/sendgrid.ts';
 import { eventually } from '../support/receiver.ts';
 
 const postmarkSeed = postmarkData(90, 4);
@@ -12,9 +13,11 @@ const postmark = await startPostmarkServer(t, postmarkSeed);
 const brevo = await startBrevoServer(t, brevoSeed);
 const mailgunSeed = mailgunData();
 const mailgun = await startMailgunServer(t, mailgunSeed);
+const sendgridSeed = sendgridData(620);
+const sendgrid = await startSendgridServer(t, sendgridSeed);
 const h = await startTestApp(t, {
   providerImports: {
-    baseUrls: { postmark: postmark.url, brevo: `${brevo.url}/v3`, mailgun: mailgun.url },
+    baseUrls: { postmark: postmark.url, brevo: `${brevo.url}/v3`, mailgun: mailgun.url, sendgrid: sendgrid.url },
     allowPrivate: true,
     pollMs: 20,
     retryBaseMs: 50,
@@ -298,4 +301,67 @@ t.test('a resource the provider keeps failing on is a report error; the others a
   t.same(done.report.webhooks, { imported: 2, existing: 0, failed: 0 });
   const asked = mailgun.seen.filter((r) => r.path === '/v3/mg1.example.net/templates').length;
   t.ok(asked >= 5, `asked again with backoff before giving up (${asked} times)`);
+});
+
+t.test('SendGrid: scopes, a send-only key, and an import of all it offers with a 429', async (t) => {
+  const ws = await h.workspace();
+  const inspect = (apiKey: string) =>
+    h.request(ws.apiKey, 'POST', '/provider-imports/inspect', { provider: 'sendgrid', apiKey });
+  const inspected = await inspect(SENDGRID_KEYS.full);
+  t.equal(inspected.statusCode, 200, inspected.body);
+  t.same(inspected.json().resources, ['suppressions', 'audiences', 'templates', 'webhooks', 'domains', 'api-keys']);
+  t.match(inspected.json().counts, {
+    suppressions: { count: 521, more: true },
+    audiences: { count: 3, more: false },
+    contacts: { count: 0, more: false },
+    templates: { count: 1, more: false },
+    webhooks: { count: 1, more: false },
+    domains: { count: 1, more: false },
+    'api-keys': { count: 1, more: false },
+  });
+  t.same(errorOf(await inspect(SENDGRID_KEYS.sendOnly)), [400, 'restricted_key', 'apiKey']);
+  const wrong = await inspect('SG.wrong');
+  t.same(errorOf(wrong), [400, 'provider_key_refused', 'apiKey']);
+  t.match(wrong.json().error.message, /authorization required/);
+  const partial = await inspect(SENDGRID_KEYS.suppressionsOnly);
+  t.equal(partial.statusCode, 200, 'a key reading some resources is no refusal');
+  t.match(partial.json().counts, { suppressions: { count: 521 }, templates: { count: 0, more: false } });
+
+  sendgrid.throttle(1, 1, 4);
+  const made = await h.request(ws.apiKey, 'POST', '/provider-imports', {
+    provider: 'sendgrid',
+    apiKey: SENDGRID_KEYS.full,
+    resources: ['suppressions', 'audiences', 'contacts', 'templates', 'webhooks', 'domains', 'api-keys'],
+  });
+  t.equal(made.statusCode, 201, made.body);
+  const done = await settled(ws.apiKey, made.json().id);
+  t.equal(done.status, 'completed', JSON.stringify(done));
+  t.same(done.report.suppressions, { imported: 641, existing: 0, failed: 0 }, 'bounces past a page, blocks left out');
+  t.same(done.report.audiences, { imported: 3, existing: 0, failed: 0 });
+  t.same(done.report.templates, { imported: 1, existing: 0, failed: 0 });
+  t.same(done.report.webhooks, { imported: 1, existing: 0, failed: 0 });
+  t.same(
+    done.report.checklist.domains.map((d: { name: string }) => d.name),
+    ['sg-mail.example.net'],
+  );
+  t.same(
+    done.report.checklist.apiKeys.map((k: { name: string }) => k.name),
+    ['Web app'],
+  );
+  t.ok(
+    sendgrid.seen.some((r) => r.path === '/v3/suppression/bounces' && r.query.get('offset') === '500'),
+    'offset paging',
+  );
+  t.match(await suppression(ws.apiKey, 'hard600@sg.test'), { reason: 'bounce' });
+  t.match(await suppression(ws.apiKey, 'spam3@sg.test'), { reason: 'complaint' });
+  t.match(await suppression(ws.apiKey, 'gone1@sg.test'), { reason: 'manual' });
+  t.notOk(await suppression(ws.apiKey, 'blocked@sg.test'), 'a block is not a suppression');
+  const templates = (await h.request(ws.apiKey, 'GET', '/templates?limit=100')).json().data;
+  const full = (await h.request(ws.apiKey, 'GET', `/templates/${templates[0].id}`)).json();
+  t.equal(full.status, 'active', 'its active version, published');
+  t.equal(full.latest.subject, 'Thanks {{first_name}}');
+  t.equal(full.latest.html, '<p>{{total}} for {{user_plan}}</p>');
+  const hooks = (await h.request(ws.apiKey, 'GET', '/webhooks')).json().data;
+  t.same(hooks[0].eventTypes, ['email.delivered', 'email.bounced', 'email.complained', 'email.clicked']);
+  t.equal(hooks[0].enabled, false);
 });
