@@ -29,7 +29,7 @@ export interface ProviderImportOptions {
   concurrency: number;
   /** The first wait after a 5xx or no answer, doubled each time; also the wait after a 429 without Retry-After. */
   retryBaseMs: number;
-  /** The longest wait between two attempts. */
+  /** The longest of those doubled waits (a provider's own Retry-After is taken as given). */
   retryMaxMs: number;
   /** Failed attempts at one page before its resource is given up (a report error) and the next begins. */
   attemptsMax: number;
@@ -44,6 +44,9 @@ export const DEFAULT_PROVIDER_IMPORT_OPTIONS: ProviderImportOptions = {
   retryMaxMs: 60_000,
   attemptsMax: 5,
 };
+
+/** The longest `Retry-After` taken as given: past it, the provider is asked again anyway. */
+const RETRY_AFTER_MAX_MS = 3_600_000;
 
 interface Run {
   id: string;
@@ -215,11 +218,12 @@ export class ProviderImportProcess {
     const backoff = Math.min(retryMaxMs, retryBaseMs * 2 ** run.attempts);
     switch (error.kind) {
       case 'rate_limited':
-        // The provider's own wait when it gave one; a 429 is no failure, so it never gives up the resource.
+        // The provider's own wait when it gave one, however long (within an hour); a 429 is no
+        // failure, so it never gives up the resource.
         return this.advance(
           run,
           { status: 'running', attempts: run.attempts + 1 },
-          Math.min(retryMaxMs, error.retryAfterMs ?? backoff),
+          error.retryAfterMs === null ? backoff : Math.min(RETRY_AFTER_MAX_MS, error.retryAfterMs),
         );
       case 'unavailable':
         if (run.attempts + 1 < attemptsMax)
