@@ -7,7 +7,7 @@ import {
 import { type DraftContent, draftStream } from '../../domain/drafts/events.ts';
 import { draftAggregate, type DraftState, isLive } from '../../domain/drafts/state.ts';
 import { digestId } from '../../domain/shared/ids.ts';
-import { fail } from '../../domain/shared/errors.ts';
+import { DomainError, fail } from '../../domain/shared/errors.ts';
 import { type SendContext, type Sender, type Sent, sendEmail } from '../emails/handlers.ts';
 import { type Actor, type CommandContext, execute, loadState } from '../execute.ts';
 import { releaseFileUses, reserveFileUses } from '../files/handlers.ts';
@@ -56,10 +56,24 @@ export async function updateDraft(
   // The files dropped are those of the content this edit replaced, which an edit stored since the
   // read above may have changed: the state the decision was made on, not the one read first.
   let replaced: DraftState = before.state;
-  await execute(ctx, actor, stream, draftAggregate, (s) => {
-    replaced = s;
-    return decideUpdateDraft(s, { draftId, content, now });
-  });
+  try {
+    await execute(ctx, actor, stream, draftAggregate, (s) => {
+      replaced = s;
+      return decideUpdateDraft(s, { draftId, content, now });
+    });
+  } catch (error) {
+    // Deleted or sent since the read above: whatever it named was released then, and the files
+    // this edit reserved are named by nothing.
+    if (error instanceof DomainError && error.code === 'resource_not_found')
+      await releaseFileUses(
+        ctx,
+        actor,
+        draftId,
+        uploads.map((u) => u.fileId),
+        now,
+      );
+    throw error;
+  }
   const kept = new Set(content.attachments.map((a) => a.fileId));
   const dropped = (replaced.content?.attachments ?? []).map((a) => a.fileId).filter((id) => !kept.has(id));
   await releaseFileUses(ctx, actor, draftId, dropped, now);

@@ -316,6 +316,23 @@ t.test('two edits at once: the one stored last releases the file the other named
     );
 });
 
+t.test('an edit racing the delete: once deleted, the draft holds no file', async (t) => {
+  for (let round = 0; round < 5; round++) {
+    const [x, y] = [(await upload(ws.apiKey, 'x.txt', 'x')).json(), (await upload(ws.apiKey, 'y.txt', 'y')).json()];
+    const draft = (await create({ from: 'a@drafts.example.com', attachments: [{ fileId: x.id }] })).json();
+    const [deleted, edited] = await Promise.all([
+      h.request(ws.apiKey, 'DELETE', `/drafts/${draft.id}`),
+      h.request(ws.apiKey, 'PATCH', `/drafts/${draft.id}`, { attachments: [{ fileId: x.id }, { fileId: y.id }] }),
+    ]);
+    t.equal(deleted.statusCode, 200, deleted.body);
+    t.ok([200, 404].includes(edited.statusCode), edited.body);
+    for (const f of [x, y]) {
+      const held = (await fileHistory(f.id)).filter((e) => e !== 'FileUploaded');
+      t.equal(held.at(-1) ?? 'FileUseReleased', 'FileUseReleased', `round ${round}: ${f.filename} is held by no draft`);
+    }
+  }
+});
+
 t.test('an edit racing the send: once sent, the draft holds no file', async (t) => {
   for (let round = 0; round < 3; round++) {
     const [x, y] = [(await upload(ws.apiKey, 'x.txt', 'x')).json(), (await upload(ws.apiKey, 'y.txt', 'y')).json()];
