@@ -27269,10 +27269,7 @@ export interface operations {
     inspectProviderImport: {
         parameters: {
             query?: never;
-            header?: {
-                /** @description Up to 255 of letters, digits, `_ . : -`. The same request again under the same key answers the stored answer (`Idempotent-Replayed: true`) and changes nothing; another request under it is 422 `idempotency_key_reuse`. Keys are per workspace and mode, answered only to the credential that sent them, and kept 24 hours. */
-                "idempotency-key"?: string;
-            };
+            header?: never;
             path?: never;
             cookie?: never;
         };
@@ -27349,7 +27346,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `invalid_idempotency_key`, `invalid_request`, `malformed_json`, `provider_key_refused`, `restricted_key`: see /docs/errors. */
+            /** @description `invalid_request`, `malformed_json`, `provider_key_refused`, `restricted_key`: see /docs/errors. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -27360,7 +27357,7 @@ export interface operations {
                             /** @constant */
                             type?: "invalid_request_error";
                             /** @enum {string} */
-                            code?: "invalid_idempotency_key" | "invalid_request" | "malformed_json" | "provider_key_refused" | "restricted_key";
+                            code?: "invalid_request" | "malformed_json" | "provider_key_refused" | "restricted_key";
                         };
                     };
                 };
@@ -27397,22 +27394,6 @@ export interface operations {
                     };
                 };
             };
-            /** @description `idempotency_key_in_use`: see /docs/errors. */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        error?: {
-                            /** @constant */
-                            type?: "conflict_error";
-                            /** @enum {string} */
-                            code?: "idempotency_key_in_use";
-                        };
-                    };
-                };
-            };
             /** @description `body_too_large`: see /docs/errors. */
             413: {
                 headers: {
@@ -27429,7 +27410,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `capability_unsupported`, `idempotency_key_reuse`, `invalid_parameter`, `unknown_parameter`: see /docs/errors. */
+            /** @description `capability_unsupported`, `invalid_parameter`, `unknown_parameter`: see /docs/errors. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -27440,7 +27421,7 @@ export interface operations {
                             /** @constant */
                             type?: "validation_error";
                             /** @enum {string} */
-                            code?: "capability_unsupported" | "idempotency_key_reuse" | "invalid_parameter" | "unknown_parameter";
+                            code?: "capability_unsupported" | "invalid_parameter" | "unknown_parameter";
                         };
                     };
                 };

@@ -54,6 +54,8 @@ export const providerImportOperations = (deps: ApiDeps): Operation[] => [
       'counts; nothing is stored and the key is not kept. 400 `restricted_key` for a send-only key, 400 ' +
       "`provider_key_refused` (the provider's words quoted) for a key it refuses, 503 `provider_unavailable` when it does not answer.",
     scope: 'settings:write',
+    // It changes nothing, so a repeat needs no Idempotency-Key (and no fingerprint of a body holding a key is kept).
+    idempotency: false,
     body: z.strictObject({ apiKey, provider }),
     response: inspectionView,
     handler: async ({ body }) => inspectProvider(deps.providerImports, body.provider, body.apiKey),
