@@ -258,7 +258,7 @@ const TABLE = {
   image_not_stored: [502, 'The image could not be stored; nothing was kept. Retry unchanged.'],
   already_running: [
     409,
-    'One is under way already (a provider import of the workspace); wait for it to end or cancel it.',
+    'One is under way already (a provider import of the workspace, a mailbox import into the address); wait for it to end or cancel it.',
   ],
   provider_unavailable: [
     503,
