@@ -134,6 +134,15 @@ t.test('policies: scopes, narrowed keys, test keys, foreign ids', async (t) => {
     scopes: ['settings:read', 'settings:write'],
     addressAllowlist: ['a@example.net'],
   });
+  const narrowByDomain = await keyWith(h, ws.apiKey, {
+    scopes: ['settings:read', 'settings:write'],
+    domainAllowlist: ['example.net'],
+  });
+  t.equal(
+    errorOf(await h.request(narrowByDomain, 'POST', '/provider-imports/inspect', { apiKey: RESEND_KEYS.full }))[1],
+    'capability_unsupported',
+    'narrowed to a domain: refused too',
+  );
   for (const [method, path, body] of [
     ['GET', '/provider-imports'],
     ['POST', '/provider-imports/inspect', { apiKey: RESEND_KEYS.full }],
@@ -343,6 +352,35 @@ t.test('cancel: a running import stops, its key is erased; a settled one is answ
     resources: ['domains'],
   });
   t.equal(next.statusCode, 201, 'a cancelled import no longer holds the workspace');
+  await settled(h, ws.apiKey, next.json().id);
+});
+
+t.test('a key revoked at the provider midway fails the import; its key is erased', async (t) => {
+  const ws = await h.workspace();
+  const made = await h.request(ws.apiKey, 'POST', '/provider-imports', {
+    apiKey: RESEND_KEYS.full,
+    resources: ['contacts'],
+  });
+  t.equal(made.statusCode, 201, made.body);
+  const id = made.json().id;
+  resend.hold();
+  await eventually(
+    async () => (await h.request(ws.apiKey, 'GET', `/provider-imports/${id}`)).json().status === 'running',
+  );
+  data.revoked.add(RESEND_KEYS.full);
+  t.teardown(() => data.revoked.delete(RESEND_KEYS.full));
+  resend.release();
+  const done = await settled(h, ws.apiKey, id);
+  t.equal(done.status, 'failed');
+  t.match(done.lastError, /Resend refused the key: API key is invalid/);
+  t.ok(done.finishedAt);
+  t.equal(await vaultRows(), 0, 'the key is erased when it fails');
+  data.revoked.delete(RESEND_KEYS.full);
+  const next = await h.request(ws.apiKey, 'POST', '/provider-imports', {
+    apiKey: RESEND_KEYS.full,
+    resources: ['domains'],
+  });
+  t.equal(next.statusCode, 201, 'a failed import no longer holds the workspace');
   await settled(h, ws.apiKey, next.json().id);
 });
 

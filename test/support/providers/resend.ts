@@ -20,6 +20,8 @@ export interface ResendData {
   webhooks: { id: string; endpoint: string; events: string[]; status: string }[];
   domains: { id: string; name: string; status: string; region: string }[];
   apiKeys: { id: string; name: string; created_at: string }[];
+  /** Keys deleted at Resend since: answered as unknown. */
+  revoked: Set<string>;
 }
 
 const uuid = () => crypto.randomUUID();
@@ -84,6 +86,7 @@ export function resendData(options: { audiences: number; perAudience: number; un
       { id: uuid(), name: 'Production', created_at: now() },
       { id: uuid(), name: 'Staging', created_at: now() },
     ],
+    revoked: new Set(),
   };
 }
 
@@ -108,7 +111,7 @@ export function startResendServer(
     const key = auth.replace(/^Bearer /, '');
     if (key === RESEND_KEYS.sendOnly)
       return error(401, 'restricted_api_key', 'This API key is restricted to only send emails');
-    if (key !== RESEND_KEYS.full) return error(403, 'invalid_api_key', 'API key is invalid');
+    if (key !== RESEND_KEYS.full || data.revoked.has(key)) return error(403, 'invalid_api_key', 'API key is invalid');
     const limit = Number(req.query.get('limit') ?? 20);
     if (req.query.has('limit') && (!Number.isInteger(limit) || limit < 1 || limit > 100))
       return error(422, 'validation_error', 'The `limit` parameter must be an integer between 1 and 100.');
