@@ -36,8 +36,11 @@ const email = z.string().trim().toLowerCase().max(320).pipe(z.email());
 
 type Item<R extends SourceItem['resource']> = Extract<SourceItem, { resource: R }>;
 
-/** Where a source row stands for this import: claimed by an earlier one, done by this one, or to do. */
-type Claim = 'earlier' | 'done' | 'fresh' | 'again';
+/**
+ * Where a source row stands for this import: claimed by an earlier one (`seen` once this import
+ * has counted it at a checkpoint), done by this one, or to do.
+ */
+type Claim = 'earlier' | 'seen' | 'done' | 'fresh' | 'again';
 
 /**
  * Claims the page's source ids for this import (a row another import claimed stays theirs) and
@@ -58,8 +61,13 @@ async function claim(
     [workspaceId, fc.provider, resource, ids, fc.importId],
   );
   const freshIds = new Set(fresh.rows.map((r) => r.source_id));
-  const { rows } = await fc.pool.query<{ source_id: string; import_id: string; target_id: string | null }>(
-    `SELECT source_id, import_id, target_id FROM provider_import_sources
+  const { rows } = await fc.pool.query<{
+    source_id: string;
+    import_id: string;
+    target_id: string | null;
+    seen_by: string | null;
+  }>(
+    `SELECT source_id, import_id, target_id, seen_by FROM provider_import_sources
      WHERE workspace_id = $1 AND provider = $2 AND resource = $3 AND source_id = ANY($4::text[])`,
     [workspaceId, fc.provider, resource, ids],
   );
@@ -68,7 +76,9 @@ async function claim(
     const state: Claim = freshIds.has(r.source_id)
       ? 'fresh'
       : r.import_id !== fc.importId
-        ? 'earlier'
+        ? r.seen_by === fc.importId
+          ? 'seen'
+          : 'earlier'
         : r.target_id === null
           ? 'again'
           : 'done';
@@ -116,10 +126,14 @@ const failure = (error: unknown): { code: string; message: string } => {
  * `suppression.added` included) and answers the report with it counted. One row's refusal is a
  * report error; the rest of the page goes on.
  */
-export async function applyPage(fc: FillContext, items: SourceItem[], report: ImportReport): Promise<ImportReport> {
-  if (items.length === 0) return report;
+export async function applyPage(
+  fc: FillContext,
+  items: SourceItem[],
+  report: ImportReport,
+): Promise<{ report: ImportReport; seen: string[] }> {
+  if (items.length === 0) return { report, seen: [] };
   const resource = items[0]!.resource;
-  if (resource === 'domains' || resource === 'api-keys') return checklist(items, report);
+  if (resource === 'domains' || resource === 'api-keys') return { report: checklist(items, report), seen: [] };
   const claims = await claim(
     fc,
     resource,
@@ -141,10 +155,23 @@ export async function applyPage(fc: FillContext, items: SourceItem[], report: Im
       ? await audiencesOf(fc, [...new Set(items.flatMap((i) => (i as Item<'contacts'>).audienceSourceIds))])
       : new Map<string, string>();
 
+  // Rows of earlier imports counted here: marked with this page's checkpoint (worker.ts).
+  const seen = new Set<string>();
   for (const item of items) {
-    const claimed = claims.get(item.sourceId);
-    if (!claimed || claimed.claim === 'earlier') {
-      count('existing');
+    let claimed = claims.get(item.sourceId);
+    if (!claimed || claimed.claim === 'seen' || seen.has(item.sourceId)) continue;
+    if (
+      claimed.claim === 'earlier' &&
+      item.resource === 'contacts' &&
+      item.subscribed &&
+      claimed.target === 'unsubscribed'
+    )
+      // Unsubscribed at an earlier run, subscribed now: imported now.
+      claimed = { claim: 'again', target: null };
+    if (claimed.claim === 'earlier') {
+      // Unsubscribed at the provider is counted as such on every run.
+      count(item.resource === 'contacts' && !item.subscribed ? 'unsubscribed' : 'existing');
+      seen.add(item.sourceId);
       continue;
     }
     // A row made earlier on this page (one address in two of the provider's lists) is done.
@@ -298,7 +325,7 @@ export async function applyPage(fc: FillContext, items: SourceItem[], report: Im
     }
   }
   await settle(fc, resource, made, failed);
-  return next;
+  return { report: next, seen: [...seen] };
 }
 
 /** An html template with its variables declared as string props; published when the provider had it live and it can be. */

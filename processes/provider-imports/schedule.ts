@@ -34,8 +34,10 @@ export const providerImportSchedule = defineReactor<ProviderImportWorkTables>()(
       source_id text NOT NULL,
       import_id text NOT NULL,
       target_id text,
+      seen_by text,
       PRIMARY KEY (workspace_id, provider, resource, source_id)
-    );`,
+    );
+    ALTER TABLE ${s}.provider_import_sources ADD COLUMN IF NOT EXISTS seen_by text;`,
   reactsTo: ['ProviderImportQueued', 'ProviderImportCancelled'],
   react: async (db, events) => {
     for (const event of events) {

@@ -36,5 +36,11 @@ export interface ProviderImportWorkTables {
     source_id: string;
     import_id: string;
     target_id: string | null;
+    /**
+     * The last import that counted this row of an earlier import as `existing` (or unsubscribed),
+     * set with that import's checkpoint: a later page, or a second list holding the same person,
+     * does not count it twice, and a page a crash cut counts it again.
+     */
+    seen_by: string | null;
   };
 }

@@ -132,24 +132,48 @@ export class ProviderImportProcess {
   /** The run's next step, due after `delayMs`: the checkpoint. Only from the step read (`seq`), never after a cancel. */
   private async advance(
     run: Run,
-    next: { status: Run['status']; stage?: number; cursor?: string | null; report?: ImportReport; attempts?: number },
+    next: {
+      status: Run['status'];
+      stage?: number;
+      cursor?: string | null;
+      report?: ImportReport;
+      attempts?: number;
+      /** Rows of earlier imports the page counted: marked in the same transaction as the report that counts them. */
+      seen?: { resource: ImportResource; ids: string[] };
+    },
     delayMs = 0,
   ): Promise<void> {
-    await this.deps.pool.query(
-      `UPDATE provider_import_runs SET seq = seq + 1, enqueued_at = NULL, status = $3, stage = $4, cursor = $5,
-         report = $6::jsonb, attempts = $7, due_at = now() + make_interval(secs => $8::double precision / 1000)
-       WHERE id = $1 AND seq = $2 AND status <> 'done'`,
-      [
-        run.id,
-        run.seq,
-        next.status,
-        next.stage ?? run.stage,
-        next.cursor === undefined ? run.cursor : next.cursor,
-        JSON.stringify(next.report ?? run.report),
-        next.attempts ?? 0,
-        delayMs,
-      ],
-    );
+    const client = await this.deps.pool.connect();
+    try {
+      await client.query('BEGIN');
+      const { rowCount } = await client.query(
+        `UPDATE provider_import_runs SET seq = seq + 1, enqueued_at = NULL, status = $3, stage = $4, cursor = $5,
+           report = $6::jsonb, attempts = $7, due_at = now() + make_interval(secs => $8::double precision / 1000)
+         WHERE id = $1 AND seq = $2 AND status <> 'done'`,
+        [
+          run.id,
+          run.seq,
+          next.status,
+          next.stage ?? run.stage,
+          next.cursor === undefined ? run.cursor : next.cursor,
+          JSON.stringify(next.report ?? run.report),
+          next.attempts ?? 0,
+          delayMs,
+        ],
+      );
+      if (rowCount && next.seen && next.seen.ids.length > 0)
+        await client.query(
+          `UPDATE provider_import_sources SET seen_by = $4
+           WHERE workspace_id = $1 AND provider = $2 AND resource = $3 AND source_id = ANY($5::text[])`,
+          [run.workspace_id, run.provider, next.seen.resource, run.id, next.seen.ids],
+        );
+      await client.query('COMMIT');
+    } catch (error) {
+      await client.query('ROLLBACK').catch(() => {});
+      throw error;
+    } finally {
+      client.release();
+    }
   }
 
   private async begin(run: Run, actor: Actor): Promise<void> {
@@ -189,7 +213,7 @@ export class ProviderImportProcess {
       return this.refused(run, actor, resource, error);
     }
     const writes = deferredWrites(this.deps.commands);
-    const report = await applyPage(
+    const { report, seen } = await applyPage(
       {
         commands: writes.commands,
         pool: this.deps.pool,
@@ -203,13 +227,19 @@ export class ProviderImportProcess {
     );
     // Once per page, not per row: the page's writes reach the read models before the checkpoint.
     await writes.settled();
-    if (page.next === null) return this.nextResource(run, actor, report);
-    return this.advance(run, { status: 'running', cursor: page.next, report });
+    const marked = { resource, ids: seen };
+    if (page.next === null) return this.nextResource(run, actor, report, marked);
+    return this.advance(run, { status: 'running', cursor: page.next, report, seen: marked });
   }
 
-  private async nextResource(run: Run, actor: Actor, report: ImportReport): Promise<void> {
+  private async nextResource(
+    run: Run,
+    actor: Actor,
+    report: ImportReport,
+    seen?: { resource: ImportResource; ids: string[] },
+  ): Promise<void> {
     await recordProviderImportProgress(this.deps.commands, actor, run.id, report, new Date().toISOString());
-    return this.advance(run, { status: 'running', stage: run.stage + 1, cursor: null, report });
+    return this.advance(run, { status: 'running', stage: run.stage + 1, cursor: null, report, seen });
   }
 
   /** What a provider's refusal of a page means for the run. */
