@@ -157,6 +157,9 @@ export function mailboxRoute(ports: MailboxPorts): InboundRoute<MailboxRecipient
           : null,
       ]);
       const spam = spamVerdict(authentication, filter);
+      // The body's words are in the text index before the message is filed: the threads read model
+      // reads them into the thread's search as it files the message (projections/threads/filing.ts).
+      const text = ports.texts.put(message.blob.sha256, parsed.searchText);
       const mailboxes = new Map<string, { mailbox: MailboxRecipient; rcptTo: string[] }>();
       for (const { address, recipient } of recipients) {
         const key = `${recipient.workspaceId} ${recipient.address}`;
@@ -169,12 +172,15 @@ export function mailboxRoute(ports: MailboxPorts): InboundRoute<MailboxRecipient
       const now = message.receivedAt.toISOString();
       const facts = factsOf(parsed.summary, { mailFrom: message.mailFrom, spam: spam.spam });
       const runs = ports.rules;
-      const evaluations = await Promise.all(
-        [...mailboxes.values()].map(async (entry) => ({
-          ...entry,
-          evaluation: await evaluateMailbox(runs, entry.mailbox.workspaceId, entry.mailbox.address, facts, now),
-        })),
-      );
+      const [evaluations] = await Promise.all([
+        Promise.all(
+          [...mailboxes.values()].map(async (entry) => ({
+            ...entry,
+            evaluation: await evaluateMailbox(runs, entry.mailbox.workspaceId, entry.mailbox.address, facts, now),
+          })),
+        ),
+        text,
+      ]);
       const rejection = evaluations.map((e) => rejectionOf(e.evaluation)).find((r) => r !== null);
       if (rejection) {
         const recorded = { headerMessageId: parsed.summary.messageId, mailFrom: message.mailFrom };
@@ -218,8 +224,7 @@ export function mailboxRoute(ports: MailboxPorts): InboundRoute<MailboxRecipient
             now,
           );
       });
-      // The text and the filing are independent; both are held before the 250.
-      await Promise.all([ports.texts.put(message.blob.sha256, parsed.searchText), ...filing]);
+      await Promise.all(filing);
       return { accept: true };
     },
   };

@@ -121,15 +121,14 @@ export class SentMailFilingProcess {
       bcc: parsed.summary.bcc.length > 0 ? parsed.summary.bcc : owed.bcc.map((address) => ({ name: null, address })),
     };
     const mailbox = { addressId: owed.address_id, address: owed.address, domainId: owed.domain_id, domain };
-    await Promise.all([
-      texts.put(owed.raw_sha256, parsed.searchText),
-      fileSentMessage(commands, lookups, owed.workspace_id, mailbox, {
-        emailId: owed.email_id,
-        mailFrom: `${owed.email_id}@${returnPathName(domain)}`,
-        raw: { sha256: owed.raw_sha256, size },
-        summary,
-        sentAt: owed.sent_at.toISOString(),
-      }),
-    ]);
+    // The words first: the thread's search reads them as the message is filed.
+    await texts.put(owed.raw_sha256, parsed.searchText);
+    await fileSentMessage(commands, lookups, owed.workspace_id, mailbox, {
+      emailId: owed.email_id,
+      mailFrom: `${owed.email_id}@${returnPathName(domain)}`,
+      raw: { sha256: owed.raw_sha256, size },
+      summary,
+      sentAt: owed.sent_at.toISOString(),
+    });
   }
 }

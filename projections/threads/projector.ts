@@ -1,20 +1,22 @@
 import { mailboxOwnerOf } from '../../domain/shared/mailbox-owners.ts';
 import { sql } from 'kysely';
 import { defineProjector } from '../projector.ts';
-import { fileArrivals, fileSent } from './filing.ts';
+import { fileArrivals, fileImported, fileSent } from './filing.ts';
 import type { ThreadsTables } from './tables.ts';
 
 /**
  * Threads and their messages per mailbox (arrived and sent), for the threads API and for threading itself (the
  * lookups of domain/messages/threading.ts: header ids, the ids replies name, normalised subjects).
- * `search` holds the subject and participants (the `simple` configuration: mail comes in every
- * language); the body text is in `message_texts`, kept beside the blobs (docs/decisions/threads.md).
+ * `search` holds the subject, participants and the latest bodies' words (filing.ts; the `simple`
+ * configuration: mail comes in every language); every body's text is in `message_texts`, kept
+ * beside the blobs (docs/decisions/threads.md).
  */
 export const threadsProjector = defineProjector<ThreadsTables>()({
   name: 'threads',
-  version: 3,
+  version: 4,
   tables: ['threads', 'thread_messages', 'labels'],
   ddl: (s) => `
+    CREATE OR REPLACE AGGREGATE public.tsvector_agg(tsvector) (SFUNC = tsvector_concat, STYPE = tsvector, INITCOND = '');
     CREATE TABLE IF NOT EXISTS ${s}.threads (
       workspace_id text NOT NULL,
       id text PRIMARY KEY,
@@ -84,6 +86,7 @@ export const threadsProjector = defineProjector<ThreadsTables>()({
   on: {
     MessageReceived: (db, event) => fileArrivals(db, [event]),
     MessageSent: (db, event) => fileSent(db, [event]),
+    MessageImported: (db, event) => fileImported(db, [event]),
     ThreadMarked: async (db, { data: d }) => {
       await db.updateTable('threads').set({ unread: d.unread }).where('id', '=', d.threadId).execute();
     },
@@ -137,5 +140,5 @@ export const threadsProjector = defineProjector<ThreadsTables>()({
     },
   },
   // Messages in a row go in together (filing.ts).
-  onRun: { MessageReceived: fileArrivals, MessageSent: fileSent },
+  onRun: { MessageReceived: fileArrivals, MessageSent: fileSent, MessageImported: fileImported },
 });

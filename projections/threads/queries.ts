@@ -41,9 +41,10 @@ export interface ThreadFilter {
 }
 
 /**
- * Threads scanned in order for a search before the matches are looked up by index instead: a
+ * Threads tested in order for a search before the matches are looked up by index instead: a
  * word in one thread of twenty fills a page from the first few hundred threads (a walk that
- * stops early); a rarer one is found through the indexes (few candidates to sort).
+ * stops early); a rarer one is found through the indexes (few candidates to sort). Why not the
+ * indexes alone: a common word has tens of thousands of matches to sort for a page of 25.
  */
 const SEARCH_WINDOW = 500;
 
@@ -69,17 +70,18 @@ export async function listThreads(
     return rows;
   }
   const query = sql`websearch_to_tsquery('simple', ${filter.q})`;
-  // The body's words are per stored message (message_texts, by the blob's hash).
-  // One row at least, saying how many threads the window held; a match per row.
-  const { rows: walked } = await sql<ThreadRow & { scanned: string }>`WITH w AS MATERIALIZED (
-      SELECT t.* FROM threads t WHERE t.workspace_id = ${workspaceId} ${filters} ${order} LIMIT ${SEARCH_WINDOW})
-    SELECT s.scanned, ${THREAD_COLUMNS} FROM (SELECT count(*) AS scanned FROM w) s LEFT JOIN LATERAL (
-      SELECT * FROM w t WHERE t.search @@ ${query} OR EXISTS (SELECT 1 FROM thread_messages m
-        JOIN message_texts x ON x.sha256 = m.raw_sha256 WHERE m.thread_id = t.id AND x.search @@ ${query})
-      ${order} LIMIT ${limit + 1}) t ON true
-    ${order}`.execute(db);
-  const found = walked.filter((r) => r.id !== null).map(({ scanned: _, ...row }) => row);
-  if (found.length > limit || Number(walked[0]!.scanned) < SEARCH_WINDOW) return found;
+  const window = sql`SELECT t.* FROM threads t WHERE t.workspace_id = ${workspaceId} ${filters} ${order}
+    LIMIT ${SEARCH_WINDOW}`;
+  // The window walked in order, stopping at the page's last match: a thread's `search` holds its
+  // subject, participants and latest bodies (filing.ts), so one test per thread.
+  const { rows: found } = await sql<ThreadRow>`SELECT ${THREAD_COLUMNS} FROM (${window}) t
+    WHERE t.search @@ ${query} ${order} LIMIT ${limit + 1}`.execute(db);
+  if (found.length > limit) return found;
+  const { rows: held } = await sql<{ n: string }>`SELECT count(*) AS n FROM (
+      SELECT 1 FROM threads t WHERE t.workspace_id = ${workspaceId} ${filters} LIMIT ${SEARCH_WINDOW}) w`.execute(db);
+  if (Number(held[0]!.n) < SEARCH_WINDOW) return found;
+  // Past the window, the matches come from the indexes: the threads' words, and every stored
+  // body's (message_texts, by the blob's hash), older bodies than a thread's `search` keeps included.
   const { rows } = await sql<ThreadRow>`SELECT ${THREAD_COLUMNS} FROM threads t
     WHERE t.workspace_id = ${workspaceId} ${filters}
       AND t.id IN (SELECT id FROM threads WHERE workspace_id = ${workspaceId} AND search @@ ${query}

@@ -66,3 +66,29 @@ t.test('a word in every thread fills its page from the latest ones, and pages on
     ['Weekly notes 501', 'Weekly notes 500', 'Weekly notes 499'],
   );
 });
+
+t.test('a thread whose bodies pass what a tsvector holds keeps its own words and stays searchable', async (t) => {
+  // Long words that differ only at their end: under the bytes the thread keeps once compressed,
+  // well past PostgreSQL's 1 MB for a tsvector once concatenated.
+  const body = (n: number) =>
+    Array.from({ length: 15_000 }, (_, i) => `verylongcommonprefixforcompression${n}x${i}`).join(' ');
+  const first = createHash('sha256').update('big 1').digest('hex');
+  const second = createHash('sha256').update('big 2').digest('hex');
+  await texts.put(first, body(1));
+  await texts.put(second, body(2));
+  const filed = await fileMessage(h.system.commands, lookups, ws.workspaceId, box, {
+    ...arrivingMessage('big1@outside.test', { subject: 'Capybara report' }),
+    raw: { sha256: first, size: 100 },
+  });
+  await fileMessage(h.system.commands, lookups, ws.workspaceId, box, {
+    ...arrivingMessage('big2@outside.test', { subject: 'Re: Capybara report', inReplyTo: ['big1@outside.test'] }),
+    raw: { sha256: second, size: 100 },
+  });
+  const thread = (await h.request(ws.apiKey, 'GET', `/threads/${filed!.threadId}`)).json();
+  t.equal(thread.messageCount, 2, 'both filed: the projector did not stop');
+  const { rows } = await h.system.database.pool.query('SELECT length(search) AS n FROM threads WHERE id = $1', [
+    filed!.threadId,
+  ]);
+  t.ok(rows[0].n < 100, `its search keeps its subject and participants alone (${rows[0].n} words)`);
+  t.same(await ids('capybara'), ['Capybara report']);
+});
