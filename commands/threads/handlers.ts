@@ -40,10 +40,10 @@ export interface FilingLookups {
   isContact(workspaceId: string, email: string): Promise<boolean>;
 }
 
-type ThreadedBy = MessageReceivedData['threadedBy'];
+export type ThreadedBy = MessageReceivedData['threadedBy'];
 
 /** A message as threading sees it (domain/messages/threading.ts). */
-const threadingOf = (s: MessageSummary, at: string): ThreadingMessage => ({
+export const threadingOf = (s: MessageSummary, at: string): ThreadingMessage => ({
   messageId: s.messageId,
   inReplyTo: s.inReplyTo,
   references: s.references,
@@ -154,7 +154,7 @@ export async function fileSentMessage(
  * after the read model named it is replaced by a new one (the conversation starts again).
  * Answers the thread, or null when the decision filed nothing (the message was there already).
  */
-async function fileInThread(
+export async function fileInThread(
   ctx: CommandContext,
   actor: Actor,
   workspaceId: string,

@@ -3,6 +3,7 @@ import {
   isSettableLabel,
   isSystemLabel,
   type MessageReceivedData,
+  type MessageImportedData,
   type MessageSentData,
   type SettableLabel,
   type ThreadEvent,
@@ -66,6 +67,32 @@ export function decideFileSent(state: ThreadState, message: Omit<MessageSentData
   if (state.deleted) return fail('resource_not_found', 'The thread was deleted.', 'threadId');
   if (state.sentEmailIds.has(message.emailId)) return [];
   return [{ type: 'MessageSent', data: { ...message, label: state.exists ? state.label : 'archive' } }];
+}
+
+/**
+ * Where a thread stands once an imported message joins it: a new thread where the import put the
+ * message; an archived thread comes back to the inbox with inbox mail, as for an arrival; any
+ * other thread stays where it is (old mail never moves a conversation to spam or trash).
+ */
+export function labelOnImport(state: ThreadState, wanted: SettableLabel): SettableLabel {
+  if (!state.exists) return wanted;
+  return state.label === 'archive' && wanted === 'inbox' ? 'inbox' : state.label;
+}
+
+/**
+ * Files an imported message in its thread. The same import key (a resumed or repeated import), or
+ * the same Message-ID already in the thread (the message arrived live, or an earlier import
+ * filed it), files nothing; a deleted thread takes no more mail (the caller opens a new one).
+ */
+export function decideImportMessage(
+  state: ThreadState,
+  message: Omit<MessageImportedData, 'label'> & { wanted: SettableLabel },
+): ThreadEvent[] {
+  if (state.deleted) return fail('resource_not_found', 'The thread was deleted.', 'threadId');
+  const headerId = message.summary.messageId;
+  if (state.importKeys.has(message.importKey) || (headerId && state.headerIds.has(headerId))) return [];
+  const { wanted, ...data } = message;
+  return [{ type: 'MessageImported', data: { ...data, label: labelOnImport(state, wanted) } }];
 }
 
 export function decideMarkThread(state: ThreadState, cmd: { threadId: string; unread: boolean; now: string }) {

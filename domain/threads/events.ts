@@ -91,6 +91,34 @@ export const MessageSent = defineEvent(
 );
 
 /**
+ * A message from a mailbox import (domain/mailbox-imports), filed through the same threading as
+ * arrivals and sends. Quiet: nothing reacts to it (no rules, forwards, contacts or webhooks).
+ * `direction` is `sent` for mail the mailbox sent (labelled Sent, or from its own address);
+ * `label` is where the thread is filed after it (the import's options decided the message's own
+ * place, labelOnImport the thread's). `importKey` is the dedupe key (Message-ID and content hash):
+ * a thread holding it already files nothing, so a resumed import never files a message twice.
+ * `at` is the message's own date (its `Date:` header, else when it was imported).
+ */
+export const MessageImported = defineEvent(
+  'MessageImported',
+  z.object({
+    threadId: z.string(),
+    messageId: z.string(),
+    mailbox: Mailbox,
+    importId: z.string(),
+    importKey: z.string(),
+    direction: z.enum(['received', 'sent']),
+    raw: z.object({ sha256: z.string(), size: z.number().int() }),
+    summary: MessageSummary,
+    threadedBy: z.enum(THREADED_BY),
+    normalisedSubject: z.string(),
+    label: z.enum(SETTABLE_LABELS),
+    unread: z.boolean(),
+    at: z.string(),
+  }),
+);
+
+/**
  * The message answers mail we sent (its In-Reply-To or References name a sent message's
  * Message-ID): what `email.replied` tells. Decided with the arrival, since a mapper sees one event.
  */
@@ -129,6 +157,7 @@ export const ThreadDeleted = defineEvent('ThreadDeleted', z.object({ threadId: z
 export const threadEvents = [
   MessageReceived,
   MessageSent,
+  MessageImported,
   SentEmailReplied,
   ThreadMarked,
   ThreadMoved,
@@ -138,6 +167,7 @@ export const threadEvents = [
 export type ThreadEvent =
   | EventOf<typeof MessageReceived>
   | EventOf<typeof MessageSent>
+  | EventOf<typeof MessageImported>
   | EventOf<typeof SentEmailReplied>
   | EventOf<typeof ThreadMarked>
   | EventOf<typeof ThreadMoved>
@@ -145,5 +175,6 @@ export type ThreadEvent =
   | EventOf<typeof ThreadDeleted>;
 export type MessageReceivedData = EventOf<typeof MessageReceived>['data'];
 export type MessageSentData = EventOf<typeof MessageSent>['data'];
+export type MessageImportedData = EventOf<typeof MessageImported>['data'];
 
 export const threadStream = (workspaceId: string, threadId: string) => `ws-${workspaceId}.thread-${threadId}`;

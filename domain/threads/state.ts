@@ -15,6 +15,8 @@ export interface ThreadState {
    * mailbox sends to itself is filed both as sent and as received.
    */
   sentEmailIds: ReadonlySet<string>;
+  /** The import keys (Message-ID and content hash) of the imported messages filed here. */
+  importKeys: ReadonlySet<string>;
 }
 
 export const threadAggregate = {
@@ -27,6 +29,7 @@ export const threadAggregate = {
     labels: new Set(),
     headerIds: new Set(),
     sentEmailIds: new Set(),
+    importKeys: new Set(),
   } as ThreadState,
   evolve(state: ThreadState, event: ThreadEvent): ThreadState {
     switch (event.type) {
@@ -49,6 +52,18 @@ export const threadAggregate = {
           label: event.data.label,
           sentEmailIds: new Set([...state.sentEmailIds, event.data.emailId]),
         };
+      case 'MessageImported': {
+        const id = event.data.summary.messageId;
+        return {
+          ...state,
+          exists: true,
+          mailbox: event.data.mailbox,
+          label: event.data.label,
+          unread: (state.exists && state.unread) || event.data.unread,
+          headerIds: id ? new Set([...state.headerIds, id]) : state.headerIds,
+          importKeys: new Set([...state.importKeys, event.data.importKey]),
+        };
+      }
       case 'SentEmailReplied':
         return state;
       case 'ThreadMarked':

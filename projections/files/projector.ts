@@ -35,6 +35,7 @@ export const filesProjector = defineProjector<FilesTables>()({
   on: {
     MessageReceived: (db, event) => insertAttachments(db, [event]),
     MessageSent: (db, event) => insertAttachments(db, [event]),
+    MessageImported: (db, event) => insertAttachments(db, [event]),
     ThreadDeleted: async (db, { data: d }) => {
       await db.deleteFrom('files').where('thread_id', '=', d.threadId).execute();
     },
@@ -66,12 +67,12 @@ export const filesProjector = defineProjector<FilesTables>()({
     },
   },
   // Arrivals come in runs on the inbound path: one INSERT for a run, not one per message.
-  onRun: { MessageReceived: insertAttachments, MessageSent: insertAttachments },
+  onRun: { MessageReceived: insertAttachments, MessageSent: insertAttachments, MessageImported: insertAttachments },
 });
 
 async function insertAttachments(
   db: Kysely<FilesTables>,
-  events: Projected<'MessageReceived' | 'MessageSent'>[],
+  events: Projected<'MessageReceived' | 'MessageSent' | 'MessageImported'>[],
 ): Promise<void> {
   const rows = events.flatMap(({ metadata: { workspaceId }, data: d }) =>
     d.summary.attachments.map((a, part) => ({
@@ -89,7 +90,7 @@ async function insertAttachments(
       sha256: a.sha256,
       content_id: a.contentId,
       inline: a.inline,
-      created_at: 'receivedAt' in d ? d.receivedAt : d.sentAt,
+      created_at: 'receivedAt' in d ? d.receivedAt : 'sentAt' in d ? d.sentAt : d.at,
     })),
   );
   if (rows.length > 0)
