@@ -91,6 +91,14 @@ export const fileSent = (db: Kysely<ThreadsTables>, events: Projected<'MessageSe
 export const fileImported = (db: Kysely<ThreadsTables>, events: Projected<'MessageImported'>[]) =>
   fileMessages(db, events.map(importing));
 
+/**
+ * The bodies' words a thread's `search` holds: its latest messages' (message_texts), up to this
+ * many stored bytes. Older bodies are still found, through message_texts itself (queries.ts).
+ */
+const BODY_BYTES = 256 * 1024;
+/** `program_limit_exceeded`: what PostgreSQL says of a tsvector past 1 MB. */
+const TSVECTOR_TOO_LONG = '54000';
+
 /** Words a participant is found by: name, address, and the address's two halves. */
 const participantWords = (people: (MailAddress | null)[]) =>
   people
@@ -119,7 +127,10 @@ const participantsOf = (m: Filed) => [
  * leaves read state as it was (a thread a send opens is read), an import as the import said; the snippet is the latest
  * message's (the later in the log on equal times) when it is not older than the thread's last
  * message; participants are the union; count and search words are recounted from the stored
- * messages, so a replay changes nothing.
+ * messages, so a replay changes nothing. `search` holds the subject and participants of every
+ * message and the body words of the latest ones, read from message_texts, which the receiving
+ * slice and the sent-mail worker write before they file (so the threads read model is rebuilt
+ * from the events and message_texts).
  */
 async function fileMessages(db: Kysely<ThreadsTables>, filed: Filed[]): Promise<void> {
   if (filed.length === 0) return;
@@ -218,16 +229,33 @@ async function fileMessages(db: Kysely<ThreadsTables>, filed: Filed[]): Promise<
     at: t.latest.at,
     participants: [...t.participants],
   }));
-  await sql`UPDATE threads t SET label = u.label, unread = t.unread OR u.unread, has_sent = c.sent,
+  const update = (bodies: boolean) => sql`UPDATE threads t SET label = u.label, unread = t.unread OR u.unread,
+      has_sent = c.sent,
       snippet = CASE WHEN u.at >= t.last_message_at THEN u.snippet ELSE t.snippet END,
       last_message_at = GREATEST(t.last_message_at, u.at),
       participants = ARRAY(SELECT DISTINCT p FROM unnest(t.participants || u.participants) p ORDER BY p),
       message_count = c.n,
-      search = to_tsvector('simple', c.words)
+      search = to_tsvector('simple', c.words) || coalesce(b.bodies, '')
     FROM jsonb_to_recordset(${JSON.stringify(touched)}::jsonb) AS u(id text, label text, unread boolean,
       snippet text, at timestamptz, participants text[])
     CROSS JOIN LATERAL (SELECT count(*)::int AS n, bool_or(direction = 'sent') AS sent,
       string_agg(search_words, ' ' ORDER BY position) AS words
       FROM thread_messages WHERE thread_id = u.id) c
-    WHERE t.id = u.id`.execute(db);
+    CROSS JOIN LATERAL (SELECT public.tsvector_agg(r.search ORDER BY r.position) AS bodies FROM (
+        SELECT x.search, m.position, sum(pg_column_size(x.search)) OVER (ORDER BY m.position DESC) AS kept
+        FROM thread_messages m JOIN message_texts x ON x.sha256 = m.raw_sha256
+        WHERE ${bodies} AND m.thread_id = u.id) r
+      WHERE r.kept <= ${BODY_BYTES}) b
+    WHERE t.id = u.id`;
+  // A tsvector holds at most 1 MB: past the bytes kept (stored, so maybe compressed) one could
+  // still overflow, and the batch would fail for ever. Then these threads keep their words alone.
+  await sql`SAVEPOINT thread_search`.execute(db);
+  try {
+    await update(true).execute(db);
+    await sql`RELEASE SAVEPOINT thread_search`.execute(db);
+  } catch (error) {
+    if ((error as { code?: string }).code !== TSVECTOR_TOO_LONG) throw error;
+    await sql`ROLLBACK TO SAVEPOINT thread_search`.execute(db);
+    await update(false).execute(db);
+  }
 }

@@ -7,14 +7,16 @@ import type { ThreadsTables } from './tables.ts';
 /**
  * Threads and their messages per mailbox (arrived and sent), for the threads API and for threading itself (the
  * lookups of domain/messages/threading.ts: header ids, the ids replies name, normalised subjects).
- * `search` holds the subject and participants (the `simple` configuration: mail comes in every
- * language); the body text is in `message_texts`, kept beside the blobs (docs/decisions/threads.md).
+ * `search` holds the subject, participants and the latest bodies' words (filing.ts; the `simple`
+ * configuration: mail comes in every language); every body's text is in `message_texts`, kept
+ * beside the blobs (docs/decisions/threads.md).
  */
 export const threadsProjector = defineProjector<ThreadsTables>()({
   name: 'threads',
-  version: 3,
+  version: 4,
   tables: ['threads', 'thread_messages', 'labels'],
   ddl: (s) => `
+    CREATE OR REPLACE AGGREGATE public.tsvector_agg(tsvector) (SFUNC = tsvector_concat, STYPE = tsvector, INITCOND = '');
     CREATE TABLE IF NOT EXISTS ${s}.threads (
       workspace_id text NOT NULL,
       id text PRIMARY KEY,
