@@ -13,6 +13,7 @@ import { RATE_LIMIT_SCHEMA, RateLimiter } from './api/plugins/rate-limit.ts';
 import { REQUEST_LOG_SCHEMA, RequestLog } from './api/request-log.ts';
 import { AccountCodes } from './commands/accounts/codes.ts';
 import type { AccountPorts } from './commands/accounts/sign-in.ts';
+import type { OAuthPorts } from './infra/oauth/port.ts';
 import type { AiPorts } from './commands/ai/actions.ts';
 import type { DomainPorts } from './commands/domains/handlers.ts';
 import { type SendingPorts, sendEmail } from './commands/emails/handlers.ts';
@@ -67,6 +68,7 @@ import { composeMessage } from './infra/outbound/compose.ts';
 import { loadMasterKey } from './infra/secrets/master-key.ts';
 import { SecretVault } from './infra/secrets/vault.ts';
 import { PostgresSignInChallenges, SIGN_IN_SCHEMA } from './infra/sign-in/postgres.ts';
+import { OAUTH_SCHEMA, PostgresOAuth } from './infra/oauth/postgres.ts';
 import { findAccountByEmail } from './projections/accounts/queries.ts';
 import { projectors } from './projections/all.ts';
 import { forwardsOf, mailboxLogin } from './projections/addresses/queries.ts';
@@ -161,6 +163,8 @@ export interface System {
   members: { key: Buffer };
   /** People's sign-in to our pages: challenges, the vault, their codes; `secureCookies` when the pages are served over https. */
   accounts: { ports: AccountPorts; secureCookies: boolean };
+  /** Connected apps: registration, approvals, codes and tokens (infra/oauth). */
+  oauth: OAuthPorts;
   /** Raw messages and attachments: small ones as rows of PostgreSQL, larger ones as files under `<dataDir>/blobs`, or in `blobS3Url`. */
   blobs: BlobStore;
   /** Template images' urls: the key of their MAC, and the base they are served under. */
@@ -440,6 +444,7 @@ export async function openSystem(databaseUrl: string, options: SystemOptions = {
     consentKey,
     members,
     accounts,
+    oauth: new PostgresOAuth(database.pool),
     outbound,
     cursors: new Cursors(await serverSecret(database.pool, 'cursor')),
     rateLimiter: new RateLimiter(database.pool),
@@ -499,6 +504,7 @@ export function serve(system: System, options: { logger?: boolean | object } = {
       forwardConsent: { key: system.consentKey },
       members: system.members,
       accounts: system.accounts,
+      oauth: system.oauth,
       images: system.images,
       sending: system.sending,
       ai: system.ai,
@@ -659,6 +665,7 @@ async function migrate(client: pg.PoolClient): Promise<void> {
   await client.query('CREATE TABLE IF NOT EXISTS server_secrets (name text PRIMARY KEY, value bytea NOT NULL)');
   await SecretVault.migrate(client);
   await client.query(SIGN_IN_SCHEMA);
+  await client.query(OAUTH_SCHEMA);
   await SmallBlobTier.migrate(client);
   await client.query(TEXT_INDEX_SCHEMA);
 }

@@ -6,6 +6,7 @@ import type { AiPorts } from '../commands/ai/actions.ts';
 import type { DomainPorts } from '../commands/domains/handlers.ts';
 import type { SendingPorts } from '../commands/emails/handlers.ts';
 import type { CommandContext } from '../commands/execute.ts';
+import type { OAuthPorts } from '../commands/oauth/ports.ts';
 import type { ProviderImportPorts } from '../commands/provider-imports/handlers.ts';
 import type { TemplateRenderer } from '../commands/templates/render.ts';
 import type { ReceiverUrlCheck } from '../commands/webhooks/handlers.ts';
@@ -39,6 +40,8 @@ export interface ApiDeps {
   members: { key: Buffer };
   /** People's sign-in to our pages (commands/accounts); `secureCookies`: the pages are served over https. */
   accounts: { ports: AccountPorts; secureCookies: boolean };
+  /** Connected apps: registration and the authorization server (infra/oauth). */
+  oauth: OAuthPorts;
   /** Template images: the key their urls carry a MAC under, and where this service is reached (`PUBLIC_URL`). */
   images: { key: Buffer; publicUrl: string };
   /** What every way of sending needs (commands/emails/handlers.ts `sendEmail`). */

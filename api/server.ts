@@ -30,6 +30,7 @@ import { rules } from './routes/rules/index.ts';
 import { members } from './routes/members/index.ts';
 import { registerInvitationPages } from './pages/invitations.ts';
 import { registerAccountPages } from './pages/accounts.ts';
+import { registerOAuthPages } from './pages/oauth.ts';
 import { signatures } from './routes/signatures/index.ts';
 import { emails } from './routes/emails/index.ts';
 import { files } from './routes/files/index.ts';
@@ -96,6 +97,7 @@ export async function buildServer(
   registerForwardConsentPages(app, deps);
   registerInvitationPages(app, deps);
   registerAccountPages(app, deps);
+  registerOAuthPages(app, deps);
   registerUnsubscribePages(app, deps);
   registerTrackingRoutes(app, deps);
   registerTemplateImages(app, deps);

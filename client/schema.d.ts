@@ -2625,7 +2625,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            /** @description `expired_access_token`, `expired_api_key`, `grant_access_lost`, `grant_expired`, `grant_required`, `grant_workspace_gone`, `invalid_access_token`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -2636,7 +2636,7 @@ export interface operations {
                             /** @constant */
                             type?: "authentication_error";
                             /** @enum {string} */
-                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                            code?: "expired_access_token" | "expired_api_key" | "grant_access_lost" | "grant_expired" | "grant_required" | "grant_workspace_gone" | "invalid_access_token" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
                         };
                     };
                 };
@@ -2761,7 +2761,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            /** @description `expired_access_token`, `expired_api_key`, `grant_access_lost`, `grant_expired`, `grant_required`, `grant_workspace_gone`, `invalid_access_token`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -2772,7 +2772,7 @@ export interface operations {
                             /** @constant */
                             type?: "authentication_error";
                             /** @enum {string} */
-                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                            code?: "expired_access_token" | "expired_api_key" | "grant_access_lost" | "grant_expired" | "grant_required" | "grant_workspace_gone" | "invalid_access_token" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
                         };
                     };
                 };
@@ -2903,7 +2903,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            /** @description `expired_access_token`, `expired_api_key`, `grant_access_lost`, `grant_expired`, `grant_required`, `grant_workspace_gone`, `invalid_access_token`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -2914,7 +2914,7 @@ export interface operations {
                             /** @constant */
                             type?: "authentication_error";
                             /** @enum {string} */
-                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                            code?: "expired_access_token" | "expired_api_key" | "grant_access_lost" | "grant_expired" | "grant_required" | "grant_workspace_gone" | "invalid_access_token" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
                         };
                     };
                 };
@@ -3113,7 +3113,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            /** @description `expired_access_token`, `expired_api_key`, `grant_access_lost`, `grant_expired`, `grant_required`, `grant_workspace_gone`, `invalid_access_token`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -3124,7 +3124,7 @@ export interface operations {
                             /** @constant */
                             type?: "authentication_error";
                             /** @enum {string} */
-                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                            code?: "expired_access_token" | "expired_api_key" | "grant_access_lost" | "grant_expired" | "grant_required" | "grant_workspace_gone" | "invalid_access_token" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
                         };
                     };
                 };
@@ -3273,7 +3273,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            /** @description `expired_access_token`, `expired_api_key`, `grant_access_lost`, `grant_expired`, `grant_required`, `grant_workspace_gone`, `invalid_access_token`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -3284,7 +3284,7 @@ export interface operations {
                             /** @constant */
                             type?: "authentication_error";
                             /** @enum {string} */
-                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                            code?: "expired_access_token" | "expired_api_key" | "grant_access_lost" | "grant_expired" | "grant_required" | "grant_workspace_gone" | "invalid_access_token" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
                         };
                     };
                 };
@@ -3441,7 +3441,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            /** @description `expired_access_token`, `expired_api_key`, `grant_access_lost`, `grant_expired`, `grant_required`, `grant_workspace_gone`, `invalid_access_token`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -3452,7 +3452,7 @@ export interface operations {
                             /** @constant */
                             type?: "authentication_error";
                             /** @enum {string} */
-                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                            code?: "expired_access_token" | "expired_api_key" | "grant_access_lost" | "grant_expired" | "grant_required" | "grant_workspace_gone" | "invalid_access_token" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
                         };
                     };
                 };
@@ -3642,7 +3642,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            /** @description `expired_access_token`, `expired_api_key`, `grant_access_lost`, `grant_expired`, `grant_required`, `grant_workspace_gone`, `invalid_access_token`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -3653,7 +3653,7 @@ export interface operations {
                             /** @constant */
                             type?: "authentication_error";
                             /** @enum {string} */
-                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                            code?: "expired_access_token" | "expired_api_key" | "grant_access_lost" | "grant_expired" | "grant_required" | "grant_workspace_gone" | "invalid_access_token" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
                         };
                     };
                 };
@@ -3802,7 +3802,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            /** @description `expired_access_token`, `expired_api_key`, `grant_access_lost`, `grant_expired`, `grant_required`, `grant_workspace_gone`, `invalid_access_token`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -3813,7 +3813,7 @@ export interface operations {
                             /** @constant */
                             type?: "authentication_error";
                             /** @enum {string} */
-                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                            code?: "expired_access_token" | "expired_api_key" | "grant_access_lost" | "grant_expired" | "grant_required" | "grant_workspace_gone" | "invalid_access_token" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
                         };
                     };
                 };
@@ -3993,7 +3993,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            /** @description `expired_access_token`, `expired_api_key`, `grant_access_lost`, `grant_expired`, `grant_required`, `grant_workspace_gone`, `invalid_access_token`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -4004,7 +4004,7 @@ export interface operations {
                             /** @constant */
                             type?: "authentication_error";
                             /** @enum {string} */
-                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                            code?: "expired_access_token" | "expired_api_key" | "grant_access_lost" | "grant_expired" | "grant_required" | "grant_workspace_gone" | "invalid_access_token" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
                         };
                     };
                 };
@@ -4155,7 +4155,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            /** @description `expired_access_token`, `expired_api_key`, `grant_access_lost`, `grant_expired`, `grant_required`, `grant_workspace_gone`, `invalid_access_token`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -4166,7 +4166,7 @@ export interface operations {
                             /** @constant */
                             type?: "authentication_error";
                             /** @enum {string} */
-                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                            code?: "expired_access_token" | "expired_api_key" | "grant_access_lost" | "grant_expired" | "grant_required" | "grant_workspace_gone" | "invalid_access_token" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
                         };
                     };
                 };
@@ -4328,7 +4328,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            /** @description `expired_access_token`, `expired_api_key`, `grant_access_lost`, `grant_expired`, `grant_required`, `grant_workspace_gone`, `invalid_access_token`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -4339,7 +4339,7 @@ export interface operations {
                             /** @constant */
                             type?: "authentication_error";
                             /** @enum {string} */
-                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                            code?: "expired_access_token" | "expired_api_key" | "grant_access_lost" | "grant_expired" | "grant_required" | "grant_workspace_gone" | "invalid_access_token" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
                         };
                     };
                 };
@@ -4480,7 +4480,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            /** @description `expired_access_token`, `expired_api_key`, `grant_access_lost`, `grant_expired`, `grant_required`, `grant_workspace_gone`, `invalid_access_token`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -4491,7 +4491,7 @@ export interface operations {
                             /** @constant */
                             type?: "authentication_error";
                             /** @enum {string} */
-                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                            code?: "expired_access_token" | "expired_api_key" | "grant_access_lost" | "grant_expired" | "grant_required" | "grant_workspace_gone" | "invalid_access_token" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
                         };
                     };
                 };
@@ -4644,7 +4644,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            /** @description `expired_access_token`, `expired_api_key`, `grant_access_lost`, `grant_expired`, `grant_required`, `grant_workspace_gone`, `invalid_access_token`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -4655,7 +4655,7 @@ export interface operations {
                             /** @constant */
                             type?: "authentication_error";
                             /** @enum {string} */
-                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                            code?: "expired_access_token" | "expired_api_key" | "grant_access_lost" | "grant_expired" | "grant_required" | "grant_workspace_gone" | "invalid_access_token" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
                         };
                     };
                 };
@@ -4853,7 +4853,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            /** @description `expired_access_token`, `expired_api_key`, `grant_access_lost`, `grant_expired`, `grant_required`, `grant_workspace_gone`, `invalid_access_token`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -4864,7 +4864,7 @@ export interface operations {
                             /** @constant */
                             type?: "authentication_error";
                             /** @enum {string} */
-                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                            code?: "expired_access_token" | "expired_api_key" | "grant_access_lost" | "grant_expired" | "grant_required" | "grant_workspace_gone" | "invalid_access_token" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
                         };
                     };
                 };
@@ -5094,7 +5094,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            /** @description `expired_access_token`, `expired_api_key`, `grant_access_lost`, `grant_expired`, `grant_required`, `grant_workspace_gone`, `invalid_access_token`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -5105,7 +5105,7 @@ export interface operations {
                             /** @constant */
                             type?: "authentication_error";
                             /** @enum {string} */
-                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                            code?: "expired_access_token" | "expired_api_key" | "grant_access_lost" | "grant_expired" | "grant_required" | "grant_workspace_gone" | "invalid_access_token" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
                         };
                     };
                 };
@@ -5369,7 +5369,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            /** @description `expired_access_token`, `expired_api_key`, `grant_access_lost`, `grant_expired`, `grant_required`, `grant_workspace_gone`, `invalid_access_token`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -5380,7 +5380,7 @@ export interface operations {
                             /** @constant */
                             type?: "authentication_error";
                             /** @enum {string} */
-                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                            code?: "expired_access_token" | "expired_api_key" | "grant_access_lost" | "grant_expired" | "grant_required" | "grant_workspace_gone" | "invalid_access_token" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
                         };
                     };
                 };
@@ -5567,7 +5567,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            /** @description `expired_access_token`, `expired_api_key`, `grant_access_lost`, `grant_expired`, `grant_required`, `grant_workspace_gone`, `invalid_access_token`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -5578,7 +5578,7 @@ export interface operations {
                             /** @constant */
                             type?: "authentication_error";
                             /** @enum {string} */
-                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                            code?: "expired_access_token" | "expired_api_key" | "grant_access_lost" | "grant_expired" | "grant_required" | "grant_workspace_gone" | "invalid_access_token" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
                         };
                     };
                 };
@@ -5751,7 +5751,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            /** @description `expired_access_token`, `expired_api_key`, `grant_access_lost`, `grant_expired`, `grant_required`, `grant_workspace_gone`, `invalid_access_token`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -5762,7 +5762,7 @@ export interface operations {
                             /** @constant */
                             type?: "authentication_error";
                             /** @enum {string} */
-                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                            code?: "expired_access_token" | "expired_api_key" | "grant_access_lost" | "grant_expired" | "grant_required" | "grant_workspace_gone" | "invalid_access_token" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
                         };
                     };
                 };
@@ -5915,7 +5915,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            /** @description `expired_access_token`, `expired_api_key`, `grant_access_lost`, `grant_expired`, `grant_required`, `grant_workspace_gone`, `invalid_access_token`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -5926,7 +5926,7 @@ export interface operations {
                             /** @constant */
                             type?: "authentication_error";
                             /** @enum {string} */
-                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                            code?: "expired_access_token" | "expired_api_key" | "grant_access_lost" | "grant_expired" | "grant_required" | "grant_workspace_gone" | "invalid_access_token" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
                         };
                     };
                 };
@@ -6238,7 +6238,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            /** @description `expired_access_token`, `expired_api_key`, `grant_access_lost`, `grant_expired`, `grant_required`, `grant_workspace_gone`, `invalid_access_token`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -6249,7 +6249,7 @@ export interface operations {
                             /** @constant */
                             type?: "authentication_error";
                             /** @enum {string} */
-                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                            code?: "expired_access_token" | "expired_api_key" | "grant_access_lost" | "grant_expired" | "grant_required" | "grant_workspace_gone" | "invalid_access_token" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
                         };
                     };
                 };
@@ -6480,7 +6480,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            /** @description `expired_access_token`, `expired_api_key`, `grant_access_lost`, `grant_expired`, `grant_required`, `grant_workspace_gone`, `invalid_access_token`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -6491,7 +6491,7 @@ export interface operations {
                             /** @constant */
                             type?: "authentication_error";
                             /** @enum {string} */
-                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                            code?: "expired_access_token" | "expired_api_key" | "grant_access_lost" | "grant_expired" | "grant_required" | "grant_workspace_gone" | "invalid_access_token" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
                         };
                     };
                 };
@@ -6723,7 +6723,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            /** @description `expired_access_token`, `expired_api_key`, `grant_access_lost`, `grant_expired`, `grant_required`, `grant_workspace_gone`, `invalid_access_token`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -6734,7 +6734,7 @@ export interface operations {
                             /** @constant */
                             type?: "authentication_error";
                             /** @enum {string} */
-                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                            code?: "expired_access_token" | "expired_api_key" | "grant_access_lost" | "grant_expired" | "grant_required" | "grant_workspace_gone" | "invalid_access_token" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
                         };
                     };
                 };
@@ -6960,7 +6960,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            /** @description `expired_access_token`, `expired_api_key`, `grant_access_lost`, `grant_expired`, `grant_required`, `grant_workspace_gone`, `invalid_access_token`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -6971,7 +6971,7 @@ export interface operations {
                             /** @constant */
                             type?: "authentication_error";
                             /** @enum {string} */
-                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                            code?: "expired_access_token" | "expired_api_key" | "grant_access_lost" | "grant_expired" | "grant_required" | "grant_workspace_gone" | "invalid_access_token" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
                         };
                     };
                 };
@@ -7197,7 +7197,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            /** @description `expired_access_token`, `expired_api_key`, `grant_access_lost`, `grant_expired`, `grant_required`, `grant_workspace_gone`, `invalid_access_token`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -7208,7 +7208,7 @@ export interface operations {
                             /** @constant */
                             type?: "authentication_error";
                             /** @enum {string} */
-                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                            code?: "expired_access_token" | "expired_api_key" | "grant_access_lost" | "grant_expired" | "grant_required" | "grant_workspace_gone" | "invalid_access_token" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
                         };
                     };
                 };
@@ -7407,7 +7407,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            /** @description `expired_access_token`, `expired_api_key`, `grant_access_lost`, `grant_expired`, `grant_required`, `grant_workspace_gone`, `invalid_access_token`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -7418,7 +7418,7 @@ export interface operations {
                             /** @constant */
                             type?: "authentication_error";
                             /** @enum {string} */
-                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                            code?: "expired_access_token" | "expired_api_key" | "grant_access_lost" | "grant_expired" | "grant_required" | "grant_workspace_gone" | "invalid_access_token" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
                         };
                     };
                 };
@@ -7631,7 +7631,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            /** @description `expired_access_token`, `expired_api_key`, `grant_access_lost`, `grant_expired`, `grant_required`, `grant_workspace_gone`, `invalid_access_token`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -7642,7 +7642,7 @@ export interface operations {
                             /** @constant */
                             type?: "authentication_error";
                             /** @enum {string} */
-                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                            code?: "expired_access_token" | "expired_api_key" | "grant_access_lost" | "grant_expired" | "grant_required" | "grant_workspace_gone" | "invalid_access_token" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
                         };
                     };
                 };
@@ -7814,7 +7814,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            /** @description `expired_access_token`, `expired_api_key`, `grant_access_lost`, `grant_expired`, `grant_required`, `grant_workspace_gone`, `invalid_access_token`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -7825,7 +7825,7 @@ export interface operations {
                             /** @constant */
                             type?: "authentication_error";
                             /** @enum {string} */
-                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                            code?: "expired_access_token" | "expired_api_key" | "grant_access_lost" | "grant_expired" | "grant_required" | "grant_workspace_gone" | "invalid_access_token" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
                         };
                     };
                 };
@@ -7979,7 +7979,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            /** @description `expired_access_token`, `expired_api_key`, `grant_access_lost`, `grant_expired`, `grant_required`, `grant_workspace_gone`, `invalid_access_token`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -7990,7 +7990,7 @@ export interface operations {
                             /** @constant */
                             type?: "authentication_error";
                             /** @enum {string} */
-                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                            code?: "expired_access_token" | "expired_api_key" | "grant_access_lost" | "grant_expired" | "grant_required" | "grant_workspace_gone" | "invalid_access_token" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
                         };
                     };
                 };
@@ -8216,7 +8216,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            /** @description `expired_access_token`, `expired_api_key`, `grant_access_lost`, `grant_expired`, `grant_required`, `grant_workspace_gone`, `invalid_access_token`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -8227,7 +8227,7 @@ export interface operations {
                             /** @constant */
                             type?: "authentication_error";
                             /** @enum {string} */
-                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                            code?: "expired_access_token" | "expired_api_key" | "grant_access_lost" | "grant_expired" | "grant_required" | "grant_workspace_gone" | "invalid_access_token" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
                         };
                     };
                 };
@@ -8441,7 +8441,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            /** @description `expired_access_token`, `expired_api_key`, `grant_access_lost`, `grant_expired`, `grant_required`, `grant_workspace_gone`, `invalid_access_token`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -8452,7 +8452,7 @@ export interface operations {
                             /** @constant */
                             type?: "authentication_error";
                             /** @enum {string} */
-                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                            code?: "expired_access_token" | "expired_api_key" | "grant_access_lost" | "grant_expired" | "grant_required" | "grant_workspace_gone" | "invalid_access_token" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
                         };
                     };
                 };
@@ -8642,7 +8642,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            /** @description `expired_access_token`, `expired_api_key`, `grant_access_lost`, `grant_expired`, `grant_required`, `grant_workspace_gone`, `invalid_access_token`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -8653,7 +8653,7 @@ export interface operations {
                             /** @constant */
                             type?: "authentication_error";
                             /** @enum {string} */
-                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                            code?: "expired_access_token" | "expired_api_key" | "grant_access_lost" | "grant_expired" | "grant_required" | "grant_workspace_gone" | "invalid_access_token" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
                         };
                     };
                 };
@@ -8800,7 +8800,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            /** @description `expired_access_token`, `expired_api_key`, `grant_access_lost`, `grant_expired`, `grant_required`, `grant_workspace_gone`, `invalid_access_token`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -8811,7 +8811,7 @@ export interface operations {
                             /** @constant */
                             type?: "authentication_error";
                             /** @enum {string} */
-                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                            code?: "expired_access_token" | "expired_api_key" | "grant_access_lost" | "grant_expired" | "grant_required" | "grant_workspace_gone" | "invalid_access_token" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
                         };
                     };
                 };
@@ -9058,7 +9058,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            /** @description `expired_access_token`, `expired_api_key`, `grant_access_lost`, `grant_expired`, `grant_required`, `grant_workspace_gone`, `invalid_access_token`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -9069,7 +9069,7 @@ export interface operations {
                             /** @constant */
                             type?: "authentication_error";
                             /** @enum {string} */
-                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                            code?: "expired_access_token" | "expired_api_key" | "grant_access_lost" | "grant_expired" | "grant_required" | "grant_workspace_gone" | "invalid_access_token" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
                         };
                     };
                 };
@@ -9300,7 +9300,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            /** @description `expired_access_token`, `expired_api_key`, `grant_access_lost`, `grant_expired`, `grant_required`, `grant_workspace_gone`, `invalid_access_token`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -9311,7 +9311,7 @@ export interface operations {
                             /** @constant */
                             type?: "authentication_error";
                             /** @enum {string} */
-                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                            code?: "expired_access_token" | "expired_api_key" | "grant_access_lost" | "grant_expired" | "grant_required" | "grant_workspace_gone" | "invalid_access_token" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
                         };
                     };
                 };
@@ -9564,7 +9564,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            /** @description `expired_access_token`, `expired_api_key`, `grant_access_lost`, `grant_expired`, `grant_required`, `grant_workspace_gone`, `invalid_access_token`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -9575,7 +9575,7 @@ export interface operations {
                             /** @constant */
                             type?: "authentication_error";
                             /** @enum {string} */
-                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                            code?: "expired_access_token" | "expired_api_key" | "grant_access_lost" | "grant_expired" | "grant_required" | "grant_workspace_gone" | "invalid_access_token" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
                         };
                     };
                 };
@@ -9810,7 +9810,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            /** @description `expired_access_token`, `expired_api_key`, `grant_access_lost`, `grant_expired`, `grant_required`, `grant_workspace_gone`, `invalid_access_token`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -9821,7 +9821,7 @@ export interface operations {
                             /** @constant */
                             type?: "authentication_error";
                             /** @enum {string} */
-                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                            code?: "expired_access_token" | "expired_api_key" | "grant_access_lost" | "grant_expired" | "grant_required" | "grant_workspace_gone" | "invalid_access_token" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
                         };
                     };
                 };
@@ -10080,7 +10080,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            /** @description `expired_access_token`, `expired_api_key`, `grant_access_lost`, `grant_expired`, `grant_required`, `grant_workspace_gone`, `invalid_access_token`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -10091,7 +10091,7 @@ export interface operations {
                             /** @constant */
                             type?: "authentication_error";
                             /** @enum {string} */
-                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                            code?: "expired_access_token" | "expired_api_key" | "grant_access_lost" | "grant_expired" | "grant_required" | "grant_workspace_gone" | "invalid_access_token" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
                         };
                     };
                 };
@@ -10240,7 +10240,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            /** @description `expired_access_token`, `expired_api_key`, `grant_access_lost`, `grant_expired`, `grant_required`, `grant_workspace_gone`, `invalid_access_token`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -10251,7 +10251,7 @@ export interface operations {
                             /** @constant */
                             type?: "authentication_error";
                             /** @enum {string} */
-                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                            code?: "expired_access_token" | "expired_api_key" | "grant_access_lost" | "grant_expired" | "grant_required" | "grant_workspace_gone" | "invalid_access_token" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
                         };
                     };
                 };
@@ -10548,7 +10548,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            /** @description `expired_access_token`, `expired_api_key`, `grant_access_lost`, `grant_expired`, `grant_required`, `grant_workspace_gone`, `invalid_access_token`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -10559,7 +10559,7 @@ export interface operations {
                             /** @constant */
                             type?: "authentication_error";
                             /** @enum {string} */
-                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                            code?: "expired_access_token" | "expired_api_key" | "grant_access_lost" | "grant_expired" | "grant_required" | "grant_workspace_gone" | "invalid_access_token" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
                         };
                     };
                 };
@@ -10837,7 +10837,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            /** @description `expired_access_token`, `expired_api_key`, `grant_access_lost`, `grant_expired`, `grant_required`, `grant_workspace_gone`, `invalid_access_token`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -10848,7 +10848,7 @@ export interface operations {
                             /** @constant */
                             type?: "authentication_error";
                             /** @enum {string} */
-                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                            code?: "expired_access_token" | "expired_api_key" | "grant_access_lost" | "grant_expired" | "grant_required" | "grant_workspace_gone" | "invalid_access_token" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
                         };
                     };
                 };
@@ -11126,7 +11126,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            /** @description `expired_access_token`, `expired_api_key`, `grant_access_lost`, `grant_expired`, `grant_required`, `grant_workspace_gone`, `invalid_access_token`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -11137,7 +11137,7 @@ export interface operations {
                             /** @constant */
                             type?: "authentication_error";
                             /** @enum {string} */
-                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                            code?: "expired_access_token" | "expired_api_key" | "grant_access_lost" | "grant_expired" | "grant_required" | "grant_workspace_gone" | "invalid_access_token" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
                         };
                     };
                 };
@@ -11338,7 +11338,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            /** @description `expired_access_token`, `expired_api_key`, `grant_access_lost`, `grant_expired`, `grant_required`, `grant_workspace_gone`, `invalid_access_token`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -11349,7 +11349,7 @@ export interface operations {
                             /** @constant */
                             type?: "authentication_error";
                             /** @enum {string} */
-                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                            code?: "expired_access_token" | "expired_api_key" | "grant_access_lost" | "grant_expired" | "grant_required" | "grant_workspace_gone" | "invalid_access_token" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
                         };
                     };
                 };
@@ -11498,7 +11498,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            /** @description `expired_access_token`, `expired_api_key`, `grant_access_lost`, `grant_expired`, `grant_required`, `grant_workspace_gone`, `invalid_access_token`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -11509,7 +11509,7 @@ export interface operations {
                             /** @constant */
                             type?: "authentication_error";
                             /** @enum {string} */
-                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                            code?: "expired_access_token" | "expired_api_key" | "grant_access_lost" | "grant_expired" | "grant_required" | "grant_workspace_gone" | "invalid_access_token" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
                         };
                     };
                 };
@@ -11690,7 +11690,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            /** @description `expired_access_token`, `expired_api_key`, `grant_access_lost`, `grant_expired`, `grant_required`, `grant_workspace_gone`, `invalid_access_token`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -11701,7 +11701,7 @@ export interface operations {
                             /** @constant */
                             type?: "authentication_error";
                             /** @enum {string} */
-                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                            code?: "expired_access_token" | "expired_api_key" | "grant_access_lost" | "grant_expired" | "grant_required" | "grant_workspace_gone" | "invalid_access_token" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
                         };
                     };
                 };
@@ -11896,7 +11896,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            /** @description `expired_access_token`, `expired_api_key`, `grant_access_lost`, `grant_expired`, `grant_required`, `grant_workspace_gone`, `invalid_access_token`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -11907,7 +11907,7 @@ export interface operations {
                             /** @constant */
                             type?: "authentication_error";
                             /** @enum {string} */
-                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                            code?: "expired_access_token" | "expired_api_key" | "grant_access_lost" | "grant_expired" | "grant_required" | "grant_workspace_gone" | "invalid_access_token" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
                         };
                     };
                 };
@@ -12051,7 +12051,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            /** @description `expired_access_token`, `expired_api_key`, `grant_access_lost`, `grant_expired`, `grant_required`, `grant_workspace_gone`, `invalid_access_token`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -12062,7 +12062,7 @@ export interface operations {
                             /** @constant */
                             type?: "authentication_error";
                             /** @enum {string} */
-                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                            code?: "expired_access_token" | "expired_api_key" | "grant_access_lost" | "grant_expired" | "grant_required" | "grant_workspace_gone" | "invalid_access_token" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
                         };
                     };
                 };
@@ -12231,7 +12231,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            /** @description `expired_access_token`, `expired_api_key`, `grant_access_lost`, `grant_expired`, `grant_required`, `grant_workspace_gone`, `invalid_access_token`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -12242,7 +12242,7 @@ export interface operations {
                             /** @constant */
                             type?: "authentication_error";
                             /** @enum {string} */
-                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                            code?: "expired_access_token" | "expired_api_key" | "grant_access_lost" | "grant_expired" | "grant_required" | "grant_workspace_gone" | "invalid_access_token" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
                         };
                     };
                 };
@@ -12391,7 +12391,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            /** @description `expired_access_token`, `expired_api_key`, `grant_access_lost`, `grant_expired`, `grant_required`, `grant_workspace_gone`, `invalid_access_token`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -12402,7 +12402,7 @@ export interface operations {
                             /** @constant */
                             type?: "authentication_error";
                             /** @enum {string} */
-                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                            code?: "expired_access_token" | "expired_api_key" | "grant_access_lost" | "grant_expired" | "grant_required" | "grant_workspace_gone" | "invalid_access_token" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
                         };
                     };
                 };
@@ -12602,7 +12602,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            /** @description `expired_access_token`, `expired_api_key`, `grant_access_lost`, `grant_expired`, `grant_required`, `grant_workspace_gone`, `invalid_access_token`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -12613,7 +12613,7 @@ export interface operations {
                             /** @constant */
                             type?: "authentication_error";
                             /** @enum {string} */
-                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                            code?: "expired_access_token" | "expired_api_key" | "grant_access_lost" | "grant_expired" | "grant_required" | "grant_workspace_gone" | "invalid_access_token" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
                         };
                     };
                 };
@@ -12773,7 +12773,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            /** @description `expired_access_token`, `expired_api_key`, `grant_access_lost`, `grant_expired`, `grant_required`, `grant_workspace_gone`, `invalid_access_token`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -12784,7 +12784,7 @@ export interface operations {
                             /** @constant */
                             type?: "authentication_error";
                             /** @enum {string} */
-                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                            code?: "expired_access_token" | "expired_api_key" | "grant_access_lost" | "grant_expired" | "grant_required" | "grant_workspace_gone" | "invalid_access_token" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
                         };
                     };
                 };
@@ -12961,7 +12961,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            /** @description `expired_access_token`, `expired_api_key`, `grant_access_lost`, `grant_expired`, `grant_required`, `grant_workspace_gone`, `invalid_access_token`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -12972,7 +12972,7 @@ export interface operations {
                             /** @constant */
                             type?: "authentication_error";
                             /** @enum {string} */
-                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                            code?: "expired_access_token" | "expired_api_key" | "grant_access_lost" | "grant_expired" | "grant_required" | "grant_workspace_gone" | "invalid_access_token" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
                         };
                     };
                 };
@@ -13121,7 +13121,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            /** @description `expired_access_token`, `expired_api_key`, `grant_access_lost`, `grant_expired`, `grant_required`, `grant_workspace_gone`, `invalid_access_token`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -13132,7 +13132,7 @@ export interface operations {
                             /** @constant */
                             type?: "authentication_error";
                             /** @enum {string} */
-                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                            code?: "expired_access_token" | "expired_api_key" | "grant_access_lost" | "grant_expired" | "grant_required" | "grant_workspace_gone" | "invalid_access_token" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
                         };
                     };
                 };
@@ -13322,7 +13322,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            /** @description `expired_access_token`, `expired_api_key`, `grant_access_lost`, `grant_expired`, `grant_required`, `grant_workspace_gone`, `invalid_access_token`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -13333,7 +13333,7 @@ export interface operations {
                             /** @constant */
                             type?: "authentication_error";
                             /** @enum {string} */
-                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                            code?: "expired_access_token" | "expired_api_key" | "grant_access_lost" | "grant_expired" | "grant_required" | "grant_workspace_gone" | "invalid_access_token" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
                         };
                     };
                 };
@@ -13515,7 +13515,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            /** @description `expired_access_token`, `expired_api_key`, `grant_access_lost`, `grant_expired`, `grant_required`, `grant_workspace_gone`, `invalid_access_token`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -13526,7 +13526,7 @@ export interface operations {
                             /** @constant */
                             type?: "authentication_error";
                             /** @enum {string} */
-                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                            code?: "expired_access_token" | "expired_api_key" | "grant_access_lost" | "grant_expired" | "grant_required" | "grant_workspace_gone" | "invalid_access_token" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
                         };
                     };
                 };
@@ -13728,7 +13728,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            /** @description `expired_access_token`, `expired_api_key`, `grant_access_lost`, `grant_expired`, `grant_required`, `grant_workspace_gone`, `invalid_access_token`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -13739,7 +13739,7 @@ export interface operations {
                             /** @constant */
                             type?: "authentication_error";
                             /** @enum {string} */
-                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                            code?: "expired_access_token" | "expired_api_key" | "grant_access_lost" | "grant_expired" | "grant_required" | "grant_workspace_gone" | "invalid_access_token" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
                         };
                     };
                 };
@@ -13930,7 +13930,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            /** @description `expired_access_token`, `expired_api_key`, `grant_access_lost`, `grant_expired`, `grant_required`, `grant_workspace_gone`, `invalid_access_token`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -13941,7 +13941,7 @@ export interface operations {
                             /** @constant */
                             type?: "authentication_error";
                             /** @enum {string} */
-                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                            code?: "expired_access_token" | "expired_api_key" | "grant_access_lost" | "grant_expired" | "grant_required" | "grant_workspace_gone" | "invalid_access_token" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
                         };
                     };
                 };
@@ -14150,7 +14150,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            /** @description `expired_access_token`, `expired_api_key`, `grant_access_lost`, `grant_expired`, `grant_required`, `grant_workspace_gone`, `invalid_access_token`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -14161,7 +14161,7 @@ export interface operations {
                             /** @constant */
                             type?: "authentication_error";
                             /** @enum {string} */
-                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                            code?: "expired_access_token" | "expired_api_key" | "grant_access_lost" | "grant_expired" | "grant_required" | "grant_workspace_gone" | "invalid_access_token" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
                         };
                     };
                 };
@@ -14329,7 +14329,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            /** @description `expired_access_token`, `expired_api_key`, `grant_access_lost`, `grant_expired`, `grant_required`, `grant_workspace_gone`, `invalid_access_token`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -14340,7 +14340,7 @@ export interface operations {
                             /** @constant */
                             type?: "authentication_error";
                             /** @enum {string} */
-                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                            code?: "expired_access_token" | "expired_api_key" | "grant_access_lost" | "grant_expired" | "grant_required" | "grant_workspace_gone" | "invalid_access_token" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
                         };
                     };
                 };
@@ -14511,7 +14511,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            /** @description `expired_access_token`, `expired_api_key`, `grant_access_lost`, `grant_expired`, `grant_required`, `grant_workspace_gone`, `invalid_access_token`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -14522,7 +14522,7 @@ export interface operations {
                             /** @constant */
                             type?: "authentication_error";
                             /** @enum {string} */
-                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                            code?: "expired_access_token" | "expired_api_key" | "grant_access_lost" | "grant_expired" | "grant_required" | "grant_workspace_gone" | "invalid_access_token" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
                         };
                     };
                 };
@@ -14716,7 +14716,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            /** @description `expired_access_token`, `expired_api_key`, `grant_access_lost`, `grant_expired`, `grant_required`, `grant_workspace_gone`, `invalid_access_token`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -14727,7 +14727,7 @@ export interface operations {
                             /** @constant */
                             type?: "authentication_error";
                             /** @enum {string} */
-                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                            code?: "expired_access_token" | "expired_api_key" | "grant_access_lost" | "grant_expired" | "grant_required" | "grant_workspace_gone" | "invalid_access_token" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
                         };
                     };
                 };
@@ -14891,7 +14891,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            /** @description `expired_access_token`, `expired_api_key`, `grant_access_lost`, `grant_expired`, `grant_required`, `grant_workspace_gone`, `invalid_access_token`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -14902,7 +14902,7 @@ export interface operations {
                             /** @constant */
                             type?: "authentication_error";
                             /** @enum {string} */
-                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                            code?: "expired_access_token" | "expired_api_key" | "grant_access_lost" | "grant_expired" | "grant_required" | "grant_workspace_gone" | "invalid_access_token" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
                         };
                     };
                 };
@@ -15071,7 +15071,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            /** @description `expired_access_token`, `expired_api_key`, `grant_access_lost`, `grant_expired`, `grant_required`, `grant_workspace_gone`, `invalid_access_token`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -15082,7 +15082,7 @@ export interface operations {
                             /** @constant */
                             type?: "authentication_error";
                             /** @enum {string} */
-                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                            code?: "expired_access_token" | "expired_api_key" | "grant_access_lost" | "grant_expired" | "grant_required" | "grant_workspace_gone" | "invalid_access_token" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
                         };
                     };
                 };
@@ -15250,7 +15250,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            /** @description `expired_access_token`, `expired_api_key`, `grant_access_lost`, `grant_expired`, `grant_required`, `grant_workspace_gone`, `invalid_access_token`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -15261,7 +15261,7 @@ export interface operations {
                             /** @constant */
                             type?: "authentication_error";
                             /** @enum {string} */
-                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                            code?: "expired_access_token" | "expired_api_key" | "grant_access_lost" | "grant_expired" | "grant_required" | "grant_workspace_gone" | "invalid_access_token" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
                         };
                     };
                 };
@@ -15438,7 +15438,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            /** @description `expired_access_token`, `expired_api_key`, `grant_access_lost`, `grant_expired`, `grant_required`, `grant_workspace_gone`, `invalid_access_token`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -15449,7 +15449,7 @@ export interface operations {
                             /** @constant */
                             type?: "authentication_error";
                             /** @enum {string} */
-                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                            code?: "expired_access_token" | "expired_api_key" | "grant_access_lost" | "grant_expired" | "grant_required" | "grant_workspace_gone" | "invalid_access_token" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
                         };
                     };
                 };
@@ -15601,7 +15601,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            /** @description `expired_access_token`, `expired_api_key`, `grant_access_lost`, `grant_expired`, `grant_required`, `grant_workspace_gone`, `invalid_access_token`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -15612,7 +15612,7 @@ export interface operations {
                             /** @constant */
                             type?: "authentication_error";
                             /** @enum {string} */
-                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                            code?: "expired_access_token" | "expired_api_key" | "grant_access_lost" | "grant_expired" | "grant_required" | "grant_workspace_gone" | "invalid_access_token" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
                         };
                     };
                 };
@@ -15827,7 +15827,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            /** @description `expired_access_token`, `expired_api_key`, `grant_access_lost`, `grant_expired`, `grant_required`, `grant_workspace_gone`, `invalid_access_token`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -15838,7 +15838,7 @@ export interface operations {
                             /** @constant */
                             type?: "authentication_error";
                             /** @enum {string} */
-                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                            code?: "expired_access_token" | "expired_api_key" | "grant_access_lost" | "grant_expired" | "grant_required" | "grant_workspace_gone" | "invalid_access_token" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
                         };
                     };
                 };
@@ -16036,7 +16036,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            /** @description `expired_access_token`, `expired_api_key`, `grant_access_lost`, `grant_expired`, `grant_required`, `grant_workspace_gone`, `invalid_access_token`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -16047,7 +16047,7 @@ export interface operations {
                             /** @constant */
                             type?: "authentication_error";
                             /** @enum {string} */
-                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                            code?: "expired_access_token" | "expired_api_key" | "grant_access_lost" | "grant_expired" | "grant_required" | "grant_workspace_gone" | "invalid_access_token" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
                         };
                     };
                 };
@@ -16245,7 +16245,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            /** @description `expired_access_token`, `expired_api_key`, `grant_access_lost`, `grant_expired`, `grant_required`, `grant_workspace_gone`, `invalid_access_token`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -16256,7 +16256,7 @@ export interface operations {
                             /** @constant */
                             type?: "authentication_error";
                             /** @enum {string} */
-                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                            code?: "expired_access_token" | "expired_api_key" | "grant_access_lost" | "grant_expired" | "grant_required" | "grant_workspace_gone" | "invalid_access_token" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
                         };
                     };
                 };
@@ -16456,7 +16456,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            /** @description `expired_access_token`, `expired_api_key`, `grant_access_lost`, `grant_expired`, `grant_required`, `grant_workspace_gone`, `invalid_access_token`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -16467,7 +16467,7 @@ export interface operations {
                             /** @constant */
                             type?: "authentication_error";
                             /** @enum {string} */
-                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                            code?: "expired_access_token" | "expired_api_key" | "grant_access_lost" | "grant_expired" | "grant_required" | "grant_workspace_gone" | "invalid_access_token" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
                         };
                     };
                 };
@@ -16644,7 +16644,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            /** @description `expired_access_token`, `expired_api_key`, `grant_access_lost`, `grant_expired`, `grant_required`, `grant_workspace_gone`, `invalid_access_token`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -16655,7 +16655,7 @@ export interface operations {
                             /** @constant */
                             type?: "authentication_error";
                             /** @enum {string} */
-                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                            code?: "expired_access_token" | "expired_api_key" | "grant_access_lost" | "grant_expired" | "grant_required" | "grant_workspace_gone" | "invalid_access_token" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
                         };
                     };
                 };
@@ -16837,7 +16837,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            /** @description `expired_access_token`, `expired_api_key`, `grant_access_lost`, `grant_expired`, `grant_required`, `grant_workspace_gone`, `invalid_access_token`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -16848,7 +16848,7 @@ export interface operations {
                             /** @constant */
                             type?: "authentication_error";
                             /** @enum {string} */
-                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                            code?: "expired_access_token" | "expired_api_key" | "grant_access_lost" | "grant_expired" | "grant_required" | "grant_workspace_gone" | "invalid_access_token" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
                         };
                     };
                 };
@@ -17059,7 +17059,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            /** @description `expired_access_token`, `expired_api_key`, `grant_access_lost`, `grant_expired`, `grant_required`, `grant_workspace_gone`, `invalid_access_token`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -17070,7 +17070,7 @@ export interface operations {
                             /** @constant */
                             type?: "authentication_error";
                             /** @enum {string} */
-                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                            code?: "expired_access_token" | "expired_api_key" | "grant_access_lost" | "grant_expired" | "grant_required" | "grant_workspace_gone" | "invalid_access_token" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
                         };
                     };
                 };
@@ -17219,7 +17219,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            /** @description `expired_access_token`, `expired_api_key`, `grant_access_lost`, `grant_expired`, `grant_required`, `grant_workspace_gone`, `invalid_access_token`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -17230,7 +17230,7 @@ export interface operations {
                             /** @constant */
                             type?: "authentication_error";
                             /** @enum {string} */
-                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                            code?: "expired_access_token" | "expired_api_key" | "grant_access_lost" | "grant_expired" | "grant_required" | "grant_workspace_gone" | "invalid_access_token" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
                         };
                     };
                 };
@@ -17382,7 +17382,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            /** @description `expired_access_token`, `expired_api_key`, `grant_access_lost`, `grant_expired`, `grant_required`, `grant_workspace_gone`, `invalid_access_token`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -17393,7 +17393,7 @@ export interface operations {
                             /** @constant */
                             type?: "authentication_error";
                             /** @enum {string} */
-                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                            code?: "expired_access_token" | "expired_api_key" | "grant_access_lost" | "grant_expired" | "grant_required" | "grant_workspace_gone" | "invalid_access_token" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
                         };
                     };
                 };
@@ -17561,7 +17561,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            /** @description `expired_access_token`, `expired_api_key`, `grant_access_lost`, `grant_expired`, `grant_required`, `grant_workspace_gone`, `invalid_access_token`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -17572,7 +17572,7 @@ export interface operations {
                             /** @constant */
                             type?: "authentication_error";
                             /** @enum {string} */
-                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                            code?: "expired_access_token" | "expired_api_key" | "grant_access_lost" | "grant_expired" | "grant_required" | "grant_workspace_gone" | "invalid_access_token" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
                         };
                     };
                 };
@@ -17728,7 +17728,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            /** @description `expired_access_token`, `expired_api_key`, `grant_access_lost`, `grant_expired`, `grant_required`, `grant_workspace_gone`, `invalid_access_token`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -17739,7 +17739,7 @@ export interface operations {
                             /** @constant */
                             type?: "authentication_error";
                             /** @enum {string} */
-                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                            code?: "expired_access_token" | "expired_api_key" | "grant_access_lost" | "grant_expired" | "grant_required" | "grant_workspace_gone" | "invalid_access_token" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
                         };
                     };
                 };
@@ -17930,7 +17930,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            /** @description `expired_access_token`, `expired_api_key`, `grant_access_lost`, `grant_expired`, `grant_required`, `grant_workspace_gone`, `invalid_access_token`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -17941,7 +17941,7 @@ export interface operations {
                             /** @constant */
                             type?: "authentication_error";
                             /** @enum {string} */
-                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                            code?: "expired_access_token" | "expired_api_key" | "grant_access_lost" | "grant_expired" | "grant_required" | "grant_workspace_gone" | "invalid_access_token" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
                         };
                     };
                 };
@@ -18091,7 +18091,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            /** @description `expired_access_token`, `expired_api_key`, `grant_access_lost`, `grant_expired`, `grant_required`, `grant_workspace_gone`, `invalid_access_token`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -18102,7 +18102,7 @@ export interface operations {
                             /** @constant */
                             type?: "authentication_error";
                             /** @enum {string} */
-                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                            code?: "expired_access_token" | "expired_api_key" | "grant_access_lost" | "grant_expired" | "grant_required" | "grant_workspace_gone" | "invalid_access_token" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
                         };
                     };
                 };
@@ -18293,7 +18293,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            /** @description `expired_access_token`, `expired_api_key`, `grant_access_lost`, `grant_expired`, `grant_required`, `grant_workspace_gone`, `invalid_access_token`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -18304,7 +18304,7 @@ export interface operations {
                             /** @constant */
                             type?: "authentication_error";
                             /** @enum {string} */
-                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                            code?: "expired_access_token" | "expired_api_key" | "grant_access_lost" | "grant_expired" | "grant_required" | "grant_workspace_gone" | "invalid_access_token" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
                         };
                     };
                 };
@@ -18481,7 +18481,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            /** @description `expired_access_token`, `expired_api_key`, `grant_access_lost`, `grant_expired`, `grant_required`, `grant_workspace_gone`, `invalid_access_token`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -18492,7 +18492,7 @@ export interface operations {
                             /** @constant */
                             type?: "authentication_error";
                             /** @enum {string} */
-                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                            code?: "expired_access_token" | "expired_api_key" | "grant_access_lost" | "grant_expired" | "grant_required" | "grant_workspace_gone" | "invalid_access_token" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
                         };
                     };
                 };
@@ -18639,7 +18639,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            /** @description `expired_access_token`, `expired_api_key`, `grant_access_lost`, `grant_expired`, `grant_required`, `grant_workspace_gone`, `invalid_access_token`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -18650,7 +18650,7 @@ export interface operations {
                             /** @constant */
                             type?: "authentication_error";
                             /** @enum {string} */
-                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                            code?: "expired_access_token" | "expired_api_key" | "grant_access_lost" | "grant_expired" | "grant_required" | "grant_workspace_gone" | "invalid_access_token" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
                         };
                     };
                 };
@@ -18841,7 +18841,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            /** @description `expired_access_token`, `expired_api_key`, `grant_access_lost`, `grant_expired`, `grant_required`, `grant_workspace_gone`, `invalid_access_token`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -18852,7 +18852,7 @@ export interface operations {
                             /** @constant */
                             type?: "authentication_error";
                             /** @enum {string} */
-                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                            code?: "expired_access_token" | "expired_api_key" | "grant_access_lost" | "grant_expired" | "grant_required" | "grant_workspace_gone" | "invalid_access_token" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
                         };
                     };
                 };
@@ -19006,7 +19006,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            /** @description `expired_access_token`, `expired_api_key`, `grant_access_lost`, `grant_expired`, `grant_required`, `grant_workspace_gone`, `invalid_access_token`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -19017,7 +19017,7 @@ export interface operations {
                             /** @constant */
                             type?: "authentication_error";
                             /** @enum {string} */
-                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                            code?: "expired_access_token" | "expired_api_key" | "grant_access_lost" | "grant_expired" | "grant_required" | "grant_workspace_gone" | "invalid_access_token" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
                         };
                     };
                 };
@@ -19166,7 +19166,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            /** @description `expired_access_token`, `expired_api_key`, `grant_access_lost`, `grant_expired`, `grant_required`, `grant_workspace_gone`, `invalid_access_token`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -19177,7 +19177,7 @@ export interface operations {
                             /** @constant */
                             type?: "authentication_error";
                             /** @enum {string} */
-                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                            code?: "expired_access_token" | "expired_api_key" | "grant_access_lost" | "grant_expired" | "grant_required" | "grant_workspace_gone" | "invalid_access_token" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
                         };
                     };
                 };
@@ -19371,7 +19371,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            /** @description `expired_access_token`, `expired_api_key`, `grant_access_lost`, `grant_expired`, `grant_required`, `grant_workspace_gone`, `invalid_access_token`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -19382,7 +19382,7 @@ export interface operations {
                             /** @constant */
                             type?: "authentication_error";
                             /** @enum {string} */
-                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                            code?: "expired_access_token" | "expired_api_key" | "grant_access_lost" | "grant_expired" | "grant_required" | "grant_workspace_gone" | "invalid_access_token" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
                         };
                     };
                 };
@@ -19549,7 +19549,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            /** @description `expired_access_token`, `expired_api_key`, `grant_access_lost`, `grant_expired`, `grant_required`, `grant_workspace_gone`, `invalid_access_token`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -19560,7 +19560,7 @@ export interface operations {
                             /** @constant */
                             type?: "authentication_error";
                             /** @enum {string} */
-                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                            code?: "expired_access_token" | "expired_api_key" | "grant_access_lost" | "grant_expired" | "grant_required" | "grant_workspace_gone" | "invalid_access_token" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
                         };
                     };
                 };
@@ -19727,7 +19727,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            /** @description `expired_access_token`, `expired_api_key`, `grant_access_lost`, `grant_expired`, `grant_required`, `grant_workspace_gone`, `invalid_access_token`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -19738,7 +19738,7 @@ export interface operations {
                             /** @constant */
                             type?: "authentication_error";
                             /** @enum {string} */
-                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                            code?: "expired_access_token" | "expired_api_key" | "grant_access_lost" | "grant_expired" | "grant_required" | "grant_workspace_gone" | "invalid_access_token" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
                         };
                     };
                 };
@@ -19938,7 +19938,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            /** @description `expired_access_token`, `expired_api_key`, `grant_access_lost`, `grant_expired`, `grant_required`, `grant_workspace_gone`, `invalid_access_token`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -19949,7 +19949,7 @@ export interface operations {
                             /** @constant */
                             type?: "authentication_error";
                             /** @enum {string} */
-                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                            code?: "expired_access_token" | "expired_api_key" | "grant_access_lost" | "grant_expired" | "grant_required" | "grant_workspace_gone" | "invalid_access_token" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
                         };
                     };
                 };
@@ -20128,7 +20128,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            /** @description `expired_access_token`, `expired_api_key`, `grant_access_lost`, `grant_expired`, `grant_required`, `grant_workspace_gone`, `invalid_access_token`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -20139,7 +20139,7 @@ export interface operations {
                             /** @constant */
                             type?: "authentication_error";
                             /** @enum {string} */
-                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                            code?: "expired_access_token" | "expired_api_key" | "grant_access_lost" | "grant_expired" | "grant_required" | "grant_workspace_gone" | "invalid_access_token" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
                         };
                     };
                 };
@@ -20325,7 +20325,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            /** @description `expired_access_token`, `expired_api_key`, `grant_access_lost`, `grant_expired`, `grant_required`, `grant_workspace_gone`, `invalid_access_token`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -20336,7 +20336,7 @@ export interface operations {
                             /** @constant */
                             type?: "authentication_error";
                             /** @enum {string} */
-                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                            code?: "expired_access_token" | "expired_api_key" | "grant_access_lost" | "grant_expired" | "grant_required" | "grant_workspace_gone" | "invalid_access_token" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
                         };
                     };
                 };
@@ -20521,7 +20521,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            /** @description `expired_access_token`, `expired_api_key`, `grant_access_lost`, `grant_expired`, `grant_required`, `grant_workspace_gone`, `invalid_access_token`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -20532,7 +20532,7 @@ export interface operations {
                             /** @constant */
                             type?: "authentication_error";
                             /** @enum {string} */
-                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                            code?: "expired_access_token" | "expired_api_key" | "grant_access_lost" | "grant_expired" | "grant_required" | "grant_workspace_gone" | "invalid_access_token" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
                         };
                     };
                 };
@@ -20681,7 +20681,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            /** @description `expired_access_token`, `expired_api_key`, `grant_access_lost`, `grant_expired`, `grant_required`, `grant_workspace_gone`, `invalid_access_token`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -20692,7 +20692,7 @@ export interface operations {
                             /** @constant */
                             type?: "authentication_error";
                             /** @enum {string} */
-                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                            code?: "expired_access_token" | "expired_api_key" | "grant_access_lost" | "grant_expired" | "grant_required" | "grant_workspace_gone" | "invalid_access_token" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
                         };
                     };
                 };
@@ -20901,7 +20901,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            /** @description `expired_access_token`, `expired_api_key`, `grant_access_lost`, `grant_expired`, `grant_required`, `grant_workspace_gone`, `invalid_access_token`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -20912,7 +20912,7 @@ export interface operations {
                             /** @constant */
                             type?: "authentication_error";
                             /** @enum {string} */
-                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                            code?: "expired_access_token" | "expired_api_key" | "grant_access_lost" | "grant_expired" | "grant_required" | "grant_workspace_gone" | "invalid_access_token" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
                         };
                     };
                 };
@@ -21124,7 +21124,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            /** @description `expired_access_token`, `expired_api_key`, `grant_access_lost`, `grant_expired`, `grant_required`, `grant_workspace_gone`, `invalid_access_token`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -21135,7 +21135,7 @@ export interface operations {
                             /** @constant */
                             type?: "authentication_error";
                             /** @enum {string} */
-                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                            code?: "expired_access_token" | "expired_api_key" | "grant_access_lost" | "grant_expired" | "grant_required" | "grant_workspace_gone" | "invalid_access_token" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
                         };
                     };
                 };
@@ -21317,7 +21317,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            /** @description `expired_access_token`, `expired_api_key`, `grant_access_lost`, `grant_expired`, `grant_required`, `grant_workspace_gone`, `invalid_access_token`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -21328,7 +21328,7 @@ export interface operations {
                             /** @constant */
                             type?: "authentication_error";
                             /** @enum {string} */
-                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                            code?: "expired_access_token" | "expired_api_key" | "grant_access_lost" | "grant_expired" | "grant_required" | "grant_workspace_gone" | "invalid_access_token" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
                         };
                     };
                 };
@@ -21511,7 +21511,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            /** @description `expired_access_token`, `expired_api_key`, `grant_access_lost`, `grant_expired`, `grant_required`, `grant_workspace_gone`, `invalid_access_token`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -21522,7 +21522,7 @@ export interface operations {
                             /** @constant */
                             type?: "authentication_error";
                             /** @enum {string} */
-                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                            code?: "expired_access_token" | "expired_api_key" | "grant_access_lost" | "grant_expired" | "grant_required" | "grant_workspace_gone" | "invalid_access_token" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
                         };
                     };
                 };
@@ -21701,7 +21701,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            /** @description `expired_access_token`, `expired_api_key`, `grant_access_lost`, `grant_expired`, `grant_required`, `grant_workspace_gone`, `invalid_access_token`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -21712,7 +21712,7 @@ export interface operations {
                             /** @constant */
                             type?: "authentication_error";
                             /** @enum {string} */
-                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                            code?: "expired_access_token" | "expired_api_key" | "grant_access_lost" | "grant_expired" | "grant_required" | "grant_workspace_gone" | "invalid_access_token" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
                         };
                     };
                 };
@@ -21935,7 +21935,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            /** @description `expired_access_token`, `expired_api_key`, `grant_access_lost`, `grant_expired`, `grant_required`, `grant_workspace_gone`, `invalid_access_token`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -21946,7 +21946,7 @@ export interface operations {
                             /** @constant */
                             type?: "authentication_error";
                             /** @enum {string} */
-                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                            code?: "expired_access_token" | "expired_api_key" | "grant_access_lost" | "grant_expired" | "grant_required" | "grant_workspace_gone" | "invalid_access_token" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
                         };
                     };
                 };
@@ -22140,7 +22140,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            /** @description `expired_access_token`, `expired_api_key`, `grant_access_lost`, `grant_expired`, `grant_required`, `grant_workspace_gone`, `invalid_access_token`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -22151,7 +22151,7 @@ export interface operations {
                             /** @constant */
                             type?: "authentication_error";
                             /** @enum {string} */
-                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                            code?: "expired_access_token" | "expired_api_key" | "grant_access_lost" | "grant_expired" | "grant_required" | "grant_workspace_gone" | "invalid_access_token" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
                         };
                     };
                 };
@@ -22333,7 +22333,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            /** @description `expired_access_token`, `expired_api_key`, `grant_access_lost`, `grant_expired`, `grant_required`, `grant_workspace_gone`, `invalid_access_token`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -22344,7 +22344,7 @@ export interface operations {
                             /** @constant */
                             type?: "authentication_error";
                             /** @enum {string} */
-                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                            code?: "expired_access_token" | "expired_api_key" | "grant_access_lost" | "grant_expired" | "grant_required" | "grant_workspace_gone" | "invalid_access_token" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
                         };
                     };
                 };
@@ -22526,7 +22526,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            /** @description `expired_access_token`, `expired_api_key`, `grant_access_lost`, `grant_expired`, `grant_required`, `grant_workspace_gone`, `invalid_access_token`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -22537,7 +22537,7 @@ export interface operations {
                             /** @constant */
                             type?: "authentication_error";
                             /** @enum {string} */
-                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                            code?: "expired_access_token" | "expired_api_key" | "grant_access_lost" | "grant_expired" | "grant_required" | "grant_workspace_gone" | "invalid_access_token" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
                         };
                     };
                 };
@@ -22707,7 +22707,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            /** @description `expired_access_token`, `expired_api_key`, `grant_access_lost`, `grant_expired`, `grant_required`, `grant_workspace_gone`, `invalid_access_token`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -22718,7 +22718,7 @@ export interface operations {
                             /** @constant */
                             type?: "authentication_error";
                             /** @enum {string} */
-                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                            code?: "expired_access_token" | "expired_api_key" | "grant_access_lost" | "grant_expired" | "grant_required" | "grant_workspace_gone" | "invalid_access_token" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
                         };
                     };
                 };
@@ -22907,7 +22907,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            /** @description `expired_access_token`, `expired_api_key`, `grant_access_lost`, `grant_expired`, `grant_required`, `grant_workspace_gone`, `invalid_access_token`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -22918,7 +22918,7 @@ export interface operations {
                             /** @constant */
                             type?: "authentication_error";
                             /** @enum {string} */
-                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                            code?: "expired_access_token" | "expired_api_key" | "grant_access_lost" | "grant_expired" | "grant_required" | "grant_workspace_gone" | "invalid_access_token" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
                         };
                     };
                 };
@@ -23067,7 +23067,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            /** @description `expired_access_token`, `expired_api_key`, `grant_access_lost`, `grant_expired`, `grant_required`, `grant_workspace_gone`, `invalid_access_token`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -23078,7 +23078,7 @@ export interface operations {
                             /** @constant */
                             type?: "authentication_error";
                             /** @enum {string} */
-                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                            code?: "expired_access_token" | "expired_api_key" | "grant_access_lost" | "grant_expired" | "grant_required" | "grant_workspace_gone" | "invalid_access_token" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
                         };
                     };
                 };
@@ -23261,7 +23261,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            /** @description `expired_access_token`, `expired_api_key`, `grant_access_lost`, `grant_expired`, `grant_required`, `grant_workspace_gone`, `invalid_access_token`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -23272,7 +23272,7 @@ export interface operations {
                             /** @constant */
                             type?: "authentication_error";
                             /** @enum {string} */
-                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                            code?: "expired_access_token" | "expired_api_key" | "grant_access_lost" | "grant_expired" | "grant_required" | "grant_workspace_gone" | "invalid_access_token" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
                         };
                     };
                 };
@@ -23460,7 +23460,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            /** @description `expired_access_token`, `expired_api_key`, `grant_access_lost`, `grant_expired`, `grant_required`, `grant_workspace_gone`, `invalid_access_token`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -23471,7 +23471,7 @@ export interface operations {
                             /** @constant */
                             type?: "authentication_error";
                             /** @enum {string} */
-                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                            code?: "expired_access_token" | "expired_api_key" | "grant_access_lost" | "grant_expired" | "grant_required" | "grant_workspace_gone" | "invalid_access_token" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
                         };
                     };
                 };
@@ -23659,7 +23659,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            /** @description `expired_access_token`, `expired_api_key`, `grant_access_lost`, `grant_expired`, `grant_required`, `grant_workspace_gone`, `invalid_access_token`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -23670,7 +23670,7 @@ export interface operations {
                             /** @constant */
                             type?: "authentication_error";
                             /** @enum {string} */
-                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                            code?: "expired_access_token" | "expired_api_key" | "grant_access_lost" | "grant_expired" | "grant_required" | "grant_workspace_gone" | "invalid_access_token" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
                         };
                     };
                 };
@@ -23866,7 +23866,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            /** @description `expired_access_token`, `expired_api_key`, `grant_access_lost`, `grant_expired`, `grant_required`, `grant_workspace_gone`, `invalid_access_token`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -23877,7 +23877,7 @@ export interface operations {
                             /** @constant */
                             type?: "authentication_error";
                             /** @enum {string} */
-                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                            code?: "expired_access_token" | "expired_api_key" | "grant_access_lost" | "grant_expired" | "grant_required" | "grant_workspace_gone" | "invalid_access_token" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
                         };
                     };
                 };
@@ -24117,7 +24117,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            /** @description `expired_access_token`, `expired_api_key`, `grant_access_lost`, `grant_expired`, `grant_required`, `grant_workspace_gone`, `invalid_access_token`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -24128,7 +24128,7 @@ export interface operations {
                             /** @constant */
                             type?: "authentication_error";
                             /** @enum {string} */
-                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                            code?: "expired_access_token" | "expired_api_key" | "grant_access_lost" | "grant_expired" | "grant_required" | "grant_workspace_gone" | "invalid_access_token" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
                         };
                     };
                 };
@@ -24388,7 +24388,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            /** @description `expired_access_token`, `expired_api_key`, `grant_access_lost`, `grant_expired`, `grant_required`, `grant_workspace_gone`, `invalid_access_token`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -24399,7 +24399,7 @@ export interface operations {
                             /** @constant */
                             type?: "authentication_error";
                             /** @enum {string} */
-                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                            code?: "expired_access_token" | "expired_api_key" | "grant_access_lost" | "grant_expired" | "grant_required" | "grant_workspace_gone" | "invalid_access_token" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
                         };
                     };
                 };
@@ -24651,7 +24651,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            /** @description `expired_access_token`, `expired_api_key`, `grant_access_lost`, `grant_expired`, `grant_required`, `grant_workspace_gone`, `invalid_access_token`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -24662,7 +24662,7 @@ export interface operations {
                             /** @constant */
                             type?: "authentication_error";
                             /** @enum {string} */
-                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                            code?: "expired_access_token" | "expired_api_key" | "grant_access_lost" | "grant_expired" | "grant_required" | "grant_workspace_gone" | "invalid_access_token" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
                         };
                     };
                 };
@@ -24900,7 +24900,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            /** @description `expired_access_token`, `expired_api_key`, `grant_access_lost`, `grant_expired`, `grant_required`, `grant_workspace_gone`, `invalid_access_token`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -24911,7 +24911,7 @@ export interface operations {
                             /** @constant */
                             type?: "authentication_error";
                             /** @enum {string} */
-                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                            code?: "expired_access_token" | "expired_api_key" | "grant_access_lost" | "grant_expired" | "grant_required" | "grant_workspace_gone" | "invalid_access_token" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
                         };
                     };
                 };
@@ -25126,7 +25126,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            /** @description `expired_access_token`, `expired_api_key`, `grant_access_lost`, `grant_expired`, `grant_required`, `grant_workspace_gone`, `invalid_access_token`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -25137,7 +25137,7 @@ export interface operations {
                             /** @constant */
                             type?: "authentication_error";
                             /** @enum {string} */
-                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                            code?: "expired_access_token" | "expired_api_key" | "grant_access_lost" | "grant_expired" | "grant_required" | "grant_workspace_gone" | "invalid_access_token" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
                         };
                     };
                 };
@@ -25440,7 +25440,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            /** @description `expired_access_token`, `expired_api_key`, `grant_access_lost`, `grant_expired`, `grant_required`, `grant_workspace_gone`, `invalid_access_token`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -25451,7 +25451,7 @@ export interface operations {
                             /** @constant */
                             type?: "authentication_error";
                             /** @enum {string} */
-                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                            code?: "expired_access_token" | "expired_api_key" | "grant_access_lost" | "grant_expired" | "grant_required" | "grant_workspace_gone" | "invalid_access_token" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
                         };
                     };
                 };
@@ -25707,7 +25707,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            /** @description `expired_access_token`, `expired_api_key`, `grant_access_lost`, `grant_expired`, `grant_required`, `grant_workspace_gone`, `invalid_access_token`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -25718,7 +25718,7 @@ export interface operations {
                             /** @constant */
                             type?: "authentication_error";
                             /** @enum {string} */
-                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                            code?: "expired_access_token" | "expired_api_key" | "grant_access_lost" | "grant_expired" | "grant_required" | "grant_workspace_gone" | "invalid_access_token" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
                         };
                     };
                 };
@@ -25932,7 +25932,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            /** @description `expired_access_token`, `expired_api_key`, `grant_access_lost`, `grant_expired`, `grant_required`, `grant_workspace_gone`, `invalid_access_token`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -25943,7 +25943,7 @@ export interface operations {
                             /** @constant */
                             type?: "authentication_error";
                             /** @enum {string} */
-                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                            code?: "expired_access_token" | "expired_api_key" | "grant_access_lost" | "grant_expired" | "grant_required" | "grant_workspace_gone" | "invalid_access_token" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
                         };
                     };
                 };
@@ -26123,7 +26123,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            /** @description `expired_access_token`, `expired_api_key`, `grant_access_lost`, `grant_expired`, `grant_required`, `grant_workspace_gone`, `invalid_access_token`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -26134,7 +26134,7 @@ export interface operations {
                             /** @constant */
                             type?: "authentication_error";
                             /** @enum {string} */
-                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                            code?: "expired_access_token" | "expired_api_key" | "grant_access_lost" | "grant_expired" | "grant_required" | "grant_workspace_gone" | "invalid_access_token" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
                         };
                     };
                 };
@@ -26296,7 +26296,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            /** @description `expired_access_token`, `expired_api_key`, `grant_access_lost`, `grant_expired`, `grant_required`, `grant_workspace_gone`, `invalid_access_token`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -26307,7 +26307,7 @@ export interface operations {
                             /** @constant */
                             type?: "authentication_error";
                             /** @enum {string} */
-                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                            code?: "expired_access_token" | "expired_api_key" | "grant_access_lost" | "grant_expired" | "grant_required" | "grant_workspace_gone" | "invalid_access_token" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
                         };
                     };
                 };
@@ -26521,7 +26521,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            /** @description `expired_access_token`, `expired_api_key`, `grant_access_lost`, `grant_expired`, `grant_required`, `grant_workspace_gone`, `invalid_access_token`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -26532,7 +26532,7 @@ export interface operations {
                             /** @constant */
                             type?: "authentication_error";
                             /** @enum {string} */
-                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                            code?: "expired_access_token" | "expired_api_key" | "grant_access_lost" | "grant_expired" | "grant_required" | "grant_workspace_gone" | "invalid_access_token" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
                         };
                     };
                 };
@@ -26709,7 +26709,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            /** @description `expired_access_token`, `expired_api_key`, `grant_access_lost`, `grant_expired`, `grant_required`, `grant_workspace_gone`, `invalid_access_token`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -26720,7 +26720,7 @@ export interface operations {
                             /** @constant */
                             type?: "authentication_error";
                             /** @enum {string} */
-                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                            code?: "expired_access_token" | "expired_api_key" | "grant_access_lost" | "grant_expired" | "grant_required" | "grant_workspace_gone" | "invalid_access_token" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
                         };
                     };
                 };
@@ -26927,7 +26927,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            /** @description `expired_access_token`, `expired_api_key`, `grant_access_lost`, `grant_expired`, `grant_required`, `grant_workspace_gone`, `invalid_access_token`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -26938,7 +26938,7 @@ export interface operations {
                             /** @constant */
                             type?: "authentication_error";
                             /** @enum {string} */
-                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                            code?: "expired_access_token" | "expired_api_key" | "grant_access_lost" | "grant_expired" | "grant_required" | "grant_workspace_gone" | "invalid_access_token" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
                         };
                     };
                 };
@@ -27116,7 +27116,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            /** @description `expired_access_token`, `expired_api_key`, `grant_access_lost`, `grant_expired`, `grant_required`, `grant_workspace_gone`, `invalid_access_token`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -27127,7 +27127,7 @@ export interface operations {
                             /** @constant */
                             type?: "authentication_error";
                             /** @enum {string} */
-                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                            code?: "expired_access_token" | "expired_api_key" | "grant_access_lost" | "grant_expired" | "grant_required" | "grant_workspace_gone" | "invalid_access_token" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
                         };
                     };
                 };
@@ -27362,7 +27362,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            /** @description `expired_access_token`, `expired_api_key`, `grant_access_lost`, `grant_expired`, `grant_required`, `grant_workspace_gone`, `invalid_access_token`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -27373,7 +27373,7 @@ export interface operations {
                             /** @constant */
                             type?: "authentication_error";
                             /** @enum {string} */
-                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                            code?: "expired_access_token" | "expired_api_key" | "grant_access_lost" | "grant_expired" | "grant_required" | "grant_workspace_gone" | "invalid_access_token" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
                         };
                     };
                 };
@@ -27603,7 +27603,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            /** @description `expired_access_token`, `expired_api_key`, `grant_access_lost`, `grant_expired`, `grant_required`, `grant_workspace_gone`, `invalid_access_token`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -27614,7 +27614,7 @@ export interface operations {
                             /** @constant */
                             type?: "authentication_error";
                             /** @enum {string} */
-                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                            code?: "expired_access_token" | "expired_api_key" | "grant_access_lost" | "grant_expired" | "grant_required" | "grant_workspace_gone" | "invalid_access_token" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
                         };
                     };
                 };
@@ -27837,7 +27837,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            /** @description `expired_access_token`, `expired_api_key`, `grant_access_lost`, `grant_expired`, `grant_required`, `grant_workspace_gone`, `invalid_access_token`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -27848,7 +27848,7 @@ export interface operations {
                             /** @constant */
                             type?: "authentication_error";
                             /** @enum {string} */
-                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                            code?: "expired_access_token" | "expired_api_key" | "grant_access_lost" | "grant_expired" | "grant_required" | "grant_workspace_gone" | "invalid_access_token" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
                         };
                     };
                 };
@@ -28087,7 +28087,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            /** @description `expired_access_token`, `expired_api_key`, `grant_access_lost`, `grant_expired`, `grant_required`, `grant_workspace_gone`, `invalid_access_token`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -28098,7 +28098,7 @@ export interface operations {
                             /** @constant */
                             type?: "authentication_error";
                             /** @enum {string} */
-                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                            code?: "expired_access_token" | "expired_api_key" | "grant_access_lost" | "grant_expired" | "grant_required" | "grant_workspace_gone" | "invalid_access_token" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
                         };
                     };
                 };
@@ -28324,7 +28324,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            /** @description `expired_access_token`, `expired_api_key`, `grant_access_lost`, `grant_expired`, `grant_required`, `grant_workspace_gone`, `invalid_access_token`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -28335,7 +28335,7 @@ export interface operations {
                             /** @constant */
                             type?: "authentication_error";
                             /** @enum {string} */
-                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                            code?: "expired_access_token" | "expired_api_key" | "grant_access_lost" | "grant_expired" | "grant_required" | "grant_workspace_gone" | "invalid_access_token" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
                         };
                     };
                 };
@@ -28540,7 +28540,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            /** @description `expired_access_token`, `expired_api_key`, `grant_access_lost`, `grant_expired`, `grant_required`, `grant_workspace_gone`, `invalid_access_token`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -28551,7 +28551,7 @@ export interface operations {
                             /** @constant */
                             type?: "authentication_error";
                             /** @enum {string} */
-                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                            code?: "expired_access_token" | "expired_api_key" | "grant_access_lost" | "grant_expired" | "grant_required" | "grant_workspace_gone" | "invalid_access_token" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
                         };
                     };
                 };
@@ -28786,7 +28786,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            /** @description `expired_access_token`, `expired_api_key`, `grant_access_lost`, `grant_expired`, `grant_required`, `grant_workspace_gone`, `invalid_access_token`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -28797,7 +28797,7 @@ export interface operations {
                             /** @constant */
                             type?: "authentication_error";
                             /** @enum {string} */
-                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                            code?: "expired_access_token" | "expired_api_key" | "grant_access_lost" | "grant_expired" | "grant_required" | "grant_workspace_gone" | "invalid_access_token" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
                         };
                     };
                 };
@@ -28946,7 +28946,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            /** @description `expired_access_token`, `expired_api_key`, `grant_access_lost`, `grant_expired`, `grant_required`, `grant_workspace_gone`, `invalid_access_token`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -28957,7 +28957,7 @@ export interface operations {
                             /** @constant */
                             type?: "authentication_error";
                             /** @enum {string} */
-                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                            code?: "expired_access_token" | "expired_api_key" | "grant_access_lost" | "grant_expired" | "grant_required" | "grant_workspace_gone" | "invalid_access_token" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
                         };
                     };
                 };
@@ -29145,7 +29145,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            /** @description `expired_access_token`, `expired_api_key`, `grant_access_lost`, `grant_expired`, `grant_required`, `grant_workspace_gone`, `invalid_access_token`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -29156,7 +29156,7 @@ export interface operations {
                             /** @constant */
                             type?: "authentication_error";
                             /** @enum {string} */
-                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                            code?: "expired_access_token" | "expired_api_key" | "grant_access_lost" | "grant_expired" | "grant_required" | "grant_workspace_gone" | "invalid_access_token" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
                         };
                     };
                 };
@@ -29316,7 +29316,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            /** @description `expired_access_token`, `expired_api_key`, `grant_access_lost`, `grant_expired`, `grant_required`, `grant_workspace_gone`, `invalid_access_token`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -29327,7 +29327,7 @@ export interface operations {
                             /** @constant */
                             type?: "authentication_error";
                             /** @enum {string} */
-                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                            code?: "expired_access_token" | "expired_api_key" | "grant_access_lost" | "grant_expired" | "grant_required" | "grant_workspace_gone" | "invalid_access_token" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
                         };
                     };
                 };
@@ -29492,7 +29492,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            /** @description `expired_access_token`, `expired_api_key`, `grant_access_lost`, `grant_expired`, `grant_required`, `grant_workspace_gone`, `invalid_access_token`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -29503,7 +29503,7 @@ export interface operations {
                             /** @constant */
                             type?: "authentication_error";
                             /** @enum {string} */
-                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                            code?: "expired_access_token" | "expired_api_key" | "grant_access_lost" | "grant_expired" | "grant_required" | "grant_workspace_gone" | "invalid_access_token" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
                         };
                     };
                 };
@@ -29655,7 +29655,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            /** @description `expired_access_token`, `expired_api_key`, `grant_access_lost`, `grant_expired`, `grant_required`, `grant_workspace_gone`, `invalid_access_token`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -29666,7 +29666,7 @@ export interface operations {
                             /** @constant */
                             type?: "authentication_error";
                             /** @enum {string} */
-                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                            code?: "expired_access_token" | "expired_api_key" | "grant_access_lost" | "grant_expired" | "grant_required" | "grant_workspace_gone" | "invalid_access_token" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
                         };
                     };
                 };
@@ -29854,7 +29854,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            /** @description `expired_access_token`, `expired_api_key`, `grant_access_lost`, `grant_expired`, `grant_required`, `grant_workspace_gone`, `invalid_access_token`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -29865,7 +29865,7 @@ export interface operations {
                             /** @constant */
                             type?: "authentication_error";
                             /** @enum {string} */
-                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                            code?: "expired_access_token" | "expired_api_key" | "grant_access_lost" | "grant_expired" | "grant_required" | "grant_workspace_gone" | "invalid_access_token" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
                         };
                     };
                 };
@@ -30014,7 +30014,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            /** @description `expired_access_token`, `expired_api_key`, `grant_access_lost`, `grant_expired`, `grant_required`, `grant_workspace_gone`, `invalid_access_token`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -30025,7 +30025,7 @@ export interface operations {
                             /** @constant */
                             type?: "authentication_error";
                             /** @enum {string} */
-                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                            code?: "expired_access_token" | "expired_api_key" | "grant_access_lost" | "grant_expired" | "grant_required" | "grant_workspace_gone" | "invalid_access_token" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
                         };
                     };
                 };
@@ -30205,7 +30205,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            /** @description `expired_access_token`, `expired_api_key`, `grant_access_lost`, `grant_expired`, `grant_required`, `grant_workspace_gone`, `invalid_access_token`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -30216,7 +30216,7 @@ export interface operations {
                             /** @constant */
                             type?: "authentication_error";
                             /** @enum {string} */
-                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                            code?: "expired_access_token" | "expired_api_key" | "grant_access_lost" | "grant_expired" | "grant_required" | "grant_workspace_gone" | "invalid_access_token" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
                         };
                     };
                 };
@@ -30432,7 +30432,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            /** @description `expired_access_token`, `expired_api_key`, `grant_access_lost`, `grant_expired`, `grant_required`, `grant_workspace_gone`, `invalid_access_token`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -30443,7 +30443,7 @@ export interface operations {
                             /** @constant */
                             type?: "authentication_error";
                             /** @enum {string} */
-                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                            code?: "expired_access_token" | "expired_api_key" | "grant_access_lost" | "grant_expired" | "grant_required" | "grant_workspace_gone" | "invalid_access_token" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
                         };
                     };
                 };
@@ -30639,7 +30639,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            /** @description `expired_access_token`, `expired_api_key`, `grant_access_lost`, `grant_expired`, `grant_required`, `grant_workspace_gone`, `invalid_access_token`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -30650,7 +30650,7 @@ export interface operations {
                             /** @constant */
                             type?: "authentication_error";
                             /** @enum {string} */
-                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                            code?: "expired_access_token" | "expired_api_key" | "grant_access_lost" | "grant_expired" | "grant_required" | "grant_workspace_gone" | "invalid_access_token" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
                         };
                     };
                 };
@@ -30840,7 +30840,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            /** @description `expired_access_token`, `expired_api_key`, `grant_access_lost`, `grant_expired`, `grant_required`, `grant_workspace_gone`, `invalid_access_token`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -30851,7 +30851,7 @@ export interface operations {
                             /** @constant */
                             type?: "authentication_error";
                             /** @enum {string} */
-                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                            code?: "expired_access_token" | "expired_api_key" | "grant_access_lost" | "grant_expired" | "grant_required" | "grant_workspace_gone" | "invalid_access_token" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
                         };
                     };
                 };
@@ -31000,7 +31000,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            /** @description `expired_access_token`, `expired_api_key`, `grant_access_lost`, `grant_expired`, `grant_required`, `grant_workspace_gone`, `invalid_access_token`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -31011,7 +31011,7 @@ export interface operations {
                             /** @constant */
                             type?: "authentication_error";
                             /** @enum {string} */
-                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                            code?: "expired_access_token" | "expired_api_key" | "grant_access_lost" | "grant_expired" | "grant_required" | "grant_workspace_gone" | "invalid_access_token" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
                         };
                     };
                 };
@@ -31236,7 +31236,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            /** @description `expired_access_token`, `expired_api_key`, `grant_access_lost`, `grant_expired`, `grant_required`, `grant_workspace_gone`, `invalid_access_token`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -31247,7 +31247,7 @@ export interface operations {
                             /** @constant */
                             type?: "authentication_error";
                             /** @enum {string} */
-                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                            code?: "expired_access_token" | "expired_api_key" | "grant_access_lost" | "grant_expired" | "grant_required" | "grant_workspace_gone" | "invalid_access_token" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
                         };
                     };
                 };
@@ -31467,7 +31467,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            /** @description `expired_access_token`, `expired_api_key`, `grant_access_lost`, `grant_expired`, `grant_required`, `grant_workspace_gone`, `invalid_access_token`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -31478,7 +31478,7 @@ export interface operations {
                             /** @constant */
                             type?: "authentication_error";
                             /** @enum {string} */
-                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                            code?: "expired_access_token" | "expired_api_key" | "grant_access_lost" | "grant_expired" | "grant_required" | "grant_workspace_gone" | "invalid_access_token" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
                         };
                     };
                 };
@@ -31702,7 +31702,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            /** @description `expired_access_token`, `expired_api_key`, `grant_access_lost`, `grant_expired`, `grant_required`, `grant_workspace_gone`, `invalid_access_token`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -31713,7 +31713,7 @@ export interface operations {
                             /** @constant */
                             type?: "authentication_error";
                             /** @enum {string} */
-                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                            code?: "expired_access_token" | "expired_api_key" | "grant_access_lost" | "grant_expired" | "grant_required" | "grant_workspace_gone" | "invalid_access_token" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
                         };
                     };
                 };
@@ -31908,7 +31908,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            /** @description `expired_access_token`, `expired_api_key`, `grant_access_lost`, `grant_expired`, `grant_required`, `grant_workspace_gone`, `invalid_access_token`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -31919,7 +31919,7 @@ export interface operations {
                             /** @constant */
                             type?: "authentication_error";
                             /** @enum {string} */
-                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                            code?: "expired_access_token" | "expired_api_key" | "grant_access_lost" | "grant_expired" | "grant_required" | "grant_workspace_gone" | "invalid_access_token" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
                         };
                     };
                 };
@@ -32083,7 +32083,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            /** @description `expired_access_token`, `expired_api_key`, `grant_access_lost`, `grant_expired`, `grant_required`, `grant_workspace_gone`, `invalid_access_token`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -32094,7 +32094,7 @@ export interface operations {
                             /** @constant */
                             type?: "authentication_error";
                             /** @enum {string} */
-                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                            code?: "expired_access_token" | "expired_api_key" | "grant_access_lost" | "grant_expired" | "grant_required" | "grant_workspace_gone" | "invalid_access_token" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
                         };
                     };
                 };
@@ -32310,7 +32310,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            /** @description `expired_access_token`, `expired_api_key`, `grant_access_lost`, `grant_expired`, `grant_required`, `grant_workspace_gone`, `invalid_access_token`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -32321,7 +32321,7 @@ export interface operations {
                             /** @constant */
                             type?: "authentication_error";
                             /** @enum {string} */
-                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                            code?: "expired_access_token" | "expired_api_key" | "grant_access_lost" | "grant_expired" | "grant_required" | "grant_workspace_gone" | "invalid_access_token" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
                         };
                     };
                 };
@@ -32470,7 +32470,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            /** @description `expired_access_token`, `expired_api_key`, `grant_access_lost`, `grant_expired`, `grant_required`, `grant_workspace_gone`, `invalid_access_token`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -32481,7 +32481,7 @@ export interface operations {
                             /** @constant */
                             type?: "authentication_error";
                             /** @enum {string} */
-                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                            code?: "expired_access_token" | "expired_api_key" | "grant_access_lost" | "grant_expired" | "grant_required" | "grant_workspace_gone" | "invalid_access_token" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
                         };
                     };
                 };
@@ -32656,7 +32656,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            /** @description `expired_access_token`, `expired_api_key`, `grant_access_lost`, `grant_expired`, `grant_required`, `grant_workspace_gone`, `invalid_access_token`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -32667,7 +32667,7 @@ export interface operations {
                             /** @constant */
                             type?: "authentication_error";
                             /** @enum {string} */
-                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                            code?: "expired_access_token" | "expired_api_key" | "grant_access_lost" | "grant_expired" | "grant_required" | "grant_workspace_gone" | "invalid_access_token" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
                         };
                     };
                 };
@@ -32845,7 +32845,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            /** @description `expired_access_token`, `expired_api_key`, `grant_access_lost`, `grant_expired`, `grant_required`, `grant_workspace_gone`, `invalid_access_token`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -32856,7 +32856,7 @@ export interface operations {
                             /** @constant */
                             type?: "authentication_error";
                             /** @enum {string} */
-                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                            code?: "expired_access_token" | "expired_api_key" | "grant_access_lost" | "grant_expired" | "grant_required" | "grant_workspace_gone" | "invalid_access_token" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
                         };
                     };
                 };
@@ -33040,7 +33040,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            /** @description `expired_access_token`, `expired_api_key`, `grant_access_lost`, `grant_expired`, `grant_required`, `grant_workspace_gone`, `invalid_access_token`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -33051,7 +33051,7 @@ export interface operations {
                             /** @constant */
                             type?: "authentication_error";
                             /** @enum {string} */
-                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                            code?: "expired_access_token" | "expired_api_key" | "grant_access_lost" | "grant_expired" | "grant_required" | "grant_workspace_gone" | "invalid_access_token" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
                         };
                     };
                 };
@@ -33236,7 +33236,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            /** @description `expired_access_token`, `expired_api_key`, `grant_access_lost`, `grant_expired`, `grant_required`, `grant_workspace_gone`, `invalid_access_token`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -33247,7 +33247,7 @@ export interface operations {
                             /** @constant */
                             type?: "authentication_error";
                             /** @enum {string} */
-                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                            code?: "expired_access_token" | "expired_api_key" | "grant_access_lost" | "grant_expired" | "grant_required" | "grant_workspace_gone" | "invalid_access_token" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
                         };
                     };
                 };
@@ -33396,7 +33396,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            /** @description `expired_access_token`, `expired_api_key`, `grant_access_lost`, `grant_expired`, `grant_required`, `grant_workspace_gone`, `invalid_access_token`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -33407,7 +33407,7 @@ export interface operations {
                             /** @constant */
                             type?: "authentication_error";
                             /** @enum {string} */
-                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                            code?: "expired_access_token" | "expired_api_key" | "grant_access_lost" | "grant_expired" | "grant_required" | "grant_workspace_gone" | "invalid_access_token" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
                         };
                     };
                 };
@@ -33622,7 +33622,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            /** @description `expired_access_token`, `expired_api_key`, `grant_access_lost`, `grant_expired`, `grant_required`, `grant_workspace_gone`, `invalid_access_token`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -33633,7 +33633,7 @@ export interface operations {
                             /** @constant */
                             type?: "authentication_error";
                             /** @enum {string} */
-                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                            code?: "expired_access_token" | "expired_api_key" | "grant_access_lost" | "grant_expired" | "grant_required" | "grant_workspace_gone" | "invalid_access_token" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
                         };
                     };
                 };
@@ -33864,7 +33864,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            /** @description `expired_access_token`, `expired_api_key`, `grant_access_lost`, `grant_expired`, `grant_required`, `grant_workspace_gone`, `invalid_access_token`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -33875,7 +33875,7 @@ export interface operations {
                             /** @constant */
                             type?: "authentication_error";
                             /** @enum {string} */
-                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                            code?: "expired_access_token" | "expired_api_key" | "grant_access_lost" | "grant_expired" | "grant_required" | "grant_workspace_gone" | "invalid_access_token" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
                         };
                     };
                 };
@@ -34086,7 +34086,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            /** @description `expired_access_token`, `expired_api_key`, `grant_access_lost`, `grant_expired`, `grant_required`, `grant_workspace_gone`, `invalid_access_token`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -34097,7 +34097,7 @@ export interface operations {
                             /** @constant */
                             type?: "authentication_error";
                             /** @enum {string} */
-                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                            code?: "expired_access_token" | "expired_api_key" | "grant_access_lost" | "grant_expired" | "grant_required" | "grant_workspace_gone" | "invalid_access_token" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
                         };
                     };
                 };
@@ -34259,7 +34259,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            /** @description `expired_access_token`, `expired_api_key`, `grant_access_lost`, `grant_expired`, `grant_required`, `grant_workspace_gone`, `invalid_access_token`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -34270,7 +34270,7 @@ export interface operations {
                             /** @constant */
                             type?: "authentication_error";
                             /** @enum {string} */
-                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                            code?: "expired_access_token" | "expired_api_key" | "grant_access_lost" | "grant_expired" | "grant_required" | "grant_workspace_gone" | "invalid_access_token" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
                         };
                     };
                 };
@@ -34474,7 +34474,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            /** @description `expired_access_token`, `expired_api_key`, `grant_access_lost`, `grant_expired`, `grant_required`, `grant_workspace_gone`, `invalid_access_token`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -34485,7 +34485,7 @@ export interface operations {
                             /** @constant */
                             type?: "authentication_error";
                             /** @enum {string} */
-                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                            code?: "expired_access_token" | "expired_api_key" | "grant_access_lost" | "grant_expired" | "grant_required" | "grant_workspace_gone" | "invalid_access_token" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
                         };
                     };
                 };
@@ -34634,7 +34634,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            /** @description `expired_access_token`, `expired_api_key`, `grant_access_lost`, `grant_expired`, `grant_required`, `grant_workspace_gone`, `invalid_access_token`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -34645,7 +34645,7 @@ export interface operations {
                             /** @constant */
                             type?: "authentication_error";
                             /** @enum {string} */
-                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                            code?: "expired_access_token" | "expired_api_key" | "grant_access_lost" | "grant_expired" | "grant_required" | "grant_workspace_gone" | "invalid_access_token" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
                         };
                     };
                 };
@@ -34840,7 +34840,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            /** @description `expired_access_token`, `expired_api_key`, `grant_access_lost`, `grant_expired`, `grant_required`, `grant_workspace_gone`, `invalid_access_token`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -34851,7 +34851,7 @@ export interface operations {
                             /** @constant */
                             type?: "authentication_error";
                             /** @enum {string} */
-                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                            code?: "expired_access_token" | "expired_api_key" | "grant_access_lost" | "grant_expired" | "grant_required" | "grant_workspace_gone" | "invalid_access_token" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
                         };
                     };
                 };
@@ -35047,7 +35047,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            /** @description `expired_access_token`, `expired_api_key`, `grant_access_lost`, `grant_expired`, `grant_required`, `grant_workspace_gone`, `invalid_access_token`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -35058,7 +35058,7 @@ export interface operations {
                             /** @constant */
                             type?: "authentication_error";
                             /** @enum {string} */
-                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                            code?: "expired_access_token" | "expired_api_key" | "grant_access_lost" | "grant_expired" | "grant_required" | "grant_workspace_gone" | "invalid_access_token" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
                         };
                     };
                 };
@@ -35247,7 +35247,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            /** @description `expired_access_token`, `expired_api_key`, `grant_access_lost`, `grant_expired`, `grant_required`, `grant_workspace_gone`, `invalid_access_token`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -35258,7 +35258,7 @@ export interface operations {
                             /** @constant */
                             type?: "authentication_error";
                             /** @enum {string} */
-                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                            code?: "expired_access_token" | "expired_api_key" | "grant_access_lost" | "grant_expired" | "grant_required" | "grant_workspace_gone" | "invalid_access_token" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
                         };
                     };
                 };
@@ -35454,7 +35454,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            /** @description `expired_access_token`, `expired_api_key`, `grant_access_lost`, `grant_expired`, `grant_required`, `grant_workspace_gone`, `invalid_access_token`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -35465,7 +35465,7 @@ export interface operations {
                             /** @constant */
                             type?: "authentication_error";
                             /** @enum {string} */
-                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                            code?: "expired_access_token" | "expired_api_key" | "grant_access_lost" | "grant_expired" | "grant_required" | "grant_workspace_gone" | "invalid_access_token" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
                         };
                     };
                 };
@@ -35654,7 +35654,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `expired_api_key`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            /** @description `expired_access_token`, `expired_api_key`, `grant_access_lost`, `grant_expired`, `grant_required`, `grant_workspace_gone`, `invalid_access_token`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -35665,7 +35665,7 @@ export interface operations {
                             /** @constant */
                             type?: "authentication_error";
                             /** @enum {string} */
-                            code?: "expired_api_key" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                            code?: "expired_access_token" | "expired_api_key" | "grant_access_lost" | "grant_expired" | "grant_required" | "grant_workspace_gone" | "invalid_access_token" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
                         };
                     };
                 };

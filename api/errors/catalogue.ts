@@ -48,6 +48,15 @@ const TABLE = {
   invalid_api_key: [401, 'The credential is not a key of this service, or its secret is wrong.'],
   revoked_api_key: [401, 'The key was revoked.'],
   expired_api_key: [401, 'The key passed its expiry time.'],
+  invalid_access_token: [401, 'The OAuth access token is unknown or revoked; the app must be connected again.'],
+  expired_access_token: [401, 'The OAuth access token passed its expiry; renew it with the refresh token.'],
+  grant_required: [401, 'The person disconnected the app; the app must be connected again.'],
+  grant_expired: [401, "The person's approval of the app has ended; the app must be connected again."],
+  grant_workspace_gone: [401, 'The workspace the app was connected to is gone.'],
+  grant_access_lost: [
+    401,
+    'The person who connected the app is no longer a member of the workspace; the app must be connected again.',
+  ],
   insufficient_scope: [
     403,
     'The credential lacks a scope the operation needs; the message names the scope. `param` is null, or the request field that calls for the scope.',

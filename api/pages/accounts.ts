@@ -338,7 +338,7 @@ export function registerAccountPages(app: FastifyInstance, deps: ApiDeps): void 
 }
 
 /** A cookie's value from a Cookie header (RFC 6265 §5.4: `name=value` pairs split by `; `). */
-function cookieValue(header: string | undefined, name: string): string | undefined {
+export function cookieValue(header: string | undefined, name: string): string | undefined {
   for (const pair of (header ?? '').split(';')) {
     const at = pair.indexOf('=');
     if (at > 0 && pair.slice(0, at).trim() === name) return pair.slice(at + 1).trim();
@@ -351,7 +351,7 @@ function cookieValue(header: string | undefined, name: string): string | undefin
  * passes: our pages' `Referrer-Policy: no-referrer` makes browsers send it on their own forms
  * (Fetch, "serializing a request origin"); another site's form is told by `Sec-Fetch-Site`.
  */
-function crossSite(request: FastifyRequest): boolean {
+export function crossSite(request: FastifyRequest): boolean {
   if (request.headers['sec-fetch-site'] === 'cross-site') return true;
   const origin = request.headers.origin;
   if (!origin || origin === 'null') return false;

@@ -4,7 +4,11 @@ import type { FastifyReply } from 'fastify';
 export const escapeHtml = (s: string) =>
   s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
 
-export function page(reply: FastifyReply, status: number, title: string, body: string) {
+/**
+ * `formTargets`: origins a form of the page may end at besides ours (the consent page's answer
+ * redirects to the app, and browsers hold a redirect after a post to `form-action` too).
+ */
+export function page(reply: FastifyReply, status: number, title: string, body: string, formTargets: string[] = []) {
   return reply
     .code(status)
     .type('text/html; charset=utf-8')
@@ -12,7 +16,10 @@ export function page(reply: FastifyReply, status: number, title: string, body: s
     .header('referrer-policy', 'no-referrer')
     .header('x-frame-options', 'DENY')
     .header('x-content-type-options', 'nosniff')
-    .header('content-security-policy', "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'")
+    .header(
+      'content-security-policy',
+      `default-src 'none'; style-src 'unsafe-inline'; form-action ${["'self'", ...formTargets].join(' ')}`,
+    )
     .send(
       `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">` +
         `<title>${escapeHtml(title)}</title><style>body{font:16px/1.5 system-ui,sans-serif;max-width:36rem;margin:3rem auto;padding:0 1rem}` +

@@ -1,8 +1,10 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type pg from 'pg';
 import { hashSecret, parseToken } from '../../commands/api-keys/token.ts';
+import { ACCESS_TOKEN_PREFIX, grantRefusal, tokenAuthority } from '../../domain/oauth/authority.ts';
 import { isPermission, type Permission } from '../../domain/shared/permissions.ts';
 import { admitKey } from '../../projections/api-keys/admission.ts';
+import { admitToken } from '../../projections/oauth/admission.ts';
 import type { Credential } from '../credential.ts';
 import { storableText } from '../input.ts';
 import { ApiError } from '../errors/api-error.ts';
@@ -18,20 +20,87 @@ declare module 'fastify' {
 const REFUSALS = {
   revoked_api_key: 'This API key was revoked.',
   expired_api_key: 'This API key has expired.',
+  invalid_access_token: 'This access token is not valid: connect the app again.',
+  expired_access_token: 'This access token has expired: renew it with the refresh token.',
+  grant_required: 'The person disconnected this app: connect it again.',
+  grant_expired: "The person's approval of this app has ended: connect it again.",
+  grant_workspace_gone: 'The workspace this app was connected to is gone.',
+  grant_access_lost: 'The person who connected this app is no longer a member of the workspace: connect it again.',
 } as const;
+
+type Admitted = { credential: Credential | null; refusal: ApiError | null; rateLimit: RateLimitState };
+
+/**
+ * An OAuth access token: its approval and the person's current standing read in one round trip
+ * with the rate-limit count (projections/oauth/admission.ts); a token whose approval no longer
+ * stands says why (the `grant_*` codes) before saying it expired, since renewing would not help.
+ */
+async function admitAccessToken(pool: pg.Pool, rateLimiter: RateLimiter, token: string, ip: string): Promise<Admitted> {
+  const window = rateLimiter.window();
+  const now = new Date(window.now);
+  const row = await admitToken(pool, {
+    tokenHash: hashSecret(token),
+    now,
+    fallbackIdentity: `ip:${ip}`,
+    windowStart: window.start,
+  });
+  const rateLimit = rateLimitState(row.count, window);
+  const refuse = (code: keyof typeof REFUSALS) => ({
+    credential: null,
+    refusal: new ApiError(code, REFUSALS[code]),
+    rateLimit,
+  });
+  if (row.grant_id === null || row.revoked) return refuse('invalid_access_token');
+  const refusal = grantRefusal(
+    {
+      revoked: row.grant_revoked,
+      expiresAt: row.grant_expires_at,
+      workspaceExists: row.workspace_exists,
+      isMember: row.is_member,
+    },
+    now,
+  );
+  if (refusal) return refuse(refusal);
+  if (row.expired) return refuse('expired_access_token');
+  const granted = row.scopes.filter(isPermission);
+  const authority = tokenAuthority(
+    { scopes: granted, addressAllowlist: row.address_allowlist, domainAllowlist: row.domain_allowlist },
+    {
+      isOwner: row.is_owner,
+      rolePermissions: row.role_permissions,
+      addresses: row.member_addresses,
+      domains: row.member_domains,
+    },
+  );
+  const credential: Credential = {
+    kind: 'oauth',
+    id: null,
+    workspaceId: row.workspace_id,
+    mode: 'live',
+    grantedScopes: granted,
+    scopes: authority.scopes,
+    roleId: null,
+    addressAllowlist: authority.addressAllowlist,
+    domainAllowlist: authority.domainAllowlist,
+    clientId: row.client_id,
+    expiresAt: row.grant_expires_at?.toISOString() ?? null,
+  };
+  return { credential, refusal: null, rateLimit };
+}
 
 /**
  * The credential resolver and the rate-limit count, together, in one round trip
- * (projections/api-keys/admission.ts). A token's prefix says its kind; API keys are resolved
- * here, and OAuth access tokens will get a branch of their own with the same Credential result.
+ * (projections/api-keys/admission.ts). A token's prefix says its kind: OAuth access tokens
+ * (`wmo_at_`) take a branch of their own with the same Credential result.
  * `needed` false: the credential is not looked at, the request is only counted.
  */
 async function admit(
   pool: pg.Pool,
   rateLimiter: RateLimiter,
   request: { authorization: string | undefined; needed: boolean; ip: string },
-): Promise<{ credential: Credential | null; refusal: ApiError | null; rateLimit: RateLimitState }> {
+): Promise<Admitted> {
   const token = request.needed ? bearerToken(request.authorization) : null;
+  if (typeof token === 'string') return admitAccessToken(pool, rateLimiter, token, request.ip);
   const key = token instanceof ApiError ? null : token;
   const window = rateLimiter.window();
   const row = await admitKey(pool, {
@@ -63,12 +132,14 @@ async function admit(
   return { credential, refusal: null, rateLimit };
 }
 
+/** An API key's parts, an OAuth access token whole (by its prefix), or why neither. */
 function bearerToken(
   authorization: string | undefined,
-): { mode: 'live' | 'test'; keyId: string; secret: string } | ApiError {
+): { mode: 'live' | 'test'; keyId: string; secret: string } | string | ApiError {
   if (!authorization) return new ApiError('missing_api_key', 'Send a key as `Authorization: Bearer <key>`.');
   const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization);
   if (!match) return new ApiError('missing_api_key', 'The credential goes in `Authorization: Bearer <key>`.');
+  if (match[1]!.startsWith(ACCESS_TOKEN_PREFIX)) return match[1]!;
   return parseToken(match[1]!) ?? new ApiError('invalid_api_key', 'This is not a valid API key.');
 }
 

@@ -1,0 +1,367 @@
+import crypto from 'node:crypto';
+import type { LightMyRequestResponse } from 'fastify';
+import t from 'tap';
+import { acceptInvitation } from '../../commands/members/handlers.ts';
+import { findInvitation } from '../../projections/members/queries.ts';
+import { challengeIn, postForm, sessionCookie } from '../support/accounts.ts';
+import { startTestApp } from '../support/app.ts';
+
+const CALLBACK = 'https://app.example.test/callback';
+
+/** An app's side of PKCE (RFC 7636): a verifier and its S256 challenge. */
+const pkce = () => {
+  const verifier = crypto.randomBytes(48).toString('base64url');
+  return { verifier, challenge: crypto.createHash('sha256').update(verifier).digest('base64url') };
+};
+
+/** The hidden and checked fields of the consent page's form, as a browser would send them. */
+const formFields = (html: string): Record<string, string> => {
+  const fields: Record<string, string> = {};
+  for (const m of html.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g))
+    fields[m[1]!] = m[2]!
+      .replace(/&amp;/g, '&')
+      .replace(/&quot;/g, '"')
+      .replace(/&#39;/g, "'");
+  const checked = /<input type="radio" name="workspace" value="([^"]+)" required checked>/.exec(html);
+  if (checked) fields.workspace = checked[1]!;
+  return fields;
+};
+
+/**
+ * Connecting an app over HTTP against the whole service, as an app and a browser would: the
+ * person signs in (the mailed code is made from the server key, as the mail process makes it),
+ * the app sends them to the authorization page with PKCE S256, the consent redirects back with a
+ * code, the app exchanges it and calls the API with the token, refreshes it, and so on.
+ */
+t.test('OAuth apps: registration, the code flow with PKCE, tokens as credentials', async (t) => {
+  const h = await startTestApp(t);
+  const app = h.app;
+  const ws = await h.workspace('Acme');
+  const emailOf = async (userId: string) =>
+    (await h.system.database.pool.query('SELECT email FROM accounts WHERE user_id = $1', [userId])).rows[0].email;
+  const ownerEmail = await emailOf(ws.ownerUserId);
+
+  const signIn = async (email: string) => {
+    const challenge = challengeIn((await postForm(app, '/sign-in', { email })).body);
+    const answered = await postForm(app, '/sign-in/code', {
+      challenge,
+      code: h.system.accounts.ports.codes.signInCode(challenge),
+    });
+    t.equal(answered.statusCode, 303, `${email} signed in`);
+    return sessionCookie(answered);
+  };
+  const get = (url: string, cookie?: string) => app.inject({ method: 'GET', url, headers: cookie ? { cookie } : {} });
+  const bearer = (token: string, method: 'GET' | 'POST' | 'PATCH' | 'DELETE', url: string, payload?: object) =>
+    app.inject({ method, url, headers: { authorization: `Bearer ${token}` }, ...(payload ? { payload } : {}) });
+  const errorOf = (r: LightMyRequestResponse) => [r.statusCode, r.json().error?.code];
+  const tokenCall = (fields: Record<string, string>) => postForm(app, '/oauth/token', fields);
+
+  const ownerCookie = await signIn(ownerEmail);
+
+  // Registration: a signed-in person, on a page of ours.
+  t.equal((await get('/account/apps')).headers.location, '/sign-in', 'registering needs a session');
+  const registered = await postForm(
+    app,
+    '/account/apps',
+    { name: 'Mail <Helper>', redirect_uris: `${CALLBACK}\nhttp://127.0.0.1:8765/cb` },
+    { cookie: ownerCookie },
+  );
+  t.equal(registered.statusCode, 201);
+  const clientId = /<code id="client-id">([^<]+)<\/code>/.exec(registered.body)![1]!;
+  t.match(clientId, /^app_[0-9a-f]{24}$/);
+  t.match(registered.body, 'Mail &lt;Helper&gt;', 'the name escaped');
+  t.match((await get('/account/apps', ownerCookie)).body, clientId, 'listed on the page');
+  for (const [uris, why] of [
+    ['http://app.example.test/cb', 'plain http off the machine'],
+    ['https://app.example.test/cb#frag', 'a fragment'],
+    ['/relative', 'not absolute'],
+    [Array.from({ length: 11 }, (_, i) => `https://a.example.test/${i}`).join('\n'), 'eleven addresses'],
+  ] as const) {
+    const refused = await postForm(app, '/account/apps', { name: 'X', redirect_uris: uris }, { cookie: ownerCookie });
+    t.equal(refused.statusCode, 400, why);
+  }
+  t.equal(
+    (
+      await postForm(
+        app,
+        '/account/apps',
+        { name: 'Ten', redirect_uris: Array.from({ length: 10 }, (_, i) => `https://a.example.test/${i}`).join('\n') },
+        { cookie: ownerCookie },
+      )
+    ).statusCode,
+    201,
+    'ten addresses are the most',
+  );
+
+  const authorizeUrl = (challenge: string, scope: string, extra: Record<string, string> = {}) =>
+    `/oauth/authorize?${new URLSearchParams({
+      response_type: 'code',
+      client_id: clientId,
+      redirect_uri: CALLBACK,
+      scope,
+      state: 's-1',
+      code_challenge: challenge,
+      code_challenge_method: 'S256',
+      ...extra,
+    })}`;
+
+  /**
+   * The browser's part: follows our redirects from the authorization request, approves on the
+   * consent page, and stops at the redirect to the app, whose address it answers.
+   */
+  const connect = async (
+    cookie: string | undefined,
+    scope: string,
+    approve: Record<string, string> = {},
+  ): Promise<{ code: string; verifier: string; pages: string[] }> => {
+    const { verifier, challenge } = pkce();
+    const pages: string[] = [];
+    let response = await get(authorizeUrl(challenge, scope), cookie);
+    while (response.statusCode === 303 && String(response.headers.location).startsWith('/')) {
+      pages.push(String(response.headers.location));
+      response = await get(String(response.headers.location), cookie);
+    }
+    if (!cookie) return { code: '', verifier, pages };
+    t.equal(response.statusCode, 200, 'the consent page');
+    const answered = await postForm(
+      app,
+      '/oauth/authorize',
+      { ...formFields(response.body), decision: 'approve', ...approve },
+      { cookie },
+    );
+    t.equal(answered.statusCode, 303, 'back to the app');
+    const back = new URL(String(answered.headers.location));
+    t.equal(`${back.origin}${back.pathname}`, CALLBACK);
+    t.equal(back.searchParams.get('state'), 's-1', 'the state comes back');
+    return { code: back.searchParams.get('code')!, verifier, pages };
+  };
+  const exchange = (code: string, verifier: string) =>
+    tokenCall({
+      grant_type: 'authorization_code',
+      code,
+      redirect_uri: CALLBACK,
+      client_id: clientId,
+      code_verifier: verifier,
+    });
+
+  t.test('the whole flow: sign-in, consent, code, token, API, refresh, expiry', async (t) => {
+    const stranger = await connect(undefined, 'roles:read');
+    t.same(stranger.pages, ['/sign-in'], 'without a session the page sends the person to sign in');
+
+    const consent = await get(authorizeUrl(pkce().challenge, 'roles:write members:write'), ownerCookie);
+    t.match(consent.body, 'Mail &lt;Helper&gt;');
+    t.match(consent.body, '<code>members:read</code>', 'implied scopes shown');
+    t.match(String(consent.headers['content-security-policy']), "form-action 'self' https://app.example.test");
+
+    const { code, verifier } = await connect(ownerCookie, 'roles:read members:read');
+    const tokens = await exchange(code, verifier);
+    t.equal(tokens.statusCode, 200, tokens.body);
+    const body = tokens.json();
+    t.equal(body.token_type, 'Bearer');
+    t.match(body.access_token, /^wmo_at_[\w-]{43}$/);
+    t.match(body.refresh_token, /^wmo_rt_[\w-]{43}$/);
+    t.ok(body.expires_in > 3590 && body.expires_in <= 3600, 'an hour');
+    t.equal(tokens.headers['cache-control'], 'no-store');
+    t.equal((await exchange(code, verifier)).json().error, 'invalid_grant', 'a code works once');
+
+    const self = (await bearer(body.access_token, 'GET', '/keys/self')).json();
+    t.same(
+      { ...self, expiresAt: typeof self.expiresAt },
+      {
+        object: 'oauth_token',
+        kind: 'oauth',
+        id: null,
+        mode: 'live',
+        scopes: ['members:read', 'roles:read'],
+        grantedScopes: ['members:read', 'roles:read'],
+        roleId: null,
+        workspaceId: ws.workspaceId,
+        addressAllowlist: null,
+        domainAllowlist: null,
+        clientId,
+        expiresAt: 'string',
+      },
+    );
+    const days = (Date.parse(self.expiresAt) - Date.now()) / 86_400_000;
+    t.ok(days > 89.9 && days <= 90, 'expiresAt is the approval, 90 days, not the token');
+    const ping = (await bearer(body.access_token, 'GET', '/ping')).json();
+    t.same(ping, {
+      ok: true,
+      kind: 'oauth',
+      keyId: null,
+      mode: 'live',
+      scopes: ['members:read', 'roles:read'],
+      grantedScopes: ['members:read', 'roles:read'],
+      roleId: null,
+      workspaceId: ws.workspaceId,
+      clientId,
+    });
+    const members = await bearer(body.access_token, 'GET', '/members');
+    t.equal(members.statusCode, 200, 'an API call with the token');
+    t.equal(members.json().data[0].email, ownerEmail);
+    t.same(errorOf(await bearer(body.access_token, 'GET', '/webhooks')), [403, 'insufficient_scope']);
+
+    const refreshed = await tokenCall({
+      grant_type: 'refresh_token',
+      refresh_token: body.refresh_token,
+      client_id: clientId,
+    });
+    t.equal(refreshed.statusCode, 200);
+    const renewed = refreshed.json();
+    t.not(renewed.refresh_token, body.refresh_token, 'the refresh token rotates');
+    t.equal((await bearer(renewed.access_token, 'GET', '/roles')).statusCode, 200);
+    const again = await tokenCall({
+      grant_type: 'refresh_token',
+      refresh_token: body.refresh_token,
+      client_id: clientId,
+    });
+    t.same([again.statusCode, again.json().error], [400, 'invalid_grant'], 'the old refresh token is spent');
+
+    await h.system.database.pool.query(
+      "UPDATE oauth_access_tokens SET expires_at = now() - interval '1 second' WHERE token_hash = encode(sha256($1::bytea), 'hex')",
+      [renewed.access_token],
+    );
+    t.same(errorOf(await bearer(renewed.access_token, 'GET', '/roles')), [401, 'expired_access_token']);
+    const third = await tokenCall({
+      grant_type: 'refresh_token',
+      refresh_token: renewed.refresh_token,
+      client_id: clientId,
+    });
+    t.equal((await bearer(third.json().access_token, 'GET', '/roles')).statusCode, 200, 'renewed after expiry');
+
+    t.same(errorOf(await bearer('wmo_at_unknown', 'GET', '/roles')), [401, 'invalid_access_token']);
+    t.same(errorOf(await bearer(`wmo_at_${'x'.repeat(43)}`, 'GET', '/keys/self')), [401, 'invalid_access_token']);
+  });
+
+  t.test('refusals: wrong verifier, unregistered redirect, no PKCE, console-only scope, denial', async (t) => {
+    const { code } = await connect(ownerCookie, 'roles:read');
+    const wrong = await exchange(code, pkce().verifier);
+    t.same([wrong.statusCode, wrong.json().error], [400, 'invalid_grant'], 'another verifier');
+    const noVerifier = await tokenCall({
+      grant_type: 'authorization_code',
+      code,
+      redirect_uri: CALLBACK,
+      client_id: clientId,
+    });
+    t.same([noVerifier.statusCode, noVerifier.json().error], [400, 'invalid_grant'], 'no verifier');
+
+    const other = await get(
+      authorizeUrl(pkce().challenge, 'roles:read', { redirect_uri: 'https://evil.example.test/cb' }),
+      ownerCookie,
+    );
+    t.equal(other.statusCode, 400, 'a redirect address not registered');
+    t.equal(other.headers.location, undefined, 'and never redirected to');
+    t.match(other.body, 'did not register');
+    t.equal(
+      (await get(authorizeUrl(pkce().challenge, 'roles:read', { client_id: 'app_nope' }), ownerCookie)).statusCode,
+      400,
+    );
+
+    const back = async (url: string) => new URL(String((await get(url, ownerCookie)).headers.location)).searchParams;
+    t.equal(
+      (await back(authorizeUrl('', 'roles:read', { code_challenge_method: 'S256' }))).get('error'),
+      'invalid_request',
+      'PKCE is required',
+    );
+    t.equal(
+      (await back(authorizeUrl(pkce().challenge, 'roles:read', { code_challenge_method: 'plain' }))).get('error'),
+      'invalid_request',
+      'plain is not taken',
+    );
+    const consoleOnly = await back(authorizeUrl(pkce().challenge, 'roles:read api-keys:write'));
+    t.equal(consoleOnly.get('error'), 'invalid_scope', 'a console-only permission is never approved');
+    t.match(consoleOnly.get('error_description'), 'api-keys:write');
+    t.equal((await back(authorizeUrl(pkce().challenge, 'roles:read nonsense'))).get('error'), 'invalid_scope');
+    t.equal((await back(authorizeUrl(pkce().challenge, ''))).get('error'), 'invalid_scope', 'no scope');
+
+    const page = await get(authorizeUrl(pkce().challenge, 'roles:read'), ownerCookie);
+    const denied = await postForm(
+      app,
+      '/oauth/authorize',
+      { ...formFields(page.body), decision: 'deny' },
+      { cookie: ownerCookie },
+    );
+    const deniedAt = new URL(String(denied.headers.location));
+    t.same([deniedAt.searchParams.get('error'), deniedAt.searchParams.get('state')], ['access_denied', 's-1']);
+
+    const narrowed = await postForm(
+      app,
+      '/oauth/authorize',
+      { ...formFields(page.body), decision: 'approve', domains: 'not-ours.example' },
+      { cookie: ownerCookie },
+    );
+    t.equal(narrowed.statusCode, 400, 'narrowing to a domain of another workspace');
+    t.match(narrowed.body, 'Not in this workspace: not-ours.example');
+    const foreign = await h.workspace();
+    const elsewhere = await postForm(
+      app,
+      '/oauth/authorize',
+      { ...formFields(page.body), decision: 'approve', workspace: foreign.workspaceId },
+      { cookie: ownerCookie },
+    );
+    t.equal(elsewhere.statusCode, 400, 'a workspace the person is not in');
+    const forged = await postForm(
+      app,
+      '/oauth/authorize',
+      { ...formFields(page.body), decision: 'approve' },
+      { cookie: ownerCookie, 'sec-fetch-site': 'cross-site' },
+    );
+    t.equal(forged.statusCode, 403, 'a consent posted from another site');
+  });
+
+  t.test('a member: role changes narrow the token, removal and expiry end it', async (t) => {
+    const role = async (name: string, permissions: string[]) =>
+      (await h.request(ws.apiKey, 'POST', '/roles', { name, permissions })).json().id;
+    const readers = await role('Readers', ['members:read', 'roles:read']);
+    const fewer = await role('Fewer', ['roles:read']);
+    const email = 'ann@example.org';
+    const invited = (await h.request(ws.apiKey, 'POST', '/members', { email, roleId: readers })).json();
+    const invitation = await findInvitation(h.system.readDb, ws.workspaceId, invited.id);
+    await acceptInvitation(
+      h.system.commands,
+      { workspaceId: ws.workspaceId, invitationId: invited.id, nonce: invitation!.nonce, email },
+      new Date().toISOString(),
+    );
+    const userId = (await h.system.database.pool.query('SELECT user_id FROM accounts WHERE email = $1', [email]))
+      .rows[0].user_id;
+    const cookie = await signIn(email);
+    const { code, verifier } = await connect(cookie, 'members:read roles:read emails:read');
+    const tokens = (await exchange(code, verifier)).json();
+    const self = (await bearer(tokens.access_token, 'GET', '/keys/self')).json();
+    t.same(self.grantedScopes, ['emails:read', 'members:read', 'roles:read'], 'what the person approved');
+    t.same(self.scopes, ['members:read', 'roles:read'], 'within what the role holds');
+    t.same([self.addressAllowlist, self.domainAllowlist], [[], []], 'no address granted: reaches none');
+    t.equal((await bearer(tokens.access_token, 'GET', '/roles')).statusCode, 200);
+
+    t.equal((await h.request(ws.apiKey, 'PATCH', `/members/${userId}`, { roleId: fewer })).statusCode, 200);
+    t.same(
+      errorOf(await bearer(tokens.access_token, 'GET', '/members')),
+      [403, 'insufficient_scope'],
+      'the next request follows the new role',
+    );
+    t.same((await bearer(tokens.access_token, 'GET', '/keys/self')).json().scopes, ['roles:read']);
+
+    await h.system.database.pool.query(
+      "UPDATE oauth_grants SET expires_at = now() - interval '1 second' WHERE user_id = $1",
+      [userId],
+    );
+    t.same(errorOf(await bearer(tokens.access_token, 'GET', '/roles')), [401, 'grant_expired']);
+    await h.system.database.pool.query(
+      "UPDATE oauth_grants SET expires_at = now() + interval '1 day' WHERE user_id = $1",
+      [userId],
+    );
+
+    t.equal((await h.request(ws.apiKey, 'DELETE', `/members/${userId}`)).statusCode, 200);
+    t.same(
+      errorOf(await bearer(tokens.access_token, 'GET', '/roles')),
+      [401, 'grant_access_lost'],
+      'removed from the workspace',
+    );
+    const refresh = await tokenCall({
+      grant_type: 'refresh_token',
+      refresh_token: tokens.refresh_token,
+      client_id: clientId,
+    });
+    t.same([refresh.statusCode, refresh.json().error], [400, 'invalid_grant'], 'and no renewal');
+  });
+});
