@@ -89,7 +89,7 @@ import {
   type ProviderImportOptions,
 } from './processes/provider-imports/worker.ts';
 import type { ProviderImportPorts } from './commands/provider-imports/handlers.ts';
-import { BUILT_PROVIDERS, openProviderConnector, type ProviderConfig } from './infra/providers/select.ts';
+import { openProviderConnector, type ProviderConfig } from './infra/providers/select.ts';
 import {
   DEFAULT_CONSENT_MAIL_OPTIONS,
   ForwardConsentMailProcess,
@@ -342,7 +342,7 @@ export async function openSystem(databaseUrl: string, options: SystemOptions = {
   if (options.deliver !== false) await broadcasts.start();
   const { baseUrls, allowPrivate: providersPrivate, timeoutMs, ...importOptions } = options.providerImports ?? {};
   const connector = openProviderConnector({ baseUrls, allowPrivate: providersPrivate, timeoutMs });
-  const providerImports: ProviderImportPorts = { connect: connector.connect, secrets: vault, built: BUILT_PROVIDERS };
+  const providerImports: ProviderImportPorts = { connect: connector.connect, secrets: vault };
   const providerImportRuns = new ProviderImportProcess(
     {
       pool: database.pool,

@@ -24,8 +24,6 @@ import { newId } from '../ids.ts';
 export interface ProviderImportPorts {
   connect: ProviderConnector;
   secrets: SecretStore;
-  /** The providers this build has an adapter for. */
-  built: readonly ProviderName[];
 }
 
 /** 503 `provider_unavailable`: the provider did not answer, or asked to wait; `Retry-After` when it said how long. */
@@ -82,16 +80,6 @@ async function once<T>(call: () => Promise<T>): Promise<T> {
   }
 }
 
-function client(ports: ProviderImportPorts, provider: ProviderName, apiKey: string): ProviderClient {
-  if (!ports.built.includes(provider))
-    fail(
-      'invalid_parameter',
-      `Imports from ${provider} are not available in this version; available: ${ports.built.join(', ')}.`,
-      'provider',
-    );
-  return ports.connect(provider, apiKey);
-}
-
 export interface Inspection {
   provider: ProviderName;
   resources: ImportResource[];
@@ -108,7 +96,7 @@ export async function inspectProvider(
   provider: ProviderName,
   apiKey: string,
 ): Promise<Inspection> {
-  const source = client(ports, provider, apiKey);
+  const source = ports.connect(provider, apiKey);
   try {
     await once(() => source.check());
     const counts = {} as Inspection['counts'];
@@ -145,7 +133,7 @@ export async function startProviderImport(
   input: StartProviderImportInput,
   now: string,
 ): Promise<string> {
-  const source = client(ports, input.provider, input.apiKey);
+  const source = ports.connect(input.provider, input.apiKey);
   const { state } = await loadState(ctx, providerImportsStream(actor.workspaceId), providerImportsAggregate);
   // Refused before the provider is asked: a second start should not spend the provider's rate limit.
   decideQueueProviderImport(state, { importId: '', provider: input.provider, resources: [], now });

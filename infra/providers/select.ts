@@ -16,7 +16,7 @@ export interface ProviderConfig {
   timeoutMs?: number;
 }
 
-const DEFAULT_BASE_URLS: Record<ProviderName, string | null> = {
+const DEFAULT_BASE_URLS: Record<ProviderName, string> = {
   resend: RESEND_BASE_URL,
   sendgrid: SENDGRID_BASE_URL,
   postmark: POSTMARK_BASE_URL,
@@ -24,19 +24,13 @@ const DEFAULT_BASE_URLS: Record<ProviderName, string | null> = {
   brevo: BREVO_BASE_URL,
 };
 
-const ADAPTERS: Record<
-  ProviderName,
-  ((base: string, apiKey: string, http: ProviderHttpOptions) => ProviderClient) | null
-> = {
+const ADAPTERS: Record<ProviderName, (base: string, apiKey: string, http: ProviderHttpOptions) => ProviderClient> = {
   resend: resendClient,
   sendgrid: sendgridClient,
   postmark: postmarkClient,
   mailgun: mailgunClient,
   brevo: brevoClient,
 };
-
-/** The providers this build has an adapter for. */
-export const BUILT_PROVIDERS = (Object.keys(ADAPTERS) as ProviderName[]).filter((p) => ADAPTERS[p] !== null);
 
 /**
  * The provider port: one adapter per provider, every request through the SSRF guard's agents
@@ -47,10 +41,7 @@ export function openProviderConnector(config: ProviderConfig = {}): { connect: P
   const http: ProviderHttpOptions = { agents, timeoutMs: config.timeoutMs ?? 30_000, maxBytes: 32 * 1024 * 1024 };
   return {
     connect(provider, apiKey) {
-      const adapter = ADAPTERS[provider];
-      const base = config.baseUrls?.[provider] ?? DEFAULT_BASE_URLS[provider];
-      if (!adapter || !base) throw new Error(`no adapter for the provider ${provider}`);
-      return adapter(base, apiKey, http);
+      return ADAPTERS[provider](config.baseUrls?.[provider] ?? DEFAULT_BASE_URLS[provider], apiKey, http);
     },
     close() {
       agents.http.destroy();

@@ -77,7 +77,7 @@ t.test('inspect: counts per resource with `more`, nothing stored, the key not ke
   t.equal(explicit.statusCode, 200);
 });
 
-t.test('inspect: key refusals, input and providers not built', async (t) => {
+t.test('inspect: key refusals and input', async (t) => {
   const ws = await h.workspace();
   const inspect = (body: object) => h.request(ws.apiKey, 'POST', '/provider-imports/inspect', body);
   const restricted = await inspect({ apiKey: RESEND_KEYS.sendOnly });
