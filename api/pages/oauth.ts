@@ -38,6 +38,16 @@ const DOMAIN = /^[a-z0-9.-]{1,253}\.[a-z0-9-]{1,63}$/;
 const MAX_NARROWED = 100;
 const MAX_REDIRECT_URIS = 10;
 
+/** Called by apps, from anywhere: not forms of our pages. */
+const APP_ENDPOINTS = new Set(['/oauth/token', '/oauth/revoke']);
+
+const revokeForm = z.object({
+  token: z.string().max(200),
+  client_id: z.string().max(64),
+  token_type_hint: z.string().max(64).optional(),
+});
+const disconnectForm = z.object({ grant: z.string().min(1).max(64) });
+
 const registerForm = z.object({
   name: z.string().trim().min(1).max(100),
   redirect_uris: z.string().max(MAX_REDIRECT_URIS * 2001),
@@ -236,7 +246,7 @@ export function registerOAuthPages(app: FastifyInstance, deps: ApiDeps): void {
     // The pages' forms post only from our own pages (as the account pages'); the token endpoint
     // is called by apps, from anywhere.
     scope.addHook('preHandler', async (request, reply) => {
-      if (request.method === 'POST' && request.routeOptions.url !== '/oauth/token' && crossSite(request))
+      if (request.method === 'POST' && !APP_ENDPOINTS.has(request.routeOptions.url ?? '') && crossSite(request))
         return page(reply, 403, 'Refused', '<p>This form must be sent from our own page.</p>');
     });
 
@@ -314,6 +324,61 @@ export function registerOAuthPages(app: FastifyInstance, deps: ApiDeps): void {
         .code(answer.status)
         .headers({ ...answer.headers, 'cache-control': 'no-store', pragma: 'no-cache' })
         .send(answer.body);
+    });
+
+    scope.post<{ Body: Form }>('/oauth/revoke', { config }, async (request, reply) => {
+      const form = revokeForm.safeParse(request.body ?? {});
+      reply.header('cache-control', 'no-store');
+      if (!form.success)
+        return reply
+          .code(400)
+          .send({ error: 'invalid_request', error_description: 'Send `token` and `client_id` as a form.' });
+      // RFC 7009 §2.2: the answer is the same whether the token was known or not.
+      await oauth.revoke(form.data.token, form.data.client_id);
+      return reply.code(200).send();
+    });
+
+    const connectedPage = async (reply: FastifyReply, session: SessionRow, status = 200) => {
+      const connections = await oauth.connectionsOf(session.userId);
+      const reach = (c: (typeof connections)[number]) =>
+        c.addressAllowlist === null && c.domainAllowlist === null
+          ? 'every address you reach'
+          : [...(c.addressAllowlist ?? []), ...(c.domainAllowlist ?? [])].map((x) => escapeHtml(x)).join(', ') ||
+            'no address';
+      const rows = connections
+        .map(
+          (c) =>
+            `<li><strong>${escapeHtml(c.appName)}</strong> in ${escapeHtml(c.workspaceName)}: ` +
+            `${c.scopes.map((x) => `<code>${x}</code>`).join(' ')}; ${reach(c)}; ` +
+            `until ${c.expiresAt ? escapeHtml(c.expiresAt.slice(0, 10)) : 'you disconnect it'}` +
+            '<form method="post" action="/account/connected-apps/disconnect">' +
+            `<input type="hidden" name="grant" value="${escapeHtml(c.grantId)}">` +
+            `<button type="submit">Disconnect ${escapeHtml(c.appName)}</button></form></li>`,
+        )
+        .join('');
+      return page(
+        reply,
+        status,
+        'Connected apps',
+        (connections.length === 0 ? '<p>No app is connected.</p>' : `<ul>${rows}</ul>`) +
+          '<p><a href="/account">Back to your account</a></p>',
+      );
+    };
+
+    scope.get('/account/connected-apps', { config }, async (request, reply) => {
+      const session = await sessionOf(request);
+      if (!session) return see(reply, '/sign-in');
+      return connectedPage(reply, session);
+    });
+
+    scope.post<{ Body: Form }>('/account/connected-apps/disconnect', { config }, async (request, reply) => {
+      const session = await sessionOf(request);
+      if (!session) return see(reply, '/sign-in');
+      const form = disconnectForm.safeParse(request.body ?? {});
+      // Only the person's own approvals: another's id changes nothing and is answered as unknown.
+      if (!form.success || !(await oauth.disconnect(session.userId, form.data.grant)))
+        return connectedPage(reply, session, 404);
+      return see(reply, '/account/connected-apps');
     });
 
     const appsPage = async (reply: FastifyReply, session: SessionRow, status = 200, notice = '') => {

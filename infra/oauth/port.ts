@@ -21,6 +21,20 @@ export interface Consent extends Allowlists {
   codeChallengeMethod: 'S256';
 }
 
+/** An app a person connected to one of their workspaces. */
+export interface Connection {
+  grantId: string;
+  clientId: string;
+  appName: string;
+  workspaceId: string;
+  workspaceName: string;
+  scopes: string[];
+  addressAllowlist: string[] | null;
+  domainAllowlist: string[] | null;
+  approvedAt: string;
+  expiresAt: string | null;
+}
+
 /** The token endpoint's answer, as the OAuth library made it. */
 export interface TokenAnswer {
   status: number;
@@ -39,4 +53,13 @@ export interface OAuthPorts {
   /** Records the approval and answers the redirect that carries its code. */
   approve(consent: Consent): Promise<string>;
   token(body: Record<string, string>, headers: Record<string, string>): Promise<TokenAnswer>;
+  /**
+   * RFC 7009: an app gives up a token of its own. An access token stops at once; a refresh token
+   * takes the approval's access tokens with it. Tokens of other apps, or unknown, change nothing.
+   */
+  revoke(token: string, clientId: string): Promise<void>;
+  /** The apps a person connected, with their approvals still standing. */
+  connectionsOf(userId: string): Promise<Connection[]>;
+  /** The person withdraws an approval of theirs: its tokens answer `grant_required` from now on. */
+  disconnect(userId: string, grantId: string): Promise<boolean>;
 }

@@ -12,7 +12,7 @@ import OAuth2Server, {
   type User,
 } from '@node-oauth/oauth2-server';
 import type pg from 'pg';
-import type { Consent, OAuthApp, OAuthPorts, TokenAnswer } from './port.ts';
+import type { Connection, Consent, OAuthApp, OAuthPorts, TokenAnswer } from './port.ts';
 import {
   ACCESS_TOKEN_PREFIX,
   ACCESS_TOKEN_TTL_S,
@@ -148,10 +148,22 @@ export class PostgresOAuth implements OAuthPorts {
   /**
    * The approval is stored first (a new consent replaces the person's earlier one for this app and
    * workspace, and starts its 90 days again); the library then makes the code and the redirect.
+   * When the earlier approval had been withdrawn or had ended, its tokens end for good: connecting
+   * again must not bring back tokens the person disconnected.
    */
   async approve(c: Consent): Promise<string> {
     const { rows } = await this.pool.query<{ id: string }>(
-      `INSERT INTO oauth_grants (id, client_id, user_id, workspace_id, scopes, address_allowlist, domain_allowlist, expires_at, approved_at)
+      `WITH ended AS (
+         SELECT id FROM oauth_grants WHERE client_id = $2 AND user_id = $3 AND workspace_id = $4
+           AND (revoked_at IS NOT NULL OR expires_at <= now())
+       ),
+       access AS (
+         UPDATE oauth_access_tokens SET revoked_at = now() WHERE grant_id IN (SELECT id FROM ended) AND revoked_at IS NULL
+       ),
+       refresh AS (
+         UPDATE oauth_refresh_tokens SET used_at = now() WHERE grant_id IN (SELECT id FROM ended) AND used_at IS NULL
+       )
+       INSERT INTO oauth_grants (id, client_id, user_id, workspace_id, scopes, address_allowlist, domain_allowlist, expires_at, approved_at)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, now())
        ON CONFLICT (client_id, user_id, workspace_id) DO UPDATE SET
          scopes = excluded.scopes, address_allowlist = excluded.address_allowlist,
@@ -207,6 +219,60 @@ export class PostgresOAuth implements OAuthPorts {
         body: { error: error.name, error_description: error.message },
       };
     }
+  }
+
+  async revoke(token: string, clientId: string): Promise<void> {
+    const hash = digest(token);
+    if (token.startsWith(ACCESS_TOKEN_PREFIX)) {
+      await this.pool.query(
+        `UPDATE oauth_access_tokens t SET revoked_at = now() FROM oauth_grants g
+         WHERE t.token_hash = $1 AND g.id = t.grant_id AND g.client_id = $2 AND t.revoked_at IS NULL`,
+        [hash, clientId],
+      );
+      return;
+    }
+    // RFC 7009 §2.1: a refresh token's access tokens go with it.
+    await this.pool.query(
+      `WITH spent AS (
+         UPDATE oauth_refresh_tokens t SET used_at = now() FROM oauth_grants g
+         WHERE t.token_hash = $1 AND g.id = t.grant_id AND g.client_id = $2 RETURNING t.grant_id
+       )
+       UPDATE oauth_access_tokens SET revoked_at = now()
+       WHERE grant_id IN (SELECT grant_id FROM spent) AND revoked_at IS NULL`,
+      [hash, clientId],
+    );
+  }
+
+  async connectionsOf(userId: string): Promise<Connection[]> {
+    const { rows } = await this.pool.query(
+      `SELECT g.id, g.client_id, a.name AS app_name, g.workspace_id, coalesce(w.name, '') AS workspace_name, g.scopes,
+              g.address_allowlist, g.domain_allowlist, g.approved_at, g.expires_at
+       FROM oauth_grants g JOIN oauth_apps a ON a.client_id = g.client_id
+       LEFT JOIN workspaces w ON w.id = g.workspace_id
+       WHERE g.user_id = $1 AND g.revoked_at IS NULL AND (g.expires_at IS NULL OR g.expires_at > now())
+       ORDER BY g.approved_at DESC, g.id`,
+      [userId],
+    );
+    return rows.map((r) => ({
+      grantId: r.id,
+      clientId: r.client_id,
+      appName: r.app_name,
+      workspaceId: r.workspace_id,
+      workspaceName: r.workspace_name,
+      scopes: r.scopes,
+      addressAllowlist: r.address_allowlist,
+      domainAllowlist: r.domain_allowlist,
+      approvedAt: r.approved_at.toISOString(),
+      expiresAt: r.expires_at?.toISOString() ?? null,
+    }));
+  }
+
+  async disconnect(userId: string, grantId: string): Promise<boolean> {
+    const { rowCount } = await this.pool.query(
+      'UPDATE oauth_grants SET revoked_at = now() WHERE id = $1 AND user_id = $2 AND revoked_at IS NULL',
+      [grantId, userId],
+    );
+    return (rowCount ?? 0) > 0;
   }
 
   /** The library's model: clients, codes and tokens in PostgreSQL. */

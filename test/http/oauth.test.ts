@@ -309,6 +309,65 @@ t.test('OAuth apps: registration, the code flow with PKCE, tokens as credentials
     t.equal(forged.statusCode, 403, 'a consent posted from another site');
   });
 
+  t.test('revocation by the app, disconnection by the person, connecting again', async (t) => {
+    const first = await connect(ownerCookie, 'roles:read');
+    const a = (await exchange(first.code, first.verifier)).json();
+    const revoke = (token: string, client = clientId) => postForm(app, '/oauth/revoke', { token, client_id: client });
+    t.equal((await revoke(a.access_token, 'app_someone_else')).statusCode, 200, 'another app: answered alike');
+    t.equal((await bearer(a.access_token, 'GET', '/roles')).statusCode, 200, 'and nothing revoked');
+    t.equal((await revoke(a.access_token)).statusCode, 200);
+    t.same(errorOf(await bearer(a.access_token, 'GET', '/roles')), [401, 'invalid_access_token'], 'a revoked token');
+    t.equal((await revoke('wmo_at_never-issued')).statusCode, 200, 'an unknown token: answered alike');
+    t.equal((await postForm(app, '/oauth/revoke', { token: 'x' })).statusCode, 400, 'no client_id');
+
+    const renewed = (
+      await tokenCall({ grant_type: 'refresh_token', refresh_token: a.refresh_token, client_id: clientId })
+    ).json();
+    t.equal((await bearer(renewed.access_token, 'GET', '/roles')).statusCode, 200);
+    await revoke(renewed.refresh_token);
+    t.same(
+      errorOf(await bearer(renewed.access_token, 'GET', '/roles')),
+      [401, 'invalid_access_token'],
+      "a refresh token's access tokens go with it",
+    );
+    const spent = await tokenCall({
+      grant_type: 'refresh_token',
+      refresh_token: renewed.refresh_token,
+      client_id: clientId,
+    });
+    t.equal(spent.json().error, 'invalid_grant');
+
+    const second = await connect(ownerCookie, 'roles:read');
+    const b = (await exchange(second.code, second.verifier)).json();
+    const list = await get('/account/connected-apps', ownerCookie);
+    t.equal(list.statusCode, 200);
+    t.match(list.body, 'Mail &lt;Helper&gt;</strong> in Acme');
+    const grant = /name="grant" value="([^"]+)"/.exec(list.body)![1]!;
+    const stranger = await h.workspace();
+    const strangerCookie = await signIn(await emailOf(stranger.ownerUserId));
+    t.equal(
+      (await postForm(app, '/account/connected-apps/disconnect', { grant }, { cookie: strangerCookie })).statusCode,
+      404,
+      "another person's approval",
+    );
+    t.equal((await bearer(b.access_token, 'GET', '/roles')).statusCode, 200, 'still connected');
+    const out = await postForm(app, '/account/connected-apps/disconnect', { grant }, { cookie: ownerCookie });
+    t.equal(out.headers.location, '/account/connected-apps');
+    t.same(errorOf(await bearer(b.access_token, 'GET', '/roles')), [401, 'grant_required'], 'disconnected');
+    const after = await tokenCall({ grant_type: 'refresh_token', refresh_token: b.refresh_token, client_id: clientId });
+    t.equal(after.json().error, 'invalid_grant', 'and no renewal');
+    t.match((await get('/account/connected-apps', ownerCookie)).body, 'No app is connected.');
+
+    const third = await connect(ownerCookie, 'roles:read');
+    const c = (await exchange(third.code, third.verifier)).json();
+    t.equal((await bearer(c.access_token, 'GET', '/roles')).statusCode, 200, 'connected again');
+    t.same(
+      errorOf(await bearer(b.access_token, 'GET', '/roles')),
+      [401, 'invalid_access_token'],
+      'the tokens from before the disconnection stay dead',
+    );
+  });
+
   t.test('a member: role changes narrow the token, removal and expiry end it', async (t) => {
     const role = async (name: string, permissions: string[]) =>
       (await h.request(ws.apiKey, 'POST', '/roles', { name, permissions })).json().id;
