@@ -14,8 +14,8 @@ import {
   type ProviderName,
 } from '../../domain/provider-imports/providers.ts';
 import { providerImportsAggregate, type ProviderImportsState } from '../../domain/provider-imports/state.ts';
-import { DomainError, fail } from '../../domain/shared/errors.ts';
-import { ProviderError, type ProviderClient, type ProviderConnector } from '../../infra/providers/port.ts';
+import { DomainError } from '../../domain/shared/errors.ts';
+import { ProviderError, type ProviderConnector } from '../../infra/providers/port.ts';
 import type { SecretStore } from '../../infra/secrets/port.ts';
 import { execute, loadState, type Actor, type CommandContext } from '../execute.ts';
 import { newId } from '../ids.ts';
