@@ -89,6 +89,13 @@ import {
   type ProviderImportOptions,
 } from './processes/provider-imports/worker.ts';
 import type { ProviderImportPorts } from './commands/provider-imports/handlers.ts';
+import type { MailboxImportPorts } from './commands/mailbox-imports/handlers.ts';
+import {
+  DEFAULT_MAILBOX_IMPORT_OPTIONS,
+  MailboxImportProcess,
+  type MailboxImportOptions,
+} from './processes/mailbox-imports/worker.ts';
+import { FileImportStorage } from './infra/imports/files.ts';
 import { openProviderConnector, type ProviderConfig } from './infra/providers/select.ts';
 import {
   DEFAULT_CONSENT_MAIL_OPTIONS,
@@ -177,6 +184,8 @@ export interface System {
   ai: AiPorts;
   /** Provider imports: the other providers' APIs (through the SSRF guard) and the vault their keys wait in. */
   providerImports: ProviderImportPorts;
+  /** Mailbox imports: uploads wait under `<dataDir>/imports/<importId>` until the import settles. */
+  mailboxImports: MailboxImportPorts;
   close(): Promise<void>;
 }
 
@@ -210,6 +219,8 @@ export interface SystemOptions {
   broadcasts?: Partial<BroadcastOptions>;
   /** Provider imports: where each provider's API is, whether it may be private, and the process's timings. */
   providerImports?: ProviderConfig & Partial<ProviderImportOptions>;
+  /** Mailbox imports: the size of upload parts (default 8 MiB) and the process's batches. */
+  mailboxImports?: Partial<MailboxImportOptions> & { chunkBytes?: number };
   /** How often expired contact events are purged (default hourly). */
   retentionEveryMs?: number;
   /**
@@ -426,6 +437,24 @@ export async function openSystem(databaseUrl: string, options: SystemOptions = {
     { ...DEFAULT_SENT_MAIL_OPTIONS, ...options.sentMail },
   );
   if (options.deliver !== false) await sentMail.start();
+  const { chunkBytes, ...mailboxImportOptions } = options.mailboxImports ?? {};
+  const mailboxImports: MailboxImportPorts = {
+    storage: new FileImportStorage(path.join(dataDir, 'imports')),
+    chunkBytes: chunkBytes ?? 8 * 1024 * 1024,
+  };
+  const mailboxImportRuns = new MailboxImportProcess(
+    {
+      pool: database.pool,
+      bus,
+      commands,
+      ports: mailboxImports,
+      blobs,
+      texts: new PostgresTextIndex(database.pool),
+      lookups: mailboxLookups(database.db.withTables<ReadModels>()),
+    },
+    { ...DEFAULT_MAILBOX_IMPORT_OPTIONS, ...mailboxImportOptions },
+  );
+  if (options.deliver !== false) await mailboxImportRuns.start();
   const lanePauses = new LanePauseProcess(
     { pool: database.pool, bus, commands },
     { ...DEFAULT_LANE_PAUSE_OPTIONS, ...options.lanePauses },
@@ -456,7 +485,9 @@ export async function openSystem(databaseUrl: string, options: SystemOptions = {
     sending,
     ai,
     providerImports,
+    mailboxImports,
     async close() {
+      await mailboxImportRuns.stop();
       await providerImportRuns.stop();
       connector.close();
       await emailDeliveries.stop();
@@ -509,6 +540,7 @@ export function serve(system: System, options: { logger?: boolean | object } = {
       sending: system.sending,
       ai: system.ai,
       providerImports: system.providerImports,
+      mailboxImports: system.mailboxImports,
       parseMessage: async (raw) => (await parseMessage(system.blobs, Readable.from([raw]), raw.length)).summary,
     },
     options,

@@ -7,6 +7,7 @@ import type { DomainPorts } from '../commands/domains/handlers.ts';
 import type { SendingPorts } from '../commands/emails/handlers.ts';
 import type { CommandContext } from '../commands/execute.ts';
 import type { OAuthPorts } from '../commands/oauth/ports.ts';
+import type { MailboxImportPorts } from '../commands/mailbox-imports/handlers.ts';
 import type { ProviderImportPorts } from '../commands/provider-imports/handlers.ts';
 import type { TemplateRenderer } from '../commands/templates/render.ts';
 import type { ReceiverUrlCheck } from '../commands/webhooks/handlers.ts';
@@ -50,6 +51,8 @@ export interface ApiDeps {
   ai: AiPorts;
   /** Provider imports: the other providers' APIs and the vault their keys wait in. */
   providerImports: ProviderImportPorts;
+  /** Mailbox imports: where uploads wait, and the size of their parts. */
+  mailboxImports: MailboxImportPorts;
   /** Reads a pasted message for a rules dry run (infra/inbound/summary.ts; its attachments go to the blob store). */
   parseMessage(raw: Buffer): Promise<MessageSummary>;
 }

@@ -1,3 +1,4 @@
+import { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ZodType } from 'zod';
 import type { Permission } from '../domain/shared/permissions.ts';
@@ -60,7 +61,15 @@ export interface OperationSpec<P, Q, B> {
    * is a Buffer (empty when none was sent). Past `maxBytes` the operation answers `tooLarge` (413)
    * before reading further.
    */
-  rawBody?: { maxBytes: number; tooLarge: ErrorCode };
+  rawBody?: {
+    maxBytes: number;
+    tooLarge: ErrorCode;
+    /**
+     * The body is handed over unread, as a stream (an upload too large to hold): the handler reads
+     * it and enforces `maxBytes` past a declared Content-Length, which is refused here before any byte.
+     */
+    stream?: boolean;
+  };
   /** A sensitive operation: an OAuth token must be step-up elevated (403 `step_up_required`); keys are never asked. */
   stepUp?: boolean;
   /** A write of shared configuration that test keys may call: it changes nothing, or keeps them to test-mode objects itself. */
@@ -130,7 +139,10 @@ export function mount(app: FastifyInstance, deps: ApiDeps, resource: Resource): 
       // Its own scope: the bytes parser must not reach the JSON routes.
       app.register(async (scope) => {
         scope.removeAllContentTypeParsers();
-        scope.addContentTypeParser('*', rawParser(raw.maxBytes, raw.tooLarge));
+        scope.addContentTypeParser(
+          '*',
+          raw.stream ? streamParser(raw.maxBytes, raw.tooLarge) : rawParser(raw.maxBytes, raw.tooLarge),
+        );
         route(scope, deps, resource, spec);
       });
     } else route(app, deps, resource, spec);
@@ -234,9 +246,11 @@ function route(app: FastifyInstance, deps: ApiDeps, resource: Resource, spec: Op
       if (!spec.query) noFields(request.query);
       const query = parse(spec.query, request.query ?? {});
       const body = spec.rawBody
-        ? Buffer.isBuffer(request.body)
+        ? Buffer.isBuffer(request.body) || (spec.rawBody.stream && request.body instanceof Readable)
           ? request.body
-          : Buffer.alloc(0)
+          : spec.rawBody.stream
+            ? Readable.from([])
+            : Buffer.alloc(0)
         : spec.body
           ? parse(spec.body, request.body ?? {}, spec.issueCodes)
           : noFields(request.body);
@@ -248,6 +262,15 @@ function route(app: FastifyInstance, deps: ApiDeps, resource: Resource, spec: Op
 }
 
 /** Reads an upload's bytes, refusing at the first byte past `maxBytes` (a declared length past it before any). */
+/** The body as it arrives, for a handler that streams it; a declared length past `maxBytes` is refused first. */
+function streamParser(maxBytes: number, tooLarge: ErrorCode) {
+  return (request: FastifyRequest, payload: Readable, done: (err: Error | null, body?: Readable) => void) => {
+    if (Number(request.headers['content-length'] ?? 0) > maxBytes)
+      return done(new ApiError(tooLarge, `At most ${maxBytes} bytes.`, null, 413));
+    done(null, payload);
+  };
+}
+
 function rawParser(maxBytes: number, tooLarge: ErrorCode) {
   const refusal = () => new ApiError(tooLarge, `At most ${maxBytes} bytes.`, null, 413);
   return (

@@ -16,6 +16,7 @@ import { audiences } from './routes/audiences/index.ts';
 import { automations } from './routes/automations/index.ts';
 import { broadcasts } from './routes/broadcasts/index.ts';
 import { providerImports } from './routes/provider-imports/index.ts';
+import { imports } from './routes/imports/index.ts';
 import { contactEvents } from './routes/contact-events/index.ts';
 import { contacts } from './routes/contacts/index.ts';
 import { domains } from './routes/domains/index.ts';
@@ -59,6 +60,7 @@ const RESOURCES = [
   sendingStreams,
   broadcasts,
   providerImports,
+  imports,
   threads,
   labels,
   rules,

@@ -1938,6 +1938,130 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/imports": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List mailbox imports
+         * @description Scope: `threads:read`. Newest first; `addressId` keeps those into one address. `cursor` is the id of the last import of the previous page (one naming no visible import is 400 `invalid_cursor`). A credential narrowed to some addresses or domains sees and changes only the addresses its lists reach; others answer 404.
+         */
+        get: operations["listMailboxImports"];
+        put?: never;
+        /**
+         * Create a mailbox import
+         * @description Scope: `threads:write`. Plans the upload of 1 to 50 files (`{name, bytes}`, each at most 100 GB; 51 is 400 `too_many_files`) into an address the credential reaches (else 403 `address_not_allowed`): answers the import, `uploading`, with `chunkBytes` and each file's `chunks`. Upload each part with `PUT /imports/{id}/files/{file}/chunks/{chunk}`, then `POST /imports/{id}/start`. An address with an import queued or running is 409 `already_running`. Mbox (mboxo and mboxrd, and takeout mbox with `X-Gmail-Labels`) and .eml are read; the format comes from the bytes. A credential narrowed to some addresses or domains sees and changes only the addresses its lists reach; others answer 404.
+         */
+        post: operations["createMailboxImport"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/imports/{id}/files/{file}/chunks/{chunk}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Upload a part of an import file
+         * @description Scope: `threads:write`. The raw body is part `chunk` of file `file` (both from 0): exactly `chunkBytes` bytes, the last part what is left (else 422 `invalid_parameter` on `chunk`, nothing kept; more than `chunkBytes` is 413 `upload_too_large`). A part uploaded again replaces the first. Only while the import is `uploading`. 507 `upload_storage_full` when the import store is full. A credential narrowed to some addresses or domains sees and changes only the addresses its lists reach; others answer 404.
+         */
+        put: operations["uploadMailboxImportChunk"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/imports/{id}/start": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Start an uploaded import
+         * @description Scope: `threads:write`. Every part must be there at its size (else 412 `missing_chunks`, the message naming each file and part); each file must read as an mbox or a message (400 `unsupported_file`; an executable is 400 `upload_dangerous`). The import is then `queued`, and `running` when the background work takes it. Starting a queued or running import again answers it as it is. A credential narrowed to some addresses or domains sees and changes only the addresses its lists reach; others answer 404.
+         */
+        post: operations["startMailboxImport"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/imports/{id}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel a mailbox import
+         * @description Scope: `threads:write`. An uploading, queued or running import is cancelled and its upload deleted; a running one stops within a few messages (what it filed stays). A completed, failed or cancelled import is answered as it is. A credential narrowed to some addresses or domains sees and changes only the addresses its lists reach; others answer 404.
+         */
+        post: operations["cancelMailboxImport"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/imports/upload": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create, upload and start an import in one call
+         * @description Scope: `threads:write`. The raw body is one file (an mbox or a message), at most 100 GB (413 `upload_too_large`), streamed to the import store as it arrives; its name in `X-Filename` (percent-encoded UTF-8 allowed) or `filename` (400 `upload_no_name`); empty is 400 `upload_empty`. Answers the import, `queued`. Nothing is recorded when the upload is refused or cut. No `Idempotency-Key`: the body is not held to compare. A credential narrowed to some addresses or domains sees and changes only the addresses its lists reach; others answer 404.
+         */
+        post: operations["uploadAndStartMailboxImport"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/imports/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a mailbox import and its progress
+         * @description Scope: `threads:read`. A credential narrowed to some addresses or domains sees and changes only the addresses its lists reach; others answer 404.
+         */
+        get: operations["getMailboxImport"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/threads": {
         parameters: {
             query?: never;
@@ -28416,6 +28540,1583 @@ export interface operations {
                             type?: "validation_error";
                             /** @enum {string} */
                             code?: "capability_unsupported" | "idempotency_key_reuse" | "invalid_parameter" | "unknown_parameter";
+                        };
+                    };
+                };
+            };
+            /** @description `rate_limited`: see /docs/errors. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "rate_limit_error";
+                            /** @enum {string} */
+                            code?: "rate_limited";
+                        };
+                    };
+                };
+            };
+            /** @description `internal_error`: see /docs/errors. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "api_error";
+                            /** @enum {string} */
+                            code?: "internal_error";
+                        };
+                    };
+                };
+            };
+            /** @description `unreachable`: see /docs/errors. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "api_error";
+                            /** @enum {string} */
+                            code?: "unreachable";
+                        };
+                    };
+                };
+            };
+        };
+    };
+    listMailboxImports: {
+        parameters: {
+            query?: {
+                /** @description The address (`addr_…`) the mail is imported into. */
+                addressId?: string;
+                limit?: number;
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description List mailbox imports */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        object: "list";
+                        data: {
+                            /** @constant */
+                            object: "mailbox_import";
+                            id: string;
+                            addressId: string | null;
+                            address: string;
+                            /** @enum {string} */
+                            status: "uploading" | "queued" | "running" | "completed" | "failed" | "cancelled";
+                            options: {
+                                /** @description Old inbox mail lands in Inbox with unread state; false files it under Archive. */
+                                keepInbox: boolean;
+                                /** @description Mail labelled Spam is imported (into spam); else skipped. */
+                                includeSpam: boolean;
+                                /** @description Mail labelled Trash is imported (into trash); else skipped. */
+                                includeTrash: boolean;
+                            };
+                            files: {
+                                name: string;
+                                bytes: number;
+                                /** @description Parts to upload, numbered from 0: each `chunkBytes`, the last what is left. */
+                                chunks: number;
+                            }[];
+                            /** @description What each file was found to be, read from its bytes; set at start. */
+                            formats: ("mbox" | "eml")[];
+                            chunkBytes: number;
+                            totalBytes: number;
+                            processedBytes: number;
+                            counts: {
+                                imported: number;
+                                /** @description In the mailbox already (the same Message-ID and bytes, or the Message-ID in its thread). */
+                                duplicate: number;
+                                /** @description Left out by the options (spam, trash), and drafts and chats. */
+                                skipped: number;
+                                /** @description Unreadable, empty, or larger than 64 MiB. */
+                                notImported: number;
+                            };
+                            labelsCreated: number;
+                            /** @description Label names not made: past the label limit of the mailbox, or a name no label may have. */
+                            labelsSkipped: number;
+                            /** @description Why it failed; set only when `status` is `failed`. */
+                            lastError: string | null;
+                            uploadDeleted: boolean;
+                            createdAt: string;
+                            startedAt: string | null;
+                            finishedAt: string | null;
+                        }[];
+                        hasMore: boolean;
+                        nextCursor: string | null;
+                    };
+                };
+            };
+            /** @description `invalid_cursor`, `invalid_request`: see /docs/errors. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "invalid_request_error";
+                            /** @enum {string} */
+                            code?: "invalid_cursor" | "invalid_request";
+                        };
+                    };
+                };
+            };
+            /** @description `expired_access_token`, `expired_api_key`, `grant_access_lost`, `grant_expired`, `grant_required`, `grant_workspace_gone`, `invalid_access_token`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "authentication_error";
+                            /** @enum {string} */
+                            code?: "expired_access_token" | "expired_api_key" | "grant_access_lost" | "grant_expired" | "grant_required" | "grant_workspace_gone" | "invalid_access_token" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                        };
+                    };
+                };
+            };
+            /** @description `insufficient_scope`: see /docs/errors. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "permission_error";
+                            /** @enum {string} */
+                            code?: "insufficient_scope";
+                        };
+                    };
+                };
+            };
+            /** @description `invalid_parameter`, `unknown_parameter`: see /docs/errors. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "validation_error";
+                            /** @enum {string} */
+                            code?: "invalid_parameter" | "unknown_parameter";
+                        };
+                    };
+                };
+            };
+            /** @description `rate_limited`: see /docs/errors. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "rate_limit_error";
+                            /** @enum {string} */
+                            code?: "rate_limited";
+                        };
+                    };
+                };
+            };
+            /** @description `internal_error`: see /docs/errors. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "api_error";
+                            /** @enum {string} */
+                            code?: "internal_error";
+                        };
+                    };
+                };
+            };
+            /** @description `unreachable`: see /docs/errors. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "api_error";
+                            /** @enum {string} */
+                            code?: "unreachable";
+                        };
+                    };
+                };
+            };
+        };
+    };
+    createMailboxImport: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Up to 255 of letters, digits, `_ . : -`. The same request again under the same key answers the stored answer (`Idempotent-Replayed: true`) and changes nothing; another request under it is 422 `idempotency_key_reuse`. Keys are per workspace and mode, answered only to the credential that sent them, and kept 24 hours. */
+                "idempotency-key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The address (`addr_…`) the mail is imported into. */
+                    addressId: string;
+                    /** @description 1 to 50 files. */
+                    files: {
+                        name: string;
+                        bytes: number;
+                    }[];
+                    /**
+                     * @default {
+                     *       "keepInbox": true,
+                     *       "includeSpam": false,
+                     *       "includeTrash": false
+                     *     }
+                     */
+                    options?: {
+                        /** @default true */
+                        keepInbox?: boolean;
+                        /** @default false */
+                        includeSpam?: boolean;
+                        /** @default false */
+                        includeTrash?: boolean;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Create a mailbox import */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        object: "mailbox_import";
+                        id: string;
+                        addressId: string | null;
+                        address: string;
+                        /** @enum {string} */
+                        status: "uploading" | "queued" | "running" | "completed" | "failed" | "cancelled";
+                        options: {
+                            /** @description Old inbox mail lands in Inbox with unread state; false files it under Archive. */
+                            keepInbox: boolean;
+                            /** @description Mail labelled Spam is imported (into spam); else skipped. */
+                            includeSpam: boolean;
+                            /** @description Mail labelled Trash is imported (into trash); else skipped. */
+                            includeTrash: boolean;
+                        };
+                        files: {
+                            name: string;
+                            bytes: number;
+                            /** @description Parts to upload, numbered from 0: each `chunkBytes`, the last what is left. */
+                            chunks: number;
+                        }[];
+                        /** @description What each file was found to be, read from its bytes; set at start. */
+                        formats: ("mbox" | "eml")[];
+                        chunkBytes: number;
+                        totalBytes: number;
+                        processedBytes: number;
+                        counts: {
+                            imported: number;
+                            /** @description In the mailbox already (the same Message-ID and bytes, or the Message-ID in its thread). */
+                            duplicate: number;
+                            /** @description Left out by the options (spam, trash), and drafts and chats. */
+                            skipped: number;
+                            /** @description Unreadable, empty, or larger than 64 MiB. */
+                            notImported: number;
+                        };
+                        labelsCreated: number;
+                        /** @description Label names not made: past the label limit of the mailbox, or a name no label may have. */
+                        labelsSkipped: number;
+                        /** @description Why it failed; set only when `status` is `failed`. */
+                        lastError: string | null;
+                        uploadDeleted: boolean;
+                        createdAt: string;
+                        startedAt: string | null;
+                        finishedAt: string | null;
+                    };
+                };
+            };
+            /** @description `invalid_idempotency_key`, `invalid_request`, `malformed_json`, `too_many_files`: see /docs/errors. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "invalid_request_error";
+                            /** @enum {string} */
+                            code?: "invalid_idempotency_key" | "invalid_request" | "malformed_json" | "too_many_files";
+                        };
+                    };
+                };
+            };
+            /** @description `expired_access_token`, `expired_api_key`, `grant_access_lost`, `grant_expired`, `grant_required`, `grant_workspace_gone`, `invalid_access_token`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "authentication_error";
+                            /** @enum {string} */
+                            code?: "expired_access_token" | "expired_api_key" | "grant_access_lost" | "grant_expired" | "grant_required" | "grant_workspace_gone" | "invalid_access_token" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                        };
+                    };
+                };
+            };
+            /** @description `address_not_allowed`, `beyond_caller_authority`, `insufficient_scope`: see /docs/errors. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "permission_error";
+                            /** @enum {string} */
+                            code?: "address_not_allowed" | "beyond_caller_authority" | "insufficient_scope";
+                        };
+                    };
+                };
+            };
+            /** @description `already_running`, `idempotency_key_in_use`: see /docs/errors. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "conflict_error";
+                            /** @enum {string} */
+                            code?: "already_running" | "idempotency_key_in_use";
+                        };
+                    };
+                };
+            };
+            /** @description `body_too_large`: see /docs/errors. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "invalid_request_error";
+                            /** @enum {string} */
+                            code?: "body_too_large";
+                        };
+                    };
+                };
+            };
+            /** @description `capability_unsupported`, `idempotency_key_reuse`, `invalid_parameter`, `unknown_parameter`: see /docs/errors. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "validation_error";
+                            /** @enum {string} */
+                            code?: "capability_unsupported" | "idempotency_key_reuse" | "invalid_parameter" | "unknown_parameter";
+                        };
+                    };
+                };
+            };
+            /** @description `rate_limited`: see /docs/errors. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "rate_limit_error";
+                            /** @enum {string} */
+                            code?: "rate_limited";
+                        };
+                    };
+                };
+            };
+            /** @description `internal_error`: see /docs/errors. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "api_error";
+                            /** @enum {string} */
+                            code?: "internal_error";
+                        };
+                    };
+                };
+            };
+            /** @description `unreachable`: see /docs/errors. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "api_error";
+                            /** @enum {string} */
+                            code?: "unreachable";
+                        };
+                    };
+                };
+            };
+        };
+    };
+    uploadMailboxImportChunk: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                file: number;
+                chunk: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "*/*": string;
+            };
+        };
+        responses: {
+            /** @description Upload a part of an import file */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        object: "mailbox_import_chunk";
+                        importId: string;
+                        file: number;
+                        chunk: number;
+                        bytes: number;
+                    };
+                };
+            };
+            /** @description `invalid_request`, `upload_empty`: see /docs/errors. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "invalid_request_error";
+                            /** @enum {string} */
+                            code?: "invalid_request" | "upload_empty";
+                        };
+                    };
+                };
+            };
+            /** @description `expired_access_token`, `expired_api_key`, `grant_access_lost`, `grant_expired`, `grant_required`, `grant_workspace_gone`, `invalid_access_token`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "authentication_error";
+                            /** @enum {string} */
+                            code?: "expired_access_token" | "expired_api_key" | "grant_access_lost" | "grant_expired" | "grant_required" | "grant_workspace_gone" | "invalid_access_token" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                        };
+                    };
+                };
+            };
+            /** @description `beyond_caller_authority`, `insufficient_scope`: see /docs/errors. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "permission_error";
+                            /** @enum {string} */
+                            code?: "beyond_caller_authority" | "insufficient_scope";
+                        };
+                    };
+                };
+            };
+            /** @description `resource_not_found`: see /docs/errors. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "not_found_error";
+                            /** @enum {string} */
+                            code?: "resource_not_found";
+                        };
+                    };
+                };
+            };
+            /** @description `already_running`, `import_settled`: see /docs/errors. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "conflict_error";
+                            /** @enum {string} */
+                            code?: "already_running" | "import_settled";
+                        };
+                    };
+                };
+            };
+            /** @description `upload_too_large`: see /docs/errors. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "invalid_request_error";
+                            /** @enum {string} */
+                            code?: "upload_too_large";
+                        };
+                    };
+                };
+            };
+            /** @description `capability_unsupported`, `invalid_parameter`, `unknown_parameter`: see /docs/errors. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "validation_error";
+                            /** @enum {string} */
+                            code?: "capability_unsupported" | "invalid_parameter" | "unknown_parameter";
+                        };
+                    };
+                };
+            };
+            /** @description `rate_limited`: see /docs/errors. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "rate_limit_error";
+                            /** @enum {string} */
+                            code?: "rate_limited";
+                        };
+                    };
+                };
+            };
+            /** @description `internal_error`: see /docs/errors. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "api_error";
+                            /** @enum {string} */
+                            code?: "internal_error";
+                        };
+                    };
+                };
+            };
+            /** @description `unreachable`: see /docs/errors. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "api_error";
+                            /** @enum {string} */
+                            code?: "unreachable";
+                        };
+                    };
+                };
+            };
+            /** @description `upload_storage_full`: see /docs/errors. */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "api_error";
+                            /** @enum {string} */
+                            code?: "upload_storage_full";
+                        };
+                    };
+                };
+            };
+        };
+    };
+    startMailboxImport: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Up to 255 of letters, digits, `_ . : -`. The same request again under the same key answers the stored answer (`Idempotent-Replayed: true`) and changes nothing; another request under it is 422 `idempotency_key_reuse`. Keys are per workspace and mode, answered only to the credential that sent them, and kept 24 hours. */
+                "idempotency-key"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Start an uploaded import */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        object: "mailbox_import";
+                        id: string;
+                        addressId: string | null;
+                        address: string;
+                        /** @enum {string} */
+                        status: "uploading" | "queued" | "running" | "completed" | "failed" | "cancelled";
+                        options: {
+                            /** @description Old inbox mail lands in Inbox with unread state; false files it under Archive. */
+                            keepInbox: boolean;
+                            /** @description Mail labelled Spam is imported (into spam); else skipped. */
+                            includeSpam: boolean;
+                            /** @description Mail labelled Trash is imported (into trash); else skipped. */
+                            includeTrash: boolean;
+                        };
+                        files: {
+                            name: string;
+                            bytes: number;
+                            /** @description Parts to upload, numbered from 0: each `chunkBytes`, the last what is left. */
+                            chunks: number;
+                        }[];
+                        /** @description What each file was found to be, read from its bytes; set at start. */
+                        formats: ("mbox" | "eml")[];
+                        chunkBytes: number;
+                        totalBytes: number;
+                        processedBytes: number;
+                        counts: {
+                            imported: number;
+                            /** @description In the mailbox already (the same Message-ID and bytes, or the Message-ID in its thread). */
+                            duplicate: number;
+                            /** @description Left out by the options (spam, trash), and drafts and chats. */
+                            skipped: number;
+                            /** @description Unreadable, empty, or larger than 64 MiB. */
+                            notImported: number;
+                        };
+                        labelsCreated: number;
+                        /** @description Label names not made: past the label limit of the mailbox, or a name no label may have. */
+                        labelsSkipped: number;
+                        /** @description Why it failed; set only when `status` is `failed`. */
+                        lastError: string | null;
+                        uploadDeleted: boolean;
+                        createdAt: string;
+                        startedAt: string | null;
+                        finishedAt: string | null;
+                    };
+                };
+            };
+            /** @description `invalid_idempotency_key`, `invalid_request`, `malformed_json`, `unsupported_file`, `upload_dangerous`: see /docs/errors. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "invalid_request_error";
+                            /** @enum {string} */
+                            code?: "invalid_idempotency_key" | "invalid_request" | "malformed_json" | "unsupported_file" | "upload_dangerous";
+                        };
+                    };
+                };
+            };
+            /** @description `expired_access_token`, `expired_api_key`, `grant_access_lost`, `grant_expired`, `grant_required`, `grant_workspace_gone`, `invalid_access_token`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "authentication_error";
+                            /** @enum {string} */
+                            code?: "expired_access_token" | "expired_api_key" | "grant_access_lost" | "grant_expired" | "grant_required" | "grant_workspace_gone" | "invalid_access_token" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                        };
+                    };
+                };
+            };
+            /** @description `beyond_caller_authority`, `insufficient_scope`: see /docs/errors. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "permission_error";
+                            /** @enum {string} */
+                            code?: "beyond_caller_authority" | "insufficient_scope";
+                        };
+                    };
+                };
+            };
+            /** @description `resource_not_found`: see /docs/errors. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "not_found_error";
+                            /** @enum {string} */
+                            code?: "resource_not_found";
+                        };
+                    };
+                };
+            };
+            /** @description `already_running`, `idempotency_key_in_use`, `import_settled`: see /docs/errors. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "conflict_error";
+                            /** @enum {string} */
+                            code?: "already_running" | "idempotency_key_in_use" | "import_settled";
+                        };
+                    };
+                };
+            };
+            /** @description `missing_chunks`: see /docs/errors. */
+            412: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "conflict_error";
+                            /** @enum {string} */
+                            code?: "missing_chunks";
+                        };
+                    };
+                };
+            };
+            /** @description `body_too_large`: see /docs/errors. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "invalid_request_error";
+                            /** @enum {string} */
+                            code?: "body_too_large";
+                        };
+                    };
+                };
+            };
+            /** @description `capability_unsupported`, `idempotency_key_reuse`, `invalid_parameter`, `unknown_parameter`: see /docs/errors. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "validation_error";
+                            /** @enum {string} */
+                            code?: "capability_unsupported" | "idempotency_key_reuse" | "invalid_parameter" | "unknown_parameter";
+                        };
+                    };
+                };
+            };
+            /** @description `rate_limited`: see /docs/errors. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "rate_limit_error";
+                            /** @enum {string} */
+                            code?: "rate_limited";
+                        };
+                    };
+                };
+            };
+            /** @description `internal_error`: see /docs/errors. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "api_error";
+                            /** @enum {string} */
+                            code?: "internal_error";
+                        };
+                    };
+                };
+            };
+            /** @description `unreachable`: see /docs/errors. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "api_error";
+                            /** @enum {string} */
+                            code?: "unreachable";
+                        };
+                    };
+                };
+            };
+        };
+    };
+    cancelMailboxImport: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Up to 255 of letters, digits, `_ . : -`. The same request again under the same key answers the stored answer (`Idempotent-Replayed: true`) and changes nothing; another request under it is 422 `idempotency_key_reuse`. Keys are per workspace and mode, answered only to the credential that sent them, and kept 24 hours. */
+                "idempotency-key"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Cancel a mailbox import */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        object: "mailbox_import";
+                        id: string;
+                        addressId: string | null;
+                        address: string;
+                        /** @enum {string} */
+                        status: "uploading" | "queued" | "running" | "completed" | "failed" | "cancelled";
+                        options: {
+                            /** @description Old inbox mail lands in Inbox with unread state; false files it under Archive. */
+                            keepInbox: boolean;
+                            /** @description Mail labelled Spam is imported (into spam); else skipped. */
+                            includeSpam: boolean;
+                            /** @description Mail labelled Trash is imported (into trash); else skipped. */
+                            includeTrash: boolean;
+                        };
+                        files: {
+                            name: string;
+                            bytes: number;
+                            /** @description Parts to upload, numbered from 0: each `chunkBytes`, the last what is left. */
+                            chunks: number;
+                        }[];
+                        /** @description What each file was found to be, read from its bytes; set at start. */
+                        formats: ("mbox" | "eml")[];
+                        chunkBytes: number;
+                        totalBytes: number;
+                        processedBytes: number;
+                        counts: {
+                            imported: number;
+                            /** @description In the mailbox already (the same Message-ID and bytes, or the Message-ID in its thread). */
+                            duplicate: number;
+                            /** @description Left out by the options (spam, trash), and drafts and chats. */
+                            skipped: number;
+                            /** @description Unreadable, empty, or larger than 64 MiB. */
+                            notImported: number;
+                        };
+                        labelsCreated: number;
+                        /** @description Label names not made: past the label limit of the mailbox, or a name no label may have. */
+                        labelsSkipped: number;
+                        /** @description Why it failed; set only when `status` is `failed`. */
+                        lastError: string | null;
+                        uploadDeleted: boolean;
+                        createdAt: string;
+                        startedAt: string | null;
+                        finishedAt: string | null;
+                    };
+                };
+            };
+            /** @description `invalid_idempotency_key`, `invalid_request`, `malformed_json`: see /docs/errors. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "invalid_request_error";
+                            /** @enum {string} */
+                            code?: "invalid_idempotency_key" | "invalid_request" | "malformed_json";
+                        };
+                    };
+                };
+            };
+            /** @description `expired_access_token`, `expired_api_key`, `grant_access_lost`, `grant_expired`, `grant_required`, `grant_workspace_gone`, `invalid_access_token`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "authentication_error";
+                            /** @enum {string} */
+                            code?: "expired_access_token" | "expired_api_key" | "grant_access_lost" | "grant_expired" | "grant_required" | "grant_workspace_gone" | "invalid_access_token" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                        };
+                    };
+                };
+            };
+            /** @description `beyond_caller_authority`, `insufficient_scope`: see /docs/errors. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "permission_error";
+                            /** @enum {string} */
+                            code?: "beyond_caller_authority" | "insufficient_scope";
+                        };
+                    };
+                };
+            };
+            /** @description `resource_not_found`: see /docs/errors. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "not_found_error";
+                            /** @enum {string} */
+                            code?: "resource_not_found";
+                        };
+                    };
+                };
+            };
+            /** @description `idempotency_key_in_use`: see /docs/errors. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "conflict_error";
+                            /** @enum {string} */
+                            code?: "idempotency_key_in_use";
+                        };
+                    };
+                };
+            };
+            /** @description `body_too_large`: see /docs/errors. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "invalid_request_error";
+                            /** @enum {string} */
+                            code?: "body_too_large";
+                        };
+                    };
+                };
+            };
+            /** @description `capability_unsupported`, `idempotency_key_reuse`, `invalid_parameter`, `unknown_parameter`: see /docs/errors. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "validation_error";
+                            /** @enum {string} */
+                            code?: "capability_unsupported" | "idempotency_key_reuse" | "invalid_parameter" | "unknown_parameter";
+                        };
+                    };
+                };
+            };
+            /** @description `rate_limited`: see /docs/errors. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "rate_limit_error";
+                            /** @enum {string} */
+                            code?: "rate_limited";
+                        };
+                    };
+                };
+            };
+            /** @description `internal_error`: see /docs/errors. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "api_error";
+                            /** @enum {string} */
+                            code?: "internal_error";
+                        };
+                    };
+                };
+            };
+            /** @description `unreachable`: see /docs/errors. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "api_error";
+                            /** @enum {string} */
+                            code?: "unreachable";
+                        };
+                    };
+                };
+            };
+        };
+    };
+    uploadAndStartMailboxImport: {
+        parameters: {
+            query: {
+                /** @description The address (`addr_…`) the mail is imported into. */
+                addressId: string;
+                /** @description The file name, when `X-Filename` is not sent. */
+                filename?: string;
+                keepInbox?: "0" | "1" | "true" | "false";
+                includeSpam?: "0" | "1" | "true" | "false";
+                includeTrash?: "0" | "1" | "true" | "false";
+            };
+            header?: {
+                /** @description The file name; percent-encoded UTF-8 for names outside ASCII. */
+                "x-filename"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "*/*": string;
+            };
+        };
+        responses: {
+            /** @description Create, upload and start an import in one call */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        object: "mailbox_import";
+                        id: string;
+                        addressId: string | null;
+                        address: string;
+                        /** @enum {string} */
+                        status: "uploading" | "queued" | "running" | "completed" | "failed" | "cancelled";
+                        options: {
+                            /** @description Old inbox mail lands in Inbox with unread state; false files it under Archive. */
+                            keepInbox: boolean;
+                            /** @description Mail labelled Spam is imported (into spam); else skipped. */
+                            includeSpam: boolean;
+                            /** @description Mail labelled Trash is imported (into trash); else skipped. */
+                            includeTrash: boolean;
+                        };
+                        files: {
+                            name: string;
+                            bytes: number;
+                            /** @description Parts to upload, numbered from 0: each `chunkBytes`, the last what is left. */
+                            chunks: number;
+                        }[];
+                        /** @description What each file was found to be, read from its bytes; set at start. */
+                        formats: ("mbox" | "eml")[];
+                        chunkBytes: number;
+                        totalBytes: number;
+                        processedBytes: number;
+                        counts: {
+                            imported: number;
+                            /** @description In the mailbox already (the same Message-ID and bytes, or the Message-ID in its thread). */
+                            duplicate: number;
+                            /** @description Left out by the options (spam, trash), and drafts and chats. */
+                            skipped: number;
+                            /** @description Unreadable, empty, or larger than 64 MiB. */
+                            notImported: number;
+                        };
+                        labelsCreated: number;
+                        /** @description Label names not made: past the label limit of the mailbox, or a name no label may have. */
+                        labelsSkipped: number;
+                        /** @description Why it failed; set only when `status` is `failed`. */
+                        lastError: string | null;
+                        uploadDeleted: boolean;
+                        createdAt: string;
+                        startedAt: string | null;
+                        finishedAt: string | null;
+                    };
+                };
+            };
+            /** @description `invalid_request`, `unsupported_file`, `upload_dangerous`, `upload_empty`, `upload_no_name`: see /docs/errors. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "invalid_request_error";
+                            /** @enum {string} */
+                            code?: "invalid_request" | "unsupported_file" | "upload_dangerous" | "upload_empty" | "upload_no_name";
+                        };
+                    };
+                };
+            };
+            /** @description `expired_access_token`, `expired_api_key`, `grant_access_lost`, `grant_expired`, `grant_required`, `grant_workspace_gone`, `invalid_access_token`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "authentication_error";
+                            /** @enum {string} */
+                            code?: "expired_access_token" | "expired_api_key" | "grant_access_lost" | "grant_expired" | "grant_required" | "grant_workspace_gone" | "invalid_access_token" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                        };
+                    };
+                };
+            };
+            /** @description `address_not_allowed`, `beyond_caller_authority`, `insufficient_scope`: see /docs/errors. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "permission_error";
+                            /** @enum {string} */
+                            code?: "address_not_allowed" | "beyond_caller_authority" | "insufficient_scope";
+                        };
+                    };
+                };
+            };
+            /** @description `already_running`: see /docs/errors. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "conflict_error";
+                            /** @enum {string} */
+                            code?: "already_running";
+                        };
+                    };
+                };
+            };
+            /** @description `upload_too_large`: see /docs/errors. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "invalid_request_error";
+                            /** @enum {string} */
+                            code?: "upload_too_large";
+                        };
+                    };
+                };
+            };
+            /** @description `capability_unsupported`, `invalid_parameter`, `unknown_parameter`: see /docs/errors. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "validation_error";
+                            /** @enum {string} */
+                            code?: "capability_unsupported" | "invalid_parameter" | "unknown_parameter";
+                        };
+                    };
+                };
+            };
+            /** @description `rate_limited`: see /docs/errors. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "rate_limit_error";
+                            /** @enum {string} */
+                            code?: "rate_limited";
+                        };
+                    };
+                };
+            };
+            /** @description `internal_error`: see /docs/errors. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "api_error";
+                            /** @enum {string} */
+                            code?: "internal_error";
+                        };
+                    };
+                };
+            };
+            /** @description `unreachable`: see /docs/errors. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "api_error";
+                            /** @enum {string} */
+                            code?: "unreachable";
+                        };
+                    };
+                };
+            };
+            /** @description `upload_storage_full`: see /docs/errors. */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "api_error";
+                            /** @enum {string} */
+                            code?: "upload_storage_full";
+                        };
+                    };
+                };
+            };
+        };
+    };
+    getMailboxImport: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Get a mailbox import and its progress */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        object: "mailbox_import";
+                        id: string;
+                        addressId: string | null;
+                        address: string;
+                        /** @enum {string} */
+                        status: "uploading" | "queued" | "running" | "completed" | "failed" | "cancelled";
+                        options: {
+                            /** @description Old inbox mail lands in Inbox with unread state; false files it under Archive. */
+                            keepInbox: boolean;
+                            /** @description Mail labelled Spam is imported (into spam); else skipped. */
+                            includeSpam: boolean;
+                            /** @description Mail labelled Trash is imported (into trash); else skipped. */
+                            includeTrash: boolean;
+                        };
+                        files: {
+                            name: string;
+                            bytes: number;
+                            /** @description Parts to upload, numbered from 0: each `chunkBytes`, the last what is left. */
+                            chunks: number;
+                        }[];
+                        /** @description What each file was found to be, read from its bytes; set at start. */
+                        formats: ("mbox" | "eml")[];
+                        chunkBytes: number;
+                        totalBytes: number;
+                        processedBytes: number;
+                        counts: {
+                            imported: number;
+                            /** @description In the mailbox already (the same Message-ID and bytes, or the Message-ID in its thread). */
+                            duplicate: number;
+                            /** @description Left out by the options (spam, trash), and drafts and chats. */
+                            skipped: number;
+                            /** @description Unreadable, empty, or larger than 64 MiB. */
+                            notImported: number;
+                        };
+                        labelsCreated: number;
+                        /** @description Label names not made: past the label limit of the mailbox, or a name no label may have. */
+                        labelsSkipped: number;
+                        /** @description Why it failed; set only when `status` is `failed`. */
+                        lastError: string | null;
+                        uploadDeleted: boolean;
+                        createdAt: string;
+                        startedAt: string | null;
+                        finishedAt: string | null;
+                    };
+                };
+            };
+            /** @description `invalid_request`: see /docs/errors. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "invalid_request_error";
+                            /** @enum {string} */
+                            code?: "invalid_request";
+                        };
+                    };
+                };
+            };
+            /** @description `expired_access_token`, `expired_api_key`, `grant_access_lost`, `grant_expired`, `grant_required`, `grant_workspace_gone`, `invalid_access_token`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "authentication_error";
+                            /** @enum {string} */
+                            code?: "expired_access_token" | "expired_api_key" | "grant_access_lost" | "grant_expired" | "grant_required" | "grant_workspace_gone" | "invalid_access_token" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                        };
+                    };
+                };
+            };
+            /** @description `insufficient_scope`: see /docs/errors. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "permission_error";
+                            /** @enum {string} */
+                            code?: "insufficient_scope";
+                        };
+                    };
+                };
+            };
+            /** @description `resource_not_found`: see /docs/errors. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "not_found_error";
+                            /** @enum {string} */
+                            code?: "resource_not_found";
+                        };
+                    };
+                };
+            };
+            /** @description `invalid_parameter`, `unknown_parameter`: see /docs/errors. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "validation_error";
+                            /** @enum {string} */
+                            code?: "invalid_parameter" | "unknown_parameter";
                         };
                     };
                 };

@@ -9,6 +9,7 @@ import { audienceEvents } from './audiences/events.ts';
 import { automationEvents } from './automations/events.ts';
 import { broadcastEvents } from './broadcasts/events.ts';
 import { providerImportEvents } from './provider-imports/events.ts';
+import { mailboxImportEvents } from './mailbox-imports/events.ts';
 import { contactEventEvents } from './contact-events/events.ts';
 import { contactEvents } from './contacts/events.ts';
 import { domainNameEvents } from './domain-names/events.ts';
@@ -59,6 +60,7 @@ const definitions = [
   ...emailQuotaEvents,
   ...broadcastEvents,
   ...providerImportEvents,
+  ...mailboxImportEvents,
   ...templateUseEvents,
   ...aiActionEvents,
   ...threadEvents,

@@ -6,6 +6,7 @@ import { domainCheckSchedule } from './domains/schedule.ts';
 import { emailDeliverySchedule } from './emails/schedule.ts';
 import { memberInvitationMails } from './members/invitation-mail.ts';
 import { providerImportSchedule } from './provider-imports/schedule.ts';
+import { mailboxImportSchedule } from './mailbox-imports/schedule.ts';
 import { sendingLaneGuard } from './sending-streams/guard.ts';
 import { sentMailFiling } from './threads/sent-mail.ts';
 import { webhookDispatch } from './webhooks/dispatch.ts';
@@ -21,5 +22,6 @@ export const reactors: readonly Reactor[] = [
   sendingLaneGuard,
   broadcastSchedule,
   providerImportSchedule,
+  mailboxImportSchedule,
   sentMailFiling,
 ];

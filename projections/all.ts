@@ -12,6 +12,7 @@ import { filesProjector } from './files/projector.ts';
 import { membersProjector } from './members/projector.ts';
 import type { Projector } from './projector.ts';
 import { providerImportsProjector } from './provider-imports/projector.ts';
+import { mailboxImportsProjector } from './mailbox-imports/projector.ts';
 import { rolesProjector } from './roles/projector.ts';
 import { sendingStreamsProjector } from './sending-streams/projector.ts';
 import { signaturesProjector } from './signatures/projector.ts';
@@ -44,6 +45,7 @@ export const projectors: readonly Projector[] = [
   templateAnalyticsProjector,
   broadcastsProjector,
   providerImportsProjector,
+  mailboxImportsProjector,
   threadsProjector,
   rulesProjector,
   filesProjector,

@@ -11,6 +11,7 @@ import type { EmailsTables } from './emails/tables.ts';
 import type { FilesTables } from './files/tables.ts';
 import type { MembersTables } from './members/tables.ts';
 import type { ProviderImportsTables } from './provider-imports/tables.ts';
+import type { MailboxImportsTables } from './mailbox-imports/tables.ts';
 import type { RolesTables } from './roles/tables.ts';
 import type { RulesTables } from './rules/tables.ts';
 import type { SendingStreamsTables } from './sending-streams/tables.ts';
@@ -47,6 +48,7 @@ export type ReadModels = Flat<
     TemplateAnalyticsTables &
     BroadcastsTables &
     ProviderImportsTables &
+    MailboxImportsTables &
     ThreadsTables &
     RulesTables &
     FilesTables &

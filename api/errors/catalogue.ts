@@ -160,7 +160,24 @@ const TABLE = {
     400,
     'The file would run when opened (an executable or script, by its extension or its bytes); it is not taken.',
   ],
-  upload_too_large: [413, 'The upload is larger than a file may be (10 MiB, what one message may carry).'],
+  upload_too_large: [
+    413,
+    "The upload is larger than it may be: a file 10 MiB (what one message may carry), a mailbox import's part `chunkBytes`.",
+  ],
+  too_many_files: [400, 'An import takes at most 50 files.'],
+  unsupported_file: [
+    400,
+    'A file of a mailbox import is neither an mbox nor a message (.eml); the message names the file. Formats are read from the bytes, never the name.',
+  ],
+  missing_chunks: [
+    412,
+    'Parts of the upload are missing or incomplete; the message names each file and part to upload before starting.',
+  ],
+  import_settled: [
+    409,
+    'The import is completed, failed or cancelled; its files can no longer change. Create a new one.',
+  ],
+  address_not_allowed: [403, 'The address is not one of the workspace that this credential reaches.'],
   upload_no_address: [
     403,
     'A credential narrowed to some addresses or domains uploads only into a mailbox it reaches: name it in `address`.',

@@ -70,6 +70,10 @@ export const ID_KINDS = {
   invitation: { prefix: 'inv_', body: 'hex24', from: 'random' },
   /** An import from another sending provider (domain/provider-imports). */
   providerImport: { prefix: 'pim_', body: 'hex24', from: 'random' },
+  /** An import of old mail into one address (domain/mailbox-imports). */
+  mailboxImport: { prefix: 'imp_', body: 'hex24', from: 'random' },
+  /** A message filed by a mailbox import: a digest of import and place in it, so a resumed run can tell it filed it. */
+  importedMessage: { prefix: 'mes_', body: 'hex24', from: 'digest' },
 } as const satisfies Record<string, { prefix: string; body: Body; from: 'random' | 'digest' }>;
 
 export type IdKind = keyof typeof ID_KINDS;

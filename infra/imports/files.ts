@@ -1,0 +1,98 @@
+import { randomBytes } from 'node:crypto';
+import { createReadStream, createWriteStream } from 'node:fs';
+import { mkdir, readdir, rename, rm, stat, unlink } from 'node:fs/promises';
+import path from 'node:path';
+import { PassThrough, Readable, Transform } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { ChunkSizeError, type ImportStorage } from './port.ts';
+
+const ID = /^imp_[0-9a-f]{24}$/;
+
+/** Import uploads as files under `<root>/<importId>/<file>.<chunk>` (infra/imports/port.ts). */
+export class FileImportStorage implements ImportStorage {
+  constructor(private readonly root: string) {}
+
+  private dir(importId: string): string {
+    // The id is checked, never trusted: it is the only caller-influenced part of a path.
+    if (!ID.test(importId)) throw new TypeError(`imports: not an import id: ${JSON.stringify(importId)}`);
+    return path.join(this.root, importId);
+  }
+
+  private part(importId: string, file: number, chunk: number): string {
+    if (!Number.isSafeInteger(file) || !Number.isSafeInteger(chunk) || file < 0 || chunk < 0)
+      throw new TypeError('imports: part numbers are non-negative integers');
+    return path.join(this.dir(importId), `${file}.${chunk}`);
+  }
+
+  async putChunk(importId: string, file: number, chunk: number, bytes: number, source: Buffer | Readable) {
+    const dir = this.dir(importId);
+    await mkdir(dir, { recursive: true });
+    const target = this.part(importId, file, chunk);
+    // Written aside, then renamed over the part: a cut upload leaves no half part behind.
+    const temp = path.join(dir, `.${file}.${chunk}.${randomBytes(6).toString('hex')}`);
+    let received = 0;
+    const count = new Transform({
+      transform(data: Buffer, _enc, done) {
+        received += data.length;
+        if (received > bytes) return done(new ChunkSizeError(bytes, received));
+        done(null, data);
+      },
+    });
+    try {
+      await pipeline(Buffer.isBuffer(source) ? Readable.from([source]) : source, count, createWriteStream(temp));
+      if (received !== bytes) throw new ChunkSizeError(bytes, received);
+      await rename(temp, target);
+    } catch (error) {
+      await unlink(temp).catch(() => {});
+      throw error;
+    }
+  }
+
+  async chunks(importId: string, file: number): Promise<Map<number, number>> {
+    const found = new Map<number, number>();
+    let names: string[];
+    try {
+      names = await readdir(this.dir(importId));
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return found;
+      throw error;
+    }
+    for (const name of names) {
+      const m = /^(\d+)\.(\d+)$/.exec(name);
+      if (!m || Number(m[1]) !== file) continue;
+      found.set(Number(m[2]), (await stat(path.join(this.dir(importId), name))).size);
+    }
+    return found;
+  }
+
+  async head(importId: string, file: number, bytes: number): Promise<Buffer> {
+    const parts: Buffer[] = [];
+    let size = 0;
+    try {
+      for await (const data of createReadStream(this.part(importId, file, 0), { start: 0, end: bytes - 1 })) {
+        parts.push(data as Buffer);
+        size += (data as Buffer).length;
+      }
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+    }
+    return Buffer.concat(parts, size);
+  }
+
+  read(importId: string, file: number, chunkCount: number, chunkBytes: number, offset: number): Readable {
+    const out = new PassThrough();
+    const first = Math.floor(offset / chunkBytes);
+    (async () => {
+      for (let chunk = first; chunk < chunkCount; chunk++) {
+        const start = chunk === first ? offset - chunk * chunkBytes : 0;
+        await pipeline(createReadStream(this.part(importId, file, chunk), { start }), out, { end: false });
+      }
+      out.end();
+    })().catch((error) => out.destroy(error));
+    return out;
+  }
+
+  async remove(importId: string): Promise<void> {
+    await rm(this.dir(importId), { recursive: true, force: true });
+  }
+}

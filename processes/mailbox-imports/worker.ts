@@ -1,0 +1,361 @@
+import { createHash } from 'node:crypto';
+import type pg from 'pg';
+import type { Actor, CommandContext } from '../../commands/execute.ts';
+import { ImportLabels } from '../../commands/mailbox-imports/labels.ts';
+import {
+  beginMailboxImport,
+  deleteImportUpload,
+  finishMailboxImport,
+  type MailboxImportPorts,
+  recordMailboxImportProgress,
+} from '../../commands/mailbox-imports/handlers.ts';
+import type { FilingLookups } from '../../commands/threads/handlers.ts';
+import { fileImportedMessage, labelImportedThread } from '../../commands/threads/imports.ts';
+import type { ImportFile, ImportOptions, ImportProgress } from '../../domain/mailbox-imports/events.ts';
+import { placeMessage, splitLabels } from '../../domain/mailbox-imports/formats.ts';
+import { digestId } from '../../domain/shared/ids.ts';
+import { mailboxOwnerOf } from '../../domain/shared/mailbox-owners.ts';
+import type { Mailbox } from '../../domain/threads/events.ts';
+import type { BlobStore } from '../../infra/blobs/port.ts';
+import type { Delivery as Job, JobOutcome, WorkQueue } from '../../infra/bus/port.ts';
+import { parseMessage } from '../../infra/inbound/summary.ts';
+import type { TextIndex } from '../../infra/search/port.ts';
+import { DueWork } from '../due-work.ts';
+import { type SplitMessage, splitMbox, wholeMessage } from './split.ts';
+
+export interface MailboxImportOptions {
+  queue: string;
+  pollMs: number;
+  /** A step enqueued this long ago without an outcome is enqueued again (its process died). */
+  staleAfterMs: number;
+  concurrency: number;
+  /** A step ends (and checkpoints) after this many messages, or this long, whichever comes first. */
+  batchMessages: number;
+  batchMs: number;
+  /** A message larger than this is not imported (counted in `notImported`): memory holds one message. */
+  messageBytesMax: number;
+}
+
+export const DEFAULT_MAILBOX_IMPORT_OPTIONS: MailboxImportOptions = {
+  queue: 'mailbox-import-runs',
+  pollMs: 250,
+  staleAfterMs: 300_000,
+  concurrency: 2,
+  batchMessages: 200,
+  batchMs: 5_000,
+  messageBytesMax: 64 * 1024 * 1024,
+};
+
+export interface MailboxImportDeps {
+  pool: pg.Pool;
+  bus: WorkQueue;
+  commands: CommandContext;
+  ports: MailboxImportPorts;
+  blobs: BlobStore;
+  texts: TextIndex;
+  lookups: Pick<FilingLookups, 'threading'>;
+}
+
+interface Run {
+  id: string;
+  workspace_id: string;
+  mailbox: Mailbox;
+  files: ImportFile[];
+  chunk_bytes: string;
+  options: ImportOptions;
+  formats: string[];
+  status: 'queued' | 'running';
+  file: number;
+  at_byte: string;
+  ordinal: number;
+  progress: ImportProgress;
+  labels_skipped: string[];
+  seq: number;
+}
+
+/** The dedupe key of a message in its mailbox: its Message-ID and the hash of its bytes. */
+const importKey = (messageId: string | null, sha256: string) =>
+  createHash('sha256')
+    .update(`${messageId ?? ''}\n${sha256}`)
+    .digest('hex');
+
+const header = (headers: { name: string; value: string }[], name: string) =>
+  headers.find((h) => h.name.toLowerCase() === name)?.value ?? null;
+
+/**
+ * The process manager of mailbox imports. Each job takes one step of a run (schedule.ts) from its
+ * checkpoint and moves `seq` on, so a duplicate job is a no-op:
+ *  - the first appends `MailboxImportStarted` (a cancel appended first wins);
+ *  - each later step reads the file under way from the checkpoint's byte (a message boundary),
+ *    imports up to `batchMessages` messages, then stores the byte after the last with the
+ *    progress (one `MailboxImportProgressed`): the checkpoint. A crash repeats at most one batch:
+ *    each message claims its dedupe key with its place in the import (`mailbox_import_keys`) and
+ *    is filed under an id drawn from that place, so a repeat finds what it filed and counts it
+ *    once;
+ *  - after the last file the import completes; a fault fails it with `lastError`; either way the
+ *    upload is deleted (`uploadDeleted`). A cancel ends the run at the next message it checks.
+ */
+export class MailboxImportProcess {
+  private readonly work: DueWork<{ id: string; seq: number }>;
+
+  constructor(
+    private readonly deps: MailboxImportDeps,
+    private readonly options: MailboxImportOptions = DEFAULT_MAILBOX_IMPORT_OPTIONS,
+  ) {
+    this.work = new DueWork<{ id: string; seq: number }>(
+      deps,
+      options.queue,
+      { pollMs: options.pollMs, staleAfterMs: options.staleAfterMs, label: 'mailbox import' },
+      {
+        table: 'mailbox_import_runs',
+        key: 'id',
+        due: "status IN ('queued', 'running') AND due_at <= now()",
+        order: 'due_at',
+        returning: 'r.id, r.seq',
+      },
+      (r) => ({ id: `${r.id}.${r.seq}`, payload: { id: r.id, seq: r.seq } }),
+    );
+  }
+
+  async start(): Promise<void> {
+    await this.work.start((job) => this.handle(job), {
+      concurrency: this.options.concurrency,
+      retryOnErrorMs: 1000,
+      onError: (error) => console.error('mailbox import:', error),
+    });
+  }
+
+  async stop(): Promise<void> {
+    await this.work.stop();
+  }
+
+  private async handle(job: Job): Promise<JobOutcome> {
+    const { id, seq } = job.payload as { id: string; seq: number };
+    const { rows } = await this.deps.pool.query<Run>(
+      "SELECT * FROM mailbox_import_runs WHERE id = $1 AND seq = $2 AND status IN ('queued', 'running') AND due_at <= now()",
+      [id, seq],
+    );
+    const run = rows[0];
+    if (!run) return { ack: true };
+    const actor: Actor = { workspaceId: run.workspace_id, kind: 'system', id: run.id };
+    if (run.status === 'queued') {
+      const status = await beginMailboxImport(this.deps.commands, actor, run.id, new Date().toISOString());
+      await this.advance(run, { status: status === 'running' ? 'running' : 'done' });
+    } else await this.step(run, actor);
+    return { ack: true };
+  }
+
+  /** The checkpoint: only from the step read (`seq`), never after a cancel. */
+  private async advance(
+    run: Run,
+    next: {
+      status: 'running' | 'done';
+      file?: number;
+      at?: number;
+      ordinal?: number;
+      progress?: ImportProgress;
+      skipped?: string[];
+    },
+  ): Promise<void> {
+    await this.deps.pool.query(
+      `UPDATE mailbox_import_runs SET seq = seq + 1, enqueued_at = NULL, status = $3, file = $4, at_byte = $5,
+         ordinal = $6, progress = $7::jsonb, labels_skipped = $8, due_at = now()
+       WHERE id = $1 AND seq = $2 AND status <> 'done'`,
+      [
+        run.id,
+        run.seq,
+        next.status,
+        next.file ?? run.file,
+        next.at ?? Number(run.at_byte),
+        next.ordinal ?? run.ordinal,
+        JSON.stringify(next.progress ?? run.progress),
+        next.skipped ?? run.labels_skipped,
+      ],
+    );
+  }
+
+  private async cancelled(id: string): Promise<boolean> {
+    const { rows } = await this.deps.pool.query("SELECT 1 FROM mailbox_import_runs WHERE id = $1 AND status = 'done'", [
+      id,
+    ]);
+    return rows.length > 0;
+  }
+
+  private async finish(run: Run, actor: Actor, progress: ImportProgress, error: string | null): Promise<void> {
+    await finishMailboxImport(this.deps.commands, actor, run.id, { progress, error }, new Date().toISOString());
+    await deleteImportUpload(this.deps.commands, this.deps.ports, actor, run.id);
+    await this.advance(run, { status: 'done', progress });
+  }
+
+  private async step(run: Run, actor: Actor): Promise<void> {
+    const progress: ImportProgress = structuredClone(run.progress);
+    let file = run.file;
+    let at = Number(run.at_byte);
+    let ordinal = run.ordinal;
+    const chunkBytes = Number(run.chunk_bytes);
+    const labels = new ImportLabels(
+      this.deps.commands,
+      actor,
+      { owner: mailboxOwnerOf(run.mailbox), address: run.mailbox.address },
+      run.labels_skipped,
+    );
+    const done = (upTo: number, byte: number) => run.files.slice(0, upTo).reduce((sum, f) => sum + f.bytes, 0) + byte;
+    if (file >= run.files.length) return this.finish(run, actor, { ...progress, processedBytes: done(file, 0) }, null);
+
+    const current = run.files[file]!;
+    let finishedFile = true;
+    try {
+      if (at < current.bytes) {
+        const source = this.deps.ports.storage.read(run.id, file, current.chunks, chunkBytes, at);
+        const max = this.options.messageBytesMax;
+        const messages =
+          run.formats[file] === 'eml' ? wholeMessage(source, current.bytes, max) : splitMbox(source, at, max);
+        const started = Date.now();
+        let n = 0;
+        try {
+          for await (const message of messages) {
+            ordinal++;
+            await this.importOne(run, actor, message, ordinal, progress, labels);
+            at = message.next;
+            n++;
+            if (n % 10 === 0 && (await this.cancelled(run.id))) return;
+            if (n >= this.options.batchMessages || Date.now() - started >= this.options.batchMs) {
+              finishedFile = at >= current.bytes;
+              break;
+            }
+          }
+        } finally {
+          source.destroy();
+        }
+      }
+    } catch (error) {
+      // A cancel deletes the files under a running step: that is no failure.
+      if (await this.cancelled(run.id)) return;
+      const reason = error instanceof Error ? error.message : String(error);
+      return this.finish(
+        run,
+        actor,
+        { ...progress, processedBytes: done(file, at) },
+        `File ${file} (${current.name}) could not be read past byte ${at}: ${reason}`,
+      );
+    }
+    if (finishedFile) {
+      file++;
+      at = 0;
+    }
+    progress.processedBytes = done(file, at);
+    progress.labelsCreated += labels.created;
+    progress.labelsSkipped = labels.skipped.size;
+    const now = new Date().toISOString();
+    await recordMailboxImportProgress(this.deps.commands, actor, run.id, progress, now);
+    await this.advance(run, { status: 'running', file, at, ordinal, progress, skipped: [...labels.skipped] });
+  }
+
+  /** Claims the key for this message of this import: `new`, `ours` (claimed before a crash), or `duplicate`. */
+  private async claim(run: Run, key: string, ordinal: number): Promise<'new' | 'ours' | 'duplicate'> {
+    const { rows } = await this.deps.pool.query<{ import_id: string; ordinal: number; inserted: boolean }>(
+      `WITH ins AS (
+         INSERT INTO mailbox_import_keys (workspace_id, address, key, import_id, ordinal) VALUES ($1, $2, $3, $4, $5)
+         ON CONFLICT DO NOTHING RETURNING import_id, ordinal, true AS inserted)
+       SELECT * FROM ins
+       UNION ALL SELECT import_id, ordinal, false FROM mailbox_import_keys
+         WHERE workspace_id = $1 AND address = $2 AND key = $3 AND NOT EXISTS (SELECT 1 FROM ins)`,
+      [run.workspace_id, run.mailbox.address, key, run.id, ordinal],
+    );
+    const row = rows[0]!;
+    if (row.inserted) return 'new';
+    return row.import_id === run.id && row.ordinal === ordinal ? 'ours' : 'duplicate';
+  }
+
+  private async importOne(
+    run: Run,
+    actor: Actor,
+    message: SplitMessage,
+    ordinal: number,
+    progress: ImportProgress,
+    labels: ImportLabels,
+  ): Promise<void> {
+    const counts = progress.counts;
+    if (message.raw === null || message.raw.length === 0) {
+      counts.notImported++;
+      return;
+    }
+    const { blobs, texts, commands, lookups } = this.deps;
+    let stored: { sha256: string; size: number };
+    let parsed: Awaited<ReturnType<typeof parseMessage>>;
+    try {
+      stored = await blobs.put(message.raw);
+      parsed = await parseMessage(blobs, message.raw, message.raw.length);
+    } catch {
+      counts.notImported++;
+      return;
+    }
+    const s = parsed.summary;
+    const labelsHeader = header(s.headers, 'x-gmail-labels');
+    const place = placeMessage(
+      {
+        labels: labelsHeader === null ? null : splitLabels(labelsHeader),
+        fromSelf: s.from?.address.toLowerCase() === run.mailbox.address,
+        status: header(s.headers, 'status'),
+      },
+      run.options,
+    );
+    if (place.skip) {
+      counts.skipped++;
+      return;
+    }
+    const key = importKey(s.messageId, stored.sha256);
+    const claim = await this.claim(run, key, ordinal);
+    if (claim === 'duplicate') {
+      counts.duplicate++;
+      return;
+    }
+    const messageId = digestId('importedMessage', `${run.id}:${ordinal}`);
+    const now = new Date().toISOString();
+    const label = async (threadId: string) => {
+      const ids = await labels.ids(place.custom, now);
+      if (ids.length > 0) await labelImportedThread(commands, actor, threadId, ids, await labels.known(), now);
+    };
+    if (claim === 'ours') {
+      // Claimed before a crash: filed already if its message is there.
+      const { rows } = await this.deps.pool.query<{ thread_id: string }>(
+        'SELECT thread_id FROM thread_messages WHERE id = $1',
+        [messageId],
+      );
+      if (rows[0]) {
+        await label(rows[0].thread_id);
+        counts.imported++;
+        return;
+      }
+    }
+    await texts.put(stored.sha256, parsed.searchText);
+    const date = s.date !== null && !Number.isNaN(Date.parse(s.date)) ? s.date : now;
+    const filed = await fileImportedMessage(commands, lookups, run.workspace_id, run.mailbox, {
+      messageId,
+      importId: run.id,
+      importKey: key,
+      direction: place.direction,
+      raw: stored,
+      summary: s,
+      unread: place.unread,
+      at: date,
+      wanted: place.wanted,
+    });
+    if (filed === null) {
+      // Its thread holds the same message already (it arrived live): a duplicate, and the key is
+      // freed so that a later import meets the same answer, not this import's claim.
+      await this.deps.pool.query(
+        'DELETE FROM mailbox_import_keys WHERE workspace_id = $1 AND address = $2 AND key = $3 AND import_id = $4',
+        [run.workspace_id, run.mailbox.address, key, run.id],
+      );
+      counts.duplicate++;
+      return;
+    }
+    await label(filed.threadId);
+    await this.deps.pool.query(
+      'UPDATE mailbox_import_keys SET thread_id = $4 WHERE workspace_id = $1 AND address = $2 AND key = $3',
+      [run.workspace_id, run.mailbox.address, key, filed.threadId],
+    );
+    counts.imported++;
+  }
+}
