@@ -19,6 +19,8 @@ export interface Credential {
   domainAllowlist: string[] | null;
   clientId?: string;
   expiresAt?: string | null;
+  /** OAuth only: the person who connected the app owns the workspace (some changes are the owner's apps' alone). */
+  connectedByOwner?: boolean;
   /** OAuth only: until when the person's step-up elevation lets this app make sensitive changes. */
   elevatedUntil?: string | null;
 }

@@ -693,7 +693,7 @@ export interface paths {
         put?: never;
         /**
          * Suppress an address
-         * @description Scope: `settings:write`. The address is trimmed and lower-cased. 201 with the new entry (reason `manual`), or 200 with the entry already there, whatever its reason. Not for credentials narrowed to some addresses or domains (422 `capability_unsupported`). Partitioned by mode: a test key reads and changes only test-mode data, a live key only live data.
+         * @description Scope: `settings:write`. The address is trimmed and lower-cased. 201 with the new entry (reason `manual`), or 200 with the entry already there, whatever its reason. An app connected by anyone but the owner is 422 `capability_unsupported`. Not for credentials narrowed to some addresses or domains (422 `capability_unsupported`). Partitioned by mode: a test key reads and changes only test-mode data, a live key only live data.
          */
         post: operations["createSuppression"];
         delete?: never;

@@ -84,6 +84,7 @@ async function admitAccessToken(pool: pg.Pool, rateLimiter: RateLimiter, token: 
     domainAllowlist: authority.domainAllowlist,
     clientId: row.client_id,
     expiresAt: row.grant_expires_at?.toISOString() ?? null,
+    connectedByOwner: row.is_owner,
   };
   return { credential, refusal: null, rateLimit };
 }

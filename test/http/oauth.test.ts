@@ -373,6 +373,10 @@ t.test('OAuth apps: registration, the code flow with PKCE, tokens as credentials
       (await h.request(ws.apiKey, 'POST', '/roles', { name, permissions })).json().id;
     const readers = await role('Readers', ['members:read', 'roles:read']);
     const fewer = await role('Fewer', ['roles:read']);
+    // The Admin role: addresses:all is console-only, so no role made through the API holds it.
+    const admin = (await h.request(ws.apiKey, 'GET', '/roles?limit=100'))
+      .json()
+      .data.find((r: { builtin: string | null }) => r.builtin === 'admin').id;
     const email = 'ann@example.org';
     const invited = (await h.request(ws.apiKey, 'POST', '/members', { email, roleId: readers })).json();
     const invitation = await findInvitation(h.system.readDb, ws.workspaceId, invited.id);
@@ -384,10 +388,10 @@ t.test('OAuth apps: registration, the code flow with PKCE, tokens as credentials
     const userId = (await h.system.database.pool.query('SELECT user_id FROM accounts WHERE email = $1', [email]))
       .rows[0].user_id;
     const cookie = await signIn(email);
-    const { code, verifier } = await connect(cookie, 'members:read roles:read emails:read');
+    const { code, verifier } = await connect(cookie, 'members:read roles:read emails:read settings:write');
     const tokens = (await exchange(code, verifier)).json();
     const self = (await bearer(tokens.access_token, 'GET', '/keys/self')).json();
-    t.same(self.grantedScopes, ['emails:read', 'members:read', 'roles:read'], 'what the person approved');
+    t.same(self.grantedScopes, ['emails:read', 'members:read', 'roles:read', 'settings:write'], 'what was approved');
     t.same(self.scopes, ['members:read', 'roles:read'], 'within what the role holds');
     t.same([self.addressAllowlist, self.domainAllowlist], [[], []], 'no address granted: reaches none');
     t.equal((await bearer(tokens.access_token, 'GET', '/roles')).statusCode, 200);
@@ -399,6 +403,26 @@ t.test('OAuth apps: registration, the code flow with PKCE, tokens as credentials
       'the next request follows the new role',
     );
     t.same((await bearer(tokens.access_token, 'GET', '/keys/self')).json().scopes, ['roles:read']);
+
+    t.equal((await h.request(ws.apiKey, 'PATCH', `/members/${userId}`, { roleId: admin })).statusCode, 200);
+    const widened = (await bearer(tokens.access_token, 'GET', '/keys/self')).json();
+    t.same(
+      [widened.scopes, widened.addressAllowlist, widened.domainAllowlist],
+      [['emails:read', 'members:read', 'roles:read', 'settings:write'], null, null],
+      'addresses:all reaches every address; never the console-only permission itself',
+    );
+    t.same(
+      errorOf(await bearer(tokens.access_token, 'POST', '/suppressions', { email: 'x@example.net' })),
+      [422, 'capability_unsupported'],
+      'an app connected by a member, not the owner, adds no suppression',
+    );
+    const mine = await connect(ownerCookie, 'settings:write');
+    const ownerToken = (await exchange(mine.code, mine.verifier)).json().access_token;
+    t.equal(
+      (await bearer(ownerToken, 'POST', '/suppressions', { email: 'x@example.net' })).statusCode,
+      201,
+      "the owner's app adds one",
+    );
 
     await h.system.database.pool.query(
       "UPDATE oauth_grants SET expires_at = now() - interval '1 second' WHERE user_id = $1",

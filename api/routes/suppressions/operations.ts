@@ -4,6 +4,7 @@ import { SUPPRESSION_REASONS } from '../../../domain/suppressions/events.ts';
 import { listSuppressions } from '../../../projections/suppressions/queries.ts';
 import { actorOf } from '../../credential.ts';
 import type { ApiDeps } from '../../deps.ts';
+import { ApiError } from '../../errors/api-error.ts';
 import { createdKey, cursorParam, limitParam, pageSchema } from '../../paging.ts';
 import { operation, type Operation } from '../../route.ts';
 import { suppressionOr404, suppressionView, viewEntry, viewSuppression } from './views.ts';
@@ -56,15 +57,23 @@ export const suppressionOperations = (deps: ApiDeps): Operation[] => [
     method: 'POST',
     url: '/suppressions',
     operationId: 'createSuppression',
+    errors: ['capability_unsupported'],
     summary: 'Suppress an address',
     description:
       'Scope: `settings:write`. The address is trimmed and lower-cased. 201 with the new entry (reason `manual`), or 200 with the ' +
-      'entry already there, whatever its reason.',
+      'entry already there, whatever its reason. An app connected by anyone but the owner is 422 `capability_unsupported`.',
     scope: 'settings:write',
     body: z.strictObject({ email: z.string().trim().toLowerCase().max(320).pipe(z.email()) }),
     status: 201,
     response: suppressionView,
     handler: async ({ credential, body, request, reply }) => {
+      // The spec's rule: the list protects the whole workspace's senders, so only the owner's apps add to it.
+      if (credential.kind === 'oauth' && !credential.connectedByOwner)
+        throw new ApiError(
+          'capability_unsupported',
+          'Only an app connected by the workspace owner adds suppressions.',
+          null,
+        );
       const { created, entry } = await addSuppression(
         deps.commands,
         actorOf(credential, request.id),
