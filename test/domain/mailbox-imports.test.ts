@@ -127,3 +127,10 @@ t.test('formats from bytes, takeout labels, placement by options', async (t) => 
   t.match(place(null), { direction: 'received', wanted: 'inbox', unread: true });
   t.match(place(null, {}, true), { direction: 'sent', wanted: 'archive' });
 });
+
+t.test('imported mail is quiet: no webhook mapper for it or for the imports', async (t) => {
+  const { WEBHOOK_SOURCE_TYPES } = await import('../../domain/webhooks/catalogue.ts');
+  const types = WEBHOOK_SOURCE_TYPES as readonly string[];
+  t.notOk(types.includes('MessageImported'));
+  t.notOk(types.some((type) => type.startsWith('MailboxImport')));
+});
