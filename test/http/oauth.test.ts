@@ -309,6 +309,17 @@ t.test('OAuth apps: registration, the code flow with PKCE, tokens as credentials
     t.equal(forged.statusCode, 403, 'a consent posted from another site');
   });
 
+  t.test('races: two exchanges of one code, two uses of one refresh token: one winner each', async (t) => {
+    const { code, verifier } = await connect(ownerCookie, 'roles:read');
+    const exchanged = await Promise.all([exchange(code, verifier), exchange(code, verifier)]);
+    t.same(exchanged.map((r) => r.statusCode).sort(), [200, 400]);
+    const tokens = exchanged.find((r) => r.statusCode === 200)!.json();
+    const refresh = () =>
+      tokenCall({ grant_type: 'refresh_token', refresh_token: tokens.refresh_token, client_id: clientId });
+    const refreshed = await Promise.all([refresh(), refresh(), refresh()]);
+    t.same(refreshed.map((r) => r.statusCode).sort(), [200, 400, 400]);
+  });
+
   t.test('revocation by the app, disconnection by the person, connecting again', async (t) => {
     const first = await connect(ownerCookie, 'roles:read');
     const a = (await exchange(first.code, first.verifier)).json();
