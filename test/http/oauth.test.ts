@@ -309,6 +309,40 @@ t.test('OAuth apps: registration, the code flow with PKCE, tokens as credentials
     t.equal(forged.statusCode, 403, 'a consent posted from another site');
   });
 
+  t.test('edges: an expired code, a JSON token request, a foreign id, step-up', async (t) => {
+    const late = await connect(ownerCookie, 'roles:read members:read webhooks:write');
+    await h.system.database.pool.query("UPDATE oauth_codes SET expires_at = now() - interval '1 second'");
+    const expired = await exchange(late.code, late.verifier);
+    t.same([expired.statusCode, expired.json().error], [400, 'invalid_grant'], 'a code past its minute');
+
+    const { code, verifier } = await connect(ownerCookie, 'roles:read members:read webhooks:write');
+    const json = await app.inject({
+      method: 'POST',
+      url: '/oauth/token',
+      payload: {
+        grant_type: 'authorization_code',
+        code,
+        redirect_uri: CALLBACK,
+        client_id: clientId,
+        code_verifier: verifier,
+      },
+    });
+    t.same([json.statusCode, json.json().error], [400, 'invalid_request'], 'the token endpoint takes forms only');
+    const token = (await exchange(code, verifier)).json().access_token;
+
+    const foreign = await h.workspace();
+    t.same(
+      errorOf(await bearer(token, 'GET', `/members/${foreign.ownerUserId}`)),
+      [404, 'resource_not_found'],
+      "another workspace's member",
+    );
+    t.same(
+      errorOf(await bearer(token, 'POST', '/webhooks', { url: 'https://hooks.example.com/x' })),
+      [403, 'step_up_required'],
+      'a sensitive change asks an unelevated token for step-up',
+    );
+  });
+
   t.test('races: two exchanges of one code, two uses of one refresh token: one winner each', async (t) => {
     const { code, verifier } = await connect(ownerCookie, 'roles:read');
     const exchanged = await Promise.all([exchange(code, verifier), exchange(code, verifier)]);
