@@ -24,6 +24,33 @@ import { escapeHtml, page } from './html.ts';
 /** The session cookie's name (docs/decisions/accounts.md). */
 export const SESSION_COOKIE = 'wms_session';
 
+/**
+ * Where a sign-in goes back to, when a page that needs a session sent the person to sign in
+ * (docs/decisions/oauth.md: the consent page). Only our authorization page is taken, so the
+ * cookie can never send anyone elsewhere.
+ */
+export const RETURN_COOKIE = 'wms_return';
+const RETURNABLE = '/oauth/authorize?';
+
+export function returnPath(request: FastifyRequest): string | null {
+  const raw = cookieValue(request.headers.cookie, RETURN_COOKIE);
+  if (!raw) return null;
+  try {
+    const path = decodeURIComponent(raw);
+    return path.startsWith(RETURNABLE) ? path : null;
+  } catch {
+    return null;
+  }
+}
+
+/** The return cookie: `path` for ten minutes, or cleared. */
+export function returnCookie(request: FastifyRequest, secure: boolean, path: string | null): string {
+  return (
+    `${RETURN_COOKIE}=${path === null ? '' : encodeURIComponent(path)}; Path=/; Max-Age=${path === null ? 0 : 600}; HttpOnly; SameSite=Lax` +
+    (secure || request.protocol === 'https' ? '; Secure' : '')
+  );
+}
+
 const emailForm = z.object({ email: z.string().trim().toLowerCase().email().max(320) });
 const codeForm = z.object({ challenge: z.string().min(1).max(64), code: z.string().max(64) });
 const factorForm = z.object({ code: z.string().max(64) });
@@ -99,8 +126,13 @@ export function registerAccountPages(app: FastifyInstance, deps: ApiDeps): void 
     switch (result.outcome) {
       case 'signed_in': {
         const maxAge = Math.floor((Date.parse(result.expiresAt) - Date.now()) / 1000);
-        reply.header('set-cookie', cookie(request, result.token, maxAge));
-        return see(reply, '/account');
+        const back = returnPath(request);
+        if (back === null) {
+          reply.header('set-cookie', cookie(request, result.token, maxAge));
+          return see(reply, '/account');
+        }
+        reply.header('set-cookie', [cookie(request, result.token, maxAge), returnCookie(request, secureCookies, null)]);
+        return see(reply, back);
       }
       case 'second_factor': {
         const s = STEPS.second_factor;

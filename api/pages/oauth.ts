@@ -6,7 +6,7 @@ import type { Allowlists } from '../../domain/shared/allowlists.ts';
 import { PERMISSION_ENTRIES, type Permission } from '../../domain/shared/permissions.ts';
 import { findLiveSession, type SessionRow, workspacesOf } from '../../projections/accounts/queries.ts';
 import type { ApiDeps } from '../deps.ts';
-import { cookieValue, crossSite, SESSION_COOKIE } from './accounts.ts';
+import { cookieValue, crossSite, returnCookie, SESSION_COOKIE } from './accounts.ts';
 import { escapeHtml, page } from './html.ts';
 
 type Form = Record<string, string> | undefined;
@@ -257,7 +257,11 @@ export function registerOAuthPages(app: FastifyInstance, deps: ApiDeps): void {
       const ok = await checked(params.data, reply);
       if (!ok) return reply;
       const session = await sessionOf(request);
-      if (!session) return see(reply, '/sign-in');
+      if (!session) {
+        // The sign-in comes back here once it succeeds.
+        reply.header('set-cookie', returnCookie(request, deps.accounts.secureCookies, request.url));
+        return see(reply, '/sign-in');
+      }
       return consentPage(reply, session, params.data, ok.app, ok.scopes);
     });
 

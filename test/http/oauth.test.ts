@@ -148,6 +148,36 @@ t.test('OAuth apps: registration, the code flow with PKCE, tokens as credentials
     const stranger = await connect(undefined, 'roles:read');
     t.same(stranger.pages, ['/sign-in'], 'without a session the page sends the person to sign in');
 
+    const url = authorizeUrl(pkce().challenge, 'roles:read');
+    const away = await get(url);
+    const back = String(away.headers['set-cookie']).split(';')[0]!;
+    t.equal(back, `wms_return=${encodeURIComponent(url)}`, 'remembering the way back');
+    const challenge = challengeIn((await postForm(app, '/sign-in', { email: ownerEmail }, { cookie: back })).body);
+    const signedIn = await postForm(
+      app,
+      '/sign-in/code',
+      { challenge, code: h.system.accounts.ports.codes.signInCode(challenge) },
+      { cookie: back },
+    );
+    t.equal(signedIn.headers.location, url, 'signed in, back to the consent');
+    const cookies = signedIn.headers['set-cookie'] as string[];
+    t.match(cookies[1], /^wms_return=; Path=\/; Max-Age=0;/, 'the way back is used once');
+    t.equal((await get(url, cookies[0]!.split(';')[0]!)).statusCode, 200, 'the consent page');
+    const elsewhere = await postForm(
+      app,
+      '/sign-in',
+      { email: ownerEmail },
+      { cookie: 'wms_return=https%3A%2F%2Fevil.example' },
+    );
+    const c2 = challengeIn(elsewhere.body);
+    const notAway = await postForm(
+      app,
+      '/sign-in/code',
+      { challenge: c2, code: h.system.accounts.ports.codes.signInCode(c2) },
+      { cookie: 'wms_return=https%3A%2F%2Fevil.example' },
+    );
+    t.equal(notAway.headers.location, '/account', 'a way back elsewhere is ignored');
+
     const consent = await get(authorizeUrl(pkce().challenge, 'roles:write members:write'), ownerCookie);
     t.match(consent.body, 'Mail &lt;Helper&gt;');
     t.match(consent.body, '<code>members:read</code>', 'implied scopes shown');
