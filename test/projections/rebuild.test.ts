@@ -160,6 +160,28 @@ t.test('a rebuilt read model equals the live one, and swaps in while the server 
     await updateThread(h.system.commands, system, firstThread, { add: [kept, unlabelled] }, now());
     await updateLabel(h.system.commands, system, { owner, labelId: renamed, name: 'Someday', color: '#aa0000' }, now());
     await deleteLabel(h.system.commands, system, { owner, labelId: unlabelled }, now());
+    // A mailbox import of two old messages, settled, and one cancelled while uploading.
+    const old = [`o${w}`, `o${w}-2`]
+      .map((id) => `From x Mon Jan  1 00:00:00 2024\nMessage-ID: <${id}@old.test>\nSubject: Old ${id}\n\nold\n`)
+      .join('\n');
+    const imported = await h.request(
+      ws.apiKey,
+      'POST',
+      `/imports/upload?addressId=${mailbox.id}&filename=old.mbox`,
+      Buffer.from(old),
+      { 'content-type': 'application/mbox' },
+    );
+    t.equal(imported.statusCode, 201, 'a mailbox import');
+    for (let i = 0; i < 200; i++) {
+      const { status, uploadDeleted } = (await h.request(ws.apiKey, 'GET', `/imports/${imported.json().id}`)).json();
+      if (status === 'completed' && uploadDeleted) break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    const planned = await h.request(ws.apiKey, 'POST', '/imports', {
+      addressId: mailbox.id,
+      files: [{ name: 'later.mbox', bytes: 10 }],
+    });
+    await h.request(ws.apiKey, 'POST', `/imports/${planned.json().id}/cancel`);
     // An upload, a draft naming it, another draft deleted.
     const upload = await h.request(ws.apiKey, 'POST', '/files', Buffer.from('notes'), {
       'content-type': 'text/plain',
