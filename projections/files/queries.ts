@@ -1,6 +1,5 @@
 import { sql, type Kysely, type Selectable } from 'kysely';
-import { findAddressByName, type Reach, withinReach } from '../addresses/queries.ts';
-import { findDomainByName } from '../domains/queries.ts';
+import { type Reach, withinReach } from '../addresses/queries.ts';
 import type { ReadModels } from '../tables.ts';
 import type { FilesTables } from './tables.ts';
 
