@@ -15,6 +15,7 @@ import { mailboxLookups, ruleRunPorts } from '../../system.ts';
 import { arrivingMessage } from '../support/inbound.ts';
 import { rebuildProjection } from '../../projections/rebuild.ts';
 import { startTestApp } from '../support/app.ts';
+import { RESEND_KEYS, resendData, startResendServer } from '../support/providers/resend.ts';
 import { settledBroadcast } from '../support/broadcasts.ts';
 
 async function rows(h: Awaited<ReturnType<typeof startTestApp>>, schema: string, table: string) {
@@ -24,7 +25,10 @@ async function rows(h: Awaited<ReturnType<typeof startTestApp>>, schema: string,
 }
 
 t.test('a rebuilt read model equals the live one, and swaps in while the server answers', async (t) => {
-  const h = await startTestApp(t);
+  const resend = await startResendServer(t, resendData({ audiences: 1, perAudience: 3, unsubscribedEvery: 2 }));
+  const h = await startTestApp(t, {
+    providerImports: { baseUrls: { resend: resend.url }, allowPrivate: true, pollMs: 20 },
+  });
   const keys = [];
   for (let w = 0; w < 3; w++) {
     const ws = await h.workspace();
@@ -182,6 +186,17 @@ t.test('a rebuilt read model equals the live one, and swaps in while the server 
       files: [{ name: 'later.mbox', bytes: 10 }],
     });
     await h.request(ws.apiKey, 'POST', `/imports/${planned.json().id}/cancel`);
+    // A provider import of the domains' checklist, settled.
+    const fromResend = await h.request(ws.apiKey, 'POST', '/provider-imports', {
+      apiKey: RESEND_KEYS.full,
+      resources: ['domains'],
+    });
+    t.equal(fromResend.statusCode, 201, fromResend.body);
+    for (let i = 0; i < 200; i++) {
+      const { status } = (await h.request(ws.apiKey, 'GET', `/provider-imports/${fromResend.json().id}`)).json();
+      if (status === 'completed') break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
     // An upload, a draft naming it, another draft deleted.
     const upload = await h.request(ws.apiKey, 'POST', '/files', Buffer.from('notes'), {
       'content-type': 'text/plain',
