@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import { mailboxParam } from '../../schemas.ts';
 import { deleteFile, uploadFile } from '../../../commands/files/handlers.ts';
-import { isDangerous, isSafeFilename, mediaTypeOf, UPLOAD_BYTES_MAX } from '../../../domain/files/rules.ts';
+import { isDangerous, mediaTypeOf, UPLOAD_BYTES_MAX } from '../../../domain/files/rules.ts';
+import { uploadName } from '../../uploads.ts';
 import { workspaceOfPartition } from '../../../domain/shared/partitions.ts';
 import { domainOf } from '../../../domain/shared/allowlists.ts';
 import { listFiles } from '../../../projections/files/queries.ts';
@@ -15,34 +16,6 @@ import { operation, type Operation } from '../../route.ts';
 import { contentDisposition, fileOr404, fileView, viewFile } from './views.ts';
 
 const idParams = z.object({ id: z.string() });
-/** The name an upload gives: `X-Filename` (percent-encoded UTF-8 allowed, as headers are ASCII) or `filename`. */
-function uploadName(header: string | string[] | undefined, query: string | undefined): string {
-  const raw = Array.isArray(header) ? header[0] : header;
-  let name = query;
-  if (raw !== undefined) {
-    try {
-      name = decodeURIComponent(raw);
-    } catch {
-      throw new ApiError('invalid_parameter', '`X-Filename` is not valid percent-encoded UTF-8.', 'X-Filename', 422);
-    }
-  }
-  if (name === undefined || name.trim() === '')
-    throw new ApiError(
-      'upload_no_name',
-      'Name the file in the `X-Filename` header or the `filename` query parameter.',
-      'filename',
-      400,
-    );
-  const trimmed = name.trim();
-  if (!isSafeFilename(trimmed))
-    throw new ApiError(
-      'invalid_parameter',
-      '1 to 255 characters, without control characters, quotes or slashes.',
-      'filename',
-      422,
-    );
-  return trimmed;
-}
 
 export const fileOperations = (deps: ApiDeps): Operation[] => [
   operation({

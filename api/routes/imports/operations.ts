@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { uploadName } from '../../uploads.ts';
 import {
   cancelMailboxImport,
   createMailboxImport,
@@ -44,27 +45,6 @@ async function mailboxOf(deps: ApiDeps, credential: Credential, id: string): Pro
       403,
     );
   return { addressId: row.id, address: row.address, domainId: row.domain_id, domain: row.domain };
-}
-
-/** The name a one-call upload gives: `X-Filename` (percent-encoded UTF-8 allowed) or `filename`. */
-function uploadName(header: string | string[] | undefined, query: string | undefined): string {
-  const raw = Array.isArray(header) ? header[0] : header;
-  let name = query;
-  if (raw !== undefined) {
-    try {
-      name = decodeURIComponent(raw);
-    } catch {
-      throw new ApiError('invalid_parameter', '`X-Filename` is not valid percent-encoded UTF-8.', 'X-Filename', 422);
-    }
-  }
-  if (name === undefined || name.trim() === '')
-    throw new ApiError(
-      'upload_no_name',
-      'Name the file in the `X-Filename` header or the `filename` query parameter.',
-      'filename',
-      400,
-    );
-  return name.trim().slice(0, 255);
 }
 
 const view = async (deps: ApiDeps, credential: Credential, id: string) =>
