@@ -42,8 +42,26 @@ export interface FilingLookups {
 
 export type ThreadedBy = MessageReceivedData['threadedBy'];
 
+/** Which thread a message joins in `mailbox`: its threading keys looked up, then the rules applied (threading.ts). */
+export async function chooseThreadFor(
+  lookups: Pick<FilingLookups, 'threading'>,
+  workspaceId: string,
+  mailbox: string,
+  s: MessageSummary,
+  at: string,
+): Promise<ThreadChoice> {
+  const threading = threadingOf(s, at);
+  const keys = threadingKeys(threading);
+  const known = await lookups.threading(workspaceId, mailbox, {
+    messageId: s.messageId,
+    ids: keys.ids,
+    subject: keys.subject,
+  });
+  return chooseThread(threading, known);
+}
+
 /** A message as threading sees it (domain/messages/threading.ts). */
-export const threadingOf = (s: MessageSummary, at: string): ThreadingMessage => ({
+const threadingOf = (s: MessageSummary, at: string): ThreadingMessage => ({
   messageId: s.messageId,
   inReplyTo: s.inReplyTo,
   references: s.references,
@@ -71,12 +89,10 @@ export async function fileMessage(
 ): Promise<{ threadId: string; messageId: string } | null> {
   const actor: Actor = { workspaceId, kind: 'system', id: null };
   const s = message.summary;
-  const threading = threadingOf(s, message.receivedAt);
-  const keys = threadingKeys(threading);
   const sender = s.from?.address.toLowerCase();
   // All at once: each is a round trip every arriving message waits on before its 250.
-  const [known, replyTo, fromContact] = await Promise.all([
-    lookups.threading(workspaceId, mailbox.address, { messageId: s.messageId, ids: keys.ids, subject: keys.subject }),
+  const [choice, replyTo, fromContact] = await Promise.all([
+    chooseThreadFor(lookups, workspaceId, mailbox.address, s, message.receivedAt),
     lookups.sentEmail(workspaceId, [...s.inReplyTo, ...[...s.references].reverse()]),
     sender ? lookups.isContact(workspaceId, sender) : false,
   ]);
@@ -85,7 +101,7 @@ export async function fileMessage(
     ctx,
     actor,
     workspaceId,
-    chooseThread(threading, known),
+    choice,
     (threadId, threadedBy) => (state) =>
       decideReceiveMessage(state, {
         message: {
@@ -123,19 +139,12 @@ export async function fileSentMessage(
 ): Promise<{ threadId: string; messageId: string } | null> {
   const actor: Actor = { workspaceId, kind: 'system', id: null };
   const s = message.summary;
-  const threading = threadingOf(s, message.sentAt);
-  const keys = threadingKeys(threading);
-  const known = await lookups.threading(workspaceId, mailbox.address, {
-    messageId: s.messageId,
-    ids: keys.ids,
-    subject: keys.subject,
-  });
   const messageId = newId.message();
   const filed = await fileInThread(
     ctx,
     actor,
     workspaceId,
-    chooseThread(threading, known),
+    await chooseThreadFor(lookups, workspaceId, mailbox.address, s, message.sentAt),
     (threadId, threadedBy) => (state) =>
       decideFileSent(state, {
         ...message,

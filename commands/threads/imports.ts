@@ -1,4 +1,4 @@
-import { normaliseSubject, threadingKeys, chooseThread } from '../../domain/messages/threading.ts';
+import { normaliseSubject } from '../../domain/messages/threading.ts';
 import { decideChangeThreadLabels, decideImportMessage } from '../../domain/threads/decide.ts';
 import {
   type Mailbox,
@@ -8,7 +8,7 @@ import {
 } from '../../domain/threads/events.ts';
 import { threadAggregate } from '../../domain/threads/state.ts';
 import { type Actor, type CommandContext, execute } from '../execute.ts';
-import { type FilingLookups, fileInThread, threadingOf } from './handlers.ts';
+import { chooseThreadFor, type FilingLookups, fileInThread } from './handlers.ts';
 
 export type ImportedMessage = Omit<
   MessageImportedData,
@@ -33,19 +33,12 @@ export async function fileImportedMessage(
 ): Promise<{ threadId: string; messageId: string } | null> {
   const actor: Actor = { workspaceId, kind: 'system', id: message.importId };
   const s = message.summary;
-  const threading = threadingOf(s, message.at);
-  const keys = threadingKeys(threading);
-  const known = await lookups.threading(workspaceId, mailbox.address, {
-    messageId: s.messageId,
-    ids: keys.ids,
-    subject: keys.subject,
-  });
   const { messageId } = message;
   const filed = await fileInThread(
     ctx,
     actor,
     workspaceId,
-    chooseThread(threading, known),
+    await chooseThreadFor(lookups, workspaceId, mailbox.address, s, message.at),
     (threadId, threadedBy) => (state) =>
       decideImportMessage(state, {
         ...message,
