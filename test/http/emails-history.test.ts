@@ -51,7 +51,11 @@ t.test('GET /emails/{id}: per-recipient status and the history of attempts', asy
     { type: 'EmailRecipientDelivered', data: attempt('ok@example.org', 1, 250, '250 2.0.0 OK queued') },
     {
       type: 'EmailRecipientDeferred',
-      data: { ...attempt('slow@example.org', 1, 451, '451 4.7.1 try later'), nextAttemptAt: new Date().toISOString() },
+      // An hour ahead: the real delivery process would otherwise retry it while the test runs.
+      data: {
+        ...attempt('slow@example.org', 1, 451, '451 4.7.1 try later'),
+        nextAttemptAt: new Date(Date.now() + 3_600_000).toISOString(),
+      },
     },
     {
       type: 'EmailRecipientBounced',
