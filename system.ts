@@ -23,7 +23,7 @@ import { TrackingLinks } from './commands/emails/tracking.ts';
 import { UnsubscribeLinks } from './commands/unsubscribes/links.ts';
 import { DEFAULT_MONTHLY_ALLOWANCE } from './domain/email-quotas/decide.ts';
 import { DEFAULT_DAILY_AI_ACTIONS } from './domain/ai-actions/decide.ts';
-import { OpenAiChatModel, type OpenAiConfig } from './infra/ai/openai.ts';
+import type { OpenAiConfig } from './infra/ai/openai.ts';
 import type { CommandContext } from './commands/execute.ts';
 import type { MailHosts } from './domain/domains/records.ts';
 import { registry } from './domain/registry.ts';
@@ -35,7 +35,6 @@ import { generateDkimKeyPair } from './infra/dkim/keys.ts';
 import { NodeDns } from './infra/dns/resolver.ts';
 import { openDatabase, openPool, type Database } from './infra/db.ts';
 import { startEmbeddedPostgres } from './infra/embedded-postgres.ts';
-import { EventStoreDbEventStore } from './infra/eventstore/eventstoredb.ts';
 import { InProcessWorkQueue } from './infra/bus/in-process.ts';
 import { NatsWorkQueue, type NatsWorkQueueOptions } from './infra/bus/nats.ts';
 import type { WorkQueue } from './infra/bus/port.ts';
@@ -43,7 +42,6 @@ import type { EventStore } from './infra/eventstore/port.ts';
 import { PostgresEventStore } from './infra/eventstore/postgres.ts';
 import { SubmissionListener } from './infra/submission/listener.ts';
 import { CachedDns } from './infra/dns/cache.ts';
-import { authenticateMessage } from './infra/inbound/authenticate.ts';
 import { InboundListener } from './infra/inbound/listener.ts';
 import { parseMessage } from './infra/inbound/summary.ts';
 import { PostgresTextIndex, TEXT_INDEX_SCHEMA } from './infra/search/postgres.ts';
@@ -58,7 +56,8 @@ import {
 } from './commands/threads/inbound.ts';
 import { isContact, mailboxFor, sentEmailNamed, threadingKnowledge } from './projections/threads/queries.ts';
 import type { TemplateRenderer } from './infra/templates/port.ts';
-import { createTemplateRenderer, sanitiseHtml } from './infra/templates/renderer.ts';
+import { createTemplateRenderer } from './infra/templates/renderer.ts';
+import { sanitiseHtml } from './infra/templates/sanitise.ts';
 import { openMailSender } from './infra/mail/select.ts';
 import type { Delivery } from './infra/outbound/delivery.ts';
 import { openDelivery, type DeliveryConfig } from './infra/outbound/select.ts';
@@ -270,8 +269,10 @@ export interface SystemOptions {
 
 export async function openSystem(databaseUrl: string, options: SystemOptions = {}): Promise<System> {
   const database = openDatabase(databaseUrl, options.poolSize ?? 20);
+  // Adapters used only when configured or only on some paths (EventStoreDB, the AI model, mailauth)
+  // are imported when first needed: loading them costs every process about a second at start.
   const store: EventStore = options.eventStoreUrl
-    ? await EventStoreDbEventStore.connect(options.eventStoreUrl)
+    ? await (await import('./infra/eventstore/eventstoredb.ts')).EventStoreDbEventStore.connect(options.eventStoreUrl)
     : new PostgresEventStore(database.pool);
   const bus: WorkQueue = options.natsUrl
     ? await NatsWorkQueue.connect(options.natsUrl, options.nats)
@@ -281,12 +282,7 @@ export async function openSystem(databaseUrl: string, options: SystemOptions = {
     readModelDeadlineMs,
     worker: `${os.hostname()}:${process.pid}`,
   });
-  // Several processes may start against one database at once; migrations run one at a time,
-  // the read models' included (a version change drops and recreates their tables).
-  await underMigrationLock(database.pool, async (client) => {
-    await migrate(client);
-    await runner.migrate();
-  });
+  await migrateSchema(database.pool, runner);
   if (options.project !== false) await runner.start();
   const requestLog = new RequestLog(database.pool);
   // A repeat of a request waits for the first as long as the first may wait for its read models.
@@ -302,7 +298,9 @@ export async function openSystem(databaseUrl: string, options: SystemOptions = {
   const renderer = createTemplateRenderer({ cacheSize: 1000 });
   const vault = await SecretVault.open(database.pool, await loadMasterKey({ secretsKey: options.secretsKey, dataDir }));
   const ai: AiPorts = {
-    model: options.ai?.endpoint ? new OpenAiChatModel(options.ai.endpoint) : null,
+    model: options.ai?.endpoint
+      ? new (await import('./infra/ai/openai.ts')).OpenAiChatModel(options.ai.endpoint)
+      : null,
     dailyActions: options.ai?.dailyActions ?? DEFAULT_DAILY_AI_ACTIONS,
   };
   const sending: SendingPorts = {
@@ -619,7 +617,11 @@ export function startInbound(system: System, options: InboundOptions): Promise<I
     commands: system.commands,
     lookups: mailboxLookups(db),
     texts: new PostgresTextIndex(system.database.pool),
-    authenticate: (raw, envelope) => authenticateMessage(dns, raw, { ...envelope, hostname: options.hostname }),
+    authenticate: async (raw, envelope) =>
+      (await import('./infra/inbound/authenticate.ts')).authenticateMessage(dns, raw, {
+        ...envelope,
+        hostname: options.hostname,
+      }),
     parse: (raw, size) => parseMessage(system.blobs, raw, size),
     spamFilter: options.spamFilterUrl
       ? new RspamdFilter({ url: options.spamFilterUrl, onError: (error) => onError(error, 'spam filter') })
@@ -685,6 +687,32 @@ async function underMigrationLock(pool: pg.Pool, work: (client: pg.PoolClient) =
     await client.query('SELECT pg_advisory_unlock(72626000)');
     client.release();
   }
+}
+
+/**
+ * Brings a database's schema up to date and starts nothing: the tests migrate one database once
+ * per run and clone it for each test file (test/support/template.ts).
+ */
+export async function migrateDatabase(databaseUrl: string): Promise<void> {
+  const database = openDatabase(databaseUrl, 2);
+  try {
+    const store = new PostgresEventStore(database.pool);
+    await migrateSchema(
+      database.pool,
+      new ProjectionRunner(database.db, database.pool, store, registry, projectors, reactors),
+    );
+  } finally {
+    await database.close();
+  }
+}
+
+// Several processes may start against one database at once; migrations run one at a time, the
+// read models' included (a version change drops and recreates their tables).
+async function migrateSchema(pool: pg.Pool, runner: ProjectionRunner): Promise<void> {
+  await underMigrationLock(pool, async (client) => {
+    await migrate(client);
+    await runner.migrate();
+  });
 }
 
 async function migrate(client: pg.PoolClient): Promise<void> {

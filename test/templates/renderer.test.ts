@@ -2,7 +2,8 @@ import t from 'tap';
 import { DomUtils, parseDocument } from 'htmlparser2';
 import { CODE_LANGUAGES, documentSchema } from '../../domain/templates/document.ts';
 import type { RenderableContent } from '../../infra/templates/port.ts';
-import { compile, createTemplateRenderer, fill, sanitiseHtml } from '../../infra/templates/renderer.ts';
+import { compile, createTemplateRenderer, fill } from '../../infra/templates/renderer.ts';
+import { sanitiseHtml } from '../../infra/templates/sanitise.ts';
 
 const { findAll, findOne, textContent, getAttributeValue, getElementsByTagName } = DomUtils;
 type AnyNode = ReturnType<typeof parseDocument>['children'][number];

@@ -1,0 +1,117 @@
+/** The html engine's markup, and Markdown's output, made safe to send. */
+import sanitize from 'sanitize-html';
+import { STYLE_PROPERTIES } from '../../domain/templates/document.ts';
+
+/** Matches the style values `unsafeStyleValue` accepts (for sanitize-html, which takes regexes). */
+const SAFE_STYLE_VALUE = /^(?![\s\S]*(?:expression\(|javascript:|\/\*|url\(\s*['"]?(?!https:\/\/)))[^;{}<>\\]{0,200}$/i;
+const SANITISED_STYLES = [...STYLE_PROPERTIES, 'word-wrap', 'overflow-wrap'];
+const COMMON_ATTRIBUTES = ['style', 'align', 'valign', 'width', 'height', 'bgcolor', 'dir', 'lang', 'title'];
+
+/**
+ * An allowlist for mail: layout tables, text formatting, links (http, https, mailto), images over
+ * https, inline styles limited to the properties blocks may use. No scripts, styles, iframes,
+ * forms, event handlers, classes or ids; `<head>` is dropped with its content.
+ */
+export const MAIL_SANITIZE_OPTIONS: sanitize.IOptions = {
+  allowedTags: [
+    'html',
+    'body',
+    'div',
+    'span',
+    'p',
+    'br',
+    'hr',
+    'center',
+    'font',
+    'h1',
+    'h2',
+    'h3',
+    'h4',
+    'h5',
+    'h6',
+    'a',
+    'img',
+    'b',
+    'strong',
+    'i',
+    'em',
+    'u',
+    's',
+    'strike',
+    'del',
+    'ins',
+    'mark',
+    'small',
+    'big',
+    'sub',
+    'sup',
+    'tt',
+    'abbr',
+    'address',
+    'cite',
+    'q',
+    'dfn',
+    'kbd',
+    'samp',
+    'var',
+    'code',
+    'pre',
+    'blockquote',
+    'bdi',
+    'bdo',
+    'wbr',
+    'ul',
+    'ol',
+    'li',
+    'dl',
+    'dt',
+    'dd',
+    'table',
+    'caption',
+    'colgroup',
+    'col',
+    'thead',
+    'tbody',
+    'tfoot',
+    'tr',
+    'th',
+    'td',
+    'section',
+    'article',
+    'header',
+    'footer',
+    'main',
+    'figure',
+    'figcaption',
+  ],
+  allowedAttributes: {
+    '*': COMMON_ATTRIBUTES,
+    a: ['href', 'name', 'target', 'rel'],
+    img: ['src', 'alt', 'border'],
+    table: ['border', 'cellpadding', 'cellspacing', 'background', 'role'],
+    td: ['colspan', 'rowspan', 'nowrap', 'background'],
+    th: ['colspan', 'rowspan', 'nowrap', 'background', 'scope'],
+    body: ['background'],
+    col: ['span'],
+    colgroup: ['span'],
+    font: ['color', 'face', 'size'],
+    ol: ['start', 'type'],
+    ul: ['type'],
+    li: ['value'],
+    blockquote: ['cite'],
+    q: ['cite'],
+  },
+  allowedStyles: { '*': Object.fromEntries(SANITISED_STYLES.map((p) => [p, [SAFE_STYLE_VALUE]])) },
+  allowedSchemes: ['http', 'https', 'mailto'],
+  allowedSchemesByTag: { img: ['https'] },
+  allowedSchemesAppliedToAttributes: ['href', 'src', 'cite', 'background'],
+  allowProtocolRelative: false,
+  nonTextTags: ['script', 'style', 'textarea', 'option', 'noscript', 'head', 'title', 'template', 'xml'],
+  disallowedTagsMode: 'discard',
+  enforceHtmlBoundary: false,
+};
+
+/** The html engine's markup made safe to send; `{{placeholders}}` stay as they are. */
+export function sanitiseHtml(html: string): string {
+  return sanitize(html, MAIL_SANITIZE_OPTIONS);
+}
