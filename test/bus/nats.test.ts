@@ -1,3 +1,5 @@
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { performance } from 'node:perf_hooks';
@@ -9,6 +11,7 @@ import { NatsWorkQueue, type NatsWorkQueueOptions } from '../../infra/bus/nats.t
 import type { Delivery } from '../../infra/bus/port.ts';
 import { startTcpProxy } from '../support/tcp-proxy.ts';
 import { eventually, workQueueContract } from './contract.ts';
+import { ROOT } from '../support/paths.ts';
 
 const url = process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
 // A stream of this run's own, so parallel runs and leftovers cannot feed each other work.
@@ -102,7 +105,7 @@ t.test('a job held by a consumer that dies is redelivered after the ack wait, no
     stdio: ['ignore', 'pipe', 'inherit'],
     env: {
       ...process.env,
-      BUS_MODULE: new URL('../../infra/bus/nats.ts', import.meta.url).href,
+      BUS_MODULE: pathToFileURL(path.join(ROOT, 'infra/bus/nats.ts')).href,
       BUS_URL: url,
       BUS_OPTIONS: JSON.stringify({ ...base, ackWaitMs }),
     },

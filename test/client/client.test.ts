@@ -1,8 +1,10 @@
+import path from 'node:path';
 import { readFile } from 'node:fs/promises';
 import t from 'tap';
 import { createMailClient } from '../../client/index.ts';
-import { SCHEMA_FILE, typesOf } from '../../client/typegen.ts';
+import { typesOf } from '../../client/typegen.ts';
 import { startTestApp } from '../support/app.ts';
+import { ROOT } from '../support/paths.ts';
 
 /**
  * The typed client (client/) against the service listening on a real socket: openapi-fetch over
@@ -78,7 +80,7 @@ t.test('client/schema.d.ts is what openapi-typescript makes of the served docume
   const h = await startTestApp(t);
   const doc = (await h.request(null, 'GET', '/openapi.json')).json();
   t.equal(
-    await readFile(SCHEMA_FILE, 'utf8'),
+    await readFile(path.join(ROOT, 'client/schema.d.ts'), 'utf8'),
     await typesOf(doc),
     'the committed types are current (else run `npm run client`)',
   );

@@ -1,3 +1,4 @@
+import path from 'node:path';
 import { lintFromString, loadConfig } from '@redocly/openapi-core';
 import t from 'tap';
 import { z } from 'zod';
@@ -6,6 +7,7 @@ import { CATALOGUE, TYPE_BY_STATUS, isErrorCode } from '../../api/errors/catalog
 import { mount, operation, type Resource } from '../../api/route.ts';
 import Fastify from 'fastify';
 import { startTestApp } from '../support/app.ts';
+import { ROOT } from '../support/paths.ts';
 
 type Json = Record<string, any>;
 const METHODS = ['get', 'post', 'put', 'patch', 'delete'];
@@ -41,7 +43,7 @@ t.test('GET /openapi.json from a server on a real socket passes Redocly recommen
   t.same(doc.servers, [{ url: base, description: 'This server' }], 'servers names the address it was fetched from');
 
   // redocly.yaml: the recommended rules, with what is turned off and why written there.
-  const config = await loadConfig({ configPath: new URL('../../redocly.yaml', import.meta.url).pathname });
+  const config = await loadConfig({ configPath: path.join(ROOT, 'redocly.yaml') });
   const problems = await lintFromString({ source, absoluteRef: 'openapi.json', config });
   const found = problems.map((p) => `${p.severity} ${p.ruleId}: ${p.message} at ${p.location[0]?.pointer}`);
   t.same(found, [], 'no errors and no warnings');

@@ -1,11 +1,11 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import t from 'tap';
 import { fieldGroups, parseDeliveryStatus, typedAddress } from '../../domain/messages/reports.ts';
 import { readReport } from '../../infra/inbound/reports.ts';
+import { ROOT } from '../support/paths.ts';
 
-const fixtures = path.join(path.dirname(fileURLToPath(import.meta.url)), '../fixtures/reports');
+const fixtures = path.join(ROOT, 'test/fixtures/reports');
 const sample = (name: string) => readFile(path.join(fixtures, name));
 
 t.test('a Postfix bounce: one failed recipient, the original from its returned headers', async (t) => {

@@ -1,5 +1,4 @@
 import { fork } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
 import t from 'tap';
 import { createContact } from '../../commands/contacts/handlers.ts';
 import { createWorkspace } from '../../commands/workspaces/handlers.ts';
@@ -7,15 +6,14 @@ import { openSystem, serve } from '../../system.ts';
 import { freshDatabase } from '../support/database.ts';
 import { eventually } from '../support/receiver.ts';
 import { TEST_SECRETS_KEY } from '../support/secrets.ts';
+import { runnable } from '../support/paths.ts';
 
 const MINUTE_MS = 300;
 
 function startServer(url: string) {
-  const child = fork(
-    fileURLToPath(new URL('../support/automation-server.ts', import.meta.url)),
-    [url, String(MINUTE_MS)],
-    { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] },
-  );
+  const child = fork(runnable('test/support/automation-server'), [url, String(MINUTE_MS)], {
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
   const ready = new Promise<void>((resolve, reject) => {
     child.on('message', (m: { type: string }) => m.type === 'ready' && resolve());
     child.on('exit', (code) => reject(new Error(`server exited with ${code} before it was ready`)));

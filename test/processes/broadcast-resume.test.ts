@@ -2,7 +2,6 @@ import { fork, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm, chmod } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import t from 'tap';
 import { ensureDefaultAudience } from '../../commands/audiences/handlers.ts';
 import { newId } from '../../commands/ids.ts';
@@ -11,17 +10,16 @@ import { broadcastTemplate, settledBroadcast } from '../support/broadcasts.ts';
 import { addDomain, HOSTS, publish, startDomainsApp } from '../support/domains.ts';
 import { sharedFreePort, startMxServer } from '../support/mx-server.ts';
 import { eventually } from '../support/receiver.ts';
+import { runnable } from '../support/paths.ts';
 
 /** A few thousand would be the figure to aim at; on the shared two cores 1,500 keeps the file under tap's 300 s. */
 const CONTACTS = 1500;
 
 /** The service in a process of its own, so it can die by SIGKILL mid-broadcast. */
 function startService(databaseUrl: string, options: object): { child: ChildProcess; ready: Promise<unknown> } {
-  const child = fork(
-    fileURLToPath(new URL('../support/service-process.ts', import.meta.url)),
-    [databaseUrl, '0', JSON.stringify(options)],
-    { stdio: ['ignore', 'ignore', 'inherit', 'ipc'] },
-  );
+  const child = fork(runnable('test/support/service-process'), [databaseUrl, '0', JSON.stringify(options)], {
+    stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+  });
   const ready = new Promise((resolve, reject) => {
     child.on('message', (m: { type: string }) => m.type === 'ready' && resolve(m));
     child.on('exit', (code) => reject(new Error(`service exited with ${code} before it was ready`)));

@@ -2,11 +2,11 @@ import { fork, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import t from 'tap';
 import { startEmbeddedPostgres } from '../../infra/embedded-postgres.ts';
 import { eventually, startReceiver } from '../support/receiver.ts';
+import { runnable } from '../support/paths.ts';
 
 /**
  * Restarting PostgreSQL is not allowed on the shared server: this test runs a private one
@@ -25,7 +25,7 @@ function startService(
   options: object,
 ): { child: ChildProcess; ready: Promise<Ready>; stderr: () => string } {
   const child = fork(
-    fileURLToPath(new URL('../support/service-process.ts', import.meta.url)),
+    runnable('test/support/service-process'),
     [databaseUrl, String(workspaces), JSON.stringify(options)],
     {
       stdio: ['ignore', 'ignore', 'pipe', 'ipc'],

@@ -2,19 +2,17 @@ import { fork, type ChildProcess } from 'node:child_process';
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import t from 'tap';
 import { startTestApp } from '../support/app.ts';
 import { RESEND_KEYS, resendData, startResendServer } from '../support/providers/resend.ts';
 import { eventually } from '../support/receiver.ts';
+import { runnable } from '../support/paths.ts';
 
 /** The service in a process of its own, so it can die by SIGKILL mid-import. */
 function startService(databaseUrl: string, options: object): { child: ChildProcess; ready: Promise<unknown> } {
-  const child = fork(
-    fileURLToPath(new URL('../support/service-process.ts', import.meta.url)),
-    [databaseUrl, '0', JSON.stringify(options)],
-    { stdio: ['ignore', 'ignore', 'inherit', 'ipc'] },
-  );
+  const child = fork(runnable('test/support/service-process'), [databaseUrl, '0', JSON.stringify(options)], {
+    stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+  });
   const ready = new Promise((resolve, reject) => {
     child.on('message', (m: { type: string }) => m.type === 'ready' && resolve(m));
     child.on('exit', (code) => reject(new Error(`service exited with ${code} before it was ready`)));

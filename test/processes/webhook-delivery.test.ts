@@ -1,6 +1,5 @@
 import { fork } from 'node:child_process';
 import crypto from 'node:crypto';
-import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import t from 'tap';
 import { createWorkspace } from '../../commands/workspaces/handlers.ts';
@@ -12,6 +11,7 @@ import { eventually, startReceiver } from '../support/receiver.ts';
 import { startSmtpServer } from '../support/smtp.ts';
 import { startTcpProxy } from '../support/tcp-proxy.ts';
 import { TEST_SECRETS_KEY } from '../support/secrets.ts';
+import { runnable } from '../support/paths.ts';
 
 const NATS_URL = process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
 const now = () => new Date().toISOString();
@@ -52,7 +52,7 @@ async function deliveryRows(url: string) {
 }
 
 function startServer(url: string, queue: string) {
-  const child = fork(fileURLToPath(new URL('../support/webhook-server.ts', import.meta.url)), [url, NATS_URL, queue], {
+  const child = fork(runnable('test/support/webhook-server'), [url, NATS_URL, queue], {
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
   const ready = new Promise<void>((resolve, reject) => {

@@ -4,6 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify, stripVTControlCharacters } from 'node:util';
 import t from 'tap';
+import { ROOT } from '../support/paths.ts';
 
 /**
  * The checks `npm test` runs first (`npm run check`) fail on a breach. Each case runs the
@@ -14,7 +15,6 @@ import t from 'tap';
  */
 
 const run = promisify(execFile);
-const ROOT = path.resolve(import.meta.dirname, '../..');
 
 interface Outcome {
   code: number;
