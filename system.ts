@@ -68,7 +68,9 @@ import { loadMasterKey } from './infra/secrets/master-key.ts';
 import { SecretVault } from './infra/secrets/vault.ts';
 import { PostgresSignInChallenges, SIGN_IN_SCHEMA } from './infra/sign-in/postgres.ts';
 import { OAUTH_SCHEMA, PostgresOAuth } from './infra/oauth/postgres.ts';
-import { findAccountByEmail } from './projections/accounts/queries.ts';
+import { PostgresStepUp, STEP_UP_SCHEMA } from './infra/step-up/postgres.ts';
+import type { StepUpPorts } from './commands/step-up/handlers.ts';
+import { emailOfAccount, findAccountByEmail } from './projections/accounts/queries.ts';
 import { projectors } from './projections/all.ts';
 import { forwardsOf, mailboxLogin } from './projections/addresses/queries.ts';
 import { mailboxTimeZone, rulesOfMailbox } from './projections/rules/queries.ts';
@@ -171,6 +173,8 @@ export interface System {
   accounts: { ports: AccountPorts; secureCookies: boolean };
   /** Connected apps: registration, approvals, codes and tokens (infra/oauth). */
   oauth: OAuthPorts;
+  /** Step-up of OAuth apps: challenges, wrong codes, elevations; codes mailed as sign-in codes are. */
+  stepUp: StepUpPorts;
   /** Raw messages and attachments: small ones as rows of PostgreSQL, larger ones as files under `<dataDir>/blobs`, or in `blobS3Url`. */
   blobs: BlobStore;
   /** Template images' urls: the key of their MAC, and the base they are served under. */
@@ -414,6 +418,14 @@ export async function openSystem(databaseUrl: string, options: SystemOptions = {
     },
   );
   if (options.deliver !== false) await signInMails.start();
+  const stepUp: StepUpPorts = {
+    store: new PostgresStepUp(database.pool),
+    accounts: accounts.ports,
+    mail,
+    from: options.signInMails?.from ?? consentOptions.from,
+    publicUrl: options.signInMails?.publicUrl ?? consentOptions.publicUrl,
+    emailOf: (userId) => emailOfAccount(database.db.withTables<ReadModels>(), userId),
+  };
   const outbound = openDelivery(
     { ...readConfig({}).outbound, ...options.outbound },
     new NodeDns({ servers: options.dns?.servers, timeoutMs: options.dns?.timeoutMs }),
@@ -472,6 +484,7 @@ export async function openSystem(databaseUrl: string, options: SystemOptions = {
     members,
     accounts,
     oauth: new PostgresOAuth(database.pool),
+    stepUp,
     outbound,
     cursors: new Cursors(await serverSecret(database.pool, 'cursor')),
     rateLimiter: new RateLimiter(database.pool),
@@ -534,6 +547,7 @@ export function serve(system: System, options: { logger?: boolean | object } = {
       members: system.members,
       accounts: system.accounts,
       oauth: system.oauth,
+      stepUp: system.stepUp,
       images: system.images,
       sending: system.sending,
       ai: system.ai,
@@ -726,6 +740,7 @@ async function migrate(client: pg.PoolClient): Promise<void> {
   await SecretVault.migrate(client);
   await client.query(SIGN_IN_SCHEMA);
   await client.query(OAUTH_SCHEMA);
+  await client.query(STEP_UP_SCHEMA);
   await SmallBlobTier.migrate(client);
   await client.query(TEXT_INDEX_SCHEMA);
 }

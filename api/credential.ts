@@ -21,6 +21,8 @@ export interface Credential {
   expiresAt?: string | null;
   /** OAuth only: the person who connected the app owns the workspace (some changes are the owner's apps' alone). */
   connectedByOwner?: boolean;
+  /** OAuth only: the person whose approval the token stands on. */
+  userId?: string;
   /** OAuth only: until when the person's step-up elevation lets this app make sensitive changes. */
   elevatedUntil?: string | null;
 }

@@ -7,6 +7,7 @@ import type { DomainPorts } from '../commands/domains/handlers.ts';
 import type { SendingPorts } from '../commands/emails/handlers.ts';
 import type { CommandContext } from '../commands/execute.ts';
 import type { OAuthPorts } from '../commands/oauth/ports.ts';
+import type { StepUpPorts } from '../commands/step-up/handlers.ts';
 import type { MailboxImportPorts } from '../commands/mailbox-imports/handlers.ts';
 import type { ProviderImportPorts } from '../commands/provider-imports/handlers.ts';
 import type { TemplateRenderer } from '../commands/templates/render.ts';
@@ -43,6 +44,8 @@ export interface ApiDeps {
   accounts: { ports: AccountPorts; secureCookies: boolean };
   /** Connected apps: registration and the authorization server (infra/oauth). */
   oauth: OAuthPorts;
+  /** Step-up verification of OAuth apps (commands/step-up). */
+  stepUp: StepUpPorts;
   /** Template images: the key their urls carry a MAC under, and where this service is reached (`PUBLIC_URL`). */
   images: { key: Buffer; publicUrl: string };
   /** What every way of sending needs (commands/emails/handlers.ts `sendEmail`). */

@@ -24,6 +24,7 @@ import { drafts } from './routes/drafts/index.ts';
 import { keys } from './routes/keys/index.ts';
 import { roles } from './routes/roles/index.ts';
 import { self } from './routes/self/index.ts';
+import { stepUp } from './routes/step-up/index.ts';
 import { sendingStreams } from './routes/sending-streams/index.ts';
 import { threads } from './routes/threads/index.ts';
 import { labels } from './routes/labels/index.ts';
@@ -43,6 +44,7 @@ import { webhooks } from './routes/webhooks/index.ts';
 /** Every resource of the api, in the order the OpenAPI document lists them. */
 const RESOURCES = [
   self,
+  stepUp,
   keys,
   roles,
   templates,

@@ -86,6 +86,50 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/security/step-up": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Whether the app is elevated for the person
+         * @description Needs an OAuth access token, no scope; an API key is answered `step_up_not_applicable`.
+         */
+        get: operations["getStepUp"];
+        put?: never;
+        /**
+         * Ask the person for a step-up code
+         * @description Needs an OAuth access token, no scope; an API key is answered `step_up_not_applicable`. A code waiting for this app is reused unless `resend` is true. Codes work 10 minutes; 5 new ones per hour and 20 per 24 hours per app and person.
+         */
+        post: operations["createStepUpChallenge"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/security/step-up/verify": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Verify a step-up code
+         * @description Needs an OAuth access token, no scope; an API key is answered `step_up_not_applicable`. The right code elevates the app for the person for 60 minutes. Five wrong tries lock the code; 10 wrong codes in 24 hours from this app, or 20 from all the person's apps, pause verification.
+         */
+        post: operations["verifyStepUp"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/keys": {
         parameters: {
             query?: never;
@@ -1262,7 +1306,7 @@ export interface paths {
         post?: never;
         /**
          * Delete an audience
-         * @description Scope: `audiences:write`. Its contacts stay in the book. The default audience cannot be deleted (409 `builtin_audience`). Not for credentials narrowed to some addresses or domains (422 `capability_unsupported` on `addressAllowlist`). Partitioned by mode: a test key reads and changes only test-mode data, a live key only live data.
+         * @description Scope: `audiences:write`. Its contacts stay in the book. The default audience cannot be deleted (409 `builtin_audience`). OAuth tokens need step-up elevation (403 `step_up_required`); API keys are never asked. Not for credentials narrowed to some addresses or domains (422 `capability_unsupported` on `addressAllowlist`). Partitioned by mode: a test key reads and changes only test-mode data, a live key only live data.
          */
         delete: operations["deleteAudience"];
         options?: never;
@@ -2197,7 +2241,7 @@ export interface paths {
         put?: never;
         /**
          * Create a rule
-         * @description Scope: `rules:write`. On the mailbox `?address=` names (422 `address_has_no_mailbox` when it is none of the workspace’s), appended at the end of its rules. Names are unique per mailbox, ignoring case (409 `rule_name_taken`); at most 100 rules per workspace. A `reject` needs an `envelope_from` condition (422 `reject_needs_envelope`). Step-up for OAuth tokens is not asked yet. A credential narrowed to some addresses or domains sees and changes only the addresses its lists reach; others answer 404.
+         * @description Scope: `rules:write`. On the mailbox `?address=` names (422 `address_has_no_mailbox` when it is none of the workspace’s), appended at the end of its rules. Names are unique per mailbox, ignoring case (409 `rule_name_taken`); at most 100 rules per workspace. A `reject` needs an `envelope_from` condition (422 `reject_needs_envelope`). Step-up for OAuth tokens is not asked yet. OAuth tokens need step-up elevation (403 `step_up_required`); API keys are never asked. A credential narrowed to some addresses or domains sees and changes only the addresses its lists reach; others answer 404.
          */
         post: operations["createRule"];
         delete?: never;
@@ -2229,7 +2273,7 @@ export interface paths {
         head?: never;
         /**
          * Update a rule
-         * @description Scope: `rules:write`. Merged with the stored rule and checked whole; `conditions` and `actions` replace the whole array; `position` may be set (0 to 1,000,000; ties run oldest first). A credential narrowed to some addresses or domains sees and changes only the addresses its lists reach; others answer 404.
+         * @description Scope: `rules:write`. Merged with the stored rule and checked whole; `conditions` and `actions` replace the whole array; `position` may be set (0 to 1,000,000; ties run oldest first). OAuth tokens need step-up elevation (403 `step_up_required`); API keys are never asked. A credential narrowed to some addresses or domains sees and changes only the addresses its lists reach; others answer 404.
          */
         patch: operations["updateRule"];
         trace?: never;
@@ -2562,6 +2606,29 @@ export interface components {
                 docUrl: string;
                 requestId: string;
             };
+        };
+        StepUp: {
+            /** @constant */
+            object: "step_up";
+            elevated: boolean;
+            elevatedUntil: string | null;
+            /**
+             * @description `totp` when the person has two-factor on (an authenticator or backup code), else `email`.
+             * @enum {string}
+             */
+            method: "email" | "totp";
+            /** @description How long a verification elevates the app: 60. */
+            minutes: number;
+        };
+        StepUpChallenge: {
+            /** @constant */
+            object: "step_up_challenge";
+            /** @enum {string} */
+            method: "email" | "totp";
+            /** @description A code asked for earlier is still waiting; nothing new was sent. */
+            reused: boolean;
+            /** @description For `email`: where the code went, masked. */
+            sentTo?: string;
         };
         /** @description One block of a template document, discriminated by `kind`. */
         TemplateBlock: {
@@ -3299,6 +3366,420 @@ export interface operations {
                             type?: "rate_limit_error";
                             /** @enum {string} */
                             code?: "rate_limited";
+                        };
+                    };
+                };
+            };
+            /** @description `internal_error`: see /docs/errors. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "api_error";
+                            /** @enum {string} */
+                            code?: "internal_error";
+                        };
+                    };
+                };
+            };
+            /** @description `unreachable`: see /docs/errors. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "api_error";
+                            /** @enum {string} */
+                            code?: "unreachable";
+                        };
+                    };
+                };
+            };
+        };
+    };
+    getStepUp: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Whether the app is elevated for the person */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StepUp"];
+                };
+            };
+            /** @description `invalid_request`, `step_up_not_applicable`: see /docs/errors. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "invalid_request_error";
+                            /** @enum {string} */
+                            code?: "invalid_request" | "step_up_not_applicable";
+                        };
+                    };
+                };
+            };
+            /** @description `expired_access_token`, `expired_api_key`, `grant_access_lost`, `grant_expired`, `grant_required`, `grant_workspace_gone`, `invalid_access_token`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "authentication_error";
+                            /** @enum {string} */
+                            code?: "expired_access_token" | "expired_api_key" | "grant_access_lost" | "grant_expired" | "grant_required" | "grant_workspace_gone" | "invalid_access_token" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                        };
+                    };
+                };
+            };
+            /** @description `invalid_parameter`, `unknown_parameter`: see /docs/errors. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "validation_error";
+                            /** @enum {string} */
+                            code?: "invalid_parameter" | "unknown_parameter";
+                        };
+                    };
+                };
+            };
+            /** @description `rate_limited`: see /docs/errors. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "rate_limit_error";
+                            /** @enum {string} */
+                            code?: "rate_limited";
+                        };
+                    };
+                };
+            };
+            /** @description `internal_error`: see /docs/errors. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "api_error";
+                            /** @enum {string} */
+                            code?: "internal_error";
+                        };
+                    };
+                };
+            };
+            /** @description `unreachable`: see /docs/errors. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "api_error";
+                            /** @enum {string} */
+                            code?: "unreachable";
+                        };
+                    };
+                };
+            };
+        };
+    };
+    createStepUpChallenge: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description A new code even when one is waiting (it replaces it).
+                     * @default false
+                     */
+                    resend?: boolean;
+                    /**
+                     * @description Defaults to the person's method (`GET /security/step-up`).
+                     * @enum {string}
+                     */
+                    method?: "email" | "totp";
+                };
+            };
+        };
+        responses: {
+            /** @description Ask the person for a step-up code */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StepUpChallenge"];
+                };
+            };
+            /** @description `invalid_request`, `malformed_json`, `step_up_not_applicable`: see /docs/errors. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "invalid_request_error";
+                            /** @enum {string} */
+                            code?: "invalid_request" | "malformed_json" | "step_up_not_applicable";
+                        };
+                    };
+                };
+            };
+            /** @description `expired_access_token`, `expired_api_key`, `grant_access_lost`, `grant_expired`, `grant_required`, `grant_workspace_gone`, `invalid_access_token`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "authentication_error";
+                            /** @enum {string} */
+                            code?: "expired_access_token" | "expired_api_key" | "grant_access_lost" | "grant_expired" | "grant_required" | "grant_workspace_gone" | "invalid_access_token" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                        };
+                    };
+                };
+            };
+            /** @description `body_too_large`: see /docs/errors. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "invalid_request_error";
+                            /** @enum {string} */
+                            code?: "body_too_large";
+                        };
+                    };
+                };
+            };
+            /** @description `invalid_parameter`, `unknown_parameter`: see /docs/errors. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "validation_error";
+                            /** @enum {string} */
+                            code?: "invalid_parameter" | "unknown_parameter";
+                        };
+                    };
+                };
+            };
+            /** @description `rate_limited`, `step_up_locked`, `step_up_throttled`: see /docs/errors. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "rate_limit_error";
+                            /** @enum {string} */
+                            code?: "rate_limited" | "step_up_locked" | "step_up_throttled";
+                        };
+                    };
+                };
+            };
+            /** @description `internal_error`: see /docs/errors. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "api_error";
+                            /** @enum {string} */
+                            code?: "internal_error";
+                        };
+                    };
+                };
+            };
+            /** @description `step_up_undeliverable`, `unreachable`: see /docs/errors. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "api_error";
+                            /** @enum {string} */
+                            code?: "step_up_undeliverable" | "unreachable";
+                        };
+                    };
+                };
+            };
+        };
+    };
+    verifyStepUp: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The six-digit mailed or authenticator code, or a backup code. */
+                    code: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Verify a step-up code */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StepUp"];
+                };
+            };
+            /** @description `invalid_request`, `malformed_json`, `step_up_code_expired`, `step_up_code_invalid`, `step_up_not_applicable`: see /docs/errors. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "invalid_request_error";
+                            /** @enum {string} */
+                            code?: "invalid_request" | "malformed_json" | "step_up_code_expired" | "step_up_code_invalid" | "step_up_not_applicable";
+                        };
+                    };
+                };
+            };
+            /** @description `expired_access_token`, `expired_api_key`, `grant_access_lost`, `grant_expired`, `grant_required`, `grant_workspace_gone`, `invalid_access_token`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "authentication_error";
+                            /** @enum {string} */
+                            code?: "expired_access_token" | "expired_api_key" | "grant_access_lost" | "grant_expired" | "grant_required" | "grant_workspace_gone" | "invalid_access_token" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                        };
+                    };
+                };
+            };
+            /** @description `body_too_large`: see /docs/errors. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "invalid_request_error";
+                            /** @enum {string} */
+                            code?: "body_too_large";
+                        };
+                    };
+                };
+            };
+            /** @description `invalid_parameter`, `unknown_parameter`: see /docs/errors. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "validation_error";
+                            /** @enum {string} */
+                            code?: "invalid_parameter" | "unknown_parameter";
+                        };
+                    };
+                };
+            };
+            /** @description `rate_limited`, `step_up_locked`: see /docs/errors. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "rate_limit_error";
+                            /** @enum {string} */
+                            code?: "rate_limited" | "step_up_locked";
                         };
                     };
                 };
@@ -19306,7 +19787,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `insufficient_scope`: see /docs/errors. */
+            /** @description `insufficient_scope`, `step_up_required`: see /docs/errors. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -19317,7 +19798,7 @@ export interface operations {
                             /** @constant */
                             type?: "permission_error";
                             /** @enum {string} */
-                            code?: "insufficient_scope";
+                            code?: "insufficient_scope" | "step_up_required";
                         };
                     };
                 };
@@ -32356,7 +32837,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `beyond_caller_authority`, `insufficient_scope`: see /docs/errors. */
+            /** @description `beyond_caller_authority`, `insufficient_scope`, `step_up_required`: see /docs/errors. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -32367,7 +32848,7 @@ export interface operations {
                             /** @constant */
                             type?: "permission_error";
                             /** @enum {string} */
-                            code?: "beyond_caller_authority" | "insufficient_scope";
+                            code?: "beyond_caller_authority" | "insufficient_scope" | "step_up_required";
                         };
                     };
                 };
@@ -32953,7 +33434,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `beyond_caller_authority`, `insufficient_scope`: see /docs/errors. */
+            /** @description `beyond_caller_authority`, `insufficient_scope`, `step_up_required`: see /docs/errors. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -32964,7 +33445,7 @@ export interface operations {
                             /** @constant */
                             type?: "permission_error";
                             /** @enum {string} */
-                            code?: "beyond_caller_authority" | "insufficient_scope";
+                            code?: "beyond_caller_authority" | "insufficient_scope" | "step_up_required";
                         };
                     };
                 };

@@ -68,6 +68,21 @@ const TABLE = {
   insufficient_authority: [403, 'The caller lacks a permission it tries to grant.'],
   api_key_only: [403, 'Only an API key can do this: rotate itself, or read its own request log.'],
   step_up_required: [403, 'A sensitive change by an OAuth app needs step-up verification first; nothing was changed.'],
+  step_up_code_invalid: [400, 'Wrong step-up code; the message states the tries left at this code.'],
+  step_up_code_expired: [
+    400,
+    'No step-up code is waiting: it is older than 10 minutes, was used or replaced, or none was asked for.',
+  ],
+  step_up_not_applicable: [400, 'An API key called a step-up endpoint: keys are never asked for step-up.'],
+  step_up_locked: [
+    429,
+    "Five wrong tries at this code (ask for a new one), or 10 wrong codes in 24 hours from this app or 20 from all the person's apps (see Retry-After).",
+  ],
+  step_up_throttled: [
+    429,
+    'More than 5 new codes per hour or 20 per 24 hours for this app and person; see Retry-After.',
+  ],
+  step_up_undeliverable: [503, 'The step-up email could not be sent; no code is waiting. Ask again later.'],
   resource_not_found: [404, 'No such resource in this workspace.'],
   role_not_found: [404, 'No such role in this workspace.'],
   contact_not_found: [404, 'No contact with this address (or id) in the book of this workspace.'],

@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import type { OAuthApp } from '../../commands/oauth/ports.ts';
+import { allowChanges } from '../../commands/step-up/handlers.ts';
 import { requestedScopes } from '../../domain/oauth/authority.ts';
 import type { Allowlists } from '../../domain/shared/allowlists.ts';
 import { PERMISSION_ENTRIES, type Permission } from '../../domain/shared/permissions.ts';
@@ -46,6 +47,7 @@ const revokeForm = z.object({
   client_id: z.string().max(64),
   token_type_hint: z.string().max(64).optional(),
 });
+/** A form naming one of the person's approvals: disconnect, or allow changes. */
 const disconnectForm = z.object({ grant: z.string().min(1).max(64) });
 
 const registerForm = z.object({
@@ -344,6 +346,16 @@ export function registerOAuthPages(app: FastifyInstance, deps: ApiDeps): void {
 
     const connectedPage = async (reply: FastifyReply, session: SessionRow, status = 200) => {
       const connections = await oauth.connectionsOf(session.userId);
+      const elevated = await deps.stepUp.store.elevationsOf(session.userId);
+      // Elevation is the app's for the person (docs/decisions/step-up.md), so each of its approvals shows it.
+      const changes = (c: (typeof connections)[number]) => {
+        const until = elevated.get(c.clientId);
+        return until
+          ? `<p>Changes allowed until ${escapeHtml(until.slice(11, 16))} UTC.</p>`
+          : '<form method="post" action="/account/connected-apps/allow-changes">' +
+              `<input type="hidden" name="grant" value="${escapeHtml(c.grantId)}">` +
+              `<button type="submit">Allow changes for 60 minutes</button></form>`;
+      };
       const reach = (c: (typeof connections)[number]) =>
         c.addressAllowlist === null && c.domainAllowlist === null
           ? 'every address you reach'
@@ -355,6 +367,7 @@ export function registerOAuthPages(app: FastifyInstance, deps: ApiDeps): void {
             `<li><strong>${escapeHtml(c.appName)}</strong> in ${escapeHtml(c.workspaceName)}: ` +
             `${c.scopes.map((x) => `<code>${x}</code>`).join(' ')}; ${reach(c)}; ` +
             `until ${c.expiresAt ? escapeHtml(c.expiresAt.slice(0, 10)) : 'you disconnect it'}` +
+            changes(c) +
             '<form method="post" action="/account/connected-apps/disconnect">' +
             `<input type="hidden" name="grant" value="${escapeHtml(c.grantId)}">` +
             `<button type="submit">Disconnect ${escapeHtml(c.appName)}</button></form></li>`,
@@ -382,6 +395,19 @@ export function registerOAuthPages(app: FastifyInstance, deps: ApiDeps): void {
       // Only the person's own approvals: another's id changes nothing and is answered as unknown.
       if (!form.success || !(await oauth.disconnect(session.userId, form.data.grant)))
         return connectedPage(reply, session, 404);
+      return see(reply, '/account/connected-apps');
+    });
+
+    // Step-up elevation chosen by the person: their session is the proof, no code is asked.
+    scope.post<{ Body: Form }>('/account/connected-apps/allow-changes', { config }, async (request, reply) => {
+      const session = await sessionOf(request);
+      if (!session) return see(reply, '/sign-in');
+      const form = disconnectForm.safeParse(request.body ?? {});
+      const grant = form.success
+        ? (await oauth.connectionsOf(session.userId)).find((c) => c.grantId === form.data.grant)
+        : undefined;
+      if (!grant) return connectedPage(reply, session, 404);
+      await allowChanges(deps.stepUp, { clientId: grant.clientId, userId: session.userId }, new Date().toISOString());
       return see(reply, '/account/connected-apps');
     });
 

@@ -85,6 +85,8 @@ async function admitAccessToken(pool: pg.Pool, rateLimiter: RateLimiter, token: 
     clientId: row.client_id,
     expiresAt: row.grant_expires_at?.toISOString() ?? null,
     connectedByOwner: row.is_owner,
+    userId: row.user_id,
+    elevatedUntil: row.elevated_until?.toISOString() ?? null,
   };
   return { credential, refusal: null, rateLimit };
 }

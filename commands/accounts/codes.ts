@@ -25,15 +25,32 @@ export class AccountCodes {
     return crypto.createHmac('sha256', this.#key).update(`${purpose}:${text}`).digest();
   }
 
+  private sixDigits(purpose: string, challengeId: string): string {
+    return String(this.mac(purpose, challengeId).readUInt32BE(0) % 1_000_000).padStart(6, '0');
+  }
+
+  private isCode(expectedCode: string, answer: string): boolean {
+    const expected = Buffer.from(expectedCode);
+    const given = Buffer.from(answer.replace(/\s+/g, ''));
+    return given.length === expected.length && crypto.timingSafeEqual(given, expected);
+  }
+
   signInCode(challengeId: string): string {
-    return String(this.mac('sign-in-code', challengeId).readUInt32BE(0) % 1_000_000).padStart(6, '0');
+    return this.sixDigits('sign-in-code', challengeId);
   }
 
   /** Whether `answer` is the sign-in code of the challenge, compared in constant time. */
   isSignInCode(challengeId: string, answer: string): boolean {
-    const expected = Buffer.from(this.signInCode(challengeId));
-    const given = Buffer.from(answer.replace(/\s+/g, ''));
-    return given.length === expected.length && crypto.timingSafeEqual(given, expected);
+    return this.isCode(this.signInCode(challengeId), answer);
+  }
+
+  /** The mailed code of a step-up challenge (its own purpose: a sign-in code never passes for it). */
+  stepUpCode(challengeId: string): string {
+    return this.sixDigits('step-up-code', challengeId);
+  }
+
+  isStepUpCode(challengeId: string, answer: string): boolean {
+    return this.isCode(this.stepUpCode(challengeId), answer);
   }
 
   sessionToken(sessionId: string): string {

@@ -166,3 +166,30 @@ export function decideDisableTwoFactor(
     return [{ type: 'SecondFactorRejected', data: { userId: state.userId, rejectedAt: cmd.now } }];
   return [{ type: 'TwoFactorDisabled', data: { userId: state.userId, disabledAt: cmd.now } }];
 }
+
+/**
+ * An authenticator or backup code verified an app's step-up: a code of a step used before, or a
+ * spent backup code, is refused (two verifications racing with one code: one wins); a backup
+ * code is spent by it.
+ */
+export function decideStepUpFactor(
+  state: AccountState,
+  cmd: { userId: string; clientId: string; factor: SecondFactor; now: string },
+): AccountEvent[] {
+  if (!state.twoFactor) fail('two_factor_off', 'Two-factor is off for this account.', 'code');
+  proven(state, cmd.factor, 'code');
+  const userId = state.userId ?? cmd.userId;
+  return [
+    {
+      type: 'StepUpFactorUsed',
+      data: {
+        userId,
+        clientId: cmd.clientId,
+        factor: cmd.factor.kind,
+        totpStep: cmd.factor.kind === 'totp' ? cmd.factor.step : null,
+        usedAt: cmd.now,
+      },
+    },
+    ...spent(state, userId, cmd.factor, cmd.now),
+  ];
+}

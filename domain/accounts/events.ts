@@ -74,6 +74,22 @@ export const SecondFactorRejected = defineEvent(
   z.object({ userId: z.string(), rejectedAt: z.string() }),
 );
 
+/**
+ * An authenticator or backup code verified an app's step-up (docs/decisions/step-up.md): the
+ * authenticator's time step is kept, so the same code neither elevates again nor signs in; a
+ * backup code is spent by the `BackupCodeUsed` beside it.
+ */
+export const StepUpFactorUsed = defineEvent(
+  'StepUpFactorUsed',
+  z.object({
+    userId: z.string(),
+    clientId: z.string(),
+    factor: z.enum(['totp', 'backup_code']),
+    totpStep: z.number().int().nullable(),
+    usedAt: z.string(),
+  }),
+);
+
 export const accountEvents = [
   AccountCreated,
   SignedIn,
@@ -82,6 +98,7 @@ export const accountEvents = [
   BackupCodeUsed,
   TwoFactorDisabled,
   SecondFactorRejected,
+  StepUpFactorUsed,
 ];
 export type AccountEvent =
   | EventOf<typeof AccountCreated>
@@ -90,7 +107,8 @@ export type AccountEvent =
   | EventOf<typeof TwoFactorEnabled>
   | EventOf<typeof BackupCodeUsed>
   | EventOf<typeof TwoFactorDisabled>
-  | EventOf<typeof SecondFactorRejected>;
+  | EventOf<typeof SecondFactorRejected>
+  | EventOf<typeof StepUpFactorUsed>;
 
 /**
  * One stream per email across the service: appending to it is the reservation that gives an email

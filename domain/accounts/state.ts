@@ -49,6 +49,8 @@ export const accountAggregate = {
       case 'SecondFactorRejected':
         // Only the last few can pause the form (domain/accounts/decide.ts `TWO_FACTOR_OFF_TRIES`).
         return { ...state, rejectedAt: [...state.rejectedAt, event.data.rejectedAt].slice(-10) };
+      case 'StepUpFactorUsed':
+        return { ...state, lastTotpStep: maxStep(state.lastTotpStep, event.data.totpStep) };
     }
   },
 };

@@ -14,6 +14,12 @@ export async function findAccountByEmail(db: Db, email: string): Promise<{ userI
   return row ? { userId: row.user_id } : undefined;
 }
 
+/** The email of an account, or none. */
+export async function emailOfAccount(db: Db, userId: string): Promise<string | undefined> {
+  const row = await db.selectFrom('accounts').select('email').where('user_id', '=', userId).executeTakeFirst();
+  return row?.email;
+}
+
 export interface SessionRow {
   sessionId: string;
   userId: string;

@@ -3,10 +3,11 @@ import type pg from 'pg';
 /**
  * The OAuth counterpart of the key admission (projections/api-keys/admission.ts), in one round
  * trip: the access token with its approval, what the person holds in the workspace now (role
- * permissions, direct address and domain grants by name), and the request counted in its
- * rate-limit window. A token that works is counted under `oauth:<approval id>` (one allowance per
- * app, person and workspace); anything else under the caller's fallback identity. The tables of
- * tokens and approvals are the authorization server's (infra/oauth/postgres.ts); the rest are read
+ * permissions, direct address and domain grants by name), until when the person's step-up
+ * elevates the app, and the request counted in its rate-limit window. A token that works is
+ * counted under `oauth:<approval id>` (one allowance per app, person and workspace); anything
+ * else under the caller's fallback identity. The tables of tokens, approvals and elevations are
+ * the authorization server's and step-up's (infra/oauth, infra/step-up); the rest are read
  * models, so a role change or a removal applies to the next request.
  *
  * $1 SHA-256 of the token (null: count by the fallback only), $2 now, $3 the fallback identity,
@@ -19,7 +20,7 @@ tok AS (
          g.expires_at AS grant_expires_at, g.revoked_at IS NOT NULL AS grant_revoked,
          t.revoked_at IS NOT NULL AS revoked, t.expires_at <= $2::timestamptz AS expired,
          w.id IS NOT NULL AS workspace_exists, m.user_id IS NOT NULL AS is_member, coalesce(m.is_owner, false) AS is_owner,
-         coalesce(r.permissions, '{}') AS role_permissions,
+         coalesce(r.permissions, '{}') AS role_permissions, e.elevated_until,
          ARRAY(SELECT ad.address FROM member_grants mg JOIN addresses ad ON ad.id = mg.target_id AND ad.workspace_id = mg.workspace_id
                WHERE mg.workspace_id = g.workspace_id AND mg.user_id = g.user_id AND mg.kind = 'address') AS member_addresses,
          ARRAY(SELECT d.domain FROM member_grants mg JOIN domains d ON d.id::text = mg.target_id AND d.workspace_id = mg.workspace_id
@@ -28,6 +29,7 @@ tok AS (
   LEFT JOIN workspaces w ON w.id = g.workspace_id
   LEFT JOIN memberships m ON m.workspace_id = g.workspace_id AND m.user_id = g.user_id
   LEFT JOIN roles r ON r.id = m.role_id AND r.workspace_id = m.workspace_id
+  LEFT JOIN step_up_elevations e ON e.client_id = g.client_id AND e.user_id = g.user_id
   WHERE t.token_hash = $1::text
 ),
 hit AS (
@@ -60,6 +62,8 @@ export interface TokenAdmission {
   is_member: boolean;
   is_owner: boolean;
   role_permissions: string[];
+  /** Step-up elevation of the app for the person (infra/step-up), however long ago it ended. */
+  elevated_until: Date | null;
   member_addresses: string[];
   member_domains: string[];
 }

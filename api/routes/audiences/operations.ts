@@ -212,6 +212,7 @@ export const audienceOperations = (deps: ApiDeps): Operation[] => [
     method: 'DELETE',
     url: '/audiences/:id',
     operationId: 'deleteAudience',
+    stepUp: true,
     errors: ['audience_not_found', 'builtin_audience'],
     summary: 'Delete an audience',
     description:

@@ -77,6 +77,7 @@ export const ruleOperations = (deps: ApiDeps): Operation[] => {
       method: 'POST',
       url: '/rules',
       operationId: 'createRule',
+      stepUp: true,
       errors: [
         'address_required',
         'address_has_no_mailbox',
@@ -126,6 +127,7 @@ export const ruleOperations = (deps: ApiDeps): Operation[] => {
       method: 'PATCH',
       url: '/rules/:id',
       operationId: 'updateRule',
+      stepUp: true,
       errors: [
         'resource_not_found',
         'rule_name_taken',
