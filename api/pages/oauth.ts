@@ -354,7 +354,9 @@ export function registerOAuthPages(app: FastifyInstance, deps: ApiDeps): void {
           ? `<p>Changes allowed until ${escapeHtml(until.slice(11, 16))} UTC.</p>`
           : '<form method="post" action="/account/connected-apps/allow-changes">' +
               `<input type="hidden" name="grant" value="${escapeHtml(c.grantId)}">` +
-              `<button type="submit">Allow changes for 60 minutes</button></form>`;
+              // Named for its app, as the disconnect buttons are: a page of several apps has one each.
+              `<button type="submit" aria-label="Allow changes for 60 minutes: ${escapeHtml(c.appName)}">` +
+              'Allow changes for 60 minutes</button></form>';
       };
       const reach = (c: (typeof connections)[number]) =>
         c.addressAllowlist === null && c.domainAllowlist === null
