@@ -2,9 +2,9 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import t from 'tap';
 import { insertRun, parseLines, RUNS_MARKER, reportRun } from '../../bench/report.ts';
+import { ROOT } from '../support/paths.ts';
 
 const machine = (load1: number) => ({
   cpus: 2,
@@ -189,7 +189,7 @@ t.test('npm run bench:report writes the section into the document', async (t) =>
   const doc = path.join(dir, 'benchmarks.md');
   fs.writeFileSync(input, output);
   fs.writeFileSync(doc, `# Benchmarks\n\n${RUNS_MARKER}\n`);
-  const script = fileURLToPath(new URL('../../bench/report.ts', import.meta.url));
+  const script = path.join(ROOT, 'bench/report.ts');
   const printed = execFileSync(process.execPath, ['--import=tsx', script, input], { encoding: 'utf8' });
   t.match(printed, /^### 2026-11-24 10:00 UTC/);
   execFileSync(process.execPath, ['--import=tsx', script, input, '--write', doc]);
