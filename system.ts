@@ -91,6 +91,7 @@ import {
 } from './processes/provider-imports/worker.ts';
 import type { ProviderImportPorts } from './commands/provider-imports/handlers.ts';
 import type { MailboxImportPorts } from './commands/mailbox-imports/handlers.ts';
+import { DEFAULT_EXPORT_OPTIONS, ExportProcess, type ExportOptions } from './processes/exports/worker.ts';
 import {
   DEFAULT_MAILBOX_IMPORT_OPTIONS,
   MailboxImportProcess,
@@ -224,6 +225,8 @@ export interface SystemOptions {
   providerImports?: ProviderConfig & Partial<ProviderImportOptions>;
   /** Mailbox imports: the size of upload parts (default 8 MiB) and the process's batches. */
   mailboxImports?: Partial<MailboxImportOptions> & { chunkBytes?: number };
+  /** Workspace exports: the process's pages, progress and retention timings. */
+  exports?: Partial<ExportOptions>;
   /** How often expired contact events are purged (default hourly). */
   retentionEveryMs?: number;
   /**
@@ -465,6 +468,11 @@ export async function openSystem(databaseUrl: string, options: SystemOptions = {
     { ...DEFAULT_MAILBOX_IMPORT_OPTIONS, ...mailboxImportOptions },
   );
   if (options.deliver !== false) await mailboxImportRuns.start();
+  const exportRuns = new ExportProcess(
+    { pool: database.pool, bus, commands, blobs },
+    { ...DEFAULT_EXPORT_OPTIONS, ...options.exports },
+  );
+  if (options.deliver !== false) await exportRuns.start();
   const lanePauses = new LanePauseProcess(
     { pool: database.pool, bus, commands },
     { ...DEFAULT_LANE_PAUSE_OPTIONS, ...options.lanePauses },
@@ -498,6 +506,7 @@ export async function openSystem(databaseUrl: string, options: SystemOptions = {
     providerImports,
     mailboxImports,
     async close() {
+      await exportRuns.stop();
       await mailboxImportRuns.stop();
       await providerImportRuns.stop();
       connector.close();

@@ -21,6 +21,12 @@ export interface Credential {
   expiresAt?: string | null;
   /** OAuth only: the person who connected the app owns the workspace (some changes are the owner's apps' alone). */
   connectedByOwner?: boolean;
+  /**
+   * The authority behind the credential holds every permission: a key with no role or whose role
+   * holds them all; an app connected by the owner or by a member whose role holds them all. Only
+   * such a credential may export the workspace.
+   */
+  holdsEveryPermission?: boolean;
   /** OAuth only: the person whose approval the token stands on. */
   userId?: string;
   /** OAuth only: until when the person's step-up elevation lets this app make sensitive changes. */

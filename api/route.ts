@@ -46,8 +46,8 @@ export interface OperationSpec<P, Q, B> {
   operationId: string;
   summary: string;
   description?: string;
-  /** The scope the credential must hold; null when any credential will do. */
-  scope: Permission | null;
+  /** The scope the credential must hold (every one of a list); null when any credential will do. */
+  scope: Permission | readonly Permission[] | null;
   params?: ZodType<P>;
   query?: ZodType<Q>;
   body?: ZodType<B>;
@@ -148,7 +148,12 @@ export function mount(app: FastifyInstance, deps: ApiDeps, resource: Resource): 
     } else route(app, deps, resource, spec);
     const idempotent = spec.idempotency ?? spec.method === 'POST';
     const description = [
-      spec.description ?? (spec.scope ? `Scope: \`${spec.scope}\`.` : 'Needs a credential, no scope.'),
+      spec.description ??
+        (spec.scope
+          ? `Scope: ${scopesOf(spec.scope)
+              .map((s) => `\`${s}\``)
+              .join(', ')}.`
+          : 'Needs a credential, no scope.'),
       spec.stepUp ? 'OAuth tokens need step-up elevation (403 `step_up_required`); API keys are never asked.' : null,
       narrowedDoc(resource.narrowed, spec.method),
       modeDoc(resource.modes),
@@ -230,9 +235,8 @@ function route(app: FastifyInstance, deps: ApiDeps, resource: Resource, spec: Op
       const narrowed = narrowedRefusal(resource.narrowed, spec.method, request.credential);
       if (narrowed) throw narrowed;
       const credential = modeView(request.credential, partitioned, spec);
-      if (spec.scope && !credential.scopes.includes(spec.scope)) {
-        throw new ApiError('insufficient_scope', `This operation needs the \`${spec.scope}\` scope.`, null);
-      }
+      const lacking = scopesOf(spec.scope).find((s) => !credential.scopes.includes(s));
+      if (lacking) throw new ApiError('insufficient_scope', `This operation needs the \`${lacking}\` scope.`, null);
       if (spec.stepUp) {
         const refusal = stepUpRefusal(credential, Date.now());
         if (refusal) throw new ApiError('step_up_required', refusal, null, 403);
@@ -260,6 +264,10 @@ function route(app: FastifyInstance, deps: ApiDeps, resource: Resource, spec: Op
     },
   });
 }
+
+/** The scopes an operation needs: none, one, or every one of a list. */
+const scopesOf = (scope: Permission | readonly Permission[] | null): readonly Permission[] =>
+  scope === null ? [] : typeof scope === 'string' ? [scope] : scope;
 
 /** Reads an upload's bytes, refusing at the first byte past `maxBytes` (a declared length past it before any). */
 /** The body as it arrives, for a handler that streams it; a declared length past `maxBytes` is refused first. */

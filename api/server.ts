@@ -17,6 +17,7 @@ import { automations } from './routes/automations/index.ts';
 import { broadcasts } from './routes/broadcasts/index.ts';
 import { providerImports } from './routes/provider-imports/index.ts';
 import { imports } from './routes/imports/index.ts';
+import { workspaceExports } from './routes/exports/index.ts';
 import { contactEvents } from './routes/contact-events/index.ts';
 import { contacts } from './routes/contacts/index.ts';
 import { domains } from './routes/domains/index.ts';
@@ -63,6 +64,7 @@ const RESOURCES = [
   broadcasts,
   providerImports,
   imports,
+  workspaceExports,
   threads,
   labels,
   rules,

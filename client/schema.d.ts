@@ -2106,6 +2106,90 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/exports/preview": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Preview an export
+         * @description Scopes: the ten read scopes. Whether this credential may export (`allowed`, else `reason` `not-permitted`), when the next export can start (`nextAvailableAt`: a day after the last that did not fail), the export under way (`activeExportId`), and what an export would hold now (`counts`, null when not allowed). Not for credentials narrowed to some addresses or domains (422 `capability_unsupported` on `addressAllowlist`).
+         */
+        get: operations["previewExport"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/exports": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List exports
+         * @description Scopes: the ten read scopes. Newest first, by offset: `limit` 1 to 100 (default 25), `offset` from 0; answers `data`, `total` and `hasMore`. Not for credentials narrowed to some addresses or domains (422 `capability_unsupported` on `addressAllowlist`).
+         */
+        get: operations["listExports"];
+        put?: never;
+        /**
+         * Start an export
+         * @description Scopes: the ten read scopes. Only the owner, or a member whose role holds every permission, can export: through a key with no role or such a role, or an app they connected (else 403 `export_not_permitted`). Queues an export of the whole workspace (201), made in the background: every conversation as mbox per address and label, contacts as vCard, audiences with their members, the calendar, templates with every version, rules, labels, addresses and a manifest with a SHA-256 per entry. One at a time (409 `already_running`), once a day (429 `export_limit_reached`, Retry-After until the next). OAuth tokens need step-up elevation (403 `step_up_required`); API keys are never asked. Not for credentials narrowed to some addresses or domains (422 `capability_unsupported` on `addressAllowlist`).
+         */
+        post: operations["createExport"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/exports/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read an export
+         * @description Scopes: the ten read scopes. Its status, phase and progress through the threads; size and file name once ready. Not for credentials narrowed to some addresses or domains (422 `capability_unsupported` on `addressAllowlist`).
+         */
+        get: operations["getExport"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/exports/{id}/content": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Download an export
+         * @description Scopes: the ten read scopes. Only the owner, or a member whose role holds every permission, can export: through a key with no role or such a role, or an app they connected (else 403 `export_not_permitted`). The zip (`application/zip`, its name in `Content-Disposition`). Before it is ready 409 `export_not_ready`; more than 365 days after, 409 `expired`. A single `Range: bytes=` answers 206 with those bytes (a download that resumes; `If-Range` with the `ETag` keeps it to this file); a range past the end is 416 `range_not_satisfiable`. OAuth tokens need step-up elevation (403 `step_up_required`); API keys are never asked. Not for credentials narrowed to some addresses or domains (422 `capability_unsupported` on `addressAllowlist`).
+         */
+        get: operations["downloadExport"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/threads": {
         parameters: {
             query?: never;
@@ -30598,6 +30682,930 @@ export interface operations {
                             type?: "validation_error";
                             /** @enum {string} */
                             code?: "invalid_parameter" | "unknown_parameter";
+                        };
+                    };
+                };
+            };
+            /** @description `rate_limited`: see /docs/errors. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "rate_limit_error";
+                            /** @enum {string} */
+                            code?: "rate_limited";
+                        };
+                    };
+                };
+            };
+            /** @description `internal_error`: see /docs/errors. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "api_error";
+                            /** @enum {string} */
+                            code?: "internal_error";
+                        };
+                    };
+                };
+            };
+            /** @description `unreachable`: see /docs/errors. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "api_error";
+                            /** @enum {string} */
+                            code?: "unreachable";
+                        };
+                    };
+                };
+            };
+        };
+    };
+    previewExport: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Preview an export */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        object: "export_preview";
+                        allowed: boolean;
+                        /** @description Why not, when not allowed: `not-permitted` (the credential may not export). */
+                        reason: ("not-permitted" | "mailbox-login" | "two-factor-required") | null;
+                        /** @description When an export can start next (a day after the last); null when one is under way. */
+                        nextAvailableAt: string | null;
+                        activeExportId: string | null;
+                        /** @description What an export would hold now; null when not allowed. */
+                        counts: {
+                            threads: number;
+                            attachments: number;
+                            attachmentBytes: number;
+                            /** @description Attachments of threads in the trash. */
+                            deletedFiles: number;
+                            contacts: number;
+                            audiences: number;
+                            calendarEvents: number;
+                            templates: number;
+                            rules: number;
+                            labels: number;
+                            notes: number;
+                            addresses: number;
+                        } | null;
+                    };
+                };
+            };
+            /** @description `invalid_request`: see /docs/errors. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "invalid_request_error";
+                            /** @enum {string} */
+                            code?: "invalid_request";
+                        };
+                    };
+                };
+            };
+            /** @description `expired_access_token`, `expired_api_key`, `grant_access_lost`, `grant_expired`, `grant_required`, `grant_workspace_gone`, `invalid_access_token`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "authentication_error";
+                            /** @enum {string} */
+                            code?: "expired_access_token" | "expired_api_key" | "grant_access_lost" | "grant_expired" | "grant_required" | "grant_workspace_gone" | "invalid_access_token" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                        };
+                    };
+                };
+            };
+            /** @description `insufficient_scope`: see /docs/errors. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "permission_error";
+                            /** @enum {string} */
+                            code?: "insufficient_scope";
+                        };
+                    };
+                };
+            };
+            /** @description `capability_unsupported`, `invalid_parameter`, `unknown_parameter`: see /docs/errors. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "validation_error";
+                            /** @enum {string} */
+                            code?: "capability_unsupported" | "invalid_parameter" | "unknown_parameter";
+                        };
+                    };
+                };
+            };
+            /** @description `rate_limited`: see /docs/errors. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "rate_limit_error";
+                            /** @enum {string} */
+                            code?: "rate_limited";
+                        };
+                    };
+                };
+            };
+            /** @description `internal_error`: see /docs/errors. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "api_error";
+                            /** @enum {string} */
+                            code?: "internal_error";
+                        };
+                    };
+                };
+            };
+            /** @description `unreachable`: see /docs/errors. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "api_error";
+                            /** @enum {string} */
+                            code?: "unreachable";
+                        };
+                    };
+                };
+            };
+        };
+    };
+    listExports: {
+        parameters: {
+            query?: {
+                limit?: number;
+                offset?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description List exports */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        object: "list";
+                        data: {
+                            /** @constant */
+                            object: "export";
+                            id: string;
+                            /**
+                             * @description `failed`: see `error`; `expired`: ready more than 365 days ago, no longer downloadable.
+                             * @enum {string}
+                             */
+                            status: "queued" | "running" | "ready" | "failed" | "expired";
+                            /**
+                             * @description What is being written: mail, then contacts, audiences, … the manifest.
+                             * @enum {string}
+                             */
+                            phase: "queued" | "mail" | "contacts" | "audiences" | "calendar" | "templates" | "rules" | "labels" | "addresses" | "manifest" | "done";
+                            createdAt: string;
+                            createdBy: {
+                                /** @enum {string} */
+                                kind: "apiKey" | "oauth";
+                                /** @description The key id, or the OAuth client id. */
+                                id: string | null;
+                            };
+                            startedAt: string | null;
+                            finishedAt: string | null;
+                            /** @description 365 days after it was ready. */
+                            expiresAt: string | null;
+                            sizeBytes: number | null;
+                            fileName: string | null;
+                            threadsDone: number;
+                            threadsTotal: number;
+                            /** @description What the zip holds, by kind (the manifest's counts); set once ready. */
+                            counts: {
+                                [key: string]: number;
+                            } | null;
+                            error: string | null;
+                        }[];
+                        total: number;
+                        hasMore: boolean;
+                    };
+                };
+            };
+            /** @description `invalid_request`: see /docs/errors. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "invalid_request_error";
+                            /** @enum {string} */
+                            code?: "invalid_request";
+                        };
+                    };
+                };
+            };
+            /** @description `expired_access_token`, `expired_api_key`, `grant_access_lost`, `grant_expired`, `grant_required`, `grant_workspace_gone`, `invalid_access_token`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "authentication_error";
+                            /** @enum {string} */
+                            code?: "expired_access_token" | "expired_api_key" | "grant_access_lost" | "grant_expired" | "grant_required" | "grant_workspace_gone" | "invalid_access_token" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                        };
+                    };
+                };
+            };
+            /** @description `insufficient_scope`: see /docs/errors. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "permission_error";
+                            /** @enum {string} */
+                            code?: "insufficient_scope";
+                        };
+                    };
+                };
+            };
+            /** @description `capability_unsupported`, `invalid_parameter`, `unknown_parameter`: see /docs/errors. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "validation_error";
+                            /** @enum {string} */
+                            code?: "capability_unsupported" | "invalid_parameter" | "unknown_parameter";
+                        };
+                    };
+                };
+            };
+            /** @description `rate_limited`: see /docs/errors. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "rate_limit_error";
+                            /** @enum {string} */
+                            code?: "rate_limited";
+                        };
+                    };
+                };
+            };
+            /** @description `internal_error`: see /docs/errors. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "api_error";
+                            /** @enum {string} */
+                            code?: "internal_error";
+                        };
+                    };
+                };
+            };
+            /** @description `unreachable`: see /docs/errors. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "api_error";
+                            /** @enum {string} */
+                            code?: "unreachable";
+                        };
+                    };
+                };
+            };
+        };
+    };
+    createExport: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Up to 255 of letters, digits, `_ . : -`. The same request again under the same key answers the stored answer (`Idempotent-Replayed: true`) and changes nothing; another request under it is 422 `idempotency_key_reuse`. Keys are per workspace and mode, answered only to the credential that sent them, and kept 24 hours. */
+                "idempotency-key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Start an export */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        object: "export";
+                        id: string;
+                        /**
+                         * @description `failed`: see `error`; `expired`: ready more than 365 days ago, no longer downloadable.
+                         * @enum {string}
+                         */
+                        status: "queued" | "running" | "ready" | "failed" | "expired";
+                        /**
+                         * @description What is being written: mail, then contacts, audiences, … the manifest.
+                         * @enum {string}
+                         */
+                        phase: "queued" | "mail" | "contacts" | "audiences" | "calendar" | "templates" | "rules" | "labels" | "addresses" | "manifest" | "done";
+                        createdAt: string;
+                        createdBy: {
+                            /** @enum {string} */
+                            kind: "apiKey" | "oauth";
+                            /** @description The key id, or the OAuth client id. */
+                            id: string | null;
+                        };
+                        startedAt: string | null;
+                        finishedAt: string | null;
+                        /** @description 365 days after it was ready. */
+                        expiresAt: string | null;
+                        sizeBytes: number | null;
+                        fileName: string | null;
+                        threadsDone: number;
+                        threadsTotal: number;
+                        /** @description What the zip holds, by kind (the manifest's counts); set once ready. */
+                        counts: {
+                            [key: string]: number;
+                        } | null;
+                        error: string | null;
+                    };
+                };
+            };
+            /** @description `invalid_idempotency_key`, `invalid_request`, `malformed_json`: see /docs/errors. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "invalid_request_error";
+                            /** @enum {string} */
+                            code?: "invalid_idempotency_key" | "invalid_request" | "malformed_json";
+                        };
+                    };
+                };
+            };
+            /** @description `expired_access_token`, `expired_api_key`, `grant_access_lost`, `grant_expired`, `grant_required`, `grant_workspace_gone`, `invalid_access_token`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "authentication_error";
+                            /** @enum {string} */
+                            code?: "expired_access_token" | "expired_api_key" | "grant_access_lost" | "grant_expired" | "grant_required" | "grant_workspace_gone" | "invalid_access_token" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                        };
+                    };
+                };
+            };
+            /** @description `beyond_caller_authority`, `export_not_permitted`, `insufficient_scope`, `step_up_required`: see /docs/errors. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "permission_error";
+                            /** @enum {string} */
+                            code?: "beyond_caller_authority" | "export_not_permitted" | "insufficient_scope" | "step_up_required";
+                        };
+                    };
+                };
+            };
+            /** @description `already_running`, `idempotency_key_in_use`: see /docs/errors. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "conflict_error";
+                            /** @enum {string} */
+                            code?: "already_running" | "idempotency_key_in_use";
+                        };
+                    };
+                };
+            };
+            /** @description `body_too_large`: see /docs/errors. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "invalid_request_error";
+                            /** @enum {string} */
+                            code?: "body_too_large";
+                        };
+                    };
+                };
+            };
+            /** @description `capability_unsupported`, `idempotency_key_reuse`, `invalid_parameter`, `unknown_parameter`: see /docs/errors. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "validation_error";
+                            /** @enum {string} */
+                            code?: "capability_unsupported" | "idempotency_key_reuse" | "invalid_parameter" | "unknown_parameter";
+                        };
+                    };
+                };
+            };
+            /** @description `export_limit_reached`, `rate_limited`: see /docs/errors. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "rate_limit_error";
+                            /** @enum {string} */
+                            code?: "export_limit_reached" | "rate_limited";
+                        };
+                    };
+                };
+            };
+            /** @description `internal_error`: see /docs/errors. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "api_error";
+                            /** @enum {string} */
+                            code?: "internal_error";
+                        };
+                    };
+                };
+            };
+            /** @description `unreachable`: see /docs/errors. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "api_error";
+                            /** @enum {string} */
+                            code?: "unreachable";
+                        };
+                    };
+                };
+            };
+        };
+    };
+    getExport: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Read an export */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        object: "export";
+                        id: string;
+                        /**
+                         * @description `failed`: see `error`; `expired`: ready more than 365 days ago, no longer downloadable.
+                         * @enum {string}
+                         */
+                        status: "queued" | "running" | "ready" | "failed" | "expired";
+                        /**
+                         * @description What is being written: mail, then contacts, audiences, … the manifest.
+                         * @enum {string}
+                         */
+                        phase: "queued" | "mail" | "contacts" | "audiences" | "calendar" | "templates" | "rules" | "labels" | "addresses" | "manifest" | "done";
+                        createdAt: string;
+                        createdBy: {
+                            /** @enum {string} */
+                            kind: "apiKey" | "oauth";
+                            /** @description The key id, or the OAuth client id. */
+                            id: string | null;
+                        };
+                        startedAt: string | null;
+                        finishedAt: string | null;
+                        /** @description 365 days after it was ready. */
+                        expiresAt: string | null;
+                        sizeBytes: number | null;
+                        fileName: string | null;
+                        threadsDone: number;
+                        threadsTotal: number;
+                        /** @description What the zip holds, by kind (the manifest's counts); set once ready. */
+                        counts: {
+                            [key: string]: number;
+                        } | null;
+                        error: string | null;
+                    };
+                };
+            };
+            /** @description `invalid_request`: see /docs/errors. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "invalid_request_error";
+                            /** @enum {string} */
+                            code?: "invalid_request";
+                        };
+                    };
+                };
+            };
+            /** @description `expired_access_token`, `expired_api_key`, `grant_access_lost`, `grant_expired`, `grant_required`, `grant_workspace_gone`, `invalid_access_token`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "authentication_error";
+                            /** @enum {string} */
+                            code?: "expired_access_token" | "expired_api_key" | "grant_access_lost" | "grant_expired" | "grant_required" | "grant_workspace_gone" | "invalid_access_token" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                        };
+                    };
+                };
+            };
+            /** @description `insufficient_scope`: see /docs/errors. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "permission_error";
+                            /** @enum {string} */
+                            code?: "insufficient_scope";
+                        };
+                    };
+                };
+            };
+            /** @description `resource_not_found`: see /docs/errors. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "not_found_error";
+                            /** @enum {string} */
+                            code?: "resource_not_found";
+                        };
+                    };
+                };
+            };
+            /** @description `capability_unsupported`, `invalid_parameter`, `unknown_parameter`: see /docs/errors. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "validation_error";
+                            /** @enum {string} */
+                            code?: "capability_unsupported" | "invalid_parameter" | "unknown_parameter";
+                        };
+                    };
+                };
+            };
+            /** @description `rate_limited`: see /docs/errors. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "rate_limit_error";
+                            /** @enum {string} */
+                            code?: "rate_limited";
+                        };
+                    };
+                };
+            };
+            /** @description `internal_error`: see /docs/errors. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "api_error";
+                            /** @enum {string} */
+                            code?: "internal_error";
+                        };
+                    };
+                };
+            };
+            /** @description `unreachable`: see /docs/errors. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "api_error";
+                            /** @enum {string} */
+                            code?: "unreachable";
+                        };
+                    };
+                };
+            };
+        };
+    };
+    downloadExport: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description One `bytes=` range, to resume a download. */
+                range?: string;
+                /** @description The `ETag` the first part came with. */
+                "if-range"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Download an export */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/zip": string;
+                };
+            };
+            /** @description `invalid_request`: see /docs/errors. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "invalid_request_error";
+                            /** @enum {string} */
+                            code?: "invalid_request";
+                        };
+                    };
+                };
+            };
+            /** @description `expired_access_token`, `expired_api_key`, `grant_access_lost`, `grant_expired`, `grant_required`, `grant_workspace_gone`, `invalid_access_token`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "authentication_error";
+                            /** @enum {string} */
+                            code?: "expired_access_token" | "expired_api_key" | "grant_access_lost" | "grant_expired" | "grant_required" | "grant_workspace_gone" | "invalid_access_token" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                        };
+                    };
+                };
+            };
+            /** @description `export_not_permitted`, `insufficient_scope`, `step_up_required`: see /docs/errors. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "permission_error";
+                            /** @enum {string} */
+                            code?: "export_not_permitted" | "insufficient_scope" | "step_up_required";
+                        };
+                    };
+                };
+            };
+            /** @description `resource_not_found`: see /docs/errors. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "not_found_error";
+                            /** @enum {string} */
+                            code?: "resource_not_found";
+                        };
+                    };
+                };
+            };
+            /** @description `expired`, `export_not_ready`: see /docs/errors. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "conflict_error";
+                            /** @enum {string} */
+                            code?: "expired" | "export_not_ready";
+                        };
+                    };
+                };
+            };
+            /** @description `range_not_satisfiable`: see /docs/errors. */
+            416: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "invalid_request_error";
+                            /** @enum {string} */
+                            code?: "range_not_satisfiable";
+                        };
+                    };
+                };
+            };
+            /** @description `capability_unsupported`, `invalid_parameter`, `unknown_parameter`: see /docs/errors. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "validation_error";
+                            /** @enum {string} */
+                            code?: "capability_unsupported" | "invalid_parameter" | "unknown_parameter";
                         };
                     };
                 };

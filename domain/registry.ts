@@ -10,6 +10,7 @@ import { automationEvents } from './automations/events.ts';
 import { broadcastEvents } from './broadcasts/events.ts';
 import { providerImportEvents } from './provider-imports/events.ts';
 import { mailboxImportEvents } from './mailbox-imports/events.ts';
+import { exportEvents } from './exports/events.ts';
 import { contactEventEvents } from './contact-events/events.ts';
 import { contactEvents } from './contacts/events.ts';
 import { domainNameEvents } from './domain-names/events.ts';
@@ -61,6 +62,7 @@ const definitions = [
   ...broadcastEvents,
   ...providerImportEvents,
   ...mailboxImportEvents,
+  ...exportEvents,
   ...templateUseEvents,
   ...aiActionEvents,
   ...threadEvents,

@@ -7,6 +7,7 @@ import { emailDeliverySchedule } from './emails/schedule.ts';
 import { memberInvitationMails } from './members/invitation-mail.ts';
 import { providerImportSchedule } from './provider-imports/schedule.ts';
 import { mailboxImportSchedule } from './mailbox-imports/schedule.ts';
+import { exportSchedule } from './exports/schedule.ts';
 import { sendingLaneGuard } from './sending-streams/guard.ts';
 import { sentMailFiling } from './threads/sent-mail.ts';
 import { webhookDispatch } from './webhooks/dispatch.ts';
@@ -23,5 +24,6 @@ export const reactors: readonly Reactor[] = [
   broadcastSchedule,
   providerImportSchedule,
   mailboxImportSchedule,
+  exportSchedule,
   sentMailFiling,
 ];

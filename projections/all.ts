@@ -13,6 +13,7 @@ import { membersProjector } from './members/projector.ts';
 import type { Projector } from './projector.ts';
 import { providerImportsProjector } from './provider-imports/projector.ts';
 import { mailboxImportsProjector } from './mailbox-imports/projector.ts';
+import { exportsProjector } from './exports/projector.ts';
 import { rolesProjector } from './roles/projector.ts';
 import { sendingStreamsProjector } from './sending-streams/projector.ts';
 import { signaturesProjector } from './signatures/projector.ts';
@@ -46,6 +47,7 @@ export const projectors: readonly Projector[] = [
   broadcastsProjector,
   providerImportsProjector,
   mailboxImportsProjector,
+  exportsProjector,
   threadsProjector,
   rulesProjector,
   filesProjector,

@@ -12,6 +12,7 @@ import type { FilesTables } from './files/tables.ts';
 import type { MembersTables } from './members/tables.ts';
 import type { ProviderImportsTables } from './provider-imports/tables.ts';
 import type { MailboxImportsTables } from './mailbox-imports/tables.ts';
+import type { ExportsTables } from './exports/tables.ts';
 import type { RolesTables } from './roles/tables.ts';
 import type { RulesTables } from './rules/tables.ts';
 import type { SendingStreamsTables } from './sending-streams/tables.ts';
@@ -49,6 +50,7 @@ export type ReadModels = Flat<
     BroadcastsTables &
     ProviderImportsTables &
     MailboxImportsTables &
+    ExportsTables &
     ThreadsTables &
     RulesTables &
     FilesTables &

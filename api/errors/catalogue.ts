@@ -12,6 +12,7 @@ export const TYPE_BY_STATUS: Record<number, string> = {
   409: 'conflict_error',
   412: 'conflict_error',
   413: 'invalid_request_error',
+  416: 'invalid_request_error',
   431: 'invalid_request_error',
   422: 'validation_error',
   429: 'rate_limit_error',
@@ -88,7 +89,19 @@ const TABLE = {
   contact_not_found: [404, 'No contact with this address (or id) in the book of this workspace.'],
   audience_not_found: [404, 'No such audience in this workspace; `param` names the id.'],
   revoked: [409, 'The key was revoked while the request was in flight.'],
-  expired: [409, 'The key expired while the request was in flight.'],
+  expired: [
+    409,
+    'The key expired while the request was in flight; or the export is older than 365 days and can no longer be downloaded.',
+  ],
+  export_not_ready: [
+    409,
+    'The export is not ready yet (queued, running, or failed): poll it until `status` is `ready`.',
+  ],
+  export_not_permitted: [
+    403,
+    'Only the owner, or a member whose role holds every permission, can export: through a key with no role or such a role, or an app they connected.',
+  ],
+  export_limit_reached: [429, 'The workspace exports once a day; see Retry-After for when the next export can start.'],
   role_name_taken: [409, 'Another role of the workspace has this name (ignoring case).'],
   role_in_use: [409, 'Members, keys or invitations hold the role; pass `reassignTo`.'],
   role_immutable: [409, 'The owner role cannot be edited.'],
@@ -296,10 +309,14 @@ const TABLE = {
     500,
     'The thread could not be deleted because of a fault of the service; report it with the request id.',
   ],
+  range_not_satisfiable: [
+    416,
+    'The `Range` starts past the end of the file (`Content-Range` says its size), or is not a single `bytes=` range.',
+  ],
   image_not_stored: [502, 'The image could not be stored; nothing was kept. Retry unchanged.'],
   already_running: [
     409,
-    'One is under way already (a provider import of the workspace, a mailbox import into the address); wait for it to end or cancel it.',
+    'One is under way already (a provider import or an export of the workspace, a mailbox import into the address); wait for it to end or cancel it.',
   ],
   provider_unavailable: [
     503,

@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type pg from 'pg';
 import { hashSecret, parseToken } from '../../commands/api-keys/token.ts';
 import { ACCESS_TOKEN_PREFIX, grantRefusal, tokenAuthority } from '../../domain/oauth/authority.ts';
-import { isPermission, type Permission } from '../../domain/shared/permissions.ts';
+import { isPermission, PERMISSIONS, type Permission } from '../../domain/shared/permissions.ts';
 import { admitKey } from '../../projections/api-keys/admission.ts';
 import { admitToken } from '../../projections/oauth/admission.ts';
 import type { Credential } from '../credential.ts';
@@ -85,6 +85,7 @@ async function admitAccessToken(pool: pg.Pool, rateLimiter: RateLimiter, token: 
     clientId: row.client_id,
     expiresAt: row.grant_expires_at?.toISOString() ?? null,
     connectedByOwner: row.is_owner,
+    holdsEveryPermission: row.is_owner || holdsEvery(row.role_permissions),
     userId: row.user_id,
     elevatedUntil: row.elevated_until?.toISOString() ?? null,
   };
@@ -131,8 +132,15 @@ async function admit(
     roleId: row.role_id,
     addressAllowlist: row.address_allowlist,
     domainAllowlist: row.domain_allowlist,
+    holdsEveryPermission: row.role_permissions === null || holdsEvery(row.role_permissions),
   };
   return { credential, refusal: null, rateLimit };
+}
+
+/** Does a role hold every permission of the vocabulary? */
+function holdsEvery(permissions: readonly string[]): boolean {
+  const held = new Set(permissions);
+  return PERMISSIONS.every((p) => held.has(p));
 }
 
 /** An API key's parts, an OAuth access token whole (by its prefix), or why neither. */

@@ -74,6 +74,8 @@ export const ID_KINDS = {
   mailboxImport: { prefix: 'imp_', body: 'hex24', from: 'random' },
   /** A message filed by a mailbox import: a digest of import and place in it, so a resumed run can tell it filed it. */
   importedMessage: { prefix: 'mes_', body: 'hex24', from: 'digest' },
+  /** A workspace export (domain/exports). */
+  export: { prefix: 'exp_', body: 'hex24', from: 'random' },
 } as const satisfies Record<string, { prefix: string; body: Body; from: 'random' | 'digest' }>;
 
 export type IdKind = keyof typeof ID_KINDS;

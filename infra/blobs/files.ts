@@ -2,7 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { type FileHandle, mkdir, open, readdir, readFile, rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
-import { type BlobRef, type BlobSource, type BlobStore, blobPath } from './port.ts';
+import { type BlobRef, type BlobSource, type BlobStore, blobPath, type ByteRange } from './port.ts';
 
 export interface FileBlobStoreOptions {
   /** The store's root; the embedded default is `<DATA_DIR>/blobs`. Created on first use. */
@@ -81,7 +81,7 @@ export class FileBlobStore implements BlobStore {
     }
   }
 
-  async stream(sha256: string): Promise<Readable | null> {
+  async stream(sha256: string, range?: ByteRange): Promise<Readable | null> {
     let file: FileHandle;
     try {
       file = await open(this.#path(sha256), 'r');
@@ -89,7 +89,11 @@ export class FileBlobStore implements BlobStore {
       if (isMissing(error)) return null;
       throw error;
     }
-    return file.createReadStream({ autoClose: true });
+    return file.createReadStream({ autoClose: true, ...range });
+  }
+
+  async delete(sha256: string): Promise<void> {
+    await rm(this.#path(sha256), { force: true });
   }
 
   async close(): Promise<void> {}

@@ -7,13 +7,20 @@ import type { Readable } from 'node:stream';
  * configuration (infra/blobs/select.ts). Both are held to one contract (test/blobs/contract.ts).
  *
  * A blob is immutable and whole: `has`, `get` and `stream` see either nothing or every byte of
- * it, never a part; storing the same bytes again stores nothing new. Nothing here deletes a
- * blob: what no message refers to any more is a question for whoever keeps the references.
+ * it, never a part; storing the same bytes again stores nothing new. Only a blob one owner alone
+ * refers to is deleted (an export's zip, by its retention): what a message may share is a
+ * question for whoever keeps the references.
  */
 export interface BlobRef {
   /** Lower-case hex SHA-256 of the bytes: the blob's address. */
   sha256: string;
   size: number;
+}
+
+/** Bytes `start` to `end` of a blob, both included (as HTTP `Range` counts them). */
+export interface ByteRange {
+  start: number;
+  end: number;
 }
 
 export type BlobSource = Uint8Array | Readable | AsyncIterable<Uint8Array>;
@@ -29,8 +36,13 @@ export interface BlobStore {
   has(sha256: string): Promise<boolean>;
   /** The whole blob in memory, or null when the store does not hold it. */
   get(sha256: string): Promise<Buffer | null>;
-  /** The blob as a stream (for large ones), or null when the store does not hold it. */
-  stream(sha256: string): Promise<Readable | null>;
+  /**
+   * The blob as a stream (for large ones), or null when the store does not hold it. With `range`,
+   * only bytes `start` to `end` (both included, within the blob): a download that resumes.
+   */
+  stream(sha256: string, range?: ByteRange): Promise<Readable | null>;
+  /** Removes the blob; removing one the store does not hold is no error. */
+  delete(sha256: string): Promise<void>;
   close(): Promise<void>;
 }
 

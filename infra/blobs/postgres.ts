@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { Readable } from 'node:stream';
 import type pg from 'pg';
-import { type BlobRef, type BlobSource, type BlobStore, checkAddress } from './port.ts';
+import { type BlobRef, type BlobSource, type BlobStore, type ByteRange, checkAddress } from './port.ts';
 
 const SMALL_BLOBS_SCHEMA = `
 CREATE TABLE IF NOT EXISTS blobs_small (
@@ -92,10 +92,15 @@ export class SmallBlobTier implements BlobStore {
     return rows[0]?.bytes ?? this.#large.get(sha256);
   }
 
-  async stream(sha256: string): Promise<Readable | null> {
+  async stream(sha256: string, range?: ByteRange): Promise<Readable | null> {
     const small = await this.get(sha256);
-    if (small !== null) return Readable.from([small]);
-    return this.#large.stream(sha256);
+    if (small !== null) return Readable.from([range ? small.subarray(range.start, range.end + 1) : small]);
+    return this.#large.stream(sha256, range);
+  }
+
+  async delete(sha256: string): Promise<void> {
+    await this.#pool.query('DELETE FROM blobs_small WHERE sha256 = $1', [checkAddress(sha256)]);
+    await this.#large.delete(sha256);
   }
 
   async close(): Promise<void> {

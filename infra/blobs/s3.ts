@@ -4,6 +4,7 @@ import { mkdir, open, rm } from 'node:fs/promises';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import {
+  DeleteObjectCommand,
   GetObjectCommand,
   HeadBucketCommand,
   HeadObjectCommand,
@@ -11,7 +12,7 @@ import {
   S3Client,
   S3ServiceException,
 } from '@aws-sdk/client-s3';
-import { type BlobRef, type BlobSource, type BlobStore, blobPath } from './port.ts';
+import { type BlobRef, type BlobSource, type BlobStore, blobPath, type ByteRange } from './port.ts';
 
 /**
  * `BLOB_S3_URL` read: `http(s)://[<access key>:<secret>@]<endpoint host[:port]>/<bucket>[/<prefix>]`
@@ -136,8 +137,12 @@ export class S3BlobStore implements BlobStore {
     return body ? Buffer.from(await body.transformToByteArray()) : null;
   }
 
-  async stream(sha256: string): Promise<Readable | null> {
-    return (await this.#body(sha256)) as (Readable & { transformToByteArray(): Promise<Uint8Array> }) | null;
+  async stream(sha256: string, range?: ByteRange): Promise<Readable | null> {
+    return (await this.#body(sha256, range)) as (Readable & { transformToByteArray(): Promise<Uint8Array> }) | null;
+  }
+
+  async delete(sha256: string): Promise<void> {
+    await this.#client.send(new DeleteObjectCommand({ Bucket: this.#location.bucket, Key: this.#key(sha256) }));
   }
 
   async close(): Promise<void> {
@@ -148,10 +153,14 @@ export class S3BlobStore implements BlobStore {
     return `${this.#location.prefix}${blobPath(sha256)}`;
   }
 
-  async #body(sha256: string) {
+  async #body(sha256: string, range?: ByteRange) {
     try {
       const answer = await this.#client.send(
-        new GetObjectCommand({ Bucket: this.#location.bucket, Key: this.#key(sha256) }),
+        new GetObjectCommand({
+          Bucket: this.#location.bucket,
+          Key: this.#key(sha256),
+          ...(range ? { Range: `bytes=${range.start}-${range.end}` } : {}),
+        }),
       );
       return answer.Body ?? null;
     } catch (error) {

@@ -72,6 +72,32 @@ export function blobStoreContract(t: Test, fixture: BlobStoreFixture): void {
     t.equal(await text((await store.stream(ref.sha256))!), 'From: a@example.org\r\n\r\nbody\r\n');
   });
 
+  t.test('a range of a blob streams those bytes only, both ends included', async (t) => {
+    const bytes = randomBytes(300 * 1024);
+    const small = Buffer.from(`small ${randomBytes(8).toString('hex')}`);
+    const ref = await store.put(bytes);
+    const smallRef = await store.put(small);
+    t.same(await bytesOf(await store.stream(ref.sha256, { start: 1000, end: 250_000 })), bytes.subarray(1000, 250_001));
+    t.same(
+      await bytesOf(await store.stream(ref.sha256, { start: bytes.length - 1, end: bytes.length - 1 })),
+      bytes.subarray(-1),
+    );
+    t.same(await bytesOf(await store.stream(smallRef.sha256, { start: 2, end: 5 })), small.subarray(2, 6));
+  });
+
+  t.test('a deleted blob is gone; deleting it again is no error', async (t) => {
+    const bytes = randomBytes(300 * 1024);
+    const small = Buffer.from(`gone ${randomBytes(8).toString('hex')}`);
+    for (const b of [bytes, small]) {
+      const ref = await store.put(b);
+      await store.delete(ref.sha256);
+      t.equal(await store.has(ref.sha256), false);
+      t.equal(await store.stream(ref.sha256), null);
+      await store.delete(ref.sha256);
+    }
+    await t.rejects(store.delete('../x'), TypeError);
+  });
+
   t.test('an empty blob is a blob', async (t) => {
     const ref = await store.put(Buffer.alloc(0));
     t.equal(ref.sha256, sha(Buffer.alloc(0)));
