@@ -392,6 +392,28 @@ t.test('not ready: 409 export_not_ready; past 365 days: 409 expired, and the ret
   t.same(errorOf(await h.request(fk, 'GET', `/exports/${done.id}/content`)), [409, 'expired', 'id']);
 });
 
+t.test('a write that fails: the export fails with its error, 409 export_not_ready, and does not count', async (t) => {
+  const broken = await setUp('failing-export.example.com');
+  const k = broken.ws.apiKey;
+  const imported = await runImport(h, k, broken.a.id, [
+    { name: 'one.mbox', content: mbox([{ id: 'lost@outside.test', subject: 'Lost', to: broken.a.address }]) },
+  ]);
+  await waitImport(h, k, imported.id);
+  const { rows } = await h.system.database.pool.query(
+    'SELECT raw_sha256 FROM thread_messages WHERE workspace_id = $1',
+    [broken.ws.workspaceId],
+  );
+  await h.system.blobs.delete(rows[0].raw_sha256);
+  const started = (await h.request(k, 'POST', '/exports')).json();
+  const failed = await waitExport(h, k, started.id);
+  t.match(failed, { status: 'failed', error: /raw message .* is missing/, sizeBytes: null, fileName: null });
+  t.same(errorOf(await h.request(k, 'GET', `/exports/${started.id}/content`)), [409, 'export_not_ready', 'id']);
+  const preview = (await h.request(k, 'GET', '/exports/preview')).json();
+  t.match(preview, { activeExportId: null });
+  t.ok(Date.parse(preview.nextAvailableAt) <= Date.now() + 1000, 'a failed export does not hold the day');
+  t.equal((await h.request(k, 'POST', '/exports')).statusCode, 201, 'another may start at once');
+});
+
 t.test('who may export: scopes, roles, narrowed and test keys', async (t) => {
   const readAll = await keyWith(h, key, { name: 'Reader', scopes: READ });
   t.equal((await h.request(readAll, 'GET', '/exports/preview')).json().allowed, true, 'a key with no role');
