@@ -1,3 +1,4 @@
+import type { ViewOnly } from '../domain/members/sending.ts';
 import type { Permission } from '../domain/shared/permissions.ts';
 
 /**
@@ -31,6 +32,8 @@ export interface Credential {
   userId?: string;
   /** OAuth only: until when the person's step-up elevation lets this app make sensitive changes. */
   elevatedUntil?: string | null;
+  /** OAuth only: the addresses the person's `viewer` grants let it read but not send from. */
+  viewOnly?: ViewOnly | null;
 }
 
 /**

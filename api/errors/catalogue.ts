@@ -262,7 +262,7 @@ const TABLE = {
   ],
   from_address_forbidden: [
     403,
-    "The caller cannot send as `from`: it is not an address of the workspace that the credential reaches (its allowlists, an SMTP login's one address).",
+    "The caller cannot send as `from`: it is not an address of the workspace that the credential reaches (its allowlists, an SMTP login's one address), or an app's person holds it only as a `viewer`.",
   ],
   address_disabled: [409, 'The sending address is disabled; enable it to send from it.'],
   email_not_cancellable: [

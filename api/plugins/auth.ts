@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type pg from 'pg';
 import { hashSecret, parseToken } from '../../commands/api-keys/token.ts';
+import { viewOnlyOf } from '../../domain/members/sending.ts';
 import { ACCESS_TOKEN_PREFIX, grantRefusal, tokenAuthority } from '../../domain/oauth/authority.ts';
 import { isPermission, PERMISSIONS, type Permission } from '../../domain/shared/permissions.ts';
 import { admitKey } from '../../projections/api-keys/admission.ts';
@@ -88,6 +89,13 @@ async function admitAccessToken(pool: pg.Pool, rateLimiter: RateLimiter, token: 
     holdsEveryPermission: row.is_owner || holdsEvery(row.role_permissions),
     userId: row.user_id,
     elevatedUntil: row.elevated_until?.toISOString() ?? null,
+    viewOnly: viewOnlyOf({
+      isOwner: row.is_owner,
+      rolePermissions: row.role_permissions,
+      addresses: row.member_addresses,
+      viewerAddresses: row.viewer_addresses,
+      viewerDomains: row.viewer_domains,
+    }),
   };
   return { credential, refusal: null, rateLimit };
 }

@@ -19,6 +19,7 @@ import {
 } from '../../domain/emails/rules.ts';
 import { emailAggregate, type EmailState } from '../../domain/emails/state.ts';
 import { checkTranslationLength } from '../../domain/emails/translation.ts';
+import { sendsFrom, type ViewOnly } from '../../domain/members/sending.ts';
 import { checkCustomHeaders } from '../../domain/sending/headers.ts';
 import { DomainError, fail } from '../../domain/shared/errors.ts';
 import { workspaceOfPartition, type Mode } from '../../domain/shared/partitions.ts';
@@ -156,6 +157,8 @@ export interface Sender {
    * address an SMTP login holds).
    */
   reach: { addresses: string[]; domains: string[] } | null;
+  /** Within the reach, where an app of a member with `viewer` grants reads but may not send. */
+  viewOnly?: ViewOnly | null;
   source: SendSource;
 }
 
@@ -224,7 +227,8 @@ const list = (v: string | string[] | undefined): string[] => (v === undefined ? 
  * Accepts one message: the one way in for `POST /emails`, each batch item, SMTP submission and
  * automations. Checks, in this order: translation (409 `translation_not_configured`, 422
  * `unknown_language`), `from` and
- * the caller's reach (403 `from_address_forbidden`), recipients (422 `invalid_email_address`,
+ * the caller's reach (403 `from_address_forbidden`, also where a member's `viewer` grant only
+ * reads), recipients (422 `invalid_email_address`,
  * `too_many_recipients`), headers (422 `reserved_header`), tags, schedule, threading, attachments;
  * then what needs the read models: the address (403 `from_address_forbidden` when it is not the
  * workspace's, 409 `address_disabled`), content (the template's published version: 422
@@ -463,6 +467,12 @@ function reachedMailbox(sender: Sender, fromInput: string): Mailbox {
   const reach = sender.reach;
   if (reach !== null && !reach.addresses.includes(address) && !reach.domains.includes(address.split('@')[1]!))
     forbidden(address);
+  if (!sendsFrom(sender.viewOnly ?? null, address))
+    fail(
+      'from_address_forbidden',
+      `This caller cannot send as ${address}: the person's grant of it is \`viewer\`, which reads but does not send.`,
+      'from',
+    );
   return mailbox;
 }
 

@@ -3,12 +3,12 @@ import type pg from 'pg';
 /**
  * The OAuth counterpart of the key admission (projections/api-keys/admission.ts), in one round
  * trip: the access token with its approval, what the person holds in the workspace now (role
- * permissions, direct address and domain grants by name), until when the person's step-up
- * elevates the app, and the request counted in its rate-limit window. A token that works is
- * counted under `oauth:<approval id>` (one allowance per app, person and workspace); anything
- * else under the caller's fallback identity. The tables of tokens, approvals and elevations are
- * the authorization server's and step-up's (infra/oauth, infra/step-up); the rest are read
- * models, so a role change or a removal applies to the next request.
+ * permissions, direct address and domain grants by name, which of them are `viewer` grants), until
+ * when the person's step-up elevates the app, and the request counted in its rate-limit window.
+ * A token that works is counted under `oauth:<approval id>` (one allowance per app, person and
+ * workspace); anything else under the caller's fallback identity. The tables of tokens, approvals
+ * and elevations are the authorization server's and step-up's (infra/oauth, infra/step-up); the
+ * rest are read models, so a role change or a removal applies to the next request.
  *
  * $1 SHA-256 of the token (null: count by the fallback only), $2 now, $3 the fallback identity,
  * $4 the window's start.
@@ -24,7 +24,13 @@ tok AS (
          ARRAY(SELECT ad.address FROM member_grants mg JOIN addresses ad ON ad.id = mg.target_id AND ad.workspace_id = mg.workspace_id
                WHERE mg.workspace_id = g.workspace_id AND mg.user_id = g.user_id AND mg.kind = 'address') AS member_addresses,
          ARRAY(SELECT d.domain FROM member_grants mg JOIN domains d ON d.id::text = mg.target_id AND d.workspace_id = mg.workspace_id
-               WHERE mg.workspace_id = g.workspace_id AND mg.user_id = g.user_id AND mg.kind = 'domain') AS member_domains
+               WHERE mg.workspace_id = g.workspace_id AND mg.user_id = g.user_id AND mg.kind = 'domain') AS member_domains,
+         ARRAY(SELECT ad.address FROM member_grants mg JOIN addresses ad ON ad.id = mg.target_id AND ad.workspace_id = mg.workspace_id
+               WHERE mg.workspace_id = g.workspace_id AND mg.user_id = g.user_id AND mg.kind = 'address'
+                 AND mg.access = 'viewer') AS viewer_addresses,
+         ARRAY(SELECT d.domain FROM member_grants mg JOIN domains d ON d.id::text = mg.target_id AND d.workspace_id = mg.workspace_id
+               WHERE mg.workspace_id = g.workspace_id AND mg.user_id = g.user_id AND mg.kind = 'domain'
+                 AND mg.access = 'viewer') AS viewer_domains
   FROM oauth_access_tokens t JOIN oauth_grants g ON g.id = t.grant_id
   LEFT JOIN workspaces w ON w.id = g.workspace_id
   LEFT JOIN memberships m ON m.workspace_id = g.workspace_id AND m.user_id = g.user_id
@@ -66,6 +72,9 @@ export interface TokenAdmission {
   elevated_until: Date | null;
   member_addresses: string[];
   member_domains: string[];
+  /** The direct grants with access `viewer`, by name: they block sending (domain/members/sending.ts). */
+  viewer_addresses: string[];
+  viewer_domains: string[];
 }
 
 export async function admitToken(

@@ -256,6 +256,7 @@ export const draftOperations = (deps: ApiDeps): Operation[] => [
         actor: actorOf(credential, request.id),
         mode: credential.mode,
         reach: reachOf(credential),
+        viewOnly: credential.viewOnly ?? null,
         source: 'api' as const,
       };
       const sent = await sendDraft({ commands: deps.commands, sending: deps.sending }, sender, row.id, new Date());

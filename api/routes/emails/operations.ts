@@ -162,6 +162,7 @@ const senderOf = (credential: Credential, request: FastifyRequest, source: SendS
   actor: actorOf(credential, request.id),
   mode: credential.mode,
   reach: reachOf(credential),
+  viewOnly: credential.viewOnly ?? null,
   source,
 });
 

@@ -56,6 +56,7 @@ export const templateSendOperations = (deps: ApiDeps): Operation[] => [
             actor: actorOf(credential, request.id),
             mode: credential.mode,
             reach: reachOf(credential),
+            viewOnly: credential.viewOnly ?? null,
             source: 'api',
           },
           { ...rest, template: { id: row.id, ...(props !== undefined ? { props } : {}) } },
