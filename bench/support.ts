@@ -1,5 +1,6 @@
 import { fork } from 'node:child_process';
 import crypto from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import os from 'node:os';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
@@ -208,6 +209,8 @@ export async function concurrently(workers: number, loop: (worker: number) => Pr
 
 export interface BenchServer {
   baseUrl: string;
+  /** The server process, for sampling its RSS (`RssSampler`). */
+  pid: number;
   /** Wall-clock ms when the server process began opening the system (migrations, projectors). */
   openedAt: number;
   workspaces: { workspaceId: string; apiKey: string }[];
@@ -255,6 +258,7 @@ export async function startServer(
   const ready = await reply('ready');
   return {
     baseUrl: `http://127.0.0.1:${ready.port}`,
+    pid: child.pid!,
     openedAt: ready.openedAt,
     workspaces: ready.workspaces,
     cpuSeconds: async () => {
@@ -269,6 +273,51 @@ export async function startServer(
       return cpuSeconds;
     },
   };
+}
+
+/**
+ * The resident memory of another process (Linux: /proc/<pid>/status), sampled every `everyMs`
+ * from `start` until `stop`, which answers the first, peak and last samples in MB. The kernel's
+ * own peak (VmHWM) would count the process's start-up too; a sample counts only the run.
+ */
+export class RssSampler {
+  private first = 0;
+  private peak = 0;
+  private last = 0;
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly pid: number,
+    private readonly everyMs = 100,
+  ) {}
+
+  start(): this {
+    const sample = () => {
+      const mb = rssMbOf(this.pid);
+      if (mb === null) return;
+      if (this.first === 0) this.first = mb;
+      this.peak = Math.max(this.peak, mb);
+      this.last = mb;
+    };
+    sample();
+    this.timer = setInterval(sample, this.everyMs);
+    return this;
+  }
+
+  stop(): { rssStartMb: number; rssPeakMb: number; rssEndMb: number } {
+    clearInterval(this.timer);
+    return { rssStartMb: round(this.first), rssPeakMb: round(this.peak), rssEndMb: round(this.last) };
+  }
+}
+
+/** A process's resident set in MB, null once it is gone. */
+export function rssMbOf(pid: number): number | null {
+  try {
+    const kb = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
+    return kb === undefined ? null : Number(kb) / 1024;
+  } catch {
+    return null;
+  }
 }
 
 /** How many times createKeys sends one key's request while it answers 503 or 409. */
