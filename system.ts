@@ -98,6 +98,8 @@ import {
   type MailboxImportOptions,
 } from './processes/mailbox-imports/worker.ts';
 import { FileImportStorage } from './infra/imports/files.ts';
+import { ArchiveReader, DEFAULT_ARCHIVE_LIMITS } from './infra/imports/archives.ts';
+import type { ArchiveLimits } from './infra/imports/port.ts';
 import { openProviderConnector, type ProviderConfig } from './infra/providers/select.ts';
 import {
   DEFAULT_CONSENT_MAIL_OPTIONS,
@@ -223,8 +225,8 @@ export interface SystemOptions {
   broadcasts?: Partial<BroadcastOptions>;
   /** Provider imports: where each provider's API is, whether it may be private, and the process's timings. */
   providerImports?: ProviderConfig & Partial<ProviderImportOptions>;
-  /** Mailbox imports: the size of upload parts (default 8 MiB) and the process's batches. */
-  mailboxImports?: Partial<MailboxImportOptions> & { chunkBytes?: number };
+  /** Mailbox imports: the size of upload parts (default 8 MiB), the process's batches, the archives' limits. */
+  mailboxImports?: Partial<MailboxImportOptions> & { chunkBytes?: number; archive?: Partial<ArchiveLimits> };
   /** Workspace exports: the process's pages, progress and retention timings. */
   exports?: Partial<ExportOptions>;
   /** How often expired contact events are purged (default hourly). */
@@ -450,10 +452,12 @@ export async function openSystem(databaseUrl: string, options: SystemOptions = {
     { ...DEFAULT_SENT_MAIL_OPTIONS, ...options.sentMail },
   );
   if (options.deliver !== false) await sentMail.start();
-  const { chunkBytes, ...mailboxImportOptions } = options.mailboxImports ?? {};
+  const { chunkBytes, archive, ...mailboxImportOptions } = options.mailboxImports ?? {};
+  const importStorage = new FileImportStorage(path.join(dataDir, 'imports'));
   const mailboxImports: MailboxImportPorts = {
-    storage: new FileImportStorage(path.join(dataDir, 'imports')),
+    storage: importStorage,
     chunkBytes: chunkBytes ?? 8 * 1024 * 1024,
+    archives: new ArchiveReader(importStorage, { ...DEFAULT_ARCHIVE_LIMITS, ...archive }),
   };
   const mailboxImportRuns = new MailboxImportProcess(
     {

@@ -1997,7 +1997,7 @@ export interface paths {
         put?: never;
         /**
          * Create a mailbox import
-         * @description Scope: `threads:write`. Plans the upload of 1 to 50 files (`{name, bytes}`, each at most 100 GB; 51 is 400 `too_many_files`) into an address the credential reaches (else 403 `address_not_allowed`): answers the import, `uploading`, with `chunkBytes` and each file's `chunks`. Upload each part with `PUT /imports/{id}/files/{file}/chunks/{chunk}`, then `POST /imports/{id}/start`. An address with an import queued or running is 409 `already_running`. Mbox (mboxo and mboxrd, and takeout mbox with `X-Gmail-Labels`) and .eml are read; the format comes from the bytes. A credential narrowed to some addresses or domains sees and changes only the addresses its lists reach; others answer 404.
+         * @description Scope: `threads:write`. Plans the upload of 1 to 50 files (`{name, bytes}`, each at most 100 GB; 51 is 400 `too_many_files`) into an address the credential reaches (else 403 `address_not_allowed`): answers the import, `uploading`, with `chunkBytes` and each file's `chunks`. Upload each part with `PUT /imports/{id}/files/{file}/chunks/{chunk}`, then `POST /imports/{id}/start`. An address with an import queued or running is 409 `already_running`. Mbox (mboxo and mboxrd, and takeout mbox with `X-Gmail-Labels`), .eml, and .zip or .tgz archives of them (in folders, one archive deep; a takeout zip too) are read; the format comes from the bytes. A credential narrowed to some addresses or domains sees and changes only the addresses its lists reach; others answer 404.
          */
         post: operations["createMailboxImport"];
         delete?: never;
@@ -2037,7 +2037,7 @@ export interface paths {
         put?: never;
         /**
          * Start an uploaded import
-         * @description Scope: `threads:write`. Every part must be there at its size (else 412 `missing_chunks`, the message naming each file and part); each file must read as an mbox or a message (400 `unsupported_file`; an executable is 400 `upload_dangerous`). The import is then `queued`, and `running` when the background work takes it. Starting a queued or running import again answers it as it is. A credential narrowed to some addresses or domains sees and changes only the addresses its lists reach; others answer 404.
+         * @description Scope: `threads:write`. Every part must be there at its size (else 412 `missing_chunks`, the message naming each file and part); each file must read as an mbox, a message, a zip or a tgz (400 `unsupported_file`; an executable is 400 `upload_dangerous`). A zip's directory is checked whole: a name leaving the archive, a link, an executable, too many entries or a ratio past the limits is 400 `upload_dangerous`; a tgz's first entry is checked, and what its later entries show fails the import with `lastError`. The import is then `queued`, and `running` when the background work takes it. Starting a queued or running import again answers it as it is. A credential narrowed to some addresses or domains sees and changes only the addresses its lists reach; others answer 404.
          */
         post: operations["startMailboxImport"];
         delete?: never;
@@ -2077,7 +2077,7 @@ export interface paths {
         put?: never;
         /**
          * Create, upload and start an import in one call
-         * @description Scope: `threads:write`. The raw body is one file (an mbox or a message), at most 100 GB (413 `upload_too_large`), streamed to the import store as it arrives; its name in `X-Filename` (percent-encoded UTF-8 allowed) or `filename` (400 `upload_no_name`); empty is 400 `upload_empty`. Answers the import, `queued`. Nothing is recorded when the upload is refused or cut. No `Idempotency-Key`: the body is not held to compare. A credential narrowed to some addresses or domains sees and changes only the addresses its lists reach; others answer 404.
+         * @description Scope: `threads:write`. The raw body is one file (an mbox, a message, a zip or a tgz of them), at most 100 GB (413 `upload_too_large`), streamed to the import store as it arrives; its name in `X-Filename` (percent-encoded UTF-8 allowed) or `filename` (400 `upload_no_name`); empty is 400 `upload_empty`. Answers the import, `queued`. Nothing is recorded when the upload is refused or cut. No `Idempotency-Key`: the body is not held to compare. A credential narrowed to some addresses or domains sees and changes only the addresses its lists reach; others answer 404.
          */
         post: operations["uploadAndStartMailboxImport"];
         delete?: never;
@@ -29208,8 +29208,8 @@ export interface operations {
                                 /** @description Parts to upload, numbered from 0: each `chunkBytes`, the last what is left. */
                                 chunks: number;
                             }[];
-                            /** @description What each file was found to be, read from its bytes; set at start. */
-                            formats: ("mbox" | "eml")[];
+                            /** @description What each file was found to be, read from its bytes; set at start. A `zip` or `tgz` holds mbox and .eml files, in folders and one archive deep. */
+                            formats: ("mbox" | "eml" | "zip" | "tgz")[];
                             chunkBytes: number;
                             totalBytes: number;
                             processedBytes: number;
@@ -29422,8 +29422,8 @@ export interface operations {
                             /** @description Parts to upload, numbered from 0: each `chunkBytes`, the last what is left. */
                             chunks: number;
                         }[];
-                        /** @description What each file was found to be, read from its bytes; set at start. */
-                        formats: ("mbox" | "eml")[];
+                        /** @description What each file was found to be, read from its bytes; set at start. A `zip` or `tgz` holds mbox and .eml files, in folders and one archive deep. */
+                        formats: ("mbox" | "eml" | "zip" | "tgz")[];
                         chunkBytes: number;
                         totalBytes: number;
                         processedBytes: number;
@@ -29855,8 +29855,8 @@ export interface operations {
                             /** @description Parts to upload, numbered from 0: each `chunkBytes`, the last what is left. */
                             chunks: number;
                         }[];
-                        /** @description What each file was found to be, read from its bytes; set at start. */
-                        formats: ("mbox" | "eml")[];
+                        /** @description What each file was found to be, read from its bytes; set at start. A `zip` or `tgz` holds mbox and .eml files, in folders and one archive deep. */
+                        formats: ("mbox" | "eml" | "zip" | "tgz")[];
                         chunkBytes: number;
                         totalBytes: number;
                         processedBytes: number;
@@ -30105,8 +30105,8 @@ export interface operations {
                             /** @description Parts to upload, numbered from 0: each `chunkBytes`, the last what is left. */
                             chunks: number;
                         }[];
-                        /** @description What each file was found to be, read from its bytes; set at start. */
-                        formats: ("mbox" | "eml")[];
+                        /** @description What each file was found to be, read from its bytes; set at start. A `zip` or `tgz` holds mbox and .eml files, in folders and one archive deep. */
+                        formats: ("mbox" | "eml" | "zip" | "tgz")[];
                         chunkBytes: number;
                         totalBytes: number;
                         processedBytes: number;
@@ -30349,8 +30349,8 @@ export interface operations {
                             /** @description Parts to upload, numbered from 0: each `chunkBytes`, the last what is left. */
                             chunks: number;
                         }[];
-                        /** @description What each file was found to be, read from its bytes; set at start. */
-                        formats: ("mbox" | "eml")[];
+                        /** @description What each file was found to be, read from its bytes; set at start. A `zip` or `tgz` holds mbox and .eml files, in folders and one archive deep. */
+                        formats: ("mbox" | "eml" | "zip" | "tgz")[];
                         chunkBytes: number;
                         totalBytes: number;
                         processedBytes: number;
@@ -30580,8 +30580,8 @@ export interface operations {
                             /** @description Parts to upload, numbered from 0: each `chunkBytes`, the last what is left. */
                             chunks: number;
                         }[];
-                        /** @description What each file was found to be, read from its bytes; set at start. */
-                        formats: ("mbox" | "eml")[];
+                        /** @description What each file was found to be, read from its bytes; set at start. A `zip` or `tgz` holds mbox and .eml files, in folders and one archive deep. */
+                        formats: ("mbox" | "eml" | "zip" | "tgz")[];
                         chunkBytes: number;
                         totalBytes: number;
                         processedBytes: number;

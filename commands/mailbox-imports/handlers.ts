@@ -21,7 +21,13 @@ import { detectFormat } from '../../domain/mailbox-imports/formats.ts';
 import { activeOn, mailboxImportsAggregate, type MailboxImportsState } from '../../domain/mailbox-imports/state.ts';
 import { fail } from '../../domain/shared/errors.ts';
 import type { Mailbox } from '../../domain/threads/events.ts';
-import { ChunkSizeError, type ImportStorage } from '../../infra/imports/port.ts';
+import {
+  type ArchiveFile,
+  ArchiveRefused,
+  ChunkSizeError,
+  type ImportArchives,
+  type ImportStorage,
+} from '../../infra/imports/port.ts';
 import { execute, loadState, type Actor, type CommandContext } from '../execute.ts';
 import { newId } from '../ids.ts';
 
@@ -32,10 +38,25 @@ const alreadyRunning = (id: string): never =>
     'addressId',
   );
 
-/** Where import uploads wait, and the size of their parts. */
+/** Where import uploads wait, the size of their parts, and the reader of archives among them. */
 export interface MailboxImportPorts {
   storage: ImportStorage;
   chunkBytes: number;
+  archives: ImportArchives;
+}
+
+/** An archive's own checks at start (infra/imports/archives.ts), as the refusals of the api. */
+async function checkArchive(ports: MailboxImportPorts, archive: ArchiveFile, name: string, param: string) {
+  try {
+    await ports.archives.check(archive);
+  } catch (error) {
+    if (!(error instanceof ArchiveRefused)) throw error;
+    fail(
+      error.kind === 'dangerous' ? 'upload_dangerous' : 'unsupported_file',
+      `${JSON.stringify(name)}: ${error.message}`,
+      param,
+    );
+  }
 }
 
 const run = (
@@ -134,7 +155,14 @@ export async function startMailboxImport(
     if (format === 'unsupported')
       fail(
         'unsupported_file',
-        `File ${i} (${JSON.stringify(file.name)}) is neither an mbox nor a message (.eml).`,
+        `File ${i} (${JSON.stringify(file.name)}) is neither an mbox, a message (.eml), a zip nor a tgz.`,
+        `files.${i}`,
+      );
+    if (format === 'zip' || format === 'tgz')
+      await checkArchive(
+        ports,
+        { importId, file: i, bytes: file.bytes, chunks: file.chunks, chunkBytes: ports.chunkBytes, format },
+        `File ${i} (${file.name})`,
         `files.${i}`,
       );
     formats.push(format);
@@ -195,7 +223,7 @@ function checkFormat(head: Buffer, name: string, param: string): MailboxImportFo
   const format = detectFormat(head);
   if (format === 'dangerous') fail('upload_dangerous', `${JSON.stringify(name)} is an executable.`, param);
   if (format === 'unsupported')
-    fail('unsupported_file', `${JSON.stringify(name)} is neither an mbox nor a message (.eml).`, param);
+    fail('unsupported_file', `${JSON.stringify(name)} is neither an mbox, a message (.eml), a zip nor a tgz.`, param);
   return format;
 }
 
@@ -243,6 +271,14 @@ export async function importWholeFile(
     }
     if (size === 0) fail('upload_empty', 'The body holds no bytes.', null);
     if (held > 0) await flush(Buffer.concat(parts, held));
+    // An archive's directory is at its end: checked once it is all there, before anything is recorded.
+    if (format === 'zip' || format === 'tgz')
+      await checkArchive(
+        ports,
+        { importId, file: 0, bytes: size, chunks: chunk, chunkBytes, format },
+        input.name,
+        'filename',
+      );
   } catch (error) {
     await ports.storage.remove(importId);
     storeFailed(error);

@@ -43,7 +43,7 @@ export const emptyProgress = (): ImportProgress => ({
   labelsSkipped: 0,
 });
 
-export const MAILBOX_IMPORT_FORMATS = ['mbox', 'eml'] as const;
+export const MAILBOX_IMPORT_FORMATS = ['mbox', 'eml', 'zip', 'tgz'] as const;
 export type MailboxImportFormat = (typeof MAILBOX_IMPORT_FORMATS)[number];
 
 export const MailboxImportCreated = defineEvent(

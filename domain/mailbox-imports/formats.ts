@@ -1,23 +1,52 @@
 import type { MailboxImportFormat } from './events.ts';
 
+/** What a file (or an archive's entry) is by its first bytes: a format, an executable, or nothing we read. */
+export type Detected = MailboxImportFormat | 'dangerous' | 'unsupported';
+
+/** Fields only mail has: a text file of `Name: value` lines (a calendar, a vCard) is no message without one. */
+const MAIL_FIELD = /^(from|date|message-id|received|return-path|subject|delivered-to|mime-version):/im;
+
 /**
  * What a file of an import is, from its first bytes, never its name: an mbox starts with a
- * `From ` line; a message (.eml) with a header field; executables are `dangerous`; anything else
- * (archives included, which this version does not open) is `unsupported`.
+ * `From ` line; a message (.eml) with a header field, and has a field only mail has before its
+ * first blank line; a zip with a local file header (or the end of an empty one), a tgz with
+ * gzip's magic; executables are `dangerous`; anything else is `unsupported`.
  */
-export function detectFormat(head: Buffer): MailboxImportFormat | 'dangerous' | 'unsupported' {
-  if (head.length === 0) return 'unsupported';
+export function detectFormat(head: Buffer): Detected {
+  if (head.length < 4) return head.length > 0 && head.toString('latin1').startsWith('#!') ? 'dangerous' : 'unsupported';
   const start = head.subarray(0, 4);
   if (start.subarray(0, 2).toString('latin1') === 'MZ' || start.toString('latin1') === '\x7fELF') return 'dangerous';
   const magic = start.readUInt32BE(0);
   if ([0xfeedface, 0xfeedfacf, 0xcefaedfe, 0xcffaedfe, 0xcafebabe].includes(magic)) return 'dangerous';
   if (head.subarray(0, 2).toString('latin1') === '#!') return 'dangerous';
+  if (magic === 0x504b0304 || magic === 0x504b0506) return 'zip';
+  if (head[0] === 0x1f && head[1] === 0x8b && head[2] === 0x08) return 'tgz';
   const text = head.toString('latin1');
   if (text.startsWith('From ')) return 'mbox';
   // A header field name (RFC 5322: printable ASCII but colon) then a colon, on the first line.
-  if (/^[\x21-\x39\x3b-\x7e]{1,76}:[ \t]?[^\r\n]*\r?\n/.test(text)) return 'eml';
+  if (/^[\x21-\x39\x3b-\x7e]{1,76}:[ \t]?[^\r\n]*\r?\n/.test(text)) {
+    const blank = text.search(/\r?\n\r?\n/);
+    if (MAIL_FIELD.test(blank === -1 ? text : text.slice(0, blank))) return 'eml';
+  }
   return 'unsupported';
 }
+
+/** Names no entry of an archive may have: out of the archive (`..`), absolute, a drive, a NUL. */
+export function unsafeEntryName(name: string): string | null {
+  if (name.includes('\0')) return 'a NUL in its name';
+  const n = name.replace(/\\/g, '/');
+  if (n.startsWith('/')) return 'an absolute path';
+  if (/^[a-zA-Z]:/.test(n)) return 'a drive letter';
+  if (n.split('/').includes('..')) return 'a path out of the archive (`..`)';
+  return null;
+}
+
+/**
+ * Names of programs that Windows runs when opened: refused inside an archive whatever their bytes
+ * (the bytes of ELF, Mach-O, PE and scripts are refused by `detectFormat`). Names a mail file
+ * could plausibly have (`.com`, `.js`, `.sh`) are left to the bytes.
+ */
+export const isExecutableName = (name: string) => /\.(exe|dll|scr|bat|cmd|msi|ps1|vbs|jar|lnk)$/i.test(name);
 
 /** The takeout's own label names, mapped to ours; the rest become custom labels. */
 const SYSTEM = new Map<string, string>([

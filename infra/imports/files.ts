@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { createReadStream, createWriteStream } from 'node:fs';
 import { mkdir, readdir, rename, rm, stat, unlink } from 'node:fs/promises';
 import path from 'node:path';
-import { PassThrough, Readable, Transform } from 'node:stream';
+import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { ChunkSizeError, type ImportStorage } from './port.ts';
 
@@ -79,17 +79,48 @@ export class FileImportStorage implements ImportStorage {
     return Buffer.concat(parts, size);
   }
 
-  read(importId: string, file: number, chunkCount: number, chunkBytes: number, offset: number): Readable {
-    const out = new PassThrough();
+  read(importId: string, file: number, chunkCount: number, chunkBytes: number, offset: number, end?: number): Readable {
     const first = Math.floor(offset / chunkBytes);
-    (async () => {
-      for (let chunk = first; chunk < chunkCount; chunk++) {
+    const last = end === undefined ? chunkCount - 1 : Math.min(chunkCount - 1, Math.floor((end - 1) / chunkBytes));
+    const parts = async function* (this: FileImportStorage): AsyncGenerator<Buffer> {
+      for (let chunk = first; chunk <= last && (end === undefined || offset < end); chunk++) {
         const start = chunk === first ? offset - chunk * chunkBytes : 0;
-        await pipeline(createReadStream(this.part(importId, file, chunk), { start }), out, { end: false });
+        const stop = end !== undefined && chunk === last ? end - chunk * chunkBytes - 1 : undefined;
+        yield* createReadStream(this.part(importId, file, chunk), { start, end: stop });
       }
-      out.end();
-    })().catch((error) => out.destroy(error));
-    return out;
+    };
+    // One part open at a time; a reader that stops early closes it.
+    return Readable.from(parts.call(this), { objectMode: false });
+  }
+
+  private spoolPath(importId: string, file: number): string {
+    if (!Number.isSafeInteger(file) || file < 0) throw new TypeError('imports: file numbers are non-negative integers');
+    return path.join(this.dir(importId), `spool-${file}`);
+  }
+
+  async spool(importId: string, file: number, source: AsyncIterable<Buffer>): Promise<number> {
+    await mkdir(this.dir(importId), { recursive: true });
+    let size = 0;
+    await pipeline(
+      source,
+      new Transform({
+        transform(data: Buffer, _enc, done) {
+          size += data.length;
+          done(null, data);
+        },
+      }),
+      createWriteStream(this.spoolPath(importId, file)),
+    );
+    return size;
+  }
+
+  readSpool(importId: string, file: number, offset: number, end: number): Readable {
+    if (end <= offset) return Readable.from([]);
+    return createReadStream(this.spoolPath(importId, file), { start: offset, end: end - 1 });
+  }
+
+  async dropSpool(importId: string, file: number): Promise<void> {
+    await rm(this.spoolPath(importId, file), { force: true });
   }
 
   async remove(importId: string): Promise<void> {

@@ -26,12 +26,14 @@ export const mailboxImportSchedule = defineReactor<MailboxImportWorkTables>()({
       ordinal integer NOT NULL DEFAULT 0,
       progress jsonb NOT NULL,
       labels_skipped text[] NOT NULL DEFAULT '{}',
+      entry integer[] NOT NULL DEFAULT '{}',
       due_at timestamptz NOT NULL,
       enqueued_at timestamptz,
       seq integer NOT NULL DEFAULT 0
     );
     CREATE INDEX IF NOT EXISTS mailbox_import_runs_due ON ${s}.mailbox_import_runs (due_at)
       WHERE status IN ('queued', 'running');
+    ALTER TABLE ${s}.mailbox_import_runs ADD COLUMN IF NOT EXISTS entry integer[] NOT NULL DEFAULT '{}';
     CREATE TABLE IF NOT EXISTS ${s}.mailbox_import_keys (
       workspace_id text NOT NULL,
       address text NOT NULL,

@@ -85,16 +85,12 @@ export async function* splitMbox(
 }
 
 /** A whole file as one message (.eml). */
-export async function* wholeMessage(
-  source: AsyncIterable<Buffer>,
-  size: number,
-  maxBytes: number,
-): AsyncGenerator<SplitMessage> {
+export async function* wholeMessage(source: AsyncIterable<Buffer>, maxBytes: number): AsyncGenerator<SplitMessage> {
   const parts: Buffer[] = [];
   let read = 0;
   for await (const chunk of source) {
     read += chunk.length;
     if (read <= maxBytes) parts.push(chunk);
   }
-  yield { start: 0, next: size, raw: read > maxBytes ? null : Buffer.concat(parts) };
+  yield { start: 0, next: read, raw: read > maxBytes ? null : Buffer.concat(parts) };
 }

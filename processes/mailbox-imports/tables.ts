@@ -18,6 +18,8 @@ export interface MailboxImportWorkTables {
     /** The checkpoint: the file under way, the byte its next message starts at, messages seen before it. */
     file: Generated<number>;
     at_byte: Generated<string>;
+    /** In an archive: the path of the member under way (its entry, then its entry in an inner archive). */
+    entry: Generated<number[]>;
     ordinal: Generated<number>;
     progress: Json<ImportProgress>;
     /** Label names skipped (lower case), so each counts once in `labelsSkipped`. */

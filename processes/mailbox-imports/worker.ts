@@ -23,6 +23,10 @@ import type { TextIndex } from '../../infra/search/port.ts';
 import { DueWork } from '../due-work.ts';
 import { type SplitMessage, splitMbox, wholeMessage } from './split.ts';
 
+/** The member after `path` in an archive (the checkpoint once a member is read through). */
+const after = (path: number[]) => [...path.slice(0, -1), path[path.length - 1]! + 1];
+const samePath = (a: number[], b: number[]) => a.length === b.length && a.every((n, i) => n === b[i]);
+
 export interface MailboxImportOptions {
   queue: string;
   pollMs: number;
@@ -34,6 +38,12 @@ export interface MailboxImportOptions {
   batchMs: number;
   /** A message larger than this is not imported (counted in `notImported`): memory holds one message. */
   messageBytesMax: number;
+  /**
+   * A step through an archive goes on past its batch (checkpointing after each) for this long: a
+   * resumed step re-reads its entry from the start (a tgz its archive), so steps are few and long.
+   * Well under `staleAfterMs`, so the step is never taken twice at once.
+   */
+  archiveStepMs: number;
 }
 
 export const DEFAULT_MAILBOX_IMPORT_OPTIONS: MailboxImportOptions = {
@@ -44,6 +54,7 @@ export const DEFAULT_MAILBOX_IMPORT_OPTIONS: MailboxImportOptions = {
   batchMessages: 200,
   batchMs: 5_000,
   messageBytesMax: 64 * 1024 * 1024,
+  archiveStepMs: 60_000,
 };
 
 export interface MailboxImportDeps {
@@ -67,6 +78,7 @@ interface Run {
   status: 'queued' | 'running';
   file: number;
   at_byte: string;
+  entry: number[];
   ordinal: number;
   progress: ImportProgress;
   labels_skipped: string[];
@@ -152,6 +164,7 @@ export class MailboxImportProcess {
       status: 'running' | 'done';
       file?: number;
       at?: number;
+      entry?: number[];
       ordinal?: number;
       progress?: ImportProgress;
       skipped?: string[];
@@ -159,7 +172,7 @@ export class MailboxImportProcess {
   ): Promise<void> {
     await this.deps.pool.query(
       `UPDATE mailbox_import_runs SET seq = seq + 1, enqueued_at = NULL, status = $3, file = $4, at_byte = $5,
-         ordinal = $6, progress = $7::jsonb, labels_skipped = $8, due_at = now()
+         ordinal = $6, progress = $7::jsonb, labels_skipped = $8, entry = $9, due_at = now()
        WHERE id = $1 AND seq = $2 AND status <> 'done'`,
       [
         run.id,
@@ -170,6 +183,7 @@ export class MailboxImportProcess {
         next.ordinal ?? run.ordinal,
         JSON.stringify(next.progress ?? run.progress),
         next.skipped ?? run.labels_skipped,
+        next.entry ?? run.entry,
       ],
     );
   }
@@ -203,13 +217,14 @@ export class MailboxImportProcess {
     if (file >= run.files.length) return this.finish(run, actor, { ...progress, processedBytes: done(file, 0) }, null);
 
     const current = run.files[file]!;
+    const format = run.formats[file];
+    if (format === 'zip' || format === 'tgz') return this.stepArchive(run, actor, labels, progress, format);
     let finishedFile = true;
     try {
       if (at < current.bytes) {
         const source = this.deps.ports.storage.read(run.id, file, current.chunks, chunkBytes, at);
         const max = this.options.messageBytesMax;
-        const messages =
-          run.formats[file] === 'eml' ? wholeMessage(source, current.bytes, max) : splitMbox(source, at, max);
+        const messages = format === 'eml' ? wholeMessage(source, max) : splitMbox(source, at, max);
         const started = Date.now();
         let n = 0;
         try {
@@ -249,6 +264,110 @@ export class MailboxImportProcess {
     const now = new Date().toISOString();
     await recordMailboxImportProgress(this.deps.commands, actor, run.id, progress, now);
     await this.advance(run, { status: 'running', file, at, ordinal, progress, skipped: [...labels.skipped] });
+  }
+
+  /**
+   * A step through an archive (.zip, .tgz): its mail files in order from the checkpoint's member
+   * (`entry`, its path in the archive) and, in it, the message starting at or after `at_byte` (the
+   * member is read again from its start and the messages before it passed over). After each batch
+   * the checkpoint is stored in place (the same `seq`, so the step stays one job) and the progress
+   * recorded; after `archiveStepMs` the step ends as an mbox step does. A refusal the directory did
+   * not show (checked at start) fails the import with `lastError`.
+   */
+  private async stepArchive(
+    run: Run,
+    actor: Actor,
+    labels: ImportLabels,
+    progress: ImportProgress,
+    format: 'zip' | 'tgz',
+  ): Promise<void> {
+    const { file } = run;
+    const current = run.files[file]!;
+    const before = run.files.slice(0, file).reduce((sum, f) => sum + f.bytes, 0);
+    const createdBefore = progress.labelsCreated;
+    let entry = run.entry;
+    let at = Number(run.at_byte);
+    let ordinal = run.ordinal;
+    let position = 0;
+    let finished = false;
+    let stopped = false;
+    const stepStarted = Date.now();
+    let batchStarted = stepStarted;
+    let n = 0;
+    const snapshot = () => {
+      progress.processedBytes = before + (finished ? current.bytes : position);
+      progress.labelsCreated = createdBefore + labels.created;
+      progress.labelsSkipped = labels.skipped.size;
+      return progress;
+    };
+    const members = this.deps.ports.archives.members(
+      {
+        importId: run.id,
+        file,
+        bytes: current.bytes,
+        chunks: current.chunks,
+        chunkBytes: Number(run.chunk_bytes),
+        format,
+      },
+      entry,
+    );
+    try {
+      read: for await (const member of members) {
+        position = member.position;
+        const skip = samePath(member.path, entry) ? at : 0;
+        const max = this.options.messageBytesMax;
+        const messages =
+          member.format === 'eml' ? wholeMessage(member.content, max) : splitMbox(member.content, 0, max);
+        for await (const message of messages) {
+          if (message.start < skip) continue;
+          ordinal++;
+          await this.importOne(run, actor, message, ordinal, progress, labels);
+          entry = member.path;
+          at = message.next;
+          n++;
+          if (n % 10 === 0 && (await this.cancelled(run.id))) return;
+          if (n >= this.options.batchMessages || Date.now() - batchStarted >= this.options.batchMs) {
+            if (Date.now() - stepStarted >= this.options.archiveStepMs) {
+              stopped = true;
+              break read;
+            }
+            if (!(await this.save(run, { entry, at, ordinal, progress: snapshot(), skipped: [...labels.skipped] })))
+              return;
+            await recordMailboxImportProgress(this.deps.commands, actor, run.id, progress, new Date().toISOString());
+            n = 0;
+            batchStarted = Date.now();
+          }
+        }
+        entry = after(member.path);
+        at = 0;
+      }
+      finished = !stopped;
+    } catch (error) {
+      if (await this.cancelled(run.id)) return;
+      const reason = error instanceof Error ? error.message : String(error);
+      return this.finish(run, actor, snapshot(), `File ${file} (${current.name}): ${reason}`);
+    }
+    const now = new Date().toISOString();
+    await recordMailboxImportProgress(this.deps.commands, actor, run.id, snapshot(), now);
+    await this.advance(
+      run,
+      finished
+        ? { status: 'running', file: file + 1, at: 0, entry: [], ordinal, progress, skipped: [...labels.skipped] }
+        : { status: 'running', file, at, entry, ordinal, progress, skipped: [...labels.skipped] },
+    );
+  }
+
+  /** A checkpoint within a step: the same `seq` (the job goes on); false when the import ended meanwhile. */
+  private async save(
+    run: Run,
+    next: { entry: number[]; at: number; ordinal: number; progress: ImportProgress; skipped: string[] },
+  ): Promise<boolean> {
+    const { rowCount } = await this.deps.pool.query(
+      `UPDATE mailbox_import_runs SET entry = $3, at_byte = $4, ordinal = $5, progress = $6::jsonb, labels_skipped = $7
+       WHERE id = $1 AND seq = $2 AND status = 'running'`,
+      [run.id, run.seq, next.entry, next.at, next.ordinal, JSON.stringify(next.progress), next.skipped],
+    );
+    return rowCount === 1;
   }
 
   /** Claims the key for this message of this import: `new`, `ours` (claimed before a crash), or `duplicate`. */

@@ -11,7 +11,13 @@ import {
   decideStartMailboxImport,
 } from '../../domain/mailbox-imports/decide.ts';
 import { emptyProgress, type MailboxImportEvent } from '../../domain/mailbox-imports/events.ts';
-import { detectFormat, placeMessage, splitLabels } from '../../domain/mailbox-imports/formats.ts';
+import {
+  detectFormat,
+  isExecutableName,
+  placeMessage,
+  splitLabels,
+  unsafeEntryName,
+} from '../../domain/mailbox-imports/formats.ts';
 import { mailboxImportsAggregate, type MailboxImportsState } from '../../domain/mailbox-imports/state.ts';
 
 const NOW = '2026-01-01T00:00:00.000Z';
@@ -107,9 +113,24 @@ t.test('start, settle, cancel and the upload deleted', async (t) => {
 t.test('formats from bytes, takeout labels, placement by options', async (t) => {
   t.equal(detectFormat(Buffer.from('From a@b Mon Jan  1 00:00:00 2024\n')), 'mbox');
   t.equal(detectFormat(Buffer.from('Return-Path: <a@b>\r\nFrom: a@b\r\n')), 'eml');
-  t.equal(detectFormat(Buffer.from('PK\x03\x04')), 'unsupported');
+  t.equal(detectFormat(Buffer.from('PK\x03\x04')), 'zip');
+  t.equal(detectFormat(Buffer.from('PK\x05\x06')), 'zip', 'an empty zip is a zip (the start finds no mail in it)');
+  t.equal(detectFormat(Buffer.from([0x1f, 0x8b, 0x08, 0x00])), 'tgz');
   t.equal(detectFormat(Buffer.from('MZ\x90\x00')), 'dangerous');
+  t.equal(detectFormat(Buffer.from('#!')), 'dangerous');
   t.equal(detectFormat(Buffer.from('hello world')), 'unsupported');
+  t.equal(
+    detectFormat(Buffer.from('BEGIN:VCALENDAR\r\nVERSION:2.0\r\n')),
+    'unsupported',
+    'name: value lines, no mail field',
+  );
+  t.equal(detectFormat(Buffer.from('X-Mailer: a\nSubject: hi\n\nbody')), 'eml');
+  t.equal(unsafeEntryName('mail/all.mbox'), null);
+  t.equal(unsafeEntryName('mail/..data/x.eml'), null, 'dots in a name are no traversal');
+  for (const name of ['../x.eml', 'a/../../x', '/etc/passwd', 'C:/x', 'c:x', 'a\\..\\..\\x', 'a\0b'])
+    t.ok(unsafeEntryName(name), name);
+  t.ok(isExecutableName('Invoice.PDF.exe'));
+  t.notOk(isExecutableName('All mail.mbox'));
   t.same(splitLabels('Inbox,Unread,"Clients, big",Work/Sub'), ['Inbox', 'Unread', 'Clients, big', 'Work/Sub']);
   const place = (labels: string | null, options = {}, fromSelf = false) =>
     placeMessage(

@@ -62,7 +62,8 @@ export const mailboxImportOperations = (deps: ApiDeps): Operation[] => [
       '`too_many_files`) into an address the credential reaches (else 403 `address_not_allowed`): answers the import, ' +
       "`uploading`, with `chunkBytes` and each file's `chunks`. Upload each part with `PUT /imports/{id}/files/{file}/chunks/{chunk}`, " +
       'then `POST /imports/{id}/start`. An address with an import queued or running is 409 `already_running`. Mbox ' +
-      '(mboxo and mboxrd, and takeout mbox with `X-Gmail-Labels`) and .eml are read; the format comes from the bytes.',
+      '(mboxo and mboxrd, and takeout mbox with `X-Gmail-Labels`), .eml, and .zip or .tgz archives of them (in folders, ' +
+      'one archive deep; a takeout zip too) are read; the format comes from the bytes.',
     scope: 'threads:write',
     body: z.strictObject({
       addressId,
@@ -156,8 +157,10 @@ export const mailboxImportOperations = (deps: ApiDeps): Operation[] => [
     summary: 'Start an uploaded import',
     description:
       'Scope: `threads:write`. Every part must be there at its size (else 412 `missing_chunks`, the message naming each ' +
-      'file and part); each file must read as an mbox or a message (400 `unsupported_file`; an executable is 400 ' +
-      '`upload_dangerous`). The import is then `queued`, and `running` when the background work takes it. Starting a ' +
+      'file and part); each file must read as an mbox, a message, a zip or a tgz (400 `unsupported_file`; an executable is 400 ' +
+      "`upload_dangerous`). A zip's directory is checked whole: a name leaving the archive, a link, an executable, too " +
+      "many entries or a ratio past the limits is 400 `upload_dangerous`; a tgz's first entry is checked, and what " +
+      'its later entries show fails the import with `lastError`. The import is then `queued`, and `running` when the background work takes it. Starting a ' +
       'queued or running import again answers it as it is.',
     scope: 'threads:write',
     params: idParams,
@@ -215,7 +218,7 @@ export const mailboxImportOperations = (deps: ApiDeps): Operation[] => [
     ],
     summary: 'Create, upload and start an import in one call',
     description:
-      'Scope: `threads:write`. The raw body is one file (an mbox or a message), at most 100 GB (413 `upload_too_large`), ' +
+      'Scope: `threads:write`. The raw body is one file (an mbox, a message, a zip or a tgz of them), at most 100 GB (413 `upload_too_large`), ' +
       'streamed to the import store as it arrives; its name in `X-Filename` (percent-encoded UTF-8 allowed) or ' +
       '`filename` (400 `upload_no_name`); empty is 400 `upload_empty`. Answers the import, `queued`. Nothing is ' +
       'recorded when the upload is refused or cut. No `Idempotency-Key`: the body is not held to compare.',

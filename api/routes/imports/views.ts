@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { MAILBOX_IMPORT_FORMATS, type MailboxImportFormat } from '../../../domain/mailbox-imports/events.ts';
 import { idPatterns } from '../../../domain/shared/ids.ts';
 import { findMailboxImport, type MailboxImportRow } from '../../../projections/mailbox-imports/queries.ts';
 import { lookup } from '../../lookups.ts';
@@ -24,8 +25,10 @@ export const mailboxImportView = z.object({
     }),
   ),
   formats: z
-    .array(z.enum(['mbox', 'eml']))
-    .describe('What each file was found to be, read from its bytes; set at start.'),
+    .array(z.enum(MAILBOX_IMPORT_FORMATS))
+    .describe(
+      'What each file was found to be, read from its bytes; set at start. A `zip` or `tgz` holds mbox and .eml files, in folders and one archive deep.',
+    ),
   chunkBytes: z.number().int(),
   totalBytes: z.number().int(),
   processedBytes: z.number().int(),
@@ -62,7 +65,7 @@ export function viewMailboxImport(row: MailboxImportRow): z.infer<typeof mailbox
     status: row.status,
     options: row.options,
     files: row.files,
-    formats: row.formats as ('mbox' | 'eml')[],
+    formats: row.formats as MailboxImportFormat[],
     chunkBytes: Number(row.chunk_bytes),
     totalBytes: Number(row.total_bytes),
     processedBytes: progress.processedBytes,
