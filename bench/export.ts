@@ -201,6 +201,7 @@ async function exportRun(): Promise<void> {
       await client.query('ANALYZE threads; ANALYZE thread_messages');
       const headers = { authorization: `Bearer ${ws.apiKey}` };
       const rss = new RssSampler(server.pid).start();
+      const cpuBefore = await server.cpuSeconds();
       note('export: POST /exports');
       const res = await fetch(`${server.baseUrl}/exports`, {
         method: 'POST',
@@ -221,6 +222,7 @@ async function exportRun(): Promise<void> {
         }
       }
       const memory = rss.stop();
+      const cpuSeconds = (await server.cpuSeconds()) - cpuBefore;
       if (view.status !== 'ready') throw new Error(`the export ended ${view.status}: ${view.error}`);
       if (view.counts?.messages !== MESSAGES)
         throw new Error(`the export holds ${view.counts?.messages} of ${MESSAGES} messages`);
@@ -236,9 +238,12 @@ async function exportRun(): Promise<void> {
         zipMbPerSec: round(zipMb / seconds),
         rawMbPerSec: round(rawMb / seconds),
         messagesPerSec: round(MESSAGES / seconds),
+        serverCpuShare: round(cpuSeconds / seconds, 2),
         ...memory,
         target: RSS_TARGET,
-        note: 'seconds from the export started to ready (its startedAt and finishedAt); the zip written to the file store',
+        note:
+          'seconds from the export started to ready (its startedAt and finishedAt); the zip written to the file store; ' +
+          'serverCpuShare: CPU seconds of the server process over those seconds (2 cores)',
       });
     } finally {
       await server.close();

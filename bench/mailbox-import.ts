@@ -118,6 +118,7 @@ async function one(size: number): Promise<void> {
       const uploadSeconds = Number(process.hrtime.bigint() - uploadStarted) / 1e9;
       const upload = rss.stop();
       const run = new RssSampler(server.pid).start();
+      const cpuBefore = await server.cpuSeconds();
 
       let view = created;
       let lastNote = Date.now();
@@ -134,6 +135,7 @@ async function one(size: number): Promise<void> {
         }
       }
       const during = run.stop();
+      const cpuSeconds = (await server.cpuSeconds()) - cpuBefore;
       if (view.status !== 'completed') throw new Error(`the import ended ${view.status}: ${view.lastError}`);
       const seconds = (Date.parse(view.finishedAt!) - Date.parse(view.startedAt!)) / 1000;
       const filed = view.counts.imported + view.counts.skipped;
@@ -156,6 +158,7 @@ async function one(size: number): Promise<void> {
         seconds: round(seconds, 2),
         mbPerSec: round(bytes / MB / seconds, 2),
         messagesPerSec,
+        serverCpuShare: round(cpuSeconds / seconds, 2),
         rssStartMb: upload.rssStartMb,
         rssPeakUploadMb: upload.rssPeakMb,
         rssPeakMb: Math.max(upload.rssPeakMb, during.rssPeakMb),
@@ -163,7 +166,9 @@ async function one(size: number): Promise<void> {
         floorMailparserMessagesPerSec: floors.mailparser!.messagesPerSec,
         ratio: round(messagesPerSec / floors.mailparser!.messagesPerSec, 2),
         target: RSS_TARGET,
-        note: 'seconds from the import started to completed (its startedAt and finishedAt); the upload before it',
+        note:
+          'seconds from the import started to completed (its startedAt and finishedAt), the upload before it; ' +
+          'serverCpuShare: CPU seconds of the server process over those seconds (2 cores)',
       });
     } finally {
       await server.close();
