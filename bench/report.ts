@@ -166,6 +166,38 @@ const DESCRIBE: Record<string, (l: BenchLine) => Row> = {
     figure: `\`GET /threads\` ${l.kind} over ${n(l.messages)} messages (${n(l.threads)} threads)`,
     measured: `${ms(l.p50Ms, l.p99Ms)} (${n(l.requests)} requests)`,
   }),
+  'mailbox-import.floor': (l) => ({
+    figure: `Mailbox import floor: a ${n(l.sizeMb)} MB mbox (${n(l.messages)} messages) split and read by ${l.reader} alone, a child process`,
+    measured: `${n(l.mbPerSec)} MB/s, ${n(l.messagesPerSec)} messages/s (${n(l.seconds)} s), RSS peak ${n(l.rssPeakMb)} MB (${n(l.rssBeforeMb)} MB loaded)`,
+  }),
+  'mailbox-import.run': (l) => ({
+    figure: `Mailbox import: a ${n(l.sizeMb)} MB mbox (${n(l.messages)} messages, ${n(l.attachments)} with an attachment) through \`POST /imports/upload\` into one address`,
+    measured: `${n(l.mbPerSec)} MB/s, ${n(l.messagesPerSec)} messages/s from start to completed (${n(l.seconds)} s; the upload ${n(l.uploadMbPerSec)} MB/s), server RSS ${n(l.rssStartMb)} MB idle, peak ${n(l.rssPeakMb)} MB, server CPU ${n(l.serverCpuShare)} cores`,
+  }),
+  'export.run': (l) => ({
+    figure: `Export of ${n(l.messages)} messages (${n(l.rawMb)} MB raw, ${n(l.threads)} threads) into a zip on the file store`,
+    measured: `${n(l.zipMbPerSec)} MB/s of zip (${n(l.zipMb)} MB in ${n(l.seconds)} s; raw mail ${n(l.rawMbPerSec)} MB/s, ${n(l.messagesPerSec)} messages/s), server RSS ${n(l.rssStartMb)} MB idle, peak ${n(l.rssPeakMb)} MB, server CPU ${n(l.serverCpuShare)} cores`,
+  }),
+  'export.zip': (l) => ({
+    figure: `Zip library alone, ${l.library}: ${n(l.smallEntries)} small entries and ${n(l.largeEntries)} of ${n(l.largeMb)} MB into a sink, a child process`,
+    measured: `${n(l.inMbPerSec)} MB/s in, ${n(l.outMbPerSec)} MB/s out (${n(l.seconds)} s), RSS peak ${n(l.rssPeakMb)} MB (${n(l.rssBeforeMb)} MB loaded)`,
+  }),
+  'oauth.connect': (l) => ({
+    figure: `OAuth: ${n(l.connections)} apps connected over HTTP (consent page, approval with PKCE, code exchange), ${n(l.concurrency)} at a time`,
+    measured: `${n(l.flowsPerSec)} connections/s (${n(l.seconds)} s)`,
+  }),
+  'oauth.get': (l) => ({
+    figure: `\`GET /suppressions?limit=25\`, ${n(l.connections)} connections, ${n(l.credentials)} ${l.credential === 'token' ? 'OAuth access tokens' : 'API keys'}, round ${n(l.round)}`,
+    measured: `${n(l.reqPerSec)} req/s, ${ms(l.p50Ms, l.p99Ms)}, ${n(l.non2xx)} non-2xx, server CPU ${n(l.serverCpuMsPerRequest)} ms/request`,
+  }),
+  'oauth.refresh': (l) => ({
+    figure: `OAuth: \`refresh_token\` grants, ${n(l.chains)} rotating chains for ${n(l.durationSec)} s, round ${n(l.round)}`,
+    measured: `${n(l.refreshesPerSec)} refreshes/s, ${ms(l.p50Ms, l.p99Ms)}, failed: ${failures(l.failed)}, server CPU ${n(l.serverCpuMsPerRefresh)} ms/refresh`,
+  }),
+  'oauth.exchange': (l) => ({
+    figure: `OAuth: ${n(l.exchanges)} codes exchanged with their PKCE verifiers, ${n(l.concurrency)} at a time, round ${n(l.round)}`,
+    measured: `${n(l.exchangesPerSec)} exchanges/s, ${ms(l.p50Ms, l.p99Ms)}, failed: ${failures(l.failed)}, server CPU ${n(l.serverCpuMsPerExchange)} ms/exchange; the codes made through the consent form at ${n(l.codesMadePerSec)}/s`,
+  }),
   'contention.creates': (l) => ({
     figure: `${n(l.creates)} concurrent ${l.kind} creates in one workspace, ${n(l.systems)} system(s)`,
     measured: `${n(l.seconds)} s, ${ms(l.p50Ms, l.p99Ms)}, failed: ${failures(l.failed)}`,
@@ -213,6 +245,27 @@ const PEERS: Record<string, Peer> = {
     rate: 'messagesPerSec',
     keepRow: true,
   },
+  'mailbox-import.run': {
+    find: (l, all) =>
+      all.find((p) => p.bench === 'mailbox-import.floor' && p.reader === 'mailparser' && p.sizeMb === l.sizeMb),
+    name: () => 'mailparser alone',
+    rate: 'messagesPerSec',
+    keepRow: true,
+  },
+  'export.zip': {
+    find: (l, all) => (l.library === 'yazl' ? undefined : find('export.zip', (p) => p.library === 'yazl')(l, all)),
+    name: () => 'yazl',
+    rate: 'inMbPerSec',
+    keepRow: true,
+  },
+  'oauth.get': {
+    find: (l, all) =>
+      l.credential === 'token'
+        ? find('oauth.get', (p) => p.credential === 'key' && p.round === l.round)(l, all)
+        : undefined,
+    name: () => 'API keys, the same round',
+    rate: 'reqPerSec',
+  },
   'emails-deliver.drain': {
     find: find('emails-deliver.nodemailer'),
     name: () => 'nodemailer alone with DKIM',
@@ -229,9 +282,11 @@ const LEFT_OUT = new Set([
   'contacts.seed',
   'addresses-list.seed',
   'threads-list.seed',
+  'export.seed',
   'http.floors.get.ratio',
   'http.floors.post.ratio',
   'http.floors.email.ratio',
+  'oauth.get.ratio',
 ]);
 
 const floorsServer = (l: BenchLine) =>
