@@ -8,7 +8,8 @@ import { openSystem, serve, type SystemOptions } from '../../system.ts';
 import { freshDatabase } from '../support/database.ts';
 import { startDnsServer } from '../support/dns-server.ts';
 import { HOSTS, publish } from '../support/domains.ts';
-import { many, mbox, runImport, waitImport } from '../support/imports.ts';
+import { tgz, zip } from '../support/archives.ts';
+import { many, mbox, message, runImport, waitImport } from '../support/imports.ts';
 import { TEST_SECRETS_KEY } from '../support/secrets.ts';
 
 /**
@@ -27,7 +28,8 @@ const options: SystemOptions = {
   dns: { servers: [dns.address], timeoutMs: 1000 },
   mailHosts: HOSTS,
   domainChecks: { pollMs: 3_600_000 },
-  mailboxImports: { chunkBytes: 2048, batchMessages: 4, pollMs: 50 },
+  // archiveStepMs 0: an archive's step ends after each batch, as an mbox's does, so a stop lands between them.
+  mailboxImports: { chunkBytes: 2048, batchMessages: 4, pollMs: 50, archiveStepMs: 0 },
 };
 
 async function open() {
@@ -99,4 +101,65 @@ t.test('stopped mid-run, its checkpoint lost: a new system finishes with nothing
   t.same(rows[0], { n: 40, ids: 40 }, 'each message once');
   const threads = await h.request(ws.apiKey, 'GET', '/threads?address=a%40restart.example.com&limit=100');
   t.equal(threads.json().data.length, 40);
+});
+
+t.test('a tgz stopped twice mid-archive, then its checkpoint lost: each message once', async (t) => {
+  const to = { to: 'a@restart.example.com', body: 'w'.repeat(150) };
+  const eml = (id: string) => Buffer.from(message({ id, subject: id, ...to }));
+  const content = await tgz([
+    { name: 'mail', type: 'directory' },
+    { name: 'mail/first.mbox', data: mbox(many('arch-a', 20, to)) },
+    { name: 'mail/one.eml', data: eml('arch-one@outside.test') },
+    {
+      name: 'mail/inner.zip',
+      data: zip([
+        { name: 'x/second.mbox', data: mbox(many('arch-b', 20, to)) },
+        { name: 'x/two.eml', data: eml('arch-two@outside.test') },
+      ]),
+    },
+  ]);
+  const started = await runImport(h as any, ws.apiKey, address.id, [{ name: 'mail.tgz', content }]);
+  const checkpoint = async () =>
+    (
+      await h.system.database.pool.query(
+        'SELECT entry, at_byte::int AS at, ordinal FROM mailbox_import_runs WHERE id = $1',
+        [started.id],
+      )
+    ).rows[0];
+
+  const first = await waitImport(h as any, ws.apiKey, started.id, (i) => i.counts.imported >= 8);
+  t.ok(first.counts.imported < 42, `stopped part way (${first.counts.imported} filed)`);
+  await h.close();
+  h = await open();
+  const mid = await checkpoint();
+  t.ok(mid.entry.length > 0 && mid.ordinal > 0, `the checkpoint is inside the archive: ${JSON.stringify(mid)}`);
+
+  const second = await waitImport(h as any, ws.apiKey, started.id, (i) => i.counts.imported >= 26);
+  t.ok(second.counts.imported < 42, `stopped again (${second.counts.imported} filed)`);
+  await h.close();
+  const admin = new pg.Client({ connectionString: url });
+  await admin.connect();
+  const { rows } = await admin.query('SELECT entry FROM mailbox_import_runs WHERE id = $1', [started.id]);
+  t.same(rows[0].entry.slice(0, 1), [3], 'the second stop was inside the inner zip');
+  await admin.query(
+    `UPDATE mailbox_import_runs SET entry = '{}', at_byte = 0, ordinal = 0,
+       progress = jsonb_set(jsonb_set(progress, '{counts,imported}', '0'), '{processedBytes}', '0')
+     WHERE id = $1`,
+    [started.id],
+  );
+  await admin.end();
+
+  h = await open();
+  const done = await waitImport(h as any, ws.apiKey, started.id);
+  t.match(done, {
+    status: 'completed',
+    counts: { imported: 42, duplicate: 0, skipped: 0, notImported: 0 },
+    processedBytes: content.length,
+    uploadDeleted: true,
+  });
+  const { rows: filed } = await h.system.database.pool.query(
+    `SELECT count(*)::int AS n, count(DISTINCT header_id)::int AS ids FROM thread_messages
+     WHERE address = 'a@restart.example.com' AND subject LIKE 'arch-%'`,
+  );
+  t.same(filed[0], { n: 42, ids: 42 }, 'each message once');
 });
