@@ -36634,6 +36634,22 @@ export interface operations {
                     };
                 };
             };
+            /** @description `draft_sending`: see /docs/errors. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "conflict_error";
+                            /** @enum {string} */
+                            code?: "draft_sending";
+                        };
+                    };
+                };
+            };
             /** @description `body_too_large`: see /docs/errors. */
             413: {
                 headers: {
@@ -36856,6 +36872,22 @@ export interface operations {
                             type?: "not_found_error";
                             /** @enum {string} */
                             code?: "resource_not_found";
+                        };
+                    };
+                };
+            };
+            /** @description `draft_sending`: see /docs/errors. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "conflict_error";
+                            /** @enum {string} */
+                            code?: "draft_sending";
                         };
                     };
                 };

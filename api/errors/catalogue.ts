@@ -178,6 +178,7 @@ const TABLE = {
     422,
     'The address takes no mail (disabled, or its domain does not receive; for rules: not an address of the workspace, or a catch-all that is off): it has no mailbox to hold labels or rules.',
   ],
+  draft_sending: [409, 'The draft is being sent; it can no longer be changed or deleted.'],
   file_in_use: [
     409,
     'A draft names the file as an attachment (remove it there first), or the file is an attachment of received mail (it goes with its thread).',

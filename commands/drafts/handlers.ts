@@ -1,7 +1,9 @@
 import {
   decideCreateDraft,
   decideDeleteDraft,
+  decideRefuseDraftSend,
   decideSendDraft,
+  decideStartDraftSend,
   decideUpdateDraft,
 } from '../../domain/drafts/decide.ts';
 import { type DraftContent, draftStream } from '../../domain/drafts/events.ts';
@@ -62,9 +64,9 @@ export async function updateDraft(
       return decideUpdateDraft(s, { draftId, content, now });
     });
   } catch (error) {
-    // Deleted or sent since the read above: whatever it named was released then, and the files
-    // this edit reserved are named by nothing.
-    if (error instanceof DomainError && error.code === 'resource_not_found')
+    // Deleted or sent since the read above (whatever it named was released then), or held by a
+    // send: the files this edit reserved are named by nothing.
+    if (error instanceof DomainError && (error.code === 'resource_not_found' || error.code === 'draft_sending'))
       await releaseFileUses(
         ctx,
         actor,
@@ -92,38 +94,48 @@ const draftEmailId = (partition: string, draftId: string) => digestId('draftEmai
 /**
  * Hands the draft to the sending pipeline as `POST /emails` does (`sendEmail`: every check and
  * refusal of a send applies, and a refused draft stays as it was), then records it sent, which
- * takes it out of the drafts, and releases its files.
+ * takes it out of the drafts, and releases its files. The draft is held first (DraftSending), and
+ * what is sent is its content as held: an edit racing the send is refused 409, never answered and
+ * then lost.
  */
 export async function sendDraft(ctx: SendContext, sender: Sender, draftId: string, now: Date): Promise<Sent> {
   const { actor } = sender;
   const stream = draftStream(actor.workspaceId, draftId);
-  const { state } = await loadState(ctx.commands, stream, draftAggregate);
-  const c = state.content;
   const emailId = draftEmailId(actor.workspaceId, draftId);
-  if (!c || (state.gone && state.emailId !== emailId)) fail('resource_not_found', 'No such draft.', 'id');
-  const sent = await sendEmail(
-    ctx,
-    sender,
-    {
-      emailId,
-      from: c.from,
-      to: c.to,
-      cc: c.cc,
-      bcc: c.bcc,
-      replyTo: c.replyTo,
-      ...(c.subject !== null ? { subject: c.subject } : {}),
-      ...(c.text !== null ? { text: c.text } : {}),
-      ...(c.html !== null ? { html: c.html } : {}),
-      ...(c.signatureId !== null ? { signatureId: c.signatureId } : {}),
-      attachments: c.attachments.map((a) => ({ fileId: a.fileId })),
-      ...(c.inReplyTo !== null ? { inReplyTo: c.inReplyTo } : {}),
-      references: c.references,
-    },
-    now,
-  );
+  const held = { draftId, emailId, now: now.toISOString() };
+  const { state } = await execute(ctx.commands, actor, stream, draftAggregate, (s) => decideStartDraftSend(s, held));
+  const c = state.content;
+  if (!c) return fail('resource_not_found', 'No such draft.', 'id');
+  let sent: Sent;
+  try {
+    sent = await sendEmail(
+      ctx,
+      sender,
+      {
+        emailId,
+        from: c.from,
+        to: c.to,
+        cc: c.cc,
+        bcc: c.bcc,
+        replyTo: c.replyTo,
+        ...(c.subject !== null ? { subject: c.subject } : {}),
+        ...(c.text !== null ? { text: c.text } : {}),
+        ...(c.html !== null ? { html: c.html } : {}),
+        ...(c.signatureId !== null ? { signatureId: c.signatureId } : {}),
+        attachments: c.attachments.map((a) => ({ fileId: a.fileId })),
+        ...(c.inReplyTo !== null ? { inReplyTo: c.inReplyTo } : {}),
+        references: c.references,
+      },
+      now,
+    );
+  } catch (error) {
+    if (error instanceof DomainError)
+      await execute(ctx.commands, actor, stream, draftAggregate, (s) => decideRefuseDraftSend(s, held));
+    throw error;
+  }
   const at = now.toISOString();
-  // An edit stored while the message was sent may have named more files: the sent draft releases
-  // those too.
+  // An edit stored after a hold lapsed (a send that stalled past SEND_HOLD_MS) may have named more
+  // files: the sent draft releases those too.
   let last: DraftState = state;
   await execute(ctx.commands, actor, stream, draftAggregate, (s) => {
     last = s;

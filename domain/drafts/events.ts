@@ -50,17 +50,35 @@ export const DraftUpdated = defineEvent(
 
 export const DraftDeleted = defineEvent('DraftDeleted', z.object({ draftId: z.string(), at: z.string() }));
 
+/**
+ * About to be handed to the sending pipeline as `emailId`, with the content as it stands here:
+ * edits and deletes are refused (409 `draft_sending`) until the draft is sent or handed back, or
+ * the hold lapses (`SEND_HOLD_MS`, a send that died midway).
+ */
+export const DraftSending = defineEvent(
+  'DraftSending',
+  z.object({ draftId: z.string(), emailId: z.string(), at: z.string() }),
+);
+
+/** The send was refused (a check of `sendEmail`): the draft is as it was, open to edits again. */
+export const DraftSendRefused = defineEvent(
+  'DraftSendRefused',
+  z.object({ draftId: z.string(), emailId: z.string(), at: z.string() }),
+);
+
 /** Handed to the sending pipeline as `emailId`; the draft is gone from then on. */
 export const DraftSent = defineEvent(
   'DraftSent',
   z.object({ draftId: z.string(), emailId: z.string(), at: z.string() }),
 );
 
-export const draftEvents = [DraftCreated, DraftUpdated, DraftDeleted, DraftSent];
+export const draftEvents = [DraftCreated, DraftUpdated, DraftDeleted, DraftSending, DraftSendRefused, DraftSent];
 export type DraftEvent =
   | EventOf<typeof DraftCreated>
   | EventOf<typeof DraftUpdated>
   | EventOf<typeof DraftDeleted>
+  | EventOf<typeof DraftSending>
+  | EventOf<typeof DraftSendRefused>
   | EventOf<typeof DraftSent>;
 
 export const draftStream = (partition: string, draftId: string) => `ws-${partition}.draft-${draftId}`;

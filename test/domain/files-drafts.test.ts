@@ -2,12 +2,14 @@ import t from 'tap';
 import {
   decideCreateDraft,
   decideDeleteDraft,
+  decideRefuseDraftSend,
   decideSendDraft,
+  decideStartDraftSend,
   decideUpdateDraft,
 } from '../../domain/drafts/decide.ts';
 import type { DraftContent, DraftEvent } from '../../domain/drafts/events.ts';
 import { checkDraft, type DraftInput } from '../../domain/drafts/rules.ts';
-import { draftAggregate, type DraftState } from '../../domain/drafts/state.ts';
+import { draftAggregate, type DraftState, SEND_HOLD_MS } from '../../domain/drafts/state.ts';
 import {
   decideDeleteFile,
   decideReleaseFileUse,
@@ -145,6 +147,29 @@ t.test('drafts: created once, updated and deleted while live, sent once under it
     refusal(() => decideDeleteDraft(deleted, { draftId: 'drf_1', now: NOW })),
     { code: 'resource_not_found' },
   );
+});
+
+t.test('a send holds the draft until sent or refused; the hold lapses after SEND_HOLD_MS', async (t) => {
+  const cmd = { draftId: 'drf_1', emailId: 'em_1', now: NOW };
+  const holding = decideStartDraftSend(givenDraft(created), cmd);
+  t.same(holding, [{ type: 'DraftSending', data: { draftId: 'drf_1', emailId: 'em_1', at: NOW } }]);
+  const held = givenDraft(created, ...holding);
+  const soon = new Date(Date.parse(NOW) + SEND_HOLD_MS - 1).toISOString();
+  const later = new Date(Date.parse(NOW) + SEND_HOLD_MS).toISOString();
+  for (const decide of [
+    () => decideUpdateDraft(held, { draftId: 'drf_1', content, now: soon }),
+    () => decideDeleteDraft(held, { draftId: 'drf_1', now: soon }),
+  ])
+    t.match(refusal(decide), { code: 'draft_sending', param: 'id' }, 'held');
+  t.equal(decideUpdateDraft(held, { draftId: 'drf_1', content, now: later }).length, 1, 'a lapsed hold blocks nothing');
+  t.equal(decideStartDraftSend(held, cmd).length, 1, 'a retried send takes the hold over');
+  const refused = decideRefuseDraftSend(held, cmd);
+  t.same(refused, [{ type: 'DraftSendRefused', data: { draftId: 'drf_1', emailId: 'em_1', at: NOW } }]);
+  t.equal(decideDeleteDraft(givenDraft(created, ...holding, ...refused), { draftId: 'drf_1', now: soon }).length, 1);
+  t.same(decideRefuseDraftSend(givenDraft(created), cmd), [], 'no hold, nothing to hand back');
+  const sent = givenDraft(created, ...holding, ...decideSendDraft(held, cmd));
+  t.same(decideStartDraftSend(sent, cmd), [], 'sent already as em_1');
+  t.same(decideRefuseDraftSend(sent, cmd), [], 'a sent draft is not handed back');
 });
 
 t.test('a draft holds only what a send could carry; what is missing is the send to refuse', async (t) => {

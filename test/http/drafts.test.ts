@@ -1,4 +1,6 @@
 import t from 'tap';
+import { appendDecided } from '../../commands/execute.ts';
+import { draftStream } from '../../domain/drafts/events.ts';
 import { errorOf } from '../support/domains.ts';
 import { storedMessage } from '../support/emails.ts';
 import { startFilesApp } from '../support/files.ts';
@@ -333,7 +335,7 @@ t.test('an edit racing the delete: once deleted, the draft holds no file', async
   }
 });
 
-t.test('an edit racing the send: once sent, the draft holds no file', async (t) => {
+t.test('an edit racing the send: sent with the edit, or refused; once sent, the draft holds no file', async (t) => {
   for (let round = 0; round < 3; round++) {
     const [x, y] = [(await upload(ws.apiKey, 'x.txt', 'x')).json(), (await upload(ws.apiKey, 'y.txt', 'y')).json()];
     const made = await create({
@@ -346,13 +348,52 @@ t.test('an edit racing the send: once sent, the draft holds no file', async (t) 
     const draft = made.json();
     const [sent, edited] = await Promise.all([
       h.request(ws.apiKey, 'POST', `/drafts/${draft.id}/send`),
-      h.request(ws.apiKey, 'PATCH', `/drafts/${draft.id}`, { attachments: [{ fileId: x.id }, { fileId: y.id }] }),
+      h.request(ws.apiKey, 'PATCH', `/drafts/${draft.id}`, {
+        subject: 'Edited',
+        attachments: [{ fileId: x.id }, { fileId: y.id }],
+      }),
     ]);
     t.equal(sent.statusCode, 201, sent.body);
-    t.ok([200, 404].includes(edited.statusCode), edited.body);
+    // Before the send took the draft, held by it (409 draft_sending), or after it was gone.
+    t.ok([200, 404, 409].includes(edited.statusCode), edited.body);
+    const email = (await h.request(ws.apiKey, 'GET', `/emails/${sent.json().id}`)).json();
+    if (edited.statusCode === 200) t.equal(email.subject, 'Edited', `round ${round}: the edit answered 200 was sent`);
+    else t.equal(email.subject, 'Race', `round ${round}: the refused edit was not sent`);
     for (const f of [x, y]) {
       const held = (await fileHistory(f.id)).filter((e) => e !== 'FileUploaded');
       t.equal(held.at(-1) ?? 'FileUseReleased', 'FileUseReleased', `round ${round}: ${f.filename} is held by no draft`);
     }
   }
 });
+
+t.test(
+  'a send in progress holds the draft: edits and deletes 409 draft_sending; a refused send hands it back',
+  async (t) => {
+    const draft = (await create({ from: 'a@drafts.example.com', to: 'someone@example.org', subject: 'Held' })).json();
+    const stream = draftStream(ws.workspaceId, draft.id);
+    const recorded = await h.system.store.readStream(stream);
+    // The hold as sendDraft appends it before it hands the draft on.
+    await appendDecided(
+      h.system.commands,
+      { workspaceId: ws.workspaceId, kind: 'system', id: null },
+      stream,
+      [{ type: 'DraftSending', data: { draftId: draft.id, emailId: 'em_held', at: new Date().toISOString() } }],
+      recorded.length - 1,
+    );
+    const edit = await h.request(ws.apiKey, 'PATCH', `/drafts/${draft.id}`, { subject: 'Changed' });
+    t.same([edit.statusCode, edit.json().error.code, edit.json().error.param], [409, 'draft_sending', 'id']);
+    const removal = await h.request(ws.apiKey, 'DELETE', `/drafts/${draft.id}`);
+    t.same([removal.statusCode, removal.json().error.code], [409, 'draft_sending']);
+    t.equal((await h.request(ws.apiKey, 'GET', `/drafts/${draft.id}`)).json().subject, 'Held', 'nothing changed');
+
+    // A send refused by its checks (no body) takes the hold over and hands the draft back.
+    const refused = await h.request(ws.apiKey, 'POST', `/drafts/${draft.id}/send`);
+    t.equal(refused.statusCode, 422, refused.body);
+    const edited = await h.request(ws.apiKey, 'PATCH', `/drafts/${draft.id}`, {
+      subject: 'Changed',
+      text: 'Now a body',
+    });
+    t.equal(edited.statusCode, 200, edited.body);
+    t.equal((await h.request(ws.apiKey, 'POST', `/drafts/${draft.id}/send`)).statusCode, 201);
+  },
+);

@@ -196,7 +196,7 @@ export const draftOperations = (deps: ApiDeps): Operation[] => [
     method: 'PATCH',
     url: '/drafts/:id',
     operationId: 'updateDraft',
-    errors: ['resource_not_found', ...DRAFT_ERRORS],
+    errors: ['resource_not_found', 'draft_sending', ...DRAFT_ERRORS],
     summary: 'Edit a draft',
     description:
       'Scope: `drafts:write`. Send only what changes: a field sent replaces (lists whole; null clears), one left out ' +
@@ -220,7 +220,7 @@ export const draftOperations = (deps: ApiDeps): Operation[] => [
     method: 'DELETE',
     url: '/drafts/:id',
     operationId: 'deleteDraft',
-    errors: ['resource_not_found'],
+    errors: ['resource_not_found', 'draft_sending'],
     summary: 'Delete a draft',
     description: 'Scope: `drafts:write`. For good; the files it named stay (and may now be deleted).',
     scope: 'drafts:write',
