@@ -197,6 +197,14 @@ t.test('a rebuilt read model equals the live one, and swaps in while the server 
       if (status === 'completed') break;
       await new Promise((r) => setTimeout(r, 100));
     }
+    // An export of the workspace, written.
+    const exported = await h.request(ws.apiKey, 'POST', '/exports');
+    t.equal(exported.statusCode, 201, exported.body);
+    for (let i = 0; i < 200; i++) {
+      const { status } = (await h.request(ws.apiKey, 'GET', `/exports/${exported.json().id}`)).json();
+      if (status === 'ready') break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
     // An upload, a draft naming it, another draft deleted.
     const upload = await h.request(ws.apiKey, 'POST', '/files', Buffer.from('notes'), {
       'content-type': 'text/plain',
