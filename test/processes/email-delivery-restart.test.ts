@@ -62,16 +62,30 @@ t.test(
     const second = await openSystem(url, options);
     t.teardown(() => second.close());
     const a = await eventsWhen(second, deferred.stream, settled(2));
-    // The two domains' rows go out side by side, in either order.
-    t.same(outcomes(a).sort(), [
-      ['Deferred', 'ann@one.example', 1, 451],
-      ['Deferred', 'bob@two.example', 1, 451],
-      ['Delivered', 'ann@one.example', 2, 250],
-      ['Delivered', 'bob@two.example', 2, 250],
-    ]);
+    // The two domains' rows go out side by side, in either order. On a loaded machine the first
+    // process may have retried into the full relay again before it closed: more deferrals, never
+    // a delivery, and the attempts stay numbered in order.
+    for (const recipient of ['ann@one.example', 'bob@two.example']) {
+      const own = outcomes(a).filter((o) => o[1] === recipient);
+      t.same(
+        own,
+        [
+          ...own.slice(0, -1).map((_, i) => ['Deferred', recipient, i + 1, 451]),
+          ['Delivered', recipient, own.length, 250],
+        ],
+        `${recipient}: deferred by the full relay, then delivered once`,
+      );
+    }
     t.match(a.at(-1)?.data, { mx: `smtp://127.0.0.1:${port}` });
-    const b = await eventsWhen(second, scheduled.stream, settled(1));
-    t.same(outcomes(b), [['Delivered', 'cy@three.example', 1, 250]]);
+    const b = outcomes(await eventsWhen(second, scheduled.stream, settled(1)));
+    t.same(
+      b,
+      [
+        ...b.slice(0, -1).map((_, i) => ['Deferred', 'cy@three.example', i + 1, 451]),
+        ['Delivered', 'cy@three.example', b.length, 250],
+      ],
+      'the scheduled send delivered once, by the second process',
+    );
 
     // One hand-over per recipient domain, as direct delivery: each domain keeps its own retry time.
     t.same(relay.received.map((r) => r.rcptTo).sort(), [
