@@ -36,6 +36,10 @@
  *                       messages in the blob store): MB/s of zip, seconds, the server's RSS peak; beside it yazl and
  *                       archiver writing the same entries to a sink (ZIP_SMALL_ENTRIES, ZIP_LARGE_ENTRIES)
  *
+ *   oauth-tokens        GET /suppressions with 600 OAuth access tokens against 600 API keys, 64 connections, alternating
+ *                       rounds (tokens made through sign-in, consent with PKCE and the code exchange); refreshes/s
+ *                       (rotating, 16 chains) and code exchanges/s
+ *
  *   contention          concurrent creates of templates and audiences in one workspace (one registry stream), 1 and 3 systems
  *
  * `rebuild` reuses the database `suppressions-list` seeded when both run; alone, it seeds its own.
@@ -62,6 +66,7 @@ import { threadsListBench } from './threads-list.ts';
 import { inboundBench } from './inbound.ts';
 import { mailboxImportBench } from './mailbox-import.ts';
 import { exportBench } from './export.ts';
+import { oauthTokensBench } from './oauth-tokens.ts';
 
 const ORDER = [
   'eventstore',
@@ -84,6 +89,7 @@ const ORDER = [
   'broadcasts',
   'mailbox-import',
   'export',
+  'oauth-tokens',
   'contention',
 ] as const;
 type Name = (typeof ORDER)[number];
@@ -158,6 +164,8 @@ async function main(argv: string[]): Promise<number> {
         return mailboxImportBench();
       case 'export':
         return exportBench();
+      case 'oauth-tokens':
+        return oauthTokensBench();
       case 'contention':
         return contentionBench();
     }
