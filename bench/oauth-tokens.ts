@@ -1,4 +1,3 @@
-import crypto from 'node:crypto';
 import http from 'node:http';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
@@ -6,6 +5,7 @@ import path from 'node:path';
 import autocannon from 'autocannon';
 import pg from 'pg';
 import { AccountCodes } from '../commands/accounts/codes.ts';
+import { formFields, pkce } from '../test/support/accounts.ts';
 import {
   concurrently,
   createKeys,
@@ -204,24 +204,6 @@ async function prepareKeys(server: BenchServer, url: string): Promise<string[]> 
   }
   return keys;
 }
-
-const pkce = () => {
-  const verifier = crypto.randomBytes(48).toString('base64url');
-  return { verifier, challenge: crypto.createHash('sha256').update(verifier).digest('base64url') };
-};
-
-/** The consent form's hidden and checked fields, as a browser sends them back. */
-const formFields = (html: string): Record<string, string> => {
-  const fields: Record<string, string> = {};
-  for (const m of html.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g))
-    fields[m[1]!] = m[2]!
-      .replace(/&amp;/g, '&')
-      .replace(/&quot;/g, '"')
-      .replace(/&#39;/g, "'");
-  const checked = /<input type="radio" name="workspace" value="([^"]+)" required checked>/.exec(html);
-  if (checked) fields.workspace = checked[1]!;
-  return fields;
-};
 
 const expect = (answer: Answer, status: number, what: string): Answer => {
   if (answer.status !== status) throw new Error(`${what} answered ${answer.status}: ${answer.body.slice(0, 300)}`);

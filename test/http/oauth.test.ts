@@ -1,31 +1,11 @@
-import crypto from 'node:crypto';
 import type { LightMyRequestResponse } from 'fastify';
 import t from 'tap';
 import { acceptInvitation } from '../../commands/members/handlers.ts';
 import { findInvitation } from '../../projections/members/queries.ts';
-import { challengeIn, postForm, sessionCookie } from '../support/accounts.ts';
+import { challengeIn, formFields, pkce, postForm, sessionCookie } from '../support/accounts.ts';
 import { startTestApp } from '../support/app.ts';
 
 const CALLBACK = 'https://app.example.test/callback';
-
-/** An app's side of PKCE (RFC 7636): a verifier and its S256 challenge. */
-const pkce = () => {
-  const verifier = crypto.randomBytes(48).toString('base64url');
-  return { verifier, challenge: crypto.createHash('sha256').update(verifier).digest('base64url') };
-};
-
-/** The hidden and checked fields of the consent page's form, as a browser would send them. */
-const formFields = (html: string): Record<string, string> => {
-  const fields: Record<string, string> = {};
-  for (const m of html.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g))
-    fields[m[1]!] = m[2]!
-      .replace(/&amp;/g, '&')
-      .replace(/&quot;/g, '"')
-      .replace(/&#39;/g, "'");
-  const checked = /<input type="radio" name="workspace" value="([^"]+)" required checked>/.exec(html);
-  if (checked) fields.workspace = checked[1]!;
-  return fields;
-};
 
 /**
  * Connecting an app over HTTP against the whole service, as an app and a browser would: the

@@ -1,3 +1,4 @@
+import crypto from 'node:crypto';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { eventually } from './receiver.ts';
 import type { Mail } from './smtp.ts';
@@ -40,3 +41,22 @@ export const mailedCode = async (mails: Mail[], email: string, expected: string)
       ? expected
       : undefined,
   );
+
+/** An app's side of PKCE (RFC 7636): a verifier and its S256 challenge. */
+export const pkce = () => {
+  const verifier = crypto.randomBytes(48).toString('base64url');
+  return { verifier, challenge: crypto.createHash('sha256').update(verifier).digest('base64url') };
+};
+
+/** The hidden and checked fields of the consent page's form, as a browser would send them. */
+export const formFields = (html: string): Record<string, string> => {
+  const fields: Record<string, string> = {};
+  for (const m of html.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g))
+    fields[m[1]!] = m[2]!
+      .replace(/&amp;/g, '&')
+      .replace(/&quot;/g, '"')
+      .replace(/&#39;/g, "'");
+  const checked = /<input type="radio" name="workspace" value="([^"]+)" required checked>/.exec(html);
+  if (checked) fields.workspace = checked[1]!;
+  return fields;
+};
