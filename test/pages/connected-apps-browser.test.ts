@@ -1,10 +1,7 @@
 import crypto from 'node:crypto';
 import t from 'tap';
 import { mailedCode, postForm } from '../support/accounts.ts';
-import { startTestApp } from '../support/app.ts';
-import { chromiumPath, NO_CHROMIUM, startBrowser } from '../support/browser.ts';
-import { freeTcpPort } from '../support/dns-server.ts';
-import { startSmtpServer } from '../support/smtp.ts';
+import { chromiumPath, NO_CHROMIUM, startPagesApp } from '../support/browser.ts';
 
 const chromium = chromiumPath();
 
@@ -18,19 +15,7 @@ t.test(
   'connected apps in a real chromium: register, consent, Allow changes for 60 minutes',
   { skip: !chromium && NO_CHROMIUM },
   async (t) => {
-    const smtp = await startSmtpServer(t);
-    const port = await freeTcpPort();
-    const base = `http://127.0.0.1:${port}`;
-    const h = await startTestApp(t, {
-      smtpUrl: smtp.url,
-      forwardConsent: { publicUrl: base },
-      signInMails: { pollMs: 20 },
-    });
-    await h.app.listen({ port, host: '127.0.0.1' });
-    await h.workspace('Acme');
-    const owner = 'owner0@example.com';
-
-    const browser = await startBrowser(t, chromium as string);
+    const { h, base, smtp, browser, owner } = await startPagesApp(t, chromium as string, 'Acme');
     const page = await (await browser.newContext()).newPage();
     const problems: string[] = [];
     page.on('pageerror', (e) => problems.push(e.message));

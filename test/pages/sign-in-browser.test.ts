@@ -1,10 +1,7 @@
 import t from 'tap';
 import { generate } from 'otplib';
 import { mailedCode } from '../support/accounts.ts';
-import { startTestApp } from '../support/app.ts';
-import { chromiumPath, NO_CHROMIUM, startBrowser } from '../support/browser.ts';
-import { freeTcpPort } from '../support/dns-server.ts';
-import { startSmtpServer } from '../support/smtp.ts';
+import { chromiumPath, NO_CHROMIUM, startPagesApp } from '../support/browser.ts';
 
 const chromium = chromiumPath();
 
@@ -17,19 +14,7 @@ t.test(
   'sign-in in a real chromium: mailed code, account page, two-factor on, sign-out, sign-in by authenticator',
   { skip: !chromium && NO_CHROMIUM },
   async (t) => {
-    const smtp = await startSmtpServer(t);
-    const port = await freeTcpPort();
-    const base = `http://127.0.0.1:${port}`;
-    const h = await startTestApp(t, {
-      smtpUrl: smtp.url,
-      forwardConsent: { publicUrl: base },
-      signInMails: { pollMs: 20 },
-    });
-    await h.app.listen({ port, host: '127.0.0.1' });
-    await h.workspace('Acme <Mail>');
-    const owner = 'owner0@example.com';
-
-    const browser = await startBrowser(t, chromium as string);
+    const { h, base, smtp, browser, owner } = await startPagesApp(t, chromium as string, 'Acme <Mail>');
     const context = await browser.newContext();
     const problems: string[] = [];
     const page = await context.newPage();
