@@ -7,9 +7,10 @@
  *
  * The mbox is written to a temp folder and deleted after: messages of 2 KB to 700 KB, a third with
  * an attachment (random bytes, base64), threads of three, a tenth sent by the address itself,
- * takeout's `X-Gmail-Labels` (inbox, unread, sent, three custom labels).
+ * takeout's `X-Gmail-Labels` (inbox, unread, sent, three custom labels). MAILBOX_IMPORT_FORMATS
+ * (default `mbox,tgz`): the bare mbox, and the same inside a tgz as a takeout packs it.
  *
- *   mailbox-import.floor    the same file split by the import's splitter and read by mailparser or
+ *   mailbox-import.floor    the same file (gunzipped and untarred for a tgz) split by the import's splitter and read by mailparser or
  *                           mailsplit alone in a child process (bench/mbox-floor.ts): MB/s,
  *                           messages/s, RSS peak
  *   mailbox-import.run      upload MB/s; then from the import's start to completed: MB/s,
@@ -25,6 +26,9 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { once } from 'node:events';
+import { pipeline } from 'node:stream/promises';
+import { createGzip } from 'node:zlib';
+import tar from 'tar-stream';
 import { fileURLToPath } from 'node:url';
 import { createAddress } from '../commands/addresses/handlers.ts';
 import { addDomain } from '../commands/domains/handlers.ts';
@@ -34,6 +38,9 @@ import type { FloorDone, FloorReader } from './mbox-floor.ts';
 import { emit, freshDatabase, note, RssSampler, round, startServer } from './support.ts';
 
 const SIZES = (process.env.MAILBOX_IMPORT_BYTES ?? '2G').split(',').map(bytesOf);
+type Format = 'mbox' | 'tgz';
+/** MAILBOX_IMPORT_FORMATS: the bare mbox, the same inside a tgz, or both (default). */
+const FORMATS = (process.env.MAILBOX_IMPORT_FORMATS ?? 'mbox,tgz').split(',') as Format[];
 const MAILBOX = 'ann@ours.example.com';
 const RSS_TARGET = 'RSS peak <= 300 MB whatever the size';
 const MB = 1024 * 1024;
@@ -50,15 +57,36 @@ export async function mailboxImportBench(): Promise<void> {
 
 async function one(size: number): Promise<void> {
   const dir = await mkdtemp(path.join(tmpdir(), 'wms-bench-import-'));
+  try {
+    const mbox = path.join(dir, 'takeout.mbox');
+    note(`mailbox-import: writing a ${round(size / MB)} MB mbox`);
+    const generated = await writeMbox(mbox, size);
+    const bytes = (await stat(mbox)).size;
+    note(
+      `mailbox-import: ${generated.messages} messages, ${generated.attachments} attachments, ${round(bytes / MB)} MB`,
+    );
+    for (const format of FORMATS) {
+      const file = format === 'tgz' ? await writeTgz(mbox, path.join(dir, 'takeout.tgz')) : mbox;
+      await importOnce(path.join(dir, format), file, format, bytes, generated);
+      if (file !== mbox) await rm(file);
+    }
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+/** The floors, then the import of `file` (the mbox, or the mbox in a tgz) on a fresh database and server. */
+async function importOnce(
+  dir: string,
+  file: string,
+  format: Format,
+  bytes: number,
+  generated: { messages: number; attachments: number },
+): Promise<void> {
   const database = await freshDatabase('mailbox_import');
   try {
-    const file = path.join(dir, 'takeout.mbox');
-    note(`mailbox-import: writing a ${round(size / MB)} MB mbox`);
-    const generated = await writeMbox(file, size);
-    const bytes = (await stat(file)).size;
     const sizeMb = round(bytes / MB);
-    note(`mailbox-import: ${generated.messages} messages, ${generated.attachments} attachments, ${sizeMb} MB`);
-
+    const uploadBytes = (await stat(file)).size;
     const floors: Record<string, { mbPerSec: number; messagesPerSec: number }> = {};
     for (const reader of ['mailsplit', 'mailparser'] as const) {
       const floor = await runFloor(file, reader);
@@ -71,6 +99,7 @@ async function one(size: number): Promise<void> {
       await emit({
         bench: 'mailbox-import.floor',
         reader,
+        format,
         sizeMb,
         messages: floor.messages,
         seconds: round(floor.seconds, 2),
@@ -99,15 +128,15 @@ async function one(size: number): Promise<void> {
     try {
       const rss = new RssSampler(server.pid).start();
       const headers = { authorization: `Bearer ${ws.apiKey}` };
-      note(`mailbox-import: uploading ${sizeMb} MB to POST /imports/upload`);
+      note(`mailbox-import: uploading ${round(uploadBytes / MB)} MB (${format}) to POST /imports/upload`);
       const uploadStarted = process.hrtime.bigint();
       const res = await fetch(`${server.baseUrl}/imports/upload?addressId=${addressId}`, {
         method: 'POST',
         headers: {
           ...headers,
-          'content-type': 'application/mbox',
-          'content-length': String(bytes),
-          'x-filename': 'takeout.mbox',
+          'content-type': format === 'tgz' ? 'application/gzip' : 'application/mbox',
+          'content-length': String(uploadBytes),
+          'x-filename': path.basename(file),
         },
         body: Readable.toWeb(createReadStream(file, { highWaterMark: MB })) as ReadableStream,
         duplex: 'half',
@@ -148,13 +177,15 @@ async function one(size: number): Promise<void> {
       await emit({
         bench: 'mailbox-import.run',
         via: 'POST /imports/upload',
+        format,
         sizeMb,
+        uploadMb: round(uploadBytes / MB),
         messages: generated.messages,
         attachments: generated.attachments,
         counts: view.counts,
         filed,
         uploadSeconds: round(uploadSeconds, 2),
-        uploadMbPerSec: round(bytes / MB / uploadSeconds),
+        uploadMbPerSec: round(uploadBytes / MB / uploadSeconds),
         seconds: round(seconds, 2),
         mbPerSec: round(bytes / MB / seconds, 2),
         messagesPerSec,
@@ -177,6 +208,26 @@ async function one(size: number): Promise<void> {
     await database.drop();
     await rm(dir, { recursive: true, force: true });
   }
+}
+
+/**
+ * The mbox inside a tgz as a takeout makes it (`Takeout/Mail/….mbox`, beside a file that is not
+ * mail, which the import passes over), gzip at its default level.
+ */
+async function writeTgz(mbox: string, file: string): Promise<string> {
+  note('mailbox-import: packing the mbox into a tgz');
+  const pack = tar.pack();
+  const written = pipeline(pack, createGzip(), createWriteStream(file));
+  const info = Buffer.from('{"archive":"bench takeout"}\n');
+  pack.entry({ name: 'Takeout/archive_browser.json', size: info.length }, info);
+  const entry = pack.entry({
+    name: 'Takeout/Mail/All mail Including Spam and Trash.mbox',
+    size: (await stat(mbox)).size,
+  });
+  await pipeline(createReadStream(mbox, { highWaterMark: MB }), entry);
+  pack.finalize();
+  await written;
+  return file;
 }
 
 interface ImportView {

@@ -1,7 +1,8 @@
 /**
  * The floor of the mailbox-import benchmark, in a process of its own so its RSS is its own: the
- * mbox read from disk, split by the import's splitter (processes/mailbox-imports/split.ts), and
- * each message read through by a parser alone, storing nothing:
+ * mbox read from disk (from inside a tgz when the file is one: gunzip and tar-stream, as the
+ * import reads it), split by the import's splitter (processes/mailbox-imports/split.ts), and each
+ * message read through by a parser alone, storing nothing:
  *
  *   mailparser   mailparser's MailParser (what the import's parseMessage runs), attachments drained
  *   mailsplit    mailsplit's Splitter, every node and body chunk read
@@ -9,8 +10,10 @@
  * Forked by bench/mailbox-import.ts with the file and the reader; answers one `done` message.
  */
 import { createReadStream } from 'node:fs';
+import { createGunzip } from 'node:zlib';
 import { Splitter } from '@zone-eu/mailsplit';
 import { MailParser } from 'mailparser';
+import tar from 'tar-stream';
 import { splitMbox } from '../processes/mailbox-imports/split.ts';
 
 export type FloorReader = 'mailparser' | 'mailsplit';
@@ -48,6 +51,21 @@ async function viaMailsplit(raw: Buffer): Promise<void> {
   for await (const _ of splitter);
 }
 
+/** The mbox itself, or each `.mbox` entry of a tgz as it streams (gunzip and tar-stream, as the import). */
+async function* mboxesIn(file: string): AsyncGenerator<AsyncIterable<Buffer>> {
+  const source = createReadStream(file, { highWaterMark: 1024 * 1024 });
+  if (!file.endsWith('.tgz')) {
+    yield source;
+    return;
+  }
+  const extract = tar.extract();
+  source.pipe(createGunzip()).pipe(extract);
+  for await (const entry of extract) {
+    if (entry.header.name.endsWith('.mbox')) yield entry as AsyncIterable<Buffer>;
+    else entry.resume();
+  }
+}
+
 async function main(): Promise<void> {
   const [file, reader] = process.argv.slice(2) as [string, FloorReader];
   const read = reader === 'mailsplit' ? viaMailsplit : viaMailparser;
@@ -55,10 +73,12 @@ async function main(): Promise<void> {
   const started = process.hrtime.bigint();
   let messages = 0;
   let bytes = 0;
-  for await (const message of splitMbox(createReadStream(file, { highWaterMark: 1024 * 1024 }), 0, MAX_MESSAGE_BYTES)) {
-    messages++;
-    bytes = message.next;
-    if (message.raw) await read(message.raw);
+  for await (const mbox of mboxesIn(file)) {
+    for await (const message of splitMbox(mbox, 0, MAX_MESSAGE_BYTES)) {
+      messages++;
+      bytes += message.next - message.start;
+      if (message.raw) await read(message.raw);
+    }
   }
   const seconds = Number(process.hrtime.bigint() - started) / 1e9;
   process.send!({ type: 'done', messages, bytes, seconds, rssBeforeMb } satisfies FloorDone);

@@ -167,11 +167,11 @@ const DESCRIBE: Record<string, (l: BenchLine) => Row> = {
     measured: `${ms(l.p50Ms, l.p99Ms)} (${n(l.requests)} requests)`,
   }),
   'mailbox-import.floor': (l) => ({
-    figure: `Mailbox import floor: a ${n(l.sizeMb)} MB mbox (${n(l.messages)} messages) split and read by ${l.reader} alone, a child process`,
+    figure: `Mailbox import floor: a ${n(l.sizeMb)} MB mbox${l.format === 'tgz' ? ' in a tgz' : ''} (${n(l.messages)} messages) split and read by ${l.reader} alone, a child process`,
     measured: `${n(l.mbPerSec)} MB/s, ${n(l.messagesPerSec)} messages/s (${n(l.seconds)} s), RSS peak ${n(l.rssPeakMb)} MB (${n(l.rssBeforeMb)} MB loaded)`,
   }),
   'mailbox-import.run': (l) => ({
-    figure: `Mailbox import: a ${n(l.sizeMb)} MB mbox (${n(l.messages)} messages, ${n(l.attachments)} with an attachment) through \`POST /imports/upload\` into one address`,
+    figure: `Mailbox import: a ${n(l.sizeMb)} MB mbox${l.format === 'tgz' ? ` in a ${n(l.uploadMb)} MB tgz` : ''} (${n(l.messages)} messages, ${n(l.attachments)} with an attachment) through \`POST /imports/upload\` into one address`,
     measured: `${n(l.mbPerSec)} MB/s, ${n(l.messagesPerSec)} messages/s from start to completed (${n(l.seconds)} s; the upload ${n(l.uploadMbPerSec)} MB/s), server RSS ${n(l.rssStartMb)} MB idle, peak ${n(l.rssPeakMb)} MB, server CPU ${n(l.serverCpuShare)} cores`,
   }),
   'export.run': (l) => ({
@@ -248,7 +248,13 @@ const PEERS: Record<string, Peer> = {
   },
   'mailbox-import.run': {
     find: (l, all) =>
-      all.find((p) => p.bench === 'mailbox-import.floor' && p.reader === 'mailparser' && p.sizeMb === l.sizeMb),
+      all.find(
+        (p) =>
+          p.bench === 'mailbox-import.floor' &&
+          p.reader === 'mailparser' &&
+          p.sizeMb === l.sizeMb &&
+          p.format === l.format,
+      ),
     name: () => 'mailparser alone',
     rate: 'messagesPerSec',
     keepRow: true,
