@@ -45,6 +45,8 @@ const MESSAGES = Number(process.env.EXPORT_MESSAGES ?? 100_000);
 const ZIP_SMALL = Number(process.env.ZIP_SMALL_ENTRIES ?? 100_000);
 const ZIP_LARGE = Number(process.env.ZIP_LARGE_ENTRIES ?? 10);
 const ZIP_LARGE_MB = Number(process.env.ZIP_LARGE_MB ?? 50);
+/** EXPORT_PARTS: the export, the zip libraries alone, or both (default `export,zip`). */
+const PARTS = new Set((process.env.EXPORT_PARTS ?? 'export,zip').split(','));
 const PER_THREAD = 4;
 const CHUNK = 5_000;
 /** One message in this many is over the row tier's 256 KiB: a file of the file store. */
@@ -129,8 +131,8 @@ SELECT nextval('es_position_seq'), pg_current_xact_id(), 'ws-' || $3 || '.thread
 FROM rows ORDER BY n`;
 
 export async function exportBench(): Promise<void> {
-  await exportRun();
-  for (const library of ['yazl', 'archiver', 'archiver-paced'] as const) await zipRun(library);
+  if (PARTS.has('export')) await exportRun();
+  if (PARTS.has('zip')) for (const library of ['yazl', 'archiver', 'archiver-paced'] as const) await zipRun(library);
 }
 
 async function exportRun(): Promise<void> {
