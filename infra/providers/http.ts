@@ -1,5 +1,6 @@
 import http from 'node:http';
 import https from 'node:https';
+import { gunzipSync } from 'node:zlib';
 import { ProviderError } from './port.ts';
 
 export interface ProviderHttpOptions {
@@ -8,6 +9,31 @@ export interface ProviderHttpOptions {
   timeoutMs: number;
   /** The largest answer read; a provider's page is far smaller. */
   maxBytes: number;
+  /**
+   * Files kept between the steps of one import: a provider's export file is read a page per step,
+   * and downloading it again for each page would make the import quadratic. Lost in a crash,
+   * when the page under way downloads it again.
+   */
+  kept: KeptFiles;
+}
+
+/** The last few downloads, by a key naming the file and the key that may read it. */
+export class KeptFiles {
+  readonly #files = new Map<string, unknown>();
+  constructor(private readonly max = 2) {}
+
+  async get<T>(key: string, load: () => Promise<T>): Promise<T> {
+    if (this.#files.has(key)) {
+      const value = this.#files.get(key) as T;
+      this.#files.delete(key);
+      this.#files.set(key, value);
+      return value;
+    }
+    const value = await load();
+    this.#files.set(key, value);
+    while (this.#files.size > this.max) this.#files.delete(this.#files.keys().next().value as string);
+    return value;
+  }
 }
 
 export interface JsonAnswer {
@@ -22,12 +48,72 @@ export interface JsonAnswer {
  * Redirects are not followed: the base URL is configured, and a redirect elsewhere would carry the key.
  */
 export function getJson(url: URL, headers: Record<string, string>, options: ProviderHttpOptions): Promise<JsonAnswer> {
+  return requestJson('GET', url, headers, options);
+}
+
+/** One request with a JSON body (a provider's job to start), answered as `getJson` answers. */
+export async function requestJson(
+  method: 'GET' | 'POST',
+  url: URL,
+  headers: Record<string, string>,
+  options: ProviderHttpOptions,
+  body?: unknown,
+): Promise<JsonAnswer> {
+  const answer = await exchange(method, url, headers, options, options.maxBytes, body);
+  const text = answer.bytes.toString('utf8');
+  let parsed: unknown = text;
+  try {
+    parsed = text === '' ? null : JSON.parse(text);
+  } catch {
+    // Left as text: error answers of some providers are plain text.
+  }
+  const retryAfter = answer.headers['retry-after'];
+  return {
+    status: answer.status,
+    body: parsed,
+    retryAfter: typeof retryAfter === 'string' ? retryAfter : null,
+    headers: answer.headers,
+  };
+}
+
+/**
+ * A file a provider names for download (an export's signed URL): no credentials are sent, as
+ * the URL is its own authority and may be on another host. Gunzipped when it is gzip (by its
+ * magic bytes: storage hosts label it variously); `maxBytes` bounds it before and after.
+ */
+export async function download(url: URL, options: ProviderHttpOptions, maxBytes: number): Promise<Buffer> {
+  const answer = await exchange('GET', url, {}, options, maxBytes);
+  if (answer.status >= 500 || answer.status === 429)
+    throw new ProviderError('unavailable', `the download from ${url.host} answered ${answer.status}`);
+  if (answer.status !== 200)
+    throw new ProviderError('failed', `the download from ${url.host} answered ${answer.status}`);
+  if (answer.bytes[0] !== 0x1f || answer.bytes[1] !== 0x8b) return answer.bytes;
+  try {
+    return gunzipSync(answer.bytes, { maxOutputLength: maxBytes });
+  } catch (error) {
+    throw new ProviderError('failed', `the download from ${url.host} is no readable gzip: ${(error as Error).message}`);
+  }
+}
+
+function exchange(
+  method: 'GET' | 'POST',
+  url: URL,
+  headers: Record<string, string>,
+  options: ProviderHttpOptions,
+  maxBytes: number,
+  body?: unknown,
+): Promise<{ status: number; bytes: Buffer; headers: http.IncomingHttpHeaders }> {
   const client = url.protocol === 'https:' ? https : http;
+  const payload = body === undefined ? null : Buffer.from(JSON.stringify(body));
   return new Promise((resolve, reject) => {
     const req = client.request(url, {
-      method: 'GET',
+      method,
       agent: url.protocol === 'https:' ? options.agents.https : options.agents.http,
-      headers: { accept: 'application/json', ...headers },
+      headers: {
+        accept: 'application/json',
+        ...(payload ? { 'content-type': 'application/json', 'content-length': String(payload.length) } : {}),
+        ...headers,
+      },
     });
     const timer = setTimeout(
       () => req.destroy(new ProviderError('unavailable', `no answer within ${options.timeoutMs} ms`)),
@@ -46,37 +132,22 @@ export function getJson(url: URL, headers: Record<string, string>, options: Prov
       let size = 0;
       res.on('data', (chunk: Buffer) => {
         size += chunk.length;
-        if (size > options.maxBytes) {
-          req.destroy(
-            new ProviderError('failed', `the answer of ${url.pathname} is larger than ${options.maxBytes} bytes`),
-          );
+        if (size > maxBytes) {
+          req.destroy(new ProviderError('failed', `the answer of ${url.pathname} is larger than ${maxBytes} bytes`));
           return;
         }
         chunks.push(chunk);
       });
       res.on('end', () => {
         clearTimeout(timer);
-        const text = Buffer.concat(chunks).toString('utf8');
-        let body: unknown = text;
-        try {
-          body = text === '' ? null : JSON.parse(text);
-        } catch {
-          // Left as text: error answers of some providers are plain text.
-        }
-        const retryAfter = res.headers['retry-after'];
-        resolve({
-          status: res.statusCode ?? 0,
-          body,
-          retryAfter: typeof retryAfter === 'string' ? retryAfter : null,
-          headers: res.headers,
-        });
+        resolve({ status: res.statusCode ?? 0, bytes: Buffer.concat(chunks), headers: res.headers });
       });
       res.on('error', (error) => {
         clearTimeout(timer);
         reject(new ProviderError('unavailable', `the answer of ${url.host} broke off: ${error.message}`));
       });
     });
-    req.end();
+    req.end(payload ?? undefined);
   });
 }
 

@@ -21,6 +21,8 @@ export interface ProviderClient {
 export interface SourcePage {
   items: SourceItem[];
   next: string | null;
+  /** Ask for `next` only after this long: the provider is still preparing it (an export job). */
+  waitMs?: number;
 }
 
 export type SourceItem =

@@ -1,6 +1,6 @@
 import type { ProviderName } from '../../domain/provider-imports/providers.ts';
 import { createOutboundAgents } from '../net/outbound-url.ts';
-import type { ProviderHttpOptions } from './http.ts';
+import { KeptFiles, type ProviderHttpOptions } from './http.ts';
 import type { ProviderClient, ProviderConnector } from './port.ts';
 import { BREVO_BASE_URL, brevoClient } from './brevo.ts';
 import { MAILGUN_BASE_URL, mailgunClient } from './mailgun.ts';
@@ -38,7 +38,12 @@ const ADAPTERS: Record<ProviderName, (base: string, apiKey: string, http: Provid
  */
 export function openProviderConnector(config: ProviderConfig = {}): { connect: ProviderConnector; close(): void } {
   const agents = createOutboundAgents({ allowPrivate: config.allowPrivate ?? false });
-  const http: ProviderHttpOptions = { agents, timeoutMs: config.timeoutMs ?? 30_000, maxBytes: 32 * 1024 * 1024 };
+  const http: ProviderHttpOptions = {
+    agents,
+    timeoutMs: config.timeoutMs ?? 30_000,
+    maxBytes: 32 * 1024 * 1024,
+    kept: new KeptFiles(),
+  };
   return {
     connect(provider, apiKey) {
       return ADAPTERS[provider](config.baseUrls?.[provider] ?? DEFAULT_BASE_URLS[provider], apiKey, http);

@@ -229,7 +229,7 @@ export class ProviderImportProcess {
     await writes.settled();
     const marked = { resource, ids: seen };
     if (page.next === null) return this.nextResource(run, actor, report, marked);
-    return this.advance(run, { status: 'running', cursor: page.next, report, seen: marked });
+    return this.advance(run, { status: 'running', cursor: page.next, report, seen: marked }, page.waitMs ?? 0);
   }
 
   private async nextResource(

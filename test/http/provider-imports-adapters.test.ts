@@ -309,7 +309,15 @@ t.test('SendGrid: scopes, a send-only key, and an import of all it offers with a
     h.request(ws.apiKey, 'POST', '/provider-imports/inspect', { provider: 'sendgrid', apiKey });
   const inspected = await inspect(SENDGRID_KEYS.full);
   t.equal(inspected.statusCode, 200, inspected.body);
-  t.same(inspected.json().resources, ['suppressions', 'audiences', 'templates', 'webhooks', 'domains', 'api-keys']);
+  t.same(inspected.json().resources, [
+    'suppressions',
+    'audiences',
+    'contacts',
+    'templates',
+    'webhooks',
+    'domains',
+    'api-keys',
+  ]);
   t.match(inspected.json().counts, {
     suppressions: { count: 521, more: true },
     audiences: { count: 3, more: false },
@@ -338,6 +346,11 @@ t.test('SendGrid: scopes, a send-only key, and an import of all it offers with a
   t.equal(done.status, 'completed', JSON.stringify(done));
   t.same(done.report.suppressions, { imported: 641, existing: 0, failed: 0 }, 'bounces past a page, blocks left out');
   t.same(done.report.audiences, { imported: 3, existing: 0, failed: 0 });
+  t.same(
+    done.report.contacts,
+    { imported: 0, existing: 0, failed: 0, unsubscribed: 0 },
+    'no contacts seeded here (provider-imports-sendgrid-contacts.test.ts)',
+  );
   t.same(done.report.templates, { imported: 1, existing: 0, failed: 0 });
   t.same(done.report.webhooks, { imported: 1, existing: 0, failed: 0 });
   t.same(

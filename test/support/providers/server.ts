@@ -7,6 +7,10 @@ export interface SeenRequest {
   path: string;
   query: URLSearchParams;
   headers: http.IncomingHttpHeaders;
+  /** The request's body as text (empty for a GET). */
+  body: string;
+  /** When it arrived (ms since the epoch). */
+  at: number;
 }
 
 export interface Answer {
@@ -45,11 +49,17 @@ export async function startProviderServer(
   let open: () => void = () => {};
   const server = http.createServer(async (req, res) => {
     const url = new URL(req.url ?? '/', 'http://loopback');
-    const request = { method: req.method ?? 'GET', path: url.pathname, query: url.searchParams, headers: req.headers };
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    const request = {
+      method: req.method ?? 'GET',
+      path: url.pathname,
+      query: url.searchParams,
+      headers: req.headers,
+      body: Buffer.concat(chunks).toString('utf8'),
+      at: Date.now(),
+    };
     seen.push(request);
-    for await (const _ of req) {
-      // Drained: the adapters only GET.
-    }
     if (gate) await gate;
     let answer: Answer;
     if (throttled > 0 && throttleAfter === 0) {
@@ -63,9 +73,15 @@ export async function startProviderServer(
         answer = { status: 500, body: { message: String(error) } };
       }
     }
-    const body = typeof answer.body === 'string' ? answer.body : JSON.stringify(answer.body);
+    const raw = Buffer.isBuffer(answer.body);
+    const body =
+      raw || typeof answer.body === 'string' ? (answer.body as string | Buffer) : JSON.stringify(answer.body);
     res.writeHead(answer.status, {
-      'content-type': typeof answer.body === 'string' ? 'text/plain' : 'application/json',
+      'content-type': raw
+        ? 'application/octet-stream'
+        : typeof answer.body === 'string'
+          ? 'text/plain'
+          : 'application/json',
       ...answer.headers,
     });
     res.end(body);
