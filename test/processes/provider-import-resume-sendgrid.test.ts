@@ -1,0 +1,93 @@
+import { fork, type ChildProcess } from 'node:child_process';
+import { chmod, mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import t from 'tap';
+import { startTestApp } from '../support/app.ts';
+import { runnable } from '../support/paths.ts';
+import { SENDGRID_KEYS, sendgridData, startSendgridServer } from '../support/providers/sendgrid.ts';
+import { eventually } from '../support/receiver.ts';
+
+/** The service in a process of its own, so it can die by SIGKILL mid-import. */
+function startService(databaseUrl: string, options: object): { child: ChildProcess; ready: Promise<unknown> } {
+  const child = fork(runnable('test/support/service-process'), [databaseUrl, '0', JSON.stringify(options)], {
+    stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+  });
+  const ready = new Promise((resolve, reject) => {
+    child.on('message', (m: { type: string }) => m.type === 'ready' && resolve(m));
+    child.on('exit', (code) => reject(new Error(`service exited with ${code} before it was ready`)));
+  });
+  return { child, ready };
+}
+
+t.test('a SendGrid export killed after its download, resumed by another process: nothing twice', async (t) => {
+  const data = sendgridData(0, 900);
+  const sendgrid = await startSendgridServer(t, data);
+  const providerImports = { baseUrls: { sendgrid: sendgrid.url }, allowPrivate: true, pollMs: 20 };
+  const dataDir = await mkdtemp(path.join(os.tmpdir(), 'wms-provider-import-'));
+  await chmod(dataDir, 0o755);
+  t.teardown(() => rm(dataDir, { recursive: true, force: true }));
+  const h = await startTestApp(t, { deliver: false, dataDir, providerImports });
+  const ws = await h.workspace();
+  const pool = h.system.database.pool;
+  const optedOut = new Set([
+    ...data.suppressions.unsubscribes!.map((u) => u.email.toLowerCase()),
+    ...data.groupSuppressions.map((g) => g.email.toLowerCase()),
+  ]);
+  const subscribed = data.contacts.filter((c) => !optedOut.has(c.email.toLowerCase())).length;
+  const contactsMade = async () =>
+    Number(
+      (
+        await pool.query(
+          "SELECT count(*) AS n FROM es_events WHERE type = 'ContactCreated' AND metadata->>'workspaceId' = $1",
+          [ws.workspaceId],
+        )
+      ).rows[0].n,
+    );
+
+  const options = { dataDir, poolSize: 8, providerImports };
+  const first = startService(h.url, options);
+  t.teardown(() => void first.child.kill('SIGKILL'));
+  await first.ready;
+  const made = await h.request(ws.apiKey, 'POST', '/provider-imports', {
+    provider: 'sendgrid',
+    apiKey: SENDGRID_KEYS.full,
+    resources: ['audiences', 'contacts'],
+  });
+  t.equal(made.statusCode, 201, made.body);
+  const id = made.json().id;
+
+  // The first list's file (some 300 rows, one page) is downloaded and being applied.
+  await eventually(async () => (await contactsMade()) >= 100, 200_000);
+  first.child.kill('SIGKILL');
+  await new Promise((r) => first.child.once('exit', r));
+  const atKill = await contactsMade();
+  t.comment(`killed with ${atKill} contacts made`);
+  t.not((await h.request(ws.apiKey, 'GET', `/provider-imports/${id}`)).json().status, 'completed', 'killed mid-way');
+
+  const second = startService(h.url, options);
+  t.teardown(() => void second.child.kill('SIGKILL'));
+  await second.ready;
+  const done = await eventually(async () => {
+    const got = (await h.request(ws.apiKey, 'GET', `/provider-imports/${id}`)).json();
+    return got.status === 'completed' ? got : null;
+  }, 240_000);
+  t.same(done.report.contacts, {
+    imported: subscribed,
+    existing: 0,
+    failed: 0,
+    unsubscribed: data.contacts.length - subscribed,
+  });
+  t.equal(await contactsMade(), subscribed, 'one ContactCreated per subscribed person');
+  const downloads = sendgrid.seen.filter((r) => r.path.startsWith('/exports/')).map((r) => r.path);
+  t.ok(
+    downloads.some((p, i) => downloads.indexOf(p) !== i),
+    `the file under way downloaded again after the crash (${downloads.join(', ')})`,
+  );
+  const posts = sendgrid.seen.filter((r) => r.method === 'POST');
+  t.equal(posts.length, 4, 'no export job started twice: three lists and everyone');
+  const list = (await h.request(ws.apiKey, 'GET', '/audiences?limit=100')).json().data;
+  const list2 = list.find((a: { name: string }) => a.name === 'SendGrid list 2');
+  const member = (await h.request(ws.apiKey, 'GET', '/contacts/person5@sg-contacts.test')).json();
+  t.ok(member.audienceIds.includes(list2.id), 'a person of two lists is in both audiences');
+});
