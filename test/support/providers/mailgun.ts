@@ -25,9 +25,12 @@ export interface MailgunData {
 const at = () => new Date().toUTCString();
 const pad = (i: number) => String(i).padStart(4, '0');
 
-/** Seed: two domains with suppressions (one address on both), two lists sharing members, templates, webhooks, keys. */
-export function mailgunData(): MailgunData {
-  const bounces = (d: string, n: number) =>
+/**
+ * Seed: two domains with suppressions (`bounces` bounces on the first, one address on both), two
+ * lists sharing members, templates, webhooks, keys.
+ */
+export function mailgunData(bounces = 130): MailgunData {
+  const bounced = (d: string, n: number) =>
     Array.from({ length: n }, (_, i) => ({
       address: `bounce${pad(i)}@${d}`,
       code: '550',
@@ -51,7 +54,7 @@ export function mailgunData(): MailgunData {
       [
         'mg1.example.net',
         {
-          bounces: bounces('mg1.example.net', 130),
+          bounces: bounced('mg1.example.net', bounces),
           complaints: Array.from({ length: 10 }, (_, i) => ({
             address: `complaint${pad(i)}@x.test`,
             created_at: at(),
@@ -62,7 +65,7 @@ export function mailgunData(): MailgunData {
       [
         'mg2.example.net',
         {
-          bounces: bounces('mg2.example.net', 20),
+          bounces: bounced('mg2.example.net', 20),
           complaints: [{ address: 'complaint0000@x.test', created_at: at() }],
           unsubscribes: [],
         },
