@@ -23,6 +23,7 @@ const system = await openSystem(database.url, {
   publicUrl: config.publicUrl,
   sending: { monthlyAllowance: config.sendMonthlyAllowance },
   ai: { endpoint: config.ai, dailyActions: config.aiDailyActions },
+  tempMail: { domain: config.tempMailDomain },
 });
 const app = await serve(system, { logger: { level: config.logLevel } });
 const address = await app.listen({ port: config.port, host: config.host });

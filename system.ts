@@ -112,6 +112,9 @@ import {
   SignInMailProcess,
 } from './processes/accounts/sign-in-mail.ts';
 import { ContactEventRetention } from './processes/contact-events/retention.ts';
+import { DEFAULT_TEMP_INBOX_RETENTION_EVERY_MS, TempInboxRetention } from './processes/temp-inboxes/retention.ts';
+import { tempInboxRoute } from './commands/temp-inboxes/inbound.ts';
+import { TEMP_INBOX_LIFETIME_MS } from './domain/temp-inboxes/rules.ts';
 import {
   DEFAULT_INVITATION_MAIL_OPTIONS,
   type InvitationMailOptions,
@@ -192,6 +195,8 @@ export interface System {
   providerImports: ProviderImportPorts;
   /** Mailbox imports: uploads wait under `<dataDir>/imports/<importId>` until the import settles. */
   mailboxImports: MailboxImportPorts;
+  /** Disposable inboxes: `TEMP_MAIL_DOMAIN` (null: off) and how long an inbox lives. */
+  tempMail: { domain: string | null; lifetimeMs: number };
   close(): Promise<void>;
 }
 
@@ -274,6 +279,12 @@ export interface SystemOptions {
   sentMail?: Partial<SentMailOptions>;
   /** Appending the pauses of sending lanes the guard finds owed. */
   lanePauses?: Partial<LanePauseOptions>;
+  /**
+   * Disposable inboxes: `domain` is `TEMP_MAIL_DOMAIN` (without it POST /temp-mail/inboxes answers
+   * 409 `temp_mail_not_configured`); an inbox lives `lifetimeMs` (an hour); expired ones are
+   * deleted every `retentionEveryMs` (a minute).
+   */
+  tempMail?: { domain?: string; lifetimeMs?: number; retentionEveryMs?: number };
 }
 
 export async function openSystem(databaseUrl: string, options: SystemOptions = {}): Promise<System> {
@@ -327,6 +338,7 @@ export async function openSystem(databaseUrl: string, options: SystemOptions = {
     secrets: vault,
     hosts: options.mailHosts ?? readConfig({}).mailHosts,
     newDkimKey: generateDkimKeyPair,
+    disposableDomain: options.tempMail?.domain?.toLowerCase() ?? null,
   };
   const mail = openMailSender({
     smtpUrl: options.smtpUrl,
@@ -377,6 +389,15 @@ export async function openSystem(databaseUrl: string, options: SystemOptions = {
     purgeStore: !options.eventStoreUrl,
   });
   if (options.deliver !== false) retention.start();
+  const tempMail = {
+    domain: options.tempMail?.domain?.toLowerCase() ?? null,
+    lifetimeMs: options.tempMail?.lifetimeMs ?? TEMP_INBOX_LIFETIME_MS,
+  };
+  const tempInboxRetention = new TempInboxRetention(database.pool, commands, {
+    everyMs: options.tempMail?.retentionEveryMs ?? DEFAULT_TEMP_INBOX_RETENTION_EVERY_MS,
+    purgeStore: !options.eventStoreUrl,
+  });
+  if (options.deliver !== false) tempInboxRetention.start();
   const domainChecks = new DomainCheckProcess(
     { pool: database.pool, bus, commands, ports: domains },
     { ...DEFAULT_DOMAIN_CHECK_OPTIONS, ...options.domainChecks },
@@ -509,6 +530,7 @@ export async function openSystem(databaseUrl: string, options: SystemOptions = {
     ai,
     providerImports,
     mailboxImports,
+    tempMail,
     async close() {
       await exportRuns.stop();
       await mailboxImportRuns.stop();
@@ -523,6 +545,7 @@ export async function openSystem(databaseUrl: string, options: SystemOptions = {
       await automationRuns.stop();
       await broadcasts.stop();
       await retention.stop();
+      await tempInboxRetention.stop();
       await domainChecks.stop();
       await consentMails.stop();
       await invitationMails.stop();
@@ -566,6 +589,7 @@ export function serve(system: System, options: { logger?: boolean | object } = {
       ai: system.ai,
       providerImports: system.providerImports,
       mailboxImports: system.mailboxImports,
+      tempMail: system.tempMail,
       parseMessage: async (raw) => (await parseMessage(system.blobs, Readable.from([raw]), raw.length)).summary,
     },
     options,
@@ -656,8 +680,23 @@ export function startInbound(system: System, options: InboundOptions): Promise<I
     rules: ruleRunPorts(system),
   });
   // Return-path mail (bounces, feedback reports) is ours to read, never a mailbox's.
+  // The disposable domain is no workspace's: its mail never reaches the return path or the mailboxes.
+  const domain = system.tempMail.domain;
+  const tempInboxes =
+    domain === null
+      ? []
+      : [
+          anyRoute(
+            tempInboxRoute({
+              commands: system.commands,
+              domain,
+              parse: (raw, size) => parseMessage(system.blobs, raw, size),
+            }),
+          ),
+        ];
   const { policy, handler } = routeInbound([
     ...(options.routes ?? []),
+    ...tempInboxes,
     anyRoute(returnPathRoute(system.commands)),
     anyRoute(mailboxes),
   ]);

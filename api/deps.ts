@@ -56,6 +56,8 @@ export interface ApiDeps {
   providerImports: ProviderImportPorts;
   /** Mailbox imports: where uploads wait, and the size of their parts. */
   mailboxImports: MailboxImportPorts;
+  /** Disposable inboxes: `TEMP_MAIL_DOMAIN` (null: off) and how long an inbox lives. */
+  tempMail: { domain: string | null; lifetimeMs: number };
   /** Reads a pasted message for a rules dry run (infra/inbound/summary.ts; its attachments go to the blob store). */
   parseMessage(raw: Buffer): Promise<MessageSummary>;
 }

@@ -39,6 +39,7 @@ import { emails } from './routes/emails/index.ts';
 import { files } from './routes/files/index.ts';
 import { suppressions } from './routes/suppressions/index.ts';
 import { templateMail } from './routes/template-mail/index.ts';
+import { registerTempMailRoutes } from './routes/temp-mail/index.ts';
 import { templates } from './routes/templates/index.ts';
 import { webhooks } from './routes/webhooks/index.ts';
 
@@ -107,5 +108,6 @@ export async function buildServer(
   registerUnsubscribePages(app, deps);
   registerTrackingRoutes(app, deps);
   registerTemplateImages(app, deps);
+  registerTempMailRoutes(app, deps);
   return app;
 }

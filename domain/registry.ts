@@ -30,6 +30,7 @@ import { unsubscribeEvents } from './unsubscribes/events.ts';
 import { templateNameEvents } from './template-names/events.ts';
 import { templateUseEvents } from './template-uses/events.ts';
 import { templateEvents } from './templates/events.ts';
+import { tempInboxEvents } from './temp-inboxes/events.ts';
 import { ruleEvents } from './rules/events.ts';
 import { threadEvents } from './threads/events.ts';
 import { webhookEvents } from './webhooks/events.ts';
@@ -72,6 +73,7 @@ const definitions = [
   ...draftEvents,
   ...accountEvents,
   ...memberEvents,
+  ...tempInboxEvents,
 ];
 
 export const registry = new EventRegistry(definitions);

@@ -5,6 +5,7 @@ import type { OpenAiConfig } from './ai/openai.ts';
 import { parseDnsServers } from './dns/resolver.ts';
 import type { DeliveryConfig } from './outbound/select.ts';
 import { PROVIDERS } from '../domain/provider-imports/providers.ts';
+import { checkDomainName } from '../domain/domains/name.ts';
 import type { ProviderConfig } from './providers/select.ts';
 
 /** Everything the process reads from its environment, read once at start-up. */
@@ -63,6 +64,11 @@ export interface Config {
   blobS3Url: string | undefined;
   /** `SPAM_FILTER_URL`: rspamd's normal worker (`http://host:11333`); without it, authentication alone. */
   spamFilterUrl: string | undefined;
+  /**
+   * `TEMP_MAIL_DOMAIN`: the service's disposable domain (its MX is this service's inbound listener);
+   * without it POST /temp-mail/inboxes answers 409 `temp_mail_not_configured`.
+   */
+  tempMailDomain: string | undefined;
   /** `SEND_MONTHLY_ALLOWANCE`: live messages a workspace may send per calendar month (UTC); default 1,000,000. */
   sendMonthlyAllowance: number;
   /**
@@ -133,6 +139,7 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
     },
     blobS3Url: env.BLOB_S3_URL || undefined,
     spamFilterUrl: env.SPAM_FILTER_URL || undefined,
+    tempMailDomain: tempMailDomain(env.TEMP_MAIL_DOMAIN),
     sendMonthlyAllowance: positiveInteger(
       'SEND_MONTHLY_ALLOWANCE',
       env.SEND_MONTHLY_ALLOWANCE,
@@ -202,4 +209,16 @@ function submissionTls(keyFile: string | undefined, certFile: string | undefined
   if (!keyFile && !certFile) return null;
   if (!keyFile || !certFile) throw new Error('SUBMISSION_TLS_KEY and SUBMISSION_TLS_CERT go together');
   return { keyFile, certFile };
+}
+
+/**
+ * A domain as a workspace's would be checked (under a public suffix, punycode): the listener takes
+ * mail only for such names (commands/threads/inbound.ts `recipientAddress`).
+ */
+function tempMailDomain(value: string | undefined): string | undefined {
+  if (!value) return undefined;
+  const checked = checkDomainName(value);
+  if (!checked.ok)
+    throw new Error(`TEMP_MAIL_DOMAIN must be a domain name (such as temp.example.com): ${checked.reason}`);
+  return checked.domain;
 }

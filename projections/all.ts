@@ -1,4 +1,5 @@
 import { accountsProjector } from './accounts/projector.ts';
+import { tempInboxesProjector } from './temp-inboxes/projector.ts';
 import { addressesProjector } from './addresses/projector.ts';
 import { apiKeysProjector } from './api-keys/projector.ts';
 import { automationsProjector } from './automations/projector.ts';
@@ -54,4 +55,5 @@ export const projectors: readonly Projector[] = [
   draftsProjector,
   membersProjector,
   accountsProjector,
+  tempInboxesProjector,
 ];

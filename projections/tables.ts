@@ -1,4 +1,5 @@
 import type { AccountsTables } from './accounts/tables.ts';
+import type { TempInboxesTables } from './temp-inboxes/tables.ts';
 import type { AddressesTables } from './addresses/tables.ts';
 import type { ApiKeysTables } from './api-keys/tables.ts';
 import type { AutomationsTables } from './automations/tables.ts';
@@ -56,7 +57,8 @@ export type ReadModels = Flat<
     FilesTables &
     DraftsTables &
     MembersTables &
-    AccountsTables
+    AccountsTables &
+    TempInboxesTables
 >;
 
 /** One object type, as Kysely's `withTables` wants (an intersection of interfaces has no index signature). */

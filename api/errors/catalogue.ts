@@ -257,6 +257,10 @@ const TABLE = {
     409,
     'A request with this Idempotency-Key is still being answered; retry after Retry-After seconds to get its answer.',
   ],
+  temp_inbox_rate_limited: [
+    429,
+    'At most 10 disposable inboxes per 10 minutes from one network (IPv4 /24, IPv6 /56); see Retry-After.',
+  ],
   event_rate_limited: [
     429,
     'More than 600 contact events per minute for this key (a batch counts as its size); nothing was stored. See Retry-After.',
@@ -272,6 +276,7 @@ const TABLE = {
   ],
   translation_not_configured: [409, 'Translation needs an AI provider, and none is configured for this service.'],
   ai_not_configured: [409, 'The operation needs an AI model, and none is configured for this service.'],
+  temp_mail_not_configured: [409, 'This service has no disposable domain: disposable inboxes are off.'],
   unknown_language: [422, '`translate.to` is not a BCP 47 tag of a language we know (such as `de` or `pt-BR`).'],
   translation_too_long: [
     422,

@@ -29,6 +29,11 @@ export interface DomainPorts {
   hosts: MailHosts;
   /** A fresh 2048-bit RSA pair (infra/dkim/keys.ts). */
   newDkimKey(): Promise<{ privateKeyPem: string; publicKey: string }>;
+  /**
+   * The service's disposable domain (`TEMP_MAIL_DOMAIN`): no workspace may add it or a name under
+   * it, so no address there, and no credential, can ever send as a disposable inbox.
+   */
+  disposableDomain?: string | null;
 }
 
 /** Where a DKIM private key lives in the vault. The domain id keeps an operator's view readable. */
@@ -102,6 +107,9 @@ export async function addDomain(
   now: string,
 ): Promise<string> {
   const domain = domainNameOrFail(input.domain);
+  const disposable = ports.disposableDomain;
+  if (disposable && (domain === disposable || domain.endsWith(`.${disposable}`)))
+    fail('domain_in_use', `${domain} is the service's disposable domain.`, 'domain');
   const domainId = newId.domain();
   const reservation = { name: domain, use: 'domain' as const, domainId, now };
   await reserveName(ctx, actor, reservation, true);

@@ -76,6 +76,10 @@ export const ID_KINDS = {
   importedMessage: { prefix: 'mes_', body: 'hex24', from: 'digest' },
   /** A workspace export (domain/exports). */
   export: { prefix: 'exp_', body: 'hex24', from: 'random' },
+  /** A disposable inbox (domain/temp-inboxes), of no workspace. */
+  tempInbox: { prefix: 'tin_', body: 'hex24', from: 'random' },
+  /** A message kept by a disposable inbox. */
+  tempMessage: { prefix: 'tim_', body: 'hex24', from: 'random' },
 } as const satisfies Record<string, { prefix: string; body: Body; from: 'random' | 'digest' }>;
 
 export type IdKind = keyof typeof ID_KINDS;

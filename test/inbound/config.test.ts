@@ -35,3 +35,11 @@ t.test('PUBLIC_URL: https only, default https://MAIL_HOSTNAME', async (t) => {
   t.throws(() => readConfig({ PUBLIC_URL: 'http://mail.example.com' }), /PUBLIC_URL must be an https URL/);
   t.throws(() => readConfig({ PUBLIC_URL: 'mail.example.com' }), /PUBLIC_URL must be an https URL/);
 });
+
+t.test('TEMP_MAIL_DOMAIN: a domain under a public suffix, lower case, punycode', async (t) => {
+  t.equal(readConfig({}).tempMailDomain, undefined);
+  t.equal(readConfig({ TEMP_MAIL_DOMAIN: 'Temp.Example.com.' }).tempMailDomain, 'temp.example.com');
+  t.equal(readConfig({ TEMP_MAIL_DOMAIN: 'tëmp.example.com' }).tempMailDomain, 'xn--tmp-jma.example.com');
+  t.throws(() => readConfig({ TEMP_MAIL_DOMAIN: 'localhost' }), /TEMP_MAIL_DOMAIN must be a domain name/);
+  t.throws(() => readConfig({ TEMP_MAIL_DOMAIN: 'temp.invalid-suffix-zz' }), /TEMP_MAIL_DOMAIN must be a domain name/);
+});

@@ -14,6 +14,7 @@ import { deleteThread, fileMessage, updateThread } from '../../commands/threads/
 import { mailboxLookups, ruleRunPorts } from '../../system.ts';
 import { arrivingMessage } from '../support/inbound.ts';
 import { rebuildProjection } from '../../projections/rebuild.ts';
+import { createTempInbox, expireTempInbox, receiveTempMail } from '../../commands/temp-inboxes/handlers.ts';
 import { startTestApp } from '../support/app.ts';
 import { RESEND_KEYS, resendData, startResendServer } from '../support/providers/resend.ts';
 import { settledBroadcast } from '../support/broadcasts.ts';
@@ -29,6 +30,20 @@ t.test('a rebuilt read model equals the live one, and swaps in while the server 
   const h = await startTestApp(t, {
     providerImports: { baseUrls: { resend: resend.url }, allowPrivate: true, pollMs: 20 },
   });
+  // A disposable inbox with a message, and one gone at its expiry (temp inboxes). First: the
+  // workspaces' export below runs on in the background, and its timing is left as it was.
+  const tempInbox = (lifetimeMs: number) =>
+    createTempInbox(
+      h.system.commands,
+      { network: '192.0.2.0/24', domain: 'disposable.example.net', lifetimeMs },
+      new Date().toISOString(),
+    );
+  const keptInbox = await tempInbox(3_600_000);
+  const tempMail = { mailFrom: 'olga@outside.test', raw: { sha256: 'a'.repeat(64), size: 100 } };
+  const { summary } = arrivingMessage('t1@outside.test');
+  await receiveTempMail(h.system.commands, keptInbox.inboxId, { ...tempMail, summary }, new Date().toISOString());
+  const expiring = await tempInbox(1);
+  await expireTempInbox(h.system.commands, expiring.inboxId, new Date(Date.now() + 1000).toISOString());
   const keys = [];
   for (let w = 0; w < 3; w++) {
     const ws = await h.workspace();
