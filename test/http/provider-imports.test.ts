@@ -5,7 +5,8 @@ import { walkPages } from '../support/paging.ts';
 import { RESEND_KEYS, resendData, startResendServer } from '../support/providers/resend.ts';
 import { eventually } from '../support/receiver.ts';
 
-const data = resendData({ audiences: 3, perAudience: 130, unsubscribedEvery: 10 });
+const PER_AUDIENCE = 400;
+const data = resendData({ audiences: 3, perAudience: PER_AUDIENCE, unsubscribedEvery: 10 });
 const resend = await startResendServer(t, data);
 const h = await startTestApp(t, {
   providerImports: {
@@ -268,9 +269,11 @@ t.test('an import from Resend end to end, a 429 in the middle, and a re-run that
     ['Resend list 0', 'Resend list 1', 'Resend list 2'],
   );
   const list1 = audiences.find((a: { name: string }) => a.name === 'Resend list 1');
-  const shared = await h.request(ws.apiKey, 'GET', `/contacts/${encodeURIComponent('person126@example.test')}`);
+  // The first five of each list are the last five of the one before.
+  const n = PER_AUDIENCE - 4;
+  const shared = await h.request(ws.apiKey, 'GET', `/contacts/${encodeURIComponent(`person${n}@example.test`)}`);
   t.equal(shared.statusCode, 200, shared.body);
-  t.equal(shared.json().name, 'First126 Last126', 'names joined');
+  t.equal(shared.json().name, `First${n} Last${n}`, 'names joined');
   t.ok(shared.json().audienceIds?.includes(list1.id) ?? true, 'in the second list too');
   t.equal(
     (await h.request(ws.apiKey, 'GET', `/contacts/${encodeURIComponent('person9@example.test')}`)).statusCode,
