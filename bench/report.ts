@@ -260,7 +260,14 @@ const PEERS: Record<string, Peer> = {
     keepRow: true,
   },
   'export.zip': {
-    find: (l, all) => (l.library === 'yazl' ? undefined : find('export.zip', (p) => p.library === 'yazl')(l, all)),
+    // The yazl run just before: each round's pair ran back to back.
+    find: (l, all) =>
+      l.library === 'yazl'
+        ? undefined
+        : all
+            .slice(0, all.indexOf(l))
+            .reverse()
+            .find((p) => p.bench === 'export.zip' && p.library === 'yazl'),
     name: () => 'yazl',
     rate: 'inMbPerSec',
     keepRow: true,
