@@ -30,11 +30,12 @@
  *   broadcasts          a broadcast to 100,000 contacts (BROADCAST_RECIPIENTS) through sendEmail and delivery to a
  *                       loopback MX: recipients/s from the create to the last 250, RSS, p50/p99 of a GET meanwhile
  *
- *   mailbox-import      a generated mbox (MAILBOX_IMPORT_BYTES, default 2G; `200M,1G` runs each) through POST /imports/upload
- *                       and the import process: MB/s, messages/s, the server's RSS peak; mailparser and mailsplit alone as the floor
+ *   mailbox-import      a generated mbox (MAILBOX_IMPORT_BYTES, default 2G; `200M,1G` runs each), bare and in a tgz
+ *                       (MAILBOX_IMPORT_FORMATS), through POST /imports/upload and the import process: MB/s, messages/s,
+ *                       the server's RSS peak; mailparser and mailsplit alone as the floor
  *   export              an export of 100,000 messages with attachments (EXPORT_MESSAGES; events seeded in SQL, raw
  *                       messages in the blob store): MB/s of zip, seconds, the server's RSS peak; beside it yazl and
- *                       archiver writing the same entries to a sink (ZIP_SMALL_ENTRIES, ZIP_LARGE_ENTRIES)
+ *                       archiver writing the same entries to a sink (ZIP_SMALL_ENTRIES, ZIP_LARGE_ENTRIES; EXPORT_PARTS)
  *
  *   oauth-tokens        GET /suppressions with 600 OAuth access tokens against 600 API keys, 64 connections, alternating
  *                       rounds (tokens made through sign-in, consent with PKCE and the code exchange); refreshes/s
