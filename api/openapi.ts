@@ -44,7 +44,7 @@ export function openApiDocument(
       summary: spec.summary,
       description,
       tags: [resource.tag],
-      security: [{ bearerAuth: [] }],
+      security: spec.open === 'anyone' ? [] : [{ [spec.open ?? 'bearerAuth']: [] }],
       ...(parameters.length > 0 ? { parameters } : {}),
       ...(spec.rawBody
         ? {
@@ -89,6 +89,11 @@ export function openApiDocument(
       schemas: schemas.components(),
       securitySchemes: {
         bearerAuth: { type: 'http', scheme: 'bearer', description: 'An API key: `wms_live_…` or `wms_test_…`.' },
+        tempInboxToken: {
+          type: 'http',
+          scheme: 'bearer',
+          description: 'A disposable inbox’s access token (`wms_tmp_…`), handed out once when it was made.',
+        },
       },
     },
   };

@@ -94,6 +94,13 @@ export interface OperationSpec<P, Q, B> {
   headers?: Record<string, string>;
   /** `Idempotency-Key` handled by api/idempotency.ts: on by default for POST; false for an operation that keeps its own. */
   idempotency?: boolean;
+  /**
+   * An operation that needs no credential of the api (define it with `openOperation`): `anyone`
+   * (POST /temp-mail/inboxes), or `tempInboxToken`, a disposable inbox's own token, which its
+   * handler checks. It has no scope, no policies of its resource and no Idempotency-Key, and is
+   * counted by client address as every request without a key is (api/plugins/auth.ts).
+   */
+  open?: 'anyone' | 'tempInboxToken';
   handler(ctx: RouteContext<P, Q, B>): Promise<unknown>;
 }
 
@@ -103,6 +110,25 @@ export type Operation = OperationSpec<unknown, unknown, unknown>;
 export const operation = <P = Record<string, never>, Q = Record<string, never>, B = undefined>(
   spec: OperationSpec<P, Q, B>,
 ): Operation => spec;
+
+type OpenSpec<P, Q, B> = Omit<
+  OperationSpec<P, Q, B>,
+  'scope' | 'stepUp' | 'openToTestKeys' | 'idempotency' | 'open' | 'handler'
+> & {
+  open: NonNullable<OperationSpec<P, Q, B>['open']>;
+  handler(ctx: Omit<RouteContext<P, Q, B>, 'credential'>): Promise<unknown>;
+};
+
+/** An operation without a credential of the api (`OperationSpec.open`): its handler is given none. */
+export const openOperation = <P = Record<string, never>, Q = Record<string, never>, B = undefined>(
+  spec: OpenSpec<P, Q, B>,
+): Operation =>
+  operation<P, Q, B>({
+    ...spec,
+    scope: null,
+    idempotency: false,
+    handler: ({ credential: _none, ...ctx }) => spec.handler(ctx),
+  });
 
 /**
  * A resource of the api (one folder of api/routes/): its OpenAPI tag, its two policies, declared
@@ -147,17 +173,21 @@ export function mount(app: FastifyInstance, deps: ApiDeps, resource: Resource): 
       });
     } else route(app, deps, resource, spec);
     const idempotent = spec.idempotency ?? spec.method === 'POST';
-    const description = [
-      spec.description ??
-        (spec.scope
-          ? `Scope: ${scopesOf(spec.scope)
-              .map((s) => `\`${s}\``)
-              .join(', ')}.`
-          : 'Needs a credential, no scope.'),
-      spec.stepUp ? 'OAuth tokens need step-up elevation (403 `step_up_required`); API keys are never asked.' : null,
-      narrowedDoc(resource.narrowed, spec.method),
-      modeDoc(resource.modes),
-    ];
+    const description = spec.open
+      ? [spec.description ?? OPEN_DOC[spec.open]]
+      : [
+          spec.description ??
+            (spec.scope
+              ? `Scope: ${scopesOf(spec.scope)
+                  .map((s) => `\`${s}\``)
+                  .join(', ')}.`
+              : 'Needs a credential, no scope.'),
+          spec.stepUp
+            ? 'OAuth tokens need step-up elevation (403 `step_up_required`); API keys are never asked.'
+            : null,
+          narrowedDoc(resource.narrowed, spec.method),
+          modeDoc(resource.modes),
+        ];
     return {
       resource,
       spec,
@@ -167,6 +197,21 @@ export function mount(app: FastifyInstance, deps: ApiDeps, resource: Resource): 
     };
   });
 }
+
+const OPEN_DOC = {
+  anyone: 'Needs no credential.',
+  tempInboxToken: "Needs the inbox's own access token as `Authorization: Bearer <token>`, no key.",
+} as const;
+
+/** An operation without a credential may answer these: the count by client address, an unreadable request or input, a fault, the database away. */
+const OPEN_OPERATION: readonly ErrorCode[] = [
+  'rate_limited',
+  'invalid_request',
+  'invalid_parameter',
+  'unknown_parameter',
+  'internal_error',
+  'unreachable',
+];
 
 /** Any operation may answer these: a credential refused, the rate limit, an unreadable request or input, a fault, the database away. */
 const EVERY_OPERATION: readonly ErrorCode[] = [
@@ -194,11 +239,17 @@ const EVERY_OPERATION: readonly ErrorCode[] = [
  * there is documented here.
  */
 export function errorCodes(resource: Resource, spec: Operation): ErrorCode[] {
-  const codes = new Set<ErrorCode>(EVERY_OPERATION);
+  const codes = new Set<ErrorCode>(spec.open ? OPEN_OPERATION : EVERY_OPERATION);
   const add = (...more: ErrorCode[]) => {
     for (const code of more) codes.add(code);
   };
   const changes = spec.method !== 'GET';
+  if (spec.open) {
+    if (changes) add('malformed_json', 'body_too_large');
+    if (spec.query && 'cursor' in ((spec.query as { shape?: object }).shape ?? {})) add('invalid_cursor');
+    add(...Object.values(spec.issueCodes ?? {}), ...(spec.errors ?? []));
+    return [...codes];
+  }
   // An upload's bytes are read by its own parser, which answers `rawBody.tooLarge` and parses no JSON.
   if (changes && !spec.rawBody) add('malformed_json', 'body_too_large');
   if (resource.narrowed === 'refuse' || (changes && resource.narrowed !== 'open')) add('capability_unsupported');
@@ -228,19 +279,11 @@ function route(app: FastifyInstance, deps: ApiDeps, resource: Resource, spec: Op
   app.route({
     method: spec.method,
     url: spec.url,
-    config: { auth: true, failure: spec.failure },
+    config: { auth: spec.open === undefined, failure: spec.failure },
     ...(spec.bodyLimit ? { bodyLimit: spec.bodyLimit } : {}),
     handler: async (request, reply) => {
-      if (!request.credential) throw new ApiError('missing_api_key', 'Send a key as `Authorization: Bearer <key>`.');
-      const narrowed = narrowedRefusal(resource.narrowed, spec.method, request.credential);
-      if (narrowed) throw narrowed;
-      const credential = modeView(request.credential, partitioned, spec);
-      const lacking = scopesOf(spec.scope).find((s) => !credential.scopes.includes(s));
-      if (lacking) throw new ApiError('insufficient_scope', `This operation needs the \`${lacking}\` scope.`, null);
-      if (spec.stepUp) {
-        const refusal = stepUpRefusal(credential, Date.now());
-        if (refusal) throw new ApiError('step_up_required', refusal, null, 403);
-      }
+      // An open operation's handler (`openOperation`) is given no credential, so none is made up.
+      const credential = spec.open ? (null as unknown as Credential) : authorised(request, resource, spec, partitioned);
       // Every route's input passes here before its schema sees it: the strings PostgreSQL cannot
       // store, and nesting deep enough to exhaust a recursive walk, are refused once for all.
       refuseUnsafeInput('path', request.params);
@@ -263,6 +306,21 @@ function route(app: FastifyInstance, deps: ApiDeps, resource: Resource, spec: Op
       );
     },
   });
+}
+
+/** The request's credential as the operation may use it, or the refusal: credential, narrowing, mode, scope, step-up. */
+function authorised(request: FastifyRequest, resource: Resource, spec: Operation, partitioned: boolean): Credential {
+  if (!request.credential) throw new ApiError('missing_api_key', 'Send a key as `Authorization: Bearer <key>`.');
+  const narrowed = narrowedRefusal(resource.narrowed, spec.method, request.credential);
+  if (narrowed) throw narrowed;
+  const credential = modeView(request.credential, partitioned, spec);
+  const lacking = scopesOf(spec.scope).find((s) => !credential.scopes.includes(s));
+  if (lacking) throw new ApiError('insufficient_scope', `This operation needs the \`${lacking}\` scope.`, null);
+  if (spec.stepUp) {
+    const refusal = stepUpRefusal(credential, Date.now());
+    if (refusal) throw new ApiError('step_up_required', refusal, null, 403);
+  }
+  return credential;
 }
 
 /** The scopes an operation needs: none, one, or every one of a list. */

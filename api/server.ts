@@ -39,7 +39,7 @@ import { emails } from './routes/emails/index.ts';
 import { files } from './routes/files/index.ts';
 import { suppressions } from './routes/suppressions/index.ts';
 import { templateMail } from './routes/template-mail/index.ts';
-import { registerTempMailRoutes } from './routes/temp-mail/index.ts';
+import { tempMail } from './routes/temp-mail/index.ts';
 import { templates } from './routes/templates/index.ts';
 import { webhooks } from './routes/webhooks/index.ts';
 
@@ -72,6 +72,7 @@ const RESOURCES = [
   files,
   drafts,
   members,
+  tempMail,
 ];
 
 export async function buildServer(
@@ -108,6 +109,5 @@ export async function buildServer(
   registerUnsubscribePages(app, deps);
   registerTrackingRoutes(app, deps);
   registerTemplateImages(app, deps);
-  registerTempMailRoutes(app, deps);
   return app;
 }

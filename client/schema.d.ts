@@ -2642,6 +2642,106 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/temp-mail/inboxes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create a disposable inbox
+         * @description Needs no credential. An inbox on the service’s disposable domain that lives an hour, with its access token, shown only here. 10 per 10 minutes per network (IPv4 /24, IPv6 /56), else 429 `temp_inbox_rate_limited` with Retry-After; 409 `temp_mail_not_configured` when the service has no disposable domain. Such an inbox only receives.
+         */
+        post: operations["createTempInbox"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/temp-mail/inboxes/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read a disposable inbox
+         * @description Needs the inbox's own access token as `Authorization: Bearer <token>`, no key.
+         */
+        get: operations["getTempInbox"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/temp-mail/inboxes/{id}/messages": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the messages of a disposable inbox
+         * @description Needs the inbox's own access token as `Authorization: Bearer <token>`, no key.
+         */
+        get: operations["listTempInboxMessages"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/temp-mail/inboxes/{id}/messages/{messageId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read a message of a disposable inbox
+         * @description Needs the inbox's own access token as `Authorization: Bearer <token>`, no key.
+         */
+        get: operations["getTempInboxMessage"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/temp-mail/inboxes/{id}/messages/{messageId}/raw": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Download a message of a disposable inbox
+         * @description Needs the inbox's own access token as `Authorization: Bearer <token>`, no key. The message as it arrived, after our `Return-Path` and `Received` lines.
+         */
+        get: operations["downloadTempInboxMessage"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -38952,6 +39052,799 @@ export interface operations {
                             type?: "validation_error";
                             /** @enum {string} */
                             code?: "capability_unsupported" | "invalid_parameter" | "member_is_owner" | "unknown_parameter";
+                        };
+                    };
+                };
+            };
+            /** @description `rate_limited`: see /docs/errors. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "rate_limit_error";
+                            /** @enum {string} */
+                            code?: "rate_limited";
+                        };
+                    };
+                };
+            };
+            /** @description `internal_error`: see /docs/errors. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "api_error";
+                            /** @enum {string} */
+                            code?: "internal_error";
+                        };
+                    };
+                };
+            };
+            /** @description `unreachable`: see /docs/errors. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "api_error";
+                            /** @enum {string} */
+                            code?: "unreachable";
+                        };
+                    };
+                };
+            };
+        };
+    };
+    createTempInbox: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Create a disposable inbox */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        object: "temp_inbox";
+                        id: string;
+                        address: string;
+                        createdAt: string;
+                        expiresAt: string;
+                        /** @description The access token that reads the inbox; shown only here, kept only as a hash. */
+                        token: string;
+                    };
+                };
+            };
+            /** @description `invalid_request`, `malformed_json`: see /docs/errors. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "invalid_request_error";
+                            /** @enum {string} */
+                            code?: "invalid_request" | "malformed_json";
+                        };
+                    };
+                };
+            };
+            /** @description `temp_mail_not_configured`: see /docs/errors. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "conflict_error";
+                            /** @enum {string} */
+                            code?: "temp_mail_not_configured";
+                        };
+                    };
+                };
+            };
+            /** @description `body_too_large`: see /docs/errors. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "invalid_request_error";
+                            /** @enum {string} */
+                            code?: "body_too_large";
+                        };
+                    };
+                };
+            };
+            /** @description `invalid_parameter`, `unknown_parameter`: see /docs/errors. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "validation_error";
+                            /** @enum {string} */
+                            code?: "invalid_parameter" | "unknown_parameter";
+                        };
+                    };
+                };
+            };
+            /** @description `rate_limited`, `temp_inbox_rate_limited`: see /docs/errors. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "rate_limit_error";
+                            /** @enum {string} */
+                            code?: "rate_limited" | "temp_inbox_rate_limited";
+                        };
+                    };
+                };
+            };
+            /** @description `internal_error`: see /docs/errors. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "api_error";
+                            /** @enum {string} */
+                            code?: "internal_error";
+                        };
+                    };
+                };
+            };
+            /** @description `unreachable`: see /docs/errors. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "api_error";
+                            /** @enum {string} */
+                            code?: "unreachable";
+                        };
+                    };
+                };
+            };
+        };
+    };
+    getTempInbox: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Read a disposable inbox */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        object: "temp_inbox";
+                        id: string;
+                        address: string;
+                        createdAt: string;
+                        expiresAt: string;
+                    };
+                };
+            };
+            /** @description `invalid_request`: see /docs/errors. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "invalid_request_error";
+                            /** @enum {string} */
+                            code?: "invalid_request";
+                        };
+                    };
+                };
+            };
+            /** @description `missing_api_key`: see /docs/errors. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "authentication_error";
+                            /** @enum {string} */
+                            code?: "missing_api_key";
+                        };
+                    };
+                };
+            };
+            /** @description `resource_not_found`: see /docs/errors. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "not_found_error";
+                            /** @enum {string} */
+                            code?: "resource_not_found";
+                        };
+                    };
+                };
+            };
+            /** @description `invalid_parameter`, `unknown_parameter`: see /docs/errors. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "validation_error";
+                            /** @enum {string} */
+                            code?: "invalid_parameter" | "unknown_parameter";
+                        };
+                    };
+                };
+            };
+            /** @description `rate_limited`: see /docs/errors. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "rate_limit_error";
+                            /** @enum {string} */
+                            code?: "rate_limited";
+                        };
+                    };
+                };
+            };
+            /** @description `internal_error`: see /docs/errors. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "api_error";
+                            /** @enum {string} */
+                            code?: "internal_error";
+                        };
+                    };
+                };
+            };
+            /** @description `unreachable`: see /docs/errors. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "api_error";
+                            /** @enum {string} */
+                            code?: "unreachable";
+                        };
+                    };
+                };
+            };
+        };
+    };
+    listTempInboxMessages: {
+        parameters: {
+            query?: {
+                limit?: number;
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description List the messages of a disposable inbox */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        object: "list";
+                        data: {
+                            /** @constant */
+                            object: "temp_inbox_message";
+                            id: string;
+                            inboxId: string;
+                            /** @description The envelope sender (MAIL FROM); empty for the null sender. */
+                            mailFrom: string;
+                            from: {
+                                name: string | null;
+                                address: string;
+                            } | null;
+                            replyTo: {
+                                name: string | null;
+                                address: string;
+                            }[];
+                            to: {
+                                name: string | null;
+                                address: string;
+                            }[];
+                            cc: {
+                                name: string | null;
+                                address: string;
+                            }[];
+                            subject: string;
+                            date: string | null;
+                            messageId: string | null;
+                            snippet: string;
+                            headers: {
+                                name: string;
+                                value: string;
+                            }[];
+                            attachments: {
+                                filename: string | null;
+                                contentType: string;
+                                size: number;
+                                inline: boolean;
+                            }[];
+                            size: number;
+                            receivedAt: string;
+                        }[];
+                        hasMore: boolean;
+                        nextCursor: string | null;
+                    };
+                };
+            };
+            /** @description `invalid_cursor`, `invalid_request`: see /docs/errors. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "invalid_request_error";
+                            /** @enum {string} */
+                            code?: "invalid_cursor" | "invalid_request";
+                        };
+                    };
+                };
+            };
+            /** @description `missing_api_key`: see /docs/errors. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "authentication_error";
+                            /** @enum {string} */
+                            code?: "missing_api_key";
+                        };
+                    };
+                };
+            };
+            /** @description `resource_not_found`: see /docs/errors. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "not_found_error";
+                            /** @enum {string} */
+                            code?: "resource_not_found";
+                        };
+                    };
+                };
+            };
+            /** @description `invalid_parameter`, `unknown_parameter`: see /docs/errors. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "validation_error";
+                            /** @enum {string} */
+                            code?: "invalid_parameter" | "unknown_parameter";
+                        };
+                    };
+                };
+            };
+            /** @description `rate_limited`: see /docs/errors. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "rate_limit_error";
+                            /** @enum {string} */
+                            code?: "rate_limited";
+                        };
+                    };
+                };
+            };
+            /** @description `internal_error`: see /docs/errors. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "api_error";
+                            /** @enum {string} */
+                            code?: "internal_error";
+                        };
+                    };
+                };
+            };
+            /** @description `unreachable`: see /docs/errors. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "api_error";
+                            /** @enum {string} */
+                            code?: "unreachable";
+                        };
+                    };
+                };
+            };
+        };
+    };
+    getTempInboxMessage: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                messageId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Read a message of a disposable inbox */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        object: "temp_inbox_message";
+                        id: string;
+                        inboxId: string;
+                        /** @description The envelope sender (MAIL FROM); empty for the null sender. */
+                        mailFrom: string;
+                        from: {
+                            name: string | null;
+                            address: string;
+                        } | null;
+                        replyTo: {
+                            name: string | null;
+                            address: string;
+                        }[];
+                        to: {
+                            name: string | null;
+                            address: string;
+                        }[];
+                        cc: {
+                            name: string | null;
+                            address: string;
+                        }[];
+                        subject: string;
+                        date: string | null;
+                        messageId: string | null;
+                        snippet: string;
+                        headers: {
+                            name: string;
+                            value: string;
+                        }[];
+                        attachments: {
+                            filename: string | null;
+                            contentType: string;
+                            size: number;
+                            inline: boolean;
+                        }[];
+                        size: number;
+                        receivedAt: string;
+                    };
+                };
+            };
+            /** @description `invalid_request`: see /docs/errors. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "invalid_request_error";
+                            /** @enum {string} */
+                            code?: "invalid_request";
+                        };
+                    };
+                };
+            };
+            /** @description `missing_api_key`: see /docs/errors. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "authentication_error";
+                            /** @enum {string} */
+                            code?: "missing_api_key";
+                        };
+                    };
+                };
+            };
+            /** @description `resource_not_found`: see /docs/errors. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "not_found_error";
+                            /** @enum {string} */
+                            code?: "resource_not_found";
+                        };
+                    };
+                };
+            };
+            /** @description `invalid_parameter`, `unknown_parameter`: see /docs/errors. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "validation_error";
+                            /** @enum {string} */
+                            code?: "invalid_parameter" | "unknown_parameter";
+                        };
+                    };
+                };
+            };
+            /** @description `rate_limited`: see /docs/errors. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "rate_limit_error";
+                            /** @enum {string} */
+                            code?: "rate_limited";
+                        };
+                    };
+                };
+            };
+            /** @description `internal_error`: see /docs/errors. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "api_error";
+                            /** @enum {string} */
+                            code?: "internal_error";
+                        };
+                    };
+                };
+            };
+            /** @description `unreachable`: see /docs/errors. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "api_error";
+                            /** @enum {string} */
+                            code?: "unreachable";
+                        };
+                    };
+                };
+            };
+        };
+    };
+    downloadTempInboxMessage: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                messageId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Download a message of a disposable inbox */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "message/rfc822": string;
+                };
+            };
+            /** @description `invalid_request`: see /docs/errors. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "invalid_request_error";
+                            /** @enum {string} */
+                            code?: "invalid_request";
+                        };
+                    };
+                };
+            };
+            /** @description `missing_api_key`: see /docs/errors. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "authentication_error";
+                            /** @enum {string} */
+                            code?: "missing_api_key";
+                        };
+                    };
+                };
+            };
+            /** @description `resource_not_found`: see /docs/errors. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "not_found_error";
+                            /** @enum {string} */
+                            code?: "resource_not_found";
+                        };
+                    };
+                };
+            };
+            /** @description `invalid_parameter`, `unknown_parameter`: see /docs/errors. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "validation_error";
+                            /** @enum {string} */
+                            code?: "invalid_parameter" | "unknown_parameter";
                         };
                     };
                 };

@@ -19,8 +19,8 @@ const create = (remoteAddress = '192.0.2.1', payload?: unknown) =>
     ...(payload === undefined ? {} : { payload: payload as object }),
   });
 
-const read = (token: string | null, url: string) =>
-  h.app.inject({ method: 'GET', url, headers: token === null ? {} : { authorization: `Bearer ${token}` } });
+// Through `request`, so every error answer is checked against the OpenAPI document.
+const read = (token: string | null, url: string) => h.request(token, 'GET', url);
 
 const code = async (promise: Promise<unknown>) =>
   promise.then(
@@ -243,4 +243,17 @@ t.test('at expiry the inbox and its mail are deleted, events included', async (t
     mx.send({ from: 'a@outside.test', to: [inbox.address] }, await compose({ to: inbox.address })),
   );
   t.equal(late, 550, 'mail after the expiry is refused');
+});
+
+t.test('the OpenAPI document describes the routes: the create needs nothing, reads the inbox token', async (t) => {
+  const doc = (await h.app.inject({ method: 'GET', url: '/openapi.json' })).json();
+  const create = doc.paths['/temp-mail/inboxes'].post;
+  t.same(create.security, []);
+  t.same(Object.keys(create.responses).sort(), ['201', '400', '409', '413', '422', '429', '500', '503']);
+  t.ok(create.responses['429'].headers['Retry-After']);
+  const list = doc.paths['/temp-mail/inboxes/{id}/messages'].get;
+  t.same(list.security, [{ tempInboxToken: [] }]);
+  t.match(list.responses['401'].description, /missing_api_key/);
+  t.notMatch(list.responses['401'].description, /invalid_api_key/, 'no key is looked at');
+  t.ok(doc.components.securitySchemes.tempInboxToken);
 });

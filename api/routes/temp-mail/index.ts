@@ -1,10 +1,9 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { z, type ZodType } from 'zod';
+import type { FastifyRequest } from 'fastify';
+import { z } from 'zod';
 import { hashSecret } from '../../../commands/api-keys/token.ts';
 import { createTempInbox, TEMP_INBOX_TOKEN_PREFIX } from '../../../commands/temp-inboxes/handlers.ts';
-import { networkOf } from '../../../domain/temp-inboxes/rules.ts';
 import { idPatterns } from '../../../domain/shared/ids.ts';
-import type { MessageSummary } from '../../../domain/messages/summary.ts';
+import { networkOf } from '../../../domain/temp-inboxes/rules.ts';
 import {
   findTempInbox,
   findTempInboxMessage,
@@ -12,63 +11,26 @@ import {
 } from '../../../projections/temp-inboxes/queries.ts';
 import type { ApiDeps } from '../../deps.ts';
 import { ApiError } from '../../errors/api-error.ts';
-import { cursorParam, limitParam } from '../../paging.ts';
-import { fromZod } from '../../plugins/errors.ts';
+import { cursorParam, limitParam, pageSchema } from '../../paging.ts';
+import { type Operation, openOperation, type Resource } from '../../route.ts';
+import {
+  createdTempInboxView,
+  tempInboxMessageView,
+  tempInboxMessageViewOf,
+  tempInboxView,
+  tempInboxViewOf,
+} from './views.ts';
 
-const PAGE = z.object({ limit: limitParam(100, 25), cursor: cursorParam }).strict();
-const NO_BODY = z.object({}).strict();
-
-function parse<T>(schema: ZodType<T>, input: unknown): T {
-  const result = schema.safeParse(input ?? {});
-  if (!result.success) throw fromZod(result.error.issues);
-  return result.data;
-}
+const inboxParams = z.strictObject({ id: z.string().max(100) });
+const messageParams = z.strictObject({ id: z.string().max(100), messageId: z.string().max(100) });
+const pageQuery = z.strictObject({ limit: limitParam(100, 25), cursor: cursorParam });
 
 const notFound = () => new ApiError('resource_not_found', 'No such disposable inbox, or not this token’s.', null, 404);
 
-const messageView = (row: {
-  id: string;
-  inbox_id: string;
-  mail_from: string;
-  size: number;
-  summary: MessageSummary;
-  received_at: Date;
-}) => ({
-  object: 'temp_inbox_message' as const,
-  id: row.id,
-  inboxId: row.inbox_id,
-  mailFrom: row.mail_from,
-  from: row.summary.from,
-  replyTo: row.summary.replyTo,
-  to: row.summary.to,
-  cc: row.summary.cc,
-  subject: row.summary.subject,
-  date: row.summary.date,
-  messageId: row.summary.messageId,
-  snippet: row.summary.snippet,
-  headers: row.summary.headers,
-  attachments: row.summary.attachments.map((a) => ({
-    filename: a.filename,
-    contentType: a.contentType,
-    size: a.size,
-    inline: a.inline,
-  })),
-  size: row.size,
-  receivedAt: row.received_at.toISOString(),
-});
-
-/**
- * Disposable inboxes (spec: "Other routes named", POST /temp-mail/inboxes needs no key). Outside the
- * resources of api/route.ts, which all need a key or an OAuth token: creating needs nothing, and
- * reading needs the inbox's own access token as `Authorization: Bearer <token>`
- * (docs/decisions/temp-mail.md). Requests are counted by client address like every request
- * without a key (api/plugins/auth.ts), and creates by network besides.
- */
-export function registerTempMailRoutes(app: FastifyInstance, deps: ApiDeps): void {
-  const config = { auth: false };
+function tempMailOperations(deps: ApiDeps): Operation[] {
   const { domain, lifetimeMs } = deps.tempMail;
 
-  /** The inbox the request's token opens; a missing, foreign, wrong or expired one is one 404. */
+  /** The inbox the request's token opens; a foreign, wrong or expired token, or no such inbox, is one 404. */
   const inboxOf = async (request: FastifyRequest, inboxId: string) => {
     const header = request.headers.authorization;
     if (!header)
@@ -80,77 +42,137 @@ export function registerTempMailRoutes(app: FastifyInstance, deps: ApiDeps): voi
     return inbox;
   };
 
-  app.post('/temp-mail/inboxes', { config }, async (request, reply) => {
-    parse(NO_BODY, request.body);
-    if (domain === null)
-      throw new ApiError(
-        'temp_mail_not_configured',
-        'This service has no disposable domain (`TEMP_MAIL_DOMAIN`).',
-        null,
-        409,
-      );
-    // Never null for a socket's address; the whole address is the fallback of something unforeseen.
-    const network = networkOf(request.ip) ?? request.ip;
-    const created = await createTempInbox(
-      deps.commands,
-      { network, domain, lifetimeMs, requestId: request.id },
-      new Date().toISOString(),
-    );
-    reply.code(201).header('cache-control', 'no-store');
-    return {
-      object: 'temp_inbox',
-      id: created.inboxId,
-      address: created.address,
-      token: created.token,
-      createdAt: created.createdAt,
-      expiresAt: created.expiresAt,
-    };
-  });
+  const messageOf = async (request: FastifyRequest, params: z.infer<typeof messageParams>) => {
+    const inbox = await inboxOf(request, params.id);
+    const row = await findTempInboxMessage(deps.db, inbox.id, params.messageId);
+    if (!row) throw notFound();
+    return row;
+  };
 
-  app.get<{ Params: { id: string } }>('/temp-mail/inboxes/:id', { config }, async (request) => {
-    const inbox = await inboxOf(request, request.params.id);
-    return {
-      object: 'temp_inbox',
-      id: inbox.id,
-      address: inbox.address,
-      createdAt: inbox.created_at.toISOString(),
-      expiresAt: inbox.expires_at.toISOString(),
-    };
-  });
+  const reads = ['missing_api_key', 'resource_not_found'] as const;
 
-  app.get<{ Params: { id: string } }>('/temp-mail/inboxes/:id/messages', { config }, async (request) => {
-    const inbox = await inboxOf(request, request.params.id);
-    const page = parse(PAGE, request.query);
-    return deps.cursors.list(inbox.id, page, {
-      name: 'temp-inbox-messages',
-      rows: (after: [string, string] | null, limit) =>
-        listTempInboxMessages(deps.db, inbox.id, limit, after && { receivedAt: after[0], id: after[1] }),
-      key: (row) => [row.received_at.toISOString(), row.id] as [string, string],
-      view: messageView,
-    });
-  });
+  return [
+    openOperation({
+      open: 'anyone',
+      method: 'POST',
+      url: '/temp-mail/inboxes',
+      operationId: 'createTempInbox',
+      summary: 'Create a disposable inbox',
+      description:
+        'Needs no credential. An inbox on the service’s disposable domain that lives an hour, with its access ' +
+        'token, shown only here. 10 per 10 minutes per network (IPv4 /24, IPv6 /56), else 429 ' +
+        '`temp_inbox_rate_limited` with Retry-After; 409 `temp_mail_not_configured` when the service has no ' +
+        'disposable domain. Such an inbox only receives.',
+      status: 201,
+      response: createdTempInboxView,
+      errors: ['temp_inbox_rate_limited', 'temp_mail_not_configured'],
+      handler: async ({ request, reply }) => {
+        if (domain === null)
+          throw new ApiError(
+            'temp_mail_not_configured',
+            'This service has no disposable domain (`TEMP_MAIL_DOMAIN`).',
+            null,
+            409,
+          );
+        // A socket's address is always one; the whole address is only a fallback for the unforeseen.
+        const network = networkOf(request.ip) ?? request.ip;
+        const created = await createTempInbox(
+          deps.commands,
+          { network, domain, lifetimeMs, requestId: request.id },
+          new Date().toISOString(),
+        );
+        reply.header('cache-control', 'no-store');
+        return {
+          object: 'temp_inbox',
+          id: created.inboxId,
+          address: created.address,
+          token: created.token,
+          createdAt: created.createdAt,
+          expiresAt: created.expiresAt,
+        };
+      },
+    }),
 
-  app.get<{ Params: { id: string; messageId: string } }>(
-    '/temp-mail/inboxes/:id/messages/:messageId',
-    { config },
-    async (request) => {
-      const inbox = await inboxOf(request, request.params.id);
-      const row = await findTempInboxMessage(deps.db, inbox.id, request.params.messageId);
-      if (!row) throw notFound();
-      return messageView(row);
-    },
-  );
+    openOperation({
+      open: 'tempInboxToken',
+      method: 'GET',
+      url: '/temp-mail/inboxes/:id',
+      operationId: 'getTempInbox',
+      summary: 'Read a disposable inbox',
+      params: inboxParams,
+      response: tempInboxView,
+      errors: [...reads],
+      handler: async ({ request, params }) => tempInboxViewOf(await inboxOf(request, params.id)),
+    }),
 
-  app.get<{ Params: { id: string; messageId: string } }>(
-    '/temp-mail/inboxes/:id/messages/:messageId/raw',
-    { config },
-    async (request, reply) => {
-      const inbox = await inboxOf(request, request.params.id);
-      const row = await findTempInboxMessage(deps.db, inbox.id, request.params.messageId);
-      if (!row) throw notFound();
-      const bytes = await deps.sending.blobs.get(row.raw_sha256);
-      if (bytes === null) throw notFound();
-      return reply.type('message/rfc822').header('cache-control', 'no-store').send(bytes);
-    },
-  );
+    openOperation({
+      open: 'tempInboxToken',
+      method: 'GET',
+      url: '/temp-mail/inboxes/:id/messages',
+      operationId: 'listTempInboxMessages',
+      summary: 'List the messages of a disposable inbox',
+      params: inboxParams,
+      query: pageQuery,
+      response: pageSchema(tempInboxMessageView),
+      errors: [...reads],
+      handler: async ({ request, params, query }) => {
+        const inbox = await inboxOf(request, params.id);
+        // Cursors are bound to the inbox, as others' are to the workspace.
+        return deps.cursors.list(inbox.id, query, {
+          name: 'temp-inbox-messages',
+          rows: (after: [string, string] | null, limit) =>
+            listTempInboxMessages(deps.db, inbox.id, limit, after && { receivedAt: after[0], id: after[1] }),
+          key: (row) => [row.received_at.toISOString(), row.id] as [string, string],
+          view: tempInboxMessageViewOf,
+        });
+      },
+    }),
+
+    openOperation({
+      open: 'tempInboxToken',
+      method: 'GET',
+      url: '/temp-mail/inboxes/:id/messages/:messageId',
+      operationId: 'getTempInboxMessage',
+      summary: 'Read a message of a disposable inbox',
+      params: messageParams,
+      response: tempInboxMessageView,
+      errors: [...reads],
+      handler: async ({ request, params }) => tempInboxMessageViewOf(await messageOf(request, params)),
+    }),
+
+    openOperation({
+      open: 'tempInboxToken',
+      method: 'GET',
+      url: '/temp-mail/inboxes/:id/messages/:messageId/raw',
+      operationId: 'downloadTempInboxMessage',
+      summary: 'Download a message of a disposable inbox',
+      description:
+        "Needs the inbox's own access token as `Authorization: Bearer <token>`, no key. The message as it " +
+        'arrived, after our `Return-Path` and `Received` lines.',
+      params: messageParams,
+      produces: 'message/rfc822',
+      errors: [...reads],
+      handler: async ({ request, params, reply }) => {
+        const row = await messageOf(request, params);
+        const bytes = await deps.sending.blobs.get(row.raw_sha256);
+        if (bytes === null) throw notFound();
+        reply.header('content-type', 'message/rfc822');
+        reply.header('cache-control', 'no-store');
+        return bytes;
+      },
+    }),
+  ];
 }
+
+/**
+ * Disposable inboxes (spec: "Other routes named"): made without a key, read with the inbox's own
+ * token (docs/decisions/temp-mail.md). They belong to no workspace, so the resource's policies
+ * (modes, narrowing) never apply: every operation is open (`OperationSpec.open`).
+ */
+export const tempMail: Resource = {
+  tag: 'Disposable inboxes',
+  description: 'Inboxes on the service’s disposable domain, made without a key and read with their own token.',
+  modes: 'shared',
+  narrowed: 'open',
+  operations: tempMailOperations,
+};
