@@ -1,5 +1,7 @@
+import nodemailer from 'nodemailer';
 import t from 'tap';
 import { TempInboxRetention } from '../../processes/temp-inboxes/retention.ts';
+import { startSubmission } from '../../system.ts';
 import { startTestApp } from '../support/app.ts';
 import { compose, startTestInbound } from '../support/inbound.ts';
 
@@ -153,6 +155,21 @@ t.test('no token is 401; a wrong, foreign or key token, or an unknown inbox, is 
   }
 });
 
+t.test('one message to two inboxes is kept in each; a +tag reaches the inbox', async (t) => {
+  const [one, two] = [(await create('192.0.2.20')).json(), (await create('192.0.2.21')).json()];
+  const tagged = one.address.replace('@', '+signup@');
+  const raw = await compose({ to: [tagged, two.address], subject: 'Both' });
+  const info = await mx.send({ from: 'a@outside.test', to: [tagged, two.address] }, raw);
+  t.same(info.accepted, [tagged, two.address]);
+  for (const inbox of [one, two]) {
+    const { data } = (await read(inbox.token, `/temp-mail/inboxes/${inbox.id}/messages`)).json();
+    t.same(
+      data.map((m: { subject: string }) => m.subject),
+      ['Both'],
+    );
+  }
+});
+
 t.test('mail to an address of the disposable domain that is no live inbox is refused at RCPT', async (t) => {
   const raw = await compose({ to: `nobody@${DOMAIN}` });
   t.equal(await code(mx.send({ from: 'a@outside.test', to: [`nobody@${DOMAIN}`] }, raw)), 550);
@@ -210,6 +227,25 @@ t.test('nothing can send as a disposable inbox', async (t) => {
   });
   t.equal(asToken.statusCode, 401, 'the access token is no credential of the api');
   t.equal(asToken.json().error.code, 'invalid_api_key');
+  // SMTP submission: the address with its token is no login (logins are workspace addresses').
+  const submission = await startSubmission(h.system, {
+    port: 0,
+    host: '127.0.0.1',
+    hostname: 'mail.example.net',
+    maxMessageBytes: 64 * 1024,
+  });
+  t.teardown(() => submission.close());
+  const login = nodemailer.createTransport({
+    host: '127.0.0.1',
+    port: submission.port,
+    auth: { user: inbox.address, pass: inbox.token },
+    tls: { rejectUnauthorized: false },
+  });
+  const refused = await login.sendMail({ from: inbox.address, to: 'someone@example.org', text: 'Hi' }).then(
+    () => null,
+    (error: { responseCode?: number }) => error.responseCode,
+  );
+  t.equal(refused, 535, 'no SMTP login');
   for (const domain of [DOMAIN, `sub.${DOMAIN}`, DOMAIN.toUpperCase()]) {
     const res = await h.request(ws.apiKey, 'POST', '/domains', { domain });
     t.equal(res.statusCode, 409, `${domain}: no workspace may hold the disposable domain`);
