@@ -84,6 +84,7 @@ t.test('a SendGrid export killed after its download, resumed by another process:
     downloads.some((p, i) => downloads.indexOf(p) !== i),
     `the file under way downloaded again after the crash (${downloads.join(', ')})`,
   );
+  t.ok(downloads.includes('/exports/export-4/1.json.gz'), 'the export of everyone came in two files (500 rows a file)');
   const posts = sendgrid.seen.filter((r) => r.method === 'POST');
   t.equal(posts.length, 4, 'no export job started twice: three lists and everyone');
   const list = (await h.request(ws.apiKey, 'GET', '/audiences?limit=100')).json().data;

@@ -50,6 +50,8 @@ export interface SendgridData {
   failExports: boolean;
   /** The next this many polls of an export past its first are answered 429. */
   throttlePolls: number;
+  /** Rows per export file: a larger export comes in more than one. */
+  exportFileRows: number;
   templates: {
     id: string;
     name: string;
@@ -107,6 +109,7 @@ export function sendgridData(bounces: number, contacts = 0): SendgridData {
       .map((p) => ({ email: p.email, group_id: 42, group_name: 'Newsletter', created_at: created })),
     failExports: false,
     throttlePolls: 0,
+    exportFileRows: 500,
     templates: [
       {
         id: 'd-0001',
@@ -144,9 +147,6 @@ export function sendgridData(bounces: number, contacts = 0): SendgridData {
 
 const errors = (status: number, message: string): Answer => ({ status, body: { errors: [{ field: null, message }] } });
 
-/** Rows per export file: a few thousand contacts come in more than one. */
-const EXPORT_FILE_ROWS = 500;
-
 /**
  * SendGrid's v3 API on loopback: `Authorization: Bearer`, `/v3/scopes`, suppressions by
  * `limit`/`offset` (arrays), lists and templates by `page_size`/`page_token` with
@@ -179,7 +179,7 @@ export function startSendgridServer(
       if (!job || req.headers.authorization !== undefined) return { status: 403, body: 'AccessDenied' };
       const n = Number(file[2]);
       const lines = exportedBy(job.list)
-        .slice(n * EXPORT_FILE_ROWS, (n + 1) * EXPORT_FILE_ROWS)
+        .slice(n * data.exportFileRows, (n + 1) * data.exportFileRows)
         .map(({ lists: _, ...record }) => JSON.stringify({ ...record, created_at: '2024-01-01T00:00:00Z' }));
       return { status: 200, body: gzipSync(lines.join('\n')), headers: { 'content-type': 'binary/octet-stream' } };
     }
@@ -236,7 +236,7 @@ export function startSendgridServer(
         return rateLimited(3);
       }
       const status = job.polls === 1 ? 'pending' : data.failExports ? 'failure' : 'ready';
-      const files = Math.max(1, Math.ceil(exportedBy(job.list).length / EXPORT_FILE_ROWS));
+      const files = Math.max(1, Math.ceil(exportedBy(job.list).length / data.exportFileRows));
       return {
         status: 200,
         body: {
