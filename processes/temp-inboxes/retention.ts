@@ -20,6 +20,8 @@ export interface TempInboxPurge {
 
 export const DEFAULT_TEMP_INBOX_RETENTION_EVERY_MS = 60_000;
 const BATCH = 500;
+/** The read model's name (projections/temp-inboxes/projector.ts), whose checkpoint is read here. */
+const READ_MODEL = 'temp_inboxes';
 
 /**
  * Disposable inboxes end at their expiry: `TempInboxExpired` takes the inbox and its messages out
@@ -67,10 +69,13 @@ export class TempInboxRetention {
       if (rows.length < BATCH) break;
     }
     if (!this.options.purgeStore) return result;
+    // An inbox's stream goes only once the read model has applied its expiry (its checkpoint is
+    // past it), whichever process appended it: deleted sooner, the rows would never be taken away.
     for (;;) {
       const { rows } = await this.pool.query<{ stream_id: string }>(
         `SELECT s.stream_id FROM es_streams s JOIN es_events e ON e.stream_id = s.stream_id AND e.revision = s.revision
-         WHERE (left(s.stream_id, length($1)) = $1 AND left(s.stream_id, length($2)) <> $2 AND e.type = 'TempInboxExpired')
+         WHERE (left(s.stream_id, length($1)) = $1 AND left(s.stream_id, length($2)) <> $2 AND e.type = 'TempInboxExpired'
+                AND e.position <= (SELECT position FROM projection_checkpoints WHERE name = $5))
             OR (left(s.stream_id, length($2)) = $2 AND e.recorded_at < $3)
          LIMIT $4`,
         [
@@ -78,6 +83,7 @@ export class TempInboxRetention {
           TEMP_INBOX_NETWORK_STREAM_PREFIX,
           new Date(now.getTime() - TEMP_INBOX_WINDOW_MS),
           BATCH,
+          READ_MODEL,
         ],
       );
       if (rows.length === 0) break;
