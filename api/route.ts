@@ -282,7 +282,8 @@ function route(app: FastifyInstance, deps: ApiDeps, resource: Resource, spec: Op
     config: { auth: spec.open === undefined, failure: spec.failure },
     ...(spec.bodyLimit ? { bodyLimit: spec.bodyLimit } : {}),
     handler: async (request, reply) => {
-      // An open operation's handler (`openOperation`) is given no credential, so none is made up.
+      // Open operations are made by `openOperation`, whose handlers never see this, and take no
+      // Idempotency-Key, so the answer layer never reads it either: null stands in for none.
       const credential = spec.open ? (null as unknown as Credential) : authorised(request, resource, spec, partitioned);
       // Every route's input passes here before its schema sees it: the strings PostgreSQL cannot
       // store, and nesting deep enough to exhaust a recursive walk, are refused once for all.
