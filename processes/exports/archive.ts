@@ -19,16 +19,22 @@ export class ExportZip {
   private readonly zip = new ZipFile();
   readonly entries: ManifestEntry[] = [];
 
-  constructor(private readonly mtime: Date) {}
+  constructor(private readonly mtime: Date) {
+    // yazl reports a stream's trouble on the ZipFile itself: unheard, it would end the process.
+    this.zip.on('error', (error: Error) => this.abort(error));
+  }
 
   get output(): Readable {
     return this.zip.outputStream as Readable;
   }
 
   add(path: string, content: () => AsyncIterable<Buffer | string>): void {
-    this.zip.addReadStreamLazy(path, { mtime: this.mtime }, (ready) =>
-      ready(null, Readable.from(this.hashed(path, content))),
-    );
+    this.zip.addReadStreamLazy(path, { mtime: this.mtime }, (ready) => {
+      const entry = Readable.from(this.hashed(path, content));
+      // Closing the generator when the zip is torn down can still fail; yazl pipes without listening.
+      entry.on('error', (error) => this.abort(error));
+      ready(null, entry);
+    });
   }
 
   end(): void {
