@@ -22,6 +22,9 @@ export class ExportZip {
   constructor(private readonly mtime: Date) {
     // yazl reports a stream's trouble on the ZipFile itself: unheard, it would end the process.
     this.zip.on('error', (error: Error) => this.abort(error));
+    // An abort while nobody reads `output` (its reader gave up on an earlier error, or has not
+    // started) would be an uncaught error; a reader still learns of it (`errored` keeps it).
+    this.output.on('error', () => {});
   }
 
   get output(): Readable {
