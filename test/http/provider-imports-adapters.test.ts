@@ -1,10 +1,9 @@
 import t from 'tap';
-import { startTestApp } from '../support/app.ts';
 import { errorOf } from '../support/domains.ts';
 import { MAILGUN_KEY, mailgunData, startMailgunServer } from '../support/providers/mailgun.ts';
 import { POSTMARK_TOKEN, postmarkData, startPostmarkServer } from '../support/providers/postmark.ts';
 import { SENDGRID_KEYS, sendgridData, startSendgridServer } from '../support/providers/sendgrid.ts';
-import { eventually } from '../support/receiver.ts';
+import { startProviderImportsApp } from '../support/providers/app.ts';
 
 const postmarkSeed = postmarkData(600, 4);
 const postmark = await startPostmarkServer(t, postmarkSeed);
@@ -12,25 +11,11 @@ const mailgunSeed = mailgunData(600);
 const mailgun = await startMailgunServer(t, mailgunSeed);
 const sendgridSeed = sendgridData(1200);
 const sendgrid = await startSendgridServer(t, sendgridSeed);
-const h = await startTestApp(t, {
-  providerImports: {
-    baseUrls: { postmark: postmark.url, mailgun: mailgun.url, sendgrid: sendgrid.url },
-    allowPrivate: true,
-    pollMs: 20,
-    retryBaseMs: 50,
-    retryMaxMs: 2000,
-  },
+const { h, settled, suppression } = await startProviderImportsApp(t, {
+  postmark: postmark.url,
+  mailgun: mailgun.url,
+  sendgrid: sendgrid.url,
 });
-
-async function settled(key: string, id: string) {
-  return eventually(async () => {
-    const got = (await h.request(key, 'GET', `/provider-imports/${id}`)).json();
-    return ['completed', 'failed', 'cancelled'].includes(got.status) ? got : null;
-  }, 180_000);
-}
-
-const suppression = async (key: string, email: string) =>
-  (await h.request(key, 'GET', `/suppressions?q=${encodeURIComponent(email)}`)).json().data[0];
 
 t.test('Postmark: inspect, refusals, and an import of suppressions, templates and webhooks', async (t) => {
   const ws = await h.workspace();

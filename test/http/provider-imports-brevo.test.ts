@@ -1,31 +1,12 @@
 import t from 'tap';
-import { startTestApp } from '../support/app.ts';
 import { errorOf } from '../support/domains.ts';
 import { BREVO_KEYS, brevoData, startBrevoServer } from '../support/providers/brevo.ts';
-import { eventually } from '../support/receiver.ts';
+import { startProviderImportsApp } from '../support/providers/app.ts';
 
 // Apart from the other adapters (provider-imports-adapters.test.ts): its contacts are the most rows.
 const brevoSeed = brevoData(2000, 300);
 const brevo = await startBrevoServer(t, brevoSeed);
-const h = await startTestApp(t, {
-  providerImports: {
-    baseUrls: { brevo: `${brevo.url}/v3` },
-    allowPrivate: true,
-    pollMs: 20,
-    retryBaseMs: 50,
-    retryMaxMs: 2000,
-  },
-});
-
-async function settled(key: string, id: string) {
-  return eventually(async () => {
-    const got = (await h.request(key, 'GET', `/provider-imports/${id}`)).json();
-    return ['completed', 'failed', 'cancelled'].includes(got.status) ? got : null;
-  }, 180_000);
-}
-
-const suppression = async (key: string, email: string) =>
-  (await h.request(key, 'GET', `/suppressions?q=${encodeURIComponent(email)}`)).json().data[0];
+const { h, settled, suppression } = await startProviderImportsApp(t, { brevo: `${brevo.url}/v3` });
 
 t.test('Brevo: inspect, an SMTP key, and an import of everything with a 429 in the middle', async (t) => {
   const ws = await h.workspace();

@@ -1,29 +1,13 @@
 import t from 'tap';
-import { startTestApp } from '../support/app.ts';
 import { SENDGRID_KEYS, sendgridData, startSendgridServer } from '../support/providers/sendgrid.ts';
-import { eventually } from '../support/receiver.ts';
+import { startProviderImportsApp } from '../support/providers/app.ts';
 
 // Contacts cost a command each here, so a few hundred: the paging, files and jobs are what is tested.
 const seed = sendgridData(0, 600);
 // One file an export, more rows than a step takes: each file is read over two steps.
 seed.exportFileRows = 1000;
 const sendgrid = await startSendgridServer(t, seed);
-const h = await startTestApp(t, {
-  providerImports: {
-    baseUrls: { sendgrid: sendgrid.url },
-    allowPrivate: true,
-    pollMs: 20,
-    retryBaseMs: 50,
-    retryMaxMs: 2000,
-  },
-});
-
-async function settled(key: string, id: string) {
-  return eventually(async () => {
-    const got = (await h.request(key, 'GET', `/provider-imports/${id}`)).json();
-    return ['completed', 'failed', 'cancelled'].includes(got.status) ? got : null;
-  }, 180_000);
-}
+const { h, settled } = await startProviderImportsApp(t, { sendgrid: sendgrid.url });
 
 const optedOut = new Set([
   ...seed.suppressions.unsubscribes!.map((u) => u.email.toLowerCase()),
