@@ -74,3 +74,27 @@ export class DueWork<R> {
     return rows;
   }
 }
+
+/** A step of a run: the run's id and the `seq` its row had when the step was put on the bus. */
+export type RunStep = { id: string; seq: number };
+
+/**
+ * The DueWork of a run table (broadcasts, provider and mailbox imports, exports): rows keyed by
+ * `id`, due by `due_at`, each step a job named by id and `seq`, so a step repeated by the bus is
+ * known for the stale one it is.
+ */
+export function runStepWork(
+  deps: { pool: pg.Pool; bus: WorkQueue },
+  options: { queue: string; pollMs: number; staleAfterMs: number },
+  label: string,
+  table: string,
+  due: string,
+): DueWork<RunStep> {
+  return new DueWork<RunStep>(
+    deps,
+    options.queue,
+    { pollMs: options.pollMs, staleAfterMs: options.staleAfterMs, label },
+    { table, key: 'id', due, order: 'due_at', returning: 'r.id, r.seq' },
+    (r) => ({ id: `${r.id}.${r.seq}`, payload: { id: r.id, seq: r.seq } }),
+  );
+}

@@ -6,7 +6,7 @@ import { DomainError } from '../../domain/shared/errors.ts';
 import { digestId } from '../../domain/shared/ids.ts';
 import { workspaceOfPartition } from '../../domain/shared/partitions.ts';
 import type { Delivery as Job, JobOutcome, WorkQueue } from '../../infra/bus/port.ts';
-import { DueWork } from '../due-work.ts';
+import { type DueWork, type RunStep, runStepWork } from '../due-work.ts';
 
 export interface BroadcastOptions {
   /** The bus queue of run steps; one per database (jobs name rows of it). */
@@ -74,7 +74,7 @@ export const broadcastEmailId = (broadcastId: string, contactId: string) =>
  * the broadcast and the contact, and a send with an id already accepted is a replay.
  */
 export class BroadcastProcess {
-  private readonly work: DueWork<{ id: string; seq: number }>;
+  private readonly work: DueWork<RunStep>;
   /** Per broadcast under way here, the wait for its last page's writes to reach the read models. */
   private readonly previous = new Map<string, () => Promise<void>>();
 
@@ -82,19 +82,7 @@ export class BroadcastProcess {
     private readonly deps: { pool: pg.Pool; bus: WorkQueue; sending: SendContext },
     private readonly options: BroadcastOptions = DEFAULT_BROADCAST_OPTIONS,
   ) {
-    this.work = new DueWork<{ id: string; seq: number }>(
-      deps,
-      options.queue,
-      { pollMs: options.pollMs, staleAfterMs: options.staleAfterMs, label: 'broadcast' },
-      {
-        table: 'broadcast_runs',
-        key: 'id',
-        due: "status <> 'done' AND due_at <= now()",
-        order: 'due_at',
-        returning: 'r.id, r.seq',
-      },
-      (r) => ({ id: `${r.id}.${r.seq}`, payload: { id: r.id, seq: r.seq } }),
-    );
+    this.work = runStepWork(deps, options, 'broadcast', 'broadcast_runs', "status <> 'done' AND due_at <= now()");
   }
 
   async start(): Promise<void> {

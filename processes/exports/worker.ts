@@ -11,7 +11,7 @@ import type { ExportCounts, ExportPhase } from '../../domain/exports/events.ts';
 import { emptyCalendar, entryName, mboxFromLine, vCard } from '../../domain/exports/formats.ts';
 import type { BlobStore } from '../../infra/blobs/port.ts';
 import type { Delivery as Job, JobOutcome, WorkQueue } from '../../infra/bus/port.ts';
-import { DueWork } from '../due-work.ts';
+import { type DueWork, type RunStep, runStepWork } from '../due-work.ts';
 import { Repeating } from '../repeating.ts';
 import { ExportZip, mboxMessage } from './archive.ts';
 
@@ -73,7 +73,7 @@ const json = (value: unknown) => `${JSON.stringify(value, null, 2)}\n`;
  * dead one. A second loop deletes the zips of exports past their expiry (`ExportFileDeleted`).
  */
 export class ExportProcess {
-  private readonly work: DueWork<{ id: string; seq: number }>;
+  private readonly work: DueWork<RunStep>;
   private readonly retention: Repeating;
   private stopping = false;
 
@@ -81,18 +81,12 @@ export class ExportProcess {
     private readonly deps: ExportDeps,
     private readonly options: ExportOptions = DEFAULT_EXPORT_OPTIONS,
   ) {
-    this.work = new DueWork<{ id: string; seq: number }>(
+    this.work = runStepWork(
       deps,
-      options.queue,
-      { pollMs: options.pollMs, staleAfterMs: options.staleAfterMs, label: 'export' },
-      {
-        table: 'export_runs',
-        key: 'id',
-        due: "status IN ('queued', 'running') AND due_at <= now()",
-        order: 'due_at',
-        returning: 'r.id, r.seq',
-      },
-      (r) => ({ id: `${r.id}.${r.seq}`, payload: { id: r.id, seq: r.seq } }),
+      options,
+      'export',
+      'export_runs',
+      "status IN ('queued', 'running') AND due_at <= now()",
     );
     this.retention = new Repeating('export retention', () => this.deleteExpired(), options.retentionEveryMs);
   }

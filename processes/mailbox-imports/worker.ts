@@ -20,7 +20,7 @@ import type { BlobStore } from '../../infra/blobs/port.ts';
 import type { Delivery as Job, JobOutcome, WorkQueue } from '../../infra/bus/port.ts';
 import { parseMessage } from '../../infra/inbound/summary.ts';
 import type { TextIndex } from '../../infra/search/port.ts';
-import { DueWork } from '../due-work.ts';
+import { type DueWork, type RunStep, runStepWork } from '../due-work.ts';
 import { type SplitMessage, splitMbox, wholeMessage } from './split.ts';
 
 /** The member after `path` in an archive (the checkpoint once a member is read through). */
@@ -108,24 +108,18 @@ const header = (headers: { name: string; value: string }[], name: string) =>
  *    upload is deleted (`uploadDeleted`). A cancel ends the run at the next message it checks.
  */
 export class MailboxImportProcess {
-  private readonly work: DueWork<{ id: string; seq: number }>;
+  private readonly work: DueWork<RunStep>;
 
   constructor(
     private readonly deps: MailboxImportDeps,
     private readonly options: MailboxImportOptions = DEFAULT_MAILBOX_IMPORT_OPTIONS,
   ) {
-    this.work = new DueWork<{ id: string; seq: number }>(
+    this.work = runStepWork(
       deps,
-      options.queue,
-      { pollMs: options.pollMs, staleAfterMs: options.staleAfterMs, label: 'mailbox import' },
-      {
-        table: 'mailbox_import_runs',
-        key: 'id',
-        due: "status IN ('queued', 'running') AND due_at <= now()",
-        order: 'due_at',
-        returning: 'r.id, r.seq',
-      },
-      (r) => ({ id: `${r.id}.${r.seq}`, payload: { id: r.id, seq: r.seq } }),
+      options,
+      'mailbox import',
+      'mailbox_import_runs',
+      "status IN ('queued', 'running') AND due_at <= now()",
     );
   }
 

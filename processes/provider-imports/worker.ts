@@ -16,7 +16,7 @@ import {
 } from '../../domain/provider-imports/providers.ts';
 import type { Delivery as Job, JobOutcome, WorkQueue } from '../../infra/bus/port.ts';
 import { ProviderError } from '../../infra/providers/port.ts';
-import { DueWork } from '../due-work.ts';
+import { type DueWork, type RunStep, runStepWork } from '../due-work.ts';
 import { applyPage } from './fill.ts';
 
 export interface ProviderImportOptions {
@@ -76,7 +76,7 @@ interface Run {
  *    import completes. Either way the key is erased.
  */
 export class ProviderImportProcess {
-  private readonly work: DueWork<{ id: string; seq: number }>;
+  private readonly work: DueWork<RunStep>;
 
   constructor(
     private readonly deps: {
@@ -88,18 +88,12 @@ export class ProviderImportProcess {
     },
     private readonly options: ProviderImportOptions = DEFAULT_PROVIDER_IMPORT_OPTIONS,
   ) {
-    this.work = new DueWork<{ id: string; seq: number }>(
+    this.work = runStepWork(
       deps,
-      options.queue,
-      { pollMs: options.pollMs, staleAfterMs: options.staleAfterMs, label: 'provider import' },
-      {
-        table: 'provider_import_runs',
-        key: 'id',
-        due: "status <> 'done' AND due_at <= now()",
-        order: 'due_at',
-        returning: 'r.id, r.seq',
-      },
-      (r) => ({ id: `${r.id}.${r.seq}`, payload: { id: r.id, seq: r.seq } }),
+      options,
+      'provider import',
+      'provider_import_runs',
+      "status <> 'done' AND due_at <= now()",
     );
   }
 
