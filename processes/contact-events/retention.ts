@@ -1,6 +1,7 @@
 import type pg from 'pg';
 import { CONTACT_EVENT_STREAM_LIKE } from '../../domain/contact-events/events.ts';
 import { RETENTION_MS } from '../../domain/contact-events/rules.ts';
+import { PostgresEventStore } from '../../infra/eventstore/postgres.ts';
 import { Repeating } from '../repeating.ts';
 
 export interface RetentionOptions {
@@ -78,20 +79,8 @@ export class ContactEventRetention {
       );
       if (rows.length === 0) break;
       const ids = rows.map((r) => r.stream_id);
-      const client = await this.pool.connect();
-      try {
-        await client.query('BEGIN');
-        const deleted = await client.query('DELETE FROM es_events WHERE stream_id = ANY($1)', [ids]);
-        await client.query('DELETE FROM es_streams WHERE stream_id = ANY($1)', [ids]);
-        await client.query('COMMIT');
-        result.storedEvents += deleted.rowCount ?? 0;
-        result.streams += ids.length;
-      } catch (error) {
-        await client.query('ROLLBACK').catch(() => {});
-        throw error;
-      } finally {
-        client.release();
-      }
+      result.storedEvents += await PostgresEventStore.deleteStreams(this.pool, ids);
+      result.streams += ids.length;
       if (rows.length < 500) break;
     }
     return result;

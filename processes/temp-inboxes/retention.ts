@@ -3,6 +3,7 @@ import { expireTempInbox } from '../../commands/temp-inboxes/handlers.ts';
 import type { CommandContext } from '../../commands/execute.ts';
 import { TEMP_INBOX_NETWORK_STREAM_PREFIX, TEMP_INBOX_STREAM_PREFIX } from '../../domain/temp-inboxes/events.ts';
 import { TEMP_INBOX_WINDOW_MS } from '../../domain/temp-inboxes/rules.ts';
+import { PostgresEventStore } from '../../infra/eventstore/postgres.ts';
 import { Repeating } from '../repeating.ts';
 
 export interface TempInboxRetentionOptions {
@@ -88,20 +89,8 @@ export class TempInboxRetention {
       );
       if (rows.length === 0) break;
       const ids = rows.map((r) => r.stream_id);
-      const client = await this.pool.connect();
-      try {
-        await client.query('BEGIN');
-        const deleted = await client.query('DELETE FROM es_events WHERE stream_id = ANY($1)', [ids]);
-        await client.query('DELETE FROM es_streams WHERE stream_id = ANY($1)', [ids]);
-        await client.query('COMMIT');
-        result.storedEvents += deleted.rowCount ?? 0;
-        result.streams += ids.length;
-      } catch (error) {
-        await client.query('ROLLBACK').catch(() => {});
-        throw error;
-      } finally {
-        client.release();
-      }
+      result.storedEvents += await PostgresEventStore.deleteStreams(this.pool, ids);
+      result.streams += ids.length;
       if (rows.length < BATCH) break;
     }
     return result;
