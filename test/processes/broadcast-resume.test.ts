@@ -1,4 +1,3 @@
-import { fork, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm, chmod } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -10,22 +9,10 @@ import { broadcastTemplate, settledBroadcast } from '../support/broadcasts.ts';
 import { addDomain, HOSTS, publish, startDomainsApp } from '../support/domains.ts';
 import { sharedFreePort, startMxServer } from '../support/mx-server.ts';
 import { eventually } from '../support/receiver.ts';
-import { runnable } from '../support/paths.ts';
+import { forkService } from '../support/fork-service.ts';
 
 /** A few thousand would be the figure to aim at; on the shared two cores 1,500 keeps the file under tap's 300 s. */
 const CONTACTS = 1500;
-
-/** The service in a process of its own, so it can die by SIGKILL mid-broadcast. */
-function startService(databaseUrl: string, options: object): { child: ChildProcess; ready: Promise<unknown> } {
-  const child = fork(runnable('test/support/service-process'), [databaseUrl, '0', JSON.stringify(options)], {
-    stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
-  });
-  const ready = new Promise((resolve, reject) => {
-    child.on('message', (m: { type: string }) => m.type === 'ready' && resolve(m));
-    child.on('exit', (code) => reject(new Error(`service exited with ${code} before it was ready`)));
-  });
-  return { child, ready };
-}
 
 t.test(
   `a broadcast to ${CONTACTS} contacts, killed mid-way and resumed by another process: each contact mailed once`,
@@ -96,7 +83,7 @@ t.test(
       broadcasts: { pollMs: 20, pageSize: 100 },
       emailDelivery: { pollMs: 20 },
     };
-    const first = startService(h.url, options);
+    const first = forkService(h.url, options);
     t.teardown(() => void first.child.kill('SIGKILL'));
     await first.ready;
     const created = await h.request(ws.apiKey, 'POST', '/broadcasts', {
@@ -122,7 +109,7 @@ t.test(
     t.comment(`killed ${Date.now() - began} ms in`);
     t.ok(marked < acceptedAtKill, `killed mid-page: ${acceptedAtKill} accepted, ${marked} of them marked sent`);
 
-    const second = startService(h.url, options);
+    const second = forkService(h.url, options);
     t.teardown(() => void second.child.kill('SIGKILL'));
     await second.ready;
     const done = await settledBroadcast(h, ws.apiKey, id, 240_000);

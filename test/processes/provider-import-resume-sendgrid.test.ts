@@ -1,24 +1,11 @@
-import { fork, type ChildProcess } from 'node:child_process';
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import t from 'tap';
 import { startTestApp } from '../support/app.ts';
-import { runnable } from '../support/paths.ts';
+import { forkService } from '../support/fork-service.ts';
 import { SENDGRID_KEYS, sendgridData, startSendgridServer } from '../support/providers/sendgrid.ts';
 import { eventually } from '../support/receiver.ts';
-
-/** The service in a process of its own, so it can die by SIGKILL mid-import. */
-function startService(databaseUrl: string, options: object): { child: ChildProcess; ready: Promise<unknown> } {
-  const child = fork(runnable('test/support/service-process'), [databaseUrl, '0', JSON.stringify(options)], {
-    stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
-  });
-  const ready = new Promise((resolve, reject) => {
-    child.on('message', (m: { type: string }) => m.type === 'ready' && resolve(m));
-    child.on('exit', (code) => reject(new Error(`service exited with ${code} before it was ready`)));
-  });
-  return { child, ready };
-}
 
 t.test('a SendGrid export killed after its download, resumed by another process: nothing twice', async (t) => {
   const data = sendgridData(0, 900);
@@ -46,7 +33,7 @@ t.test('a SendGrid export killed after its download, resumed by another process:
     );
 
   const options = { dataDir, poolSize: 8, providerImports };
-  const first = startService(h.url, options);
+  const first = forkService(h.url, options);
   t.teardown(() => void first.child.kill('SIGKILL'));
   await first.ready;
   const made = await h.request(ws.apiKey, 'POST', '/provider-imports', {
@@ -65,7 +52,7 @@ t.test('a SendGrid export killed after its download, resumed by another process:
   t.comment(`killed with ${atKill} contacts made`);
   t.not((await h.request(ws.apiKey, 'GET', `/provider-imports/${id}`)).json().status, 'completed', 'killed mid-way');
 
-  const second = startService(h.url, options);
+  const second = forkService(h.url, options);
   t.teardown(() => void second.child.kill('SIGKILL'));
   await second.ready;
   const done = await eventually(async () => {

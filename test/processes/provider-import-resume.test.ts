@@ -1,4 +1,3 @@
-import { fork, type ChildProcess } from 'node:child_process';
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -6,19 +5,7 @@ import t from 'tap';
 import { startTestApp } from '../support/app.ts';
 import { RESEND_KEYS, resendData, startResendServer } from '../support/providers/resend.ts';
 import { eventually } from '../support/receiver.ts';
-import { runnable } from '../support/paths.ts';
-
-/** The service in a process of its own, so it can die by SIGKILL mid-import. */
-function startService(databaseUrl: string, options: object): { child: ChildProcess; ready: Promise<unknown> } {
-  const child = fork(runnable('test/support/service-process'), [databaseUrl, '0', JSON.stringify(options)], {
-    stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
-  });
-  const ready = new Promise((resolve, reject) => {
-    child.on('message', (m: { type: string }) => m.type === 'ready' && resolve(m));
-    child.on('exit', (code) => reject(new Error(`service exited with ${code} before it was ready`)));
-  });
-  return { child, ready };
-}
+import { forkService } from '../support/fork-service.ts';
 
 t.test('an import killed mid-way and resumed by another process: nothing twice, the counts right', async (t) => {
   const data = resendData({ audiences: 4, perAudience: 250, unsubscribedEvery: 10 });
@@ -45,7 +32,7 @@ t.test('an import killed mid-way and resumed by another process: nothing twice, 
     );
 
   const options = { dataDir, poolSize: 8, providerImports };
-  const first = startService(h.url, options);
+  const first = forkService(h.url, options);
   t.teardown(() => void first.child.kill('SIGKILL'));
   await first.ready;
   const made = await h.request(ws.apiKey, 'POST', '/provider-imports', {
@@ -67,7 +54,7 @@ t.test('an import killed mid-way and resumed by another process: nothing twice, 
   t.comment(`killed with ${atKill} contacts made, ${cut.rows[0].n} rows of the page under way not yet recorded`);
   t.not((await h.request(ws.apiKey, 'GET', `/provider-imports/${id}`)).json().status, 'completed', 'killed mid-way');
 
-  const second = startService(h.url, options);
+  const second = forkService(h.url, options);
   t.teardown(() => void second.child.kill('SIGKILL'));
   await second.ready;
   const done = await eventually(async () => {
