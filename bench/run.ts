@@ -37,6 +37,10 @@
  *                       messages in the blob store): MB/s of zip, seconds, the server's RSS peak; beside it yazl and
  *                       archiver writing the same entries to a sink (ZIP_SMALL_ENTRIES, ZIP_LARGE_ENTRIES; EXPORT_PARTS)
  *
+ *   provider-import     an import of 100,000 contacts and 10,000 suppressions (PROVIDER_IMPORT_CONTACTS,
+ *                       PROVIDER_IMPORT_SUPPRESSIONS) from a loopback Brevo in its own process: rows/s from start to
+ *                       completed, the server's RSS peak; the same pages read by the adapter alone as the floor
+ *
  *   oauth-tokens        GET /suppressions with 600 OAuth access tokens against 600 API keys, 64 connections, alternating
  *                       rounds (tokens made through sign-in, consent with PKCE and the code exchange); refreshes/s
  *                       (rotating, 16 chains) and code exchanges/s
@@ -68,6 +72,7 @@ import { inboundBench } from './inbound.ts';
 import { mailboxImportBench } from './mailbox-import.ts';
 import { exportBench } from './export.ts';
 import { oauthTokensBench } from './oauth-tokens.ts';
+import { providerImportBench } from './provider-import.ts';
 
 const ORDER = [
   'eventstore',
@@ -90,6 +95,7 @@ const ORDER = [
   'broadcasts',
   'mailbox-import',
   'export',
+  'provider-import',
   'oauth-tokens',
   'contention',
 ] as const;
@@ -165,6 +171,8 @@ async function main(argv: string[]): Promise<number> {
         return mailboxImportBench();
       case 'export':
         return exportBench();
+      case 'provider-import':
+        return providerImportBench();
       case 'oauth-tokens':
         return oauthTokensBench();
       case 'contention':
