@@ -23,6 +23,7 @@ import { TrackingLinks } from './commands/emails/tracking.ts';
 import { UnsubscribeLinks } from './commands/unsubscribes/links.ts';
 import { DEFAULT_MONTHLY_ALLOWANCE } from './domain/email-quotas/decide.ts';
 import { DEFAULT_DAILY_AI_ACTIONS } from './domain/ai-actions/decide.ts';
+import { DEFAULT_TASK_LIMITS, type TaskLimits } from './domain/tasks/decide.ts';
 import type { OpenAiConfig } from './infra/ai/openai.ts';
 import type { CommandContext } from './commands/execute.ts';
 import type { MailHosts } from './domain/domains/records.ts';
@@ -197,6 +198,8 @@ export interface System {
   mailboxImports: MailboxImportPorts;
   /** Disposable inboxes: `TEMP_MAIL_DOMAIN` (null: off) and how long an inbox lives. */
   tempMail: { domain: string | null; lifetimeMs: number };
+  /** Tasks: the plan's numbers of tasks and of active tasks. */
+  tasks: { limits: TaskLimits };
   close(): Promise<void>;
 }
 
@@ -285,6 +288,8 @@ export interface SystemOptions {
    * deleted every `retentionEveryMs` (a minute).
    */
   tempMail?: { domain?: string; lifetimeMs?: number; retentionEveryMs?: number };
+  /** Tasks: the plan's numbers (`TASKS_MAX`, `TASKS_ACTIVE_MAX`; default 100 and 20). */
+  tasks?: { limits?: Partial<TaskLimits> };
 }
 
 export async function openSystem(databaseUrl: string, options: SystemOptions = {}): Promise<System> {
@@ -531,6 +536,7 @@ export async function openSystem(databaseUrl: string, options: SystemOptions = {
     providerImports,
     mailboxImports,
     tempMail,
+    tasks: { limits: { ...DEFAULT_TASK_LIMITS, ...options.tasks?.limits } },
     async close() {
       await exportRuns.stop();
       await mailboxImportRuns.stop();
@@ -590,6 +596,7 @@ export function serve(system: System, options: { logger?: boolean | object } = {
       providerImports: system.providerImports,
       mailboxImports: system.mailboxImports,
       tempMail: system.tempMail,
+      tasks: system.tasks,
       parseMessage: async (raw) => (await parseMessage(system.blobs, Readable.from([raw]), raw.length)).summary,
     },
     options,

@@ -12,6 +12,7 @@ import type { MailboxImportPorts } from '../commands/mailbox-imports/handlers.ts
 import type { ProviderImportPorts } from '../commands/provider-imports/handlers.ts';
 import type { TemplateRenderer } from '../commands/templates/render.ts';
 import type { ReceiverUrlCheck } from '../commands/webhooks/handlers.ts';
+import type { TaskLimits } from '../domain/tasks/decide.ts';
 import type { EventHistory } from '../projections/history.ts';
 import type { ReadModels } from '../projections/tables.ts';
 import type { IdempotencyKeys } from './idempotency.ts';
@@ -58,6 +59,8 @@ export interface ApiDeps {
   mailboxImports: MailboxImportPorts;
   /** Disposable inboxes: `TEMP_MAIL_DOMAIN` (null: off) and how long an inbox lives. */
   tempMail: { domain: string | null; lifetimeMs: number };
+  /** Tasks: the plan's numbers of tasks and of active tasks (`TASKS_MAX`, `TASKS_ACTIVE_MAX`). */
+  tasks: { limits: TaskLimits };
   /** Reads a pasted message for a rules dry run (infra/inbound/summary.ts; its attachments go to the blob store). */
   parseMessage(raw: Buffer): Promise<MessageSummary>;
 }

@@ -30,6 +30,7 @@ import { sendingStreams } from './routes/sending-streams/index.ts';
 import { threads } from './routes/threads/index.ts';
 import { labels } from './routes/labels/index.ts';
 import { rules } from './routes/rules/index.ts';
+import { tasks } from './routes/tasks/index.ts';
 import { members } from './routes/members/index.ts';
 import { registerInvitationPages } from './pages/invitations.ts';
 import { registerAccountPages } from './pages/accounts.ts';
@@ -69,6 +70,7 @@ const RESOURCES = [
   threads,
   labels,
   rules,
+  tasks,
   files,
   drafts,
   members,

@@ -31,6 +31,7 @@ import { templateNameEvents } from './template-names/events.ts';
 import { templateUseEvents } from './template-uses/events.ts';
 import { templateEvents } from './templates/events.ts';
 import { tempInboxEvents } from './temp-inboxes/events.ts';
+import { taskEvents } from './tasks/events.ts';
 import { ruleEvents } from './rules/events.ts';
 import { threadEvents } from './threads/events.ts';
 import { webhookEvents } from './webhooks/events.ts';
@@ -74,6 +75,7 @@ const definitions = [
   ...accountEvents,
   ...memberEvents,
   ...tempInboxEvents,
+  ...taskEvents,
 ];
 
 export const registry = new EventRegistry(definitions);

@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { DEFAULT_DAILY_AI_ACTIONS } from '../domain/ai-actions/decide.ts';
 import { DEFAULT_MONTHLY_ALLOWANCE } from '../domain/email-quotas/decide.ts';
+import { DEFAULT_TASK_LIMITS, type TaskLimits } from '../domain/tasks/decide.ts';
 import type { OpenAiConfig } from './ai/openai.ts';
 import { parseDnsServers } from './dns/resolver.ts';
 import type { DeliveryConfig } from './outbound/select.ts';
@@ -79,6 +80,8 @@ export interface Config {
   ai: OpenAiConfig | null;
   /** `AI_DAILY_ACTIONS`: AI actions a workspace may spend per UTC day; default 1,000. */
   aiDailyActions: number;
+  /** `TASKS_MAX`, `TASKS_ACTIVE_MAX`: the plan's tasks and active tasks per workspace; default 100 and 20. */
+  taskLimits: TaskLimits;
 }
 
 export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
@@ -147,6 +150,10 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
     ),
     ai: aiConfig(env),
     aiDailyActions: positiveInteger('AI_DAILY_ACTIONS', env.AI_DAILY_ACTIONS, DEFAULT_DAILY_AI_ACTIONS),
+    taskLimits: {
+      tasks: positiveInteger('TASKS_MAX', env.TASKS_MAX, DEFAULT_TASK_LIMITS.tasks),
+      active: positiveInteger('TASKS_ACTIVE_MAX', env.TASKS_ACTIVE_MAX, DEFAULT_TASK_LIMITS.active),
+    },
   };
 }
 

@@ -24,6 +24,7 @@ import { templateAnalyticsProjector } from './template-analytics/projector.ts';
 import { templatesProjector } from './templates/projector.ts';
 import { threadsProjector } from './threads/projector.ts';
 import { rulesProjector } from './rules/projector.ts';
+import { tasksProjector } from './tasks/projector.ts';
 import { webhookEndpointsProjector } from './webhooks/projector.ts';
 import { workspacesProjector } from './workspaces/projector.ts';
 
@@ -51,6 +52,7 @@ export const projectors: readonly Projector[] = [
   exportsProjector,
   threadsProjector,
   rulesProjector,
+  tasksProjector,
   filesProjector,
   draftsProjector,
   membersProjector,

@@ -1,5 +1,6 @@
 import type { AccountsTables } from './accounts/tables.ts';
 import type { TempInboxesTables } from './temp-inboxes/tables.ts';
+import type { TasksTables } from './tasks/tables.ts';
 import type { AddressesTables } from './addresses/tables.ts';
 import type { ApiKeysTables } from './api-keys/tables.ts';
 import type { AutomationsTables } from './automations/tables.ts';
@@ -58,7 +59,8 @@ export type ReadModels = Flat<
     DraftsTables &
     MembersTables &
     AccountsTables &
-    TempInboxesTables
+    TempInboxesTables &
+    TasksTables
 >;
 
 /** One object type, as Kysely's `withTables` wants (an intersection of interfaces has no index signature). */

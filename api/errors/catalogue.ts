@@ -67,6 +67,11 @@ const TABLE = {
     'A key cannot create, or revoke, a key reaching further than itself (scopes, mode, allowlists).',
   ],
   insufficient_authority: [403, 'The caller lacks a permission it tries to grant.'],
+  task_limit_reached: [403, 'The workspace holds as many tasks as its plan covers; delete one first.'],
+  task_active_limit_reached: [
+    403,
+    'The workspace has as many active tasks as its plan covers; pause or delete one first, or create this one paused.',
+  ],
   api_key_only: [403, 'Only an API key can do this: rotate itself, or read its own request log.'],
   step_up_required: [403, 'A sensitive change by an OAuth app needs step-up verification first; nothing was changed.'],
   step_up_code_invalid: [400, 'Wrong step-up code; the message states the tries left at this code.'],
@@ -88,6 +93,7 @@ const TABLE = {
   role_not_found: [404, 'No such role in this workspace.'],
   contact_not_found: [404, 'No contact with this address (or id) in the book of this workspace.'],
   audience_not_found: [404, 'No such audience in this workspace; `param` names the id.'],
+  task_not_found: [404, 'No such task in this workspace.'],
   revoked: [409, 'The key was revoked while the request was in flight.'],
   expired: [
     409,
@@ -320,6 +326,7 @@ const TABLE = {
     'The `Range` starts past the end of the file (`Content-Range` says its size), or is not a single `bytes=` range.',
   ],
   image_not_stored: [502, 'The image could not be stored; nothing was kept. Retry unchanged.'],
+  task_run_limit_reached: [409, "The task's runs of today reached its `maxRunsPerDay`; runs start again at 00:00 UTC."],
   already_running: [
     409,
     'One is under way already (a provider import or an export of the workspace, a mailbox import into the address); wait for it to end or cancel it.',

@@ -80,6 +80,12 @@ export const ID_KINDS = {
   tempInbox: { prefix: 'tin_', body: 'hex24', from: 'random' },
   /** A message kept by a disposable inbox. */
   tempMessage: { prefix: 'tim_', body: 'hex24', from: 'random' },
+  /** A task of a workspace (domain/tasks). */
+  task: { prefix: 'tsk_', body: 'hex24', from: 'random' },
+  /** A run of a task asked for (run now, arriving mail). */
+  taskRun: { prefix: 'trn_', body: 'hex24', from: 'random' },
+  /** A scheduled run of a task: a digest of task and slot, so a slot queued twice is one run. */
+  scheduledTaskRun: { prefix: 'trn_', body: 'hex24', from: 'digest' },
 } as const satisfies Record<string, { prefix: string; body: Body; from: 'random' | 'digest' }>;
 
 export type IdKind = keyof typeof ID_KINDS;

@@ -1,0 +1,75 @@
+import { z } from 'zod';
+import { queueTaskRun } from '../../../commands/tasks/handlers.ts';
+import { newId } from '../../../commands/ids.ts';
+import { findTaskRun, listTaskRuns } from '../../../projections/tasks/queries.ts';
+import { actorOf } from '../../credential.ts';
+import type { ApiDeps } from '../../deps.ts';
+import { ApiError } from '../../errors/api-error.ts';
+import { createdKey, cursorParam, limitParam, pageSchema } from '../../paging.ts';
+import { operation, type Operation } from '../../route.ts';
+import { idParams, READ_SCOPES, settingsOf, taskOr404, taskRunView, viewTaskRun } from './views.ts';
+
+/** A task's runs: run now, and the list of them. */
+export const taskRunOperations = (deps: ApiDeps): Operation[] => [
+  operation({
+    method: 'POST',
+    url: '/tasks/:id/runs',
+    operationId: 'runTask',
+    errors: ['task_not_found', 'ai_not_configured', 'task_run_limit_reached'],
+    summary: 'Run a task now',
+    description:
+      'Scope: `tasks:write`. Queues a run of the task with its current settings, whatever its trigger or status. It ' +
+      'counts against the task’s `maxRunsPerDay` of the UTC day (409 `task_run_limit_reached`). Without an AI model ' +
+      'configured, 409 `ai_not_configured`.',
+    scope: 'tasks:write',
+    params: idParams,
+    status: 202,
+    response: taskRunView,
+    handler: async ({ credential, params, request }) => {
+      const row = await taskOr404(deps.db, credential.workspaceId, params.id);
+      if (!deps.ai.model)
+        throw new ApiError('ai_not_configured', 'Tasks are run by an AI model, and none is configured.', null);
+      const { name: _, trigger: __, maxRunsPerDay, ...settings } = settingsOf(row);
+      const runId = newId.taskRun();
+      await queueTaskRun(
+        deps.commands,
+        actorOf(credential, request.id),
+        {
+          runId,
+          taskId: row.id,
+          source: 'manual',
+          slot: null,
+          maxRunsPerDay,
+          settings: { ...settings, owner: { kind: row.owner_kind, id: row.owner_id } },
+        },
+        new Date().toISOString(),
+      );
+      const run = await findTaskRun(deps.db, credential.workspaceId, runId);
+      if (!run) throw new Error(`run ${runId} not in the read model after its write`);
+      return viewTaskRun(run);
+    },
+  }),
+
+  operation({
+    method: 'GET',
+    url: '/tasks/:id/runs',
+    operationId: 'listTaskRuns',
+    errors: ['task_not_found'],
+    summary: 'List a task’s runs',
+    description: `Scopes: ${READ_SCOPES.map((s) => `\`${s}\``).join(', ')}. Newest first.`,
+    scope: READ_SCOPES,
+    params: idParams,
+    query: z.strictObject({ limit: limitParam(), cursor: cursorParam }),
+    response: pageSchema(taskRunView),
+    handler: async ({ credential, params, query }) => {
+      const task = await taskOr404(deps.db, credential.workspaceId, params.id);
+      return deps.cursors.list(credential.workspaceId, query, {
+        name: `task-runs:${task.id}`,
+        rows: (after: [string, string] | null, limit) =>
+          listTaskRuns(deps.db, credential.workspaceId, task.id, limit, after),
+        key: (row) => createdKey({ created_at: row.queued_at, id: row.id }),
+        view: viewTaskRun,
+      });
+    },
+  }),
+];

@@ -1,0 +1,266 @@
+import { z } from 'zod';
+import { idPatterns } from '../../../domain/shared/ids.ts';
+import {
+  FILTER_TEXT_MAX,
+  MAIL_ADDRESSES_MAX,
+  MAX_RUNS_PER_DAY,
+  MAX_STEPS,
+  runDayOf,
+  TASK_INSTRUCTION_MAX,
+  TASK_NAME_MAX,
+} from '../../../domain/tasks/decide.ts';
+import {
+  AUTONOMIES,
+  CADENCES,
+  MODELS,
+  NOTIFY,
+  PAUSED_REASONS,
+  RUN_SOURCES,
+  TOOLKITS,
+  type TaskSettings,
+  type Toolkit,
+} from '../../../domain/tasks/events.ts';
+import { EVERY_DAY, nextScheduledRun } from '../../../domain/tasks/schedule.ts';
+import type { Permission } from '../../../domain/shared/permissions.ts';
+import { findTask, type TaskRow, type TaskRunRow } from '../../../projections/tasks/queries.ts';
+import { lookup } from '../../lookups.ts';
+import { text, timeZone } from '../../schemas.ts';
+
+const nonEmpty = (max: number) => text(max).refine((s) => s.length > 0, { message: 'must not be empty' });
+const filterText = text(FILTER_TEXT_MAX)
+  .nullable()
+  .optional()
+  .transform((s) => (s ? s : null));
+
+/** A trigger as a request gives it: omitted parts take their defaults (also on update: a trigger replaces the old whole). */
+export const triggerInput = z.discriminatedUnion('kind', [
+  z.strictObject({
+    kind: z.literal('schedule'),
+    cadence: z.enum(CADENCES),
+    everyHours: z
+      .number()
+      .int()
+      .min(1)
+      .max(12)
+      .default(1)
+      .describe('`hourly`: every this many hours from local midnight.'),
+    hour: z.number().int().min(0).max(23).default(8),
+    minute: z.number().int().min(0).max(59).default(0),
+    weekdays: z
+      .array(z.number().int().min(0).max(6))
+      .min(1)
+      .max(7)
+      .refine((days) => new Set(days).size === days.length, { message: 'must not repeat a day' })
+      .transform((days) => [...days].sort((a, b) => a - b))
+      .default(EVERY_DAY)
+      .describe('0 = Sunday to 6; `hourly` and `daily` run only on these days. Default every day.'),
+    monthDay: z.number().int().min(1).max(28).default(1),
+    timezone: timeZone.default('UTC'),
+  }),
+  z.strictObject({
+    kind: z.literal('mail'),
+    addresses: z
+      .array(
+        z
+          .email()
+          .max(320)
+          .transform((s) => s.toLowerCase()),
+      )
+      .max(MAIL_ADDRESSES_MAX)
+      .refine((a) => new Set(a).size === a.length, { message: 'must not repeat an address' })
+      .default([])
+      .describe('Addresses of the workspace whose arriving mail starts a run; empty: every address.'),
+    senderContains: filterText.describe('Case-insensitive text the sender (name or address) contains.'),
+    subjectContains: filterText.describe('Case-insensitive text the subject contains.'),
+  }),
+  z.strictObject({ kind: z.literal('manual') }),
+]);
+
+const settingsFields = {
+  name: nonEmpty(TASK_NAME_MAX),
+  instruction: nonEmpty(TASK_INSTRUCTION_MAX),
+  trigger: triggerInput,
+  autonomy: z.enum(AUTONOMIES),
+  toolkits: z
+    .array(z.enum(TOOLKITS))
+    .refine((t) => new Set(t).size === t.length, { message: 'must not repeat a toolkit' }),
+  model: z.enum(MODELS),
+  notify: z.enum(NOTIFY),
+  maxRunsPerDay: z.number().int().min(MAX_RUNS_PER_DAY.min).max(MAX_RUNS_PER_DAY.max),
+  maxSteps: z.number().int().min(MAX_STEPS.min).max(MAX_STEPS.max),
+};
+
+export const DEFAULT_TOOLKITS: Toolkit[] = ['drafts', 'notes', 'knowledge'];
+
+export const createBody = z.strictObject({
+  name: settingsFields.name,
+  instruction: settingsFields.instruction,
+  trigger: settingsFields.trigger,
+  autonomy: settingsFields.autonomy.default('organize'),
+  toolkits: settingsFields.toolkits.default(DEFAULT_TOOLKITS),
+  model: settingsFields.model.default('standard'),
+  notify: settingsFields.notify.default('attention'),
+  maxRunsPerDay: settingsFields.maxRunsPerDay.default(MAX_RUNS_PER_DAY.default),
+  maxSteps: settingsFields.maxSteps.default(MAX_STEPS.default),
+  paused: z.boolean().default(false),
+});
+
+/** Only what changes; nothing at all is 422. */
+export const patchBody = z
+  .strictObject({
+    name: settingsFields.name.optional(),
+    instruction: settingsFields.instruction.optional(),
+    trigger: settingsFields.trigger.optional(),
+    autonomy: settingsFields.autonomy.optional(),
+    toolkits: settingsFields.toolkits.optional(),
+    model: settingsFields.model.optional(),
+    notify: settingsFields.notify.optional(),
+    maxRunsPerDay: settingsFields.maxRunsPerDay.optional(),
+    maxSteps: settingsFields.maxSteps.optional(),
+  })
+  .refine((patch) => Object.values(patch).some((v) => v !== undefined), {
+    message: 'send at least one field to change',
+  });
+
+/**
+ * The scopes a task needs for its toolkits, besides the mail ones every task needs: a toolkit's
+ * read and write scopes, where the vocabulary has them (docs/decisions/tasks.md).
+ */
+export const TOOLKIT_SCOPES: Record<Toolkit, readonly Permission[]> = {
+  contacts: ['contacts:read', 'contacts:write'],
+  audiences: ['audiences:read', 'audiences:write'],
+  templates: ['templates:read', 'templates:write'],
+  tracking: ['emails:read'],
+  translate: [],
+  files: ['files:read', 'files:write'],
+  notes: [],
+  drafts: ['drafts:read', 'drafts:write'],
+  sent: ['emails:read', 'emails:send'],
+  insights: ['emails:read'],
+  subscriptions: ['contacts:read', 'contacts:write'],
+  calendar: ['calendar:read', 'calendar:write'],
+  knowledge: ['knowledge:read', 'knowledge:write'],
+  connectors: ['connectors:read', 'connectors:use'],
+  web: [],
+};
+
+const triggerView = z.discriminatedUnion('kind', [
+  z.object({
+    kind: z.literal('schedule'),
+    cadence: z.enum(CADENCES),
+    everyHours: z.number().int(),
+    hour: z.number().int(),
+    minute: z.number().int(),
+    weekdays: z.array(z.number().int()),
+    monthDay: z.number().int(),
+    timezone: z.string(),
+  }),
+  z.object({
+    kind: z.literal('mail'),
+    addresses: z.array(z.string()),
+    senderContains: z.string().nullable(),
+    subjectContains: z.string().nullable(),
+  }),
+  z.object({ kind: z.literal('manual') }),
+]);
+
+export const taskView = z.object({
+  object: z.literal('task'),
+  id: z.string(),
+  name: z.string(),
+  instruction: z.string(),
+  trigger: triggerView,
+  autonomy: z.enum(AUTONOMIES),
+  toolkits: z.array(z.enum(TOOLKITS)),
+  model: z.enum(MODELS),
+  notify: z.enum(NOTIFY),
+  maxRunsPerDay: z.number().int(),
+  maxSteps: z.number().int(),
+  status: z.enum(['active', 'paused']),
+  pausedReason: z.enum(PAUSED_REASONS).nullable(),
+  nextRunAt: z.string().nullable().describe('When the schedule runs the task next; null unless active on a schedule.'),
+  heldUntil: z
+    .string()
+    .nullable()
+    .describe('Today’s runs reached `maxRunsPerDay`: none starts before this instant (00:00 UTC).'),
+  lastRunStatus: z.string().nullable(),
+  pendingApprovals: z.number().int(),
+  createdAt: z.string(),
+  updatedAt: z.string(),
+});
+
+const nextUtcMidnight = (day: string) => new Date(Date.parse(`${day}T00:00:00.000Z`) + 86_400_000).toISOString();
+
+/** `nextRunAt` and `heldUntil` follow from the row and the time of the read. */
+export function viewTask(row: TaskRow, now: Date = new Date()): z.infer<typeof taskView> {
+  const heldUntil =
+    row.runs_day === runDayOf(now.toISOString()) && row.runs_day_count >= row.max_runs_per_day
+      ? nextUtcMidnight(row.runs_day)
+      : null;
+  const from = heldUntil ? new Date(Date.parse(heldUntil) - 1) : now;
+  return {
+    object: 'task',
+    id: row.id,
+    name: row.name,
+    instruction: row.instruction,
+    trigger: row.trigger,
+    autonomy: row.autonomy,
+    toolkits: row.toolkits,
+    model: row.model,
+    notify: row.notify,
+    maxRunsPerDay: row.max_runs_per_day,
+    maxSteps: row.max_steps,
+    status: row.status,
+    pausedReason: row.paused_reason,
+    nextRunAt: row.status === 'active' ? nextScheduledRun(row.trigger, from) : null,
+    heldUntil,
+    lastRunStatus: row.last_run_status,
+    pendingApprovals: row.pending_approvals,
+    createdAt: row.created_at.toISOString(),
+    updatedAt: row.updated_at.toISOString(),
+  };
+}
+
+export const taskRunView = z.object({
+  object: z.literal('task_run'),
+  id: z.string(),
+  taskId: z.string(),
+  source: z.enum(RUN_SOURCES),
+  status: z.string().describe('`queued` until the assistant takes the run.'),
+  scheduledFor: z.string().nullable().describe('The schedule’s instant a scheduled run stands for.'),
+  model: z.enum(MODELS),
+  queuedAt: z.string(),
+});
+
+export const viewTaskRun = (row: TaskRunRow): z.infer<typeof taskRunView> => ({
+  object: 'task_run',
+  id: row.id,
+  taskId: row.task_id,
+  source: row.source,
+  status: row.status,
+  scheduledFor: row.slot?.toISOString() ?? null,
+  model: row.settings.model,
+  queuedAt: row.queued_at.toISOString(),
+});
+
+export const taskOr404 = lookup(findTask, {
+  code: 'task_not_found',
+  message: 'No such task.',
+  param: 'id',
+  pattern: idPatterns.task,
+});
+
+export const idParams = z.strictObject({ id: z.string().max(400) });
+export const READ_SCOPES: readonly Permission[] = ['tasks:read', 'threads:read', 'emails:read'];
+
+export const settingsOf = (row: TaskRow): TaskSettings => ({
+  name: row.name,
+  instruction: row.instruction,
+  trigger: row.trigger,
+  autonomy: row.autonomy,
+  toolkits: row.toolkits,
+  model: row.model,
+  notify: row.notify,
+  maxRunsPerDay: row.max_runs_per_day,
+  maxSteps: row.max_steps,
+});

@@ -1,0 +1,139 @@
+import { fail } from '../shared/errors.ts';
+import type { RUN_SOURCES, RunSettings, TaskEvent, TaskOwner, TaskRunEvent, TaskSettings } from './events.ts';
+import type { TaskRunDayState, TasksState } from './state.ts';
+
+export const TASK_NAME_MAX = 120;
+export const TASK_INSTRUCTION_MAX = 8000;
+export const MAIL_ADDRESSES_MAX = 25;
+export const FILTER_TEXT_MAX = 200;
+export const MAX_RUNS_PER_DAY = { min: 1, max: 500, default: 50 } as const;
+export const MAX_STEPS = { min: 1, max: 60, default: 20 } as const;
+/** Consecutive failed runs that pause a task with reason `failures`. */
+export const FAILURES_TO_PAUSE = 5;
+
+/**
+ * The plan's numbers (the spec leaves them unshown): tasks a workspace may hold, and how many of
+ * them may be active. Configured (`TASKS_MAX`, `TASKS_ACTIVE_MAX`), handed in by the command.
+ */
+export interface TaskLimits {
+  tasks: number;
+  active: number;
+}
+export const DEFAULT_TASK_LIMITS: TaskLimits = { tasks: 100, active: 20 };
+
+const activeCount = (state: TasksState) => [...state.tasks.values()].filter((t) => t.status === 'active').length;
+
+function checkActiveRoom(state: TasksState, limits: TaskLimits): void {
+  if (activeCount(state) >= limits.active)
+    fail(
+      'task_active_limit_reached',
+      `The plan covers ${limits.active} active tasks; pause or delete one first, or create this one paused.`,
+      null,
+    );
+}
+
+export interface CreateTask {
+  taskId: string;
+  owner: TaskOwner;
+  settings: TaskSettings;
+  paused: boolean;
+  limits: TaskLimits;
+  now: string;
+}
+
+/** A paused task does not count against the active tasks; every task counts against the tasks. */
+export function decideCreateTask(state: TasksState, cmd: CreateTask): TaskEvent[] {
+  if (state.tasks.size >= cmd.limits.tasks)
+    fail('task_limit_reached', `The plan covers ${cmd.limits.tasks} tasks; delete one first.`, null);
+  if (!cmd.paused) checkActiveRoom(state, cmd.limits);
+  return [
+    {
+      type: 'TaskCreated',
+      data: { ...cmd.settings, taskId: cmd.taskId, owner: cmd.owner, paused: cmd.paused, createdAt: cmd.now },
+    },
+  ];
+}
+
+const taskOf = (state: TasksState, taskId: string) =>
+  state.tasks.get(taskId) ?? fail('task_not_found', 'No such task.', 'id');
+
+/** The whole settings after the change; nothing changed decides nothing. */
+export function decideUpdateTask(
+  state: TasksState,
+  cmd: { taskId: string; settings: TaskSettings; now: string },
+): TaskEvent[] {
+  const { taskId: _, owner: __, status: ___, pausedReason: ____, ...stored } = taskOf(state, cmd.taskId);
+  if (canonical(stored) === canonical(cmd.settings)) return [];
+  return [{ type: 'TaskUpdated', data: { ...cmd.settings, taskId: cmd.taskId, updatedAt: cmd.now } }];
+}
+
+/** JSON with keys in order, so two equal settings compare equal whatever order their keys came in. */
+const canonical = (value: unknown): string =>
+  JSON.stringify(value, (_, v) =>
+    v && typeof v === 'object' && !Array.isArray(v) ? Object.fromEntries(Object.entries(v).sort()) : v,
+  );
+
+/** Pausing a paused task decides nothing, whatever its reason. */
+export function decidePauseTask(state: TasksState, cmd: { taskId: string; now: string }): TaskEvent[] {
+  if (taskOf(state, cmd.taskId).status === 'paused') return [];
+  return [{ type: 'TaskPaused', data: { taskId: cmd.taskId, reason: 'user', pausedAt: cmd.now } }];
+}
+
+/** Within the plan's active tasks, else 403 `task_active_limit_reached`; an active task stays as it is. */
+export function decideResumeTask(
+  state: TasksState,
+  cmd: { taskId: string; limits: TaskLimits; now: string },
+): TaskEvent[] {
+  if (taskOf(state, cmd.taskId).status === 'active') return [];
+  checkActiveRoom(state, cmd.limits);
+  return [{ type: 'TaskResumed', data: { taskId: cmd.taskId, resumedAt: cmd.now } }];
+}
+
+export function decideDeleteTask(state: TasksState, cmd: { taskId: string; now: string }): TaskEvent[] {
+  taskOf(state, cmd.taskId);
+  return [{ type: 'TaskDeleted', data: { taskId: cmd.taskId, deletedAt: cmd.now } }];
+}
+
+/** `YYYY-MM-DD` of an instant, UTC: the day a run counts in. */
+export const runDayOf = (now: string): string => now.slice(0, 10);
+
+export interface QueueRun {
+  runId: string;
+  taskId: string;
+  source: (typeof RUN_SOURCES)[number];
+  /** A schedule's instant; null for mail and manual runs. */
+  slot: string | null;
+  maxRunsPerDay: number;
+  settings: RunSettings;
+  now: string;
+}
+
+/**
+ * A run counts against the task's `maxRunsPerDay` of the UTC day it is queued on: past it, 409
+ * `task_run_limit_reached`. A schedule slot already queued decides nothing (a tick repeated by the
+ * bus queues it once).
+ */
+export function decideQueueRun(state: TaskRunDayState, cmd: QueueRun): TaskRunEvent[] {
+  if (cmd.slot !== null && state.slots.has(cmd.slot)) return [];
+  if (state.count >= cmd.maxRunsPerDay)
+    fail(
+      'task_run_limit_reached',
+      `The task has run ${cmd.maxRunsPerDay} times today (its maxRunsPerDay); runs start again at 00:00 UTC.`,
+      null,
+    );
+  return [
+    {
+      type: 'TaskRunQueued',
+      data: {
+        runId: cmd.runId,
+        taskId: cmd.taskId,
+        day: runDayOf(cmd.now),
+        count: state.count + 1,
+        source: cmd.source,
+        slot: cmd.slot,
+        settings: cmd.settings,
+        queuedAt: cmd.now,
+      },
+    },
+  ];
+}

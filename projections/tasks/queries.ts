@@ -1,0 +1,57 @@
+import { sql, type Kysely, type Selectable } from 'kysely';
+import type { ReadModels } from '../tables.ts';
+import type { TasksTables } from './tables.ts';
+
+type Db = Kysely<ReadModels>;
+
+export type TaskRow = Selectable<TasksTables['tasks']>;
+export type TaskRunRow = Selectable<TasksTables['task_runs']>;
+
+export async function findTask(db: Db, workspaceId: string, id: string): Promise<TaskRow | undefined> {
+  return db
+    .selectFrom('tasks')
+    .selectAll()
+    .where('workspace_id', '=', workspaceId)
+    .where('id', '=', id)
+    .executeTakeFirst();
+}
+
+/** Most recently changed first: `(updated_at, id)` descending, after the cursor's. */
+export async function listTasks(
+  db: Db,
+  workspaceId: string,
+  filter: { status?: 'active' | 'paused' },
+  limit: number,
+  after: [string, string] | null,
+): Promise<TaskRow[]> {
+  const { rows } = await sql<TaskRow>`SELECT * FROM tasks
+    WHERE workspace_id = ${workspaceId}
+      ${filter.status ? sql`AND status = ${filter.status}` : sql``}
+      ${after ? sql`AND (updated_at, id) < (${after[0]}::timestamptz, ${after[1]})` : sql``}
+    ORDER BY updated_at DESC, id DESC LIMIT ${limit + 1}`.execute(db);
+  return rows;
+}
+
+/** One task's runs, newest first: `(queued_at, id)` descending. */
+export async function listTaskRuns(
+  db: Db,
+  workspaceId: string,
+  taskId: string,
+  limit: number,
+  after: [string, string] | null,
+): Promise<TaskRunRow[]> {
+  const { rows } = await sql<TaskRunRow>`SELECT * FROM task_runs
+    WHERE workspace_id = ${workspaceId} AND task_id = ${taskId}
+      ${after ? sql`AND (queued_at, id) < (${after[0]}::timestamptz, ${after[1]})` : sql``}
+    ORDER BY queued_at DESC, id DESC LIMIT ${limit + 1}`.execute(db);
+  return rows;
+}
+
+export async function findTaskRun(db: Db, workspaceId: string, id: string): Promise<TaskRunRow | undefined> {
+  return db
+    .selectFrom('task_runs')
+    .selectAll()
+    .where('workspace_id', '=', workspaceId)
+    .where('id', '=', id)
+    .executeTakeFirst();
+}

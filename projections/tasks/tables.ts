@@ -1,0 +1,42 @@
+import type { RUN_SOURCES, RunSettings, TaskSettings, Toolkit, Trigger } from '../../domain/tasks/events.ts';
+import type { Json, NullableTimestamp, Timestamp } from '../projector.ts';
+
+/** The tables of the tasks read model (projector.ts). */
+export interface TasksTables {
+  tasks: {
+    workspace_id: string;
+    id: string;
+    name: string;
+    instruction: string;
+    trigger: Json<Trigger>;
+    autonomy: TaskSettings['autonomy'];
+    toolkits: Json<Toolkit[]>;
+    model: TaskSettings['model'];
+    notify: TaskSettings['notify'];
+    max_runs_per_day: number;
+    max_steps: number;
+    status: 'active' | 'paused';
+    paused_reason: 'user' | 'failures' | 'plan_limit' | null;
+    owner_kind: 'apiKey' | 'oauth';
+    owner_id: string | null;
+    /** The UTC day of the last queued run, and how many runs that day had: `heldUntil`. */
+    runs_day: string | null;
+    runs_day_count: number;
+    last_run_status: string | null;
+    pending_approvals: number;
+    created_at: Timestamp;
+    /** The last change of settings or status: the list's order ("most recently changed"). */
+    updated_at: Timestamp;
+  };
+  /** Every run of a task, kept after the task is deleted. */
+  task_runs: {
+    workspace_id: string;
+    id: string;
+    task_id: string;
+    source: (typeof RUN_SOURCES)[number];
+    slot: NullableTimestamp;
+    status: string;
+    settings: Json<RunSettings>;
+    queued_at: Timestamp;
+  };
+}
