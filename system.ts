@@ -85,6 +85,7 @@ import {
   type AutomationRunOptions,
 } from './processes/automations/worker.ts';
 import { BroadcastProcess, DEFAULT_BROADCAST_OPTIONS, type BroadcastOptions } from './processes/broadcasts/worker.ts';
+import { DueWakeups } from './processes/due-work.ts';
 import {
   DEFAULT_PROVIDER_IMPORT_OPTIONS,
   ProviderImportProcess,
@@ -303,9 +304,11 @@ export async function openSystem(databaseUrl: string, options: SystemOptions = {
     ? await NatsWorkQueue.connect(options.natsUrl, options.nats)
     : new InProcessWorkQueue();
   const readModelDeadlineMs = options.readModelDeadlineMs ?? DEFAULT_READ_MODEL_DEADLINE_MS;
+  const wakeups = new DueWakeups();
   const runner = new ProjectionRunner(database.db, database.pool, store, registry, projectors, reactors, {
     readModelDeadlineMs,
     worker: `${os.hostname()}:${process.pid}`,
+    onReactorWrote: (tables) => wakeups.wake(tables),
   });
   await migrateSchema(database.pool, runner);
   if (options.project !== false) await runner.start();
@@ -355,23 +358,23 @@ export async function openSystem(databaseUrl: string, options: SystemOptions = {
   // few ms of them only repeats a delivery (same webhook-id), so they skip the commit's fsync.
   const deliveryPool = openPool({ connectionString: databaseUrl, max: 10, options: '-c synchronous_commit=off' });
   const deliveries = new WebhookDeliveryProcess(
-    { pool: deliveryPool, bus, commands, agents },
+    { pool: deliveryPool, bus, wakeups, commands, agents },
     { ...DEFAULT_DELIVERY_OPTIONS, ...options.webhooks },
   );
   if (options.deliver !== false) await deliveries.start();
   // Marked sent with full durability: a lost mark would mail the notice again.
   const notices = new WebhookNoticeProcess(
-    { pool: database.pool, bus, mail },
+    { pool: database.pool, bus, wakeups, mail },
     { ...DEFAULT_NOTICE_OPTIONS, ...options.webhookNotices },
   );
   if (options.deliver !== false) await notices.start();
   const automationRuns = new AutomationRunProcess(
-    { pool: database.pool, bus, readModels: runner, sending: { commands, sending } },
+    { pool: database.pool, bus, wakeups, readModels: runner, sending: { commands, sending } },
     { ...DEFAULT_AUTOMATION_OPTIONS, ...options.automations },
   );
   if (options.deliver !== false) await automationRuns.start();
   const broadcasts = new BroadcastProcess(
-    { pool: database.pool, bus, sending: { commands, sending } },
+    { pool: database.pool, bus, wakeups, sending: { commands, sending } },
     { ...DEFAULT_BROADCAST_OPTIONS, ...options.broadcasts },
   );
   if (options.deliver !== false) await broadcasts.start();
@@ -382,6 +385,7 @@ export async function openSystem(databaseUrl: string, options: SystemOptions = {
     {
       pool: database.pool,
       bus,
+      wakeups,
       commands,
       ports: providerImports,
       checkUrl: (url) => checkReceiverUrl(url, { allowPrivate }),
@@ -404,7 +408,7 @@ export async function openSystem(databaseUrl: string, options: SystemOptions = {
   });
   if (options.deliver !== false) tempInboxRetention.start();
   const domainChecks = new DomainCheckProcess(
-    { pool: database.pool, bus, commands, ports: domains },
+    { pool: database.pool, bus, wakeups, commands, ports: domains },
     { ...DEFAULT_DOMAIN_CHECK_OPTIONS, ...options.domainChecks },
   );
   if (options.deliver !== false) await domainChecks.start();
@@ -414,12 +418,15 @@ export async function openSystem(databaseUrl: string, options: SystemOptions = {
     publicUrl: (options.publicUrl ?? 'https://localhost').replace(/\/+$/, ''),
   };
   const consentOptions = { ...DEFAULT_CONSENT_MAIL_OPTIONS, ...options.forwardConsent };
-  const consentMails = new ForwardConsentMailProcess({ pool: database.pool, bus, mail, consentKey }, consentOptions);
+  const consentMails = new ForwardConsentMailProcess(
+    { pool: database.pool, bus, wakeups, mail, consentKey },
+    consentOptions,
+  );
   if (options.deliver !== false) await consentMails.start();
   const members = { key: await serverSecret(database.pool, 'member-invitations') };
   // Invitations are mailed by the same sender, with links to the same public address.
   const invitationMails = new MemberInvitationMailProcess(
-    { pool: database.pool, bus, mail, key: members.key },
+    { pool: database.pool, bus, wakeups, mail, key: members.key },
     {
       ...DEFAULT_INVITATION_MAIL_OPTIONS,
       from: consentOptions.from,
@@ -431,7 +438,7 @@ export async function openSystem(databaseUrl: string, options: SystemOptions = {
   const accountCodes = new AccountCodes(await serverSecret(database.pool, 'accounts'));
   const accounts = {
     ports: {
-      challenges: new PostgresSignInChallenges(database.pool),
+      challenges: new PostgresSignInChallenges(database.pool, () => wakeups.wake(['sign_in_mails'])),
       secrets: vault,
       codes: accountCodes,
       findAccount: (email: string) => findAccountByEmail(database.db.withTables<ReadModels>(), email),
@@ -440,7 +447,7 @@ export async function openSystem(databaseUrl: string, options: SystemOptions = {
     secureCookies: consentOptions.publicUrl.startsWith('https:'),
   };
   const signInMails = new SignInMailProcess(
-    { pool: database.pool, bus, mail, codes: accountCodes },
+    { pool: database.pool, bus, wakeups, mail, codes: accountCodes },
     {
       ...DEFAULT_SIGN_IN_MAIL_OPTIONS,
       from: consentOptions.from,
@@ -462,7 +469,7 @@ export async function openSystem(databaseUrl: string, options: SystemOptions = {
     new NodeDns({ servers: options.dns?.servers, timeoutMs: options.dns?.timeoutMs }),
   );
   const emailDeliveries = new EmailDeliveryProcess(
-    { pool: deliveryPool, bus, commands, blobs, delivery: outbound, secrets: vault },
+    { pool: deliveryPool, bus, wakeups, commands, blobs, delivery: outbound, secrets: vault },
     { ...DEFAULT_EMAIL_DELIVERY_OPTIONS, ...options.emailDelivery },
   );
   if (options.deliver !== false) await emailDeliveries.start();
@@ -470,6 +477,7 @@ export async function openSystem(databaseUrl: string, options: SystemOptions = {
     {
       pool: database.pool,
       bus,
+      wakeups,
       commands,
       blobs,
       texts: new PostgresTextIndex(database.pool),
@@ -489,6 +497,7 @@ export async function openSystem(databaseUrl: string, options: SystemOptions = {
     {
       pool: database.pool,
       bus,
+      wakeups,
       commands,
       ports: mailboxImports,
       blobs,
@@ -499,12 +508,12 @@ export async function openSystem(databaseUrl: string, options: SystemOptions = {
   );
   if (options.deliver !== false) await mailboxImportRuns.start();
   const exportRuns = new ExportProcess(
-    { pool: database.pool, bus, commands, blobs },
+    { pool: database.pool, bus, wakeups, commands, blobs },
     { ...DEFAULT_EXPORT_OPTIONS, ...options.exports },
   );
   if (options.deliver !== false) await exportRuns.start();
   const lanePauses = new LanePauseProcess(
-    { pool: database.pool, bus, commands },
+    { pool: database.pool, bus, wakeups, commands },
     { ...DEFAULT_LANE_PAUSE_OPTIONS, ...options.lanePauses },
   );
   if (options.deliver !== false) await lanePauses.start();

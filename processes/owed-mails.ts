@@ -1,7 +1,7 @@
 import type pg from 'pg';
 import type { Delivery as Job, JobOutcome, WorkQueue } from '../infra/bus/port.ts';
 import type { MailSender, OutboundMessage } from '../infra/mail/port.ts';
-import { DueWork } from './due-work.ts';
+import { DueWork, type DueWakeups } from './due-work.ts';
 
 /** How a process of owed mails runs; each kind has its own queue. */
 export interface OwedMailOptions {
@@ -55,7 +55,7 @@ export class OwedMailProcess<Row> {
   private readonly work: DueWork<{ position: string; attempts: number }>;
 
   constructor(
-    private readonly deps: { pool: pg.Pool; bus: WorkQueue; mail: MailSender },
+    private readonly deps: { pool: pg.Pool; bus: WorkQueue; wakeups: DueWakeups; mail: MailSender },
     private readonly kind: OwedMailKind<Row>,
     private readonly options: OwedMailOptions,
   ) {
@@ -66,7 +66,8 @@ export class OwedMailProcess<Row> {
       {
         table: kind.table,
         key: 'position',
-        due: 'sent_at IS NULL AND next_attempt_at <= now()',
+        waiting: 'sent_at IS NULL',
+        when: 'next_attempt_at',
         order: 'next_attempt_at',
         set: 'attempts = r.attempts + 1',
         returning: 'r.position, r.attempts',

@@ -11,6 +11,10 @@ const MAX_BACKOFF_MS = 1000;
  */
 export class Repeating {
   private timer: NodeJS.Timeout | null = null;
+  /** When the timer fires (epoch ms); meaningful while `timer` is set. */
+  private plannedAt = 0;
+  /** A wake that came while a tick ran: the delay it asked for. */
+  private woken: number | null = null;
   private running: Promise<void> = Promise.resolve();
   private stopped = false;
   private failures = 0;
@@ -32,8 +36,25 @@ export class Repeating {
     await this.running;
   }
 
+  /**
+   * Runs the tick within `ms` when it was planned for later; a tick under way is followed by one
+   * within `ms` of its end. Never runs two ticks at once.
+   */
+  wake(ms = 0): void {
+    if (this.stopped) return;
+    if (this.timer === null) {
+      this.woken = Math.min(this.woken ?? ms, ms);
+      return;
+    }
+    if (Date.now() + ms >= this.plannedAt) return;
+    clearTimeout(this.timer);
+    this.schedule(ms);
+  }
+
   private schedule(ms: number): void {
+    this.plannedAt = Date.now() + ms;
     this.timer = setTimeout(() => {
+      this.timer = null;
       this.running = this.run();
     }, ms);
   }
@@ -52,6 +73,8 @@ export class Repeating {
         console.error(`${this.label}:`, error);
       }
     }
+    if (this.woken !== null) next = Math.min(next, this.woken);
+    this.woken = null;
     if (!this.stopped) this.schedule(next);
   }
 }

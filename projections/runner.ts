@@ -56,6 +56,8 @@ export interface ProjectionRunnerOptions {
   readModelDeadlineMs?: number;
   /** Which process its heartbeats come from, for the operator reading `projections status` (`host:pid`). */
   worker?: string;
+  /** A reactor committed a batch of events it handles: it may have written these tables. */
+  onReactorWrote?(tables: readonly string[]): void;
 }
 
 /** What a waiter does when the read models pass the deadline. */
@@ -90,6 +92,7 @@ export class ProjectionRunner {
   private stopped = false;
   private readonly deadlineMs: number;
   private readonly worker: string;
+  private readonly onReactorWrote: (tables: readonly string[]) => void;
   /** Projectors, then reactors: everything that follows the log here. */
   private readonly followers: readonly Follower[];
   /** The event types each follower handles, by name. */
@@ -107,6 +110,7 @@ export class ProjectionRunner {
   ) {
     this.deadlineMs = options.readModelDeadlineMs ?? DEFAULT_READ_MODEL_DEADLINE_MS;
     this.worker = options.worker ?? `pid ${process.pid}`;
+    this.onReactorWrote = options.onReactorWrote ?? (() => {});
     this.followers = [...projectors, ...reactors];
     for (const f of this.followers) this.handled.set(f.name, new Set(f.handles));
   }
@@ -300,6 +304,7 @@ export class ProjectionRunner {
     }
     this.positions.set(p.name, last);
     this.notify();
+    if (p.kind === 'reactor' && relevant.length > 0) this.onReactorWrote(p.tables);
   }
 
   /**

@@ -54,13 +54,18 @@ const challengeOf = (r: Row): SignInChallenge => ({
 });
 
 export class PostgresSignInChallenges implements SignInChallengeStore {
-  constructor(private readonly pool: pg.Pool) {}
+  constructor(
+    private readonly pool: pg.Pool,
+    /** A mail was owed (committed): its sender looks now rather than at its next poll. */
+    private readonly mailOwed: () => void = () => {},
+  ) {}
 
   async issue<T>(
     email: string,
     decide: (recent: string[]) => { result: T; challenge?: SignInChallenge; mail?: boolean },
   ): Promise<T> {
-    return this.transaction(async (client) => {
+    let owed = false;
+    const answer = await this.transaction(async (client) => {
       await client.query("SELECT pg_advisory_xact_lock(hashtextextended('sign-in:' || $1, 0))", [email]);
       const { rows } = await client.query<{ created_at: Date }>(
         "SELECT created_at FROM sign_in_challenges WHERE email = $1 AND created_at > now() - interval '1 hour'",
@@ -73,17 +78,21 @@ export class PostgresSignInChallenges implements SignInChallengeStore {
            VALUES ($1, $2, $3, $4, $5, $6, now())`,
           [challenge.id, challenge.email, challenge.userId, challenge.stage, challenge.tries, challenge.expiresAt],
         );
-        if (mail)
+        if (mail) {
           await client.query('INSERT INTO sign_in_mails (challenge_id, email, expires_at) VALUES ($1, $2, $3)', [
             challenge.id,
             challenge.email,
             challenge.expiresAt,
           ]);
+          owed = true;
+        }
         await client.query(`DELETE FROM sign_in_challenges WHERE created_at < now() - ${KEPT}`);
         await client.query(`DELETE FROM sign_in_mails WHERE expires_at < now() - ${KEPT}`);
       }
       return result;
     });
+    if (owed) this.mailOwed();
+    return answer;
   }
 
   async answer<T>(

@@ -2,6 +2,7 @@ import type pg from 'pg';
 import type { AccountCodes } from '../../commands/accounts/codes.ts';
 import { SIGN_IN_CODE_TTL_MS } from '../../domain/accounts/sign-in.ts';
 import type { WorkQueue } from '../../infra/bus/port.ts';
+import type { DueWakeups } from '../due-work.ts';
 import type { MailSender } from '../../infra/mail/port.ts';
 import { OWED_MAIL_DEFAULTS, OwedMailProcess, type OwedMailOptions, publicLink } from '../owed-mails.ts';
 
@@ -27,7 +28,7 @@ interface OwedMail {
  */
 export class SignInMailProcess extends OwedMailProcess<OwedMail> {
   constructor(
-    deps: { pool: pg.Pool; bus: WorkQueue; mail: MailSender; codes: AccountCodes },
+    deps: { pool: pg.Pool; bus: WorkQueue; wakeups: DueWakeups; mail: MailSender; codes: AccountCodes },
     options: SignInMailOptions = DEFAULT_SIGN_IN_MAIL_OPTIONS,
   ) {
     super(

@@ -2,6 +2,7 @@ import { sql, type Kysely } from 'kysely';
 import type pg from 'pg';
 import { consentLinks } from '../../commands/addresses/consent.ts';
 import type { WorkQueue } from '../../infra/bus/port.ts';
+import type { DueWakeups } from '../due-work.ts';
 import type { MailSender } from '../../infra/mail/port.ts';
 import { defineReactor, type Projected } from '../../projections/projector.ts';
 import { OWED_MAIL_DEFAULTS, OwedMailProcess, type OwedMailOptions, publicLink } from '../owed-mails.ts';
@@ -114,7 +115,7 @@ interface OwedMail {
 /** Mails owed consent links (processes/owed-mails.ts); the link asks the destination to allow forwarding. */
 export class ForwardConsentMailProcess extends OwedMailProcess<OwedMail> {
   constructor(
-    deps: { pool: pg.Pool; bus: WorkQueue; mail: MailSender; consentKey: Buffer },
+    deps: { pool: pg.Pool; bus: WorkQueue; wakeups: DueWakeups; mail: MailSender; consentKey: Buffer },
     options: ConsentMailOptions = DEFAULT_CONSENT_MAIL_OPTIONS,
   ) {
     super(

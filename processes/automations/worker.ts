@@ -6,7 +6,7 @@ import type { ReadModelBarrier } from '../../commands/execute.ts';
 import { DomainError } from '../../domain/shared/errors.ts';
 import type { Instruction } from '../../domain/automations/steps.ts';
 import type { Delivery as Job, JobOutcome, WorkQueue } from '../../infra/bus/port.ts';
-import { DueWork } from '../due-work.ts';
+import { DueWork, type DueWakeups } from '../due-work.ts';
 import { Repeating } from '../repeating.ts';
 
 export interface AutomationRunOptions {
@@ -72,7 +72,13 @@ export class AutomationRunProcess {
   private everyOrphan = true;
 
   constructor(
-    private readonly deps: { pool: pg.Pool; bus: WorkQueue; readModels: ReadModelBarrier; sending: SendContext },
+    private readonly deps: {
+      pool: pg.Pool;
+      bus: WorkQueue;
+      wakeups: DueWakeups;
+      readModels: ReadModelBarrier;
+      sending: SendContext;
+    },
     private readonly options: AutomationRunOptions = DEFAULT_AUTOMATION_OPTIONS,
   ) {
     this.work = new DueWork<{ id: string; seq: number }>(
@@ -82,7 +88,8 @@ export class AutomationRunProcess {
       {
         table: 'automation_runs',
         key: 'id',
-        due: "status <> 'completed' AND wake_at <= now()",
+        waiting: "status <> 'completed'",
+        when: 'wake_at',
         order: 'wake_at',
         returning: 'r.id, r.seq',
       },

@@ -6,7 +6,7 @@ import { DomainError } from '../../domain/shared/errors.ts';
 import { digestId } from '../../domain/shared/ids.ts';
 import { workspaceOfPartition } from '../../domain/shared/partitions.ts';
 import type { Delivery as Job, JobOutcome, WorkQueue } from '../../infra/bus/port.ts';
-import { type DueWork, type RunStep, runStepWork } from '../due-work.ts';
+import { type DueWork, type RunStep, runStepWork, type DueWakeups } from '../due-work.ts';
 
 export interface BroadcastOptions {
   /** The bus queue of run steps; one per database (jobs name rows of it). */
@@ -79,10 +79,10 @@ export class BroadcastProcess {
   private readonly previous = new Map<string, () => Promise<void>>();
 
   constructor(
-    private readonly deps: { pool: pg.Pool; bus: WorkQueue; sending: SendContext },
+    private readonly deps: { pool: pg.Pool; bus: WorkQueue; wakeups: DueWakeups; sending: SendContext },
     private readonly options: BroadcastOptions = DEFAULT_BROADCAST_OPTIONS,
   ) {
-    this.work = runStepWork(deps, options, 'broadcast', 'broadcast_runs', "status <> 'done' AND due_at <= now()");
+    this.work = runStepWork(deps, options, 'broadcast', 'broadcast_runs', "status <> 'done'");
   }
 
   async start(): Promise<void> {

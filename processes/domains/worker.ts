@@ -4,7 +4,7 @@ import type { DomainPorts } from '../../commands/domains/handlers.ts';
 import type { CommandContext } from '../../commands/execute.ts';
 import { DomainError } from '../../domain/shared/errors.ts';
 import type { Delivery, JobOutcome, WorkQueue } from '../../infra/bus/port.ts';
-import { DueWork } from '../due-work.ts';
+import { DueWork, type DueWakeups } from '../due-work.ts';
 
 export interface DomainCheckOptions {
   /** The bus queue of checks; one per database (jobs name rows of it). */
@@ -50,7 +50,13 @@ export class DomainCheckProcess {
   private readonly work: DueWork<{ domain_id: string; workspace_id: string; checks: number }>;
 
   constructor(
-    private readonly deps: { pool: pg.Pool; bus: WorkQueue; commands: CommandContext; ports: DomainPorts },
+    private readonly deps: {
+      pool: pg.Pool;
+      bus: WorkQueue;
+      wakeups: DueWakeups;
+      commands: CommandContext;
+      ports: DomainPorts;
+    },
     private readonly options: DomainCheckOptions = DEFAULT_DOMAIN_CHECK_OPTIONS,
   ) {
     const soon = ms(options.soonMs, 'soonMs') / 1000;
@@ -63,8 +69,10 @@ export class DomainCheckProcess {
       {
         table: 'domain_check_schedule',
         key: 'domain_id',
-        due: `last_checked_at IS NULL OR last_checked_at <= now() - make_interval(secs =>
-          CASE WHEN NOT settled AND attention_since > now() - make_interval(secs => ${attention}) THEN ${soon} ELSE ${later} END)`,
+        waiting: 'TRUE',
+        when: `coalesce(last_checked_at + make_interval(secs =>
+          CASE WHEN NOT settled AND attention_since > now() - make_interval(secs => ${attention}) THEN ${soon} ELSE ${later} END),
+          '-infinity')`,
         order: 'last_checked_at NULLS FIRST',
         returning: 'r.domain_id, r.workspace_id, r.checks',
       },

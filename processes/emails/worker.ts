@@ -19,7 +19,7 @@ import { WrongExpectedRevision } from '../../infra/eventstore/port.ts';
 import type { Delivery } from '../../infra/outbound/delivery.ts';
 import { signMessage, type DkimSigningKey } from '../../infra/outbound/dkim.ts';
 import type { SecretStore } from '../../infra/secrets/port.ts';
-import { DueWork } from '../due-work.ts';
+import { DueWork, type DueWakeups } from '../due-work.ts';
 
 export interface EmailDeliveryOptions {
   /** The bus queue of delivery jobs; one per database (jobs name rows of it). */
@@ -50,6 +50,7 @@ export const DEFAULT_EMAIL_DELIVERY_OPTIONS: EmailDeliveryOptions = {
 export interface EmailDeliveryDeps {
   pool: pg.Pool;
   bus: WorkQueue;
+  wakeups: DueWakeups;
   commands: CommandContext;
   blobs: BlobStore;
   delivery: Delivery;
@@ -92,7 +93,8 @@ export class EmailDeliveryProcess {
       {
         table: 'email_delivery_work',
         key: 'id',
-        due: 'next_attempt_at <= now()',
+        waiting: 'TRUE',
+        when: 'next_attempt_at',
         order: 'next_attempt_at',
         set: 'claims = r.claims + 1',
         returning: 'r.id, r.claims',

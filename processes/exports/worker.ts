@@ -11,7 +11,7 @@ import type { ExportCounts, ExportPhase } from '../../domain/exports/events.ts';
 import { emptyCalendar, entryName, mboxFromLine, vCard } from '../../domain/exports/formats.ts';
 import type { BlobStore } from '../../infra/blobs/port.ts';
 import type { Delivery as Job, JobOutcome, WorkQueue } from '../../infra/bus/port.ts';
-import { type DueWork, type RunStep, runStepWork } from '../due-work.ts';
+import { type DueWork, type RunStep, runStepWork, type DueWakeups } from '../due-work.ts';
 import { Repeating } from '../repeating.ts';
 import { ExportZip, mboxMessage } from './archive.ts';
 
@@ -42,6 +42,7 @@ export const DEFAULT_EXPORT_OPTIONS: ExportOptions = {
 export interface ExportDeps {
   pool: pg.Pool;
   bus: WorkQueue;
+  wakeups: DueWakeups;
   commands: CommandContext;
   blobs: BlobStore;
 }
@@ -81,13 +82,7 @@ export class ExportProcess {
     private readonly deps: ExportDeps,
     private readonly options: ExportOptions = DEFAULT_EXPORT_OPTIONS,
   ) {
-    this.work = runStepWork(
-      deps,
-      options,
-      'export',
-      'export_runs',
-      "status IN ('queued', 'running') AND due_at <= now()",
-    );
+    this.work = runStepWork(deps, options, 'export', 'export_runs', "status IN ('queued', 'running')");
     this.retention = new Repeating('export retention', () => this.deleteExpired(), options.retentionEveryMs);
   }
 

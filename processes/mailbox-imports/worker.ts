@@ -20,7 +20,7 @@ import type { BlobStore } from '../../infra/blobs/port.ts';
 import type { Delivery as Job, JobOutcome, WorkQueue } from '../../infra/bus/port.ts';
 import { parseMessage } from '../../infra/inbound/summary.ts';
 import type { TextIndex } from '../../infra/search/port.ts';
-import { type DueWork, type RunStep, runStepWork } from '../due-work.ts';
+import { type DueWork, type RunStep, runStepWork, type DueWakeups } from '../due-work.ts';
 import { type SplitMessage, splitMbox, wholeMessage } from './split.ts';
 
 /** The member after `path` in an archive (the checkpoint once a member is read through). */
@@ -60,6 +60,7 @@ export const DEFAULT_MAILBOX_IMPORT_OPTIONS: MailboxImportOptions = {
 export interface MailboxImportDeps {
   pool: pg.Pool;
   bus: WorkQueue;
+  wakeups: DueWakeups;
   commands: CommandContext;
   ports: MailboxImportPorts;
   blobs: BlobStore;
@@ -114,13 +115,7 @@ export class MailboxImportProcess {
     private readonly deps: MailboxImportDeps,
     private readonly options: MailboxImportOptions = DEFAULT_MAILBOX_IMPORT_OPTIONS,
   ) {
-    this.work = runStepWork(
-      deps,
-      options,
-      'mailbox import',
-      'mailbox_import_runs',
-      "status IN ('queued', 'running') AND due_at <= now()",
-    );
+    this.work = runStepWork(deps, options, 'mailbox import', 'mailbox_import_runs', "status IN ('queued', 'running')");
   }
 
   async start(): Promise<void> {

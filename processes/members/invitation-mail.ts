@@ -3,6 +3,7 @@ import type pg from 'pg';
 import { invitationLinks } from '../../commands/members/links.ts';
 import { INVITATION_TTL_MS, invitationExpiry } from '../../domain/members/decide.ts';
 import type { WorkQueue } from '../../infra/bus/port.ts';
+import type { DueWakeups } from '../due-work.ts';
 import type { MailSender } from '../../infra/mail/port.ts';
 import { defineReactor } from '../../projections/projector.ts';
 import { OWED_MAIL_DEFAULTS, OwedMailProcess, type OwedMailOptions, publicLink } from '../owed-mails.ts';
@@ -91,7 +92,7 @@ interface OwedMail {
  */
 export class MemberInvitationMailProcess extends OwedMailProcess<OwedMail> {
   constructor(
-    deps: { pool: pg.Pool; bus: WorkQueue; mail: MailSender; key: Buffer },
+    deps: { pool: pg.Pool; bus: WorkQueue; wakeups: DueWakeups; mail: MailSender; key: Buffer },
     options: InvitationMailOptions = DEFAULT_INVITATION_MAIL_OPTIONS,
   ) {
     super(

@@ -16,7 +16,7 @@ import {
 } from '../../domain/provider-imports/providers.ts';
 import type { Delivery as Job, JobOutcome, WorkQueue } from '../../infra/bus/port.ts';
 import { ProviderError } from '../../infra/providers/port.ts';
-import { type DueWork, type RunStep, runStepWork } from '../due-work.ts';
+import { type DueWork, type RunStep, runStepWork, type DueWakeups } from '../due-work.ts';
 import { applyPage } from './fill.ts';
 
 export interface ProviderImportOptions {
@@ -82,19 +82,14 @@ export class ProviderImportProcess {
     private readonly deps: {
       pool: pg.Pool;
       bus: WorkQueue;
+      wakeups: DueWakeups;
       commands: CommandContext;
       ports: ProviderImportPorts;
       checkUrl: ReceiverUrlCheck;
     },
     private readonly options: ProviderImportOptions = DEFAULT_PROVIDER_IMPORT_OPTIONS,
   ) {
-    this.work = runStepWork(
-      deps,
-      options,
-      'provider import',
-      'provider_import_runs',
-      "status <> 'done' AND due_at <= now()",
-    );
+    this.work = runStepWork(deps, options, 'provider import', 'provider_import_runs', "status <> 'done'");
   }
 
   async start(): Promise<void> {

@@ -4,7 +4,7 @@ import { pauseStream } from '../../commands/sending-streams/handlers.ts';
 import type { SendingStream } from '../../domain/emails/events.ts';
 import type { PauseReason } from '../../domain/sending-streams/events.ts';
 import type { Delivery as Job, JobOutcome, WorkQueue } from '../../infra/bus/port.ts';
-import { DueWork } from '../due-work.ts';
+import { DueWork, type DueWakeups } from '../due-work.ts';
 
 export interface LanePauseOptions {
   queue: string;
@@ -33,7 +33,7 @@ export class LanePauseProcess {
   private readonly work: DueWork<{ id: string; claims: number }>;
 
   constructor(
-    private readonly deps: { pool: pg.Pool; bus: WorkQueue; commands: CommandContext },
+    private readonly deps: { pool: pg.Pool; bus: WorkQueue; wakeups: DueWakeups; commands: CommandContext },
     options: LanePauseOptions = DEFAULT_LANE_PAUSE_OPTIONS,
   ) {
     this.work = new DueWork(
@@ -43,7 +43,7 @@ export class LanePauseProcess {
       {
         table: 'sending_lane_guard',
         key: 'id',
-        due: 'trip IS NOT NULL AND NOT paused',
+        waiting: 'trip IS NOT NULL AND NOT paused',
         order: 'id',
         set: 'claims = r.claims + 1',
         returning: 'r.id, r.claims',

@@ -6,7 +6,7 @@ import type { BlobStore } from '../../infra/blobs/port.ts';
 import type { Delivery as Job, JobOutcome, WorkQueue } from '../../infra/bus/port.ts';
 import { parseMessage } from '../../infra/inbound/summary.ts';
 import type { TextIndex } from '../../infra/search/port.ts';
-import { DueWork } from '../due-work.ts';
+import { DueWork, type DueWakeups } from '../due-work.ts';
 
 export interface SentMailOptions {
   queue: string;
@@ -26,6 +26,7 @@ export const DEFAULT_SENT_MAIL_OPTIONS: SentMailOptions = {
 export interface SentMailPorts {
   pool: pg.Pool;
   bus: WorkQueue;
+  wakeups: DueWakeups;
   commands: CommandContext;
   blobs: BlobStore;
   texts: TextIndex;
@@ -64,7 +65,8 @@ export class SentMailFilingProcess {
       {
         table: 'sent_mail_filing',
         key: 'email_id',
-        due: 'due_at <= now()',
+        waiting: 'TRUE',
+        when: 'due_at',
         order: 'due_at',
         set: 'claims = r.claims + 1',
         returning: 'r.email_id, r.claims',

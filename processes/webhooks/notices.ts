@@ -3,7 +3,7 @@ import type { Delivery as Job, JobOutcome, WorkQueue } from '../../infra/bus/por
 import type { MailSender } from '../../infra/mail/port.ts';
 import { workspaceOfPartition } from '../../domain/shared/partitions.ts';
 import { FAILURES_TO_DISABLE } from '../../domain/webhooks/decide.ts';
-import { DueWork } from '../due-work.ts';
+import { DueWork, type DueWakeups } from '../due-work.ts';
 
 export interface WebhookNoticeOptions {
   /** The bus queue of notice jobs; one per database (jobs name rows of it). */
@@ -51,7 +51,7 @@ export class WebhookNoticeProcess {
   private readonly work: DueWork<{ position: string; attempts: number }>;
 
   constructor(
-    private readonly deps: { pool: pg.Pool; bus: WorkQueue; mail: MailSender },
+    private readonly deps: { pool: pg.Pool; bus: WorkQueue; wakeups: DueWakeups; mail: MailSender },
     private readonly options: WebhookNoticeOptions = DEFAULT_NOTICE_OPTIONS,
   ) {
     this.work = new DueWork<{ position: string; attempts: number }>(
@@ -61,7 +61,8 @@ export class WebhookNoticeProcess {
       {
         table: 'webhook_notices',
         key: 'position',
-        due: 'sent_at IS NULL AND next_attempt_at <= now()',
+        waiting: 'sent_at IS NULL',
+        when: 'next_attempt_at',
         order: 'next_attempt_at',
         set: 'attempts = r.attempts + 1',
         returning: 'r.position, r.attempts',

@@ -7,7 +7,7 @@ import { webhooksStream } from '../../domain/webhooks/events.ts';
 import { webhooksAggregate } from '../../domain/webhooks/state.ts';
 import type { Delivery as Job, JobOutcome, WorkQueue } from '../../infra/bus/port.ts';
 import { postJson, type PostResult } from '../../infra/http/post.ts';
-import { DueWork } from '../due-work.ts';
+import { DueWork, type DueWakeups } from '../due-work.ts';
 import { Repeating } from '../repeating.ts';
 import { signatureHeader } from './signing.ts';
 
@@ -65,6 +65,7 @@ interface Target {
 export interface WebhookDeliveryDeps {
   pool: pg.Pool;
   bus: WorkQueue;
+  wakeups: DueWakeups;
   commands: CommandContext;
   agents: { http: http.Agent; https: https.Agent };
 }
@@ -94,7 +95,8 @@ export class WebhookDeliveryProcess {
       {
         table: 'webhook_deliveries',
         key: 'id',
-        due: "status = 'pending' AND next_attempt_at <= now()",
+        waiting: "status = 'pending'",
+        when: 'next_attempt_at',
         order: 'next_attempt_at',
         set: 'attempts = r.attempts + 1, last_attempt_at = now()',
         returning: 'r.id, r.attempts',
