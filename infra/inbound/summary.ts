@@ -1,7 +1,7 @@
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import libmime from 'libmime';
-import { type AddressObject, type AttachmentStream, type HeaderValue, MailParser } from 'mailparser';
+import type { AddressObject, AttachmentStream, HeaderValue } from 'mailparser';
 import {
   type AttachmentSummary,
   boundedHeaders,
@@ -28,6 +28,9 @@ export const SEARCH_TEXT_CHARS = 64 * 1024;
  * as it is decoded (attachments are never held whole in memory). `size` is the raw message's.
  */
 export async function parseMessage(blobs: BlobStore, raw: Buffer | Readable, size: number): Promise<ParsedMessage> {
+  // Loaded at the first message, not at start: with its decoders it is a third of a second of
+  // every process's start, most of which (a test, the CLI) never parse mail.
+  const { MailParser } = await import('mailparser');
   const parser = new MailParser({ skipImageLinks: true, skipTextLinks: true });
   let headerLines: { key: string; line: string }[] = [];
   let headers = new Map<string, HeaderValue>();

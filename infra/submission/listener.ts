@@ -1,4 +1,4 @@
-import { type AddressObject, type ParsedMail, simpleParser } from 'mailparser';
+import type { AddressObject, ParsedMail } from 'mailparser';
 import { SMTPServer, type SMTPServerDataStream, type SMTPServerOptions, type SMTPServerSession } from 'smtp-server';
 import {
   type SubmissionPorts,
@@ -130,6 +130,8 @@ export class SubmissionListener<P> {
     if (stream.sizeExceeded) return null;
     let parsed: ParsedMail;
     try {
+      // Loaded at the first message, as in infra/inbound/summary.ts.
+      const { simpleParser } = await import('mailparser');
       parsed = await simpleParser(Buffer.concat(chunks), {
         // The html keeps its cid: references (the parts go along as inline attachments), and neither
         // body is invented from the other: the message goes out as the client wrote it.
