@@ -72,6 +72,12 @@ export interface OperationSpec<P, Q, B> {
   };
   /** A sensitive operation: an OAuth token must be step-up elevated (403 `step_up_required`); keys are never asked. */
   stepUp?: boolean;
+  /**
+   * Which credentials the operation serves at all, checked with the others, before the input is
+   * read: throws the refusal (the step-up operations answer an API key `step_up_not_applicable`,
+   * whatever its body).
+   */
+  admit?(credential: Credential): void;
   /** A write of shared configuration that test keys may call: it changes nothing, or keeps them to test-mode objects itself. */
   openToTestKeys?: boolean;
   /**
@@ -113,7 +119,7 @@ export const operation = <P = Record<string, never>, Q = Record<string, never>, 
 
 type OpenSpec<P, Q, B> = Omit<
   OperationSpec<P, Q, B>,
-  'scope' | 'stepUp' | 'openToTestKeys' | 'idempotency' | 'open' | 'handler'
+  'scope' | 'stepUp' | 'admit' | 'openToTestKeys' | 'idempotency' | 'open' | 'handler'
 > & {
   open: NonNullable<OperationSpec<P, Q, B>['open']>;
   handler(ctx: Omit<RouteContext<P, Q, B>, 'credential'>): Promise<unknown>;
@@ -269,7 +275,7 @@ export function errorCodes(resource: Resource, spec: Operation): ErrorCode[] {
  * One operation. Its zod schemas are both the only validation and the OpenAPI description
  * (api/openapi.ts): fastify is given no schema, so there is no second validator to drift. In
  * order: the credential, the narrowed-key policy (before scope and input, so a refusal does not
- * depend on them), the mode, the scope, step-up, the input, then the handler under the
+ * depend on them), the mode, the scope, step-up, `admit`, the input, then the handler under the
  * Idempotency-Key layer (api/idempotency.ts).
  */
 function route(app: FastifyInstance, deps: ApiDeps, resource: Resource, spec: Operation): void {
@@ -309,7 +315,7 @@ function route(app: FastifyInstance, deps: ApiDeps, resource: Resource, spec: Op
   });
 }
 
-/** The request's credential as the operation may use it, or the refusal: credential, narrowing, mode, scope, step-up. */
+/** The request's credential as the operation may use it, or the refusal: credential, narrowing, mode, scope, step-up, `admit`. */
 function authorised(request: FastifyRequest, resource: Resource, spec: Operation, partitioned: boolean): Credential {
   if (!request.credential) throw new ApiError('missing_api_key', 'Send a key as `Authorization: Bearer <key>`.');
   const narrowed = narrowedRefusal(resource.narrowed, spec.method, request.credential);
@@ -321,6 +327,7 @@ function authorised(request: FastifyRequest, resource: Resource, spec: Operation
     const refusal = stepUpRefusal(credential, Date.now());
     if (refusal) throw new ApiError('step_up_required', refusal, null, 403);
   }
+  spec.admit?.(credential);
   return credential;
 }
 

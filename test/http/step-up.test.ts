@@ -140,6 +140,9 @@ t.test('step-up verification: challenges, codes, budgets, elevation', async (t) 
         ['GET', '/security/step-up', undefined],
         ['POST', '/security/step-up', { method: 'email' }],
         ['POST', '/security/step-up/verify', { code: '123456' }],
+        // Whatever the body: the credential is refused before the input is read.
+        ['POST', '/security/step-up', { method: 'sms', extra: 1 }],
+        ['POST', '/security/step-up/verify', {}],
       ] as const) {
         const r = await app.inject({ method, url, headers: { authorization: `Bearer ${key}` }, payload: body });
         t.same(errorOf(r), [400, 'step_up_not_applicable'], `${method} ${url}`);

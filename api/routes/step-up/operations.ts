@@ -55,6 +55,7 @@ export const stepUpOperations = (deps: ApiDeps): Operation[] => [
     summary: 'Whether the app is elevated for the person',
     description: NOT_A_KEY,
     scope: null,
+    admit: caller,
     errors: ['step_up_not_applicable'],
     response: status,
     handler: async ({ credential }) =>
@@ -78,6 +79,7 @@ export const stepUpOperations = (deps: ApiDeps): Operation[] => [
     idempotency: false,
     body: ask,
     response: challenge,
+    admit: caller,
     errors: ['step_up_not_applicable', 'step_up_throttled', 'step_up_locked', 'step_up_undeliverable'],
     handler: async ({ credential, body }) =>
       askStepUp(deps.commands, deps.stepUp, caller(credential), body, new Date().toISOString()),
@@ -94,6 +96,7 @@ export const stepUpOperations = (deps: ApiDeps): Operation[] => [
     idempotency: false,
     body: verify,
     response: status,
+    admit: caller,
     errors: ['step_up_not_applicable', 'step_up_code_invalid', 'step_up_code_expired', 'step_up_locked'],
     handler: async ({ credential, body }) =>
       verifyStepUp(deps.commands, deps.stepUp, caller(credential), body.code, new Date().toISOString()),
