@@ -86,6 +86,7 @@ import {
 } from './processes/automations/worker.ts';
 import { BroadcastProcess, DEFAULT_BROADCAST_OPTIONS, type BroadcastOptions } from './processes/broadcasts/worker.ts';
 import { DueWakeups } from './processes/due-work.ts';
+import { DEFAULT_OAUTH_RETENTION_EVERY_MS, OAuthRetention } from './processes/oauth/retention.ts';
 import {
   DEFAULT_PROVIDER_IMPORT_OPTIONS,
   ProviderImportProcess,
@@ -407,6 +408,9 @@ export async function openSystem(databaseUrl: string, options: SystemOptions = {
     purgeStore: !options.eventStoreUrl,
   });
   if (options.deliver !== false) tempInboxRetention.start();
+  const oauth = new PostgresOAuth(database.pool);
+  const oauthRetention = new OAuthRetention(oauth, DEFAULT_OAUTH_RETENTION_EVERY_MS);
+  if (options.deliver !== false) oauthRetention.start();
   const domainChecks = new DomainCheckProcess(
     { pool: database.pool, bus, wakeups, commands, ports: domains },
     { ...DEFAULT_DOMAIN_CHECK_OPTIONS, ...options.domainChecks },
@@ -530,7 +534,7 @@ export async function openSystem(databaseUrl: string, options: SystemOptions = {
     consentKey,
     members,
     accounts,
-    oauth: new PostgresOAuth(database.pool),
+    oauth,
     stepUp,
     outbound,
     cursors: new Cursors(await serverSecret(database.pool, 'cursor')),
@@ -561,6 +565,7 @@ export async function openSystem(databaseUrl: string, options: SystemOptions = {
       await broadcasts.stop();
       await retention.stop();
       await tempInboxRetention.stop();
+      await oauthRetention.stop();
       await domainChecks.stop();
       await consentMails.stop();
       await invitationMails.stop();

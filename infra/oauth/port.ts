@@ -62,4 +62,13 @@ export interface OAuthPorts {
   connectionsOf(userId: string): Promise<Connection[]>;
   /** The person withdraws an approval of theirs: its tokens answer `grant_required` from now on. */
   disconnect(userId: string, grantId: string): Promise<boolean>;
+  /** Deletes codes and tokens that can no longer be used nor be told apart from unknown ones. */
+  sweep(now: Date): Promise<OAuthSweep>;
+}
+
+/** How many rows of each kind a sweep deleted. */
+export interface OAuthSweep {
+  codes: number;
+  accessTokens: number;
+  refreshTokens: number;
 }

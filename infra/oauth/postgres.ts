@@ -12,7 +12,7 @@ import OAuth2Server, {
   type User,
 } from '@node-oauth/oauth2-server';
 import type pg from 'pg';
-import type { Connection, Consent, OAuthApp, OAuthPorts, TokenAnswer } from './port.ts';
+import type { Connection, Consent, OAuthApp, OAuthPorts, OAuthSweep, TokenAnswer } from './port.ts';
 import {
   ACCESS_TOKEN_PREFIX,
   ACCESS_TOKEN_TTL_S,
@@ -117,6 +117,27 @@ export class PostgresOAuth implements OAuthPorts {
       allowEmptyState: true,
       requireClientAuthentication: { authorization_code: false, refresh_token: false },
     });
+  }
+
+  /**
+   * A code is kept until it expires (60 s), a refresh token until it expires or a day after its
+   * use (rotation: a spent one is refused as an unknown one is). An access token is kept as long
+   * as a refresh token of its time could still renew it, so its holder hears
+   * `expired_access_token` (renew) rather than `invalid_access_token` (reconnect) all that time.
+   */
+  async sweep(now: Date): Promise<OAuthSweep> {
+    const count = async (query: string, params: unknown[]) => (await this.pool.query(query, params)).rowCount ?? 0;
+    return {
+      codes: await count('DELETE FROM oauth_codes WHERE expires_at < $1', [now]),
+      accessTokens: await count(
+        'DELETE FROM oauth_access_tokens WHERE expires_at < $1::timestamptz - make_interval(secs => $2)',
+        [now, REFRESH_TOKEN_TTL_S],
+      ),
+      refreshTokens: await count(
+        "DELETE FROM oauth_refresh_tokens WHERE expires_at < $1 OR used_at < $1::timestamptz - interval '1 day'",
+        [now],
+      ),
+    };
   }
 
   async register(ownerUserId: string, name: string, redirectUris: string[]): Promise<OAuthApp> {

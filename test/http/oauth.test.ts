@@ -1,3 +1,4 @@
+import crypto from 'node:crypto';
 import type { LightMyRequestResponse } from 'fastify';
 import t from 'tap';
 import { acceptInvitation } from '../../commands/members/handlers.ts';
@@ -421,6 +422,44 @@ t.test('OAuth apps: registration, the code flow with PKCE, tokens as credentials
       [401, 'invalid_access_token'],
       'the tokens from before the disconnection stay dead',
     );
+  });
+
+  t.test('the sweep deletes spent and expired codes and tokens, and keeps what still works or renews', async (t) => {
+    const pool = h.system.database.pool;
+    const digest = (secret: string) => crypto.createHash('sha256').update(secret).digest('hex');
+    const unused = await connect(ownerCookie, 'roles:read');
+    const { code, verifier } = await connect(ownerCookie, 'roles:read');
+    const first = (await exchange(code, verifier)).json();
+    const second = (
+      await tokenCall({ grant_type: 'refresh_token', refresh_token: first.refresh_token, client_id: clientId })
+    ).json();
+    const has = async (table: string, column: string, secret: string) =>
+      (await pool.query(`SELECT 1 FROM ${table} WHERE ${column} = $1`, [digest(secret)])).rowCount === 1;
+    const kept = async () => ({
+      code: await has('oauth_codes', 'code_hash', unused.code),
+      access: [
+        await has('oauth_access_tokens', 'token_hash', first.access_token),
+        await has('oauth_access_tokens', 'token_hash', second.access_token),
+      ],
+      refresh: [
+        await has('oauth_refresh_tokens', 'token_hash', first.refresh_token),
+        await has('oauth_refresh_tokens', 'token_hash', second.refresh_token),
+      ],
+    });
+    const after = (ms: number) => h.system.oauth.sweep(new Date(Date.now() + ms));
+    const DAY = 86_400_000;
+    await after(0);
+    t.same(await kept(), { code: true, access: [true, true], refresh: [true, true] }, 'nothing spent long enough');
+    await after(2 * 60_000);
+    t.same(await kept(), { code: false, access: [true, true], refresh: [true, true] }, 'a code past its minute');
+    await after(2 * DAY);
+    t.same(
+      await kept(),
+      { code: false, access: [true, true], refresh: [false, true] },
+      'a refresh token a day after its use; expired access tokens stay while a refresh could renew them',
+    );
+    await after(32 * DAY);
+    t.same(await kept(), { code: false, access: [false, false], refresh: [false, false] }, 'past renewal, all go');
   });
 
   t.test('a member: role changes narrow the token, removal and expiry end it', async (t) => {
