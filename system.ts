@@ -85,6 +85,7 @@ import {
   type AutomationRunOptions,
 } from './processes/automations/worker.ts';
 import { BroadcastProcess, DEFAULT_BROADCAST_OPTIONS, type BroadcastOptions } from './processes/broadcasts/worker.ts';
+import { DEFAULT_TASK_SCHEDULER_OPTIONS, TaskScheduler, type TaskSchedulerOptions } from './processes/tasks/worker.ts';
 import { DueWakeups } from './processes/due-work.ts';
 import { DEFAULT_OAUTH_RETENTION_EVERY_MS, OAuthRetention } from './processes/oauth/retention.ts';
 import {
@@ -290,8 +291,8 @@ export interface SystemOptions {
    * deleted every `retentionEveryMs` (a minute).
    */
   tempMail?: { domain?: string; lifetimeMs?: number; retentionEveryMs?: number };
-  /** Tasks: the plan's numbers (`TASKS_MAX`, `TASKS_ACTIVE_MAX`; default 100 and 20). */
-  tasks?: { limits?: Partial<TaskLimits> };
+  /** Tasks: the plan's numbers (`TASKS_MAX`, `TASKS_ACTIVE_MAX`; default 100 and 20), the scheduler's timings. */
+  tasks?: { limits?: Partial<TaskLimits>; scheduler?: Partial<TaskSchedulerOptions> };
 }
 
 export async function openSystem(databaseUrl: string, options: SystemOptions = {}): Promise<System> {
@@ -374,6 +375,11 @@ export async function openSystem(databaseUrl: string, options: SystemOptions = {
     { ...DEFAULT_AUTOMATION_OPTIONS, ...options.automations },
   );
   if (options.deliver !== false) await automationRuns.start();
+  const taskScheduler = new TaskScheduler(
+    { pool: database.pool, bus, wakeups, commands, aiConfigured: ai.model !== null },
+    { ...DEFAULT_TASK_SCHEDULER_OPTIONS, ...options.tasks?.scheduler },
+  );
+  if (options.deliver !== false) await taskScheduler.start();
   const broadcasts = new BroadcastProcess(
     { pool: database.pool, bus, wakeups, sending: { commands, sending } },
     { ...DEFAULT_BROADCAST_OPTIONS, ...options.broadcasts },
@@ -562,6 +568,7 @@ export async function openSystem(databaseUrl: string, options: SystemOptions = {
       await deliveries.stop();
       await notices.stop();
       await automationRuns.stop();
+      await taskScheduler.stop();
       await broadcasts.stop();
       await retention.stop();
       await tempInboxRetention.stop();

@@ -36871,6 +36871,8 @@ export interface operations {
                             status: string;
                             /** @description The schedule’s instant a scheduled run stands for. */
                             scheduledFor: string | null;
+                            /** @description The arriving message (`mes_`) that started a mail-triggered run. */
+                            messageId: string | null;
                             /** @enum {string} */
                             model: "standard" | "advanced";
                             queuedAt: string;
@@ -37045,6 +37047,8 @@ export interface operations {
                         status: string;
                         /** @description The schedule’s instant a scheduled run stands for. */
                         scheduledFor: string | null;
+                        /** @description The arriving message (`mes_`) that started a mail-triggered run. */
+                        messageId: string | null;
                         /** @enum {string} */
                         model: "standard" | "advanced";
                         queuedAt: string;

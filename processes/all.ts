@@ -10,6 +10,7 @@ import { mailboxImportSchedule } from './mailbox-imports/schedule.ts';
 import { exportSchedule } from './exports/schedule.ts';
 import { sendingLaneGuard } from './sending-streams/guard.ts';
 import { sentMailFiling } from './threads/sent-mail.ts';
+import { taskSchedule } from './tasks/schedule.ts';
 import { webhookDispatch } from './webhooks/dispatch.ts';
 
 /** Every process manager that follows the log in the projection runner: one line per slice. */
@@ -26,4 +27,5 @@ export const reactors: readonly Reactor[] = [
   mailboxImportSchedule,
   exportSchedule,
   sentMailFiling,
+  taskSchedule,
 ];

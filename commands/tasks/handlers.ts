@@ -5,7 +5,7 @@ import {
   decideQueueRun,
   decideResumeTask,
   decideUpdateTask,
-  runDayOf,
+  countedDayOf,
   type QueueRun,
   type TaskLimits,
 } from '../../domain/tasks/decide.ts';
@@ -67,7 +67,7 @@ export async function queueTaskRun(
   run: Omit<QueueRun, 'now'>,
   now: string,
 ): Promise<string | null> {
-  const day = taskRunDayStream(actor.workspaceId, run.taskId, runDayOf(now));
+  const day = taskRunDayStream(actor.workspaceId, run.taskId, countedDayOf({ slot: run.slot, now }));
   const { events } = await execute(ctx, actor, day, taskRunDayAggregate, (s) => decideQueueRun(s, { ...run, now }), {
     likelyNew: true,
   });

@@ -86,6 +86,8 @@ export const ID_KINDS = {
   taskRun: { prefix: 'trn_', body: 'hex24', from: 'random' },
   /** A scheduled run of a task: a digest of task and slot, so a slot queued twice is one run. */
   scheduledTaskRun: { prefix: 'trn_', body: 'hex24', from: 'digest' },
+  /** A run started by arriving mail: a digest of task and message, so a message starts a task once. */
+  mailTaskRun: { prefix: 'trn_', body: 'hex24', from: 'digest' },
 } as const satisfies Record<string, { prefix: string; body: Body; from: 'random' | 'digest' }>;
 
 export type IdKind = keyof typeof ID_KINDS;

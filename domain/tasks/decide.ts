@@ -97,24 +97,32 @@ export function decideDeleteTask(state: TasksState, cmd: { taskId: string; now: 
 /** `YYYY-MM-DD` of an instant, UTC: the day a run counts in. */
 export const runDayOf = (now: string): string => now.slice(0, 10);
 
+/**
+ * The day a run counts in: a scheduled run's slot's, so a slot retried after midnight is still
+ * known for queued; any other run's, the day it is queued.
+ */
+export const countedDayOf = (run: { slot: string | null; now: string }): string => runDayOf(run.slot ?? run.now);
+
 export interface QueueRun {
   runId: string;
   taskId: string;
   source: (typeof RUN_SOURCES)[number];
   /** A schedule's instant; null for mail and manual runs. */
   slot: string | null;
+  /** The arriving message of a mail-triggered run; null for the others. */
+  messageId: string | null;
   maxRunsPerDay: number;
   settings: RunSettings;
   now: string;
 }
 
 /**
- * A run counts against the task's `maxRunsPerDay` of the UTC day it is queued on: past it, 409
- * `task_run_limit_reached`. A schedule slot already queued decides nothing (a tick repeated by the
- * bus queues it once).
+ * A run counts against the task's `maxRunsPerDay` of its UTC day: past it, 409
+ * `task_run_limit_reached`. A run id already queued decides nothing: scheduled and mail runs have
+ * ids digested from their slot or message, so a job repeated by the bus queues its run once.
  */
 export function decideQueueRun(state: TaskRunDayState, cmd: QueueRun): TaskRunEvent[] {
-  if (cmd.slot !== null && state.slots.has(cmd.slot)) return [];
+  if (state.runIds.has(cmd.runId)) return [];
   if (state.count >= cmd.maxRunsPerDay)
     fail(
       'task_run_limit_reached',
@@ -127,10 +135,11 @@ export function decideQueueRun(state: TaskRunDayState, cmd: QueueRun): TaskRunEv
       data: {
         runId: cmd.runId,
         taskId: cmd.taskId,
-        day: runDayOf(cmd.now),
+        day: countedDayOf(cmd),
         count: state.count + 1,
         source: cmd.source,
         slot: cmd.slot,
+        messageId: cmd.messageId,
         settings: cmd.settings,
         queuedAt: cmd.now,
       },

@@ -118,7 +118,8 @@ export type RunSettings = z.infer<typeof RunSettings>;
 /**
  * A run of a task waits for the assistant. Counted on the task's stream of the UTC day (`count`:
  * the day's runs after this one), so the task's `maxRunsPerDay` holds under any concurrency. A
- * scheduled run names its `slot` (the schedule's instant), which is queued at most once.
+ * scheduled run names its `slot` (the schedule's instant), a mail-triggered one the arriving
+ * message (`messageId`, ours); a run id is queued at most once.
  */
 export const TaskRunQueued = defineEvent(
   'TaskRunQueued',
@@ -130,6 +131,7 @@ export const TaskRunQueued = defineEvent(
     count: z.number().int().positive(),
     source: z.enum(RUN_SOURCES),
     slot: z.string().nullable(),
+    messageId: z.string().nullable(),
     settings: RunSettings,
     queuedAt: z.string(),
   }),

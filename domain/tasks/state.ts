@@ -48,16 +48,15 @@ export const tasksAggregate = {
   },
 };
 
-/** One task's runs of one UTC day: how many, and which schedule slots are already queued. */
+/** One task's runs of one UTC day: how many, and which runs (by id) are already queued. */
 export interface TaskRunDayState {
   count: number;
-  slots: ReadonlySet<string>;
+  runIds: ReadonlySet<string>;
 }
 
 export const taskRunDayAggregate = {
-  initialState: { count: 0, slots: new Set() } as TaskRunDayState,
+  initialState: { count: 0, runIds: new Set() } as TaskRunDayState,
   evolve(state: TaskRunDayState, event: TaskRunEvent): TaskRunDayState {
-    const slot = event.data.slot;
-    return { count: event.data.count, slots: slot === null ? state.slots : new Set([...state.slots, slot]) };
+    return { count: event.data.count, runIds: new Set([...state.runIds, event.data.runId]) };
   },
 };

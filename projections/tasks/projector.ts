@@ -5,7 +5,7 @@ import type { TasksTables } from './tables.ts';
 /** Tasks as lists and reads show them, and their runs. Runs stay when their task goes. */
 export const tasksProjector = defineProjector<TasksTables>()({
   name: 'tasks',
-  version: 1,
+  version: 2,
   tables: ['tasks', 'task_runs'],
   ddl: (s) => `
     CREATE TABLE IF NOT EXISTS ${s}.tasks (
@@ -37,6 +37,7 @@ export const tasksProjector = defineProjector<TasksTables>()({
       task_id text NOT NULL,
       source text NOT NULL,
       slot timestamptz,
+      message_id text,
       status text NOT NULL,
       settings jsonb NOT NULL,
       queued_at timestamptz NOT NULL
@@ -73,8 +74,8 @@ export const tasksProjector = defineProjector<TasksTables>()({
     },
     TaskRunQueued: async (db, { metadata: { workspaceId }, data: d }) => {
       await sql`WITH run AS (
-          INSERT INTO task_runs (id, workspace_id, task_id, source, slot, status, settings, queued_at)
-          VALUES (${d.runId}, ${workspaceId}, ${d.taskId}, ${d.source}, ${d.slot}, 'queued',
+          INSERT INTO task_runs (id, workspace_id, task_id, source, slot, message_id, status, settings, queued_at)
+          VALUES (${d.runId}, ${workspaceId}, ${d.taskId}, ${d.source}, ${d.slot}, ${d.messageId}, 'queued',
             ${JSON.stringify(d.settings)}, ${d.queuedAt})
           ON CONFLICT (id) DO NOTHING RETURNING id)
         UPDATE tasks SET runs_day = ${d.day}, runs_day_count = ${d.count}, last_run_status = 'queued'

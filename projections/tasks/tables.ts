@@ -35,6 +35,7 @@ export interface TasksTables {
     task_id: string;
     source: (typeof RUN_SOURCES)[number];
     slot: NullableTimestamp;
+    message_id: string | null;
     status: string;
     settings: Json<RunSettings>;
     queued_at: Timestamp;

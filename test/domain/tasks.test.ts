@@ -101,7 +101,7 @@ t.test('pause, resume, delete', async (t) => {
   });
 });
 
-t.test('runs of a day: maxRunsPerDay exactly, a schedule slot once', async (t) => {
+t.test('runs of a day: maxRunsPerDay exactly, a run id once', async (t) => {
   const day = (events: TaskRunEvent[]): TaskRunDayState =>
     events.reduce(taskRunDayAggregate.evolve, taskRunDayAggregate.initialState);
   const run = (runId: string, slot: string | null = null): QueueRun & { now: string } => ({
@@ -109,13 +109,14 @@ t.test('runs of a day: maxRunsPerDay exactly, a schedule slot once', async (t) =
     taskId: 'tsk_1',
     source: slot ? 'schedule' : 'manual',
     slot,
+    messageId: null,
     maxRunsPerDay: 2,
     settings: { ...SETTINGS, owner: OWNER },
     now: NOW,
   });
   const first = decideQueueRun(day([]), run('trn_1', NOW));
   t.match(first, [{ type: 'TaskRunQueued', data: { runId: 'trn_1', day: '2026-03-10', count: 1, slot: NOW } }]);
-  t.same(decideQueueRun(day(first), run('trn_2', NOW)), [], 'the same slot again decides nothing');
+  t.same(decideQueueRun(day(first), run('trn_1', NOW)), [], 'the same run again decides nothing');
   const second = decideQueueRun(day(first), run('trn_2'));
   t.match(second, [{ data: { count: 2, source: 'manual', slot: null } }]);
   const refused = refusal(() => decideQueueRun(day([...first, ...second]), run('trn_3')));

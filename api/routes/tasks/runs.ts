@@ -39,6 +39,7 @@ export const taskRunOperations = (deps: ApiDeps): Operation[] => [
           taskId: row.id,
           source: 'manual',
           slot: null,
+          messageId: null,
           maxRunsPerDay,
           settings: { ...settings, owner: { kind: row.owner_kind, id: row.owner_id } },
         },

@@ -228,6 +228,7 @@ export const taskRunView = z.object({
   source: z.enum(RUN_SOURCES),
   status: z.string().describe('`queued` until the assistant takes the run.'),
   scheduledFor: z.string().nullable().describe('The schedule’s instant a scheduled run stands for.'),
+  messageId: z.string().nullable().describe('The arriving message (`mes_`) that started a mail-triggered run.'),
   model: z.enum(MODELS),
   queuedAt: z.string(),
 });
@@ -239,6 +240,7 @@ export const viewTaskRun = (row: TaskRunRow): z.infer<typeof taskRunView> => ({
   source: row.source,
   status: row.status,
   scheduledFor: row.slot?.toISOString() ?? null,
+  messageId: row.message_id,
   model: row.settings.model,
   queuedAt: row.queued_at.toISOString(),
 });
