@@ -12,6 +12,7 @@ import { contactStream, normaliseEmail, type ContactSource } from '../../domain/
 import { contactAggregate, type Contact } from '../../domain/contacts/state.ts';
 import { fail } from '../../domain/shared/errors.ts';
 import { ensureDefaultAudience, loadAudiences } from '../audiences/handlers.ts';
+import type { AudiencesState } from '../../domain/audiences/state.ts';
 import { execute, type Actor, type CommandContext } from '../execute.ts';
 import { newId } from '../ids.ts';
 
@@ -36,23 +37,35 @@ export async function createContact(
   actor: Actor,
   input: CreateContactInput,
   now: string,
+  bulk: {
+    /** The workspace's audiences with the default one made (`ensureDefaultAudience`), read once for many creates. */
+    audiences?: AudiencesState;
+    /** Most of the addresses are new to the book (an import): appended without reading their streams first. */
+    likelyNew?: boolean;
+  } = {},
 ): Promise<{ created: boolean; contactId: string }> {
   const email = normaliseEmail(input.email);
-  const audiences = await ensureDefaultAudience(ctx, actor, now);
+  const audiences = bulk.audiences ?? (await ensureDefaultAudience(ctx, actor, now));
   const asked = input.audienceIds ?? [];
   for (const [i, id] of asked.entries()) audienceOr404(audiences, id, `audienceIds.${i}`);
   const contactId = newId.contact();
-  const { state, events } = await execute(ctx, actor, contactStream(actor.workspaceId, email), contactAggregate, (s) =>
-    decideCreateContact(s, {
-      contactId,
-      email,
-      name: input.name ?? null,
-      notes: input.notes ?? null,
-      attributes: input.attributes ?? {},
-      source: input.source,
-      audienceIds: [audiences.defaultId!, ...asked],
-      now,
-    }),
+  const { state, events } = await execute(
+    ctx,
+    actor,
+    contactStream(actor.workspaceId, email),
+    contactAggregate,
+    (s) =>
+      decideCreateContact(s, {
+        contactId,
+        email,
+        name: input.name ?? null,
+        notes: input.notes ?? null,
+        attributes: input.attributes ?? {},
+        source: input.source,
+        audienceIds: [audiences.defaultId!, ...asked],
+        now,
+      }),
+    { likelyNew: bulk.likelyNew },
   );
   return { created: events.length > 0, contactId: state.contact!.contactId };
 }

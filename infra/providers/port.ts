@@ -23,6 +23,11 @@ export interface SourcePage {
   next: string | null;
   /** Ask for `next` only after this long: the provider is still preparing it (an export job). */
   waitMs?: number;
+  /**
+   * Asking for `next` starts work at the provider (a new export job): never before this page's
+   * checkpoint, or a crash in between would start it twice. Other pages may be read ahead.
+   */
+  nextStartsWork?: boolean;
 }
 
 export type SourceItem =

@@ -247,7 +247,7 @@ export function sendgridClient(base: string, apiKey: string, http: ProviderHttpO
           : at.k + 1 < at.targets.length
             ? { ...at, k: at.k + 1, job: null, file: 0, offset: 0 }
             : null;
-    return { items, next: next && JSON.stringify(next) };
+    return { items, next: next && JSON.stringify(next), nextStartsWork: next?.job === null };
   };
 
   return {

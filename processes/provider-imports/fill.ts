@@ -1,6 +1,6 @@
 import type pg from 'pg';
 import { z } from 'zod';
-import { createAudience, loadAudiences } from '../../commands/audiences/handlers.ts';
+import { createAudience, ensureDefaultAudience, loadAudiences } from '../../commands/audiences/handlers.ts';
 import { addToAudience, createContact } from '../../commands/contacts/handlers.ts';
 import { loadState, type Actor, type CommandContext } from '../../commands/execute.ts';
 import { addSuppression } from '../../commands/suppressions/handlers.ts';
@@ -12,7 +12,13 @@ import {
 } from '../../commands/webhooks/handlers.ts';
 import { AUDIENCE_NAME_MAX } from '../../domain/audiences/decide.ts';
 import { ATTRIBUTE_KEY, ATTRIBUTE_VALUE_MAX, ATTRIBUTES_MAX, AUDIENCE_IDS_MAX } from '../../domain/contacts/decide.ts';
-import { withError, type ImportReport, type ProviderName } from '../../domain/provider-imports/providers.ts';
+import {
+  withError,
+  type FilledResource,
+  type ImportReport,
+  type ImportResource,
+  type ProviderName,
+} from '../../domain/provider-imports/providers.ts';
 import { DomainError } from '../../domain/shared/errors.ts';
 import { entryByName } from '../../domain/template-names/decide.ts';
 import { templateNamesStream } from '../../domain/template-names/events.ts';
@@ -32,6 +38,21 @@ export interface FillContext {
 }
 
 const TEMPLATE_NAME_MAX = 100;
+/**
+ * Rows of a page whose commands run at once: enough for the event store to batch their appends
+ * (bench/provider-import.ts), few enough that a page of thousands does not hold them all.
+ */
+const ROWS_IN_FLIGHT = 250;
+
+/** The report with one more row of `resource` counted under `key`. */
+const counted = (
+  report: ImportReport,
+  resource: FilledResource,
+  key: 'imported' | 'existing' | 'failed' | 'unsubscribed',
+): ImportReport => {
+  const counts = report[resource as 'contacts'];
+  return { ...report, [resource]: { ...counts, [key]: (counts[key] ?? 0) + 1 } };
+};
 const email = z.string().trim().toLowerCase().max(320).pipe(z.email());
 
 type Item<R extends SourceItem['resource']> = Extract<SourceItem, { resource: R }>;
@@ -87,21 +108,46 @@ async function claim(
   return out;
 }
 
-/** Records what the rows became; a failed row's claim is let go, so a later import tries it again. */
-async function settle(fc: FillContext, resource: string, made: Map<string, string>, failed: string[]): Promise<void> {
-  const { workspaceId } = fc.actor;
-  if (made.size > 0)
-    await fc.pool.query(
+/**
+ * What a page did to the source map: the rows made (source id → our id), the rows refused, and
+ * the rows of earlier imports it counted. Recorded by `recordMarks` in the transaction of the
+ * checkpoint whose report counts them (worker.ts), so a page a crash cut is counted again, once.
+ */
+export interface PageMarks {
+  resource: ImportResource;
+  made: Map<string, string>;
+  failed: string[];
+  seen: string[];
+}
+
+/**
+ * Records what the rows became and marks the earlier imports' rows counted; a failed row's claim
+ * is let go, so a later import tries it again.
+ */
+export async function recordMarks(
+  db: pg.PoolClient,
+  run: { workspaceId: string; provider: ProviderName; importId: string },
+  marks: PageMarks,
+): Promise<void> {
+  const key = [run.workspaceId, run.provider, marks.resource];
+  if (marks.made.size > 0)
+    await db.query(
       `UPDATE provider_import_sources s SET target_id = m.target
        FROM unnest($4::text[], $5::text[]) AS m(source, target)
        WHERE s.workspace_id = $1 AND s.provider = $2 AND s.resource = $3 AND s.source_id = m.source`,
-      [workspaceId, fc.provider, resource, [...made.keys()], [...made.values()]],
+      [...key, [...marks.made.keys()], [...marks.made.values()]],
     );
-  if (failed.length > 0)
-    await fc.pool.query(
+  if (marks.failed.length > 0)
+    await db.query(
       `DELETE FROM provider_import_sources
        WHERE workspace_id = $1 AND provider = $2 AND resource = $3 AND source_id = ANY($4::text[]) AND import_id = $5`,
-      [workspaceId, fc.provider, resource, failed, fc.importId],
+      [...key, marks.failed, run.importId],
+    );
+  if (marks.seen.length > 0)
+    await db.query(
+      `UPDATE provider_import_sources SET seen_by = $4
+       WHERE workspace_id = $1 AND provider = $2 AND resource = $3 AND source_id = ANY($5::text[])`,
+      [...key, run.importId, marks.seen],
     );
 }
 
@@ -130,10 +176,10 @@ export async function applyPage(
   fc: FillContext,
   items: SourceItem[],
   report: ImportReport,
-): Promise<{ report: ImportReport; seen: string[] }> {
-  if (items.length === 0) return { report, seen: [] };
+): Promise<{ report: ImportReport; marks: PageMarks | null }> {
+  if (items.length === 0) return { report, marks: null };
   const resource = items[0]!.resource;
-  if (resource === 'domains' || resource === 'api-keys') return { report: checklist(items, report), seen: [] };
+  if (resource === 'domains' || resource === 'api-keys') return { report: checklist(items, report), marks: null };
   const claims = await claim(
     fc,
     resource,
@@ -141,25 +187,32 @@ export async function applyPage(
   );
   const made = new Map<string, string>();
   const failed: string[] = [];
-  let next = report;
-  const count = (key: 'imported' | 'existing' | 'failed' | 'unsubscribed') => {
-    const counts = next[resource as 'contacts'];
-    next = { ...next, [resource]: { ...counts, [key]: (counts[key] ?? 0) + 1 } };
-  };
   const now = () => new Date().toISOString();
-  // Shared by the page's rows: read once, kept current as rows are made.
+  // Shared by the page's rows, read once: the audiences (with the default one, which every contact
+  // joins) and our ids of the provider's lists.
   const audiences =
-    resource === 'audiences' || resource === 'contacts' ? await loadAudiences(fc.commands, fc.actor.workspaceId) : null;
+    resource === 'contacts'
+      ? await ensureDefaultAudience(fc.commands, fc.actor, now())
+      : resource === 'audiences'
+        ? await loadAudiences(fc.commands, fc.actor.workspaceId)
+        : null;
   const listIds =
     resource === 'contacts'
       ? await audiencesOf(fc, [...new Set(items.flatMap((i) => (i as Item<'contacts'>).audienceSourceIds))])
       : new Map<string, string>();
 
+  // What each row does to the report, applied in the page's order once all are done, so the
+  // counts and errors read the same however the rows interleaved.
+  const changes: ((r: ImportReport) => ImportReport)[][] = items.map(() => []);
   // Rows of earlier imports counted here: marked with this page's checkpoint (worker.ts).
   const seen = new Set<string>();
-  for (const item of items) {
+  const applyItem = async (item: SourceItem, index: number): Promise<void> => {
+    const change = changes[index]!;
+    const count = (key: 'imported' | 'existing' | 'failed' | 'unsubscribed') =>
+      change.push((r) => counted(r, item.resource as FilledResource, key));
+    const error = (e: ImportReport['errors'][number]) => change.push((r) => withError(r, e));
     let claimed = claims.get(item.sourceId);
-    if (!claimed || claimed.claim === 'seen' || seen.has(item.sourceId)) continue;
+    if (!claimed || claimed.claim === 'seen' || seen.has(item.sourceId)) return;
     if (
       claimed.claim === 'earlier' &&
       item.resource === 'contacts' &&
@@ -172,13 +225,13 @@ export async function applyPage(
       // Unsubscribed at the provider is counted as such on every run.
       count(item.resource === 'contacts' && !item.subscribed ? 'unsubscribed' : 'existing');
       seen.add(item.sourceId);
-      continue;
+      return;
     }
     // A row made earlier on this page (one address in two of the provider's lists) is done.
     const madeHere = made.get(item.sourceId);
     const at = madeHere === undefined ? claimed : { claim: 'done' as const, target: madeHere };
     // Made by this import already (on this page, or one read twice): only a contact has more to do, its lists.
-    if (at.claim === 'done' && item.resource !== 'contacts') continue;
+    if (at.claim === 'done' && item.resource !== 'contacts') return;
     const isNew = at.claim === 'fresh';
     try {
       switch (item.resource) {
@@ -238,6 +291,7 @@ export async function applyPage(
               source: 'manual',
             },
             now(),
+            { audiences: audiences!, likelyNew: true },
           );
           if (!r.created)
             for (const audienceId of joined)
@@ -258,7 +312,7 @@ export async function applyPage(
           if (same && isNew) {
             failed.push(item.sourceId);
             count('failed');
-            next = withError(next, {
+            error({
               resource: 'templates',
               sourceId: item.sourceId,
               code: 'template_name_taken',
@@ -270,7 +324,7 @@ export async function applyPage(
           made.set(item.sourceId, id);
           count('imported');
           for (const warning of item.warnings)
-            next = withError(next, {
+            error({
               resource: 'templates',
               sourceId: item.sourceId,
               code: 'template_converted',
@@ -314,18 +368,57 @@ export async function applyPage(
           break;
         }
       }
-    } catch (error) {
+    } catch (thrown) {
       const f =
-        error instanceof z.ZodError
+        thrown instanceof z.ZodError
           ? { code: 'invalid_email_address', message: 'Not an email address.' }
-          : failure(error);
+          : failure(thrown);
       if (at.claim !== 'done') failed.push(item.sourceId);
       count('failed');
-      next = withError(next, { resource: item.resource, sourceId: item.sourceId, ...f });
+      error({ resource: item.resource, sourceId: item.sourceId, ...f });
     }
-  }
-  await settle(fc, resource, made, failed);
-  return { report: next, seen: [...seen] };
+  };
+
+  // Contacts and suppressions, the bulk of an import, each on a stream of its own address: their
+  // commands run together, so the event store carries the page's appends in a few calls instead
+  // of one commit a row. The rest are few and decide on one registry stream: one at a time.
+  await inTurns(items, resource === 'contacts' || resource === 'suppressions' ? ROWS_IN_FLIGHT : 1, applyItem);
+  let next = report;
+  for (const change of changes) for (const apply of change) next = apply(next);
+  return { report: next, marks: { resource, made, failed, seen: [...seen] } };
+}
+
+/**
+ * Runs `apply` over the items, at most `inFlight` at once; the rows of one source id one after
+ * another in the page's order (a contact in two lists on one page joins the second once made).
+ * Waits for every row before throwing the first unexpected error, so nothing outlives the page.
+ */
+async function inTurns(
+  items: SourceItem[],
+  inFlight: number,
+  apply: (item: SourceItem, index: number) => Promise<void>,
+): Promise<void> {
+  const bySource = new Map<string, number[]>();
+  items.forEach((item, index) => {
+    const rows = bySource.get(item.sourceId);
+    if (rows) rows.push(index);
+    else bySource.set(item.sourceId, [index]);
+  });
+  const groups = [...bySource.values()];
+  let nextGroup = 0;
+  const thrown: unknown[] = [];
+  const worker = async () => {
+    while (nextGroup < groups.length && thrown.length === 0) {
+      const group = groups[nextGroup++]!;
+      try {
+        for (const index of group) await apply(items[index]!, index);
+      } catch (error) {
+        thrown.push(error);
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(inFlight, groups.length) }, worker));
+  if (thrown.length > 0) throw thrown[0];
 }
 
 /** An html template with its variables declared as string props; published when the provider had it live and it can be. */

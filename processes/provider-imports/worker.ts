@@ -15,9 +15,9 @@ import {
   type ProviderName,
 } from '../../domain/provider-imports/providers.ts';
 import type { Delivery as Job, JobOutcome, WorkQueue } from '../../infra/bus/port.ts';
-import { ProviderError } from '../../infra/providers/port.ts';
+import { ProviderError, type ProviderClient, type SourcePage } from '../../infra/providers/port.ts';
 import { type DueWork, type RunStep, runStepWork, type DueWakeups } from '../due-work.ts';
-import { applyPage } from './fill.ts';
+import { applyPage, recordMarks, type PageMarks } from './fill.ts';
 
 export interface ProviderImportOptions {
   /** The bus queue of run steps; one per database (jobs name rows of it). */
@@ -62,14 +62,21 @@ interface Run {
 }
 
 /**
- * The process manager of provider imports. A run (schedule.ts) is due at once; each job takes one
- * step of it from where the row stands and moves `seq` on, so a duplicate job is a no-op:
+ * The process manager of provider imports. A run (schedule.ts) is due at once; a job takes a
+ * step of it from where the row stands and moves `seq` on, so a duplicate job is a no-op. While
+ * the next step is due at once, the job takes that one too (for up to INLINE_MS; the row stays
+ * marked as on the bus meanwhile), so no poll of the dispatcher sits between two pages:
  *  - the first appends `ProviderImportStarted` (a cancel appended first wins: nothing is read);
  *  - each later step reads the next page of the resource under way with the key from the vault,
  *    applies it through the resources' commands (fill.ts), and in one update stores the cursor
  *    of the page after it with the report: the checkpoint. A crash repeats at most that page,
  *    which the source map (`provider_import_sources`) and the commands' natural keys make
  *    harmless;
+ *  - so that the provider's paging, not our writes, sets the pace, a step overlaps the two: while
+ *    it writes its page it already reads the next one (kept in memory for the next step, which
+ *    reads it again if another process takes it or this one died), and it waits for the read
+ *    models to hold the page before its own, not its own; the last page of a resource is
+ *    waited for before the resource counts as done;
  *  - a 429 puts the step after `Retry-After` without moving the cursor; a 5xx or no answer is
  *    tried again `attemptsMax` times with backoff, then the resource is a report error;
  *  - a key refused midway, or gone from the vault, fails the import; after the last resource the
@@ -77,6 +84,10 @@ interface Run {
  */
 export class ProviderImportProcess {
   private readonly work: DueWork<RunStep>;
+  /** Per run stepped here: the next page read ahead, and the read-model wait of the page written last. */
+  private readonly ahead = new Map<string, Ahead>();
+  /** Runs a job is stepping, and until when it takes their next steps itself. */
+  private readonly inlineUntil = new Map<string, number>();
 
   constructor(
     private readonly deps: {
@@ -110,15 +121,30 @@ export class ProviderImportProcess {
       "SELECT * FROM provider_import_runs WHERE id = $1 AND seq = $2 AND status <> 'done' AND due_at <= now()",
       [id, seq],
     );
-    const run = rows[0];
+    let run: Run | null = rows[0] ?? null;
     if (!run) return { ack: true };
-    const actor: Actor = { workspaceId: run.workspace_id, kind: 'system', id: run.id };
-    if (run.status === 'queued') await this.begin(run, actor);
-    else await this.step(run, actor);
+    // A poll of the dispatcher between pages would pace the import; the job goes on with the
+    // run's next step while it is due at once, for a while, then hands it back (other runs wait).
+    this.inlineUntil.set(run.id, Date.now() + INLINE_MS);
+    try {
+      while (run) {
+        // What was kept for another step of the run (a page read ahead, a wait) is of no use to this one.
+        const ahead = this.ahead.get(run.id);
+        if (ahead && ahead.seq !== run.seq) this.ahead.delete(run.id);
+        const actor: Actor = { workspaceId: run.workspace_id, kind: 'system', id: run.id };
+        run = run.status === 'queued' ? await this.begin(run, actor) : await this.step(run, actor);
+      }
+    } finally {
+      this.inlineUntil.delete(id);
+    }
     return { ack: true };
   }
 
-  /** The run's next step, due after `delayMs`: the checkpoint. Only from the step read (`seq`), never after a cancel. */
+  /**
+   * The run's next step, due after `delayMs`: the checkpoint. Only from the step read (`seq`), never
+   * after a cancel. A step due at once within the job's time (`inlineUntil`) stays marked as on
+   * the bus and is answered, for this job to take next; any other is left to the dispatcher.
+   */
   private async advance(
     run: Run,
     next: {
@@ -127,18 +153,20 @@ export class ProviderImportProcess {
       cursor?: string | null;
       report?: ImportReport;
       attempts?: number;
-      /** Rows of earlier imports the page counted: marked in the same transaction as the report that counts them. */
-      seen?: { resource: ImportResource; ids: string[] };
+      /** What the page did to the source map: recorded in the same transaction as the report that counts it. */
+      marks?: PageMarks | null;
     },
     delayMs = 0,
-  ): Promise<void> {
+  ): Promise<Run | null> {
+    const until = this.inlineUntil.get(run.id);
+    const inline = delayMs === 0 && next.status !== 'done' && until !== undefined && Date.now() < until;
     const client = await this.deps.pool.connect();
     try {
       await client.query('BEGIN');
-      const { rowCount } = await client.query(
-        `UPDATE provider_import_runs SET seq = seq + 1, enqueued_at = NULL, status = $3, stage = $4, cursor = $5,
-           report = $6::jsonb, attempts = $7, due_at = now() + make_interval(secs => $8::double precision / 1000)
-         WHERE id = $1 AND seq = $2 AND status <> 'done'`,
+      const { rows, rowCount } = await client.query<Run>(
+        `UPDATE provider_import_runs SET seq = seq + 1, enqueued_at = CASE WHEN $9 THEN now() END, status = $3, stage = $4,
+           cursor = $5, report = $6::jsonb, attempts = $7, due_at = now() + make_interval(secs => $8::double precision / 1000)
+         WHERE id = $1 AND seq = $2 AND status <> 'done' RETURNING *`,
         [
           run.id,
           run.seq,
@@ -148,15 +176,17 @@ export class ProviderImportProcess {
           JSON.stringify(next.report ?? run.report),
           next.attempts ?? 0,
           delayMs,
+          inline,
         ],
       );
-      if (rowCount && next.seen && next.seen.ids.length > 0)
-        await client.query(
-          `UPDATE provider_import_sources SET seen_by = $4
-           WHERE workspace_id = $1 AND provider = $2 AND resource = $3 AND source_id = ANY($5::text[])`,
-          [run.workspace_id, run.provider, next.seen.resource, run.id, next.seen.ids],
+      if (rowCount && next.marks)
+        await recordMarks(
+          client,
+          { workspaceId: run.workspace_id, provider: run.provider, importId: run.id },
+          next.marks,
         );
       await client.query('COMMIT');
+      return inline ? (rows[0] ?? null) : null;
     } catch (error) {
       await client.query('ROLLBACK').catch(() => {});
       throw error;
@@ -165,7 +195,7 @@ export class ProviderImportProcess {
     }
   }
 
-  private async begin(run: Run, actor: Actor): Promise<void> {
+  private async begin(run: Run, actor: Actor): Promise<Run | null> {
     const status = await beginProviderImport(this.deps.commands, actor, run.id, new Date().toISOString());
     if (status === 'running') return this.advance(run, { status: 'running' });
     // Cancelled (or settled) before it started: nothing to read, and no key to keep.
@@ -173,7 +203,7 @@ export class ProviderImportProcess {
     return this.advance(run, { status: 'done' });
   }
 
-  private async finish(run: Run, actor: Actor, report: ImportReport, error: string | null): Promise<void> {
+  private async finish(run: Run, actor: Actor, report: ImportReport, error: string | null): Promise<Run | null> {
     await finishProviderImport(
       this.deps.commands,
       this.deps.ports,
@@ -185,7 +215,7 @@ export class ProviderImportProcess {
     return this.advance(run, { status: 'done', report });
   }
 
-  private async step(run: Run, actor: Actor): Promise<void> {
+  private async step(run: Run, actor: Actor): Promise<Run | null> {
     const resource = run.resources[run.stage];
     if (resource === undefined) return this.finish(run, actor, run.report, null);
     const apiKey = await this.deps.ports.secrets.get(providerImportSecretId(run.id));
@@ -194,15 +224,23 @@ export class ProviderImportProcess {
     const source = this.deps.ports.connect(run.provider, apiKey);
     if (!source.offers.includes(resource)) return this.nextResource(run, actor, run.report);
 
-    let page: Awaited<ReturnType<typeof source.page>>;
+    const ahead = this.ahead.get(run.id);
+    this.ahead.delete(run.id);
+    let page: SourcePage;
     try {
-      page = await source.page(resource, run.cursor);
+      page = await (ahead?.page && ahead.stage === run.stage && ahead.cursor === run.cursor
+        ? ahead.page
+        : source.page(resource, run.cursor));
     } catch (error) {
       if (!(error instanceof ProviderError)) throw error;
+      await ahead?.settled;
       return this.refused(run, actor, resource, error);
     }
+    // The next page is asked for while this one is written; a refusal of it is the next step's.
+    const next =
+      page.next !== null && !page.waitMs && !page.nextStartsWork ? readAhead(source, resource, page.next) : null;
     const writes = deferredWrites(this.deps.commands);
-    const { report, seen } = await applyPage(
+    const { report, marks } = await applyPage(
       {
         commands: writes.commands,
         pool: this.deps.pool,
@@ -214,25 +252,38 @@ export class ProviderImportProcess {
       page.items,
       run.report,
     );
-    // Once per page, not per row: the page's writes reach the read models before the checkpoint.
-    await writes.settled();
-    const marked = { resource, ids: seen };
-    if (page.next === null) return this.nextResource(run, actor, report, marked);
-    return this.advance(run, { status: 'running', cursor: page.next, report, seen: marked }, page.waitMs ?? 0);
+    // Once per page, not per row, and a page behind: the page before this one reaches the read
+    // models while this one is written, so the import never runs more than a page ahead of them.
+    await ahead?.settled;
+    const settled = writes.settled();
+    if (page.next === null) {
+      // The resource counts as done once all its rows are readable.
+      await settled;
+      return this.nextResource(run, actor, report, marks);
+    }
+    settled.catch(() => {});
+    const moved = await this.advance(run, { status: 'running', cursor: page.next, report, marks }, page.waitMs ?? 0);
+    this.ahead.set(run.id, { seq: run.seq + 1, stage: run.stage, cursor: page.next, page: next, settled });
+    // Runs whose next step went to another process (or was cancelled) leave theirs: the oldest go.
+    for (const id of this.ahead.keys()) {
+      if (this.ahead.size <= AHEAD_KEPT) break;
+      this.ahead.delete(id);
+    }
+    return moved;
   }
 
   private async nextResource(
     run: Run,
     actor: Actor,
     report: ImportReport,
-    seen?: { resource: ImportResource; ids: string[] },
-  ): Promise<void> {
+    marks?: PageMarks | null,
+  ): Promise<Run | null> {
     await recordProviderImportProgress(this.deps.commands, actor, run.id, report, new Date().toISOString());
-    return this.advance(run, { status: 'running', stage: run.stage + 1, cursor: null, report, seen });
+    return this.advance(run, { status: 'running', stage: run.stage + 1, cursor: null, report, marks });
   }
 
   /** What a provider's refusal of a page means for the run. */
-  private async refused(run: Run, actor: Actor, resource: ImportResource, error: ProviderError): Promise<void> {
+  private async refused(run: Run, actor: Actor, resource: ImportResource, error: ProviderError): Promise<Run | null> {
     const { retryBaseMs, retryMaxMs, attemptsMax } = this.options;
     const backoff = Math.min(retryMaxMs, retryBaseMs * 2 ** run.attempts);
     switch (error.kind) {
@@ -263,6 +314,28 @@ export class ProviderImportProcess {
         return this.finish(run, actor, run.report, error.message);
     }
   }
+}
+
+/** How long one job goes on with its run's steps before it leaves the next to the dispatcher. */
+const INLINE_MS = 30_000;
+
+/** Runs whose read-ahead one process keeps at most: a few more than it steps at once. */
+const AHEAD_KEPT = 16;
+
+/** What a step leaves for the next step of its run, in this process (`seq` names that step). */
+interface Ahead {
+  seq: number;
+  stage: number;
+  cursor: string;
+  page: Promise<SourcePage> | null;
+  settled: Promise<void>;
+}
+
+/** The page at `cursor`, asked for now; its failure is left for whoever awaits it. */
+function readAhead(source: ProviderClient, resource: ImportResource, cursor: string): Promise<SourcePage> {
+  const page = source.page(resource, cursor);
+  page.catch(() => {});
+  return page;
 }
 
 /**
