@@ -16,6 +16,7 @@
  *                           (sampled every 100 ms) before, at its peak and after, its CPU.
  */
 import { fork } from 'node:child_process';
+import { rm } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import type { ImportResource } from '../domain/provider-imports/providers.ts';
@@ -121,10 +122,13 @@ async function importOnce(url: string, floorRowsPerSec: number): Promise<void> {
     secretsKey: TEST_SECRETS_KEY,
     dataDir: `/tmp/${database.name}`,
     providerImports: { baseUrls: { brevo: url }, allowPrivate: true },
+  }).catch(async (error) => {
+    await database.drop();
+    throw error;
   });
   const db = new pg.Client({ connectionString: database.url });
-  await db.connect();
   try {
+    await db.connect();
     const { workspaceId, apiKey } = server.workspaces[0]!;
     const headers = { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' };
     const rss = new RssSampler(server.pid).start();
@@ -195,8 +199,9 @@ async function importOnce(url: string, floorRowsPerSec: number): Promise<void> {
       target: TARGET,
     });
   } finally {
-    await db.end();
+    await db.end().catch(() => {});
     await server.close();
     await database.drop();
+    await rm(`/tmp/${database.name}`, { recursive: true, force: true });
   }
 }
