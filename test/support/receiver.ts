@@ -86,16 +86,20 @@ export async function startReceiver(
   return receiver;
 }
 
-/** Polls until `check` holds (deliveries happen in the background). */
+/**
+ * Polls until `check` holds (deliveries happen in the background): soon at first, then less often
+ * (10 ms growing to 100 ms), since each check is a request through the whole service and a long
+ * wait checked every 25 ms took CPU from the test file running beside it.
+ */
 export async function eventually<T>(
   check: () => Promise<T | undefined | null | false>,
   timeoutMs = 15_000,
 ): Promise<T> {
   const until = Date.now() + timeoutMs;
-  for (;;) {
+  for (let pause = 10; ; pause = Math.min(100, pause * 1.5)) {
     const value = await check();
     if (value) return value;
     if (Date.now() > until) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 25));
+    await new Promise((r) => setTimeout(r, pause));
   }
 }
