@@ -199,6 +199,16 @@ const DESCRIBE: Record<string, (l: BenchLine) => Row> = {
     figure: `OAuth: ${n(l.exchanges)} codes exchanged with their PKCE verifiers, ${n(l.concurrency)} at a time, round ${n(l.round)}`,
     measured: `${n(l.exchangesPerSec)} exchanges/s, ${ms(l.p50Ms, l.p99Ms)}, failed: ${failures(l.failed)}, server CPU ${n(l.serverCpuMsPerExchange)} ms/exchange; the codes made through the consent form at ${n(l.codesMadePerSec)}/s`,
   }),
+  'task-schedule.due': (l) => ({
+    figure: `Task scheduler, ${n(l.tasks)} active hourly tasks, a sixtieth due each clock minute`,
+    measured:
+      `${n(l.ticksPerMinute)} ticks/min; per minute ${n(l.cpuMsPerMinute)} ms CPU, ${n(l.dbMsPerMinute)} ms in ` +
+      `${n(l.queriesPerMinute)} queries; per tick over idle ${n(l.cpuMsPerTick)} ms CPU, ${n(l.dbMsPerTick)} ms of queries`,
+  }),
+  'task-schedule.idle': (l) => ({
+    figure: `Task scheduler, ${n(l.tasks)} active tasks, nothing due (the whole service idle)`,
+    measured: `per minute ${n(l.cpuMsPerMinute)} ms CPU, ${n(l.dbMsPerMinute)} ms in ${n(l.queriesPerMinute)} queries`,
+  }),
   'contention.creates': (l) => ({
     figure: `${n(l.creates)} concurrent ${l.kind} creates in one workspace, ${n(l.systems)} system(s)`,
     measured: `${n(l.seconds)} s, ${ms(l.p50Ms, l.p99Ms)}, failed: ${failures(l.failed)}`,
@@ -215,6 +225,12 @@ const floorOf: Peer = {
 };
 
 const PEERS: Record<string, Peer> = {
+  'task-schedule.due': {
+    find: find('task-schedule.idle'),
+    name: () => 'nothing due',
+    rate: 'cpuMsPerMinute',
+    keepRow: true,
+  },
   'rebuild.suppressions': {
     find: find('rebuild.copy-floor'),
     name: () => 'COPY into an unindexed table',

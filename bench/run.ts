@@ -47,6 +47,9 @@
  *
  *   contention          concurrent creates of templates and audiences in one workspace (one registry stream), 1 and 3 systems
  *
+ *   task-schedule       the task scheduler over 10,000 active hourly tasks (TASK_SCHEDULE_TASKS): ticks, CPU ms and
+ *                       query ms per clock minute and per tick, then the same minutes with nothing due
+ *
  * `rebuild` reuses the database `suppressions-list` seeded when both run; alone, it seeds its own.
  */
 import { addressesListBench } from './addresses-list.ts';
@@ -73,6 +76,7 @@ import { mailboxImportBench } from './mailbox-import.ts';
 import { exportBench } from './export.ts';
 import { oauthTokensBench } from './oauth-tokens.ts';
 import { providerImportBench } from './provider-import.ts';
+import { taskScheduleBench } from './task-schedule.ts';
 
 const ORDER = [
   'eventstore',
@@ -98,6 +102,7 @@ const ORDER = [
   'provider-import',
   'oauth-tokens',
   'contention',
+  'task-schedule',
 ] as const;
 type Name = (typeof ORDER)[number];
 
@@ -177,6 +182,8 @@ async function main(argv: string[]): Promise<number> {
         return oauthTokensBench();
       case 'contention':
         return contentionBench();
+      case 'task-schedule':
+        return taskScheduleBench();
     }
   }
 }
