@@ -289,9 +289,26 @@ export async function sendEmail(ctx: SendContext, sender: Sender, input: SendInp
 
   const emailId = input.emailId ?? newId.email();
   const stream = emailStream(partition, emailId);
+  // Mail to a contact is activity of the contact (commands/contacts: only forward). Only the
+  // recipients the contacts read model knows are touched: the others would each cost a read of a
+  // stream that does not exist.
+  const touch = async (email: AcceptedData, contacts: Set<string>) => {
+    await Promise.all(
+      email.recipients
+        .filter((r) => r.status === 'queued' && contacts.has(r.email.toLowerCase()))
+        .map((r) => touchContact(ctx.commands, sender.actor, r.email.toLowerCase(), email.acceptedAt)),
+    );
+  };
+  // A repeat touches again: the first call may have ended between the acceptance and its touches
+  // (a read model late, the process gone), and a touch at the same time writes nothing twice.
+  const replayed = async (state: EmailState) => {
+    const email = await acceptedOf(ctx, stream, state);
+    await touch(email, (await recipientsRead()).contacts);
+    return { email, replayed: true };
+  };
   if (input.emailId !== undefined) {
     const { state } = await loadState(ctx.commands, stream, emailAggregate);
-    if (state.accepted) return { email: await acceptedOf(ctx, stream, state), replayed: true };
+    if (state.accepted) return replayed(state);
   }
 
   const body = target === null ? content : await translated(ctx, sender.actor, workspaceId, content, target, at);
@@ -375,15 +392,8 @@ export async function sendEmail(ctx: SendContext, sender: Sender, input: SendInp
     // A given id was read just above and not accepted then: a second read would find the same.
     { likelyNew: true },
   );
-  if (events.length === 0) return { email: await acceptedOf(ctx, stream, state), replayed: true };
-  // Mail to a contact is activity of the contact (commands/contacts: only forward). Only the
-  // recipients the contacts read model knows are touched: the others would each cost a read of a
-  // stream that does not exist.
-  await Promise.all(
-    accepted
-      .filter((r) => r.status === 'queued' && contacts.has(r.email.toLowerCase()))
-      .map((r) => touchContact(ctx.commands, sender.actor, r.email.toLowerCase(), at)),
-  );
+  if (events.length === 0) return replayed(state);
+  await touch(data, contacts);
   return { email: data, replayed: false };
 }
 
