@@ -438,3 +438,77 @@ function refusalOf(error: unknown): ArchiveRefused {
   if (error instanceof ArchiveRefused) return error;
   return unsupported(`Not a readable tgz: ${error instanceof Error ? error.message : String(error)}.`);
 }
+
+/** One file entry of a zip read whole by name (ZipEntries). */
+export interface ZipEntryInfo {
+  name: string;
+  bytes: number;
+}
+
+/**
+ * A zip read by entry name in any order (a workspace export, restored): the same rules and limits
+ * as an import's archive (names, links, executables, encryption, declared ratios, the unpacked
+ * budget) and the same yauzl reading, through `range` (a file on disk). Only the central directory
+ * is held; each entry is a stream, metered against the budget as it unpacks.
+ */
+export class ZipEntries {
+  private constructor(
+    private readonly zip: yauzl.ZipFile,
+    private readonly byName: Map<string, yauzl.Entry>,
+    private readonly budget: Budget,
+  ) {}
+
+  static async open(
+    range: (start: number, end: number) => Readable,
+    size: number,
+    limits: ArchiveLimits = DEFAULT_ARCHIVE_LIMITS,
+  ): Promise<ZipEntries> {
+    const budget = new Budget(limits, size);
+    const zip = await openZip(range, size);
+    try {
+      if (zip.entryCount > limits.entriesMax)
+        throw dangerous(`The archive holds ${zip.entryCount} entries; at most ${limits.entriesMax}.`);
+      const byName = new Map<string, yauzl.Entry>();
+      let declared = 0;
+      for await (const entry of zipEntries(zip)) {
+        budget.entry();
+        if (checkZipEntry(entry, budget) === 'dir') continue;
+        declared += entry.uncompressedSize;
+        if (declared > budget.max)
+          throw dangerous(
+            `The archive declares more than ${budget.max} bytes unpacked (${limits.ratioMax} times its size at most).`,
+          );
+        byName.set(entry.fileName, entry);
+      }
+      return new ZipEntries(zip, byName, budget);
+    } catch (error) {
+      zip.close();
+      throw error;
+    }
+  }
+
+  /** The file entries, in the archive's order. */
+  get entries(): ZipEntryInfo[] {
+    return [...this.byName.values()].map((e) => ({ name: e.fileName, bytes: e.uncompressedSize }));
+  }
+
+  has(name: string): boolean {
+    return this.byName.has(name);
+  }
+
+  /** The entry's bytes as they unpack; a failure (a size other than declared, past the budget) as a refusal. */
+  async *read(name: string): AsyncGenerator<Buffer> {
+    const entry = this.byName.get(name);
+    if (!entry) throw unsupported(`The archive has no ${JSON.stringify(name)}.`);
+    const stream = await openEntry(this.zip, entry);
+    try {
+      yield* refusing(this.budget.meter(stream), refusal);
+    } finally {
+      stream.destroy();
+    }
+  }
+
+  close(): void {
+    this.zip.close();
+  }
+}

@@ -10,7 +10,15 @@ import {
   nextExportAt,
 } from '../../domain/exports/decide.ts';
 import type { ExportEvent } from '../../domain/exports/events.ts';
-import { emptyCalendar, entryName, foldLine, mboxFromLine, vCard } from '../../domain/exports/formats.ts';
+import {
+  emptyCalendar,
+  entryName,
+  foldLine,
+  mboxFromLine,
+  mboxFromTime,
+  parseVCards,
+  vCard,
+} from '../../domain/exports/formats.ts';
 import { exportsAggregate, type ExportsState } from '../../domain/exports/state.ts';
 import { refusal } from '../support/refusal.ts';
 
@@ -166,4 +174,45 @@ t.test('formats: vCard 4, an empty calendar, mbox From lines, entry names', asyn
   t.equal(entryName('Work/Projects'), 'Work_Projects');
   t.equal(entryName('..'), '_');
   t.equal(entryName('Überweisung'), 'Überweisung');
+});
+
+t.test('formats read back: vCards in pieces, and the time of a From line', async (t) => {
+  const cards = [
+    vCard({
+      id: 'con_1',
+      email: 'ann@example.com',
+      name: 'Ann; Smith, Jr. \\ and a long name that folds past seventy-five octets: Ünïcödé',
+      notes: 'Line one,\nline two',
+      attributes: { plan: 'pro', 'odd "key" ^': 'a;b,c' },
+      updatedAt: '2024-01-02T03:04:05.678Z',
+    }),
+    vCard({
+      id: 'con_2',
+      email: 'bob@example.com',
+      name: null,
+      notes: null,
+      attributes: {},
+      updatedAt: '2024-01-02T03:04:05Z',
+    }),
+  ].join('');
+  const bytes = Buffer.from(cards);
+  // Cut every 7 bytes: inside lines, folds, CRLF pairs and UTF-8 characters.
+  const pieces = async function* () {
+    for (let i = 0; i < bytes.length; i += 7) yield bytes.subarray(i, i + 7);
+  };
+  const read = [];
+  for await (const c of parseVCards(pieces())) read.push(c);
+  t.same(read, [
+    {
+      email: 'ann@example.com',
+      name: 'Ann; Smith, Jr. \\ and a long name that folds past seventy-five octets: Ünïcödé',
+      notes: 'Line one,\nline two',
+      attributes: { plan: 'pro', 'odd "key" ^': 'a;b,c' },
+    },
+    { email: 'bob@example.com', name: null, notes: null, attributes: {} },
+  ]);
+  const at = new Date('2024-01-03T09:05:07Z');
+  t.equal(mboxFromTime(mboxFromLine('olga@outside.test', at)), at.toISOString());
+  t.equal(mboxFromTime(mboxFromLine(null, new Date('2024-11-27T23:59:59Z'))), '2024-11-27T23:59:59.000Z');
+  t.equal(mboxFromTime('From someone without a time'), null);
 });
