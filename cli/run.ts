@@ -5,12 +5,17 @@ import { createWorkspace } from '../commands/workspaces/handlers.ts';
 import { DomainError } from '../domain/shared/errors.ts';
 import { isPermission, SCOPEABLE, type Permission } from '../domain/shared/permissions.ts';
 import { readConfig } from '../infra/config.ts';
+import { ArchiveRefused } from '../infra/imports/port.ts';
+import { PostgresTextIndex } from '../infra/search/postgres.ts';
+import { RestoreRefused, restoreWorkspace } from '../processes/exports/restore.ts';
 import { rebuildProjection } from '../projections/rebuild.ts';
-import { openSystem, resolveDatabaseUrl, type System } from '../system.ts';
+import { mailboxLookups, openSystem, resolveDatabaseUrl, type System } from '../system.ts';
 import { printHistory } from './history.ts';
 
 const USAGE = `Usage: npm run cli -- <command>
   workspace create --name <name> --owner-email <email>
+  workspace import <export.zip> --owner-email <email> [--name <name>]
+                            a new workspace from a workspace export (what is not restored is listed)
   keys create --workspace <id> --scopes <all | s1,s2,...> [--name N] [--role <role id>] [--mode live|test]
               [--address-allowlist a1,a2,...] [--domain-allowlist d1,d2,...]
   projections status        one JSON line per projection: lag (its events left), behind, running, worker
@@ -48,7 +53,16 @@ export async function runCli(argv: string[], io: CliOutput, env: NodeJS.ProcessE
   });
   const [group, action, arg] = positionals;
   const command = group === 'history' ? 'history' : `${group ?? ''} ${action ?? ''}`.trim();
-  if (!['workspace create', 'keys create', 'projections status', 'projections rebuild', 'history'].includes(command)) {
+  if (
+    ![
+      'workspace create',
+      'workspace import',
+      'keys create',
+      'projections status',
+      'projections rebuild',
+      'history',
+    ].includes(command)
+  ) {
     io.err(USAGE);
     return 2;
   }
@@ -98,6 +112,8 @@ async function run(
       io.out(JSON.stringify(await createWorkspace(system.commands, { name: name.trim(), ownerEmail })));
       return 0;
     }
+    case 'workspace import':
+      return importWorkspace(system, io, values, arg);
     case 'keys create':
       return createKey(system, io, values);
     case 'projections status':
@@ -136,6 +152,52 @@ async function run(
     }
   }
   return 2;
+}
+
+/**
+ * A new workspace from a workspace export (processes/exports/restore.ts): one JSON line with its
+ * ids, its owner key (this once), what was restored and what was skipped with the reason.
+ */
+async function importWorkspace(
+  system: System,
+  io: CliOutput,
+  values: Record<string, string | boolean | undefined>,
+  file: string | undefined,
+): Promise<number> {
+  const ownerEmail = values['owner-email'];
+  const name = typeof values.name === 'string' ? values.name.trim() : null;
+  if (!file || typeof ownerEmail !== 'string' || !/^[^\s@]+@[^\s@]+$/.test(ownerEmail) || name === '') {
+    io.err(
+      'workspace import needs <export.zip> and --owner-email <email> (the export names no owner); --name is optional',
+    );
+    return 2;
+  }
+  try {
+    const result = await restoreWorkspace(
+      {
+        pool: system.database.pool,
+        commands: system.commands,
+        blobs: system.blobs,
+        texts: new PostgresTextIndex(system.database.pool),
+        lookups: mailboxLookups(system.readDb),
+        domains: system.domains,
+      },
+      file,
+      { name, ownerEmail },
+    );
+    io.out(JSON.stringify(result));
+    return 0;
+  } catch (error) {
+    if (error instanceof ArchiveRefused || error instanceof RestoreRefused) {
+      io.err(`workspace import: ${error.message}`);
+      return 1;
+    }
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') {
+      io.err(`workspace import: no file ${file}`);
+      return 2;
+    }
+    throw error;
+  }
 }
 
 /**
