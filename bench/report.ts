@@ -182,6 +182,15 @@ const DESCRIBE: Record<string, (l: BenchLine) => Row> = {
     figure: `Zip library alone, ${l.library}: ${n(l.smallEntries)} small entries and ${n(l.largeEntries)} of ${n(l.largeMb)} MB into a sink, a child process`,
     measured: `${n(l.inMbPerSec)} MB/s in, ${n(l.outMbPerSec)} MB/s out (${n(l.seconds)} s), RSS peak ${n(l.rssPeakMb)} MB (${n(l.rssBeforeMb)} MB loaded)`,
   }),
+  'provider-import.floor': (l) => ({
+    figure: `Provider import floor${l.build ? ` (${l.build})` : ''}: the same ${n(l.pages)} pages (${n(l.rows)} rows) of the loopback Brevo read by our adapter alone, nothing written`,
+    measured: `${n(l.rowsPerSec)} rows/s (${n(l.seconds)} s)`,
+  }),
+  'provider-import.run': (l) => ({
+    figure: `Provider import${l.build ? ` (${l.build})` : ''}: ${n(l.contacts)} contacts (${n(l.unsubscribed)} unsubscribed there) and ${n(l.suppressions)} suppressions from a loopback Brevo through \`POST /provider-imports\``,
+    measured: `${n(l.rowsPerSec)} rows/s from start to completed (${n(l.seconds)} s), server RSS ${n(l.rssStartMb)} MB idle, peak ${n(l.rssPeakMb)} MB, server CPU ${n(l.serverCpuShare)} cores`,
+    target: '>= 0.8 x the paging floor',
+  }),
   'oauth.connect': (l) => ({
     figure: `OAuth: ${n(l.connections)} apps connected over HTTP (consent page, approval with PKCE, code exchange), ${n(l.concurrency)} at a time`,
     measured: `${n(l.flowsPerSec)} connections/s (${n(l.seconds)} s)`,
@@ -273,6 +282,17 @@ const PEERS: Record<string, Peer> = {
       ),
     name: () => 'mailparser alone',
     rate: 'messagesPerSec',
+    keepRow: true,
+  },
+  'provider-import.run': {
+    // The floor paged just before it: each run reads its own loopback provider first.
+    find: (l, all) =>
+      all
+        .slice(0, all.indexOf(l))
+        .reverse()
+        .find((p) => p.bench === 'provider-import.floor'),
+    name: () => 'the same pages read alone',
+    rate: 'rowsPerSec',
     keepRow: true,
   },
   'export.zip': {

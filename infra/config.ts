@@ -174,6 +174,7 @@ function aiConfig(env: NodeJS.ProcessEnv): OpenAiConfig | null {
     baseUrl: baseUrl.replace(/\/+$/, ''),
     apiKey,
     model,
+    ...(env.AI_MODEL_ADVANCED ? { advancedModel: env.AI_MODEL_ADVANCED } : {}),
     timeoutMs: positiveInteger('AI_TIMEOUT_MS', env.AI_TIMEOUT_MS, 30_000),
   };
 }

@@ -2,7 +2,8 @@
  * The AI port: one chat completion of a language model behind an OpenAI-compatible endpoint
  * (`AI_BASE_URL`, `AI_MODEL`, `AI_API_KEY`). One adapter (infra/ai/openai.ts) speaks the protocol
  * through the `openai` client; tests point it at a loopback server speaking the same protocol.
- * Translation at send time and the templates' design and redesign use it; tasks will too.
+ * Translation at send time and the templates' design and redesign use it (`complete`); tasks
+ * converse with it, calling tools (`converse`).
  */
 
 export interface ChatRequest {
@@ -40,7 +41,43 @@ export class AiUnavailable extends Error {
   }
 }
 
+/** A tool the model may call: a name, what it does, and its arguments as a JSON Schema object. */
+export interface ToolDefinition {
+  name: string;
+  description: string;
+  parameters: Record<string, unknown>;
+}
+
+/** A call the model asks for: its id (a tool result names it), the tool, the arguments as JSON text. */
+export interface ToolCall {
+  id: string;
+  name: string;
+  /** Unparsed: the model's text, which the caller validates like any input. */
+  arguments: string;
+}
+
+/** One message of a conversation with tools, as the chat-completions protocol carries it. */
+export type ConversationMessage =
+  | { role: 'system' | 'user'; content: string }
+  | { role: 'assistant'; content: string | null; toolCalls: ToolCall[] }
+  | { role: 'tool'; toolCallId: string; content: string };
+
+export interface ConverseRequest {
+  /** `advanced`: the endpoint's `AI_MODEL_ADVANCED` (the standard model when none is set). */
+  model: 'standard' | 'advanced';
+  messages: ConversationMessage[];
+  tools: ToolDefinition[];
+}
+
+/** The model's next turn: tool calls to make, or (with none) its last word. */
+export interface Turn {
+  content: string | null;
+  toolCalls: ToolCall[];
+}
+
 export interface ChatModel {
   /** The model's answer text; rejects only with `AiUnavailable`. */
   complete(request: ChatRequest): Promise<string>;
+  /** The model's next turn of a conversation with tools; rejects only with `AiUnavailable`. */
+  converse(request: ConverseRequest): Promise<Turn>;
 }

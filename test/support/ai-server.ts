@@ -7,14 +7,24 @@ export interface ChatCall {
   authorization: string | undefined;
   body: {
     model: string;
-    messages: { role: string; content: string }[];
+    /** `content` is null on an assistant turn that only called tools. */
+    messages: {
+      role: string;
+      content: string;
+      tool_calls?: { id: string; type: string; function: { name: string; arguments: string } }[];
+      tool_call_id?: string;
+    }[];
     response_format?: { type: string };
+    tools?: { type: string; function: { name: string; description: string; parameters: object } }[];
   };
 }
 
-/** What the server answers: a chat completion with `content`, or an HTTP error, after `delayMs`. */
+/**
+ * What the server answers: a chat completion with `content` (and `toolCalls`, scripted calls of
+ * the tools the request offered, given ids `call_<n>`), or an HTTP error, after `delayMs`.
+ */
 export type ChatReply =
-  | { content: string | null; delayMs?: number }
+  | { content: string | null; toolCalls?: { name: string; arguments: string }[]; delayMs?: number }
   | { status: number; error: { message: string; type: string; code?: string }; delayMs?: number }
   | { raw: string; status?: number; delayMs?: number };
 
@@ -65,8 +75,20 @@ export async function startAiServer(
             choices: [
               {
                 index: 0,
-                message: { role: 'assistant', content: reply.content },
-                finish_reason: 'stop',
+                message: {
+                  role: 'assistant',
+                  content: reply.content,
+                  ...(reply.toolCalls?.length
+                    ? {
+                        tool_calls: reply.toolCalls.map((call, i) => ({
+                          id: `call_${calls.length}_${i}`,
+                          type: 'function',
+                          function: call,
+                        })),
+                      }
+                    : {}),
+                },
+                finish_reason: reply.toolCalls?.length ? 'tool_calls' : 'stop',
                 logprobs: null,
               },
             ],
