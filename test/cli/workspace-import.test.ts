@@ -6,6 +6,10 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import t from 'tap';
 import { runCli } from '../../cli/run.ts';
+import { PostgresTextIndex } from '../../infra/search/postgres.ts';
+import { restoreWorkspace } from '../../processes/exports/restore.ts';
+import { mailboxLookups } from '../../system.ts';
+import { zip } from '../support/archives.ts';
 import { addDomain, publish, startDomainsApp } from '../support/domains.ts';
 import { waitExport } from '../support/exports.ts';
 import { mbox, runImport, waitImport } from '../support/imports.ts';
@@ -200,6 +204,65 @@ t.test('a file that is not an export is refused, and writes nothing', async (t) 
   t.match(errors.join('\n'), /workspace import: Not a readable zip/);
   const usage = await runCli(['workspace', 'import', bad], { out: () => {}, err: () => {} }, env);
   t.equal(usage, 2, 'no owner email: a usage error');
+});
+
+t.test('hostile and damaged zips are refused by the import rules and the manifest', async (t) => {
+  const system = h.system;
+  const deps = {
+    pool: system.database.pool,
+    commands: system.commands,
+    blobs: system.blobs,
+    texts: new PostgresTextIndex(system.database.pool),
+    lookups: mailboxLookups(system.readDb),
+    domains: system.domains,
+  };
+  const workspaces = async () =>
+    (await system.database.pool.query("SELECT count(*)::int AS n FROM es_events WHERE type = 'WorkspaceCreated'"))
+      .rows[0].n;
+  const restore = async (bytes: Buffer) => {
+    const name = path.join(dataDir, `hostile-${Math.random().toString(36).slice(2)}.zip`);
+    await writeFile(name, bytes);
+    return restoreWorkspace(deps, name, { name: null, ownerEmail: 'x@example.com' });
+  };
+  const manifest = (entries: object[]) =>
+    Buffer.from(JSON.stringify({ object: 'workspace_export', exportId: 'exp_x', entries }));
+  const before = await workspaces();
+  await t.rejects(
+    restore(
+      zip([
+        { name: 'manifest.json', data: manifest([]) },
+        { name: '../../evil.json', data: Buffer.from('[]') },
+      ]),
+    ),
+    /relative path/,
+    'zip-slip',
+  );
+  await t.rejects(
+    restore(zip([{ name: 'link.json', data: Buffer.from('/etc/passwd'), mode: 0o120777 }])),
+    /symbolic link/,
+    'a symbolic link',
+  );
+  await t.rejects(
+    restore(zip([{ name: 'mail/a@x.test/inbox.mbox', data: Buffer.alloc(20 * 1024 * 1024) }])),
+    /past 100 times/,
+    'a bomb: one entry unpacking past the ratio',
+  );
+  await t.rejects(
+    restore(zip([{ name: 'labels/labels.json', data: Buffer.from('[]') }])),
+    /no manifest\.json: it is no workspace export/,
+    'no manifest',
+  );
+  t.equal(await workspaces(), before, 'nothing written for any of them');
+  await t.rejects(
+    restore(
+      zip([
+        { name: 'manifest.json', data: manifest([{ path: 'labels/labels.json', bytes: 2, sha256: '0'.repeat(64) }]) },
+        { name: 'labels/labels.json', data: Buffer.from('[]') },
+      ]),
+    ),
+    /does not match the manifest/,
+    'an entry other than its manifest says',
+  );
 });
 
 /** Keys holding the instant a row was written: the restore's, not the source's. */
