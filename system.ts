@@ -86,6 +86,7 @@ import {
 } from './processes/automations/worker.ts';
 import { BroadcastProcess, DEFAULT_BROADCAST_OPTIONS, type BroadcastOptions } from './processes/broadcasts/worker.ts';
 import { DEFAULT_TASK_SCHEDULER_OPTIONS, TaskScheduler, type TaskSchedulerOptions } from './processes/tasks/worker.ts';
+import { pauseTasksPastPlan } from './processes/tasks/plan.ts';
 import { DueWakeups } from './processes/due-work.ts';
 import { DEFAULT_OAUTH_RETENTION_EVERY_MS, OAuthRetention } from './processes/oauth/retention.ts';
 import {
@@ -380,6 +381,16 @@ export async function openSystem(databaseUrl: string, options: SystemOptions = {
     { ...DEFAULT_TASK_SCHEDULER_OPTIONS, ...options.tasks?.scheduler },
   );
   if (options.deliver !== false) await taskScheduler.start();
+  const taskLimits = { ...DEFAULT_TASK_LIMITS, ...options.tasks?.limits };
+  // In the background (awaited by close): a start never waits on it, and a failure only leaves
+  // tasks active until the next start.
+  const pastPlan =
+    options.deliver === false
+      ? Promise.resolve()
+      : pauseTasksPastPlan(database.pool, commands, taskLimits).then(
+          () => {},
+          (error) => console.error('tasks past the plan:', error),
+        );
   const broadcasts = new BroadcastProcess(
     { pool: database.pool, bus, wakeups, sending: { commands, sending } },
     { ...DEFAULT_BROADCAST_OPTIONS, ...options.broadcasts },
@@ -555,7 +566,7 @@ export async function openSystem(databaseUrl: string, options: SystemOptions = {
     providerImports,
     mailboxImports,
     tempMail,
-    tasks: { limits: { ...DEFAULT_TASK_LIMITS, ...options.tasks?.limits } },
+    tasks: { limits: taskLimits },
     async close() {
       await exportRuns.stop();
       await mailboxImportRuns.stop();
@@ -568,6 +579,7 @@ export async function openSystem(databaseUrl: string, options: SystemOptions = {
       await deliveries.stop();
       await notices.stop();
       await automationRuns.stop();
+      await pastPlan;
       await taskScheduler.stop();
       await broadcasts.stop();
       await retention.stop();

@@ -1,6 +1,7 @@
 import {
   decideCreateTask,
   decideDeleteTask,
+  decidePauseBeyondPlan,
   decidePauseTask,
   decideQueueRun,
   decideResumeTask,
@@ -51,6 +52,20 @@ export async function resumeTask(
   now: string,
 ): Promise<void> {
   await execute(ctx, actor, stream(actor), tasksAggregate, (s) => decideResumeTask(s, { taskId, limits, now }));
+}
+
+/** Pauses a workspace's active tasks past the plan's (`plan_limit`); answers how many. */
+export async function pauseTasksBeyondPlan(
+  ctx: CommandContext,
+  workspaceId: string,
+  limits: TaskLimits,
+  now: string,
+): Promise<number> {
+  const actor: Actor = { workspaceId, kind: 'system', id: null };
+  const { events } = await execute(ctx, actor, stream(actor), tasksAggregate, (s) =>
+    decidePauseBeyondPlan(s, { limits, now }),
+  );
+  return events.length;
 }
 
 export async function deleteTask(ctx: CommandContext, actor: Actor, taskId: string, now: string): Promise<void> {

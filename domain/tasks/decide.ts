@@ -89,6 +89,18 @@ export function decideResumeTask(
   return [{ type: 'TaskResumed', data: { taskId: cmd.taskId, resumedAt: cmd.now } }];
 }
 
+/**
+ * The plan covers fewer active tasks than are active (its limit was lowered): the tasks past it
+ * are paused with `plan_limit`, the ones created first staying active. Within it, nothing.
+ */
+export function decidePauseBeyondPlan(state: TasksState, cmd: { limits: TaskLimits; now: string }): TaskEvent[] {
+  const active = [...state.tasks.values()].filter((t) => t.status === 'active');
+  return active.slice(cmd.limits.active).map((t) => ({
+    type: 'TaskPaused',
+    data: { taskId: t.taskId, reason: 'plan_limit', pausedAt: cmd.now },
+  }));
+}
+
 export function decideDeleteTask(state: TasksState, cmd: { taskId: string; now: string }): TaskEvent[] {
   taskOf(state, cmd.taskId);
   return [{ type: 'TaskDeleted', data: { taskId: cmd.taskId, deletedAt: cmd.now } }];

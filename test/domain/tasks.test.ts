@@ -2,6 +2,7 @@ import t from 'tap';
 import {
   decideCreateTask,
   decideDeleteTask,
+  decidePauseBeyondPlan,
   decidePauseTask,
   decideQueueRun,
   decideResumeTask,
@@ -121,4 +122,13 @@ t.test('runs of a day: maxRunsPerDay exactly, a run id once', async (t) => {
   t.match(second, [{ data: { count: 2, source: 'manual', slot: null } }]);
   const refused = refusal(() => decideQueueRun(day([...first, ...second]), run('trn_3')));
   t.equal(refused.code, 'task_run_limit_reached');
+});
+
+t.test('a plan lowered below the active tasks: the newest past it paused with plan_limit', async (t) => {
+  const state = given([created('tsk_1'), created('tsk_2', true), created('tsk_3'), created('tsk_4')]);
+  t.same(decidePauseBeyondPlan(state, { limits: { tasks: 9, active: 1 }, now: NOW }), [
+    { type: 'TaskPaused', data: { taskId: 'tsk_3', reason: 'plan_limit', pausedAt: NOW } },
+    { type: 'TaskPaused', data: { taskId: 'tsk_4', reason: 'plan_limit', pausedAt: NOW } },
+  ]);
+  t.same(decidePauseBeyondPlan(state, { limits: { tasks: 9, active: 3 }, now: NOW }), [], 'within: nothing');
 });

@@ -2,6 +2,7 @@ import t from 'tap';
 import { addDomain } from '../../commands/domains/handlers.ts';
 import { appendDecided } from '../../commands/execute.ts';
 import { newId } from '../../commands/ids.ts';
+import { pauseTasksPastPlan } from '../../processes/tasks/plan.ts';
 import { decideReceiveMessage } from '../../domain/threads/decide.ts';
 import { threadStream } from '../../domain/threads/events.ts';
 import { threadAggregate } from '../../domain/threads/state.ts';
@@ -222,4 +223,27 @@ t.test('arriving mail starts the runs its triggers match, once, never from the w
   t.equal((await runs(everything.id)).length, 2, 'only the message to sales from outside');
   t.equal((await runs(paused.id)).length, 0, 'a paused task starts nothing');
   for (const task of [invoices, everything, paused]) await h.request(ws.apiKey, 'DELETE', `/tasks/${task.id}`);
+});
+
+t.test('a plan lowered below the active tasks pauses the newest with plan_limit', async (t) => {
+  const made = [];
+  for (const name of ['First', 'Second', 'Third'])
+    made.push(await create({ name, trigger: { kind: 'schedule', cadence: 'daily' } }));
+  const lowered = { tasks: 100, active: 2 };
+  t.equal(await pauseTasksPastPlan(h.system.database.pool, h.system.commands, lowered), 1);
+  const third = (await h.request(ws.apiKey, 'GET', `/tasks/${made[2].id}`)).json();
+  t.match(third, { status: 'paused', pausedReason: 'plan_limit', nextRunAt: null });
+  t.equal((await schedule(made[2].id))?.next_run_at, null, 'not scheduled');
+  t.same(
+    (await h.request(ws.apiKey, 'GET', '/tasks?status=active'))
+      .json()
+      .data.map((x: { id: string }) => x.id)
+      .sort(),
+    [made[0].id, made[1].id].sort(),
+    'the ones created first stay active',
+  );
+  t.equal(await pauseTasksPastPlan(h.system.database.pool, h.system.commands, lowered), 0, 'within the plan: nothing');
+  const resumed = await h.request(ws.apiKey, 'POST', `/tasks/${made[2].id}/resume`);
+  t.match(resumed.json(), { status: 'active', pausedReason: null }, 'resumed within the service’s own limit');
+  for (const task of made) await h.request(ws.apiKey, 'DELETE', `/tasks/${task.id}`);
 });
