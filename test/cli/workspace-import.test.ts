@@ -128,6 +128,27 @@ const template = await ok(
 );
 await ok(h.request(key, 'PATCH', `/templates/${template.id}`, { html: '<p>Hi again</p>', publish: true }), 200);
 await ok(h.request(key, 'PATCH', `/templates/${template.id}`, { subject: 'Hello', html: '<p>Draft</p>' }), 200);
+// A blocks template: two published versions, a third restored from the first, then archived.
+const digest = await ok(
+  h.request(key, 'POST', '/templates', {
+    name: 'Digest',
+    description: 'Weekly',
+    subject: 'Hello {{name}}',
+    document: {
+      body: [
+        { kind: 'Heading', text: 'Hi {{name}}', level: 2 },
+        { kind: 'Text', text: 'News.' },
+      ],
+    },
+    props: [{ name: 'name', type: 'string', default: 'there' }],
+    publish: true,
+  }),
+);
+await ok(h.request(key, 'PATCH', `/templates/${digest.id}`, { subject: 'Digest {{name}}', publish: true }), 200);
+const restored = await h.request(key, 'POST', `/templates/${digest.id}/versions/1/restore`);
+if (restored.statusCode >= 300) throw new Error(restored.body);
+const archived = await h.request(key, 'POST', `/templates/${digest.id}/archive`);
+if (archived.statusCode >= 300) throw new Error(archived.body);
 const work = (await ok(h.request(key, 'GET', `/labels?address=${encodeURIComponent(a.address)}`), 200)).data.find(
   (l: any) => l.name === 'Work',
 );
@@ -166,8 +187,8 @@ t.test('the CLI restores a new workspace and says what it skipped', async (t) =>
     contacts: 3,
     audiences: 1,
     audienceMembers: 2,
-    templates: 1,
-    templateVersions: 3,
+    templates: 2,
+    templateVersions: 6,
     rules: 1,
   });
   t.same(
