@@ -8,6 +8,9 @@ import { findInvitation } from '../../projections/members/queries.ts';
 import { pauseStream } from '../../commands/sending-streams/handlers.ts';
 import { createLabel, deleteLabel, updateLabel } from '../../commands/labels/handlers.ts';
 import { createRule, deleteRule } from '../../commands/rules/handlers.ts';
+import { newId } from '../../commands/ids.ts';
+import { createTask, deleteTask, pauseTask, queueTaskRun, updateTask } from '../../commands/tasks/handlers.ts';
+import type { TaskSettings } from '../../domain/tasks/events.ts';
 import { evaluateMailbox, recordRejection } from '../../commands/rules/run.ts';
 import { factsOf } from '../../domain/rules/evaluate.ts';
 import { deleteThread, fileMessage, updateThread } from '../../commands/threads/handlers.ts';
@@ -283,6 +286,48 @@ t.test('a rebuilt read model equals the live one, and swaps in while the server 
       { headerMessageId: spam.summary.messageId, mailFrom: 'spam@outside.test' },
       now(),
     );
+    // Tasks: one renamed, run and paused; one deleted (tasks and their runs).
+    const task: TaskSettings = {
+      name: 'Digest',
+      instruction: 'Summarise the day.',
+      trigger: {
+        kind: 'schedule',
+        cadence: 'daily',
+        everyHours: 1,
+        hour: 8,
+        minute: 0,
+        weekdays: [1, 2, 3, 4, 5],
+        monthDay: 1,
+        timezone: 'Europe/Berlin',
+      },
+      autonomy: 'organize',
+      toolkits: ['drafts'],
+      model: 'standard',
+      notify: 'attention',
+      maxRunsPerDay: 50,
+      maxSteps: 20,
+    };
+    const taskInput = { owner: { kind: 'apiKey' as const, id: null }, paused: false, limits: h.system.tasks.limits };
+    const { taskId } = await createTask(h.system.commands, system, { ...taskInput, settings: task }, now());
+    await updateTask(h.system.commands, system, taskId, { ...task, name: 'Weekday digest' }, now());
+    const { name: _, trigger: __, maxRunsPerDay: ___, ...runSettings } = task;
+    await queueTaskRun(
+      h.system.commands,
+      system,
+      {
+        runId: newId.taskRun(),
+        taskId,
+        source: 'manual',
+        slot: null,
+        messageId: null,
+        maxRunsPerDay: 50,
+        settings: { ...runSettings, owner: taskInput.owner },
+      },
+      now(),
+    );
+    await pauseTask(h.system.commands, system, taskId, now());
+    const { taskId: goneTask } = await createTask(h.system.commands, system, { ...taskInput, settings: task }, now());
+    await deleteTask(h.system.commands, system, goneTask, now());
     // A lane paused as the guard pauses it, and in one workspace of two resumed.
     await pauseStream(
       h.system.commands,
