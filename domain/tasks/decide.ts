@@ -67,8 +67,11 @@ export function decideUpdateTask(
   return [{ type: 'TaskUpdated', data: { ...cmd.settings, taskId: cmd.taskId, updatedAt: cmd.now } }];
 }
 
-/** JSON with keys in order, so two equal settings compare equal whatever order their keys came in. */
-const canonical = (value: unknown): string =>
+/**
+ * JSON with keys in order, so two equal settings compare equal whatever order their keys came in
+ * (a jsonb column gives them back in its own order).
+ */
+export const canonical = (value: unknown): string =>
   JSON.stringify(value, (_, v) =>
     v && typeof v === 'object' && !Array.isArray(v) ? Object.fromEntries(Object.entries(v).sort()) : v,
   );

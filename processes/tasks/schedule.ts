@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import { digestId } from '../../domain/shared/ids.ts';
+import { canonical } from '../../domain/tasks/decide.ts';
 import { mailStartsRun } from '../../domain/tasks/mail.ts';
 import type { MailTrigger, RunSettings, TaskOwner, TaskSettings, Trigger } from '../../domain/tasks/events.ts';
 import { nextScheduledRun } from '../../domain/tasks/schedule.ts';
@@ -82,7 +83,7 @@ export const taskSchedule = defineReactor<TaskScheduleTables>()({
             .where('task_id', '=', d.taskId)
             .executeTakeFirst();
           if (!row) break;
-          const retriggered = JSON.stringify(row.trigger) !== JSON.stringify(d.trigger);
+          const retriggered = canonical(row.trigger) !== canonical(d.trigger);
           await db
             .updateTable('task_schedules')
             .set({

@@ -99,6 +99,8 @@ t.test('the scheduler queues a due slot once, moves to the next instant, holds p
   });
   const first = await schedule(task.id);
   t.equal(first?.next_run_at?.toISOString(), task.nextRunAt, 'the scheduler has the instant the task shows');
+  await h.request(ws.apiKey, 'PATCH', `/tasks/${task.id}`, { name: 'Hourly, renamed' });
+  t.same(await schedule(task.id), first, 'a change that keeps the trigger keeps the instant and its job');
   const slot = new Date(Math.floor(Date.now() / 60_000) * 60_000 - 60_000).toISOString();
   await dueAt(task.id, slot);
   const [run] = await eventually(async () => {
