@@ -45,13 +45,21 @@ t.test('Repeating: a wake runs a tick planned an hour away, and one more after a
  * checks (a wake, or the earliest waiting row's time), else the test times out.
  */
 async function sleepyWork(t: Test) {
-  const pool = new pg.Pool({ connectionString: await freshDatabase(t), max: 4 });
-  t.teardown(() => pool.end());
+  // One teardown, in order: the loop and its connections end before the database is dropped.
+  let drop: () => Promise<void> | void = () => {};
+  const pool = new pg.Pool({ connectionString: await freshDatabase({ teardown: (fn) => (drop = fn) }), max: 4 });
+  const bus = new InProcessWorkQueue();
+  let work: DueWork<{ id: string }> | undefined;
+  t.teardown(async () => {
+    await work?.stop();
+    await bus.close();
+    await pool.end();
+    await drop();
+  });
   await pool.query(`CREATE TABLE chores (id text PRIMARY KEY, due_at timestamptz NOT NULL, done boolean NOT NULL DEFAULT false,
     enqueued_at timestamptz)`);
-  const bus = new InProcessWorkQueue();
   const wakeups = new DueWakeups();
-  const work = new DueWork<{ id: string }>(
+  work = new DueWork<{ id: string }>(
     { pool, bus, wakeups },
     'chores',
     { pollMs: 0, staleAfterMs: HOUR, idleMs: HOUR, label: 'chores' },
@@ -69,10 +77,6 @@ async function sleepyWork(t: Test) {
     },
     { concurrency: 1 },
   );
-  t.teardown(async () => {
-    await work.stop();
-    await bus.close();
-  });
   const handledNext = () => new Promise<void>((resolve) => waiters.push(resolve));
   return { pool, wakeups, handled, handledNext };
 }
