@@ -118,9 +118,12 @@ export class DueWork<R> {
   private async untilNextDue(): Promise<number | null> {
     const { table, waiting, when } = this.rows;
     if (!when) return null;
+    // Bounded to [now, a day on]: a `when` of ±infinity (a domain never checked) cannot be
+    // subtracted from a time.
     const { rows } = await this.deps.pool.query<{ ms: number | null }>(
-      `SELECT (extract(epoch FROM min(${when}) - now()) * 1000)::float8 AS ms
-       FROM ${table} WHERE enqueued_at IS NULL AND (${waiting})`,
+      `SELECT (extract(epoch FROM least(greatest(m, now()), now() + interval '1 day') - now()) * 1000)::float8 AS ms
+       FROM (SELECT min(${when}) AS m FROM ${table} WHERE enqueued_at IS NULL AND (${waiting})) earliest
+       WHERE m IS NOT NULL`,
     );
     return rows[0]?.ms ?? null;
   }
