@@ -189,6 +189,18 @@ export const taskView = z.object({
   updatedAt: z.string(),
 });
 
+export const settingsOf = (row: TaskRow): TaskSettings => ({
+  name: row.name,
+  instruction: row.instruction,
+  trigger: row.trigger,
+  autonomy: row.autonomy,
+  toolkits: row.toolkits,
+  model: row.model,
+  notify: row.notify,
+  maxRunsPerDay: row.max_runs_per_day,
+  maxSteps: row.max_steps,
+});
+
 const nextUtcMidnight = (day: string) => new Date(Date.parse(`${day}T00:00:00.000Z`) + 86_400_000).toISOString();
 
 /** `nextRunAt` and `heldUntil` follow from the row and the time of the read. */
@@ -201,15 +213,7 @@ export function viewTask(row: TaskRow, now: Date = new Date()): z.infer<typeof t
   return {
     object: 'task',
     id: row.id,
-    name: row.name,
-    instruction: row.instruction,
-    trigger: row.trigger,
-    autonomy: row.autonomy,
-    toolkits: row.toolkits,
-    model: row.model,
-    notify: row.notify,
-    maxRunsPerDay: row.max_runs_per_day,
-    maxSteps: row.max_steps,
+    ...settingsOf(row),
     status: row.status,
     pausedReason: row.paused_reason,
     nextRunAt: row.status === 'active' ? nextScheduledRun(row.trigger, from) : null,
@@ -254,15 +258,3 @@ export const taskOr404 = lookup(findTask, {
 
 export const idParams = z.strictObject({ id: z.string().max(400) });
 export const READ_SCOPES: readonly Permission[] = ['tasks:read', 'threads:read', 'emails:read'];
-
-export const settingsOf = (row: TaskRow): TaskSettings => ({
-  name: row.name,
-  instruction: row.instruction,
-  trigger: row.trigger,
-  autonomy: row.autonomy,
-  toolkits: row.toolkits,
-  model: row.model,
-  notify: row.notify,
-  maxRunsPerDay: row.max_runs_per_day,
-  maxSteps: row.max_steps,
-});
