@@ -31,7 +31,7 @@ import { DEFAULT_ARCHIVE_LIMITS, ZipEntries } from '../../infra/imports/archives
 import type { ArchiveLimits } from '../../infra/imports/port.ts';
 import { parseMessage } from '../../infra/inbound/summary.ts';
 import type { TextIndex } from '../../infra/search/port.ts';
-import { DEFAULT_MAILBOX_IMPORT_OPTIONS } from '../mailbox-imports/worker.ts';
+import { DEFAULT_MAILBOX_IMPORT_OPTIONS, importKey } from '../mailbox-imports/worker.ts';
 import { splitMbox } from '../mailbox-imports/split.ts';
 
 export interface RestoreDeps {
@@ -66,12 +66,6 @@ interface ManifestEntry {
 export class RestoreRefused extends Error {}
 
 const hexOf = (raw: Buffer) => createHash('sha256').update(raw).digest('hex');
-
-/** The mailbox import's dedupe key (Message-ID and the bytes' hash), so a later mailbox import meets the same. */
-const importKey = (messageId: string | null, sha256: string) =>
-  createHash('sha256')
-    .update(`${messageId ?? ''}\n${sha256}`)
-    .digest('hex');
 
 /**
  * Restores a workspace export (processes/exports/worker.ts writes it) into a NEW workspace, through
@@ -546,6 +540,7 @@ class Restore {
     const filed = await fileImportedMessage(commands, lookups, this.actor.workspaceId, mailbox, {
       messageId: digestId('importedMessage', `${restoreId}:${ordinal}`),
       importId: restoreId,
+      // The mailbox import's own key, so a later mailbox import of the same mail meets it as a duplicate.
       importKey: importKey(s.messageId, stored.sha256),
       direction: place.direction,
       raw: stored,

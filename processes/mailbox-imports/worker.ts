@@ -87,7 +87,7 @@ interface Run {
 }
 
 /** The dedupe key of a message in its mailbox: its Message-ID and the hash of its bytes. */
-const importKey = (messageId: string | null, sha256: string) =>
+export const importKey = (messageId: string | null, sha256: string) =>
   createHash('sha256')
     .update(`${messageId ?? ''}\n${sha256}`)
     .digest('hex');
