@@ -273,6 +273,21 @@ t.test('hostile and damaged zips are refused by the import rules and the manifes
     /no manifest\.json: it is no workspace export/,
     'no manifest',
   );
+  await t.rejects(
+    restore(zip([{ name: 'manifest.json', data: Buffer.from(JSON.stringify({ object: 'list', entries: [] })) }])),
+    /not the manifest of a workspace export/,
+    'a manifest of something else',
+  );
+  await t.rejects(
+    restore(
+      zip([
+        { name: 'manifest.json', data: manifest([]) },
+        { name: 'labels/labels.json', data: Buffer.from('[]') },
+      ]),
+    ),
+    /labels\/labels\.json is not in the manifest/,
+    'an entry the manifest does not list',
+  );
   t.equal(await workspaces(), before, 'nothing written for any of them');
   await t.rejects(
     restore(
