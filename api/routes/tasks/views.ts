@@ -19,6 +19,7 @@ import {
   TOOLKITS,
   type TaskSettings,
   type Toolkit,
+  Trigger,
 } from '../../../domain/tasks/events.ts';
 import { EVERY_DAY, nextScheduledRun } from '../../../domain/tasks/schedule.ts';
 import type { Permission } from '../../../domain/shared/permissions.ts';
@@ -144,32 +145,12 @@ export const TOOLKIT_SCOPES: Record<Toolkit, readonly Permission[]> = {
   web: [],
 };
 
-const triggerView = z.discriminatedUnion('kind', [
-  z.object({
-    kind: z.literal('schedule'),
-    cadence: z.enum(CADENCES),
-    everyHours: z.number().int(),
-    hour: z.number().int(),
-    minute: z.number().int(),
-    weekdays: z.array(z.number().int()),
-    monthDay: z.number().int(),
-    timezone: z.string(),
-  }),
-  z.object({
-    kind: z.literal('mail'),
-    addresses: z.array(z.string()),
-    senderContains: z.string().nullable(),
-    subjectContains: z.string().nullable(),
-  }),
-  z.object({ kind: z.literal('manual') }),
-]);
-
 export const taskView = z.object({
   object: z.literal('task'),
   id: z.string(),
   name: z.string(),
   instruction: z.string(),
-  trigger: triggerView,
+  trigger: Trigger,
   autonomy: z.enum(AUTONOMIES),
   toolkits: z.array(z.enum(TOOLKITS)),
   model: z.enum(MODELS),
