@@ -11,7 +11,7 @@ import { restoreWorkspace } from '../../processes/exports/restore.ts';
 import { mailboxLookups } from '../../system.ts';
 import { zip } from '../support/archives.ts';
 import { addDomain, publish, startDomainsApp } from '../support/domains.ts';
-import { waitExport } from '../support/exports.ts';
+import { reportWithAttachment, waitExport } from '../support/exports.ts';
 import { mbox, runImport, waitImport } from '../support/imports.ts';
 import { TEST_SECRETS_KEY } from '../support/secrets.ts';
 
@@ -54,28 +54,6 @@ const domain = await addDomain(h, key, DOMAIN);
 publish(dns, domain.records);
 const a = await ok(h.request(key, 'POST', '/addresses', { address: `a@${DOMAIN}` }));
 const b = await ok(h.request(key, 'POST', '/addresses', { address: `b@${DOMAIN}` }));
-const attachment = [
-  'From: Olga <olga@outside.test>',
-  `To: a@${DOMAIN}`,
-  'Subject: The report',
-  'Date: Wed, 03 Jan 2024 10:00:00 +0000',
-  'Message-ID: <report@outside.test>',
-  'MIME-Version: 1.0',
-  'Content-Type: multipart/mixed; boundary="b1"',
-  '',
-  '--b1',
-  'Content-Type: text/plain; charset=utf-8',
-  '',
-  'See attached.',
-  '--b1',
-  'Content-Type: application/pdf; name="report.pdf"',
-  'Content-Disposition: attachment; filename="report.pdf"',
-  'Content-Transfer-Encoding: base64',
-  '',
-  Buffer.from('%PDF-1.4 the attachment bytes\n').toString('base64'),
-  '--b1--',
-  '',
-].join('\n');
 const importA = await runImport(h, key, a.id, [
   {
     name: 'a.mbox',
@@ -90,7 +68,7 @@ const importA = await runImport(h, key, a.id, [
           date: 'Thu, 04 Jan 2024 09:30:00 +0000',
         },
       ]),
-      Buffer.from(`From MAILER-DAEMON Wed Jan  3 10:00:00 2024\n${attachment}\n`),
+      Buffer.from(`From MAILER-DAEMON Wed Jan  3 10:00:00 2024\n${reportWithAttachment(`a@${DOMAIN}`)}\n`),
     ]),
   },
 ]);

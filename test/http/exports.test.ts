@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import t from 'tap';
 import { addDomain, errorOf, keyWith, publish, startDomainsApp } from '../support/domains.ts';
-import { openZip, waitExport } from '../support/exports.ts';
+import { ATTACHMENT, openZip, reportWithAttachment, waitExport } from '../support/exports.ts';
 import { mbox, runImport, waitImport } from '../support/imports.ts';
 
 /**
@@ -40,29 +40,7 @@ async function setUp(domain: string) {
   return { ws, a: await address('a'), b: await address('b') };
 }
 
-const ATTACHMENT = Buffer.from('%PDF-1.4 the attachment bytes\n');
-const withAttachment = [
-  'From: Olga <olga@outside.test>',
-  'To: a@export.example.com',
-  'Subject: The report',
-  'Date: Wed, 03 Jan 2024 10:00:00 +0000',
-  'Message-ID: <report@outside.test>',
-  'MIME-Version: 1.0',
-  'Content-Type: multipart/mixed; boundary="b1"',
-  '',
-  '--b1',
-  'Content-Type: text/plain; charset=utf-8',
-  '',
-  'See attached.',
-  '--b1',
-  'Content-Type: application/pdf; name="report.pdf"',
-  'Content-Disposition: attachment; filename="report.pdf"',
-  'Content-Transfer-Encoding: base64',
-  '',
-  ATTACHMENT.toString('base64'),
-  '--b1--',
-  '',
-].join('\n');
+const withAttachment = reportWithAttachment('a@export.example.com');
 
 const { ws, a, b } = await setUp('export.example.com');
 const foreign = await setUp('foreign-export.example.com');

@@ -7,6 +7,34 @@ import type { TestApp } from './app.ts';
 
 const run = promisify(execFile);
 
+/** The bytes of the PDF that `reportWithAttachment` carries (base64 in its message). */
+export const ATTACHMENT = Buffer.from('%PDF-1.4 the attachment bytes\n');
+
+/** A message to `to` with a PDF attachment: exports keep attachments inside their messages. */
+export const reportWithAttachment = (to: string) =>
+  [
+    'From: Olga <olga@outside.test>',
+    `To: ${to}`,
+    'Subject: The report',
+    'Date: Wed, 03 Jan 2024 10:00:00 +0000',
+    'Message-ID: <report@outside.test>',
+    'MIME-Version: 1.0',
+    'Content-Type: multipart/mixed; boundary="b1"',
+    '',
+    '--b1',
+    'Content-Type: text/plain; charset=utf-8',
+    '',
+    'See attached.',
+    '--b1',
+    'Content-Type: application/pdf; name="report.pdf"',
+    'Content-Disposition: attachment; filename="report.pdf"',
+    'Content-Transfer-Encoding: base64',
+    '',
+    ATTACHMENT.toString('base64'),
+    '--b1--',
+    '',
+  ].join('\n');
+
 /** Polls an export until `done` says so (by default: settled). */
 export async function waitExport(
   h: Pick<TestApp, 'request'>,
