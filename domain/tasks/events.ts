@@ -114,6 +114,16 @@ export const RunSettings = TaskSettings.pick({
   maxSteps: true,
 }).extend({ owner: TaskOwner });
 export type RunSettings = z.infer<typeof RunSettings>;
+/** One mapping for every source of runs (run now, schedule, mail), so they queue the same settings. */
+export const runSettingsOf = (s: TaskSettings, owner: TaskOwner): RunSettings => ({
+  instruction: s.instruction,
+  autonomy: s.autonomy,
+  toolkits: s.toolkits,
+  model: s.model,
+  notify: s.notify,
+  maxSteps: s.maxSteps,
+  owner,
+});
 
 /**
  * A run of a task waits for the assistant. Counted on the task's stream of the UTC day (`count`:

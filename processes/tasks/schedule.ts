@@ -2,20 +2,10 @@ import { sql } from 'kysely';
 import { digestId } from '../../domain/shared/ids.ts';
 import { canonical } from '../../domain/tasks/decide.ts';
 import { mailStartsRun } from '../../domain/tasks/mail.ts';
-import type { MailTrigger, RunSettings, TaskOwner, TaskSettings, Trigger } from '../../domain/tasks/events.ts';
+import { type MailTrigger, runSettingsOf, type Trigger } from '../../domain/tasks/events.ts';
 import { nextScheduledRun } from '../../domain/tasks/schedule.ts';
 import { defineReactor } from '../../projections/projector.ts';
 import type { TaskScheduleTables } from './tables.ts';
-
-const runSettings = (s: TaskSettings, owner: TaskOwner): RunSettings => ({
-  instruction: s.instruction,
-  autonomy: s.autonomy,
-  toolkits: s.toolkits,
-  model: s.model,
-  notify: s.notify,
-  maxSteps: s.maxSteps,
-  owner,
-});
 
 const nextAfter = (trigger: Trigger, at: string) => nextScheduledRun(trigger, new Date(at));
 
@@ -66,7 +56,7 @@ export const taskSchedule = defineReactor<TaskScheduleTables>()({
               task_id: event.data.taskId,
               workspace_id: event.metadata.workspaceId,
               trigger: JSON.stringify(settings.trigger),
-              settings: JSON.stringify(runSettings(settings, owner)),
+              settings: JSON.stringify(runSettingsOf(settings, owner)),
               max_runs_per_day: settings.maxRunsPerDay,
               active: !paused,
               next_run_at: paused ? null : nextAfter(settings.trigger, createdAt),
@@ -88,7 +78,7 @@ export const taskSchedule = defineReactor<TaskScheduleTables>()({
             .updateTable('task_schedules')
             .set({
               trigger: JSON.stringify(d.trigger),
-              settings: JSON.stringify(runSettings(d, row.settings.owner)),
+              settings: JSON.stringify(runSettingsOf(d, row.settings.owner)),
               max_runs_per_day: d.maxRunsPerDay,
               ...(retriggered
                 ? {

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { queueTaskRun } from '../../../commands/tasks/handlers.ts';
 import { newId } from '../../../commands/ids.ts';
+import { runSettingsOf } from '../../../domain/tasks/events.ts';
 import { findTaskRun, listTaskRuns } from '../../../projections/tasks/queries.ts';
 import { actorOf } from '../../credential.ts';
 import type { ApiDeps } from '../../deps.ts';
@@ -29,7 +30,6 @@ export const taskRunOperations = (deps: ApiDeps): Operation[] => [
       const row = await taskOr404(deps.db, credential.workspaceId, params.id);
       if (!deps.ai.model)
         throw new ApiError('ai_not_configured', 'Tasks are run by an AI model, and none is configured.', null);
-      const { name: _, trigger: __, maxRunsPerDay, ...settings } = settingsOf(row);
       const runId = newId.taskRun();
       await queueTaskRun(
         deps.commands,
@@ -40,8 +40,8 @@ export const taskRunOperations = (deps: ApiDeps): Operation[] => [
           source: 'manual',
           slot: null,
           messageId: null,
-          maxRunsPerDay,
-          settings: { ...settings, owner: { kind: row.owner_kind, id: row.owner_id } },
+          maxRunsPerDay: row.max_runs_per_day,
+          settings: runSettingsOf(settingsOf(row), { kind: row.owner_kind, id: row.owner_id }),
         },
         new Date().toISOString(),
       );
