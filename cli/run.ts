@@ -175,7 +175,6 @@ async function importWorkspace(
   try {
     const result = await restoreWorkspace(
       {
-        pool: system.database.pool,
         commands: system.commands,
         blobs: system.blobs,
         texts: new PostgresTextIndex(system.database.pool),

@@ -1,7 +1,6 @@
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
-import type pg from 'pg';
 import { createAddress, updateAddress } from '../../commands/addresses/handlers.ts';
 import { addToAudience, createContact } from '../../commands/contacts/handlers.ts';
 import { createAudience, ensureDefaultAudience } from '../../commands/audiences/handlers.ts';
@@ -35,7 +34,6 @@ import { DEFAULT_MAILBOX_IMPORT_OPTIONS, importKey } from '../mailbox-imports/wo
 import { splitMbox } from '../mailbox-imports/split.ts';
 
 export interface RestoreDeps {
-  pool: pg.Pool;
   commands: CommandContext;
   blobs: BlobStore;
   texts: TextIndex;

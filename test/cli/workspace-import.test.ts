@@ -208,7 +208,6 @@ t.test('a file that is not an export is refused, and writes nothing', async (t) 
 t.test('hostile and damaged zips are refused by the import rules and the manifest', async (t) => {
   const system = h.system;
   const deps = {
-    pool: system.database.pool,
     commands: system.commands,
     blobs: system.blobs,
     texts: new PostgresTextIndex(system.database.pool),
