@@ -1,9 +1,5 @@
-import { chmod, mkdtemp, rm } from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
 import t from 'tap';
-import { startTestApp } from '../support/app.ts';
-import { forkService } from '../support/fork-service.ts';
+import { startResumableImports } from '../support/providers/app.ts';
 import { SENDGRID_KEYS, sendgridData, startSendgridServer } from '../support/providers/sendgrid.ts';
 import { eventually } from '../support/receiver.ts';
 
@@ -19,32 +15,14 @@ t.test(
     // be started and a crash could start it twice.
     const data = sendgridData(0, 3000);
     const sendgrid = await startSendgridServer(t, data);
-    const providerImports = { baseUrls: { sendgrid: sendgrid.url }, allowPrivate: true, pollMs: 20 };
-    const dataDir = await mkdtemp(path.join(os.tmpdir(), 'wms-provider-import-'));
-    await chmod(dataDir, 0o755);
-    t.teardown(() => rm(dataDir, { recursive: true, force: true }));
-    const h = await startTestApp(t, { deliver: false, dataDir, providerImports });
-    const ws = await h.workspace();
-    const pool = h.system.database.pool;
+    const { h, ws, contactsMade, fork, completed } = await startResumableImports(t, { sendgrid: sendgrid.url });
     const optedOut = new Set([
       ...data.suppressions.unsubscribes!.map((u) => u.email.toLowerCase()),
       ...data.groupSuppressions.map((g) => g.email.toLowerCase()),
     ]);
     const subscribed = data.contacts.filter((c) => !optedOut.has(c.email.toLowerCase())).length;
-    const contactsMade = async () =>
-      Number(
-        (
-          await pool.query(
-            "SELECT count(*) AS n FROM es_events WHERE type = 'ContactCreated' AND metadata->>'workspaceId' = $1",
-            [ws.workspaceId],
-          )
-        ).rows[0].n,
-      );
 
-    const options = { dataDir, poolSize: 8, providerImports };
-    const first = forkService(h.url, options);
-    t.teardown(() => void first.child.kill('SIGKILL'));
-    await first.ready;
+    const first = await fork();
     const made = await h.request(ws.apiKey, 'POST', '/provider-imports', {
       provider: 'sendgrid',
       apiKey: SENDGRID_KEYS.full,
@@ -59,19 +37,14 @@ t.test(
       if (Date.now() > until) throw new Error('no contacts made in time');
       await new Promise((r) => setTimeout(r, 5));
     }
-    first.child.kill('SIGKILL');
-    await new Promise((r) => first.child.once('exit', r));
+    first.kill('SIGKILL');
+    await new Promise((r) => first.once('exit', r));
     const atKill = await contactsMade();
     t.comment(`killed with ${atKill} contacts made`);
     t.not((await h.request(ws.apiKey, 'GET', `/provider-imports/${id}`)).json().status, 'completed', 'killed mid-way');
 
-    const second = forkService(h.url, options);
-    t.teardown(() => void second.child.kill('SIGKILL'));
-    await second.ready;
-    const done = await eventually(async () => {
-      const got = (await h.request(ws.apiKey, 'GET', `/provider-imports/${id}`)).json();
-      return got.status === 'completed' ? got : null;
-    }, 60_000);
+    await fork();
+    const done = await completed(id, 60_000);
     t.same(done.report.contacts, {
       imported: subscribed,
       existing: 0,

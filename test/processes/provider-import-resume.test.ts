@@ -1,40 +1,19 @@
-import { chmod, mkdtemp, rm } from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
 import t from 'tap';
-import { startTestApp } from '../support/app.ts';
+import { startResumableImports } from '../support/providers/app.ts';
 import { RESEND_KEYS, resendData, startResendServer } from '../support/providers/resend.ts';
 import { eventually } from '../support/receiver.ts';
-import { forkService } from '../support/fork-service.ts';
 
 t.test('an import killed mid-way and resumed by another process: nothing twice, the counts right', async (t) => {
   const data = resendData({ audiences: 4, perAudience: 250, unsubscribedEvery: 10 });
   const resend = await startResendServer(t, data);
-  const providerImports = { baseUrls: { resend: resend.url }, allowPrivate: true, pollMs: 20 };
-  const dataDir = await mkdtemp(path.join(os.tmpdir(), 'wms-provider-import-'));
-  await chmod(dataDir, 0o755);
-  t.teardown(() => rm(dataDir, { recursive: true, force: true }));
   // This process serves the api and reads; the import runs in the children.
-  const h = await startTestApp(t, { deliver: false, dataDir, providerImports });
-  const ws = await h.workspace();
+  const { h, ws, contactsMade, fork, completed } = await startResumableImports(t, { resend: resend.url });
   const pool = h.system.database.pool;
   const people = new Map<string, boolean>();
   for (const list of data.contacts.values()) for (const c of list) people.set(c.email.toLowerCase(), !c.unsubscribed);
   const subscribed = [...people.values()].filter(Boolean).length;
-  const contactsMade = async () =>
-    Number(
-      (
-        await pool.query(
-          "SELECT count(*) AS n FROM es_events WHERE type = 'ContactCreated' AND metadata->>'workspaceId' = $1",
-          [ws.workspaceId],
-        )
-      ).rows[0].n,
-    );
 
-  const options = { dataDir, poolSize: 8, providerImports };
-  const first = forkService(h.url, options);
-  t.teardown(() => void first.child.kill('SIGKILL'));
-  await first.ready;
+  const first = await fork();
   const made = await h.request(ws.apiKey, 'POST', '/provider-imports', {
     apiKey: RESEND_KEYS.full,
     resources: ['audiences', 'contacts', 'domains'],
@@ -44,8 +23,8 @@ t.test('an import killed mid-way and resumed by another process: nothing twice, 
 
   // Killed when a few pages of contacts are in, most likely in the middle of one (pages of 100).
   await eventually(async () => (await contactsMade()) >= 350, 200_000);
-  first.child.kill('SIGKILL');
-  await new Promise((r) => first.child.once('exit', r));
+  first.kill('SIGKILL');
+  await new Promise((r) => first.once('exit', r));
   const atKill = await contactsMade();
   const cut = await pool.query(
     "SELECT count(*) AS n FROM provider_import_sources WHERE import_id = $1 AND resource = 'contacts' AND target_id IS NULL",
@@ -54,13 +33,8 @@ t.test('an import killed mid-way and resumed by another process: nothing twice, 
   t.comment(`killed with ${atKill} contacts made, ${cut.rows[0].n} rows of the page under way not yet recorded`);
   t.not((await h.request(ws.apiKey, 'GET', `/provider-imports/${id}`)).json().status, 'completed', 'killed mid-way');
 
-  const second = forkService(h.url, options);
-  t.teardown(() => void second.child.kill('SIGKILL'));
-  await second.ready;
-  const done = await eventually(async () => {
-    const got = (await h.request(ws.apiKey, 'GET', `/provider-imports/${id}`)).json();
-    return got.status === 'completed' ? got : null;
-  }, 240_000);
+  await fork();
+  const done = await completed(id);
   t.same(done.report.audiences, { imported: 4, existing: 0, failed: 0 });
   t.same(done.report.contacts, {
     imported: subscribed,
