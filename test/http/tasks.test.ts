@@ -231,6 +231,13 @@ t.test('update: only what changes; empty is 422; a new trigger replaces the old 
     'invalid_parameter',
     'maxSteps',
   ]);
+  const elsewhere = { trigger: { kind: 'mail', addresses: ['nobody@elsewhere.test'] } };
+  t.same(
+    errorOf(await h.request(ws.apiKey, 'PATCH', `/tasks/${task.id}`, elsewhere)),
+    [422, 'address_has_no_mailbox', 'trigger.addresses.0'],
+    'a new mail trigger is checked as on create',
+  );
+  t.equal((await h.request(ws.apiKey, 'GET', `/tasks/${task.id}`)).json().trigger.kind, 'schedule', 'and not kept');
   t.same(errorOf(await h.request(ws.apiKey, 'PATCH', `/tasks/${UNKNOWN}`, { name: 'x' })), [
     404,
     'task_not_found',
