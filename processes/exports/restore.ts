@@ -505,9 +505,8 @@ class Restore {
   /** The messages of one mbox entry with their `From ` lines' time: the mailbox import's splitter, a message at a time. */
   private async *messages(path: string): AsyncGenerator<{ raw: Buffer; at: string | null }> {
     const max = DEFAULT_MAILBOX_IMPORT_OPTIONS.messageBytesMax;
-    const lines = new FromLines();
-    for await (const m of splitMbox(lines.watch(this.read(path)), 0, max)) {
-      const at = lines.take(m.start);
+    for await (const m of splitMbox(this.read(path), 0, max)) {
+      const at = m.fromLine === null ? null : mboxFromTime(m.fromLine);
       if (m.raw === null || m.raw.length === 0) {
         this.skip(`a message of ${path}`, `larger than ${max} bytes, as for a mailbox import`);
         continue;
@@ -605,55 +604,5 @@ class Restore {
       );
       if (made) this.count('rules');
     }
-  }
-}
-
-/**
- * Notes the `From ` lines of an mbox as it streams past, by their byte offset, so each message
- * the splitter answers (its `start` is its `From ` line's offset) gets the time the line holds.
- * Holds only lines not yet taken.
- */
-class FromLines {
-  private readonly lines = new Map<number, string>();
-
-  async *watch(source: AsyncIterable<Buffer>): AsyncGenerator<Buffer> {
-    let offset = 0;
-    let lineStart = true;
-    let partial: Buffer[] | null = null;
-    let partialAt = 0;
-    for await (const chunk of source) {
-      let at = 0;
-      while (at < chunk.length) {
-        const nl = chunk.indexOf(0x0a, at);
-        const end = nl === -1 ? chunk.length : nl;
-        if (partial) partial.push(chunk.subarray(at, end));
-        else if (lineStart && chunk.length - at >= 1 && chunk[at] === 0x46) {
-          partial = [chunk.subarray(at, end)];
-          partialAt = offset + at;
-        }
-        if (nl === -1) {
-          lineStart = false;
-          break;
-        }
-        if (partial) {
-          const line = Buffer.concat(partial).toString('latin1');
-          if (line.startsWith('From ') && line.length < 200) this.lines.set(partialAt, line);
-          partial = null;
-        }
-        lineStart = true;
-        at = nl + 1;
-      }
-      // A line over 200 bytes is no `From ` line of ours: stop gathering it.
-      if (partial && partial.reduce((n, b) => n + b.length, 0) > 200) partial = null;
-      offset += chunk.length;
-      yield chunk;
-    }
-  }
-
-  /** The time of the `From ` line at `start`, and every line noted before it forgotten. */
-  take(start: number): string | null {
-    const line = this.lines.get(start);
-    for (const at of this.lines.keys()) if (at <= start) this.lines.delete(at);
-    return line === undefined ? null : mboxFromTime(line);
   }
 }

@@ -3,7 +3,12 @@ export interface SplitMessage {
   start: number;
   next: number;
   raw: Buffer | null;
+  /** Its mbox `From ` line, line end dropped (a restore reads the time in it); null for an .eml or a line too long to be one. */
+  fromLine: string | null;
 }
+
+/** A `From ` line longer than this is no envelope line a writer of ours made: not kept. */
+const FROM_LINE_MAX = 200;
 
 const FROM = Buffer.from('From ');
 const isBlank = (line: Buffer) => line.length === 1 || (line.length === 2 && line[0] === 0x0d);
@@ -32,13 +37,24 @@ export async function* splitMbox(
   let pos = offset;
   let carry: Buffer | null = null;
   let prevBlank = true;
-  let current: { start: number; lines: Buffer[]; size: number; tooLarge: boolean } | null = null;
+  let current: {
+    start: number;
+    fromLine: string | null;
+    lines: Buffer[];
+    size: number;
+    tooLarge: boolean;
+  } | null = null;
 
   const finish = (next: number): SplitMessage | null => {
     if (!current) return null;
     const lines = current.lines;
     if (lines.length > 0 && isBlank(lines[lines.length - 1]!)) lines.pop();
-    const done = { start: current.start, next, raw: current.tooLarge ? null : Buffer.concat(lines) };
+    const done = {
+      start: current.start,
+      next,
+      raw: current.tooLarge ? null : Buffer.concat(lines),
+      fromLine: current.fromLine,
+    };
     current = null;
     return done;
   };
@@ -49,7 +65,8 @@ export async function* splitMbox(
     if (prevBlank && data.subarray(0, 5).equals(FROM)) {
       const done = finish(at);
       if (done) yield done;
-      current = { start: at, lines: [], size: 0, tooLarge: false };
+      const fromLine = data.length <= FROM_LINE_MAX ? data.toString('latin1').replace(/\r?\n$/, '') : null;
+      current = { start: at, fromLine, lines: [], size: 0, tooLarge: false };
       prevBlank = false;
       return;
     }
@@ -92,5 +109,5 @@ export async function* wholeMessage(source: AsyncIterable<Buffer>, maxBytes: num
     read += chunk.length;
     if (read <= maxBytes) parts.push(chunk);
   }
-  yield { start: 0, next: read, raw: read > maxBytes ? null : Buffer.concat(parts) };
+  yield { start: 0, next: read, raw: read > maxBytes ? null : Buffer.concat(parts), fromLine: null };
 }

@@ -41,6 +41,8 @@ t.test('messages at From lines after a blank line, quoting undone one level, wha
       'Subject: one\n\nFrom the start (mboxrd quoted once)\n>From quoted twice\nFrom inside a paragraph stays\n>Fromage is not quoting\n',
     );
     t.equal(found[1]!.raw!.toString(), 'Subject: two\n\nbody two\n');
+    t.equal(found[0]!.fromLine, 'From a@x Mon Jan  1 00:00:00 2024', 'its From line, whatever the pieces');
+    t.equal(found[1]!.fromLine, 'From b@x Mon Jan  1 00:00:01 2024');
     t.equal(found[0]!.start, 0);
     t.equal(found[0]!.next, found[1]!.start);
     t.equal(found[1]!.next, Buffer.byteLength(FILE));
