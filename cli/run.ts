@@ -12,6 +12,8 @@ import { rebuildProjection } from '../projections/rebuild.ts';
 import { mailboxLookups, openSystem, resolveDatabaseUrl, type System } from '../system.ts';
 import { printHistory } from './history.ts';
 
+const OWNER_EMAIL = /^[^\s@]+@[^\s@]+$/;
+
 const USAGE = `Usage: npm run cli -- <command>
   workspace create --name <name> --owner-email <email>
   workspace import <export.zip> --owner-email <email> [--name <name>]
@@ -100,12 +102,7 @@ async function run(
     case 'workspace create': {
       const name = values.name;
       const ownerEmail = values['owner-email'];
-      if (
-        typeof name !== 'string' ||
-        !name.trim() ||
-        typeof ownerEmail !== 'string' ||
-        !/^[^\s@]+@[^\s@]+$/.test(ownerEmail)
-      ) {
+      if (typeof name !== 'string' || !name.trim() || typeof ownerEmail !== 'string' || !OWNER_EMAIL.test(ownerEmail)) {
         io.err('workspace create needs --name <name> and --owner-email <email>');
         return 2;
       }
@@ -166,7 +163,7 @@ async function importWorkspace(
 ): Promise<number> {
   const ownerEmail = values['owner-email'];
   const name = typeof values.name === 'string' ? values.name.trim() : null;
-  if (!file || typeof ownerEmail !== 'string' || !/^[^\s@]+@[^\s@]+$/.test(ownerEmail) || name === '') {
+  if (!file || typeof ownerEmail !== 'string' || !OWNER_EMAIL.test(ownerEmail) || name === '') {
     io.err(
       'workspace import needs <export.zip> and --owner-email <email> (the export names no owner); --name is optional',
     );
