@@ -30,6 +30,27 @@ export interface ReadModelBarrier {
 }
 
 /**
+ * Commands of a batch (a page of an import or a broadcast), each without its own wait for the read
+ * models: nothing of the batch reads them back, the commands decide from their streams, and a
+ * wait per command cost more than the command under load. `settled` waits once for all their
+ * writes, however long, so the batch's process never runs more than a batch ahead of the read models.
+ */
+export function deferredWrites(commands: CommandContext): { commands: CommandContext; settled(): Promise<void> } {
+  let last = 0;
+  const types = new Set<string>();
+  const readModels: ReadModelBarrier = {
+    async waitFor(position, eventTypes) {
+      last = Math.max(last, position);
+      for (const t of eventTypes) types.add(t);
+    },
+  };
+  return {
+    commands: { ...commands, readModels },
+    settled: () => commands.readModels.waitFor(last, [...types], { onDeadline: () => true }),
+  };
+}
+
+/**
  * The request a command runs for. When the read models pass their deadline, the request answers
  * at once, saying whether a change of its own is stored by then, and the command goes on to its
  * end in the background (`readModelsLate` answers true); outside a request the wait rejects at the

@@ -1,12 +1,13 @@
 import type pg from 'pg';
 import { completeBroadcast, loadBroadcast, startBroadcast } from '../../commands/broadcasts/handlers.ts';
 import { sendEmail, type SendContext } from '../../commands/emails/handlers.ts';
-import type { Actor, ReadModelBarrier } from '../../commands/execute.ts';
+import { type Actor, deferredWrites } from '../../commands/execute.ts';
 import { DomainError } from '../../domain/shared/errors.ts';
 import { digestId } from '../../domain/shared/ids.ts';
 import { workspaceOfPartition } from '../../domain/shared/partitions.ts';
 import type { Delivery as Job, JobOutcome, WorkQueue } from '../../infra/bus/port.ts';
 import { type DueWork, type RunStep, runStepWork, type DueWakeups } from '../due-work.ts';
+import { inTurns } from '../in-turns.ts';
 
 export interface BroadcastOptions {
   /** The bus queue of run steps; one per database (jobs name rows of it). */
@@ -193,11 +194,14 @@ export class BroadcastProcess {
       await completeBroadcast(this.deps.sending.commands, actor, run.id, counts[0]!, new Date().toISOString());
       return this.advance(run, 'done');
     }
-    const page = pageWrites(this.deps.sending);
-    const outcomes = await inTurns(rows, this.options.sendConcurrency, (r) => this.send(page.sending, run, actor, r));
+    // The page's sends wait for the read models once, together (deferredWrites): past its deadline
+    // a wait per recipient failed the page.
+    const writes = deferredWrites(this.deps.sending.commands);
+    const sending = { ...this.deps.sending, commands: writes.commands };
+    const outcomes = await inTurns(rows, this.options.sendConcurrency, (r) => this.send(sending, run, actor, r));
     // The read models may trail by this page, not more: the previous page's writes are waited for.
     await this.previous.get(run.id)?.();
-    this.previous.set(run.id, page.settled);
+    this.previous.set(run.id, writes.settled);
     const done = outcomes.filter((o) => o.code === null || !HOLD.has(o.code));
     if (done.length > 0)
       await this.deps.pool.query(
@@ -243,39 +247,4 @@ export class BroadcastProcess {
       return { seq: r.seq, emailId: null, code: error.code };
     }
   }
-}
-
-/**
- * The page's sends, each without its own wait for the read models (read-your-writes, which no one
- * reads here: a wait per recipient cost more than its send under load, and past its deadline
- * failed the page); `settled` waits once for all their writes, however long, so a broadcast never
- * runs more than a page ahead of the read models.
- */
-function pageWrites(sending: SendContext): { sending: SendContext; settled(): Promise<void> } {
-  let last = 0;
-  const types = new Set<string>();
-  const readModels: ReadModelBarrier = {
-    async waitFor(position, eventTypes) {
-      last = Math.max(last, position);
-      for (const t of eventTypes) types.add(t);
-    },
-  };
-  return {
-    sending: { ...sending, commands: { ...sending.commands, readModels } },
-    settled: () => sending.commands.readModels.waitFor(last, [...types], { onDeadline: () => true }),
-  };
-}
-
-/** `fn` over `items`, at most `width` at once, results in order. */
-async function inTurns<T, R>(items: T[], width: number, fn: (item: T) => Promise<R>): Promise<R[]> {
-  const results: R[] = new Array(items.length);
-  let next = 0;
-  const lane = async () => {
-    while (next < items.length) {
-      const i = next++;
-      results[i] = await fn(items[i]!);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(width, items.length) }, lane));
-  return results;
 }

@@ -20,6 +20,7 @@ import {
   type ProviderName,
 } from '../../domain/provider-imports/providers.ts';
 import { DomainError } from '../../domain/shared/errors.ts';
+import { inTurns } from '../in-turns.ts';
 import { entryByName } from '../../domain/template-names/decide.ts';
 import { templateNamesStream } from '../../domain/template-names/events.ts';
 import { templateNamesAggregate } from '../../domain/template-names/state.ts';
@@ -382,7 +383,7 @@ export async function applyPage(
   // Contacts and suppressions, the bulk of an import, each on a stream of its own address: their
   // commands run together, so the event store carries the page's appends in a few calls instead
   // of one commit a row. The rest are few and decide on one registry stream: one at a time.
-  await inTurns(items, resource === 'contacts' || resource === 'suppressions' ? ROWS_IN_FLIGHT : 1, applyItem);
+  await bySourceInTurns(items, resource === 'contacts' || resource === 'suppressions' ? ROWS_IN_FLIGHT : 1, applyItem);
   let next = report;
   for (const change of changes) for (const apply of change) next = apply(next);
   return { report: next, marks: { resource, made, failed, seen: [...seen] } };
@@ -391,9 +392,8 @@ export async function applyPage(
 /**
  * Runs `apply` over the items, at most `inFlight` at once; the rows of one source id one after
  * another in the page's order (a contact in two lists on one page joins the second once made).
- * Waits for every row before throwing the first unexpected error, so nothing outlives the page.
  */
-async function inTurns(
+async function bySourceInTurns(
   items: SourceItem[],
   inFlight: number,
   apply: (item: SourceItem, index: number) => Promise<void>,
@@ -404,21 +404,9 @@ async function inTurns(
     if (rows) rows.push(index);
     else bySource.set(item.sourceId, [index]);
   });
-  const groups = [...bySource.values()];
-  let nextGroup = 0;
-  const thrown: unknown[] = [];
-  const worker = async () => {
-    while (nextGroup < groups.length && thrown.length === 0) {
-      const group = groups[nextGroup++]!;
-      try {
-        for (const index of group) await apply(items[index]!, index);
-      } catch (error) {
-        thrown.push(error);
-      }
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(inFlight, groups.length) }, worker));
-  if (thrown.length > 0) throw thrown[0];
+  await inTurns([...bySource.values()], inFlight, async (group) => {
+    for (const index of group) await apply(items[index]!, index);
+  });
 }
 
 /** An html template with its variables declared as string props; published when the provider had it live and it can be. */

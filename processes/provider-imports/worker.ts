@@ -5,7 +5,7 @@ import {
   type ProviderImportPorts,
   recordProviderImportProgress,
 } from '../../commands/provider-imports/handlers.ts';
-import type { Actor, CommandContext, ReadModelBarrier } from '../../commands/execute.ts';
+import { type Actor, type CommandContext, deferredWrites } from '../../commands/execute.ts';
 import type { ReceiverUrlCheck } from '../../commands/webhooks/handlers.ts';
 import { providerImportSecretId } from '../../domain/provider-imports/events.ts';
 import {
@@ -336,23 +336,4 @@ function readAhead(source: ProviderClient, resource: ImportResource, cursor: str
   const page = source.page(resource, cursor);
   page.catch(() => {});
   return page;
-}
-
-/**
- * The page's commands, each without its own wait for the read models (nothing here reads them
- * back: the commands decide from their streams); `settled` waits once for all their writes.
- */
-function deferredWrites(commands: CommandContext): { commands: CommandContext; settled(): Promise<void> } {
-  let last = 0;
-  const types = new Set<string>();
-  const readModels: ReadModelBarrier = {
-    async waitFor(position, eventTypes) {
-      last = Math.max(last, position);
-      for (const t of eventTypes) types.add(t);
-    },
-  };
-  return {
-    commands: { ...commands, readModels },
-    settled: () => commands.readModels.waitFor(last, [...types], { onDeadline: () => true }),
-  };
 }
