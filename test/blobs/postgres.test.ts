@@ -1,17 +1,17 @@
 import { mkdtemp, readdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import pg from 'pg';
 import t from 'tap';
 import { FileBlobStore } from '../../infra/blobs/files.ts';
 import { SmallBlobTier } from '../../infra/blobs/postgres.ts';
+import { openPool } from '../../infra/db.ts';
 import { freshDatabase } from '../support/database.ts';
 import { blobStoreContract } from './contract.ts';
 
 const root = await mkdtemp(path.join(tmpdir(), 'wms-blobs-pg-'));
 
 async function tier(t: Parameters<typeof freshDatabase>[0], dir: string, maxBytes?: number) {
-  const pool = new pg.Pool({ connectionString: await freshDatabase(t), max: 4 });
+  const pool = openPool({ connectionString: await freshDatabase(t), max: 4 });
   t.teardown(() => pool.end());
   await SmallBlobTier.migrate(pool);
   const files = new FileBlobStore({ dir });

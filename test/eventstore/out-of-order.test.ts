@@ -1,8 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import pg from 'pg';
 import t from 'tap';
 import type { EventToAppend, ExpectedRevision, RecordedEvent } from '../../infra/eventstore/port.ts';
 import { PostgresEventStore } from '../../infra/eventstore/postgres.ts';
+import { openPool } from '../../infra/db.ts';
 import { freshDatabase } from '../support/database.ts';
 
 /**
@@ -11,7 +11,7 @@ import { freshDatabase } from '../support/database.ts';
  */
 // Asynchronous commit halves the runtime; commits still become visible in the order they happen,
 // and that order, not durability, is what this file is about.
-const pool = new pg.Pool({ connectionString: await freshDatabase(t), max: 18, options: '-c synchronous_commit=off' });
+const pool = openPool({ connectionString: await freshDatabase(t), max: 18, options: '-c synchronous_commit=off' });
 pool.on('error', () => {});
 t.teardown(() => pool.end());
 await PostgresEventStore.migrate(pool);

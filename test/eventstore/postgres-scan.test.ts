@@ -1,11 +1,11 @@
-import pg from 'pg';
 import t from 'tap';
 import type { RecordedEvent } from '../../infra/eventstore/port.ts';
 import { PostgresEventStore } from '../../infra/eventstore/postgres.ts';
+import { openPool } from '../../infra/db.ts';
 import { freshDatabase } from '../support/database.ts';
 
 // A bare pool, without infra/db.ts's global bigint parser: positions must be numbers regardless.
-const pool = new pg.Pool({ connectionString: await freshDatabase(t), max: 4 });
+const pool = openPool({ connectionString: await freshDatabase(t), max: 4 });
 pool.on('error', () => {});
 t.teardown(() => pool.end());
 await PostgresEventStore.migrate(pool);

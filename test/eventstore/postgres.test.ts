@@ -1,13 +1,13 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import pg from 'pg';
 import t from 'tap';
 import { WrongExpectedRevision } from '../../infra/eventstore/port.ts';
 import { PostgresEventStore, UnstorableAppend } from '../../infra/eventstore/postgres.ts';
+import { openPool } from '../../infra/db.ts';
 import { freshDatabase } from '../support/database.ts';
 import { eventStoreContract } from './contract.ts';
 
 // A bare pool, without infra/db.ts's global bigint parser: positions must be numbers regardless.
-const pool = new pg.Pool({ connectionString: await freshDatabase(t), max: 10 });
+const pool = openPool({ connectionString: await freshDatabase(t), max: 10 });
 pool.on('error', () => {});
 t.teardown(() => pool.end());
 await PostgresEventStore.migrate(pool);

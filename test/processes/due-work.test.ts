@@ -1,9 +1,9 @@
-import pg from 'pg';
 import t, { type Test } from 'tap';
 import { InProcessWorkQueue } from '../../infra/bus/in-process.ts';
 import type { Delivery } from '../../infra/bus/port.ts';
 import { DueWakeups, DueWork } from '../../processes/due-work.ts';
 import { Repeating } from '../../processes/repeating.ts';
+import { openPool } from '../../infra/db.ts';
 import { freshDatabase } from '../support/database.ts';
 
 const HOUR = 3_600_000;
@@ -47,7 +47,7 @@ t.test('Repeating: a wake runs a tick planned an hour away, and one more after a
 async function sleepyWork(t: Test) {
   // One teardown, in order: the loop and its connections end before the database is dropped.
   let drop: () => Promise<void> | void = () => {};
-  const pool = new pg.Pool({ connectionString: await freshDatabase({ teardown: (fn) => (drop = fn) }), max: 4 });
+  const pool = openPool({ connectionString: await freshDatabase({ teardown: (fn) => (drop = fn) }), max: 4 });
   const bus = new InProcessWorkQueue();
   let work: DueWork<{ id: string }> | undefined;
   t.teardown(async () => {

@@ -1,9 +1,9 @@
-import pg from 'pg';
 import t from 'tap';
 import { PostgresTextIndex, TEXT_INDEX_SCHEMA } from '../../infra/search/postgres.ts';
+import { openPool } from '../../infra/db.ts';
 import { freshDatabase } from '../support/database.ts';
 
-const pool = new pg.Pool({ connectionString: await freshDatabase(t), max: 2 });
+const pool = openPool({ connectionString: await freshDatabase(t), max: 2 });
 t.teardown(() => pool.end());
 await pool.query(TEXT_INDEX_SCHEMA);
 const index = new PostgresTextIndex(pool);

@@ -3,8 +3,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { inspect } from 'node:util';
-import pg from 'pg';
 import t from 'tap';
+import { openPool } from '../../infra/db.ts';
 import { loadMasterKey, MASTER_KEY_FILE } from '../../infra/secrets/master-key.ts';
 import { SecretVault } from '../../infra/secrets/vault.ts';
 import { freshDatabase } from '../support/database.ts';
@@ -13,10 +13,14 @@ const PEM = crypto
   .generateKeyPairSync('rsa', { modulusLength: 1024 })
   .privateKey.export({ type: 'pkcs8', format: 'pem' }) as string;
 
-/** A fresh database with the vault's table; the pool ends before the database is dropped. */
+/**
+ * A fresh database with the vault's table. The pool is the service's kind: `end()` resolves before
+ * its connections have closed, so the drop may terminate one still closing, which a bare pg.Pool
+ * would raise as an unhandled error.
+ */
 async function database(t: Parameters<typeof freshDatabase>[0]) {
   let drop: () => Promise<void> | void = () => {};
-  const pool = new pg.Pool({ connectionString: await freshDatabase({ teardown: (fn) => (drop = fn) }), max: 4 });
+  const pool = openPool({ connectionString: await freshDatabase({ teardown: (fn) => (drop = fn) }), max: 4 });
   t.teardown(async () => {
     await pool.end();
     await drop();
