@@ -8,7 +8,9 @@ import type pg from 'pg';
  * A token that works is counted under `oauth:<approval id>` (one allowance per app, person and
  * workspace); anything else under the caller's fallback identity. The tables of tokens, approvals
  * and elevations are the authorization server's and step-up's (infra/oauth, infra/step-up); the
- * rest are read models, so a role change or a removal applies to the next request.
+ * rest are read models, so a role change or a removal applies to the next request. A person's
+ * grants are read once per kind, the viewer ones filtered from the same rows; the owner reaches
+ * every address whatever the grants (domain/oauth/authority.ts), so for the owner both reads are skipped.
  *
  * $1 SHA-256 of the token (null: count by the fallback only), $2 now, $3 the fallback identity,
  * $4 the window's start.
@@ -21,21 +23,24 @@ tok AS (
          t.revoked_at IS NOT NULL AS revoked, t.expires_at <= $2::timestamptz AS expired,
          w.id IS NOT NULL AS workspace_exists, m.user_id IS NOT NULL AS is_member, coalesce(m.is_owner, false) AS is_owner,
          coalesce(r.permissions, '{}') AS role_permissions, e.elevated_until,
-         ARRAY(SELECT ad.address FROM member_grants mg JOIN addresses ad ON ad.id = mg.target_id AND ad.workspace_id = mg.workspace_id
-               WHERE mg.workspace_id = g.workspace_id AND mg.user_id = g.user_id AND mg.kind = 'address') AS member_addresses,
-         ARRAY(SELECT d.domain FROM member_grants mg JOIN domains d ON d.id::text = mg.target_id AND d.workspace_id = mg.workspace_id
-               WHERE mg.workspace_id = g.workspace_id AND mg.user_id = g.user_id AND mg.kind = 'domain') AS member_domains,
-         ARRAY(SELECT ad.address FROM member_grants mg JOIN addresses ad ON ad.id = mg.target_id AND ad.workspace_id = mg.workspace_id
-               WHERE mg.workspace_id = g.workspace_id AND mg.user_id = g.user_id AND mg.kind = 'address'
-                 AND mg.access = 'viewer') AS viewer_addresses,
-         ARRAY(SELECT d.domain FROM member_grants mg JOIN domains d ON d.id::text = mg.target_id AND d.workspace_id = mg.workspace_id
-               WHERE mg.workspace_id = g.workspace_id AND mg.user_id = g.user_id AND mg.kind = 'domain'
-                 AND mg.access = 'viewer') AS viewer_domains
+         ga.member_addresses, ga.viewer_addresses, gd.member_domains, gd.viewer_domains
   FROM oauth_access_tokens t JOIN oauth_grants g ON g.id = t.grant_id
   LEFT JOIN workspaces w ON w.id = g.workspace_id
   LEFT JOIN memberships m ON m.workspace_id = g.workspace_id AND m.user_id = g.user_id
   LEFT JOIN roles r ON r.id = m.role_id AND r.workspace_id = m.workspace_id
   LEFT JOIN step_up_elevations e ON e.client_id = g.client_id AND e.user_id = g.user_id
+  CROSS JOIN LATERAL (
+    SELECT coalesce(array_agg(ad.address), '{}') AS member_addresses,
+           coalesce(array_agg(ad.address) FILTER (WHERE mg.access = 'viewer'), '{}') AS viewer_addresses
+    FROM member_grants mg JOIN addresses ad ON ad.id = mg.target_id AND ad.workspace_id = mg.workspace_id
+    WHERE NOT coalesce(m.is_owner, false)
+      AND mg.workspace_id = g.workspace_id AND mg.user_id = g.user_id AND mg.kind = 'address') ga
+  CROSS JOIN LATERAL (
+    SELECT coalesce(array_agg(d.domain), '{}') AS member_domains,
+           coalesce(array_agg(d.domain) FILTER (WHERE mg.access = 'viewer'), '{}') AS viewer_domains
+    FROM member_grants mg JOIN domains d ON d.id::text = mg.target_id AND d.workspace_id = mg.workspace_id
+    WHERE NOT coalesce(m.is_owner, false)
+      AND mg.workspace_id = g.workspace_id AND mg.user_id = g.user_id AND mg.kind = 'domain') gd
   WHERE t.token_hash = $1::text
 ),
 hit AS (
