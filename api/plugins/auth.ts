@@ -5,7 +5,7 @@ import { viewOnlyOf } from '../../domain/members/sending.ts';
 import { ACCESS_TOKEN_PREFIX, grantRefusal, tokenAuthority } from '../../domain/oauth/authority.ts';
 import { isPermission, PERMISSIONS, type Permission } from '../../domain/shared/permissions.ts';
 import { admitKey } from '../../projections/api-keys/admission.ts';
-import { admitToken } from '../../projections/oauth/admission.ts';
+import { admitToken, type MemberReach, memberReach, workspaceExists } from '../../projections/oauth/admission.ts';
 import type { Credential } from '../credential.ts';
 import { storableText } from '../input.ts';
 import { ApiError } from '../errors/api-error.ts';
@@ -29,11 +29,14 @@ const REFUSALS = {
   grant_access_lost: 'The person who connected this app is no longer a member of the workspace: connect it again.',
 } as const;
 
+const NO_GRANTS: MemberReach = { addresses: [], domains: [], viewerAddresses: [], viewerDomains: [] };
+
 type Admitted = { credential: Credential | null; refusal: ApiError | null; rateLimit: RateLimitState };
 
 /**
  * An OAuth access token: its approval and the person's current standing read in one round trip
- * with the rate-limit count (projections/oauth/admission.ts); a token whose approval no longer
+ * with the rate-limit count, a second only for a person with direct grants or no longer a member
+ * (projections/oauth/admission.ts); a token whose approval no longer
  * stands says why (the `grant_*` codes) before saying it expired, since renewing would not help.
  */
 async function admitAccessToken(pool: pg.Pool, rateLimiter: RateLimiter, token: string, ip: string): Promise<Admitted> {
@@ -56,21 +59,22 @@ async function admitAccessToken(pool: pg.Pool, rateLimiter: RateLimiter, token: 
     {
       revoked: row.grant_revoked,
       expiresAt: row.grant_expires_at,
-      workspaceExists: row.workspace_exists,
+      workspaceExists: row.is_member || (await workspaceExists(pool, row.workspace_id)),
       isMember: row.is_member,
     },
     now,
   );
   if (refusal) return refuse(refusal);
   if (row.expired) return refuse('expired_access_token');
+  const reach = row.has_grants ? await memberReach(pool, row.workspace_id, row.user_id) : NO_GRANTS;
   const granted = row.scopes.filter(isPermission);
   const authority = tokenAuthority(
     { scopes: granted, addressAllowlist: row.address_allowlist, domainAllowlist: row.domain_allowlist },
     {
       isOwner: row.is_owner,
       rolePermissions: row.role_permissions,
-      addresses: row.member_addresses,
-      domains: row.member_domains,
+      addresses: reach.addresses,
+      domains: reach.domains,
     },
   );
   const credential: Credential = {
@@ -92,9 +96,9 @@ async function admitAccessToken(pool: pg.Pool, rateLimiter: RateLimiter, token: 
     viewOnly: viewOnlyOf({
       isOwner: row.is_owner,
       rolePermissions: row.role_permissions,
-      addresses: row.member_addresses,
-      viewerAddresses: row.viewer_addresses,
-      viewerDomains: row.viewer_domains,
+      addresses: reach.addresses,
+      viewerAddresses: reach.viewerAddresses,
+      viewerDomains: reach.viewerDomains,
     }),
   };
   return { credential, refusal: null, rateLimit };
