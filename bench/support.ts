@@ -1,6 +1,6 @@
 import { fork } from 'node:child_process';
 import crypto from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
@@ -318,6 +318,29 @@ export function rssMbOf(pid: number): number | null {
   } catch {
     return null;
   }
+}
+
+/**
+ * CPU seconds (user and system) spent so far by this machine's PostgreSQL processes that are
+ * alive now; a difference over a slice is PostgreSQL's share of it, when the slice's connections
+ * stay open throughout (a backend that exits takes its count with it).
+ */
+export function postgresCpuSeconds(): number {
+  const tick = 100; // USER_HZ on Linux
+  let total = 0;
+  for (const pid of readdirSync('/proc')) {
+    if (!/^\d+$/.test(pid)) continue;
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const close = stat.lastIndexOf(')');
+      if (!stat.slice(stat.indexOf('(') + 1, close).startsWith('postgres')) continue;
+      const fields = stat.slice(close + 2).split(' ');
+      total += (Number(fields[11]) + Number(fields[12])) / tick;
+    } catch {
+      // gone between the listing and the read
+    }
+  }
+  return total;
 }
 
 /** How many times createKeys sends one key's request while it answers 503 or 409. */
