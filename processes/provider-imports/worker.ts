@@ -63,7 +63,8 @@ interface Run {
 
 /**
  * The process manager of provider imports. A run (schedule.ts) is due at once; a job takes a
- * step of it from where the row stands and moves `seq` on, so a duplicate job is a no-op. While
+ * step of it from where the row stands and moves `seq` on, so a duplicate job is a no-op (a
+ * redelivered one takes over a run its dead holder left on the bus). While
  * the next step is due at once, the job takes that one too (for up to INLINE_MS; the row stays
  * marked as on the bus meanwhile), so no poll of the dispatcher sits between two pages:
  *  - the first appends `ProviderImportStarted` (a cancel appended first wins: nothing is read);
@@ -117,9 +118,13 @@ export class ProviderImportProcess {
 
   private async handle(job: Job): Promise<JobOutcome> {
     const { id, seq } = job.payload as { id: string; seq: number };
+    // A job is redelivered only when its holder died or threw (the bus hears from a live one), and
+    // a holder that stepped inline has moved `seq` past the job's while the row stayed marked as
+    // on the bus: without taking the row over, the run would wait for the stale re-enqueue.
     const { rows } = await this.deps.pool.query<Run>(
-      "SELECT * FROM provider_import_runs WHERE id = $1 AND seq = $2 AND status <> 'done' AND due_at <= now()",
-      [id, seq],
+      `SELECT * FROM provider_import_runs WHERE id = $1 AND status <> 'done' AND due_at <= now()
+         AND (seq = $2 OR ($3 AND seq > $2 AND enqueued_at IS NOT NULL))`,
+      [id, seq, job.attempt > 1],
     );
     let run: Run | null = rows[0] ?? null;
     if (!run) return { ack: true };
