@@ -21,6 +21,7 @@ import { createTempInbox, expireTempInbox, receiveTempMail } from '../../command
 import { startTestApp } from '../support/app.ts';
 import { RESEND_KEYS, resendData, startResendServer } from '../support/providers/resend.ts';
 import { settledBroadcast } from '../support/broadcasts.ts';
+import { eventually } from '../support/receiver.ts';
 
 async function rows(h: Awaited<ReturnType<typeof startTestApp>>, schema: string, table: string) {
   // Sorted here, not in SQL: tables differ in how many columns make a row unique.
@@ -156,14 +157,17 @@ t.test('a rebuilt read model equals the live one, and swaps in while the server 
     // Arriving mail as the receiving slice files it: a thread of two, read and archived; one deleted.
     const box = { addressId: mailbox.id, address: mailbox.address, domainId: domain.id, domain: domain.domain };
     const system = { workspaceId: ws.workspaceId, kind: 'system' as const, id: null };
-    const file = (headerId: string, extra = {}) =>
-      fileMessage(
-        h.system.commands,
-        mailboxLookups(h.system.readDb),
-        ws.workspaceId,
-        box,
-        arrivingMessage(headerId, extra),
+    // Each message's raw bytes are stored, as the receiving slice stores them: the export below reads them.
+    const file = async (headerId: string, extra: { subject?: string; inReplyTo?: string[] } = {}) => {
+      const raw = await h.system.blobs.put(
+        Buffer.from(`Message-ID: <${headerId}>\r\nSubject: ${extra.subject ?? 'Hello'}\r\n\r\nHello there\r\n`),
       );
+      const message = arrivingMessage(headerId, extra);
+      return fileMessage(h.system.commands, mailboxLookups(h.system.readDb), ws.workspaceId, box, {
+        ...message,
+        raw: { sha256: raw.sha256, size: raw.size },
+      });
+    };
     const first = (await file(`r${w}@outside.test`))!;
     await file(`r${w}-2@outside.test`, { inReplyTo: [`r${w}@outside.test`], subject: 'Re: Hello' });
     const firstThread = { id: first.threadId, addressId: box.addressId, domainId: box.domainId };
@@ -194,11 +198,10 @@ t.test('a rebuilt read model equals the live one, and swaps in while the server 
       { 'content-type': 'application/mbox' },
     );
     t.equal(imported.statusCode, 201, 'a mailbox import');
-    for (let i = 0; i < 200; i++) {
+    await eventually(async () => {
       const { status, uploadDeleted } = (await h.request(ws.apiKey, 'GET', `/imports/${imported.json().id}`)).json();
-      if (status === 'completed' && uploadDeleted) break;
-      await new Promise((r) => setTimeout(r, 100));
-    }
+      return status === 'completed' && uploadDeleted;
+    }, 20_000);
     const planned = await h.request(ws.apiKey, 'POST', '/imports', {
       addressId: mailbox.id,
       files: [{ name: 'later.mbox', bytes: 10 }],
@@ -210,19 +213,19 @@ t.test('a rebuilt read model equals the live one, and swaps in while the server 
       resources: ['domains'],
     });
     t.equal(fromResend.statusCode, 201, fromResend.body);
-    for (let i = 0; i < 200; i++) {
-      const { status } = (await h.request(ws.apiKey, 'GET', `/provider-imports/${fromResend.json().id}`)).json();
-      if (status === 'completed') break;
-      await new Promise((r) => setTimeout(r, 100));
-    }
+    await eventually(
+      async () =>
+        (await h.request(ws.apiKey, 'GET', `/provider-imports/${fromResend.json().id}`)).json().status === 'completed',
+      20_000,
+    );
     // An export of the workspace, written.
     const exported = await h.request(ws.apiKey, 'POST', '/exports');
     t.equal(exported.statusCode, 201, exported.body);
-    for (let i = 0; i < 200; i++) {
+    const exportStatus = await eventually(async () => {
       const { status } = (await h.request(ws.apiKey, 'GET', `/exports/${exported.json().id}`)).json();
-      if (status === 'ready') break;
-      await new Promise((r) => setTimeout(r, 100));
-    }
+      return ['ready', 'failed'].includes(status) && status;
+    }, 20_000);
+    t.equal(exportStatus, 'ready', 'the export is written');
     // An upload, a draft naming it, another draft deleted.
     const upload = await h.request(ws.apiKey, 'POST', '/files', Buffer.from('notes'), {
       'content-type': 'text/plain',
