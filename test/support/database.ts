@@ -15,8 +15,6 @@ export const TEMPLATE_DATABASE = `wms_template_${crypto.createHash('sha256').upd
 export function databaseUrl(name: string): string {
   const url = new URL(ADMIN_URL);
   url.pathname = `/${name}`;
-  // A test needs no commit to outlive a crash of the server: commits skip the WAL flush (docs/decisions/tooling.md).
-  url.searchParams.set('options', '-c synchronous_commit=off');
   return url.toString();
 }
 
