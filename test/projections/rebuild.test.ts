@@ -21,6 +21,8 @@ import { createTempInbox, expireTempInbox, receiveTempMail } from '../../command
 import { startTestApp } from '../support/app.ts';
 import { RESEND_KEYS, resendData, startResendServer } from '../support/providers/resend.ts';
 import { settledBroadcast } from '../support/broadcasts.ts';
+import { waitExport } from '../support/exports.ts';
+import { waitImport } from '../support/imports.ts';
 import { eventually } from '../support/receiver.ts';
 
 async function rows(h: Awaited<ReturnType<typeof startTestApp>>, schema: string, table: string) {
@@ -198,10 +200,7 @@ t.test('a rebuilt read model equals the live one, and swaps in while the server 
       { 'content-type': 'application/mbox' },
     );
     t.equal(imported.statusCode, 201, 'a mailbox import');
-    await eventually(async () => {
-      const { status, uploadDeleted } = (await h.request(ws.apiKey, 'GET', `/imports/${imported.json().id}`)).json();
-      return status === 'completed' && uploadDeleted;
-    }, 20_000);
+    t.equal((await waitImport(h, ws.apiKey, imported.json().id)).status, 'completed', 'the mailbox import settles');
     const planned = await h.request(ws.apiKey, 'POST', '/imports', {
       addressId: mailbox.id,
       files: [{ name: 'later.mbox', bytes: 10 }],
@@ -221,11 +220,7 @@ t.test('a rebuilt read model equals the live one, and swaps in while the server 
     // An export of the workspace, written.
     const exported = await h.request(ws.apiKey, 'POST', '/exports');
     t.equal(exported.statusCode, 201, exported.body);
-    const exportStatus = await eventually(async () => {
-      const { status } = (await h.request(ws.apiKey, 'GET', `/exports/${exported.json().id}`)).json();
-      return ['ready', 'failed'].includes(status) && status;
-    }, 20_000);
-    t.equal(exportStatus, 'ready', 'the export is written');
+    t.equal((await waitExport(h, ws.apiKey, exported.json().id)).status, 'ready', 'the export is written');
     // An upload, a draft naming it, another draft deleted.
     const upload = await h.request(ws.apiKey, 'POST', '/files', Buffer.from('notes'), {
       'content-type': 'text/plain',
