@@ -94,15 +94,18 @@ export interface MemberReach {
 }
 
 const REACH = `
-SELECT
-  ARRAY(SELECT ad.address FROM member_grants mg JOIN addresses ad ON ad.id = mg.target_id AND ad.workspace_id = mg.workspace_id
-        WHERE mg.workspace_id = $1 AND mg.user_id = $2 AND mg.kind = 'address') AS addresses,
-  ARRAY(SELECT d.domain FROM member_grants mg JOIN domains d ON d.id::text = mg.target_id AND d.workspace_id = mg.workspace_id
-        WHERE mg.workspace_id = $1 AND mg.user_id = $2 AND mg.kind = 'domain') AS domains,
-  ARRAY(SELECT ad.address FROM member_grants mg JOIN addresses ad ON ad.id = mg.target_id AND ad.workspace_id = mg.workspace_id
-        WHERE mg.workspace_id = $1 AND mg.user_id = $2 AND mg.kind = 'address' AND mg.access = 'viewer') AS "viewerAddresses",
-  ARRAY(SELECT d.domain FROM member_grants mg JOIN domains d ON d.id::text = mg.target_id AND d.workspace_id = mg.workspace_id
-        WHERE mg.workspace_id = $1 AND mg.user_id = $2 AND mg.kind = 'domain' AND mg.access = 'viewer') AS "viewerDomains"`;
+SELECT coalesce(array_agg(name) FILTER (WHERE kind = 'address'), '{}') AS addresses,
+       coalesce(array_agg(name) FILTER (WHERE kind = 'domain'), '{}') AS domains,
+       coalesce(array_agg(name) FILTER (WHERE kind = 'address' AND access = 'viewer'), '{}') AS "viewerAddresses",
+       coalesce(array_agg(name) FILTER (WHERE kind = 'domain' AND access = 'viewer'), '{}') AS "viewerDomains"
+FROM (
+  SELECT mg.kind, mg.access, coalesce(ad.address, d.domain) AS name
+  FROM member_grants mg
+  LEFT JOIN addresses ad ON mg.kind = 'address' AND ad.id = mg.target_id AND ad.workspace_id = mg.workspace_id
+  LEFT JOIN domains d ON mg.kind = 'domain' AND d.id::text = mg.target_id AND d.workspace_id = mg.workspace_id
+  WHERE mg.workspace_id = $1 AND mg.user_id = $2
+) grants
+WHERE name IS NOT NULL`;
 
 export async function memberReach(pool: pg.Pool, workspaceId: string, userId: string): Promise<MemberReach> {
   const { rows } = await pool.query<MemberReach>({
