@@ -55,7 +55,26 @@ import {
   type RoutedRecipient,
   routeInbound,
 } from './commands/threads/inbound.ts';
-import { isContact, mailboxFor, sentEmailNamed, threadingKnowledge } from './projections/threads/queries.ts';
+import {
+  findThread,
+  isContact,
+  listThreads,
+  mailboxFor,
+  messagesOf,
+  sentEmailNamed,
+  threadingKnowledge,
+  threadOfMessage,
+  type ThreadRow,
+} from './projections/threads/queries.ts';
+import { listLabels } from './projections/threads/labels.ts';
+import { type ContactRow, findContactByEmail, listContacts } from './projections/contacts/queries.ts';
+import { findMember } from './projections/members/queries.ts';
+import { keyAuthority } from './projections/api-keys/queries.ts';
+import { isPermission, PERMISSIONS } from './domain/shared/permissions.ts';
+import type { MessageSummary } from './domain/messages/summary.ts';
+import type { SettableLabel } from './domain/threads/events.ts';
+import type { TaskToolReads } from './processes/tasks/tools.ts';
+import { DEFAULT_TASK_RUNNER_OPTIONS, TaskRunner, type TaskRunnerOptions } from './processes/tasks/runner.ts';
 import type { TemplateRenderer } from './infra/templates/port.ts';
 import { createTemplateRenderer } from './infra/templates/renderer.ts';
 import { sanitiseHtml } from './infra/templates/sanitise.ts';
@@ -73,7 +92,7 @@ import { PostgresStepUp, STEP_UP_SCHEMA } from './infra/step-up/postgres.ts';
 import type { StepUpPorts } from './commands/step-up/handlers.ts';
 import { emailOfAccount, findAccountByEmail } from './projections/accounts/queries.ts';
 import { projectors } from './projections/all.ts';
-import { forwardsOf, mailboxLogin } from './projections/addresses/queries.ts';
+import { findMailbox, forwardsOf, mailboxLogin } from './projections/addresses/queries.ts';
 import { mailboxTimeZone, rulesOfMailbox } from './projections/rules/queries.ts';
 import type { RuleRunPorts } from './commands/rules/run.ts';
 import { sendingLookups } from './projections/emails/sending.ts';
@@ -293,7 +312,12 @@ export interface SystemOptions {
    */
   tempMail?: { domain?: string; lifetimeMs?: number; retentionEveryMs?: number };
   /** Tasks: the plan's numbers (`TASKS_MAX`, `TASKS_ACTIVE_MAX`; default 100 and 20), the scheduler's timings. */
-  tasks?: { limits?: Partial<TaskLimits>; scheduler?: Partial<TaskSchedulerOptions> };
+  tasks?: {
+    limits?: Partial<TaskLimits>;
+    scheduler?: Partial<TaskSchedulerOptions>;
+    /** The assistant's timings; `start: false` leaves runs queued (tests that start a runner of their own). */
+    runner?: Partial<TaskRunnerOptions> & { start?: boolean };
+  };
 }
 
 export async function openSystem(databaseUrl: string, options: SystemOptions = {}): Promise<System> {
@@ -381,6 +405,12 @@ export async function openSystem(databaseUrl: string, options: SystemOptions = {
     { ...DEFAULT_TASK_SCHEDULER_OPTIONS, ...options.tasks?.scheduler },
   );
   if (options.deliver !== false) await taskScheduler.start();
+  const { start: runTasks = true, ...runnerOptions } = options.tasks?.runner ?? {};
+  const taskRunner = new TaskRunner(
+    { pool: database.pool, bus, wakeups, commands, ai, reads: taskToolReads(database.db.withTables<ReadModels>()) },
+    { ...DEFAULT_TASK_RUNNER_OPTIONS, ...runnerOptions },
+  );
+  if (options.deliver !== false && runTasks) await taskRunner.start();
   const taskLimits = { ...DEFAULT_TASK_LIMITS, ...options.tasks?.limits };
   // In the background (awaited by close): a start never waits on it, and a failure only leaves
   // tasks active until the next start.
@@ -581,6 +611,7 @@ export async function openSystem(databaseUrl: string, options: SystemOptions = {
       await automationRuns.stop();
       await pastPlan;
       await taskScheduler.stop();
+      await taskRunner.stop();
       await broadcasts.stop();
       await retention.stop();
       await tempInboxRetention.stop();
@@ -683,6 +714,94 @@ export interface InboundOptions {
   routes?: InboundRoute<unknown>[];
   onError?: (error: unknown, context: string) => void;
 }
+
+/**
+ * What a task's tools read (processes/tasks/tools.ts): the threads, labels, addresses and contacts
+ * read models, and the creator's current authority (its key now, or the person's role now).
+ */
+export function taskToolReads(db: Kysely<ReadModels>): TaskToolReads {
+  const brief = (t: ThreadRow) => ({
+    id: t.id,
+    mailbox: t.address,
+    subject: t.subject,
+    labels: [t.label, ...(t.has_sent ? ['sent'] : []), ...t.custom_labels],
+    unread: t.unread,
+    snippet: t.snippet,
+    participants: t.participants,
+    lastMessageAt: t.last_message_at.toISOString(),
+  });
+  const names = (list: { name: string | null; address: string }[]) =>
+    list.map((a) => (a.name ? `${a.name} <${a.address}>` : a.address));
+  return {
+    async authority(workspaceId, owner) {
+      if (owner.id === null) return null;
+      if (owner.kind === 'apiKey') {
+        const key = await keyAuthority(db, workspaceId, owner.id, new Date());
+        // A key narrowed since can no longer run a task (tasks refuse narrowed credentials).
+        return key && !key.narrowed ? key.scopes.filter(isPermission) : null;
+      }
+      const member = await findMember(db, workspaceId, owner.id);
+      if (!member) return null;
+      return member.is_owner ? PERMISSIONS : (member.role_permissions ?? []).filter(isPermission);
+    },
+    async threads(workspaceId, filter, limit) {
+      const { label, ...rest } = filter;
+      const rows = await listThreads(
+        db,
+        workspaceId,
+        {
+          ...rest,
+          ...(label === 'sent' ? { sent: true } : label ? { label: label as SettableLabel } : {}),
+          reach: null,
+        },
+        limit,
+        null,
+      );
+      return rows.slice(0, limit).map(brief);
+    },
+    async thread(workspaceId, threadId) {
+      const thread = await findThread(db, workspaceId, null, threadId);
+      if (!thread) return null;
+      const messages = (await messagesOf(db, thread.id)).map((m) => {
+        const s = m.summary as MessageSummary;
+        return {
+          id: m.id,
+          direction: m.direction,
+          messageId: m.header_id,
+          from: s.from ? names([s.from])[0] : m.mail_from,
+          to: names(s.to),
+          cc: names(s.cc),
+          subject: s.subject,
+          date: m.received_at.toISOString(),
+          snippet: s.snippet,
+        };
+      });
+      return { ...brief(thread), addressId: thread.address_id, domainId: thread.domain_id, messages };
+    },
+    threadOfMessage: async (workspaceId, messageId) => (await threadOfMessage(db, workspaceId, messageId)) ?? null,
+    async labels(workspaceId, mailbox) {
+      const rows = await listLabels(db, workspaceId, { address: mailbox, reach: null }, 100, null);
+      return rows.slice(0, 100).map((l) => ({ id: l.id, name: l.name, mailbox: l.address }));
+    },
+    isMailbox: async (workspaceId, address) => (await findMailbox(db, workspaceId, address)) !== undefined,
+    async contacts(workspaceId, q, limit) {
+      const rows = await listContacts(db, workspaceId, { q }, limit, null);
+      return rows.slice(0, limit).map(contactBrief);
+    },
+    async contact(workspaceId, email) {
+      const row = await findContactByEmail(db, workspaceId, email);
+      return row ? contactBrief(row) : null;
+    },
+  };
+}
+
+const contactBrief = (c: ContactRow) => ({
+  email: c.email,
+  name: c.name,
+  notes: c.notes,
+  attributes: c.attributes,
+  lastSeenAt: c.last_seen_at?.toISOString() ?? null,
+});
 
 /** What filing arriving mail reads: the threads, addresses, domains, emails and contacts read models. */
 export function mailboxLookups(db: Kysely<ReadModels>): MailboxPorts['lookups'] {

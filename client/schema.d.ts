@@ -2518,6 +2518,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/tasks/{id}/runs/{runId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a run of a task
+         * @description Scopes: `tasks:read`, `threads:read`, `emails:read`. Its status, outcome and what it spent. Not for credentials narrowed to some addresses or domains (422 `capability_unsupported` on `addressAllowlist`).
+         */
+        get: operations["getTaskRun"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/tasks/{id}/runs/{runId}/steps": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the steps of a run
+         * @description Scopes: `tasks:read`, `threads:read`, `emails:read`. In the order taken: each turn of the model (`model`) and each tool call it asked for (`tool`), with what the model was told. Not for credentials narrowed to some addresses or domains (422 `capability_unsupported` on `addressAllowlist`).
+         */
+        get: operations["listTaskRunSteps"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/files": {
         parameters: {
             query?: never;
@@ -36867,8 +36907,24 @@ export interface operations {
                             taskId: string;
                             /** @enum {string} */
                             source: "schedule" | "mail" | "manual";
-                            /** @description `queued` until the assistant takes the run. */
-                            status: string;
+                            /**
+                             * @description `queued` until the assistant takes the run, `running`, then `succeeded` or `failed`.
+                             * @enum {string}
+                             */
+                            status: "queued" | "running" | "succeeded" | "failed";
+                            startedAt: string | null;
+                            finishedAt: string | null;
+                            /** @description The model’s last word, when the run succeeded. */
+                            summary: string | null;
+                            /** @description Why the run failed: `model_unavailable`, `ai_quota_exceeded`, `max_steps_reached`, `run_interrupted`, `owner_unavailable`, `ai_not_configured`. */
+                            error: {
+                                code: string;
+                                message: string;
+                            } | null;
+                            /** @description Steps taken: the model’s turns and the tool calls made. */
+                            steps: number;
+                            /** @description AI actions its turns spent (one each, ten with the `advanced` model). */
+                            aiActions: number;
                             /** @description The schedule’s instant a scheduled run stands for. */
                             scheduledFor: string | null;
                             /** @description The arriving message (`mes_`) that started a mail-triggered run. */
@@ -37043,8 +37099,24 @@ export interface operations {
                         taskId: string;
                         /** @enum {string} */
                         source: "schedule" | "mail" | "manual";
-                        /** @description `queued` until the assistant takes the run. */
-                        status: string;
+                        /**
+                         * @description `queued` until the assistant takes the run, `running`, then `succeeded` or `failed`.
+                         * @enum {string}
+                         */
+                        status: "queued" | "running" | "succeeded" | "failed";
+                        startedAt: string | null;
+                        finishedAt: string | null;
+                        /** @description The model’s last word, when the run succeeded. */
+                        summary: string | null;
+                        /** @description Why the run failed: `model_unavailable`, `ai_quota_exceeded`, `max_steps_reached`, `run_interrupted`, `owner_unavailable`, `ai_not_configured`. */
+                        error: {
+                            code: string;
+                            message: string;
+                        } | null;
+                        /** @description Steps taken: the model’s turns and the tool calls made. */
+                        steps: number;
+                        /** @description AI actions its turns spent (one each, ten with the `advanced` model). */
+                        aiActions: number;
                         /** @description The schedule’s instant a scheduled run stands for. */
                         scheduledFor: string | null;
                         /** @description The arriving message (`mes_`) that started a mail-triggered run. */
@@ -37163,6 +37235,390 @@ export interface operations {
                             type?: "validation_error";
                             /** @enum {string} */
                             code?: "capability_unsupported" | "idempotency_key_reuse" | "invalid_parameter" | "unknown_parameter";
+                        };
+                    };
+                };
+            };
+            /** @description `rate_limited`: see /docs/errors. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "rate_limit_error";
+                            /** @enum {string} */
+                            code?: "rate_limited";
+                        };
+                    };
+                };
+            };
+            /** @description `internal_error`: see /docs/errors. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "api_error";
+                            /** @enum {string} */
+                            code?: "internal_error";
+                        };
+                    };
+                };
+            };
+            /** @description `unreachable`: see /docs/errors. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "api_error";
+                            /** @enum {string} */
+                            code?: "unreachable";
+                        };
+                    };
+                };
+            };
+        };
+    };
+    getTaskRun: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                runId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Get a run of a task */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        object: "task_run";
+                        id: string;
+                        taskId: string;
+                        /** @enum {string} */
+                        source: "schedule" | "mail" | "manual";
+                        /**
+                         * @description `queued` until the assistant takes the run, `running`, then `succeeded` or `failed`.
+                         * @enum {string}
+                         */
+                        status: "queued" | "running" | "succeeded" | "failed";
+                        startedAt: string | null;
+                        finishedAt: string | null;
+                        /** @description The model’s last word, when the run succeeded. */
+                        summary: string | null;
+                        /** @description Why the run failed: `model_unavailable`, `ai_quota_exceeded`, `max_steps_reached`, `run_interrupted`, `owner_unavailable`, `ai_not_configured`. */
+                        error: {
+                            code: string;
+                            message: string;
+                        } | null;
+                        /** @description Steps taken: the model’s turns and the tool calls made. */
+                        steps: number;
+                        /** @description AI actions its turns spent (one each, ten with the `advanced` model). */
+                        aiActions: number;
+                        /** @description The schedule’s instant a scheduled run stands for. */
+                        scheduledFor: string | null;
+                        /** @description The arriving message (`mes_`) that started a mail-triggered run. */
+                        messageId: string | null;
+                        /** @enum {string} */
+                        model: "standard" | "advanced";
+                        queuedAt: string;
+                    };
+                };
+            };
+            /** @description `invalid_request`: see /docs/errors. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "invalid_request_error";
+                            /** @enum {string} */
+                            code?: "invalid_request";
+                        };
+                    };
+                };
+            };
+            /** @description `expired_access_token`, `expired_api_key`, `grant_access_lost`, `grant_expired`, `grant_required`, `grant_workspace_gone`, `invalid_access_token`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "authentication_error";
+                            /** @enum {string} */
+                            code?: "expired_access_token" | "expired_api_key" | "grant_access_lost" | "grant_expired" | "grant_required" | "grant_workspace_gone" | "invalid_access_token" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                        };
+                    };
+                };
+            };
+            /** @description `insufficient_scope`: see /docs/errors. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "permission_error";
+                            /** @enum {string} */
+                            code?: "insufficient_scope";
+                        };
+                    };
+                };
+            };
+            /** @description `task_not_found`, `task_run_not_found`: see /docs/errors. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "not_found_error";
+                            /** @enum {string} */
+                            code?: "task_not_found" | "task_run_not_found";
+                        };
+                    };
+                };
+            };
+            /** @description `capability_unsupported`, `invalid_parameter`, `unknown_parameter`: see /docs/errors. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "validation_error";
+                            /** @enum {string} */
+                            code?: "capability_unsupported" | "invalid_parameter" | "unknown_parameter";
+                        };
+                    };
+                };
+            };
+            /** @description `rate_limited`: see /docs/errors. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "rate_limit_error";
+                            /** @enum {string} */
+                            code?: "rate_limited";
+                        };
+                    };
+                };
+            };
+            /** @description `internal_error`: see /docs/errors. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "api_error";
+                            /** @enum {string} */
+                            code?: "internal_error";
+                        };
+                    };
+                };
+            };
+            /** @description `unreachable`: see /docs/errors. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "api_error";
+                            /** @enum {string} */
+                            code?: "unreachable";
+                        };
+                    };
+                };
+            };
+        };
+    };
+    listTaskRunSteps: {
+        parameters: {
+            query?: {
+                limit?: number;
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                id: string;
+                runId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description List the steps of a run */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        object: "list";
+                        data: {
+                            /** @constant */
+                            object: "task_run_step";
+                            /** @description From 1, in the order taken. */
+                            step: number;
+                            /**
+                             * @description A turn of the model, or a tool call it asked for.
+                             * @enum {string}
+                             */
+                            kind: "model" | "tool";
+                            /** @description `model`: the turn’s number (`maxSteps` counts turns). */
+                            turn: number | null;
+                            /** @description `model`: what the model said. */
+                            content: string | null;
+                            /** @description `model`: the calls it asked for (arguments as the model wrote them). */
+                            toolCalls: {
+                                id: string;
+                                name: string;
+                                arguments: string;
+                            }[] | null;
+                            callId: string | null;
+                            /** @description `tool`: the tool called. */
+                            tool: string | null;
+                            arguments: string | null;
+                            /** @description `tool`: what the model was told (JSON text). */
+                            result: string | null;
+                            /** @description `tool`: why the call failed (the model was told). */
+                            error: {
+                                code: string;
+                                message: string;
+                            } | null;
+                            aiActions: number;
+                            at: string;
+                        }[];
+                        hasMore: boolean;
+                        nextCursor: string | null;
+                    };
+                };
+            };
+            /** @description `invalid_cursor`, `invalid_request`: see /docs/errors. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "invalid_request_error";
+                            /** @enum {string} */
+                            code?: "invalid_cursor" | "invalid_request";
+                        };
+                    };
+                };
+            };
+            /** @description `expired_access_token`, `expired_api_key`, `grant_access_lost`, `grant_expired`, `grant_required`, `grant_workspace_gone`, `invalid_access_token`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "authentication_error";
+                            /** @enum {string} */
+                            code?: "expired_access_token" | "expired_api_key" | "grant_access_lost" | "grant_expired" | "grant_required" | "grant_workspace_gone" | "invalid_access_token" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                        };
+                    };
+                };
+            };
+            /** @description `insufficient_scope`: see /docs/errors. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "permission_error";
+                            /** @enum {string} */
+                            code?: "insufficient_scope";
+                        };
+                    };
+                };
+            };
+            /** @description `task_not_found`, `task_run_not_found`: see /docs/errors. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "not_found_error";
+                            /** @enum {string} */
+                            code?: "task_not_found" | "task_run_not_found";
+                        };
+                    };
+                };
+            };
+            /** @description `capability_unsupported`, `invalid_parameter`, `unknown_parameter`: see /docs/errors. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "validation_error";
+                            /** @enum {string} */
+                            code?: "capability_unsupported" | "invalid_parameter" | "unknown_parameter";
                         };
                     };
                 };

@@ -32,6 +32,7 @@ import { templateUseEvents } from './template-uses/events.ts';
 import { templateEvents } from './templates/events.ts';
 import { tempInboxEvents } from './temp-inboxes/events.ts';
 import { taskEvents } from './tasks/events.ts';
+import { taskRunEvents } from './task-runs/events.ts';
 import { ruleEvents } from './rules/events.ts';
 import { threadEvents } from './threads/events.ts';
 import { webhookEvents } from './webhooks/events.ts';
@@ -76,6 +77,7 @@ const definitions = [
   ...memberEvents,
   ...tempInboxEvents,
   ...taskEvents,
+  ...taskRunEvents,
 ];
 
 export const registry = new EventRegistry(definitions);

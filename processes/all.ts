@@ -11,6 +11,7 @@ import { exportSchedule } from './exports/schedule.ts';
 import { sendingLaneGuard } from './sending-streams/guard.ts';
 import { sentMailFiling } from './threads/sent-mail.ts';
 import { taskSchedule } from './tasks/schedule.ts';
+import { taskRunWork } from './tasks/run-work.ts';
 import { webhookDispatch } from './webhooks/dispatch.ts';
 
 /** Every process manager that follows the log in the projection runner: one line per slice. */
@@ -28,4 +29,5 @@ export const reactors: readonly Reactor[] = [
   exportSchedule,
   sentMailFiling,
   taskSchedule,
+  taskRunWork,
 ];

@@ -94,6 +94,7 @@ const TABLE = {
   contact_not_found: [404, 'No contact with this address (or id) in the book of this workspace.'],
   audience_not_found: [404, 'No such audience in this workspace; `param` names the id.'],
   task_not_found: [404, 'No such task in this workspace.'],
+  task_run_not_found: [404, 'No such run of this task.'],
   revoked: [409, 'The key was revoked while the request was in flight.'],
   expired: [
     409,

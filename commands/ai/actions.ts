@@ -29,9 +29,10 @@ export class AiQuotaExceeded extends DomainError {
 }
 
 /**
- * Spends one AI action of the workspace's day, then does `work` with the model. When `work`
- * fails (the model did not answer, or answered with nothing usable) the action is given back:
- * a request that did nothing costs nothing. The allowance is the workspace's whatever the mode.
+ * Spends `count` AI actions of the workspace's day (one, but ten for a task's turn with the
+ * `advanced` model), then does `work` with the model. When `work` fails (the model did not
+ * answer, or answered with nothing usable) the actions are given back: a request that did nothing
+ * costs nothing. The allowance is the workspace's whatever the mode.
  */
 export async function withAiAction<T>(
   ctx: CommandContext,
@@ -41,13 +42,14 @@ export async function withAiAction<T>(
   purpose: (typeof AI_PURPOSES)[number],
   now: string,
   work: (model: ChatModel) => Promise<T>,
+  count = 1,
 ): Promise<T> {
   const day = dayOf(now);
   const stream = aiActionsStream(workspaceId, day);
   const owner = { ...actor, workspaceId };
   try {
     await execute(ctx, owner, stream, aiActionsAggregate, (s) =>
-      decideSpendAiActions(s, { day, count: 1, allowance: ai.dailyActions, purpose, now }),
+      decideSpendAiActions(s, { day, count, allowance: ai.dailyActions, purpose, now }),
     );
   } catch (error) {
     if (error instanceof DomainError && error.code === 'ai_quota_exceeded')
@@ -58,7 +60,7 @@ export async function withAiAction<T>(
     return await work(ai.model);
   } catch (error) {
     await execute(ctx, owner, stream, aiActionsAggregate, (s) =>
-      decideReturnAiActions(s, { day, count: 1, now: new Date().toISOString() }),
+      decideReturnAiActions(s, { day, count, now: new Date().toISOString() }),
     );
     throw error;
   }

@@ -1,8 +1,11 @@
 import { z } from 'zod';
 import { defineEvent, type EventOf } from '../shared/events.ts';
 
-/** What an AI action was spent on: a send or preview with `translate`, a template's design or redesign. */
-export const AI_PURPOSES = ['translate', 'design', 'redesign'] as const;
+/**
+ * What an AI action was spent on: a send or preview with `translate`, a template's design or
+ * redesign, a turn of a task's run (one action, ten with the `advanced` model).
+ */
+export const AI_PURPOSES = ['translate', 'design', 'redesign', 'task'] as const;
 
 /**
  * The daily allowance of AI actions of a workspace, counted on one stream per workspace and UTC

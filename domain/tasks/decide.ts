@@ -62,7 +62,15 @@ export function decideUpdateTask(
   state: TasksState,
   cmd: { taskId: string; settings: TaskSettings; now: string },
 ): TaskEvent[] {
-  const { taskId: _, owner: __, status: ___, pausedReason: ____, ...stored } = taskOf(state, cmd.taskId);
+  const {
+    taskId: _,
+    owner: __,
+    status: ___,
+    pausedReason: ____,
+    failuresInRow: _____,
+    endedRuns: ______,
+    ...stored
+  } = taskOf(state, cmd.taskId);
   if (canonical(stored) === canonical(cmd.settings)) return [];
   return [{ type: 'TaskUpdated', data: { ...cmd.settings, taskId: cmd.taskId, updatedAt: cmd.now } }];
 }
@@ -160,4 +168,31 @@ export function decideQueueRun(state: TaskRunDayState, cmd: QueueRun): TaskRunEv
       },
     },
   ];
+}
+
+/**
+ * A run of the task ended. Failed runs in a row are counted (a success starts again from 0; a
+ * failure that is not the task's, `counted` false, leaves the count); the `FAILURES_TO_PAUSE`-th
+ * pauses an active task with `failures`. A deleted task, or an end told before, decides nothing.
+ */
+export function decideRunEnded(
+  state: TasksState,
+  cmd: { taskId: string; runId: string; status: 'succeeded' | 'failed'; counted: boolean; now: string },
+): TaskEvent[] {
+  const task = state.tasks.get(cmd.taskId);
+  if (!task || task.endedRuns.includes(cmd.runId)) return [];
+  const failuresInRow = cmd.status === 'succeeded' ? 0 : cmd.counted ? task.failuresInRow + 1 : task.failuresInRow;
+  const ended: TaskEvent = {
+    type: 'TaskRunEnded',
+    data: {
+      taskId: cmd.taskId,
+      runId: cmd.runId,
+      status: cmd.status,
+      counted: cmd.counted,
+      failuresInRow,
+      endedAt: cmd.now,
+    },
+  };
+  if (task.status !== 'active' || failuresInRow < FAILURES_TO_PAUSE) return [ended];
+  return [ended, { type: 'TaskPaused', data: { taskId: cmd.taskId, reason: 'failures', pausedAt: cmd.now } }];
 }

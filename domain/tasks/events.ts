@@ -147,13 +147,31 @@ export const TaskRunQueued = defineEvent(
   }),
 );
 
-export const taskEvents = [TaskCreated, TaskUpdated, TaskPaused, TaskResumed, TaskDeleted, TaskRunQueued];
+/**
+ * A run of the task ended (domain/task-runs), told to the task so it counts failed runs in a row:
+ * `failuresInRow` is the count after this run. A success sets it to 0; a failure the task is not to
+ * blame for (`counted` false: the workspace's AI actions were used up) leaves it as it was.
+ */
+export const TaskRunEnded = defineEvent(
+  'TaskRunEnded',
+  z.object({
+    taskId: z.string(),
+    runId: z.string(),
+    status: z.enum(['succeeded', 'failed']),
+    counted: z.boolean(),
+    failuresInRow: z.number().int().nonnegative(),
+    endedAt: z.string(),
+  }),
+);
+
+export const taskEvents = [TaskCreated, TaskUpdated, TaskPaused, TaskResumed, TaskDeleted, TaskRunQueued, TaskRunEnded];
 export type TaskEvent =
   | EventOf<typeof TaskCreated>
   | EventOf<typeof TaskUpdated>
   | EventOf<typeof TaskPaused>
   | EventOf<typeof TaskResumed>
-  | EventOf<typeof TaskDeleted>;
+  | EventOf<typeof TaskDeleted>
+  | EventOf<typeof TaskRunEnded>;
 export type TaskRunEvent = EventOf<typeof TaskRunQueued>;
 
 export const tasksStream = (workspaceId: string) => `ws-${workspaceId}.tasks`;

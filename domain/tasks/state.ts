@@ -5,7 +5,14 @@ export interface TaskState extends TaskSettings {
   owner: TaskOwner;
   status: 'active' | 'paused';
   pausedReason: (typeof PAUSED_REASONS)[number] | null;
+  /** Failed runs in a row since the last success or resume. */
+  failuresInRow: number;
+  /** The runs whose end was told last (a few): an end told again is known. */
+  endedRuns: readonly string[];
 }
+
+/** How many ended runs a task remembers: runs of one task end about in order, so a few suffice. */
+const ENDED_RUNS_KEPT = 20;
 
 export interface TasksState {
   tasks: ReadonlyMap<string, TaskState>;
@@ -26,6 +33,8 @@ export const tasksAggregate = {
           owner,
           status: paused ? 'paused' : 'active',
           pausedReason: paused ? 'user' : null,
+          failuresInRow: 0,
+          endedRuns: [],
         });
         break;
       }
@@ -38,7 +47,15 @@ export const tasksAggregate = {
         if (current) tasks.set(d.taskId, { ...current, status: 'paused', pausedReason: event.data.reason });
         break;
       case 'TaskResumed':
-        if (current) tasks.set(d.taskId, { ...current, status: 'active', pausedReason: null });
+        if (current) tasks.set(d.taskId, { ...current, status: 'active', pausedReason: null, failuresInRow: 0 });
+        break;
+      case 'TaskRunEnded':
+        if (current)
+          tasks.set(d.taskId, {
+            ...current,
+            failuresInRow: event.data.failuresInRow,
+            endedRuns: [...current.endedRuns, event.data.runId].slice(-ENDED_RUNS_KEPT),
+          });
         break;
       case 'TaskDeleted':
         tasks.delete(d.taskId);

@@ -1,6 +1,6 @@
 import type { Generated } from 'kysely';
-import type { RunSettings, Trigger } from '../../domain/tasks/events.ts';
-import type { Json, NullableTimestamp } from '../../projections/projector.ts';
+import type { RUN_SOURCES, RunSettings, Trigger } from '../../domain/tasks/events.ts';
+import type { Json, NullableTimestamp, Timestamp } from '../../projections/projector.ts';
 
 /** The scheduler's copy of the tasks (schedule.ts): what a due run is queued with, and when. */
 export interface TaskScheduleTables {
@@ -25,5 +25,23 @@ export interface TaskScheduleTables {
     workspace_id: string;
     message_id: string;
     enqueued_at: NullableTimestamp;
+  };
+}
+
+/** The runs the assistant works (run-work.ts, runner.ts): one row per queued run until it ends. */
+export interface TaskRunWorkTables {
+  task_run_work: {
+    id: string;
+    workspace_id: string;
+    task_id: string;
+    source: (typeof RUN_SOURCES)[number];
+    message_id: string | null;
+    /** The settings the run was queued with. */
+    settings: Json<RunSettings>;
+    done: Generated<boolean>;
+    due_at: Timestamp;
+    enqueued_at: NullableTimestamp;
+    /** Moves when a job takes the run: a job of an older one is stale. */
+    seq: Generated<number>;
   };
 }

@@ -44,3 +44,31 @@ export async function countKeysByRole(db: Db, workspaceId: string): Promise<Map<
     .execute();
   return new Map(rows.map((r) => [r.role_id!, Number(r.n)]));
 }
+
+/**
+ * What a key may do now, as a request with it would be admitted (admission.ts): unrevoked and
+ * unexpired, its scopes within its role's permissions (all of them without a role). Undefined when
+ * the key may do nothing any more; `narrowed` when it holds only some addresses or domains.
+ */
+export async function keyAuthority(
+  db: Db,
+  workspaceId: string,
+  keyId: string,
+  now: Date,
+): Promise<{ scopes: string[]; narrowed: boolean } | undefined> {
+  const { rows } = await sql<{
+    scopes: string[];
+    role_id: string | null;
+    permissions: string[] | null;
+    narrowed: boolean;
+  }>`
+    SELECT k.scopes, k.role_id, r.permissions,
+      (k.address_allowlist IS NOT NULL OR k.domain_allowlist IS NOT NULL) AS narrowed
+    FROM api_keys k LEFT JOIN roles r ON r.id = k.role_id AND r.workspace_id = k.workspace_id
+    WHERE k.workspace_id = ${workspaceId} AND k.id = ${keyId} AND k.revoked_at IS NULL
+      AND (k.expires_at IS NULL OR k.expires_at > ${now})`.execute(db);
+  const row = rows[0];
+  if (!row) return undefined;
+  const ceiling = row.role_id === null ? null : new Set(row.permissions ?? []);
+  return { scopes: ceiling === null ? row.scopes : row.scopes.filter((s) => ceiling.has(s)), narrowed: row.narrowed };
+}

@@ -1,12 +1,15 @@
-import { sql } from 'kysely';
+import { type Kysely, type RawBuilder, sql } from 'kysely';
 import { defineProjector } from '../projector.ts';
 import type { TasksTables } from './tables.ts';
 
-/** Tasks as lists and reads show them, and their runs. Runs stay when their task goes. */
+/**
+ * Tasks as lists and reads show them, their runs and the runs' steps. Runs stay when their task
+ * goes. A task's `lastRunStatus` is its newest queued run's status (`last_run_id`).
+ */
 export const tasksProjector = defineProjector<TasksTables>()({
   name: 'tasks',
-  version: 2,
-  tables: ['tasks', 'task_runs'],
+  version: 3,
+  tables: ['tasks', 'task_runs', 'task_run_steps'],
   ddl: (s) => `
     CREATE TABLE IF NOT EXISTS ${s}.tasks (
       id text PRIMARY KEY,
@@ -26,6 +29,7 @@ export const tasksProjector = defineProjector<TasksTables>()({
       owner_id text,
       runs_day text,
       runs_day_count integer NOT NULL DEFAULT 0,
+      last_run_id text,
       last_run_status text,
       pending_approvals integer NOT NULL DEFAULT 0,
       created_at timestamptz NOT NULL,
@@ -40,7 +44,30 @@ export const tasksProjector = defineProjector<TasksTables>()({
       message_id text,
       status text NOT NULL,
       settings jsonb NOT NULL,
-      queued_at timestamptz NOT NULL
+      queued_at timestamptz NOT NULL,
+      started_at timestamptz,
+      finished_at timestamptz,
+      summary text,
+      error jsonb,
+      steps integer NOT NULL DEFAULT 0,
+      actions integer NOT NULL DEFAULT 0
+    );
+    CREATE TABLE IF NOT EXISTS ${s}.task_run_steps (
+      run_id text NOT NULL,
+      step integer NOT NULL,
+      workspace_id text NOT NULL,
+      kind text NOT NULL,
+      turn integer,
+      content text,
+      tool_calls jsonb,
+      call_id text,
+      name text,
+      arguments text,
+      result text,
+      error jsonb,
+      actions integer NOT NULL DEFAULT 0,
+      at timestamptz NOT NULL,
+      PRIMARY KEY (run_id, step)
     );`,
   indexes: (s) => `
     CREATE INDEX IF NOT EXISTS tasks_changed ON ${s}.tasks (workspace_id, updated_at DESC, id DESC);
@@ -78,8 +105,42 @@ export const tasksProjector = defineProjector<TasksTables>()({
           VALUES (${d.runId}, ${workspaceId}, ${d.taskId}, ${d.source}, ${d.slot}, ${d.messageId}, 'queued',
             ${JSON.stringify(d.settings)}, ${d.queuedAt})
           ON CONFLICT (id) DO NOTHING RETURNING id)
-        UPDATE tasks SET runs_day = ${d.day}, runs_day_count = ${d.count}, last_run_status = 'queued'
+        UPDATE tasks SET runs_day = ${d.day}, runs_day_count = ${d.count}, last_run_id = ${d.runId},
+          last_run_status = 'queued'
         WHERE id = ${d.taskId} AND workspace_id = ${workspaceId} AND EXISTS (SELECT 1 FROM run)`.execute(db);
+    },
+    TaskRunStarted: async (db, { data: d }) => {
+      await runStatus(db, d.runId, 'running', sql`started_at = ${d.startedAt}`);
+    },
+    TaskRunTurnTaken: async (db, { metadata: { workspaceId }, data: d }) => {
+      await sql`WITH step AS (
+          INSERT INTO task_run_steps (run_id, step, workspace_id, kind, turn, content, tool_calls, actions, at)
+          VALUES (${d.runId}, ${d.step}, ${workspaceId}, 'model', ${d.turn}, ${d.content}, ${JSON.stringify(d.toolCalls)},
+            ${d.actions}, ${d.at})
+          ON CONFLICT DO NOTHING RETURNING step)
+        UPDATE task_runs SET steps = ${d.step}, actions = actions + ${d.actions}
+        WHERE id = ${d.runId} AND EXISTS (SELECT 1 FROM step)`.execute(db);
+    },
+    TaskRunToolCallFinished: async (db, { metadata: { workspaceId }, data: d }) => {
+      await sql`WITH step AS (
+          INSERT INTO task_run_steps (run_id, step, workspace_id, kind, call_id, name, arguments, result, error, at)
+          VALUES (${d.runId}, ${d.step}, ${workspaceId}, 'tool', ${d.callId}, ${d.name}, ${d.arguments}, ${d.result},
+            ${d.error === null ? null : JSON.stringify(d.error)}, ${d.at})
+          ON CONFLICT DO NOTHING RETURNING step)
+        UPDATE task_runs SET steps = ${d.step} WHERE id = ${d.runId} AND EXISTS (SELECT 1 FROM step)`.execute(db);
+    },
+    TaskRunSucceeded: async (db, { data: d }) => {
+      await runStatus(db, d.runId, 'succeeded', sql`finished_at = ${d.finishedAt}, summary = ${d.summary}`);
+    },
+    TaskRunFailed: async (db, { data: d }) => {
+      await runStatus(db, d.runId, 'failed', sql`finished_at = ${d.finishedAt}, error = ${JSON.stringify(d.error)}`);
     },
   },
 });
+
+/** A run's status, and its task's `lastRunStatus` when the run is the task's newest. */
+async function runStatus(db: Kysely<TasksTables>, runId: string, status: string, also: RawBuilder<unknown>) {
+  await sql`WITH run AS (UPDATE task_runs SET status = ${status}, ${also} WHERE id = ${runId} RETURNING task_id)
+    UPDATE tasks SET last_run_status = ${status}
+    WHERE id = (SELECT task_id FROM run) AND last_run_id = ${runId}`.execute(db);
+}

@@ -6,6 +6,7 @@ type Db = Kysely<ReadModels>;
 
 export type TaskRow = Selectable<TasksTables['tasks']>;
 export type TaskRunRow = Selectable<TasksTables['task_runs']>;
+export type TaskRunStepRow = Selectable<TasksTables['task_run_steps']>;
 
 export async function findTask(db: Db, workspaceId: string, id: string): Promise<TaskRow | undefined> {
   return db
@@ -54,4 +55,23 @@ export async function findTaskRun(db: Db, workspaceId: string, id: string): Prom
     .where('workspace_id', '=', workspaceId)
     .where('id', '=', id)
     .executeTakeFirst();
+}
+
+/** A run's steps in the order taken, after the step number of the cursor. */
+export async function listTaskRunSteps(
+  db: Db,
+  workspaceId: string,
+  runId: string,
+  limit: number,
+  after: number | null,
+): Promise<TaskRunStepRow[]> {
+  return db
+    .selectFrom('task_run_steps')
+    .selectAll()
+    .where('workspace_id', '=', workspaceId)
+    .where('run_id', '=', runId)
+    .$if(after !== null, (q) => q.where('step', '>', after as number))
+    .orderBy('step')
+    .limit(limit + 1)
+    .execute();
 }

@@ -1,3 +1,4 @@
+import type { RunError } from '../../domain/task-runs/events.ts';
 import type { RUN_SOURCES, RunSettings, TaskSettings, Toolkit, Trigger } from '../../domain/tasks/events.ts';
 import type { Json, NullableTimestamp, Timestamp } from '../projector.ts';
 
@@ -22,6 +23,8 @@ export interface TasksTables {
     /** The UTC day of the last queued run, and how many runs that day had: `heldUntil`. */
     runs_day: string | null;
     runs_day_count: number;
+    /** The newest queued run: `lastRunStatus` is its status. */
+    last_run_id: string | null;
     last_run_status: string | null;
     pending_approvals: number;
     created_at: Timestamp;
@@ -36,8 +39,33 @@ export interface TasksTables {
     source: (typeof RUN_SOURCES)[number];
     slot: NullableTimestamp;
     message_id: string | null;
-    status: string;
     settings: Json<RunSettings>;
     queued_at: Timestamp;
+    status: 'queued' | 'running' | 'succeeded' | 'failed';
+    started_at: NullableTimestamp;
+    finished_at: NullableTimestamp;
+    /** The model's last word, when the run succeeded. */
+    summary: string | null;
+    error: Json<RunError> | null;
+    /** Steps taken, and AI actions spent on its turns. */
+    steps: number;
+    actions: number;
+  };
+  /** A run's steps: each turn of the model (`model`) and each tool call made (`tool`), in order. */
+  task_run_steps: {
+    run_id: string;
+    step: number;
+    workspace_id: string;
+    kind: 'model' | 'tool';
+    turn: number | null;
+    content: string | null;
+    tool_calls: Json<{ id: string; name: string; arguments: string }[]> | null;
+    call_id: string | null;
+    name: string | null;
+    arguments: string | null;
+    result: string | null;
+    error: Json<RunError> | null;
+    actions: number;
+    at: Timestamp;
   };
 }

@@ -241,3 +241,14 @@ export async function isContact(db: Db, workspaceId: string, email: string): Pro
     .executeTakeFirst();
   return row !== undefined;
 }
+
+/** The thread a filed message (`mes_`) is in. */
+export async function threadOfMessage(db: Db, workspaceId: string, messageId: string): Promise<string | undefined> {
+  const row = await db
+    .selectFrom('thread_messages')
+    .select('thread_id')
+    .where('workspace_id', '=', workspaceId)
+    .where('id', '=', messageId)
+    .executeTakeFirst();
+  return row?.thread_id;
+}

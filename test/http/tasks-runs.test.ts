@@ -12,11 +12,14 @@ import { errorOf } from '../support/domains.ts';
 import { walkPages } from '../support/paging.ts';
 import { eventually } from '../support/receiver.ts';
 
-/** Runs of tasks with a model configured (never asked here: a run only waits for the assistant). */
+/**
+ * Runs of tasks with a model configured, queued (the assistant is not started here: runs stay
+ * queued; tasks-assistant.test.ts works them).
+ */
 const ai = await startAiServer(t);
 const h = await startTestApp(t, {
   ai: { endpoint: { baseUrl: ai.baseUrl, apiKey: ai.apiKey, model: 'assistant-1', timeoutMs: 1000 } },
-  tasks: { scheduler: { pollMs: 20 } },
+  tasks: { scheduler: { pollMs: 20 }, runner: { start: false } },
 });
 const ws = await h.workspace();
 const foreign = await h.workspace();

@@ -2,13 +2,32 @@ import { z } from 'zod';
 import { queueTaskRun } from '../../../commands/tasks/handlers.ts';
 import { newId } from '../../../commands/ids.ts';
 import { runSettingsOf } from '../../../domain/tasks/events.ts';
-import { findTaskRun, listTaskRuns } from '../../../projections/tasks/queries.ts';
+import { findTaskRun, listTaskRunSteps, listTaskRuns } from '../../../projections/tasks/queries.ts';
 import { actorOf } from '../../credential.ts';
 import type { ApiDeps } from '../../deps.ts';
 import { ApiError } from '../../errors/api-error.ts';
 import { createdKey, cursorParam, limitParam, pageSchema } from '../../paging.ts';
 import { operation, type Operation } from '../../route.ts';
-import { idParams, READ_SCOPES, settingsOf, taskOr404, taskRunView, viewTaskRun } from './views.ts';
+import {
+  idParams,
+  READ_SCOPES,
+  settingsOf,
+  taskOr404,
+  taskRunStepView,
+  taskRunView,
+  viewTaskRun,
+  viewTaskRunStep,
+} from './views.ts';
+
+const runParams = z.strictObject({ id: z.string().max(400), runId: z.string().max(400) });
+
+/** The task, then its run: a run of another task (or workspace) answers as a missing one. */
+async function runOr404(deps: ApiDeps, workspaceId: string, params: z.infer<typeof runParams>) {
+  const task = await taskOr404(deps.db, workspaceId, params.id);
+  const run = await findTaskRun(deps.db, workspaceId, params.runId);
+  if (!run || run.task_id !== task.id) throw new ApiError('task_run_not_found', 'No such run of this task.', 'runId');
+  return run;
+}
 
 /** A task's runs: run now, and the list of them. */
 export const taskRunOperations = (deps: ApiDeps): Operation[] => [
@@ -70,6 +89,44 @@ export const taskRunOperations = (deps: ApiDeps): Operation[] => [
           listTaskRuns(deps.db, credential.workspaceId, task.id, limit, after),
         key: (row) => createdKey({ created_at: row.queued_at, id: row.id }),
         view: viewTaskRun,
+      });
+    },
+  }),
+
+  operation({
+    method: 'GET',
+    url: '/tasks/:id/runs/:runId',
+    operationId: 'getTaskRun',
+    errors: ['task_not_found', 'task_run_not_found'],
+    summary: 'Get a run of a task',
+    description: `Scopes: ${READ_SCOPES.map((s) => `\`${s}\``).join(', ')}. Its status, outcome and what it spent.`,
+    scope: READ_SCOPES,
+    params: runParams,
+    response: taskRunView,
+    handler: async ({ credential, params }) => viewTaskRun(await runOr404(deps, credential.workspaceId, params)),
+  }),
+
+  operation({
+    method: 'GET',
+    url: '/tasks/:id/runs/:runId/steps',
+    operationId: 'listTaskRunSteps',
+    errors: ['task_not_found', 'task_run_not_found'],
+    summary: 'List the steps of a run',
+    description:
+      `Scopes: ${READ_SCOPES.map((s) => `\`${s}\``).join(', ')}. In the order taken: each turn of the model ` +
+      '(`model`) and each tool call it asked for (`tool`), with what the model was told.',
+    scope: READ_SCOPES,
+    params: runParams,
+    query: z.strictObject({ limit: limitParam(), cursor: cursorParam }),
+    response: pageSchema(taskRunStepView),
+    handler: async ({ credential, params, query }) => {
+      const run = await runOr404(deps, credential.workspaceId, params);
+      return deps.cursors.list(credential.workspaceId, query, {
+        name: `task-run-steps:${run.id}`,
+        rows: (after: [number] | null, limit) =>
+          listTaskRunSteps(deps.db, credential.workspaceId, run.id, limit, after?.[0] ?? null),
+        key: (row) => [row.step] as [number],
+        view: viewTaskRunStep,
       });
     },
   }),

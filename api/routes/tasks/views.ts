@@ -23,7 +23,7 @@ import {
 } from '../../../domain/tasks/events.ts';
 import { EVERY_DAY, nextScheduledRun } from '../../../domain/tasks/schedule.ts';
 import type { Permission } from '../../../domain/shared/permissions.ts';
-import { findTask, type TaskRow, type TaskRunRow } from '../../../projections/tasks/queries.ts';
+import { findTask, type TaskRow, type TaskRunRow, type TaskRunStepRow } from '../../../projections/tasks/queries.ts';
 import { lookup } from '../../lookups.ts';
 import { text, timeZone } from '../../schemas.ts';
 
@@ -206,12 +206,27 @@ export function viewTask(row: TaskRow, now: Date = new Date()): z.infer<typeof t
   };
 }
 
+const runError = z.object({ code: z.string(), message: z.string() });
+
 export const taskRunView = z.object({
   object: z.literal('task_run'),
   id: z.string(),
   taskId: z.string(),
   source: z.enum(RUN_SOURCES),
-  status: z.string().describe('`queued` until the assistant takes the run.'),
+  status: z
+    .enum(['queued', 'running', 'succeeded', 'failed'])
+    .describe('`queued` until the assistant takes the run, `running`, then `succeeded` or `failed`.'),
+  startedAt: z.string().nullable(),
+  finishedAt: z.string().nullable(),
+  summary: z.string().nullable().describe('The model’s last word, when the run succeeded.'),
+  error: runError
+    .nullable()
+    .describe(
+      'Why the run failed: `model_unavailable`, `ai_quota_exceeded`, `max_steps_reached`, `run_interrupted`, ' +
+        '`owner_unavailable`, `ai_not_configured`.',
+    ),
+  steps: z.number().int().describe('Steps taken: the model’s turns and the tool calls made.'),
+  aiActions: z.number().int().describe('AI actions its turns spent (one each, ten with the `advanced` model).'),
   scheduledFor: z.string().nullable().describe('The schedule’s instant a scheduled run stands for.'),
   messageId: z.string().nullable().describe('The arriving message (`mes_`) that started a mail-triggered run.'),
   model: z.enum(MODELS),
@@ -224,10 +239,51 @@ export const viewTaskRun = (row: TaskRunRow): z.infer<typeof taskRunView> => ({
   taskId: row.task_id,
   source: row.source,
   status: row.status,
+  startedAt: row.started_at?.toISOString() ?? null,
+  finishedAt: row.finished_at?.toISOString() ?? null,
+  summary: row.summary,
+  error: row.error,
+  steps: row.steps,
+  aiActions: row.actions,
   scheduledFor: row.slot?.toISOString() ?? null,
   messageId: row.message_id,
   model: row.settings.model,
   queuedAt: row.queued_at.toISOString(),
+});
+
+export const taskRunStepView = z.object({
+  object: z.literal('task_run_step'),
+  step: z.number().int().describe('From 1, in the order taken.'),
+  kind: z.enum(['model', 'tool']).describe('A turn of the model, or a tool call it asked for.'),
+  turn: z.number().int().nullable().describe('`model`: the turn’s number (`maxSteps` counts turns).'),
+  content: z.string().nullable().describe('`model`: what the model said.'),
+  toolCalls: z
+    .array(z.object({ id: z.string(), name: z.string(), arguments: z.string() }))
+    .nullable()
+    .describe('`model`: the calls it asked for (arguments as the model wrote them).'),
+  callId: z.string().nullable(),
+  tool: z.string().nullable().describe('`tool`: the tool called.'),
+  arguments: z.string().nullable(),
+  result: z.string().nullable().describe('`tool`: what the model was told (JSON text).'),
+  error: runError.nullable().describe('`tool`: why the call failed (the model was told).'),
+  aiActions: z.number().int(),
+  at: z.string(),
+});
+
+export const viewTaskRunStep = (row: TaskRunStepRow): z.infer<typeof taskRunStepView> => ({
+  object: 'task_run_step',
+  step: row.step,
+  kind: row.kind,
+  turn: row.turn,
+  content: row.content,
+  toolCalls: row.tool_calls,
+  callId: row.call_id,
+  tool: row.name,
+  arguments: row.arguments,
+  result: row.result,
+  error: row.error,
+  aiActions: row.actions,
+  at: row.at.toISOString(),
 });
 
 export const taskOr404 = lookup(findTask, {

@@ -1,0 +1,65 @@
+import type { RunError, TaskRunStepEvent } from './events.ts';
+
+export interface RunToolCall {
+  id: string;
+  name: string;
+  arguments: string;
+}
+
+/** A turn of the model and what became of each call it asked for. */
+export interface RunTurn {
+  content: string | null;
+  toolCalls: RunToolCall[];
+  /** By call id: the text the model is told. */
+  results: ReadonlyMap<string, string>;
+  /** Calls that write, recorded as started. */
+  started: ReadonlySet<string>;
+}
+
+export interface TaskRunState {
+  status: 'queued' | 'running' | 'succeeded' | 'failed';
+  /** The steps taken (turns and tool calls): the next is numbered `steps + 1`. */
+  steps: number;
+  turns: RunTurn[];
+  error: RunError | null;
+}
+
+export const taskRunAggregate = {
+  initialState: { status: 'queued', steps: 0, turns: [], error: null } as TaskRunState,
+  evolve(state: TaskRunState, event: TaskRunStepEvent): TaskRunState {
+    switch (event.type) {
+      case 'TaskRunStarted':
+        return { ...state, status: 'running' };
+      case 'TaskRunTurnTaken': {
+        const { content, toolCalls } = event.data;
+        return {
+          ...state,
+          steps: event.data.step,
+          turns: [...state.turns, { content, toolCalls, results: new Map(), started: new Set() }],
+        };
+      }
+      case 'TaskRunToolCallStarted':
+        return withLastTurn(state, (turn) => ({ ...turn, started: new Set([...turn.started, event.data.callId]) }));
+      case 'TaskRunToolCallFinished': {
+        const { callId, result, error } = event.data;
+        const said = error ? JSON.stringify({ error }) : (result ?? 'null');
+        return {
+          ...withLastTurn(state, (turn) => ({ ...turn, results: new Map([...turn.results, [callId, said]]) })),
+          steps: event.data.step,
+        };
+      }
+      case 'TaskRunSucceeded':
+        return { ...state, status: 'succeeded' };
+      case 'TaskRunFailed':
+        return { ...state, status: 'failed', error: event.data.error };
+    }
+  },
+};
+
+function withLastTurn(state: TaskRunState, change: (turn: RunTurn) => RunTurn): TaskRunState {
+  const last = state.turns.at(-1);
+  if (!last) return state;
+  return { ...state, turns: [...state.turns.slice(0, -1), change(last)] };
+}
+
+export const isFinished = (state: TaskRunState) => state.status === 'succeeded' || state.status === 'failed';

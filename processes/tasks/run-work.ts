@@ -1,0 +1,51 @@
+import { defineReactor } from '../../projections/projector.ts';
+import type { TaskRunWorkTables } from './tables.ts';
+
+/**
+ * The scheduling half of task runs: a queued run is due at once; the runner (runner.ts) works it
+ * to its end and marks it done. Never rebuilt: the rows are the state of work done (a replay
+ * would run every run again).
+ */
+export const taskRunWork = defineReactor<TaskRunWorkTables>()({
+  name: 'task_run_work',
+  version: 1,
+  tables: ['task_run_work'],
+  ddl: (s) => `
+    CREATE TABLE IF NOT EXISTS ${s}.task_run_work (
+      id text PRIMARY KEY,
+      workspace_id text NOT NULL,
+      task_id text NOT NULL,
+      source text NOT NULL,
+      message_id text,
+      settings jsonb NOT NULL,
+      done boolean NOT NULL DEFAULT false,
+      due_at timestamptz NOT NULL,
+      enqueued_at timestamptz,
+      seq integer NOT NULL DEFAULT 0
+    );
+    CREATE INDEX IF NOT EXISTS task_run_work_due ON ${s}.task_run_work (due_at) WHERE NOT done;`,
+  reactsTo: ['TaskRunQueued'],
+  react: async (db, events) => {
+    const rows = events.flatMap((event) =>
+      event.type === 'TaskRunQueued'
+        ? [
+            {
+              id: event.data.runId,
+              workspace_id: event.metadata.workspaceId,
+              task_id: event.data.taskId,
+              source: event.data.source,
+              message_id: event.data.messageId,
+              settings: JSON.stringify(event.data.settings),
+              due_at: event.data.queuedAt,
+            },
+          ]
+        : [],
+    );
+    if (rows.length > 0)
+      await db
+        .insertInto('task_run_work')
+        .values(rows)
+        .onConflict((oc) => oc.column('id').doNothing())
+        .execute();
+  },
+});

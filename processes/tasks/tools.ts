@@ -1,0 +1,273 @@
+import { z } from 'zod';
+import { createDraft } from '../../commands/drafts/handlers.ts';
+import type { Actor, CommandContext } from '../../commands/execute.ts';
+import { updateThread } from '../../commands/threads/handlers.ts';
+import { checkDraft } from '../../domain/drafts/rules.ts';
+import { DomainError, fail } from '../../domain/shared/errors.ts';
+import type { Permission } from '../../domain/shared/permissions.ts';
+import type { RunError } from '../../domain/task-runs/events.ts';
+import type { TaskOwner, Toolkit } from '../../domain/tasks/events.ts';
+import { SETTABLE_LABELS } from '../../domain/threads/events.ts';
+import type { ToolDefinition } from '../../infra/ai/port.ts';
+
+/**
+ * What the tools read, from the read models (system.ts builds it from projections' queries), and
+ * the authority a task's creator holds now.
+ */
+export interface TaskToolReads {
+  /** The permissions the creator holds now; null when it holds none any more (revoked, expired, removed). */
+  authority(workspaceId: string, owner: TaskOwner): Promise<readonly Permission[] | null>;
+  threads(
+    workspaceId: string,
+    filter: { label?: string; unread?: boolean; q?: string },
+    limit: number,
+  ): Promise<ThreadBrief[]>;
+  thread(workspaceId: string, threadId: string): Promise<(ThreadBrief & ThreadPlace & { messages: unknown[] }) | null>;
+  /** The thread a filed message is in. */
+  threadOfMessage(workspaceId: string, messageId: string): Promise<string | null>;
+  labels(workspaceId: string, mailbox: string | undefined): Promise<{ id: string; name: string; mailbox: string }[]>;
+  /** An address of the workspace that can write mail. */
+  isMailbox(workspaceId: string, address: string): Promise<boolean>;
+  contacts(workspaceId: string, q: string | undefined, limit: number): Promise<unknown[]>;
+  contact(workspaceId: string, email: string): Promise<unknown | null>;
+}
+
+export interface ThreadBrief {
+  id: string;
+  mailbox: string;
+  subject: string;
+  labels: string[];
+  unread: boolean;
+  snippet: string;
+  participants: string[];
+  lastMessageAt: string;
+}
+
+/** Where a thread lives: what a change of its labels needs. */
+export interface ThreadPlace {
+  addressId: string | null;
+  domainId: string;
+}
+
+export interface ToolContext {
+  commands: CommandContext;
+  reads: TaskToolReads;
+  /** Writes are the run's: the system acting for the task (`id`: the run). */
+  actor: Actor;
+  workspaceId: string;
+}
+
+interface Tool<A> {
+  name: string;
+  description: string;
+  /** `mail`: every task has it (the scopes every task is created with); else the toolkit that offers it. */
+  toolkit: Toolkit | 'mail';
+  /** A write is recorded as started before it is made, and never made twice. */
+  write: boolean;
+  scopes: readonly Permission[];
+  args: z.ZodType<A>;
+  run(ctx: ToolContext, args: A): Promise<unknown>;
+}
+
+const tool = <A>(t: Tool<A>) => t as Tool<unknown>;
+const id = (prefix: string) => z.string().regex(new RegExp(`^${prefix}[0-9a-z]{1,64}$`), `a ${prefix}… id`);
+const limit = z.number().int().min(1).max(25).default(10);
+
+/** Not found, as the model is told: a foreign id answers as a missing one. */
+const missing = (what: string): never => fail('resource_not_found', `No such ${what}.`);
+
+const threadOf = async (ctx: ToolContext, threadId: string) =>
+  (await ctx.reads.thread(ctx.workspaceId, threadId)) ?? missing('thread');
+
+/**
+ * The tools, by the toolkit that offers them (docs/decisions/tasks.md). Each maps to our own
+ * queries or commands; a write is checked by the command as a request's would be.
+ */
+const TOOLS: Tool<unknown>[] = [
+  tool({
+    name: 'list_threads',
+    description: 'Lists the workspace’s mail threads, latest activity first.',
+    toolkit: 'mail',
+    write: false,
+    scopes: ['threads:read'],
+    args: z.strictObject({
+      label: z
+        .enum([...SETTABLE_LABELS, 'sent'])
+        .optional()
+        .describe('Only threads under this system label.'),
+      unread: z.boolean().optional(),
+      q: z.string().max(200).optional().describe('Words of the subject, participants or text.'),
+      limit,
+    }),
+    run: async (ctx, a) => ({ threads: await ctx.reads.threads(ctx.workspaceId, a, a.limit) }),
+  }),
+  tool({
+    name: 'read_thread',
+    description: 'Reads one thread: its labels and its messages (sender, recipients, subject, date, snippet).',
+    toolkit: 'mail',
+    write: false,
+    scopes: ['threads:read'],
+    args: z.strictObject({ threadId: id('thr_') }),
+    run: async (ctx, a) => {
+      const { addressId: _, domainId: __, ...thread } = await threadOf(ctx, a.threadId);
+      return thread;
+    },
+  }),
+  tool({
+    name: 'list_labels',
+    description: 'Lists the custom labels (id and name) of the workspace’s mailboxes, or of one.',
+    toolkit: 'mail',
+    write: false,
+    scopes: ['threads:read'],
+    args: z.strictObject({ mailbox: z.string().max(320).optional().describe('An address of the workspace.') }),
+    run: async (ctx, a) => ({ labels: await ctx.reads.labels(ctx.workspaceId, a.mailbox?.toLowerCase()) }),
+  }),
+  tool({
+    name: 'label_thread',
+    description: 'Puts custom labels (ids of the thread’s mailbox, `lbl_…`) on a thread or takes them off.',
+    toolkit: 'mail',
+    write: true,
+    scopes: ['threads:write', 'labels:write'],
+    args: z
+      .strictObject({
+        threadId: id('thr_'),
+        add: z.array(id('lbl_')).max(10).default([]),
+        remove: z.array(id('lbl_')).max(10).default([]),
+      })
+      .refine((a) => a.add.length + a.remove.length > 0, { message: 'add or remove at least one label' }),
+    run: async (ctx, a) => {
+      const thread = await threadOf(ctx, a.threadId);
+      await updateThread(
+        ctx.commands,
+        ctx.actor,
+        { id: thread.id, addressId: thread.addressId, domainId: thread.domainId },
+        { add: a.add, remove: a.remove },
+        new Date().toISOString(),
+      );
+      const after = await threadOf(ctx, a.threadId);
+      return { threadId: after.id, labels: after.labels };
+    },
+  }),
+  tool({
+    name: 'create_draft',
+    description: 'Saves a draft (not sent) from an address of the workspace; a reply names the message it answers.',
+    toolkit: 'drafts',
+    write: true,
+    scopes: ['drafts:write'],
+    args: z.strictObject({
+      from: z.string().max(998).describe('An address of the workspace.'),
+      to: z.array(z.string().max(998)).max(50).default([]),
+      cc: z.array(z.string().max(998)).max(50).default([]),
+      subject: z.string().max(998).optional(),
+      text: z.string().max(100_000).optional(),
+      inReplyTo: z.string().max(998).optional().describe('The Message-ID this draft answers.'),
+    }),
+    run: async (ctx, a) => {
+      const input = {
+        from: a.from,
+        to: a.to,
+        cc: a.cc,
+        bcc: [],
+        replyTo: [],
+        subject: a.subject ?? null,
+        text: a.text ?? null,
+        html: null,
+        attachments: [],
+        inReplyTo: a.inReplyTo ?? null,
+        references: a.inReplyTo ? [a.inReplyTo] : [],
+      };
+      const checked = checkDraft(input);
+      if (checked.address.startsWith('*@') || !(await ctx.reads.isMailbox(ctx.workspaceId, checked.address)))
+        fail('from_address_forbidden', `${checked.address} is not an address of the workspace.`, 'from');
+      const draftId = await createDraft(
+        ctx.commands,
+        ctx.actor,
+        { ...input, ...checked, signatureId: null, attachments: [] },
+        [],
+        new Date().toISOString(),
+      );
+      return { draftId };
+    },
+  }),
+  tool({
+    name: 'find_contacts',
+    description: 'Finds contacts by words of their address or name (all, most recently seen first, without words).',
+    toolkit: 'contacts',
+    write: false,
+    scopes: ['contacts:read'],
+    args: z.strictObject({ q: z.string().max(200).optional(), limit }),
+    run: async (ctx, a) => ({ contacts: await ctx.reads.contacts(ctx.workspaceId, a.q, a.limit) }),
+  }),
+  tool({
+    name: 'read_contact',
+    description: 'Reads one contact by email address: name, notes, attributes, when last seen.',
+    toolkit: 'contacts',
+    write: false,
+    scopes: ['contacts:read'],
+    args: z.strictObject({ email: z.string().max(320) }),
+    run: async (ctx, a) =>
+      (await ctx.reads.contact(ctx.workspaceId, a.email.trim().toLowerCase())) ?? missing('contact'),
+  }),
+];
+
+/** The tools of a run: the mail ones, and those of the toolkits the run's settings name. */
+export function toolsOf(toolkits: readonly Toolkit[]): Tool<unknown>[] {
+  return TOOLS.filter((t) => t.toolkit === 'mail' || toolkits.includes(t.toolkit));
+}
+
+/** As the model is offered them: arguments as JSON Schema (what a request would send). */
+export function definitionsOf(tools: readonly Tool<unknown>[]): ToolDefinition[] {
+  return tools.map((t) => ({
+    name: t.name,
+    description: t.description,
+    parameters: z.toJSONSchema(t.args, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>,
+  }));
+}
+
+export const isWrite = (tools: readonly Tool<unknown>[], name: string) =>
+  tools.find((t) => t.name === name)?.write === true;
+
+/** Tool output past this is cut: the model is told it was. */
+const RESULT_MAX = 20_000;
+
+/**
+ * One call, as the model asked for it: the tool found among the run's, the arguments parsed and
+ * validated (untrusted input), the creator's current authority checked, then made. A refusal of
+ * any of these, or of the command, is the call's error, which the model is told; only a fault of
+ * ours (the database, a bug) throws.
+ */
+export async function callTool(
+  ctx: ToolContext & { owner: TaskOwner; authority: readonly Permission[] },
+  tools: readonly Tool<unknown>[],
+  call: { name: string; arguments: string },
+): Promise<{ result: string | null; error: RunError | null }> {
+  const t = tools.find((x) => x.name === call.name);
+  if (!t) return refused('unknown_tool', `No tool is named ${JSON.stringify(call.name)} in this run.`);
+  let raw: unknown;
+  try {
+    raw = call.arguments.trim() === '' ? {} : JSON.parse(call.arguments);
+  } catch {
+    return refused('invalid_arguments', 'The arguments are not JSON.');
+  }
+  const parsed = t.args.safeParse(raw);
+  if (!parsed.success)
+    return refused(
+      'invalid_arguments',
+      parsed.error.issues.map((i) => `${i.path.join('.') || '(arguments)'}: ${i.message}`).join('; '),
+    );
+  const lacking = t.scopes.filter((s) => !ctx.authority.includes(s));
+  if (lacking.length > 0)
+    return refused('insufficient_authority', `The task’s creator no longer holds ${lacking.join(', ')}.`);
+  try {
+    const out = JSON.stringify(await t.run(ctx, parsed.data));
+    return {
+      result: out.length > RESULT_MAX ? `${out.slice(0, RESULT_MAX)}… (cut at ${RESULT_MAX} characters)` : out,
+      error: null,
+    };
+  } catch (error) {
+    if (error instanceof DomainError) return refused(error.code, error.message);
+    throw error;
+  }
+}
+
+const refused = (code: string, message: string) => ({ result: null, error: { code, message } });

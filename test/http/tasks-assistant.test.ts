@@ -1,0 +1,215 @@
+import t from 'tap';
+import { addDomain } from '../../commands/domains/handlers.ts';
+import { appendDecided } from '../../commands/execute.ts';
+import { newId } from '../../commands/ids.ts';
+import { createLabel } from '../../commands/labels/handlers.ts';
+import { decideReceiveMessage } from '../../domain/threads/decide.ts';
+import { threadStream } from '../../domain/threads/events.ts';
+import { threadAggregate } from '../../domain/threads/state.ts';
+import { type ChatCall, type ChatReply, startAiServer } from '../support/ai-server.ts';
+import { startTestApp } from '../support/app.ts';
+import { eventually } from '../support/receiver.ts';
+
+/** The assistant working runs: the model is the loopback server, scripted turn by turn. */
+const ai = await startAiServer(t);
+const h = await startTestApp(t, {
+  ai: {
+    endpoint: { baseUrl: ai.baseUrl, apiKey: ai.apiKey, model: 'assistant-1', timeoutMs: 1000 },
+    dailyActions: 1000,
+  },
+  tasks: { scheduler: { pollMs: 20 }, runner: { pollMs: 20 } },
+});
+const ws = await h.workspace();
+await addDomain(
+  h.system.commands,
+  h.system.domains,
+  { workspaceId: ws.workspaceId, kind: 'operator', id: null },
+  { domain: 'assist.example.com' },
+  new Date().toISOString(),
+);
+const address = (await h.request(ws.apiKey, 'POST', '/addresses', { address: 'help@assist.example.com' })).json();
+
+const create = async (body: object) => {
+  const res = await h.request(ws.apiKey, 'POST', '/tasks', {
+    name: 'Assist',
+    instruction: 'Label the new thread.',
+    trigger: { kind: 'manual' },
+    ...body,
+  });
+  if (res.statusCode !== 201) throw new Error(res.body);
+  return res.json();
+};
+const runNow = async (taskId: string) => {
+  const res = await h.request(ws.apiKey, 'POST', `/tasks/${taskId}/runs`);
+  if (res.statusCode !== 202) throw new Error(res.body);
+  return res.json();
+};
+const finished = (taskId: string, runId: string) =>
+  eventually(async () => {
+    const run = (await h.request(ws.apiKey, 'GET', `/tasks/${taskId}/runs/${runId}`)).json();
+    return ['succeeded', 'failed'].includes(run.status) && run;
+  });
+const steps = async (taskId: string, runId: string) =>
+  (await h.request(ws.apiKey, 'GET', `/tasks/${taskId}/runs/${runId}/steps?limit=100`)).json().data;
+
+/** Replies in order, one per model call; past the script, a last word. */
+function script(replies: ((call: ChatCall) => ChatReply)[]) {
+  let i = 0;
+  ai.reply = (call) => (replies[i++] ?? (() => ({ content: 'Nothing more to do.' })))(call);
+}
+
+/** A message filed in the mailbox of `help@`, as the inbound listener files one. */
+async function arrive(subject: string) {
+  const threadId = newId.thread();
+  const messageId = newId.message();
+  const events = decideReceiveMessage(threadAggregate.initialState, {
+    message: {
+      threadId,
+      messageId,
+      mailbox: {
+        addressId: address.id,
+        address: address.address,
+        domainId: address.domainId,
+        domain: 'assist.example.com',
+      },
+      mailFrom: 'ann@outside.test',
+      rcptTo: [address.address],
+      client: { ip: '192.0.2.1', helo: 'mail.outside.test' },
+      raw: { sha256: 'a'.repeat(64), size: 100 },
+      summary: {
+        messageId: `${messageId}@outside.test`,
+        inReplyTo: [],
+        references: [],
+        date: null,
+        subject,
+        from: { name: 'Ann', address: 'ann@outside.test' },
+        replyTo: [],
+        to: [{ name: null, address: address.address }],
+        cc: [],
+        bcc: [],
+        headers: [],
+        headersTruncated: false,
+        snippet: 'Where is my order?',
+        attachments: [],
+        size: 100,
+      },
+      authentication: {
+        spf: { result: 'none', domain: null },
+        dkim: [],
+        dmarc: null,
+        dmarcSkipped: null,
+        arc: { result: 'none', instance: 0 },
+        header: '',
+      } as never,
+      spam: { spam: false, reasons: [], score: null },
+      threadedBy: 'new',
+      normalisedSubject: subject.toLowerCase(),
+      receivedAt: new Date().toISOString(),
+    },
+    replyTo: null,
+  });
+  const actor = { workspaceId: ws.workspaceId, kind: 'system' as const, id: null };
+  await appendDecided(h.system.commands, actor, threadStream(ws.workspaceId, threadId), events, 'no_stream');
+  return { threadId, messageId };
+}
+
+t.test(
+  'a run: turns and tool calls recorded as steps, a bad call told to the model, the thread labelled',
+  async (t) => {
+    // The label's mailbox needs no receiving domain here: its command, as the route would call it.
+    const label = {
+      id: (
+        await createLabel(
+          h.system.commands,
+          { workspaceId: ws.workspaceId, kind: 'operator', id: null },
+          { owner: address.id, address: address.address, name: 'Orders', color: null },
+          new Date().toISOString(),
+        )
+      ).labelId,
+    };
+    const { threadId } = await arrive('Order 17');
+    const task = await create({ toolkits: ['drafts', 'contacts'] });
+    script([
+      (call) => {
+        t.same(
+          call.body.tools?.map((x) => x.function.name).sort(),
+          [
+            'create_draft',
+            'find_contacts',
+            'label_thread',
+            'list_labels',
+            'list_threads',
+            'read_contact',
+            'read_thread',
+          ],
+          'the mail tools and those of the task’s toolkits',
+        );
+        t.match(call.body.messages[1]!.content, /Label the new thread\./);
+        return { content: null, toolCalls: [{ name: 'read_thread', arguments: JSON.stringify({ threadId }) }] };
+      },
+      (call) => {
+        const told = call.body.messages.at(-1)!;
+        t.equal(told.role, 'tool');
+        t.match(JSON.parse(told.content), {
+          id: threadId,
+          subject: 'Order 17',
+          messages: [{ snippet: 'Where is my order?' }],
+        });
+        return {
+          content: 'Labelling it.',
+          toolCalls: [
+            { name: 'label_thread', arguments: JSON.stringify({ threadId, add: [label.id] }) },
+            { name: 'create_draft', arguments: '{"from": 42}' },
+            { name: 'send_everything', arguments: '{}' },
+          ],
+        };
+      },
+      (call) => {
+        const told = call.body.messages.slice(-3).map((m) => JSON.parse(m.content));
+        t.match(told[0], { threadId, labels: ['inbox', label.id] });
+        t.match(told[1], { error: { code: 'invalid_arguments', message: /from/ } });
+        t.match(told[2], { error: { code: 'unknown_tool' } });
+        return { content: 'Labelled the thread as Orders.' };
+      },
+    ]);
+    const queued = await runNow(task.id);
+    const run = await finished(task.id, queued.id);
+    t.match(run, {
+      status: 'succeeded',
+      summary: 'Labelled the thread as Orders.',
+      error: null,
+      steps: 7,
+      aiActions: 3,
+      startedAt: String,
+      finishedAt: String,
+    });
+    const listed = await steps(task.id, queued.id);
+    t.same(
+      listed.map((s: { kind: string; tool: string | null }) => s.tool ?? s.kind),
+      ['model', 'read_thread', 'model', 'label_thread', 'create_draft', 'send_everything', 'model'],
+    );
+    t.same(
+      listed.map((s: { step: number }) => s.step),
+      [1, 2, 3, 4, 5, 6, 7],
+    );
+    t.match(listed[4], { kind: 'tool', result: null, error: { code: 'invalid_arguments' } });
+    const thread = (await h.request(ws.apiKey, 'GET', `/threads/${threadId}`)).json();
+    t.ok(thread.labels.includes(label.id), 'the label is on the thread');
+    t.equal((await h.request(ws.apiKey, 'GET', `/tasks/${task.id}`)).json().lastRunStatus, 'succeeded');
+    const page = (await h.request(ws.apiKey, 'GET', `/tasks/${task.id}/runs/${queued.id}/steps?limit=3`)).json();
+    t.equal(page.data.length, 3);
+    const next = (
+      await h.request(ws.apiKey, 'GET', `/tasks/${task.id}/runs/${queued.id}/steps?limit=10&cursor=${page.nextCursor}`)
+    ).json();
+    t.same(
+      next.data.map((s: { step: number }) => s.step),
+      [4, 5, 6, 7],
+    );
+    const other = await create({ name: 'Other' });
+    t.equal(
+      (await h.request(ws.apiKey, 'GET', `/tasks/${other.id}/runs/${queued.id}`)).json().error.code,
+      'task_run_not_found',
+      'a run of another task is not found',
+    );
+  },
+);
