@@ -44,10 +44,12 @@ const runNow = async (taskId: string) => {
   if (res.statusCode !== 202) throw new Error(res.body);
   return res.json();
 };
+/** A run ended, and its task told so (the runner marks its row done after that). */
 const finished = (taskId: string, runId: string) =>
   eventually(async () => {
     const run = (await h.request(ws.apiKey, 'GET', `/tasks/${taskId}/runs/${runId}`)).json();
-    return ['succeeded', 'failed'].includes(run.status) && run;
+    const { rows } = await h.system.database.pool.query('SELECT done FROM task_run_work WHERE id = $1', [runId]);
+    return ['succeeded', 'failed'].includes(run.status) && rows[0]?.done === true && run;
   });
 const steps = async (taskId: string, runId: string) =>
   (await h.request(ws.apiKey, 'GET', `/tasks/${taskId}/runs/${runId}/steps?limit=100`)).json().data;
@@ -213,3 +215,65 @@ t.test(
     );
   },
 );
+
+const task = async (id: string) => (await h.request(ws.apiKey, 'GET', `/tasks/${id}`)).json();
+const refusing: ChatReply = { status: 503, error: { message: 'overloaded', type: 'server_error' } };
+
+t.test('maxSteps counts turns: a model still calling tools at the last one fails the run', async (t) => {
+  const made = await create({ name: 'Looping', maxSteps: 2, model: 'advanced' });
+  ai.reply = () => ({ content: null, toolCalls: [{ name: 'list_threads', arguments: '{}' }] });
+  const run = await finished(made.id, (await runNow(made.id)).id);
+  t.match(run, { status: 'failed', error: { code: 'max_steps_reached' }, steps: 3, aiActions: 20 });
+  t.same(
+    (await steps(made.id, run.id)).map((s: { kind: string }) => s.kind),
+    ['model', 'tool', 'model'],
+    'the calls of the last turn are not made',
+  );
+});
+
+t.test('the model timing out or answering 5xx fails the run; five failures in a row pause the task', async (t) => {
+  const made = await create({ name: 'Failing' });
+  const run = async () => finished(made.id, (await runNow(made.id)).id);
+  ai.reply = () => ({ content: 'too late', delayMs: 1500 });
+  t.match(await run(), { status: 'failed', error: { code: 'model_unavailable' }, aiActions: 0, steps: 0 });
+  ai.reply = () => refusing;
+  for (let i = 2; i <= 4; i++) t.match(await run(), { status: 'failed', error: { code: 'model_unavailable' } });
+  t.match(await task(made.id), { status: 'active', lastRunStatus: 'failed' }, 'four in a row: still active');
+
+  h.system.ai.dailyActions = 0;
+  t.match(await run(), { status: 'failed', error: { code: 'ai_quota_exceeded' } }, 'the quota fails the run');
+  h.system.ai.dailyActions = 1000;
+  t.match(await task(made.id), { status: 'active' }, 'a failure of the workspace’s allowance is not counted');
+
+  t.match(await run(), { status: 'failed' });
+  t.match(
+    await task(made.id),
+    { status: 'paused', pausedReason: 'failures', lastRunStatus: 'failed', nextRunAt: null },
+    'the fifth failure in a row pauses it',
+  );
+
+  await h.request(ws.apiKey, 'POST', `/tasks/${made.id}/resume`);
+  t.match(await run(), { status: 'failed' });
+  t.match(await task(made.id), { status: 'active' }, 'resumed: the count starts again');
+  ai.reply = () => ({ content: 'Done.' });
+  t.match(await run(), { status: 'succeeded', summary: 'Done.' });
+  ai.reply = () => refusing;
+  for (let i = 1; i <= 4; i++) await run();
+  t.match(await task(made.id), { status: 'active' }, 'a success breaks the row');
+});
+
+t.test('a revoked creator fails the run before any tool call', async (t) => {
+  const scopes = ['tasks:write', 'threads:read', 'threads:write', 'emails:read', 'emails:send', 'labels:write'];
+  const key = (await h.request(ws.apiKey, 'POST', '/keys', { name: 'Creator', scopes })).json();
+  const made = await h.request(key.token, 'POST', '/tasks', {
+    name: 'Orphan',
+    instruction: 'Look around.',
+    trigger: { kind: 'manual' },
+    toolkits: [],
+  });
+  t.equal(made.statusCode, 201, made.body);
+  t.equal((await h.request(ws.apiKey, 'DELETE', `/keys/${key.id}`)).statusCode, 200);
+  ai.reply = () => ({ content: null, toolCalls: [{ name: 'list_threads', arguments: '{}' }] });
+  const run = await finished(made.json().id, (await runNow(made.json().id)).id);
+  t.match(run, { status: 'failed', error: { code: 'owner_unavailable' }, steps: 1 });
+});
