@@ -1,14 +1,10 @@
 import t from 'tap';
 import { addDomain } from '../../commands/domains/handlers.ts';
-import { appendDecided } from '../../commands/execute.ts';
-import { newId } from '../../commands/ids.ts';
 import { createLabel } from '../../commands/labels/handlers.ts';
-import { decideReceiveMessage } from '../../domain/threads/decide.ts';
-import { threadStream } from '../../domain/threads/events.ts';
-import { threadAggregate } from '../../domain/threads/state.ts';
 import { type ChatCall, type ChatReply, startAiServer } from '../support/ai-server.ts';
 import { startTestApp } from '../support/app.ts';
 import { eventually } from '../support/receiver.ts';
+import { fileMessage } from '../support/tasks.ts';
 
 /** The assistant working runs: the model is the loopback server, scripted turn by turn. */
 const ai = await startAiServer(t);
@@ -60,60 +56,18 @@ function script(replies: ((call: ChatCall) => ChatReply)[]) {
   ai.reply = (call) => (replies[i++] ?? (() => ({ content: 'Nothing more to do.' })))(call);
 }
 
-/** A message filed in the mailbox of `help@`, as the inbound listener files one. */
-async function arrive(subject: string) {
-  const threadId = newId.thread();
-  const messageId = newId.message();
-  const events = decideReceiveMessage(threadAggregate.initialState, {
-    message: {
-      threadId,
-      messageId,
-      mailbox: {
-        addressId: address.id,
-        address: address.address,
-        domainId: address.domainId,
-        domain: 'assist.example.com',
-      },
-      mailFrom: 'ann@outside.test',
-      rcptTo: [address.address],
-      client: { ip: '192.0.2.1', helo: 'mail.outside.test' },
-      raw: { sha256: 'a'.repeat(64), size: 100 },
-      summary: {
-        messageId: `${messageId}@outside.test`,
-        inReplyTo: [],
-        references: [],
-        date: null,
-        subject,
-        from: { name: 'Ann', address: 'ann@outside.test' },
-        replyTo: [],
-        to: [{ name: null, address: address.address }],
-        cc: [],
-        bcc: [],
-        headers: [],
-        headersTruncated: false,
-        snippet: 'Where is my order?',
-        attachments: [],
-        size: 100,
-      },
-      authentication: {
-        spf: { result: 'none', domain: null },
-        dkim: [],
-        dmarc: null,
-        dmarcSkipped: null,
-        arc: { result: 'none', instance: 0 },
-        header: '',
-      } as never,
-      spam: { spam: false, reasons: [], score: null },
-      threadedBy: 'new',
-      normalisedSubject: subject.toLowerCase(),
-      receivedAt: new Date().toISOString(),
+const arrive = (subject: string) =>
+  fileMessage(
+    h,
+    ws.workspaceId,
+    {
+      addressId: address.id,
+      address: address.address,
+      domainId: address.domainId,
+      domain: 'assist.example.com',
     },
-    replyTo: null,
-  });
-  const actor = { workspaceId: ws.workspaceId, kind: 'system' as const, id: null };
-  await appendDecided(h.system.commands, actor, threadStream(ws.workspaceId, threadId), events, 'no_stream');
-  return { threadId, messageId };
-}
+    subject,
+  );
 
 t.test(
   'a run: turns and tool calls recorded as steps, a bad call told to the model, the thread labelled',
