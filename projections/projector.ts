@@ -1,6 +1,7 @@
-import type { ColumnType, Kysely } from 'kysely';
+import type { ColumnType, Kysely, RawBuilder } from 'kysely';
 import type { EventOfType, EventType } from '../domain/registry.ts';
 import type { DomainEvent } from '../domain/shared/events.ts';
+import type { EventInPlace } from '../infra/eventstore/port.ts';
 
 /** What commands/execute.ts writes beside every event: the workspace whose stream holds it, and who caused it. */
 export interface EventMetadata {
@@ -39,15 +40,27 @@ export type Appliers<DB, O> = { [T in keyof O]: T extends EventType ? Applier<DB
 type Handled<O> = Extract<keyof O, EventType>;
 
 /**
- * How a rebuild replays the log into fresh tables when the projector offers it: tables from
- * `ddl` (the projector's tables without their keys, and any scratch tables the load needs), every
- * event up to the live checkpoint passed to `load` once, in order, batch after batch, then
- * `finish` once before the projector's `indexes`. It leaves the tables exactly as `ddl` and
- * `applyBatch` would have; `applyBatch` takes over for the events after that.
+ * How a rebuild replays the log into fresh tables when the projector offers it and the store
+ * holds the log in the same database (`EventStore.eventsInPlace`): set-based SQL over the events
+ * where they lie, so none is read out, decoded and written back. Tables from `ddl` (the
+ * projector's tables without their keys, and any scratch tables the load needs); `prepare` once
+ * over each stretch of the log up to the live checkpoint, then `load` over each stretch, two
+ * stretches at a time; `keys` built beside the projector's `indexes`, then `finish`. It leaves the
+ * tables exactly as `ddl` and `applyBatch` would have; `applyBatch` takes over for the events
+ * after that. Statements name the tables unqualified (the scratch schema is first on the path).
  */
-export interface BulkLoad<DB = unknown, E extends ProjectedEvent = ProjectedEvent> {
+export interface BulkLoad {
+  /**
+   * The stored version of each event type the statements read. A log holding another version of
+   * one of them (an older shape, upcast on read) is replayed through `applyBatch` instead.
+   */
+  versions: Partial<Record<EventType, number>>;
   ddl(schema: string): string;
-  load(db: Kysely<DB>, events: E[]): Promise<void>;
+  /** What `load` needs of the whole log first (removals an add must know of, say). */
+  prepare?(events: RawBuilder<EventInPlace>): RawBuilder<unknown>;
+  load(events: RawBuilder<EventInPlace>): RawBuilder<unknown>;
+  /** Unique indexes the keys will use, built with `indexes`; statements as `indexes` has them. */
+  keys(schema: string): string;
   finish(schema: string): string;
 }
 
@@ -76,8 +89,8 @@ export interface ProjectorSpec<DB, O> extends Owned<DB> {
    * does at once (the same as its applier on each); other events apply alone, in their place.
    */
   onRun?: { [T in Handled<O>]?: (db: Kysely<DB>, events: Projected<T>[]) => Promise<void> };
-  /** Optional: a faster replay for rebuilds than `applyBatch` (a fresh one per rebuild). */
-  bulkLoad?(): BulkLoad<DB, Projected<Handled<O>>>;
+  /** Optional: a faster replay for rebuilds than `applyBatch`. */
+  bulkLoad?: BulkLoad;
 }
 
 /**
@@ -97,7 +110,7 @@ export interface Projector {
   apply(db: Kysely<unknown>, event: ProjectedEvent): Promise<void>;
   /** Events in order: the projector's `applyBatch` when it has one, else `apply` on each. */
   applyBatch(db: Kysely<unknown>, events: ProjectedEvent[]): Promise<void>;
-  bulkLoad?(): BulkLoad;
+  bulkLoad?: BulkLoad;
 }
 
 /**
@@ -140,7 +153,7 @@ export function defineProjector<DB>() {
           i = end;
         }
       },
-      bulkLoad: spec.bulkLoad as (() => BulkLoad) | undefined,
+      bulkLoad: spec.bulkLoad,
     };
   };
 }

@@ -1,3 +1,5 @@
+import type { RawBuilder } from 'kysely';
+
 /**
  * The event store port. Two adapters implement it (PostgreSQL, EventStoreDB) and one contract
  * suite (test/eventstore.contract.ts) holds both to it.
@@ -44,6 +46,15 @@ export class WrongExpectedRevision extends Error {
     super(`stream ${streamId}: expected revision ${expected}, actual ${actual}`);
     this.name = 'WrongExpectedRevision';
   }
+}
+
+/** A row of `EventStore.eventsInPlace`: an event as stored, before any upcast. */
+export interface EventInPlace {
+  position: string;
+  type: string;
+  version: number;
+  data: Record<string, unknown>;
+  metadata: Record<string, unknown>;
 }
 
 export interface ReadAllOptions {
@@ -103,6 +114,13 @@ export interface EventStore {
    * store without it is counted with `readAll` pages.
    */
   countAll?(options: Omit<ScanOptions, 'batchSize'>): Promise<number>;
+  /**
+   * Optional, for a store whose log is a table in the read models' own database: the events of
+   * some types in (after, until] as an SQL relation there (columns `position`, `type`, `version`,
+   * `data`, `metadata`), so a rebuild can replay them where they lie (a projector's `BulkLoad`)
+   * instead of reading them out and writing them back.
+   */
+  eventsInPlace?(options: Omit<ScanOptions, 'batchSize'>): RawBuilder<EventInPlace>;
   /** Position of the newest event a subscriber may see now (0 when the store is empty). */
   headPosition(): Promise<number>;
   subscribeToAll(options: SubscribeOptions): Subscription;

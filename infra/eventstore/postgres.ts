@@ -1,7 +1,9 @@
+import { sql, type RawBuilder } from 'kysely';
 import type pg from 'pg';
 import {
   WrongExpectedRevision,
   type AppendResult,
+  type EventInPlace,
   type EventStore,
   type EventToAppend,
   type ExpectedRevision,
@@ -199,6 +201,15 @@ export class PostgresEventStore implements EventStore {
   /** A rebuild's read, kept in its own file apart from the live subscription below. */
   scanAll(options: ScanOptions): AsyncIterable<RecordedEvent[]> {
     return scanEvents(this.pool, options);
+  }
+
+  /**
+   * No visibility test: `until` is a position readers have seen, and every position at or below
+   * the visible head is settled (postgres-schema.ts).
+   */
+  eventsInPlace(options: Omit<ScanOptions, 'batchSize'>): RawBuilder<EventInPlace> {
+    return sql<EventInPlace>`(SELECT position, type, version, data, metadata FROM es_events
+      WHERE position > ${options.after} AND position <= ${options.until} AND type = ANY(${[...options.types]}))`;
   }
 
   async countAll(options: Omit<ScanOptions, 'batchSize'>): Promise<number> {

@@ -17,11 +17,7 @@ type Db = Kysely<SuppressionsTables>;
 type Event = Projected<'SuppressionAdded' | 'SuppressionRemoved'>;
 
 // Rows travel as one JSON text: serialising that is several times cheaper than array literals.
-function insertAdds(
-  db: Db,
-  adds: Iterable<Projected<'SuppressionAdded'>>,
-  onConflict: 'ON CONFLICT (id) DO NOTHING' | '',
-) {
+function insertAdds(db: Db, adds: Iterable<Projected<'SuppressionAdded'>>) {
   const rows = [];
   for (const {
     metadata: { workspaceId },
@@ -30,54 +26,37 @@ function insertAdds(
     rows.push([workspaceId, d.suppressionId, d.email, d.reason, d.detail, d.removable, d.createdAt]);
   return sql`INSERT INTO suppressions (workspace_id, id, email, reason, detail, removable, created_at)
     SELECT r->>0, (r->>1)::uuid, r->>2, r->>3, r->>4, (r->>5)::boolean, (r->>6)::timestamptz
-    FROM jsonb_array_elements(${JSON.stringify(rows)}::jsonb) r ${sql.raw(onConflict)}`.execute(db);
+    FROM jsonb_array_elements(${JSON.stringify(rows)}::jsonb) r ON CONFLICT (id) DO NOTHING`.execute(db);
 }
 
 /**
- * A rebuild's replay without the primary key, which is built once at the end: the random ids
- * make keeping it row by row (and ON CONFLICT) cost more than everything else the load does.
- * Removals are kept in a scratch table and applied at the end, so nothing needs the key on the
- * way. This rests on what the domain guarantees (commands/suppressions: each add draws a new id):
- * an id is added once and never after its removal. Were it not so, the rebuild fails rather than
- * differ from the live table: the key refuses an id added twice, and `load` an add after removal.
+ * A rebuild's replay in SQL, without the primary key, which is built once at the end beside the
+ * other indexes: the random ids make keeping it row by row cost more than everything else the
+ * load does. Removals are gathered first, so each add is kept unless its own workspace removed
+ * its id later in the log: the rows applying every event in order leaves. It rests on what the
+ * domain guarantees (commands/suppressions: each add draws a new id): an id is added once. Were
+ * one added twice with no removal between, the key refuses the rebuild (the live table keeps the
+ * first add) rather than let it differ.
  */
-function bulkLoad(): BulkLoad<SuppressionsTables, Event> {
-  const removedIds = new Set<string>();
-  return {
-    ddl: (s) => `${table(s, 'NOT NULL')}
-      CREATE UNLOGGED TABLE ${s}.suppressions_removed (workspace_id text NOT NULL, id uuid NOT NULL);`,
-    async load(db, events) {
-      const adds = new Map<string, Projected<'SuppressionAdded'>>();
-      const removed: [workspaceId: string, id: string][] = [];
-      for (const e of events) {
-        const id = e.data.suppressionId;
-        if (e.type === 'SuppressionAdded') {
-          if (removedIds.has(id))
-            throw new Error(
-              `suppression ${id} is added again after its removal: the bulk replay cannot tell the order`,
-            );
-          if (!adds.has(id)) adds.set(id, e);
-        } else if (e.type === 'SuppressionRemoved') {
-          // An add earlier in this batch never reaches the table; the removal is still recorded,
-          // for a row of that id from an earlier batch.
-          if (adds.get(id)?.metadata.workspaceId === e.metadata.workspaceId) adds.delete(id);
-          removedIds.add(id);
-          removed.push([e.metadata.workspaceId, id]);
-        }
-      }
-      if (removed.length > 0) {
-        await sql`INSERT INTO suppressions_removed SELECT r->>0, (r->>1)::uuid FROM jsonb_array_elements(${JSON.stringify(removed)}::jsonb) r`.execute(
-          db,
-        );
-      }
-      if (adds.size > 0) await insertAdds(db, adds.values(), '');
-    },
-    finish: (s) => `
-      DELETE FROM ${s}.suppressions t USING ${s}.suppressions_removed r WHERE t.workspace_id = r.workspace_id AND t.id = r.id;
-      DROP TABLE ${s}.suppressions_removed;
-      ALTER TABLE ${s}.suppressions ADD PRIMARY KEY (id);`,
-  };
-}
+const bulkLoad: BulkLoad = {
+  versions: { SuppressionAdded: 1, SuppressionRemoved: 1 },
+  ddl: (s) => `${table(s, 'NOT NULL')}
+    CREATE UNLOGGED TABLE ${s}.suppressions_removed (workspace_id text NOT NULL, id uuid NOT NULL, position bigint NOT NULL);`,
+  prepare: (events) => sql`INSERT INTO suppressions_removed
+    SELECT e.metadata->>'workspaceId', (e.data->>'suppressionId')::uuid, e.position
+    FROM ${events} e WHERE e.type = 'SuppressionRemoved'`,
+  load: (events) => sql`INSERT INTO suppressions (workspace_id, id, email, reason, detail, removable, created_at)
+    SELECT e.metadata->>'workspaceId', (e.data->>'suppressionId')::uuid, e.data->>'email', e.data->>'reason',
+           e.data->>'detail', (e.data->>'removable')::boolean, (e.data->>'createdAt')::timestamptz
+    FROM ${events} e
+    WHERE e.type = 'SuppressionAdded'
+      AND NOT EXISTS (SELECT 1 FROM suppressions_removed r
+        WHERE r.id = (e.data->>'suppressionId')::uuid AND r.workspace_id = e.metadata->>'workspaceId' AND r.position > e.position)`,
+  keys: (s) => `CREATE UNIQUE INDEX suppressions_pkey ON ${s}.suppressions (id);`,
+  finish: (s) => `
+    ALTER TABLE ${s}.suppressions ADD CONSTRAINT suppressions_pkey PRIMARY KEY USING INDEX suppressions_pkey;
+    DROP TABLE ${s}.suppressions_removed;`,
+};
 
 /**
  * The workspace's suppression list. The newest-first index serves the keyset pages; the trigram
@@ -134,7 +113,7 @@ async function applyBatch(db: Db, events: Event[]): Promise<void> {
       await sql`DELETE FROM suppressions s USING jsonb_array_elements(${JSON.stringify(removed)}::jsonb) r
         WHERE s.workspace_id = r->>0 AND s.id = (r->>1)::uuid`.execute(db);
     }
-    if (adds.size > 0) await insertAdds(db, adds.values(), 'ON CONFLICT (id) DO NOTHING');
+    if (adds.size > 0) await insertAdds(db, adds.values());
     adds = new Map();
     removed = [];
   };
