@@ -95,6 +95,7 @@ const TABLE = {
   audience_not_found: [404, 'No such audience in this workspace; `param` names the id.'],
   task_not_found: [404, 'No such task in this workspace.'],
   task_run_not_found: [404, 'No such run of this task.'],
+  task_approval_not_found: [404, 'No such approval of this task.'],
   revoked: [409, 'The key was revoked while the request was in flight.'],
   expired: [
     409,
@@ -328,6 +329,8 @@ const TABLE = {
   ],
   image_not_stored: [502, 'The image could not be stored; nothing was kept. Retry unchanged.'],
   task_run_limit_reached: [409, "The task's runs of today reached its `maxRunsPerDay`; runs start again at 00:00 UTC."],
+  task_approval_decided: [409, 'The approval was already approved or denied; the first decision stands.'],
+  task_run_finished: [409, 'The run has already finished; nothing waits for this approval.'],
   already_running: [
     409,
     'One is under way already (a provider import or an export of the workspace, a mailbox import into the address); wait for it to end or cancel it.',

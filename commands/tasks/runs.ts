@@ -1,6 +1,8 @@
 import {
+  decideApproval,
   decideFailRun,
   decideFinishToolCall,
+  decideRequestApproval,
   decideStartRun,
   decideStartToolCall,
   decideSucceedRun,
@@ -8,6 +10,7 @@ import {
 } from '../../domain/task-runs/decide.ts';
 import { type RunError, type TaskRunStepEvent, taskRunStream } from '../../domain/task-runs/events.ts';
 import { taskRunAggregate, type RunToolCall, type TaskRunState } from '../../domain/task-runs/state.ts';
+import { digestId } from '../../domain/shared/ids.ts';
 import { decideRunEnded } from '../../domain/tasks/decide.ts';
 import { tasksStream } from '../../domain/tasks/events.ts';
 import { tasksAggregate } from '../../domain/tasks/state.ts';
@@ -52,6 +55,21 @@ export const finishToolCall = (
   run: RunRef,
   outcome: { callId: string; write: boolean; result: string | null; error: RunError | null },
 ) => onRun(ctx, actor, run, (s, ref) => decideFinishToolCall(s, { ...ref, ...outcome }));
+
+/** The call waits for a person; its approval's id is a digest of run and call (asked once). */
+export const requestApproval = (ctx: CommandContext, actor: Actor, run: RunRef, callId: string) =>
+  onRun(ctx, actor, run, (s, ref) =>
+    decideRequestApproval(s, { ...ref, callId, approvalId: digestId('taskApproval', `${run.runId} ${callId}`) }),
+  );
+
+/** A person's decision on a waiting call (409 `task_approval_decided`, `task_run_finished`; 404). */
+export const decideTaskApproval = (
+  ctx: CommandContext,
+  actor: Actor,
+  run: RunRef,
+  approvalId: string,
+  decision: 'approved' | 'denied',
+) => onRun(ctx, actor, run, (s, ref) => decideApproval(s, { ...ref, approvalId, decision }));
 
 export const succeedRun = (ctx: CommandContext, actor: Actor, run: RunRef, summary: string | null) =>
   onRun(ctx, actor, run, (s, ref) => decideSucceedRun(s, { ...ref, summary }));

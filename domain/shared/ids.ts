@@ -88,6 +88,8 @@ export const ID_KINDS = {
   scheduledTaskRun: { prefix: 'trn_', body: 'hex24', from: 'digest' },
   /** A run started by arriving mail: a digest of task and message, so a message starts a task once. */
   mailTaskRun: { prefix: 'trn_', body: 'hex24', from: 'digest' },
+  /** A call of a task's run waiting for a person: a digest of run and call, so a call asks once. */
+  taskApproval: { prefix: 'tap_', body: 'hex24', from: 'digest' },
 } as const satisfies Record<string, { prefix: string; body: Body; from: 'random' | 'digest' }>;
 
 export type IdKind = keyof typeof ID_KINDS;

@@ -1,6 +1,6 @@
 import { fail } from '../shared/errors.ts';
 import type { RunError, TaskRunStepEvent } from './events.ts';
-import { isFinished, type RunToolCall, type TaskRunState } from './state.ts';
+import { approvalOf, isFinished, type RunToolCall, type TaskRunState } from './state.ts';
 
 interface RunRef {
   runId: string;
@@ -10,7 +10,7 @@ interface RunRef {
 
 const running = (state: TaskRunState) => {
   if (isFinished(state)) fail('task_run_finished', 'The run has already finished.');
-  if (state.status !== 'running') fail('task_run_not_started', 'The run has not started.');
+  if (state.status === 'queued') fail('task_run_not_started', 'The run has not started.');
 };
 
 /** A queued run starts once; a started or finished one decides nothing. */
@@ -56,6 +56,56 @@ function openCall(state: TaskRunState, callId: string): RunToolCall {
   if (turn.started.has(callId) || turn.results.has(callId))
     fail('task_run_step_taken', 'The call was already made or is being made.');
   return call;
+}
+
+/** A call waits for a person (the task's autonomy): asked once per call. */
+export function decideRequestApproval(
+  state: TaskRunState,
+  cmd: RunRef & { callId: string; approvalId: string },
+): TaskRunStepEvent[] {
+  const call = openCall(state, cmd.callId);
+  if (approvalOf(state, cmd.callId)) return [];
+  return [
+    {
+      type: 'TaskRunApprovalRequested',
+      data: {
+        runId: cmd.runId,
+        taskId: cmd.taskId,
+        approvalId: cmd.approvalId,
+        callId: call.id,
+        name: call.name,
+        arguments: call.arguments,
+        requestedAt: cmd.now,
+      },
+    },
+  ];
+}
+
+/**
+ * A person approves or denies a waiting call: once (409 `task_approval_decided`), while the run
+ * goes on (409 `task_run_finished`); an approval the run never asked for is 404.
+ */
+export function decideApproval(
+  state: TaskRunState,
+  cmd: RunRef & { approvalId: string; decision: 'approved' | 'denied' },
+): TaskRunStepEvent[] {
+  const approval = state.approvals.get(cmd.approvalId);
+  if (!approval) fail('task_approval_not_found', 'No such approval of this task.', 'approvalId');
+  if (approval.status !== 'pending') fail('task_approval_decided', `The call was already ${approval.status}.`);
+  if (isFinished(state)) fail('task_run_finished', 'The run has already finished; nothing waits for this approval.');
+  return [
+    {
+      type: 'TaskRunApprovalDecided',
+      data: {
+        runId: cmd.runId,
+        taskId: cmd.taskId,
+        approvalId: cmd.approvalId,
+        callId: approval.callId,
+        decision: cmd.decision,
+        decidedAt: cmd.now,
+      },
+    },
+  ];
 }
 
 /** A write is about to be made: once, by one process. */

@@ -76,6 +76,35 @@ export const TaskRunToolCallFinished = defineEvent(
   }),
 );
 
+/**
+ * A call the task's autonomy does not let the assistant make alone waits for a person: the run
+ * waits (`waiting`) until it is approved or denied.
+ */
+export const TaskRunApprovalRequested = defineEvent(
+  'TaskRunApprovalRequested',
+  z.object({
+    runId: z.string(),
+    taskId: z.string(),
+    approvalId: z.string(),
+    callId: z.string(),
+    name: z.string(),
+    arguments: z.string(),
+    requestedAt: z.string(),
+  }),
+);
+
+export const TaskRunApprovalDecided = defineEvent(
+  'TaskRunApprovalDecided',
+  z.object({
+    runId: z.string(),
+    taskId: z.string(),
+    approvalId: z.string(),
+    callId: z.string(),
+    decision: z.enum(['approved', 'denied']),
+    decidedAt: z.string(),
+  }),
+);
+
 export const TaskRunSucceeded = defineEvent(
   'TaskRunSucceeded',
   z.object({ runId: z.string(), taskId: z.string(), summary: z.string().nullable(), finishedAt: z.string() }),
@@ -91,6 +120,8 @@ export const taskRunEvents = [
   TaskRunTurnTaken,
   TaskRunToolCallStarted,
   TaskRunToolCallFinished,
+  TaskRunApprovalRequested,
+  TaskRunApprovalDecided,
   TaskRunSucceeded,
   TaskRunFailed,
 ];
@@ -99,6 +130,8 @@ export type TaskRunStepEvent =
   | EventOf<typeof TaskRunTurnTaken>
   | EventOf<typeof TaskRunToolCallStarted>
   | EventOf<typeof TaskRunToolCallFinished>
+  | EventOf<typeof TaskRunApprovalRequested>
+  | EventOf<typeof TaskRunApprovalDecided>
   | EventOf<typeof TaskRunSucceeded>
   | EventOf<typeof TaskRunFailed>;
 

@@ -16,16 +16,25 @@ export interface RunTurn {
   started: ReadonlySet<string>;
 }
 
+export interface RunApproval {
+  approvalId: string;
+  callId: string;
+  status: 'pending' | 'approved' | 'denied';
+}
+
 export interface TaskRunState {
-  status: 'queued' | 'running' | 'succeeded' | 'failed';
+  /** `waiting`: a call waits for a person's approval. */
+  status: 'queued' | 'running' | 'waiting' | 'succeeded' | 'failed';
   /** The steps taken (turns and tool calls): the next is numbered `steps + 1`. */
   steps: number;
   turns: RunTurn[];
+  /** By approval id. */
+  approvals: ReadonlyMap<string, RunApproval>;
   error: RunError | null;
 }
 
 export const taskRunAggregate = {
-  initialState: { status: 'queued', steps: 0, turns: [], error: null } as TaskRunState,
+  initialState: { status: 'queued', steps: 0, turns: [], approvals: new Map(), error: null } as TaskRunState,
   evolve(state: TaskRunState, event: TaskRunStepEvent): TaskRunState {
     switch (event.type) {
       case 'TaskRunStarted':
@@ -48,6 +57,20 @@ export const taskRunAggregate = {
           steps: event.data.step,
         };
       }
+      case 'TaskRunApprovalRequested': {
+        const { approvalId, callId } = event.data;
+        const approvals = new Map([
+          ...state.approvals,
+          [approvalId, { approvalId, callId, status: 'pending' as const }],
+        ]);
+        return { ...state, status: isFinished(state) ? state.status : 'waiting', approvals };
+      }
+      case 'TaskRunApprovalDecided': {
+        const { approvalId, callId, decision } = event.data;
+        const approvals = new Map([...state.approvals, [approvalId, { approvalId, callId, status: decision }]]);
+        const waiting = [...approvals.values()].some((a) => a.status === 'pending');
+        return { ...state, status: isFinished(state) ? state.status : waiting ? 'waiting' : 'running', approvals };
+      }
       case 'TaskRunSucceeded':
         return { ...state, status: 'succeeded' };
       case 'TaskRunFailed':
@@ -62,4 +85,9 @@ function withLastTurn(state: TaskRunState, change: (turn: RunTurn) => RunTurn): 
   return { ...state, turns: [...state.turns.slice(0, -1), change(last)] };
 }
 
-export const isFinished = (state: TaskRunState) => state.status === 'succeeded' || state.status === 'failed';
+export const isFinished = (state: Pick<TaskRunState, 'status'>) =>
+  state.status === 'succeeded' || state.status === 'failed';
+
+/** The approval asked for a call, if any. */
+export const approvalOf = (state: TaskRunState, callId: string): RunApproval | undefined =>
+  [...state.approvals.values()].find((a) => a.callId === callId);

@@ -1,14 +1,16 @@
+import { sql } from 'kysely';
 import { defineReactor } from '../../projections/projector.ts';
 import type { TaskRunWorkTables } from './tables.ts';
 
 /**
  * The scheduling half of task runs: a queued run is due at once; the runner (runner.ts) works it
- * to its end and marks it done. Never rebuilt: the rows are the state of work done (a replay
+ * to its end and marks it done. A run waiting for a person's approval is put aside (due never);
+ * the decision makes it due again. Never rebuilt: the rows are the state of work done (a replay
  * would run every run again).
  */
 export const taskRunWork = defineReactor<TaskRunWorkTables>()({
   name: 'task_run_work',
-  version: 1,
+  version: 2,
   tables: ['task_run_work'],
   ddl: (s) => `
     CREATE TABLE IF NOT EXISTS ${s}.task_run_work (
@@ -24,8 +26,9 @@ export const taskRunWork = defineReactor<TaskRunWorkTables>()({
       seq integer NOT NULL DEFAULT 0
     );
     CREATE INDEX IF NOT EXISTS task_run_work_due ON ${s}.task_run_work (due_at) WHERE NOT done;`,
-  reactsTo: ['TaskRunQueued'],
+  reactsTo: ['TaskRunQueued', 'TaskRunApprovalDecided'],
   react: async (db, events) => {
+    const decided = events.flatMap((e) => (e.type === 'TaskRunApprovalDecided' ? [e.data.runId] : []));
     const rows = events.flatMap((event) =>
       event.type === 'TaskRunQueued'
         ? [
@@ -46,6 +49,15 @@ export const taskRunWork = defineReactor<TaskRunWorkTables>()({
         .insertInto('task_run_work')
         .values(rows)
         .onConflict((oc) => oc.column('id').doNothing())
+        .execute();
+    // Only a run put aside: one a job holds learns of the decision from its stream.
+    if (decided.length > 0)
+      await db
+        .updateTable('task_run_work')
+        .set({ due_at: sql`now()`, enqueued_at: null })
+        .where('id', 'in', decided)
+        .where('done', '=', false)
+        .where(sql<boolean>`due_at = 'infinity'`)
         .execute();
   },
 });

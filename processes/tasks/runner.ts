@@ -6,6 +6,7 @@ import {
   finishToolCall,
   loadRun,
   recordRunEnded,
+  requestApproval,
   type RunRef,
   startRun,
   startToolCall,
@@ -14,12 +15,12 @@ import {
 } from '../../commands/tasks/runs.ts';
 import { DomainError } from '../../domain/shared/errors.ts';
 import type { RunError, RunFailure } from '../../domain/task-runs/events.ts';
-import { isFinished, type RunToolCall, type TaskRunState } from '../../domain/task-runs/state.ts';
+import { approvalOf, isFinished, type RunToolCall, type TaskRunState } from '../../domain/task-runs/state.ts';
 import type { RUN_SOURCES, RunSettings } from '../../domain/tasks/events.ts';
 import { AiUnavailable, type ConversationMessage } from '../../infra/ai/port.ts';
 import type { Delivery as Job, JobOutcome, WorkQueue } from '../../infra/bus/port.ts';
 import { type DueWakeups, type DueWork, type RunStep, runStepWork } from '../due-work.ts';
-import { callTool, definitionsOf, isWrite, type TaskToolReads, toolsOf } from './tools.ts';
+import { callTool, definitionsOf, effectOf, needsApproval, parseCall, type TaskToolReads, toolsOf } from './tools.ts';
 
 export interface TaskRunnerOptions {
   /** The bus queue of runs; one per database (jobs name rows of it). */
@@ -113,16 +114,36 @@ export class TaskRunner {
     );
     const row = rows[0];
     if (!row) return { ack: true };
+    let outcome: 'ended' | 'waiting';
     try {
-      await this.drive(row);
+      outcome = await this.drive(row);
     } catch (error) {
       if (error instanceof RunTakenOver) return { ack: true };
       if (error instanceof DomainError && ['task_run_step_taken', 'task_run_finished'].includes(error.code))
         return { ack: true };
       throw error;
     }
-    await this.deps.pool.query('UPDATE task_run_work SET done = true WHERE id = $1 AND seq = $2', [row.id, row.seq]);
+    if (outcome === 'ended')
+      await this.deps.pool.query('UPDATE task_run_work SET done = true WHERE id = $1 AND seq = $2', [row.id, row.seq]);
+    else await this.park(row);
     return { ack: true };
+  }
+
+  /**
+   * The run waits for a person: its row is due never (a decision makes it due again, run-work.ts).
+   * A decision recorded before the row was put aside has found nothing to wake: looked for here.
+   */
+  private async park(row: Row): Promise<void> {
+    await this.deps.pool.query(
+      `UPDATE task_run_work SET due_at = 'infinity', enqueued_at = NULL WHERE id = $1 AND seq = $2 AND NOT done`,
+      [row.id, row.seq],
+    );
+    const state = await loadRun(this.deps.commands, row.workspace_id, row.id);
+    if (state.status !== 'waiting')
+      await this.deps.pool.query(
+        `UPDATE task_run_work SET due_at = now() WHERE id = $1 AND due_at = 'infinity' AND NOT done`,
+        [row.id],
+      );
   }
 
   /** This job still holds the run: it says so (the dispatcher leaves the row alone), or stops. */
@@ -134,7 +155,7 @@ export class TaskRunner {
     if (!rowCount) throw new RunTakenOver();
   }
 
-  private async drive(row: Row): Promise<void> {
+  private async drive(row: Row): Promise<'ended' | 'waiting'> {
     const { commands } = this.deps;
     const actor: Actor = { workspaceId: row.workspace_id, kind: 'system', id: row.id };
     const ref: RunRef = { runId: row.id, taskId: row.task_id };
@@ -145,7 +166,10 @@ export class TaskRunner {
     await startRun(commands, actor, ref);
     for (;;) {
       const state = await loadRun(commands, row.workspace_id, row.id);
-      if (isFinished(state)) return this.ended(actor, ref, state);
+      if (isFinished(state)) {
+        await this.ended(actor, ref, state);
+        return 'ended';
+      }
       await this.alive(row);
       const last = state.turns.at(-1);
       if (last && last.toolCalls.length === 0) {
@@ -170,12 +194,31 @@ export class TaskRunner {
           );
           continue;
         }
+        const effect = effectOf(tools, call.name);
+        // A malformed call is told to the model at once: no person is asked to approve it.
+        if (needsApproval(row.settings.autonomy, effect) && !('error' in parseCall(tools, call))) {
+          const approval = approvalOf(state, call.id);
+          if (!approval) {
+            await requestApproval(commands, actor, ref, call.id);
+            continue;
+          }
+          if (approval.status === 'pending') return 'waiting';
+          if (approval.status === 'denied') {
+            await finishToolCall(commands, actor, ref, {
+              callId: call.id,
+              write: false,
+              result: null,
+              error: { code: 'approval_denied', message: 'A person denied this call; it was not made.' },
+            });
+            continue;
+          }
+        }
         const authority = await this.deps.reads.authority(row.workspace_id, row.settings.owner);
         if (authority === null) {
           await fail('owner_unavailable', 'The credential that created the task is revoked, expired or removed.');
           continue;
         }
-        const write = isWrite(tools, call.name);
+        const write = effect !== 'read';
         if (write) await startToolCall(commands, actor, ref, call.id);
         const outcome = await callTool(
           {

@@ -6,7 +6,7 @@ import { checkDraft } from '../../domain/drafts/rules.ts';
 import { DomainError, fail } from '../../domain/shared/errors.ts';
 import type { Permission } from '../../domain/shared/permissions.ts';
 import type { RunError } from '../../domain/task-runs/events.ts';
-import type { TaskOwner, Toolkit } from '../../domain/tasks/events.ts';
+import type { AUTONOMIES, TaskOwner, Toolkit } from '../../domain/tasks/events.ts';
 import { SETTABLE_LABELS } from '../../domain/threads/events.ts';
 import type { ToolDefinition } from '../../infra/ai/port.ts';
 
@@ -57,13 +57,31 @@ export interface ToolContext {
   workspaceId: string;
 }
 
+type Autonomy = (typeof AUTONOMIES)[number];
+
+export type Effect = 'read' | 'organize' | 'send';
+
+/**
+ * Whether the task's autonomy lets the assistant make a call of this effect alone: `ask` makes
+ * every write wait for a person, `organize` lets it label, file and draft, `reply` also send.
+ */
+export function needsApproval(autonomy: Autonomy, effect: Effect): boolean {
+  if (effect === 'read') return false;
+  if (autonomy === 'ask') return true;
+  return effect === 'send' && autonomy !== 'reply';
+}
+
 interface Tool<A> {
   name: string;
   description: string;
   /** `mail`: every task has it (the scopes every task is created with); else the toolkit that offers it. */
   toolkit: Toolkit | 'mail';
-  /** A write is recorded as started before it is made, and never made twice. */
-  write: boolean;
+  /**
+   * What it does, for the task's autonomy: a `read` changes nothing; an `organize` write labels,
+   * files or drafts (nothing leaves the workspace); a `send` write sends mail. A write is recorded
+   * as started before it is made, and never made twice.
+   */
+  effect: Effect;
   scopes: readonly Permission[];
   args: z.ZodType<A>;
   run(ctx: ToolContext, args: A): Promise<unknown>;
@@ -88,7 +106,7 @@ const TOOLS: Tool<unknown>[] = [
     name: 'list_threads',
     description: 'Lists the workspace’s mail threads, latest activity first.',
     toolkit: 'mail',
-    write: false,
+    effect: 'read',
     scopes: ['threads:read'],
     args: z.strictObject({
       label: z
@@ -105,7 +123,7 @@ const TOOLS: Tool<unknown>[] = [
     name: 'read_thread',
     description: 'Reads one thread: its labels and its messages (sender, recipients, subject, date, snippet).',
     toolkit: 'mail',
-    write: false,
+    effect: 'read',
     scopes: ['threads:read'],
     args: z.strictObject({ threadId: id('thr_') }),
     run: async (ctx, a) => {
@@ -117,7 +135,7 @@ const TOOLS: Tool<unknown>[] = [
     name: 'list_labels',
     description: 'Lists the custom labels (id and name) of the workspace’s mailboxes, or of one.',
     toolkit: 'mail',
-    write: false,
+    effect: 'read',
     scopes: ['threads:read'],
     args: z.strictObject({ mailbox: z.string().max(320).optional().describe('An address of the workspace.') }),
     run: async (ctx, a) => ({ labels: await ctx.reads.labels(ctx.workspaceId, a.mailbox?.toLowerCase()) }),
@@ -126,7 +144,7 @@ const TOOLS: Tool<unknown>[] = [
     name: 'label_thread',
     description: 'Puts custom labels (ids of the thread’s mailbox, `lbl_…`) on a thread or takes them off.',
     toolkit: 'mail',
-    write: true,
+    effect: 'organize',
     scopes: ['threads:write', 'labels:write'],
     args: z
       .strictObject({
@@ -149,10 +167,30 @@ const TOOLS: Tool<unknown>[] = [
     },
   }),
   tool({
+    name: 'file_thread',
+    description: 'Files a thread under a system label: `inbox`, `archive`, `spam` or `trash`.',
+    toolkit: 'mail',
+    effect: 'organize',
+    scopes: ['threads:write'],
+    args: z.strictObject({ threadId: id('thr_'), label: z.enum(SETTABLE_LABELS) }),
+    run: async (ctx, a) => {
+      const thread = await threadOf(ctx, a.threadId);
+      await updateThread(
+        ctx.commands,
+        ctx.actor,
+        { id: thread.id, addressId: thread.addressId, domainId: thread.domainId },
+        { label: a.label },
+        new Date().toISOString(),
+      );
+      const after = await threadOf(ctx, a.threadId);
+      return { threadId: after.id, labels: after.labels };
+    },
+  }),
+  tool({
     name: 'create_draft',
     description: 'Saves a draft (not sent) from an address of the workspace; a reply names the message it answers.',
     toolkit: 'drafts',
-    write: true,
+    effect: 'organize',
     scopes: ['drafts:write'],
     args: z.strictObject({
       from: z.string().max(998).describe('An address of the workspace.'),
@@ -193,7 +231,7 @@ const TOOLS: Tool<unknown>[] = [
     name: 'find_contacts',
     description: 'Finds contacts by words of their address or name (all, most recently seen first, without words).',
     toolkit: 'contacts',
-    write: false,
+    effect: 'read',
     scopes: ['contacts:read'],
     args: z.strictObject({ q: z.string().max(200).optional(), limit }),
     run: async (ctx, a) => ({ contacts: await ctx.reads.contacts(ctx.workspaceId, a.q, a.limit) }),
@@ -202,7 +240,7 @@ const TOOLS: Tool<unknown>[] = [
     name: 'read_contact',
     description: 'Reads one contact by email address: name, notes, attributes, when last seen.',
     toolkit: 'contacts',
-    write: false,
+    effect: 'read',
     scopes: ['contacts:read'],
     args: z.strictObject({ email: z.string().max(320) }),
     run: async (ctx, a) =>
@@ -224,8 +262,9 @@ export function definitionsOf(tools: readonly Tool<unknown>[]): ToolDefinition[]
   }));
 }
 
-export const isWrite = (tools: readonly Tool<unknown>[], name: string) =>
-  tools.find((t) => t.name === name)?.write === true;
+/** A tool's effect; an unknown tool reads (its call fails without doing anything). */
+export const effectOf = (tools: readonly Tool<unknown>[], name: string): Effect =>
+  tools.find((t) => t.name === name)?.effect ?? 'read';
 
 /** Tool output past this is cut: the model is told it was. */
 const RESULT_MAX = 20_000;
@@ -241,25 +280,14 @@ export async function callTool(
   tools: readonly Tool<unknown>[],
   call: { name: string; arguments: string },
 ): Promise<{ result: string | null; error: RunError | null }> {
-  const t = tools.find((x) => x.name === call.name);
-  if (!t) return refused('unknown_tool', `No tool is named ${JSON.stringify(call.name)} in this run.`);
-  let raw: unknown;
-  try {
-    raw = call.arguments.trim() === '' ? {} : JSON.parse(call.arguments);
-  } catch {
-    return refused('invalid_arguments', 'The arguments are not JSON.');
-  }
-  const parsed = t.args.safeParse(raw);
-  if (!parsed.success)
-    return refused(
-      'invalid_arguments',
-      parsed.error.issues.map((i) => `${i.path.join('.') || '(arguments)'}: ${i.message}`).join('; '),
-    );
+  const parsed = parseCall(tools, call);
+  if ('error' in parsed) return { result: null, error: parsed.error };
+  const { tool: t, args } = parsed;
   const lacking = t.scopes.filter((s) => !ctx.authority.includes(s));
   if (lacking.length > 0)
     return refused('insufficient_authority', `The task’s creator no longer holds ${lacking.join(', ')}.`);
   try {
-    const out = JSON.stringify(await t.run(ctx, parsed.data));
+    const out = JSON.stringify(await t.run(ctx, args));
     return {
       result: out.length > RESULT_MAX ? `${out.slice(0, RESULT_MAX)}… (cut at ${RESULT_MAX} characters)` : out,
       error: null,
@@ -271,3 +299,28 @@ export async function callTool(
 }
 
 const refused = (code: string, message: string) => ({ result: null, error: { code, message } });
+
+/** The call's tool and its arguments validated, or why the call cannot be made (told to the model). */
+export function parseCall(
+  tools: readonly Tool<unknown>[],
+  call: { name: string; arguments: string },
+): { tool: Tool<unknown>; args: unknown } | { error: RunError } {
+  const t = tools.find((x) => x.name === call.name);
+  if (!t)
+    return { error: { code: 'unknown_tool', message: `No tool is named ${JSON.stringify(call.name)} in this run.` } };
+  let raw: unknown;
+  try {
+    raw = call.arguments.trim() === '' ? {} : JSON.parse(call.arguments);
+  } catch {
+    return { error: { code: 'invalid_arguments', message: 'The arguments are not JSON.' } };
+  }
+  const parsed = t.args.safeParse(raw);
+  if (!parsed.success)
+    return {
+      error: {
+        code: 'invalid_arguments',
+        message: parsed.error.issues.map((i) => `${i.path.join('.') || '(arguments)'}: ${i.message}`).join('; '),
+      },
+    };
+  return { tool: t, args: parsed.data };
+}

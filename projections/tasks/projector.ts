@@ -8,8 +8,8 @@ import type { TasksTables } from './tables.ts';
  */
 export const tasksProjector = defineProjector<TasksTables>()({
   name: 'tasks',
-  version: 3,
-  tables: ['tasks', 'task_runs', 'task_run_steps'],
+  version: 4,
+  tables: ['tasks', 'task_runs', 'task_run_steps', 'task_approvals'],
   ddl: (s) => `
     CREATE TABLE IF NOT EXISTS ${s}.tasks (
       id text PRIMARY KEY,
@@ -68,10 +68,23 @@ export const tasksProjector = defineProjector<TasksTables>()({
       actions integer NOT NULL DEFAULT 0,
       at timestamptz NOT NULL,
       PRIMARY KEY (run_id, step)
+    );
+    CREATE TABLE IF NOT EXISTS ${s}.task_approvals (
+      id text PRIMARY KEY,
+      workspace_id text NOT NULL,
+      task_id text NOT NULL,
+      run_id text NOT NULL,
+      call_id text NOT NULL,
+      tool text NOT NULL,
+      arguments text NOT NULL,
+      status text NOT NULL,
+      requested_at timestamptz NOT NULL,
+      decided_at timestamptz
     );`,
   indexes: (s) => `
     CREATE INDEX IF NOT EXISTS tasks_changed ON ${s}.tasks (workspace_id, updated_at DESC, id DESC);
-    CREATE INDEX IF NOT EXISTS task_runs_newest ON ${s}.task_runs (workspace_id, task_id, queued_at DESC, id DESC);`,
+    CREATE INDEX IF NOT EXISTS task_runs_newest ON ${s}.task_runs (workspace_id, task_id, queued_at DESC, id DESC);
+    CREATE INDEX IF NOT EXISTS task_approvals_newest ON ${s}.task_approvals (workspace_id, task_id, requested_at DESC, id DESC);`,
   on: {
     TaskCreated: async (db, { metadata: { workspaceId }, data: d }) => {
       await sql`INSERT INTO tasks (id, workspace_id, name, instruction, trigger, autonomy, toolkits, model, notify,
@@ -128,6 +141,30 @@ export const tasksProjector = defineProjector<TasksTables>()({
             ${d.error === null ? null : JSON.stringify(d.error)}, ${d.at})
           ON CONFLICT DO NOTHING RETURNING step)
         UPDATE task_runs SET steps = ${d.step} WHERE id = ${d.runId} AND EXISTS (SELECT 1 FROM step)`.execute(db);
+    },
+    TaskRunApprovalRequested: async (db, { metadata: { workspaceId }, data: d }) => {
+      await sql`WITH asked AS (
+          INSERT INTO task_approvals (id, workspace_id, task_id, run_id, call_id, tool, arguments, status, requested_at)
+          VALUES (${d.approvalId}, ${workspaceId}, ${d.taskId}, ${d.runId}, ${d.callId}, ${d.name}, ${d.arguments},
+            'pending', ${d.requestedAt})
+          ON CONFLICT (id) DO NOTHING RETURNING id),
+        run AS (UPDATE task_runs SET status = 'waiting' WHERE id = ${d.runId} AND EXISTS (SELECT 1 FROM asked))
+        UPDATE tasks SET pending_approvals = pending_approvals + 1,
+          last_run_status = CASE WHEN last_run_id = ${d.runId} THEN 'waiting' ELSE last_run_status END
+        WHERE id = ${d.taskId} AND EXISTS (SELECT 1 FROM asked)`.execute(db);
+    },
+    TaskRunApprovalDecided: async (db, { data: d }) => {
+      await sql`WITH decided AS (
+          UPDATE task_approvals SET status = ${d.decision}, decided_at = ${d.decidedAt}
+          WHERE id = ${d.approvalId} AND status = 'pending' RETURNING id),
+        still AS (SELECT EXISTS (SELECT 1 FROM task_approvals
+          WHERE run_id = ${d.runId} AND status = 'pending' AND id <> ${d.approvalId}) AS waiting),
+        run AS (UPDATE task_runs SET status = CASE WHEN (SELECT waiting FROM still) THEN 'waiting' ELSE 'running' END
+          WHERE id = ${d.runId} AND status = 'waiting' AND EXISTS (SELECT 1 FROM decided))
+        UPDATE tasks SET pending_approvals = greatest(pending_approvals - 1, 0),
+          last_run_status = CASE WHEN last_run_id = ${d.runId} AND last_run_status = 'waiting'
+            THEN CASE WHEN (SELECT waiting FROM still) THEN 'waiting' ELSE 'running' END ELSE last_run_status END
+        WHERE id = ${d.taskId} AND EXISTS (SELECT 1 FROM decided)`.execute(db);
     },
     TaskRunSucceeded: async (db, { data: d }) => {
       await runStatus(db, d.runId, 'succeeded', sql`finished_at = ${d.finishedAt}, summary = ${d.summary}`);

@@ -7,6 +7,7 @@ type Db = Kysely<ReadModels>;
 export type TaskRow = Selectable<TasksTables['tasks']>;
 export type TaskRunRow = Selectable<TasksTables['task_runs']>;
 export type TaskRunStepRow = Selectable<TasksTables['task_run_steps']>;
+export type TaskApprovalRow = Selectable<TasksTables['task_approvals']>;
 
 export async function findTask(db: Db, workspaceId: string, id: string): Promise<TaskRow | undefined> {
   return db
@@ -74,4 +75,30 @@ export async function listTaskRunSteps(
     .orderBy('step')
     .limit(limit + 1)
     .execute();
+}
+
+export async function findTaskApproval(db: Db, workspaceId: string, id: string): Promise<TaskApprovalRow | undefined> {
+  return db
+    .selectFrom('task_approvals')
+    .selectAll()
+    .where('workspace_id', '=', workspaceId)
+    .where('id', '=', id)
+    .executeTakeFirst();
+}
+
+/** A task's approvals, newest first: `(requested_at, id)` descending; `pending` ones only when asked. */
+export async function listTaskApprovals(
+  db: Db,
+  workspaceId: string,
+  taskId: string,
+  filter: { status?: 'pending' | 'approved' | 'denied' },
+  limit: number,
+  after: [string, string] | null,
+): Promise<TaskApprovalRow[]> {
+  const { rows } = await sql<TaskApprovalRow>`SELECT * FROM task_approvals
+    WHERE workspace_id = ${workspaceId} AND task_id = ${taskId}
+      ${filter.status ? sql`AND status = ${filter.status}` : sql``}
+      ${after ? sql`AND (requested_at, id) < (${after[0]}::timestamptz, ${after[1]})` : sql``}
+    ORDER BY requested_at DESC, id DESC LIMIT ${limit + 1}`.execute(db);
+  return rows;
 }

@@ -41,7 +41,7 @@ export interface TasksTables {
     message_id: string | null;
     settings: Json<RunSettings>;
     queued_at: Timestamp;
-    status: 'queued' | 'running' | 'succeeded' | 'failed';
+    status: 'queued' | 'running' | 'waiting' | 'succeeded' | 'failed';
     started_at: NullableTimestamp;
     finished_at: NullableTimestamp;
     /** The model's last word, when the run succeeded. */
@@ -67,5 +67,19 @@ export interface TasksTables {
     error: Json<RunError> | null;
     actions: number;
     at: Timestamp;
+  };
+  /** Calls of runs that waited for a person, and the decision. */
+  task_approvals: {
+    /** `tap_`: a digest of run and call. */
+    id: string;
+    workspace_id: string;
+    task_id: string;
+    run_id: string;
+    call_id: string;
+    tool: string;
+    arguments: string;
+    status: 'pending' | 'approved' | 'denied';
+    requested_at: Timestamp;
+    decided_at: NullableTimestamp;
   };
 }

@@ -1,7 +1,10 @@
 import t from 'tap';
+import { needsApproval } from '../../processes/tasks/tools.ts';
 import {
+  decideApproval,
   decideFailRun,
   decideFinishToolCall,
+  decideRequestApproval,
   decideStartRun,
   decideStartToolCall,
   decideSucceedRun,
@@ -119,4 +122,54 @@ t.test('failed runs in a row: the fifth pauses an active task; success and resum
   t.match(end('r7', 'failed'), [{ data: { failuresInRow: 1 } }], 'a resume starts the count again');
   t.match(end('r8', 'succeeded'), [{ data: { failuresInRow: 0 } }]);
   t.same(decideRunEnded(state(), { taskId: 'tsk_x', runId: 'r9', status: 'failed', counted: true, now: NOW }), []);
+});
+
+t.test('approvals: asked once per call; decided once, while the run goes on', async (t) => {
+  const ask = { ...REF, callId: 'call_1', approvalId: 'tap_1' };
+  const open = given([started, turn(1)]);
+  const asked = decideRequestApproval(open, ask);
+  t.match(asked, [{ type: 'TaskRunApprovalRequested', data: { approvalId: 'tap_1', name: 'label_thread' } }]);
+  const waiting = given([started, turn(1), ...asked]);
+  t.equal(waiting.status, 'waiting');
+  t.same(decideRequestApproval(waiting, ask), [], 'asked again after a crash: nothing');
+  t.equal(
+    refusal(() => decideApproval(waiting, { ...REF, approvalId: 'tap_x', decision: 'approved' })).code,
+    'task_approval_not_found',
+  );
+  const approved = decideApproval(waiting, { ...REF, approvalId: 'tap_1', decision: 'approved' });
+  t.match(approved, [{ type: 'TaskRunApprovalDecided', data: { callId: 'call_1', decision: 'approved' } }]);
+  const decided = given([started, turn(1), ...asked, ...approved]);
+  t.equal(decided.status, 'running');
+  t.equal(
+    refusal(() => decideApproval(decided, { ...REF, approvalId: 'tap_1', decision: 'denied' })).code,
+    'task_approval_decided',
+  );
+  const ended = given([
+    started,
+    turn(1),
+    ...asked,
+    {
+      type: 'TaskRunFailed',
+      data: { runId: 'trn_1', taskId: 'tsk_1', error: { code: 'x', message: 'y' }, finishedAt: NOW },
+    },
+  ]);
+  t.equal(
+    refusal(() => decideApproval(ended, { ...REF, approvalId: 'tap_1', decision: 'approved' })).code,
+    'task_run_finished',
+  );
+});
+
+t.test('autonomy: ask makes every write wait, organize only sends, reply none', async (t) => {
+  t.same(
+    (['ask', 'organize', 'reply'] as const).map((a) => [
+      needsApproval(a, 'read'),
+      needsApproval(a, 'organize'),
+      needsApproval(a, 'send'),
+    ]),
+    [
+      [false, true, true],
+      [false, false, true],
+      [false, false, false],
+    ],
+  );
 });

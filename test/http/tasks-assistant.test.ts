@@ -91,6 +91,7 @@ t.test(
           call.body.tools?.map((x) => x.function.name).sort(),
           [
             'create_draft',
+            'file_thread',
             'find_contacts',
             'label_thread',
             'list_labels',
@@ -230,4 +231,95 @@ t.test('a revoked creator fails the run before any tool call', async (t) => {
   ai.reply = () => ({ content: null, toolCalls: [{ name: 'list_threads', arguments: '{}' }] });
   const run = await finished(made.json().id, (await runNow(made.json().id)).id);
   t.match(run, { status: 'failed', error: { code: 'owner_unavailable' }, steps: 1 });
+});
+
+t.test('autonomy ask: each write waits for an approval; approved it is made, denied the model is told', async (t) => {
+  const made = await h.request(ws.apiKey, 'POST', '/labels', { address: address.address, name: 'x' });
+  t.equal(made.statusCode, 422, 'labels of this mailbox are made by command here (see the first test)');
+  const label = (
+    await createLabel(
+      h.system.commands,
+      { workspaceId: ws.workspaceId, kind: 'operator', id: null },
+      { owner: address.id, address: address.address, name: 'Asked', color: null },
+      new Date().toISOString(),
+    )
+  ).labelId;
+  const { threadId } = await arrive('Invoice 9');
+  const asking = await create({ name: 'Asking', autonomy: 'ask', toolkits: ['drafts'] });
+  const draft = { from: address.address, to: ['ann@outside.test'], subject: 'Re: Invoice 9', text: 'Thanks!' };
+  script([
+    () => ({
+      content: null,
+      toolCalls: [
+        { name: 'read_thread', arguments: JSON.stringify({ threadId }) },
+        { name: 'label_thread', arguments: JSON.stringify({ threadId, add: [label] }) },
+        { name: 'create_draft', arguments: JSON.stringify(draft) },
+      ],
+    }),
+    (call) => {
+      const told = call.body.messages.slice(-3).map((m) => JSON.parse(m.content));
+      t.match(told[0], { id: threadId }, 'a read is made alone');
+      t.match(told[1], { labels: ['inbox', label] }, 'the approved write was made');
+      t.match(told[2], { error: { code: 'approval_denied' } }, 'the denied one was not');
+      return { content: 'Labelled; the draft was not wanted.' };
+    },
+  ]);
+  const run = await runNow(asking.id);
+  const approvals = (status = 'pending') =>
+    h.request(ws.apiKey, 'GET', `/tasks/${asking.id}/approvals?status=${status}`).then((r) => r.json().data);
+  const waiting = async () =>
+    eventually(async () => {
+      const [pending] = await approvals();
+      const read = (await h.request(ws.apiKey, 'GET', `/tasks/${asking.id}/runs/${run.id}`)).json();
+      return pending && read.status === 'waiting' && pending;
+    });
+  const first = await waiting();
+  t.match(first, { object: 'task_approval', id: /^tap_/, runId: run.id, tool: 'label_thread', status: 'pending' });
+  t.match(await task(asking.id), { pendingApprovals: 1, lastRunStatus: 'waiting' });
+  t.notOk((await h.request(ws.apiKey, 'GET', `/threads/${threadId}`)).json().labels.includes(label), 'not yet made');
+
+  const approve = (id: string) => h.request(ws.apiKey, 'POST', `/tasks/${asking.id}/approvals/${id}/approve`);
+  const approved = await approve(first.id);
+  t.equal(approved.statusCode, 200, approved.body);
+  t.match(approved.json(), { status: 'approved', decidedAt: String });
+  t.match((await approve(first.id)).json().error, { code: 'task_approval_decided' }, 'decided once');
+  t.equal((await approve(first.id)).statusCode, 409);
+
+  const second = await waiting();
+  t.match(second, { tool: 'create_draft', arguments: JSON.stringify(draft) });
+  t.ok((await h.request(ws.apiKey, 'GET', `/threads/${threadId}`)).json().labels.includes(label), 'approved: made');
+  const denied = await h.request(ws.apiKey, 'POST', `/tasks/${asking.id}/approvals/${second.id}/deny`);
+  t.match(denied.json(), { status: 'denied' });
+  t.match(await finished(asking.id, run.id), { status: 'succeeded', summary: 'Labelled; the draft was not wanted.' });
+  t.equal((await h.request(ws.apiKey, 'GET', '/drafts')).json().data.length, 0, 'no draft was made');
+  t.match(await task(asking.id), { pendingApprovals: 0, lastRunStatus: 'succeeded' });
+  t.same(
+    (await approvals('denied')).map((a: { id: string }) => a.id),
+    [second.id],
+  );
+  const listed = (await h.request(ws.apiKey, 'GET', `/tasks/${asking.id}/approvals`)).json().data;
+  t.same(
+    listed.map((a: { id: string }) => a.id),
+    [second.id, first.id],
+    'newest first',
+  );
+
+  const other = await create({ name: 'Not asking' });
+  const foreign = await h.request(ws.apiKey, 'POST', `/tasks/${other.id}/approvals/${first.id}/approve`);
+  t.match(foreign.json().error, { code: 'task_approval_not_found', param: 'approvalId' });
+  t.equal(foreign.statusCode, 404);
+});
+
+t.test('autonomy organize: labels and files alone', async (t) => {
+  const { threadId } = await arrive('Newsletter');
+  const organizing = await create({ name: 'Organizing', autonomy: 'organize', toolkits: [] });
+  script([
+    () => ({
+      content: null,
+      toolCalls: [{ name: 'file_thread', arguments: JSON.stringify({ threadId, label: 'archive' }) }],
+    }),
+    () => ({ content: 'Archived.' }),
+  ]);
+  t.match(await finished(organizing.id, (await runNow(organizing.id)).id), { status: 'succeeded', steps: 3 });
+  t.match((await h.request(ws.apiKey, 'GET', `/threads/${threadId}`)).json(), { labels: ['archive'] });
 });

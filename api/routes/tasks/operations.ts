@@ -10,6 +10,7 @@ import { ApiError } from '../../errors/api-error.ts';
 import { cursorParam, limitParam, pageSchema } from '../../paging.ts';
 import { operation, type Operation } from '../../route.ts';
 import { taskRunOperations } from './runs.ts';
+import { taskApprovalOperations } from './approvals.ts';
 import {
   createBody,
   idParams,
@@ -218,5 +219,6 @@ export const taskOperations = (deps: ApiDeps): Operation[] => {
     }),
 
     ...taskRunOperations(deps),
+    ...taskApprovalOperations(deps),
   ];
 };

@@ -23,7 +23,13 @@ import {
 } from '../../../domain/tasks/events.ts';
 import { EVERY_DAY, nextScheduledRun } from '../../../domain/tasks/schedule.ts';
 import type { Permission } from '../../../domain/shared/permissions.ts';
-import { findTask, type TaskRow, type TaskRunRow, type TaskRunStepRow } from '../../../projections/tasks/queries.ts';
+import {
+  findTask,
+  type TaskApprovalRow,
+  type TaskRow,
+  type TaskRunRow,
+  type TaskRunStepRow,
+} from '../../../projections/tasks/queries.ts';
 import { lookup } from '../../lookups.ts';
 import { text, timeZone } from '../../schemas.ts';
 
@@ -214,8 +220,11 @@ export const taskRunView = z.object({
   taskId: z.string(),
   source: z.enum(RUN_SOURCES),
   status: z
-    .enum(['queued', 'running', 'succeeded', 'failed'])
-    .describe('`queued` until the assistant takes the run, `running`, then `succeeded` or `failed`.'),
+    .enum(['queued', 'running', 'waiting', 'succeeded', 'failed'])
+    .describe(
+      '`queued` until the assistant takes the run, `running`, `waiting` while a call waits for an approval, then ' +
+        '`succeeded` or `failed`.',
+    ),
   startedAt: z.string().nullable(),
   finishedAt: z.string().nullable(),
   summary: z.string().nullable().describe('The model’s last word, when the run succeeded.'),
@@ -295,3 +304,27 @@ export const taskOr404 = lookup(findTask, {
 
 export const idParams = z.strictObject({ id: z.string().max(400) });
 export const READ_SCOPES: readonly Permission[] = ['tasks:read', 'threads:read', 'emails:read'];
+
+export const taskApprovalView = z.object({
+  object: z.literal('task_approval'),
+  id: z.string(),
+  taskId: z.string(),
+  runId: z.string(),
+  tool: z.string().describe('The tool the assistant asks to call.'),
+  arguments: z.string().describe('Its arguments, as the model wrote them (JSON text).'),
+  status: z.enum(['pending', 'approved', 'denied']),
+  requestedAt: z.string(),
+  decidedAt: z.string().nullable(),
+});
+
+export const viewTaskApproval = (row: TaskApprovalRow): z.infer<typeof taskApprovalView> => ({
+  object: 'task_approval',
+  id: row.id,
+  taskId: row.task_id,
+  runId: row.run_id,
+  tool: row.tool,
+  arguments: row.arguments,
+  status: row.status,
+  requestedAt: row.requested_at.toISOString(),
+  decidedAt: row.decided_at?.toISOString() ?? null,
+});
