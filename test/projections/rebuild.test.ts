@@ -10,6 +10,7 @@ import { createLabel, deleteLabel, updateLabel } from '../../commands/labels/han
 import { createRule, deleteRule } from '../../commands/rules/handlers.ts';
 import { newId } from '../../commands/ids.ts';
 import { createTask, deleteTask, pauseTask, queueTaskRun, updateTask } from '../../commands/tasks/handlers.ts';
+import { finishToolCall, requestApproval, startRun, takeTurn } from '../../commands/tasks/runs.ts';
 import type { TaskSettings } from '../../domain/tasks/events.ts';
 import { evaluateMailbox, recordRejection } from '../../commands/rules/run.ts';
 import { factsOf } from '../../domain/rules/evaluate.ts';
@@ -35,6 +36,8 @@ t.test('a rebuilt read model equals the live one, and swaps in while the server 
   const resend = await startResendServer(t, resendData({ audiences: 1, perAudience: 3, unsubscribedEvery: 2 }));
   const h = await startTestApp(t, {
     providerImports: { baseUrls: { resend: resend.url }, allowPrivate: true, pollMs: 20 },
+    // A run's steps are written below as the assistant writes them; no assistant works them here.
+    tasks: { runner: { start: false } },
   });
   // A disposable inbox with a message, and one gone at its expiry (temp inboxes). First: the
   // workspaces' export below runs on in the background, and its timing is left as it was.
@@ -309,11 +312,12 @@ t.test('a rebuilt read model equals the live one, and swaps in while the server 
     const { taskId } = await createTask(h.system.commands, system, { ...taskInput, settings: task }, now());
     await updateTask(h.system.commands, system, taskId, { ...task, name: 'Weekday digest' }, now());
     const { name: _, trigger: __, maxRunsPerDay: ___, ...runSettings } = task;
+    const runId = newId.taskRun();
     await queueTaskRun(
       h.system.commands,
       system,
       {
-        runId: newId.taskRun(),
+        runId,
         taskId,
         source: 'manual',
         slot: null,
@@ -323,6 +327,20 @@ t.test('a rebuilt read model equals the live one, and swaps in while the server 
       },
       now(),
     );
+    // The run worked as the assistant works one: a read made, a write waiting for an approval.
+    const run = { runId, taskId };
+    const read = { id: 'call_1', name: 'list_threads', arguments: '{}' };
+    const write = { id: 'call_2', name: 'file_thread', arguments: '{"threadId":"thr_1","label":"archive"}' };
+    await startRun(h.system.commands, system, run);
+    await takeTurn(h.system.commands, system, run, { afterStep: 0, actions: 1, content: null, toolCalls: [read] });
+    await finishToolCall(h.system.commands, system, run, { callId: 'call_1', write: false, result: '[]', error: null });
+    await takeTurn(h.system.commands, system, run, {
+      afterStep: 2,
+      actions: 1,
+      content: 'Filing.',
+      toolCalls: [write],
+    });
+    await requestApproval(h.system.commands, system, run, 'call_2');
     await pauseTask(h.system.commands, system, taskId, now());
     const { taskId: goneTask } = await createTask(h.system.commands, system, { ...taskInput, settings: task }, now());
     await deleteTask(h.system.commands, system, goneTask, now());
