@@ -267,6 +267,8 @@ export interface SystemOptions {
    * the handler finishing in the background); default 10 s.
    */
   readModelDeadlineMs?: number;
+  /** How far behind a read model is rebuilt rather than caught up (`ProjectionRunnerOptions`). */
+  bulkCatchUpEvents?: number;
   /**
    * The vault's master key (`SECRETS_KEY`, base64 of 32 bytes); without it, `<dataDir>/secrets.key`,
    * made on first start. Every process on one database must use the same one.
@@ -334,6 +336,7 @@ export async function openSystem(databaseUrl: string, options: SystemOptions = {
   const wakeups = new DueWakeups();
   const runner = new ProjectionRunner(database.db, database.pool, store, registry, projectors, reactors, {
     readModelDeadlineMs,
+    bulkCatchUpEvents: options.bulkCatchUpEvents,
     worker: `${os.hostname()}:${process.pid}`,
     onReactorWrote: (tables) => wakeups.wake(tables),
   });

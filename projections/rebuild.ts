@@ -1,8 +1,7 @@
 import type pg from 'pg';
 import { sql, type Kysely, type RawBuilder } from 'kysely';
 import type { EventInPlace, EventStore, RecordedEvent } from '../infra/eventstore/port.ts';
-import type { ProjectionRunner } from './runner.ts';
-import type { BulkLoad, Projector } from './projector.ts';
+import type { BulkLoad, ProjectedEvent, Projector } from './projector.ts';
 
 /**
  * Events per read and per write transaction. Larger batches save round trips but keep more
@@ -10,6 +9,11 @@ import type { BulkLoad, Projector } from './projector.ts';
  * (20,000 a batch took 1.5 s more of collection per million events than 2,000).
  */
 const BATCH = 2_000;
+
+/** What turns a stored event into the one a projector is handed: the runner (upcast, validated). */
+export interface EventDecoder {
+  decode(event: RecordedEvent): ProjectedEvent;
+}
 
 export interface RebuildResult {
   name: string;
@@ -28,9 +32,18 @@ export async function rebuildProjection(
   db: Kysely<unknown>,
   pool: pg.Pool,
   store: EventStore,
-  runner: ProjectionRunner,
+  runner: EventDecoder,
   projector: Projector,
-  options: { swap?: boolean; schema?: string } = {},
+  options: {
+    swap?: boolean;
+    schema?: string;
+    /**
+     * No live follower runs this projector (the runner catching it up in bulk): load up to the
+     * head, and in the swap move its checkpoint from `from` (where it must still stand) to where
+     * the rebuilt tables do.
+     */
+    takeOver?: { from: number };
+  } = {},
 ): Promise<RebuildResult> {
   const started = process.hrtime.bigint();
   const schema = options.schema ?? `rebuild_${projector.name.replace(/\W/g, '_')}`;
@@ -39,7 +52,8 @@ export async function rebuildProjection(
   const { rows: cp } = await pool.query('SELECT position FROM projection_checkpoints WHERE name = $1', [
     projector.name,
   ]);
-  const until = options.swap === false ? await store.headPosition() : Number(cp[0]?.position ?? 0);
+  const toHead = options.swap === false || options.takeOver !== undefined;
+  const until = toHead ? await store.headPosition() : Number(cp[0]?.position ?? 0);
   // Up to there the projector's bulk replay (when it has one) loads bare tables in place; the
   // events after that are applied as the live projector applies them, keys and indexes built.
   const inPlace = await replayableInPlace(db, store, projector, until);
@@ -87,12 +101,19 @@ export async function rebuildProjection(
     const { rows } = await sql<{ position: number }>`
       SELECT position FROM projection_checkpoints WHERE name = ${projector.name} FOR UPDATE`.execute(trx);
     const live = Number(rows[0]?.position ?? 0);
-    await catchUp(live);
+    if (options.takeOver && live !== options.takeOver.from)
+      throw new Error(`projection ${projector.name} moved on while it was rebuilt: another process projects it`);
+    const to = options.takeOver ? Math.max(until, await store.headPosition()) : live;
+    await catchUp(to);
     for (const t of projector.tables) {
       await sql.raw(`DROP TABLE public.${t} CASCADE; ALTER TABLE ${schema}.${t} SET SCHEMA public`).execute(trx);
     }
     await sql.raw(`DROP SCHEMA ${schema}`).execute(trx);
-    position = live;
+    if (options.takeOver)
+      await sql`UPDATE projection_checkpoints SET position = ${to}, updated_at = now() WHERE name = ${projector.name}`.execute(
+        trx,
+      );
+    position = to;
   });
   return { name: projector.name, events: applied, position, seconds: Number(process.hrtime.bigint() - started) / 1e9 };
 }
