@@ -16,8 +16,13 @@ const errorOf = (res: { statusCode: number; json: () => any }) => ({
 const emailsOf = (res: { json: () => any }) => res.json().data.map((r: { email: string }) => r.email);
 const attrs = (n: number) => Object.fromEntries(Array.from({ length: n }, (_, i) => [`k${i}`, `v${i}`]));
 
+/**
+ * One app for the file: each test makes workspaces of its own, and every list and read is
+ * of one workspace, so the tests cannot see each other's rows.
+ */
+const h = await startTestApp(t);
+
 t.test('POST creates a manual contact in the default audience; GET reads it by address or id', async (t) => {
-  const h = await startTestApp(t);
   const ws = await h.workspace();
   const res = await h.request(ws.apiKey, 'POST', '/contacts', {
     email: '  Ada.Lovelace@Example.COM ',
@@ -65,7 +70,6 @@ t.test('POST creates a manual contact in the default audience; GET reads it by a
 });
 
 t.test('a foreign workspace sees none of it: 404 by address and by id, and an empty list', async (t) => {
-  const h = await startTestApp(t);
   const ws = await h.workspace();
   const other = await h.workspace();
   const c = (await h.request(ws.apiKey, 'POST', '/contacts', { email: 'x@example.com' })).json();
@@ -92,7 +96,6 @@ t.test('a foreign workspace sees none of it: 404 by address and by id, and an em
 });
 
 t.test('duplicate create is 409 contact_exists, also under 8 concurrent creates', async (t) => {
-  const h = await startTestApp(t);
   const ws = await h.workspace();
   t.equal((await h.request(ws.apiKey, 'POST', '/contacts', { email: 'a@example.com', name: 'First' })).statusCode, 201);
   t.same(errorOf(await h.request(ws.apiKey, 'POST', '/contacts', { email: ' A@EXAMPLE.com', name: 'Second' })), {
@@ -120,7 +123,6 @@ t.test('duplicate create is 409 contact_exists, also under 8 concurrent creates'
 });
 
 t.test('validation of create: address, attributes at the edge and one past, audienceIds', async (t) => {
-  const h = await startTestApp(t);
   const ws = await h.workspace();
   const post = (body: object) => h.request(ws.apiKey, 'POST', '/contacts', body);
   t.same(errorOf(await post({})), { status: 422, code: 'invalid_parameter', param: 'email' });
@@ -206,7 +208,6 @@ t.test('validation of create: address, attributes at the edge and one past, audi
 });
 
 t.test('scopes: audienceIds need audiences:write too, refused before saving', async (t) => {
-  const h = await startTestApp(t);
   const ws = await h.workspace();
   const audienceId = (await h.request(ws.apiKey, 'POST', '/audiences', { name: 'Newsletter' })).json().id;
   const writer = await keyWith(h, ws.apiKey, { scopes: ['contacts:write', 'contacts:read'] });
@@ -243,7 +244,6 @@ t.test('scopes: audienceIds need audiences:write too, refused before saving', as
 t.test(
   'a narrowed credential is refused on every contacts route with capability_unsupported on addressAllowlist',
   async (t) => {
-    const h = await startTestApp(t);
     const ws = await h.workspace();
     await h.request(ws.apiKey, 'POST', '/contacts', { email: 'a@example.com' });
     const scopes = ['contacts:read', 'contacts:write', 'audiences:read', 'audiences:write'];
@@ -275,7 +275,6 @@ t.test(
 t.test(
   'PATCH merges attributes key by key, null removes, notes null clears; address, source and lastSeenAt are immutable',
   async (t) => {
-    const h = await startTestApp(t);
     const ws = await h.workspace();
     const created = (
       await h.request(ws.apiKey, 'POST', '/contacts', {
@@ -364,7 +363,6 @@ t.test(
 t.test(
   'DELETE takes the contact out of the book and its audiences; the address may come back as a new contact',
   async (t) => {
-    const h = await startTestApp(t);
     const ws = await h.workspace();
     const audienceId = (await h.request(ws.apiKey, 'POST', '/audiences', { name: 'N' })).json().id;
     const c = (
@@ -390,7 +388,6 @@ t.test(
 t.test(
   'list: lastSeenAt descending, never-seen last, id as the tiebreak; paging holds across rows added between pages',
   async (t) => {
-    const h = await startTestApp(t);
     const ws = await h.workspace();
     const actor = { workspaceId: ws.workspaceId, kind: 'system' as const, id: null };
     const made: Record<string, string> = {};
@@ -458,7 +455,6 @@ t.test(
 );
 
 t.test('list: the cursor contact deleted between pages; a tampered cursor is invalid_cursor', async (t) => {
-  const h = await startTestApp(t);
   const ws = await h.workspace();
   const actor = { workspaceId: ws.workspaceId, kind: 'system' as const, id: null };
   for (let n = 1; n <= 7; n++) await h.request(ws.apiKey, 'POST', '/contacts', { email: `c${n}@example.com` });
@@ -498,7 +494,6 @@ t.test('list: the cursor contact deleted between pages; a tampered cursor is inv
 });
 
 t.test('list: limit 1 to 200 (default 50), source and q filters', async (t) => {
-  const h = await startTestApp(t);
   const ws = await h.workspace();
   const actor = { workspaceId: ws.workspaceId, kind: 'system' as const, id: null };
   const { createContact } = await import('../../commands/contacts/handlers.ts');
@@ -547,7 +542,6 @@ t.test('list: limit 1 to 200 (default 50), source and q filters', async (t) => {
 });
 
 t.test('the OpenAPI document describes the contacts and audiences paths', async (t) => {
-  const h = await startTestApp(t);
   const res = await h.request(null, 'GET', '/openapi.json');
   t.equal(res.statusCode, 200);
   const paths = res.json().paths;
