@@ -26,8 +26,14 @@ async function keyWith(h: TestApp, ownerKey: string, body: object): Promise<stri
   return res.json().token;
 }
 
+/**
+ * One app for the file: each test makes workspaces of its own, and every list, read and rate
+ * limit is of one workspace or key, so the tests cannot see each other's rows. The two that purge
+ * old events purge every workspace's, so they have apps of their own.
+ */
+const h = await startTestApp(t);
+
 t.test('POST /events: stored against the contact, the shapes of the spec', async (t) => {
-  const h = await startTestApp(t);
   const ws = await h.workspace();
   const contactId = await contact(h, ws.workspaceId, 'ann@example.com');
   const res = await h.request(ws.apiKey, 'POST', '/events', {
@@ -93,7 +99,6 @@ t.test('POST /events: stored against the contact, the shapes of the spec', async
 });
 
 t.test('every rule of one event: invalid_event with param, at the edges', async (t) => {
-  const h = await startTestApp(t);
   const ws = await h.workspace();
   await contact(h, ws.workspaceId, 'a@example.com');
   const post = (body: object) => h.request(ws.apiKey, 'POST', '/events', { email: 'a@example.com', ...body });
@@ -180,7 +185,6 @@ t.test('every rule of one event: invalid_event with param, at the edges', async 
 });
 
 t.test('case-sensitive names; createContact makes an auto contact once', async (t) => {
-  const h = await startTestApp(t);
   const ws = await h.workspace();
   const first = await h.request(ws.apiKey, 'POST', '/events', {
     name: 'Opened',
@@ -236,7 +240,6 @@ t.test('case-sensitive names; createContact makes an auto contact once', async (
 });
 
 t.test('GET /events/names: byte order, distinct, at most 100, scope automations:read', async (t) => {
-  const h = await startTestApp(t);
   const ws = await h.workspace();
   await contact(h, ws.workspaceId, 'a@example.com');
   const names = Array.from({ length: 105 }, (_, i) => `n${String(i).padStart(3, '0')}`).concat(['B', 'a', 'Z.z', '1']);
@@ -264,7 +267,6 @@ t.test('GET /events/names: byte order, distinct, at most 100, scope automations:
 });
 
 t.test('Idempotency-Key: replay, reuse, malformed, edges, races', async (t) => {
-  const h = await startTestApp(t);
   const ws = await h.workspace();
   await contact(h, ws.workspaceId, 'a@example.com');
   const post = (key: string, body: object) =>
@@ -375,7 +377,6 @@ t.test('Idempotency-Key: replay, reuse, malformed, edges, races', async (t) => {
 });
 
 t.test('POST /events/batch: in order, per position, failures do not stop the rest', async (t) => {
-  const h = await startTestApp(t);
   const ws = await h.workspace();
   await contact(h, ws.workspaceId, 'a@example.com');
   const events = [
@@ -473,7 +474,6 @@ t.test(
   'rate limit: 600 stored events a minute per key, a batch counts as what it stores; refused and replayed events do not count',
   async (t) => {
     await awayFromMinuteEnd(15);
-    const h = await startTestApp(t);
     const ws = await h.workspace();
     await contact(h, ws.workspaceId, 'a@example.com');
     const events = (n: number, event: object = {}) =>
@@ -573,7 +573,6 @@ t.test(
 
 t.test('rate limit: requests racing under one key count the events stored once', async (t) => {
   await awayFromMinuteEnd(15);
-  const h = await startTestApp(t);
   const ws = await h.workspace();
   await contact(h, ws.workspaceId, 'a@example.com');
   const events = Array.from({ length: 100 }, (_, i) => ({ name: `e${i}`, email: 'a@example.com' }));
@@ -607,7 +606,6 @@ t.test('rate limit: requests racing under one key count the events stored once',
 t.test(
   'test-mode keys store mode test in the test book; narrowed keys are refused; foreign contacts are 404',
   async (t) => {
-    const h = await startTestApp(t);
     const ws = await h.workspace();
     await contact(h, ws.workspaceId, 'a@example.com');
     const testKey = await keyWith(h, ws.apiKey, { scopes: ['contacts:write', 'contacts:read'], mode: 'test' });
@@ -694,7 +692,6 @@ t.test(
 );
 
 t.test('GET /contacts/{email}/events: limits, cursor = id of the last row, rows added between pages', async (t) => {
-  const h = await startTestApp(t);
   const ws = await h.workspace();
   await contact(h, ws.workspaceId, 'a@example.com');
   const base = Date.now() - 60 * 60_000;
