@@ -36976,7 +36976,7 @@ export interface operations {
                             finishedAt: string | null;
                             /** @description The model’s last word, when the run succeeded. */
                             summary: string | null;
-                            /** @description Why the run failed: `model_unavailable`, `ai_quota_exceeded`, `max_steps_reached`, `run_interrupted`, `owner_unavailable`, `ai_not_configured`. */
+                            /** @description Why the run failed: `model_unavailable`, `ai_quota_exceeded`, `max_steps_reached`, `run_interrupted`, `owner_unavailable`, `ai_not_configured`, `approval_timed_out`. */
                             error: {
                                 code: string;
                                 message: string;
@@ -37168,7 +37168,7 @@ export interface operations {
                         finishedAt: string | null;
                         /** @description The model’s last word, when the run succeeded. */
                         summary: string | null;
-                        /** @description Why the run failed: `model_unavailable`, `ai_quota_exceeded`, `max_steps_reached`, `run_interrupted`, `owner_unavailable`, `ai_not_configured`. */
+                        /** @description Why the run failed: `model_unavailable`, `ai_quota_exceeded`, `max_steps_reached`, `run_interrupted`, `owner_unavailable`, `ai_not_configured`, `approval_timed_out`. */
                         error: {
                             code: string;
                             message: string;
@@ -37387,7 +37387,7 @@ export interface operations {
                         finishedAt: string | null;
                         /** @description The model’s last word, when the run succeeded. */
                         summary: string | null;
-                        /** @description Why the run failed: `model_unavailable`, `ai_quota_exceeded`, `max_steps_reached`, `run_interrupted`, `owner_unavailable`, `ai_not_configured`. */
+                        /** @description Why the run failed: `model_unavailable`, `ai_quota_exceeded`, `max_steps_reached`, `run_interrupted`, `owner_unavailable`, `ai_not_configured`, `approval_timed_out`. */
                         error: {
                             code: string;
                             message: string;
@@ -37740,7 +37740,7 @@ export interface operations {
     listTaskApprovals: {
         parameters: {
             query?: {
-                status?: "pending" | "approved" | "denied";
+                status?: "pending" | "approved" | "denied" | "expired";
                 limit?: number;
                 cursor?: string;
             };
@@ -37771,8 +37771,11 @@ export interface operations {
                             tool: string;
                             /** @description Its arguments, as the model wrote them (JSON text). */
                             arguments: string;
-                            /** @enum {string} */
-                            status: "pending" | "approved" | "denied";
+                            /**
+                             * @description `expired`: the run ended while the call waited (its approval timed out); it was not made.
+                             * @enum {string}
+                             */
+                            status: "pending" | "approved" | "denied" | "expired";
                             requestedAt: string;
                             decidedAt: string | null;
                         }[];
@@ -37946,8 +37949,11 @@ export interface operations {
                         tool: string;
                         /** @description Its arguments, as the model wrote them (JSON text). */
                         arguments: string;
-                        /** @enum {string} */
-                        status: "pending" | "approved" | "denied";
+                        /**
+                         * @description `expired`: the run ended while the call waited (its approval timed out); it was not made.
+                         * @enum {string}
+                         */
+                        status: "pending" | "approved" | "denied" | "expired";
                         requestedAt: string;
                         decidedAt: string | null;
                     };
@@ -38150,8 +38156,11 @@ export interface operations {
                         tool: string;
                         /** @description Its arguments, as the model wrote them (JSON text). */
                         arguments: string;
-                        /** @enum {string} */
-                        status: "pending" | "approved" | "denied";
+                        /**
+                         * @description `expired`: the run ended while the call waited (its approval timed out); it was not made.
+                         * @enum {string}
+                         */
+                        status: "pending" | "approved" | "denied" | "expired";
                         requestedAt: string;
                         decidedAt: string | null;
                     };

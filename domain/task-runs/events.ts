@@ -25,6 +25,8 @@ export const RUN_FAILURES = [
   'owner_unavailable',
   /** No AI model is configured any more. */
   'ai_not_configured',
+  /** A call waited for a person's approval longer than the runner waits (`approvalTimeoutMs`). */
+  'approval_timed_out',
 ] as const;
 export type RunFailure = (typeof RUN_FAILURES)[number];
 

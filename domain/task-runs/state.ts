@@ -20,6 +20,7 @@ export interface RunApproval {
   approvalId: string;
   callId: string;
   status: 'pending' | 'approved' | 'denied';
+  requestedAt: string;
 }
 
 export interface TaskRunState {
@@ -58,16 +59,18 @@ export const taskRunAggregate = {
         };
       }
       case 'TaskRunApprovalRequested': {
-        const { approvalId, callId } = event.data;
+        const { approvalId, callId, requestedAt } = event.data;
         const approvals = new Map([
           ...state.approvals,
-          [approvalId, { approvalId, callId, status: 'pending' as const }],
+          [approvalId, { approvalId, callId, status: 'pending' as const, requestedAt }],
         ]);
         return { ...state, status: isFinished(state) ? state.status : 'waiting', approvals };
       }
       case 'TaskRunApprovalDecided': {
-        const { approvalId, callId, decision } = event.data;
-        const approvals = new Map([...state.approvals, [approvalId, { approvalId, callId, status: decision }]]);
+        const { approvalId, decision } = event.data;
+        const asked = state.approvals.get(approvalId);
+        if (!asked) return state;
+        const approvals = new Map([...state.approvals, [approvalId, { ...asked, status: decision }]]);
         const waiting = [...approvals.values()].some((a) => a.status === 'pending');
         return { ...state, status: isFinished(state) ? state.status : waiting ? 'waiting' : 'running', approvals };
       }

@@ -4,13 +4,13 @@ import type { TaskRunWorkTables } from './tables.ts';
 
 /**
  * The scheduling half of task runs: a queued run is due at once; the runner (runner.ts) works it
- * to its end and marks it done. A run waiting for a person's approval is put aside (due never);
- * the decision makes it due again. Never rebuilt: the rows are the state of work done (a replay
+ * to its end and marks it done. A run waiting for a person's approval is put aside (`waiting`,
+ * due when the approval times out); the decision makes it due at once. Never rebuilt: the rows are the state of work done (a replay
  * would run every run again).
  */
 export const taskRunWork = defineReactor<TaskRunWorkTables>()({
   name: 'task_run_work',
-  version: 2,
+  version: 3,
   tables: ['task_run_work'],
   ddl: (s) => `
     CREATE TABLE IF NOT EXISTS ${s}.task_run_work (
@@ -22,9 +22,11 @@ export const taskRunWork = defineReactor<TaskRunWorkTables>()({
       settings jsonb NOT NULL,
       done boolean NOT NULL DEFAULT false,
       due_at timestamptz NOT NULL,
+      waiting boolean NOT NULL DEFAULT false,
       enqueued_at timestamptz,
       seq integer NOT NULL DEFAULT 0
     );
+    ALTER TABLE ${s}.task_run_work ADD COLUMN IF NOT EXISTS waiting boolean NOT NULL DEFAULT false;
     CREATE INDEX IF NOT EXISTS task_run_work_due ON ${s}.task_run_work (due_at) WHERE NOT done;`,
   reactsTo: ['TaskRunQueued', 'TaskRunApprovalDecided'],
   react: async (db, events) => {
@@ -54,10 +56,10 @@ export const taskRunWork = defineReactor<TaskRunWorkTables>()({
     if (decided.length > 0)
       await db
         .updateTable('task_run_work')
-        .set({ due_at: sql`now()`, enqueued_at: null })
+        .set({ due_at: sql`now()`, waiting: false, enqueued_at: null })
         .where('id', 'in', decided)
         .where('done', '=', false)
-        .where(sql<boolean>`due_at = 'infinity'`)
+        .where('waiting', '=', true)
         .execute();
   },
 });

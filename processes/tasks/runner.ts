@@ -33,6 +33,8 @@ export interface TaskRunnerOptions {
    */
   staleAfterMs: number;
   concurrency: number;
+  /** How long a call waits for a person's approval before its run fails (`approval_timed_out`). */
+  approvalTimeoutMs: number;
 }
 
 export const DEFAULT_TASK_RUNNER_OPTIONS: TaskRunnerOptions = {
@@ -40,6 +42,7 @@ export const DEFAULT_TASK_RUNNER_OPTIONS: TaskRunnerOptions = {
   pollMs: 250,
   staleAfterMs: 120_000,
   concurrency: 4,
+  approvalTimeoutMs: 7 * 86_400_000,
 };
 
 /** AI actions one turn of the model costs (the spec: `advanced` costs ten, `standard` one). */
@@ -114,7 +117,7 @@ export class TaskRunner {
     );
     const row = rows[0];
     if (!row) return { ack: true };
-    let outcome: 'ended' | 'waiting';
+    let outcome: 'ended' | { waitUntil: string };
     try {
       outcome = await this.drive(row);
     } catch (error) {
@@ -125,23 +128,24 @@ export class TaskRunner {
     }
     if (outcome === 'ended')
       await this.deps.pool.query('UPDATE task_run_work SET done = true WHERE id = $1 AND seq = $2', [row.id, row.seq]);
-    else await this.park(row);
+    else await this.park(row, outcome.waitUntil);
     return { ack: true };
   }
 
   /**
-   * The run waits for a person: its row is due never (a decision makes it due again, run-work.ts).
-   * A decision recorded before the row was put aside has found nothing to wake: looked for here.
+   * The run waits for a person: its row is due when the approval times out (a decision makes it
+   * due at once, run-work.ts: `waiting` marks the row put aside). A decision recorded before the
+   * row was put aside has found nothing to wake: looked for here.
    */
-  private async park(row: Row): Promise<void> {
+  private async park(row: Row, until: string): Promise<void> {
     await this.deps.pool.query(
-      `UPDATE task_run_work SET due_at = 'infinity', enqueued_at = NULL WHERE id = $1 AND seq = $2 AND NOT done`,
-      [row.id, row.seq],
+      `UPDATE task_run_work SET due_at = $3, waiting = true, enqueued_at = NULL WHERE id = $1 AND seq = $2 AND NOT done`,
+      [row.id, row.seq, until],
     );
     const state = await loadRun(this.deps.commands, row.workspace_id, row.id);
     if (state.status !== 'waiting')
       await this.deps.pool.query(
-        `UPDATE task_run_work SET due_at = now() WHERE id = $1 AND due_at = 'infinity' AND NOT done`,
+        'UPDATE task_run_work SET due_at = now(), waiting = false WHERE id = $1 AND waiting AND NOT done',
         [row.id],
       );
   }
@@ -155,7 +159,7 @@ export class TaskRunner {
     if (!rowCount) throw new RunTakenOver();
   }
 
-  private async drive(row: Row): Promise<'ended' | 'waiting'> {
+  private async drive(row: Row): Promise<'ended' | { waitUntil: string }> {
     const { commands } = this.deps;
     const actor: Actor = { workspaceId: row.workspace_id, kind: 'system', id: row.id };
     const ref: RunRef = { runId: row.id, taskId: row.task_id };
@@ -202,7 +206,15 @@ export class TaskRunner {
             await requestApproval(commands, actor, ref, call.id);
             continue;
           }
-          if (approval.status === 'pending') return 'waiting';
+          if (approval.status === 'pending') {
+            const until = Date.parse(approval.requestedAt) + this.options.approvalTimeoutMs;
+            if (Date.now() < until) return { waitUntil: new Date(until).toISOString() };
+            await fail(
+              'approval_timed_out',
+              `${call.name} waited for an approval longer than ${Math.round(this.options.approvalTimeoutMs / 1000)} s; it was not made.`,
+            );
+            continue;
+          }
           if (approval.status === 'denied') {
             await finishToolCall(commands, actor, ref, {
               callId: call.id,

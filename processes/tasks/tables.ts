@@ -40,6 +40,8 @@ export interface TaskRunWorkTables {
     settings: Json<RunSettings>;
     done: Generated<boolean>;
     due_at: Timestamp;
+    /** Put aside until an approval is decided (or times out at `due_at`). */
+    waiting: Generated<boolean>;
     enqueued_at: NullableTimestamp;
     /** Moves when a job takes the run: a job of an older one is stale. */
     seq: Generated<number>;

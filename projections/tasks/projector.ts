@@ -8,7 +8,7 @@ import type { TasksTables } from './tables.ts';
  */
 export const tasksProjector = defineProjector<TasksTables>()({
   name: 'tasks',
-  version: 4,
+  version: 5,
   tables: ['tasks', 'task_runs', 'task_run_steps', 'task_approvals'],
   ddl: (s) => `
     CREATE TABLE IF NOT EXISTS ${s}.tasks (
@@ -168,9 +168,11 @@ export const tasksProjector = defineProjector<TasksTables>()({
     },
     TaskRunSucceeded: async (db, { data: d }) => {
       await runStatus(db, d.runId, 'succeeded', sql`finished_at = ${d.finishedAt}, summary = ${d.summary}`);
+      await expireApprovals(db, d.taskId, d.runId);
     },
     TaskRunFailed: async (db, { data: d }) => {
       await runStatus(db, d.runId, 'failed', sql`finished_at = ${d.finishedAt}, error = ${JSON.stringify(d.error)}`);
+      await expireApprovals(db, d.taskId, d.runId);
     },
   },
 });
@@ -180,4 +182,12 @@ async function runStatus(db: Kysely<TasksTables>, runId: string, status: string,
   await sql`WITH run AS (UPDATE task_runs SET status = ${status}, ${also} WHERE id = ${runId} RETURNING task_id)
     UPDATE tasks SET last_run_status = ${status}
     WHERE id = (SELECT task_id FROM run) AND last_run_id = ${runId}`.execute(db);
+}
+
+/** A run that ended with calls still waiting (an approval timed out): they wait no more. */
+async function expireApprovals(db: Kysely<TasksTables>, taskId: string, runId: string) {
+  await sql`WITH expired AS (
+      UPDATE task_approvals SET status = 'expired' WHERE run_id = ${runId} AND status = 'pending' RETURNING id)
+    UPDATE tasks SET pending_approvals = greatest(pending_approvals - (SELECT count(*) FROM expired), 0)
+    WHERE id = ${taskId} AND EXISTS (SELECT 1 FROM expired)`.execute(db);
 }

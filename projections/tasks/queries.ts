@@ -91,7 +91,7 @@ export async function listTaskApprovals(
   db: Db,
   workspaceId: string,
   taskId: string,
-  filter: { status?: 'pending' | 'approved' | 'denied' },
+  filter: { status?: TaskApprovalRow['status'] },
   limit: number,
   after: [string, string] | null,
 ): Promise<TaskApprovalRow[]> {

@@ -78,7 +78,8 @@ export interface TasksTables {
     call_id: string;
     tool: string;
     arguments: string;
-    status: 'pending' | 'approved' | 'denied';
+    /** `expired`: the run ended while the call waited (its approval timed out). */
+    status: 'pending' | 'approved' | 'denied' | 'expired';
     requested_at: Timestamp;
     decided_at: NullableTimestamp;
   };

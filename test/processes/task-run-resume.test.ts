@@ -16,7 +16,7 @@ import { fileMessage } from '../support/tasks.ts';
  * works none (its runner is not started); the steps the dead process took are appended as it
  * appended them; then a runner of this test starts.
  */
-t.test('a write started and not finished fails its run; a read not finished is made again', async (t) => {
+t.test('a cut write fails its run, an unfinished read is made again, an unanswered approval times out', async (t) => {
   const ai = await startAiServer(t);
   const tag = crypto.randomBytes(4).toString('hex');
   const queue = `task-runs-${tag}`;
@@ -83,7 +83,7 @@ t.test('a write started and not finished fails its run; a read not finished is m
       ai: h.system.ai,
       reads: taskToolReads(h.system.readDb),
     },
-    { ...DEFAULT_TASK_RUNNER_OPTIONS, queue, pollMs: 20 },
+    { ...DEFAULT_TASK_RUNNER_OPTIONS, queue, pollMs: 20, approvalTimeoutMs: 1500 },
   );
   await runner.start();
   const ended = (runId: string) =>
@@ -107,5 +107,38 @@ t.test('a write started and not finished fails its run; a read not finished is m
   t.match(told.at(-2), { role: 'assistant', tool_calls: [{ id: 'call_read' }] }, 'the turn the dead process recorded');
   t.match(told.at(-1), { role: 'tool', tool_call_id: 'call_read' });
   t.match(JSON.parse(told.at(-1)!.content), { id: threadId, subject: 'Refund please' });
+
+  // A call waiting for an approval longer than the runner waits fails its run.
+  const asking = (
+    await h.request(ws.apiKey, 'POST', '/tasks', {
+      name: 'Asking',
+      instruction: 'File new mail.',
+      trigger: { kind: 'manual' },
+      autonomy: 'ask',
+    })
+  ).json();
+  ai.reply = () => ({
+    content: null,
+    toolCalls: [{ name: 'file_thread', arguments: JSON.stringify({ threadId, label: 'archive' }) }],
+  });
+  const waited = (await h.request(ws.apiKey, 'POST', `/tasks/${asking.id}/runs`)).json().id;
+  const [approval] = await eventually(async () => {
+    const listed = (await h.request(ws.apiKey, 'GET', `/tasks/${asking.id}/approvals?status=pending`)).json().data;
+    return listed.length > 0 && listed;
+  });
+  t.match((await h.request(ws.apiKey, 'GET', `/tasks/${asking.id}`)).json(), { pendingApprovals: 1 });
+  const timedOut = await eventually(async () => {
+    const run = (await h.request(ws.apiKey, 'GET', `/tasks/${asking.id}/runs/${waited}`)).json();
+    return run.status === 'failed' && run;
+  });
+  t.match(timedOut, { error: { code: 'approval_timed_out', message: /file_thread/ } });
+  t.match((await h.request(ws.apiKey, 'GET', `/tasks/${asking.id}`)).json(), { pendingApprovals: 0 });
+  const late = await h.request(ws.apiKey, 'POST', `/tasks/${asking.id}/approvals/${approval.id}/approve`);
+  t.equal(late.statusCode, 409);
+  t.match(late.json().error, { code: 'task_run_finished' }, 'too late: the run has ended');
+  t.match((await h.request(ws.apiKey, 'GET', `/tasks/${asking.id}/approvals`)).json().data, [
+    { id: approval.id, status: 'expired' },
+  ]);
+  t.same((await h.request(ws.apiKey, 'GET', `/threads/${threadId}`)).json().labels, ['inbox'], 'not filed');
   await runner.stop();
 });

@@ -57,7 +57,7 @@ export const taskApprovalOperations = (deps: ApiDeps): Operation[] => {
       scope: READ_SCOPES,
       params: idParams,
       query: z.strictObject({
-        status: z.enum(['pending', 'approved', 'denied']).optional(),
+        status: z.enum(['pending', 'approved', 'denied', 'expired']).optional(),
         limit: limitParam(),
         cursor: cursorParam,
       }),

@@ -232,7 +232,7 @@ export const taskRunView = z.object({
     .nullable()
     .describe(
       'Why the run failed: `model_unavailable`, `ai_quota_exceeded`, `max_steps_reached`, `run_interrupted`, ' +
-        '`owner_unavailable`, `ai_not_configured`.',
+        '`owner_unavailable`, `ai_not_configured`, `approval_timed_out`.',
     ),
   steps: z.number().int().describe('Steps taken: the model’s turns and the tool calls made.'),
   aiActions: z.number().int().describe('AI actions its turns spent (one each, ten with the `advanced` model).'),
@@ -312,7 +312,9 @@ export const taskApprovalView = z.object({
   runId: z.string(),
   tool: z.string().describe('The tool the assistant asks to call.'),
   arguments: z.string().describe('Its arguments, as the model wrote them (JSON text).'),
-  status: z.enum(['pending', 'approved', 'denied']),
+  status: z
+    .enum(['pending', 'approved', 'denied', 'expired'])
+    .describe('`expired`: the run ended while the call waited (its approval timed out); it was not made.'),
   requestedAt: z.string(),
   decidedAt: z.string().nullable(),
 });
