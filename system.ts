@@ -69,6 +69,7 @@ import {
 import { listLabels } from './projections/threads/labels.ts';
 import { type ContactRow, findContactByEmail, listContacts } from './projections/contacts/queries.ts';
 import { findMember } from './projections/members/queries.ts';
+import { findTask } from './projections/tasks/queries.ts';
 import { keyAuthority } from './projections/api-keys/queries.ts';
 import { isPermission, PERMISSIONS } from './domain/shared/permissions.ts';
 import type { MessageSummary } from './domain/messages/summary.ts';
@@ -736,6 +737,7 @@ export function taskToolReads(db: Kysely<ReadModels>): TaskToolReads {
   const names = (list: { name: string | null; address: string }[]) =>
     list.map((a) => (a.name ? `${a.name} <${a.address}>` : a.address));
   return {
+    taskExists: async (workspaceId, taskId) => (await findTask(db, workspaceId, taskId)) !== undefined,
     async authority(workspaceId, owner) {
       if (owner.id === null) return null;
       if (owner.kind === 'apiKey') {

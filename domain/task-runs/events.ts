@@ -27,6 +27,8 @@ export const RUN_FAILURES = [
   'ai_not_configured',
   /** A call waited for a person's approval longer than the runner waits (`approvalTimeoutMs`). */
   'approval_timed_out',
+  /** The task was deleted before its queued run started. */
+  'task_deleted',
 ] as const;
 export type RunFailure = (typeof RUN_FAILURES)[number];
 

@@ -167,7 +167,10 @@ export class TaskRunner {
     const fail = async (code: RunFailure, message: string) => {
       await failRun(commands, actor, ref, { code, message });
     };
-    await startRun(commands, actor, ref);
+    const before = await loadRun(commands, row.workspace_id, row.id);
+    if (before.status === 'queued' && !(await this.deps.reads.taskExists(row.workspace_id, row.task_id)))
+      await fail('task_deleted', 'The task was deleted before this run started.');
+    else await startRun(commands, actor, ref);
     for (;;) {
       const state = await loadRun(commands, row.workspace_id, row.id);
       if (isFinished(state)) {
@@ -325,7 +328,7 @@ export class TaskRunner {
     await recordRunEnded(this.deps.commands, actor, {
       ...ref,
       status: state.status === 'succeeded' ? 'succeeded' : 'failed',
-      counted: error?.code !== 'ai_quota_exceeded',
+      counted: error?.code !== 'ai_quota_exceeded' && error?.code !== 'task_deleted',
     });
   }
 }

@@ -15,6 +15,8 @@ import type { ToolDefinition } from '../../infra/ai/port.ts';
  * the authority a task's creator holds now.
  */
 export interface TaskToolReads {
+  /** Whether the task is still there (a deleted task's queued runs are not started). */
+  taskExists(workspaceId: string, taskId: string): Promise<boolean>;
   /** The permissions the creator holds now; null when it holds none any more (revoked, expired, removed). */
   authority(workspaceId: string, owner: TaskOwner): Promise<readonly Permission[] | null>;
   threads(

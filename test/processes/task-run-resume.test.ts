@@ -73,6 +73,13 @@ t.test('a cut write fails its run, an unfinished read is made again, an unanswer
     if (call === label) await startToolCall(h.system.commands, actor, ref, call.id);
   }
 
+  // A run queued, then its task deleted before any runner took it.
+  const gone = (
+    await h.request(ws.apiKey, 'POST', '/tasks', { name: 'Gone', instruction: 'x', trigger: { kind: 'manual' } })
+  ).json();
+  const orphan = (await h.request(ws.apiKey, 'POST', `/tasks/${gone.id}/runs`)).json().id;
+  await h.request(ws.apiKey, 'DELETE', `/tasks/${gone.id}`);
+
   ai.reply = () => ({ content: 'Read the thread.' });
   const runner = new TaskRunner(
     {
@@ -102,7 +109,12 @@ t.test('a cut write fails its run, an unfinished read is made again, an unanswer
   t.match(await ended(left), { status: 'succeeded', summary: 'Read the thread.', steps: 3, aiActions: 2 });
   const steps = (await h.request(ws.apiKey, 'GET', `/tasks/${task.id}/runs/${left}/steps`)).json().data;
   t.match(steps, [{ kind: 'model' }, { kind: 'tool', tool: 'read_thread', error: null }, { kind: 'model' }]);
-  t.equal(ai.calls.length, 1, 'the model is asked once: for run B’s next turn, none for A');
+  t.equal(ai.calls.length, 1, 'the model is asked once: for run B’s next turn, none for A nor the deleted task’s');
+  const orphaned = await eventually(async () => {
+    const { rows } = await h.system.database.pool.query('SELECT status, error FROM task_runs WHERE id = $1', [orphan]);
+    return rows[0]?.status === 'failed' && rows[0];
+  });
+  t.match(orphaned.error, { code: 'task_deleted' }, 'a deleted task’s queued run is not started');
   const told = ai.calls[0]!.body.messages;
   t.match(told.at(-2), { role: 'assistant', tool_calls: [{ id: 'call_read' }] }, 'the turn the dead process recorded');
   t.match(told.at(-1), { role: 'tool', tool_call_id: 'call_read' });
