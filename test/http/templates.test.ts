@@ -23,6 +23,12 @@ async function create(h: TestApp, key: string, body: object) {
   return res.json();
 }
 
+/**
+ * One app for the file: each test makes workspaces of its own, and a template is only ever seen
+ * through its workspace, so the tests cannot see each other's.
+ */
+const h = await startTestApp(t);
+
 const errorOf = (res: { statusCode: number; json: () => any }) => [
   res.statusCode,
   res.json().error?.code,
@@ -30,7 +36,6 @@ const errorOf = (res: { statusCode: number; json: () => any }) => [
 ];
 
 t.test('create a draft: slug from the name, version 1, published fields absent; read by id and by slug', async (t) => {
-  const h = await startTestApp(t);
   const ws = await h.workspace();
   const res = await h.request(ws.apiKey, 'POST', '/templates', {
     name: '  Welcome Email ',
@@ -70,7 +75,6 @@ t.test('create a draft: slug from the name, version 1, published fields absent; 
 });
 
 t.test('create with publish: active, the published fields describe version 1', async (t) => {
-  const h = await startTestApp(t);
   const ws = await h.workspace();
   const tpl = await create(h, ws.apiKey, { name: 'Receipt', publish: true, ...blocksBody() });
   t.match(tpl, {
@@ -87,7 +91,6 @@ t.test('create with publish: active, the published fields describe version 1', a
 });
 
 t.test('names unique ignoring case, slugs unique; a derived slug takes a suffix', async (t) => {
-  const h = await startTestApp(t);
   const ws = await h.workspace();
   await create(h, ws.apiKey, { name: 'Welcome' });
   t.same(errorOf(await h.request(ws.apiKey, 'POST', '/templates', { name: 'WELCOME' })), [
@@ -107,7 +110,6 @@ t.test('names unique ignoring case, slugs unique; a derived slug takes a suffix'
 });
 
 t.test('concurrent creates of one name: exactly one 201, the rest 409, one template listed', async (t) => {
-  const h = await startTestApp(t);
   const ws = await h.workspace();
   const results = await Promise.all(
     Array.from({ length: 8 }, () => h.request(ws.apiKey, 'POST', '/templates', { name: 'Race' })),
@@ -120,7 +122,6 @@ t.test('concurrent creates of one name: exactly one 201, the rest 409, one templ
 });
 
 t.test('content validation: invalid_template with the path down to the block', async (t) => {
-  const h = await startTestApp(t);
   const ws = await h.workspace();
   const post = (body: object) => h.request(ws.apiKey, 'POST', '/templates', { name: `T${Math.random()}`, ...body });
   const nested = {
@@ -189,7 +190,6 @@ t.test('content validation: invalid_template with the path down to the block', a
 });
 
 t.test('200 templates per workspace, archived ones counted; only delete frees a place', async (t) => {
-  const h = await startTestApp(t);
   const ws = await h.workspace();
   const first = (await create(h, ws.apiKey, { name: 'T0' })).id;
   // 25 at a time: the count holds under concurrency, and the waits for read models overlap.
@@ -215,7 +215,6 @@ t.test('200 templates per workspace, archived ones counted; only delete frees a 
 t.test(
   'PATCH: rename keeps the slug, omitted fields stay, lists replace wholesale, null clears the description',
   async (t) => {
-    const h = await startTestApp(t);
     const ws = await h.workspace();
     const tpl = await create(h, ws.apiKey, {
       name: 'Original',
@@ -268,7 +267,6 @@ t.test(
 );
 
 t.test('versions: an edit of a published template mints a draft; sends keep the published one', async (t) => {
-  const h = await startTestApp(t);
   const ws = await h.workspace();
   const tpl = await create(h, ws.apiKey, { name: 'Versioned', publish: true, ...blocksBody() });
   const edited = (await h.request(ws.apiKey, 'PATCH', `/templates/${tpl.id}`, { subject: 'Changed {{name}}' })).json();
@@ -354,7 +352,6 @@ t.test('versions: an edit of a published template mints a draft; sends keep the 
 });
 
 t.test('versions list pages with a cursor', async (t) => {
-  const h = await startTestApp(t);
   const ws = await h.workspace();
   const tpl = await create(h, ws.apiKey, { name: 'Many', publish: true, ...blocksBody() });
   for (let i = 0; i < 4; i++)
@@ -383,7 +380,6 @@ t.test('versions list pages with a cursor', async (t) => {
 });
 
 t.test('If-Match: a template changed since the read is 409 version_conflict and nothing changes', async (t) => {
-  const h = await startTestApp(t);
   const ws = await h.workspace();
   const created = await h.request(ws.apiKey, 'POST', '/templates', { name: 'Guarded', ...blocksBody() });
   const tag = created.headers.etag as string;
@@ -437,7 +433,6 @@ t.test('If-Match: a template changed since the read is 409 version_conflict and 
 });
 
 t.test('status: archive and unarchive; sends refuse archived and unpublished templates', async (t) => {
-  const h = await startTestApp(t);
   const ws = await h.workspace();
   const draft = await create(h, ws.apiKey, { name: 'Draft', ...blocksBody() });
   t.same(errorOf(await h.request(ws.apiKey, 'POST', `/templates/${draft.id}/render`, {})), [
@@ -479,7 +474,6 @@ t.test('status: archive and unarchive; sends refuse archived and unpublished tem
 });
 
 t.test('render: props filled and escaped, unknown props and slots refused, HTML and text parts', async (t) => {
-  const h = await startTestApp(t);
   const ws = await h.workspace();
   const tpl = await create(h, ws.apiKey, {
     name: 'Render me',
@@ -550,7 +544,6 @@ t.test('render: props filled and escaped, unknown props and slots refused, HTML 
 });
 
 t.test('html engine: stored as submitted, sanitised when published and rendered', async (t) => {
-  const h = await startTestApp(t);
   const ws = await h.workspace();
   const html =
     '<table><tr><td style="color: #333">Hi {{name}}</td></tr></table><script>alert(1)</script><a href="javascript:x()" onclick="y()">bad</a>';
@@ -568,7 +561,6 @@ t.test('html engine: stored as submitted, sanitised when published and rendered'
 });
 
 t.test('starters: listed; create from one, own fields win; unknown starter 404', async (t) => {
-  const h = await startTestApp(t);
   const ws = await h.workspace();
   const starters = (await h.request(ws.apiKey, 'GET', '/templates/starters')).json();
   t.ok(starters.data.length >= 3);
@@ -592,7 +584,6 @@ t.test('starters: listed; create from one, own fields win; unknown starter 404',
 });
 
 t.test('duplicate and delete', async (t) => {
-  const h = await startTestApp(t);
   const ws = await h.workspace();
   const tpl = await create(h, ws.apiKey, { name: 'Source', description: 'd', publish: true, ...blocksBody() });
   const dup = await h.request(ws.apiKey, 'POST', `/templates/${tpl.id}/duplicate`);
@@ -618,7 +609,6 @@ t.test('duplicate and delete', async (t) => {
 });
 
 t.test("another workspace's template, unknown ids and slugs are 404 everywhere", async (t) => {
-  const h = await startTestApp(t);
   const ws = await h.workspace();
   const other = await h.workspace();
   const tpl = await create(h, other.apiKey, { name: 'Theirs', publish: true, ...blocksBody() });
@@ -650,7 +640,6 @@ t.test("another workspace's template, unknown ids and slugs are 404 everywhere",
 });
 
 t.test('scopes: reading needs templates:read, changing needs templates:write', async (t) => {
-  const h = await startTestApp(t);
   const ws = await h.workspace();
   const tpl = await create(h, ws.apiKey, { name: 'Scoped', publish: true, ...blocksBody() });
   const reader = await keyWith(h, ws.apiKey, { scopes: ['templates:read'] });
@@ -667,7 +656,6 @@ t.test('scopes: reading needs templates:read, changing needs templates:write', a
 });
 
 t.test('the OpenAPI document lists every template path we chose', async (t) => {
-  const h = await startTestApp(t);
   const doc = (await h.request(null, 'GET', '/openapi.json')).json();
   for (const path of [
     '/templates',
@@ -688,7 +676,6 @@ t.test('the OpenAPI document lists every template path we chose', async (t) => {
 });
 
 t.test('concurrent renames under one If-Match: exactly one wins, the rest 409 version_conflict', async (t) => {
-  const h = await startTestApp(t);
   const ws = await h.workspace();
   const created = await h.request(ws.apiKey, 'POST', '/templates', { name: 'Contended', ...blocksBody() });
   const id = created.json().id;
