@@ -31,8 +31,13 @@ async function keyWith(h: TestApp, ownerKey: string, body: object): Promise<stri
 
 const emailsOf = (res: { json: () => any }) => res.json().data.map((r: { email: string }) => r.email);
 
+/**
+ * One app for the file: each test makes workspaces of its own, and every list and read is
+ * of one workspace, so the tests cannot see each other's rows.
+ */
+const h = await startTestApp(t);
+
 t.test('POST creates (201), repeats answer the same row (200), GET reads it back', async (t) => {
-  const h = await startTestApp(t);
   const ws = await h.workspace();
 
   const created = await h.request(ws.apiKey, 'POST', '/suppressions', { email: 'someone@example.com' });
@@ -76,7 +81,6 @@ t.test('POST creates (201), repeats answer the same row (200), GET reads it back
 });
 
 t.test('concurrent POSTs of one address: exactly one 201 and one row', async (t) => {
-  const h = await startTestApp(t);
   const ws = await h.workspace();
   const answers = await Promise.all(
     Array.from({ length: 8 }, (_, i) =>
@@ -91,7 +95,6 @@ t.test('concurrent POSTs of one address: exactly one 201 and one row', async (t)
 });
 
 t.test('DELETE removes; the address can be added again under a new id', async (t) => {
-  const h = await startTestApp(t);
   const ws = await h.workspace();
   const first = (await h.request(ws.apiKey, 'POST', '/suppressions', { email: 'gone@example.com' })).json();
 
@@ -121,7 +124,6 @@ t.test('DELETE removes; the address can be added again under a new id', async (t
 });
 
 t.test('a hard bounce is permanent; a complaint is removable', async (t) => {
-  const h = await startTestApp(t);
   const ws = await h.workspace();
   const bounce = await pipelineAdds(h, ws.workspaceId, 'Bounced@Example.com', 'bounce', '550 5.1.1 no such user');
   t.same(bounce.created, true);
@@ -154,7 +156,6 @@ t.test('a hard bounce is permanent; a complaint is removable', async (t) => {
 });
 
 t.test('q searches address, reason and detail, ignoring case, with % and _ taken literally', async (t) => {
-  const h = await startTestApp(t);
   const ws = await h.workspace();
   await pipelineAdds(h, ws.workspaceId, 'full@example.com', 'bounce', 'Mailbox FULL: 100% used');
   await pipelineAdds(h, ws.workspaceId, 'first_last@example.org', 'complaint', 'Marked as spam');
@@ -192,7 +193,6 @@ t.test('q searches address, reason and detail, ignoring case, with % and _ taken
 });
 
 t.test('reason filter', async (t) => {
-  const h = await startTestApp(t);
   const ws = await h.workspace();
   await pipelineAdds(h, ws.workspaceId, 'b@example.com', 'bounce', null);
   await pipelineAdds(h, ws.workspaceId, 'c@example.com', 'complaint', null);
@@ -210,7 +210,6 @@ t.test('reason filter', async (t) => {
 });
 
 t.test('limit and cursor', async (t) => {
-  const h = await startTestApp(t);
   const ws = await h.workspace();
   const other = await h.workspace();
   for (const key of [ws.apiKey, other.apiKey]) {
@@ -247,7 +246,6 @@ t.test('limit and cursor', async (t) => {
 });
 
 t.test('a paging walk sees every older row once, in order, while rows are added', async (t) => {
-  const h = await startTestApp(t);
   const ws = await h.workspace();
   // Several entries share one instant, so the walk also depends on the id tie-break.
   const base = Date.parse('2026-03-01T00:00:00.000Z');
@@ -284,7 +282,6 @@ t.test('a paging walk sees every older row once, in order, while rows are added'
 });
 
 t.test('a paging walk survives rows deleted between pages, the cursor row included', async (t) => {
-  const h = await startTestApp(t);
   const ws = await h.workspace();
   const ids: string[] = [];
   for (let i = 0; i < 30; i++)
@@ -311,7 +308,6 @@ t.test('a paging walk survives rows deleted between pages, the cursor row includ
 });
 
 t.test('ids of another workspace, unknown and malformed ids are all 404', async (t) => {
-  const h = await startTestApp(t);
   const ws = await h.workspace();
   const other = await h.workspace();
   const foreign = (await h.request(other.apiKey, 'POST', '/suppressions', { email: 'theirs@example.com' })).json();
@@ -331,7 +327,6 @@ t.test('ids of another workspace, unknown and malformed ids are all 404', async 
 });
 
 t.test('a narrowed key reads the whole list but cannot change it', async (t) => {
-  const h = await startTestApp(t);
   const ws = await h.workspace();
   const existing = (await h.request(ws.apiKey, 'POST', '/suppressions', { email: 'elsewhere@other.org' })).json();
   const scopes = ['settings:read', 'settings:write'];
@@ -357,7 +352,6 @@ t.test('a narrowed key reads the whole list but cannot change it', async (t) => 
 });
 
 t.test('scopes', async (t) => {
-  const h = await startTestApp(t);
   const ws = await h.workspace();
   const existing = (await h.request(ws.apiKey, 'POST', '/suppressions', { email: 'x@example.com' })).json();
   const reader = await keyWith(h, ws.apiKey, { scopes: ['settings:read'] });
@@ -384,7 +378,6 @@ t.test('scopes', async (t) => {
 });
 
 t.test('request validation', async (t) => {
-  const h = await startTestApp(t);
   const ws = await h.workspace();
   const expect422 = async (body: unknown, code: string, param: string) => {
     const res = await h.request(ws.apiKey, 'POST', '/suppressions', body);
@@ -410,14 +403,12 @@ t.test('request validation', async (t) => {
 });
 
 t.test('the OpenAPI document describes the suppression routes', async (t) => {
-  const h = await startTestApp(t);
   const doc = (await h.request(null, 'GET', '/openapi.json')).json();
   t.ok(doc.paths['/suppressions']?.get && doc.paths['/suppressions']?.post);
   t.ok(doc.paths['/suppressions/{id}']?.get && doc.paths['/suppressions/{id}']?.delete);
 });
 
 t.test('a rebuilt suppression list equals the live one, indexes included', async (t) => {
-  const h = await startTestApp(t);
   const ws = await h.workspace();
   await pipelineAdds(h, ws.workspaceId, 'hard@example.com', 'bounce', '550 no such user');
   const cycled = (await h.request(ws.apiKey, 'POST', '/suppressions', { email: 'cycled@example.com' })).json();
