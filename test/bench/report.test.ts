@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import t from 'tap';
 import { insertRun, parseLines, RUNS_MARKER, reportRun } from '../../bench/report.ts';
-import { ROOT } from '../support/paths.ts';
+import { entryArgs } from '../support/paths.ts';
 
 const machine = (load1: number) => ({
   cpus: 2,
@@ -189,9 +189,9 @@ t.test('npm run bench:report writes the section into the document', async (t) =>
   const doc = path.join(dir, 'benchmarks.md');
   fs.writeFileSync(input, output);
   fs.writeFileSync(doc, `# Benchmarks\n\n${RUNS_MARKER}\n`);
-  const script = path.join(ROOT, 'bench/report.ts');
-  const printed = execFileSync(process.execPath, ['--import=tsx', script, input], { encoding: 'utf8' });
+  const script = entryArgs('bench/report');
+  const printed = execFileSync(process.execPath, [...script, input], { encoding: 'utf8' });
   t.match(printed, /^### 2026-11-24 10:00 UTC/);
-  execFileSync(process.execPath, ['--import=tsx', script, input, '--write', doc]);
+  execFileSync(process.execPath, [...script, input, '--write', doc]);
   t.equal(fs.readFileSync(doc, 'utf8'), `# Benchmarks\n\n${RUNS_MARKER}\n\n${printed.trimEnd()}\n`);
 });

@@ -1,4 +1,3 @@
-import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
@@ -11,7 +10,7 @@ import { NatsWorkQueue, type NatsWorkQueueOptions } from '../../infra/bus/nats.t
 import type { Delivery } from '../../infra/bus/port.ts';
 import { startTcpProxy } from '../support/tcp-proxy.ts';
 import { eventually, workQueueContract } from './contract.ts';
-import { ROOT } from '../support/paths.ts';
+import { runnable } from '../support/paths.ts';
 
 const url = process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
 // A stream of this run's own, so parallel runs and leftovers cannot feed each other work.
@@ -101,11 +100,13 @@ t.test('a job held by a consumer that dies is redelivered after the ack wait, no
   await bus.publish('crash', { id: 'held', payload: { n: 1 } });
 
   // A real process that takes the job and never settles it, so only a kill can end its hold.
-  const holder = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', HOLDER], {
+  const busModule = runnable('infra/bus/nats');
+  const loader = busModule.endsWith('.ts') ? ['--import', 'tsx'] : [];
+  const holder = spawn(process.execPath, [...loader, '--input-type=module', '-e', HOLDER], {
     stdio: ['ignore', 'pipe', 'inherit'],
     env: {
       ...process.env,
-      BUS_MODULE: pathToFileURL(path.join(ROOT, 'infra/bus/nats.ts')).href,
+      BUS_MODULE: pathToFileURL(busModule).href,
       BUS_URL: url,
       BUS_OPTIONS: JSON.stringify({ ...base, ackWaitMs }),
     },

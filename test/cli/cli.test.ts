@@ -5,6 +5,7 @@ import { runCli } from '../../cli/run.ts';
 import { SCOPEABLE } from '../../domain/shared/permissions.ts';
 import { openSystem, serve } from '../../system.ts';
 import { freshDatabase } from '../support/database.ts';
+import { entryArgs } from '../support/paths.ts';
 import { TEST_SECRETS_KEY } from '../support/secrets.ts';
 
 const run = promisify(execFile);
@@ -27,7 +28,7 @@ t.test('npm run cli: the entry point prints the result; a usage error is code 2'
   const env = { ...process.env, DATABASE_URL: url, SECRETS_KEY: TEST_SECRETS_KEY };
   const { stdout } = await run(
     'node',
-    ['--import=tsx', 'cli/main.ts', 'workspace', 'create', '--name', 'A', '--owner-email', 'a@a.test'],
+    [...entryArgs('cli/main'), 'workspace', 'create', '--name', 'A', '--owner-email', 'a@a.test'],
     {
       env,
       timeout: 60_000,

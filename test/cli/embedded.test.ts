@@ -6,6 +6,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
 import t from 'tap';
+import { entryArgs } from '../support/paths.ts';
 
 const run = promisify(execFile);
 
@@ -25,7 +26,7 @@ interface Server {
 function start(dataDir: string): Promise<Server> {
   const env: NodeJS.ProcessEnv = { ...process.env, DATA_DIR: dataDir, PORT: '0', LOG_LEVEL: 'warn' };
   delete env.DATABASE_URL;
-  const child = spawn('node', ['--import=tsx', 'main.ts'], { env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  const child = spawn('node', entryArgs('main'), { env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
   let err = '';
   child.stderr!.on('data', (chunk) => (err += chunk));
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
@@ -105,7 +106,7 @@ t.test('the embedded default: no configuration, its own password, the CLI reache
   delete env.DATABASE_URL;
   const { stdout } = await run(
     'node',
-    ['--import=tsx', 'cli/main.ts', 'workspace', 'create', '--name', 'Local', '--owner-email', 'me@local.test'],
+    [...entryArgs('cli/main'), 'workspace', 'create', '--name', 'Local', '--owner-email', 'me@local.test'],
     { env },
   );
   const { apiKey, workspaceId } = JSON.parse(stdout);

@@ -10,6 +10,7 @@ import { projectors } from '../../projections/all.ts';
 import type { ProjectionStatus } from '../../projections/runner.ts';
 import { openSystem } from '../../system.ts';
 import { freshDatabase } from '../support/database.ts';
+import { entryArgs } from '../support/paths.ts';
 import { eventually } from '../support/receiver.ts';
 
 const run = promisify(execFile);
@@ -17,7 +18,7 @@ const followers = [...projectors, ...reactors];
 
 /** `npm run cli -- projections status`, from a process of its own as an operator runs it. */
 async function cliStatus(url: string): Promise<ProjectionStatus[]> {
-  const { stdout } = await run('node', ['--import=tsx', 'cli/main.ts', 'projections', 'status'], {
+  const { stdout } = await run('node', [...entryArgs('cli/main'), 'projections', 'status'], {
     env: { ...process.env, DATABASE_URL: url },
     timeout: 60_000,
   });
