@@ -323,3 +323,33 @@ t.test('autonomy organize: labels and files alone', async (t) => {
   t.match(await finished(organizing.id, (await runNow(organizing.id)).id), { status: 'succeeded', steps: 3 });
   t.match((await h.request(ws.apiKey, 'GET', `/threads/${threadId}`)).json(), { labels: ['archive'] });
 });
+
+t.test('a mail-triggered run is told the arriving message and its thread, and files it', async (t) => {
+  const triage = await create({
+    name: 'Triage',
+    instruction: 'Archive newsletters.',
+    trigger: { kind: 'mail', subjectContains: 'weekly digest' },
+    toolkits: [],
+  });
+  let brief = '';
+  ai.reply = (call) => {
+    if (call.body.messages.length > 2) return { content: 'Archived the digest.' };
+    brief = call.body.messages[1]!.content;
+    const threadId = /thread (thr_[0-9a-f]+)/.exec(brief)?.[1] ?? 'thr_none';
+    return {
+      content: null,
+      toolCalls: [{ name: 'file_thread', arguments: JSON.stringify({ threadId, label: 'archive' }) }],
+    };
+  };
+  const { threadId, messageId } = await arrive('Your Weekly Digest');
+  const [run] = await eventually(async () => {
+    const listed = (await h.request(ws.apiKey, 'GET', `/tasks/${triage.id}/runs`)).json().data;
+    return listed.length > 0 && listed;
+  });
+  t.match(run, { source: 'mail', messageId });
+  t.match(await finished(triage.id, run.id), { status: 'succeeded', summary: 'Archived the digest.' });
+  t.match(brief, new RegExp(`message ${messageId} arriving in thread ${threadId}`));
+  t.match(brief, /Archive newsletters\./);
+  t.same((await h.request(ws.apiKey, 'GET', `/threads/${threadId}`)).json().labels, ['archive']);
+  await h.request(ws.apiKey, 'DELETE', `/tasks/${triage.id}`);
+});
