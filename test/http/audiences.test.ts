@@ -16,8 +16,13 @@ const errorOf = (res: { statusCode: number; json: () => any }) => ({
 const idsOf = (res: { json: () => any }) => res.json().data.map((r: { id: string }) => r.id);
 const UNKNOWN = 'aud_000000000000000000000000';
 
+/**
+ * One app for the file: each test makes workspaces of its own, and every list and read is
+ * of one workspace, so the tests cannot see each other's rows.
+ */
+const h = await startTestApp(t);
+
 t.test('the default audience: made on first use, exactly one under concurrent first uses, not deletable', async (t) => {
-  const h = await startTestApp(t);
   const ws = await h.workspace();
   const firstUses = await Promise.all([
     ...Array.from({ length: 4 }, () => h.request(ws.apiKey, 'GET', '/audiences')),
@@ -67,7 +72,6 @@ t.test('the default audience: made on first use, exactly one under concurrent fi
 });
 
 t.test('create, read, update (omitted keeps, null clears), delete; names at the edge and one past', async (t) => {
-  const h = await startTestApp(t);
   const ws = await h.workspace();
   const other = await h.workspace();
   const res = await h.request(ws.apiKey, 'POST', '/audiences', {
@@ -156,7 +160,6 @@ t.test('create, read, update (omitted keeps, null clears), delete; names at the 
 t.test(
   '100 audiences besides the default one; the 101st is workspace_limit_reached; a delete frees a place',
   async (t) => {
-    const h = await startTestApp(t);
     const ws = await h.workspace();
     const ids: string[] = [];
     for (let i = 0; i < 100; i++) {
@@ -198,7 +201,6 @@ t.test(
 t.test(
   'list paging: cursor is an audience id; rows added between pages; unknown or foreign cursors are invalid_cursor',
   async (t) => {
-    const h = await startTestApp(t);
     const ws = await h.workspace();
     const other = await h.workspace();
     const made: string[] = [];
@@ -240,7 +242,6 @@ t.test(
 t.test(
   'list paging: the cursor audience deleted between pages; the walk goes on from its place, no row twice, none skipped',
   async (t) => {
-    const h = await startTestApp(t);
     const ws = await h.workspace();
     const made: string[] = [];
     for (let i = 0; i < 9; i++)
@@ -275,7 +276,6 @@ t.test(
 );
 
 t.test('members: PUT and DELETE /audiences/{id}/contacts/{email}, contactCount fresh, errors', async (t) => {
-  const h = await startTestApp(t);
   const ws = await h.workspace();
   const other = await h.workspace();
   const a = (await h.request(ws.apiKey, 'POST', '/audiences', { name: 'A' })).json();
@@ -336,7 +336,6 @@ t.test('members: PUT and DELETE /audiences/{id}/contacts/{email}, contactCount f
 });
 
 t.test('scopes and narrowed credentials on audiences routes', async (t) => {
-  const h = await startTestApp(t);
   const ws = await h.workspace();
   const a = (await h.request(ws.apiKey, 'POST', '/audiences', { name: 'A' })).json();
   await h.request(ws.apiKey, 'POST', '/contacts', { email: 'x@example.com' });
@@ -370,7 +369,6 @@ t.test('scopes and narrowed credentials on audiences routes', async (t) => {
 });
 
 t.test('growth: validation', async (t) => {
-  const h = await startTestApp(t);
   const ws = await h.workspace();
   const other = await h.workspace();
   const a = (await h.request(ws.apiKey, 'POST', '/audiences', { name: 'A' })).json().id;
@@ -425,7 +423,6 @@ t.test('growth: validation', async (t) => {
 });
 
 t.test('growth over a past window, hand-checked', async (t) => {
-  const h = await startTestApp(t);
   const ws = await h.workspace();
   const actor = { workspaceId: ws.workspaceId, kind: 'system' as const, id: null };
   const ctx = h.system.commands;
@@ -543,7 +540,6 @@ t.test('growth over a past window, hand-checked', async (t) => {
 t.test(
   'growth totals.contacts: each person once over overlapping audiences, through removals, deleted contacts and audiences, at the end of past windows',
   async (t) => {
-    const h = await startTestApp(t);
     const ws = await h.workspace();
     const actor = { workspaceId: ws.workspaceId, kind: 'system' as const, id: null };
     const ctx = h.system.commands;
