@@ -15,8 +15,14 @@ const errorOf = (res: { statusCode: number; json: () => any }) => [
 ];
 const published = (subject: string) => ({ publish: true, subject, document: { body: [{ kind: 'Text', text: 'x' }] } });
 
+/**
+ * One app for the file: each test makes workspaces of its own, and every list is of one
+ * workspace, so the tests cannot see each other's templates. The rebuild counts every row of the
+ * read model, so it has an app of its own.
+ */
+const h = await startTestApp(t);
+
 t.test('the six sorts, each with its own cursors', async (t) => {
-  const h = await startTestApp(t);
   const ws = await h.workspace();
   for (const name of ['bravo', 'Alpha', 'delta', 'Charlie']) await create(h, ws.apiKey, { name });
   await h.request(ws.apiKey, 'PATCH', '/templates/bravo', { description: 'touched' });
@@ -87,7 +93,6 @@ t.test('the six sorts, each with its own cursors', async (t) => {
 });
 
 t.test('a walk survives templates added and deleted between pages', async (t) => {
-  const h = await startTestApp(t);
   const ws = await h.workspace();
   const made = [];
   for (let i = 0; i < 6; i++) made.push(await create(h, ws.apiKey, { name: `T${i}` }));
@@ -113,7 +118,6 @@ t.test('a walk survives templates added and deleted between pages', async (t) =>
 });
 
 t.test('status filter', async (t) => {
-  const h = await startTestApp(t);
   const ws = await h.workspace();
   await create(h, ws.apiKey, { name: 'Draft' });
   await create(h, ws.apiKey, { name: 'Live', ...published('s') });
@@ -132,7 +136,6 @@ t.test('status filter', async (t) => {
 t.test(
   'search: every word over name, slug, description, published subject and id; literal % and _; close spellings',
   async (t) => {
-    const h = await startTestApp(t);
     const ws = await h.workspace();
     const welcome = await create(h, ws.apiKey, {
       name: 'Welcome series',
@@ -176,7 +179,6 @@ t.test(
 );
 
 t.test('search: a typo finds what was meant when nothing matches as typed', async (t) => {
-  const h = await startTestApp(t);
   const ws = await h.workspace();
   await create(h, ws.apiKey, { name: 'Order receipt' });
   await create(h, ws.apiKey, { name: 'Refund receipt' });
