@@ -11,10 +11,16 @@ async function templates(h: TestApp, apiKey: string): Promise<string[]> {
   return (await h.request(apiKey, 'GET', '/templates?limit=100')).json().data.map((row: { name: string }) => row.name);
 }
 
+/**
+ * One app for four of the tests: each makes workspaces of its own, and idempotency keys are
+ * per workspace, so they cannot see each other's. The test that ages every stored key and the one
+ * whose second process takes the file's database have apps of their own.
+ */
+const h = await startTestApp(t);
+
 t.test(
   'Idempotency-Key on a POST: the same request gets the stored answer, another request under the key is refused',
   async (t) => {
-    const h = await startTestApp(t);
     const ws = await h.workspace();
     const first = await h.request(
       ws.apiKey,
@@ -68,7 +74,6 @@ t.test(
 );
 
 t.test('Idempotency-Key: malformed keys are 400 on every POST; 255 characters is the longest', async (t) => {
-  const h = await startTestApp(t);
   const ws = await h.workspace();
   for (const bad of ['has space', 'ü', 'a'.repeat(256), 'semi;colon', '']) {
     const res = await h.request(ws.apiKey, 'POST', '/suppressions', { email: 'x@example.com' }, key(bad));
@@ -101,7 +106,6 @@ t.test('Idempotency-Key: malformed keys are 400 on every POST; 255 characters is
 });
 
 t.test('Idempotency-Key: keys are per workspace, mode and credential; concurrent repeats make one', async (t) => {
-  const h = await startTestApp(t);
   const one = await h.workspace();
   const two = await h.workspace();
   t.equal((await h.request(one.apiKey, 'POST', '/templates', { name: 'Same' }, key('k'))).statusCode, 201);
@@ -182,7 +186,6 @@ t.test(
 );
 
 t.test('contact events keep their own Idempotency-Key: per event and position', async (t) => {
-  const h = await startTestApp(t);
   const ws = await h.workspace();
   t.equal((await h.request(ws.apiKey, 'POST', '/contacts', { email: 'c@example.com' })).statusCode, 201);
   const first = await h.request(
