@@ -29,8 +29,14 @@ async function endpoint(h: TestApp, key: string, body: object) {
 const deliveries = async (h: TestApp, key: string, id: string) =>
   (await h.request(key, 'GET', `/webhooks/${id}/deliveries?limit=100`)).json().data;
 
+/**
+ * One app for the tests on FAST: each makes a workspace and a receiver of its own, and deliveries
+ * and their logs are per endpoint, so they cannot see each other's. Tests on other settings have
+ * apps of their own.
+ */
+const h = await startTestApp(t, { webhooks: FAST });
+
 t.test('create, read, list, update, delete; the secret only at create', async (t) => {
-  const h = await startTestApp(t, { webhooks: FAST });
   const ws = await h.workspace();
   const created = await h.request(ws.apiKey, 'POST', '/webhooks', {
     url: 'http://127.0.0.1:9/hook',
@@ -99,7 +105,6 @@ t.test('create, read, list, update, delete; the secret only at create', async (t
 });
 
 t.test('validation, the 10-endpoint limit, foreign ids, scopes and narrowed keys', async (t) => {
-  const h = await startTestApp(t, { webhooks: FAST });
   const ws = await h.workspace();
   t.same(errorOf(await h.request(ws.apiKey, 'POST', '/webhooks', {})), [422, 'invalid_parameter', 'url']);
   t.same(errorOf(await h.request(ws.apiKey, 'POST', '/webhooks', { url: 'not a url' })), [
@@ -238,7 +243,6 @@ t.test('production refuses http:// and private receivers', async (t) => {
 });
 
 t.test('delivery: signed per Standard Webhooks, logged, subscriptions and allowlists narrow', async (t) => {
-  const h = await startTestApp(t, { webhooks: FAST });
   const ws = await h.workspace();
   const receiver = await startReceiver(t);
   const all = await endpoint(h, ws.apiKey, { url: `${receiver.url}/family`, eventTypes: ['suppression.*'] });
@@ -291,7 +295,6 @@ t.test('delivery: signed per Standard Webhooks, logged, subscriptions and allowl
 t.test(
   'contact.* events: a create, update and delete reach the contact family, not the default set; allowlists narrow by address',
   async (t) => {
-    const h = await startTestApp(t, { webhooks: FAST });
     const ws = await h.workspace();
     const receiver = await startReceiver(t);
     const family = await endpoint(h, ws.apiKey, { url: `${receiver.url}/family`, eventTypes: ['contact.*'] });
@@ -363,7 +366,6 @@ t.test(
 );
 
 t.test('retries after 500s and timeouts, honouring Retry-After; each attempt logged; 410 disables', async (t) => {
-  const h = await startTestApp(t, { webhooks: FAST });
   const ws = await h.workspace();
   const receiver = await startReceiver(t, (_r, n) =>
     n === 1
@@ -526,7 +528,6 @@ t.test('test event, replay of one delivery and of every failed one, webhook_disa
 });
 
 t.test('rotation: both secrets sign for 24 hours; the audit log shows every change without secrets', async (t) => {
-  const h = await startTestApp(t, { webhooks: FAST });
   const ws = await h.workspace();
   const receiver = await startReceiver(t);
   const e = await endpoint(h, ws.apiKey, { url: receiver.url });
@@ -725,7 +726,6 @@ t.test('failures of attempts in flight when the count reaches 100 are not counte
 });
 
 t.test("a receiver's answer holding NUL is logged with the attempt, not left unstorable", async (t) => {
-  const h = await startTestApp(t, { webhooks: FAST });
   const ws = await h.workspace();
   const receiver = await startReceiver(t, () => ({ status: 200, body: 'ok \u0000 done' }));
   const e = await endpoint(h, ws.apiKey, { url: receiver.url, eventTypes: ['suppression.added'] });
