@@ -39,8 +39,13 @@ const sends = async (h: TestApp, key: string, id: string) =>
 const runs = async (h: TestApp, key: string, id: string) =>
   (await h.request(key, 'GET', `/automations/${id}/runs?limit=100`)).json().data;
 
+/**
+ * One app for the tests on FAST: each makes a workspace of its own, and runs, sends and timers
+ * are per automation, so they cannot see each other's. Tests on other settings have their own.
+ */
+const h = await startTestApp(t, FAST);
+
 t.test('create, read, list, update with If-Match, pause and resume', async (t) => {
-  const h = await startTestApp(t, FAST);
   const ws = await h.workspace();
   const steps = [
     { type: 'wait', minutes: 5 },
@@ -136,7 +141,6 @@ t.test('create, read, list, update with If-Match, pause and resume', async (t) =
 });
 
 t.test('enrolment: matching live automations only, answered synchronously; email never reaches steps', async (t) => {
-  const h = await startTestApp(t, FAST);
   const ws = await h.workspace();
   await contact(h, ws.workspaceId, 'a@example.com');
   await contact(h, ws.workspaceId, 'b@example.com');
@@ -265,7 +269,6 @@ t.test('enrolment: matching live automations only, answered synchronously; email
 });
 
 t.test('wait_for_event ends on the event (resumed) or on its timeout; wait; branch both ways', async (t) => {
-  const h = await startTestApp(t, FAST);
   const ws = await h.workspace();
   for (const e of ['a', 'b', 'c', 'd']) await contact(h, ws.workspaceId, `${e}@example.com`);
   const waiting = await automation(h, ws.apiKey, {
@@ -346,7 +349,6 @@ t.test('wait_for_event ends on the event (resumed) or on its timeout; wait; bran
 });
 
 t.test('branch since enrolment: events sent with the trigger count, the trigger itself does not', async (t) => {
-  const h = await startTestApp(t, FAST);
   const ws = await h.workspace();
   await contact(h, ws.workspaceId, 'a@example.com');
   const clicked = await automation(h, ws.apiKey, {
@@ -404,7 +406,6 @@ const heldForActivation = {
 };
 
 t.test('an event that comes before its run reaches the wait still ends that wait', async (t) => {
-  const h = await startTestApp(t, FAST);
   const ws = await h.workspace();
   for (const e of ['a', 'b', 'c']) await contact(h, ws.workspaceId, `${e}@example.com`);
   const held = await automation(h, ws.apiKey, heldForActivation);
@@ -507,7 +508,6 @@ t.test('an event right after the trigger ends the wait, however late the worker 
 t.test(
   'delete: 404 afterwards and for foreign ids, scope, If-Match; runs under way end and their timers never fire',
   async (t) => {
-    const h = await startTestApp(t, FAST);
     const ws = await h.workspace();
     await contact(h, ws.workspaceId, 'a@example.com');
     await contact(h, ws.workspaceId, 'b@example.com');
