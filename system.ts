@@ -76,6 +76,8 @@ import type { MessageSummary } from './domain/messages/summary.ts';
 import type { SettableLabel } from './domain/threads/events.ts';
 import type { TaskToolReads } from './processes/tasks/tools.ts';
 import { DEFAULT_TASK_RUNNER_OPTIONS, TaskRunner, type TaskRunnerOptions } from './processes/tasks/runner.ts';
+import { DEFAULT_TASK_NOTICE_OPTIONS, TaskNoticeMailProcess } from './processes/tasks/notices.ts';
+import type { OwedMailOptions } from './processes/owed-mails.ts';
 import type { TemplateRenderer } from './infra/templates/port.ts';
 import { createTemplateRenderer } from './infra/templates/renderer.ts';
 import { sanitiseHtml } from './infra/templates/sanitise.ts';
@@ -320,6 +322,8 @@ export interface SystemOptions {
     scheduler?: Partial<TaskSchedulerOptions>;
     /** The assistant's timings; `start: false` leaves runs queued (tests that start a runner of their own). */
     runner?: Partial<TaskRunnerOptions> & { start?: boolean };
+    /** The mails of the tasks' `notify` (sender and public address as the invitations'). */
+    notices?: Partial<OwedMailOptions>;
   };
 }
 
@@ -490,6 +494,17 @@ export async function openSystem(databaseUrl: string, options: SystemOptions = {
     },
   );
   if (options.deliver !== false) await invitationMails.start();
+  // Tasks' notices too.
+  const taskNotices = new TaskNoticeMailProcess(
+    { pool: database.pool, bus, wakeups, mail },
+    {
+      ...DEFAULT_TASK_NOTICE_OPTIONS,
+      from: consentOptions.from,
+      publicUrl: consentOptions.publicUrl,
+      ...options.tasks?.notices,
+    },
+  );
+  if (options.deliver !== false) await taskNotices.start();
   const accountCodes = new AccountCodes(await serverSecret(database.pool, 'accounts'));
   const accounts = {
     ports: {
@@ -616,6 +631,7 @@ export async function openSystem(databaseUrl: string, options: SystemOptions = {
       await pastPlan;
       await taskScheduler.stop();
       await taskRunner.stop();
+      await taskNotices.stop();
       await broadcasts.stop();
       await retention.stop();
       await tempInboxRetention.stop();

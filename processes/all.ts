@@ -12,6 +12,7 @@ import { sendingLaneGuard } from './sending-streams/guard.ts';
 import { sentMailFiling } from './threads/sent-mail.ts';
 import { taskSchedule } from './tasks/schedule.ts';
 import { taskRunWork } from './tasks/run-work.ts';
+import { taskNoticeMails } from './tasks/notices.ts';
 import { webhookDispatch } from './webhooks/dispatch.ts';
 
 /** Every process manager that follows the log in the projection runner: one line per slice. */
@@ -30,4 +31,5 @@ export const reactors: readonly Reactor[] = [
   sentMailFiling,
   taskSchedule,
   taskRunWork,
+  taskNoticeMails,
 ];

@@ -47,3 +47,28 @@ export interface TaskRunWorkTables {
     seq: Generated<number>;
   };
 }
+
+/** The notices a task's `notify` asks for (notices.ts): each run's setting, and the mails owed. */
+export interface TaskNoticeTables {
+  task_notice_runs: {
+    run_id: string;
+    workspace_id: string;
+    task_id: string;
+    notify: string;
+    owner_kind: string;
+    owner_id: string | null;
+  };
+  task_notice_mails: {
+    /** The log position of the event that owed it. */
+    position: string;
+    workspace_id: string;
+    run_id: string;
+    kind: string;
+    detail: string | null;
+    attempts: Generated<number>;
+    next_attempt_at: Timestamp;
+    enqueued_at: NullableTimestamp;
+    last_error: string | null;
+    sent_at: NullableTimestamp;
+  };
+}

@@ -4,16 +4,22 @@ import { createLabel } from '../../commands/labels/handlers.ts';
 import { type ChatCall, type ChatReply, startAiServer } from '../support/ai-server.ts';
 import { startTestApp } from '../support/app.ts';
 import { eventually } from '../support/receiver.ts';
+import { startSmtpServer } from '../support/smtp.ts';
 import { fileMessage } from '../support/tasks.ts';
 
-/** The assistant working runs: the model is the loopback server, scripted turn by turn. */
+/**
+ * The assistant working runs: the model is the loopback server, scripted turn by turn; the tasks'
+ * notices go to a loopback SMTP server.
+ */
 const ai = await startAiServer(t);
+const smtp = await startSmtpServer(t);
 const h = await startTestApp(t, {
+  smtpUrl: smtp.url,
   ai: {
     endpoint: { baseUrl: ai.baseUrl, apiKey: ai.apiKey, model: 'assistant-1', timeoutMs: 1000 },
     dailyActions: 1000,
   },
-  tasks: { scheduler: { pollMs: 20 }, runner: { pollMs: 20 } },
+  tasks: { scheduler: { pollMs: 20 }, runner: { pollMs: 20 }, notices: { pollMs: 20 } },
 });
 const ws = await h.workspace();
 await addDomain(
@@ -353,3 +359,37 @@ t.test('a mail-triggered run is told the arriving message and its thread, and fi
   t.same((await h.request(ws.apiKey, 'GET', `/threads/${threadId}`)).json().labels, ['archive']);
   await h.request(ws.apiKey, 'DELETE', `/tasks/${triage.id}`);
 });
+
+t.test(
+  'notify: attention mails the owner on failures and waiting calls, always also on success, never nothing',
+  async (t) => {
+    const { rows } = await h.system.database.pool.query(
+      'SELECT email FROM memberships WHERE workspace_id = $1 AND is_owner',
+      [ws.workspaceId],
+    );
+    const owner = rows[0].email as string;
+    const mailed = (pattern: RegExp) => smtp.mails.filter((m) => m.to.includes(owner) && pattern.test(m.subject));
+    await eventually(async () => mailed(/failed/).length > 0 && mailed(/waits for your approval/).length > 0);
+    t.match(mailed(/waits for your approval/)[0], { subject: /“Asking”/, text: /label_thread .*\/approvals/s });
+    t.match(mailed(/failed/)[0], { text: /model_unavailable|max_steps_reached/ });
+    t.equal(mailed(/succeeded/).length, 0, 'attention: a success is not mailed');
+
+    const never = await create({ name: 'Quiet', notify: 'never' });
+    ai.reply = () => refusing;
+    const quiet = await finished(never.id, (await runNow(never.id)).id);
+    const always = await create({ name: 'Chatty', notify: 'always' });
+    ai.reply = () => ({ content: 'All tidy.' });
+    const chatty = await finished(always.id, (await runNow(always.id)).id);
+    const [success] = await eventually(async () => {
+      const found = mailed(/succeeded/);
+      return found.length > 0 && found;
+    });
+    t.match(success, { subject: /“Chatty” succeeded/, text: /All tidy\./ });
+    t.ok(success?.text.includes(`/runs/${chatty.id}`), 'the mail names the run');
+    const owed = await h.system.database.pool.query(
+      'SELECT count(*)::int AS n FROM task_notice_mails WHERE run_id = $1',
+      [quiet.id],
+    );
+    t.equal(owed.rows[0].n, 0, 'never: nothing owed for its failure');
+  },
+);
