@@ -109,8 +109,13 @@ const isDateTime = (schema: Schema | undefined): boolean =>
 const filled = (path: string, values: Record<string, string>) =>
   path.replace(/\{(\w+)\}/g, (_, name: string) => encodeURIComponent(values[name] ?? 'x1'));
 
+/**
+ * One app for the file: each test makes workspaces of its own, and what it reads back (a key's
+ * request log, a workspace's contacts) is of its own workspace or key.
+ */
+const h = await startTestApp(t);
+
 t.test('input no schema should see is refused at the edge of every operation', async (t) => {
-  const h = await startTestApp(t);
   const doc = (await h.request(null, 'GET', '/openapi.json')).json();
   const ops = operations(doc);
   t.ok(ops.length >= 70, `${ops.length} operations listed`);
@@ -214,7 +219,6 @@ t.test('input no schema should see is refused at the edge of every operation', a
 t.test(
   'every date-time input refuses an instant PostgreSQL or Date#toISOString cannot take: 422 naming it',
   async (t) => {
-    const h = await startTestApp(t);
     const ws = await h.workspace();
     const doc = (await h.request(null, 'GET', '/openapi.json')).json();
     const ops = operations(doc);
@@ -293,7 +297,6 @@ t.test(
 );
 
 t.test('nesting that overflowed the stack is refused at the edge, naming the field', async (t) => {
-  const h = await startTestApp(t);
   const ws = await h.workspace();
   const branches = (levels: number) => {
     let steps = '[{"type":"wait","minutes":1}]';
@@ -356,7 +359,6 @@ t.test('nesting that overflowed the stack is refused at the edge, naming the fie
 });
 
 t.test("one workspace's unstorable string fails its own write alone, also when writes share an append", async (t) => {
-  const h = await startTestApp(t);
   const workspaces = await Promise.all(Array.from({ length: 24 }, () => h.workspace()));
   for (let round = 0; round < 3; round++) {
     const bad = (round * 7) % workspaces.length;
@@ -394,7 +396,6 @@ t.test("one workspace's unstorable string fails its own write alone, also when w
 });
 
 t.test('headers: an unstorable User-Agent is refused and logged without breaking the log', async (t) => {
-  const h = await startTestApp(t);
   const ws = await h.workspace();
   const refused = await h.request(ws.apiKey, 'GET', '/ping', undefined, { 'user-agent': 'agent \u0000 \ud800' });
   t.same(
