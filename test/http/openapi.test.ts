@@ -32,8 +32,10 @@ function refsOf(node: unknown, out: string[] = []): string[] {
   return out;
 }
 
+/** One app for the file: the tests read the document it serves and change nothing. */
+const h = await startTestApp(t);
+
 t.test('GET /openapi.json from a server on a real socket passes Redocly recommended rules', async (t) => {
-  const h = await startTestApp(t);
   const base = await h.app.listen({ port: 0, host: '127.0.0.1' });
   const response = await fetch(`${base}/openapi.json`);
   t.equal(response.status, 200);
@@ -50,7 +52,6 @@ t.test('GET /openapi.json from a server on a real socket passes Redocly recommen
 });
 
 t.test('every operation: an operationId, a declared tag, its error answers from the catalogue', async (t) => {
-  const h = await startTestApp(t);
   const doc = (await h.request(null, 'GET', '/openapi.json')).json();
   const operations = operationsOf(doc);
   t.ok(operations.length >= 70, `${operations.length} operations`);
@@ -91,7 +92,6 @@ t.test('every operation: an operationId, a declared tag, its error answers from 
 });
 
 t.test('recursive and shared schemas are components, and every $ref resolves', async (t) => {
-  const h = await startTestApp(t);
   const doc = (await h.request(null, 'GET', '/openapi.json')).json();
   const schemas = doc.components.schemas;
   for (const name of ['Error', 'TemplateBlock', 'AutomationStep']) t.ok(schemas[name], `${name} is a component`);
