@@ -10,8 +10,11 @@ import { ROOT } from '../support/paths.ts';
  * The typed client (client/) against the service listening on a real socket: openapi-fetch over
  * the types openapi-typescript generated from /openapi.json.
  */
+
+/** One app for the file: one test drives a workspace of its own, the other reads the document. */
+const h = await startTestApp(t);
+
 t.test('the typed client drives a real server: templates, then suppressions page by page', async (t) => {
-  const h = await startTestApp(t);
   const ws = await h.workspace();
   const baseUrl = await h.app.listen({ port: 0, host: '127.0.0.1' });
   const client = createMailClient({ baseUrl, apiKey: ws.apiKey });
@@ -77,7 +80,6 @@ t.test('the typed client drives a real server: templates, then suppressions page
 });
 
 t.test('client/schema.d.ts is what openapi-typescript makes of the served document', async (t) => {
-  const h = await startTestApp(t);
   const doc = (await h.request(null, 'GET', '/openapi.json')).json();
   t.equal(
     await readFile(path.join(ROOT, 'client/schema.d.ts'), 'utf8'),

@@ -5,8 +5,10 @@ import { startTestApp } from '../support/app.ts';
 
 const NOW = () => new Date().toISOString();
 
+/** One app for the file: each test makes a workspace of its own and reads only it. */
+const h = await startTestApp(t);
+
 t.test('createContact: the command other features call (contact events use it with source auto)', async (t) => {
-  const h = await startTestApp(t);
   const { workspaceId } = await h.workspace();
   const other = await h.workspace();
   const actor = { workspaceId, kind: 'system' as const, id: null };
@@ -76,7 +78,6 @@ t.test('createContact: the command other features call (contact events use it wi
 
 t.test('search: the walk, the longer walk and the index lookup find the same rows in the same order', async (t) => {
   const { listContacts, searchQuery } = await import('../../projections/contacts/queries.ts');
-  const h = await startTestApp(t);
   const { workspaceId } = await h.workspace();
   const actor = { workspaceId, kind: 'system' as const, id: null };
   const db = h.system.readDb;

@@ -12,8 +12,10 @@ const READ_WHOLE = /Credentials narrowed to some addresses or domains read it wh
 const WITHIN_LISTS = /changes only what sits inside its own lists/;
 const PARTITIONED = /Partitioned by mode/;
 
+/** One app for the file: one test reads the document it serves, the other a workspace of its own. */
+const h = await startTestApp(t);
+
 t.test('the OpenAPI description of each operation states its narrowed-key policy and its mode', async (t) => {
-  const h = await startTestApp(t);
   const doc = (await h.request(null, 'GET', '/openapi.json')).json();
   const operations: { method: string; path: string; tag: string; description: string }[] = [];
   for (const [path, methods] of Object.entries(
@@ -55,7 +57,6 @@ t.test('the OpenAPI description of each operation states its narrowed-key policy
 t.test(
   'a read-only list refuses a narrowed credential before scope and input are looked at, as a refused one does',
   async (t) => {
-    const h = await startTestApp(t);
     const ws = await h.workspace();
     const narrowed = async (scopes: string[]) => {
       const res = await h.request(ws.apiKey, 'POST', '/keys', { scopes, domainAllowlist: ['example.com'] });

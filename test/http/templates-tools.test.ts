@@ -21,8 +21,10 @@ const doc = (preview: string) => ({
   ],
 });
 
+/** One app for the file: each test makes a workspace of its own and reads only it. */
+const h = await startTestApp(t);
+
 t.test('template tools', async (t) => {
-  const h = await startTestApp(t);
   const ws = await h.workspace();
   const other = await h.workspace();
   const create = async (body: object, key = ws.apiKey) => {
@@ -101,7 +103,6 @@ t.test('template tools', async (t) => {
 });
 
 t.test('fonts: the catalogue, and at most 8 per template', async (t) => {
-  const h = await startTestApp(t);
   const ws = await h.workspace();
   const res = await h.request(ws.apiKey, 'GET', '/templates/fonts');
   t.equal(res.statusCode, 200, res.body);
