@@ -27,7 +27,7 @@ export const RUN_FAILURES = [
   'ai_not_configured',
   /** A call waited for a person's approval longer than the runner waits (`approvalTimeoutMs`). */
   'approval_timed_out',
-  /** The task was deleted before its queued run started. */
+  /** The task was deleted before its queued run started, or while a call of it waited for an approval. */
   'task_deleted',
 ] as const;
 export type RunFailure = (typeof RUN_FAILURES)[number];

@@ -5,12 +5,12 @@ import type { TaskRunWorkTables } from './tables.ts';
 /**
  * The scheduling half of task runs: a queued run is due at once; the runner (runner.ts) works it
  * to its end and marks it done. A run waiting for a person's approval is put aside (`waiting`,
- * due when the approval times out); the decision makes it due at once. Never rebuilt: the rows are the state of work done (a replay
+ * due when the approval times out); the decision, or its task's deletion, makes it due at once. Never rebuilt: the rows are the state of work done (a replay
  * would run every run again).
  */
 export const taskRunWork = defineReactor<TaskRunWorkTables>()({
   name: 'task_run_work',
-  version: 3,
+  version: 4,
   tables: ['task_run_work'],
   ddl: (s) => `
     CREATE TABLE IF NOT EXISTS ${s}.task_run_work (
@@ -28,9 +28,10 @@ export const taskRunWork = defineReactor<TaskRunWorkTables>()({
     );
     ALTER TABLE ${s}.task_run_work ADD COLUMN IF NOT EXISTS waiting boolean NOT NULL DEFAULT false;
     CREATE INDEX IF NOT EXISTS task_run_work_due ON ${s}.task_run_work (due_at) WHERE NOT done;`,
-  reactsTo: ['TaskRunQueued', 'TaskRunApprovalDecided'],
+  reactsTo: ['TaskRunQueued', 'TaskRunApprovalDecided', 'TaskDeleted'],
   react: async (db, events) => {
     const decided = events.flatMap((e) => (e.type === 'TaskRunApprovalDecided' ? [e.data.runId] : []));
+    const deleted = events.flatMap((e) => (e.type === 'TaskDeleted' ? [e.data.taskId] : []));
     const rows = events.flatMap((event) =>
       event.type === 'TaskRunQueued'
         ? [
@@ -51,6 +52,15 @@ export const taskRunWork = defineReactor<TaskRunWorkTables>()({
         .insertInto('task_run_work')
         .values(rows)
         .onConflict((oc) => oc.column('id').doNothing())
+        .execute();
+    // A deleted task's runs put aside can no longer be approved: the runner ends them now.
+    if (deleted.length > 0)
+      await db
+        .updateTable('task_run_work')
+        .set({ due_at: sql`now()`, waiting: false, enqueued_at: null })
+        .where('task_id', 'in', deleted)
+        .where('done', '=', false)
+        .where('waiting', '=', true)
         .execute();
     // Only a run put aside: one a job holds learns of the decision from its stream.
     if (decided.length > 0)

@@ -210,6 +210,13 @@ export class TaskRunner {
             continue;
           }
           if (approval.status === 'pending') {
+            if (!(await this.deps.reads.taskExists(row.workspace_id, row.task_id))) {
+              await fail(
+                'task_deleted',
+                `The task was deleted while ${call.name} waited for an approval; it was not made.`,
+              );
+              continue;
+            }
             const until = Date.parse(approval.requestedAt) + this.options.approvalTimeoutMs;
             if (Date.now() < until) return { waitUntil: new Date(until).toISOString() };
             await fail(

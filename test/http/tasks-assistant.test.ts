@@ -393,3 +393,24 @@ t.test(
     t.equal(owed.rows[0].n, 0, 'never: nothing owed for its failure');
   },
 );
+
+t.test('a task deleted while a call of its run waits: the run ends, the call not made', async (t) => {
+  const { threadId } = await arrive('Spam?');
+  const asking = await create({ name: 'Deleted while asking', autonomy: 'ask', toolkits: [] });
+  ai.reply = () => ({
+    content: null,
+    toolCalls: [{ name: 'file_thread', arguments: JSON.stringify({ threadId, label: 'trash' }) }],
+  });
+  const run = await runNow(asking.id);
+  await eventually(async () => (await task(asking.id)).pendingApprovals === 1);
+  await h.request(ws.apiKey, 'DELETE', `/tasks/${asking.id}`);
+  const row = await eventually(async () => {
+    const { rows } = await h.system.database.pool.query(
+      'SELECT r.status, r.error, a.status AS approval FROM task_runs r JOIN task_approvals a ON a.run_id = r.id WHERE r.id = $1',
+      [run.id],
+    );
+    return rows[0]?.status === 'failed' && rows[0];
+  });
+  t.match(row, { error: { code: 'task_deleted' }, approval: 'expired' });
+  t.same((await h.request(ws.apiKey, 'GET', `/threads/${threadId}`)).json().labels, ['inbox'], 'not trashed');
+});
