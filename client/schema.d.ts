@@ -36976,7 +36976,7 @@ export interface operations {
                             finishedAt: string | null;
                             /** @description The model’s last word, when the run succeeded. */
                             summary: string | null;
-                            /** @description Why the run failed: `model_unavailable`, `ai_quota_exceeded`, `max_steps_reached`, `run_interrupted`, `owner_unavailable`, `ai_not_configured`, `approval_timed_out`, `task_deleted`. */
+                            /** @description Why the run failed: `model_unavailable`, `ai_quota_exceeded`, `max_steps_reached`, `run_interrupted`, `owner_unavailable`, `ai_not_configured`, `approval_timed_out`, `task_deleted`, `run_expired`. */
                             error: {
                                 code: string;
                                 message: string;
@@ -37168,7 +37168,7 @@ export interface operations {
                         finishedAt: string | null;
                         /** @description The model’s last word, when the run succeeded. */
                         summary: string | null;
-                        /** @description Why the run failed: `model_unavailable`, `ai_quota_exceeded`, `max_steps_reached`, `run_interrupted`, `owner_unavailable`, `ai_not_configured`, `approval_timed_out`, `task_deleted`. */
+                        /** @description Why the run failed: `model_unavailable`, `ai_quota_exceeded`, `max_steps_reached`, `run_interrupted`, `owner_unavailable`, `ai_not_configured`, `approval_timed_out`, `task_deleted`, `run_expired`. */
                         error: {
                             code: string;
                             message: string;
@@ -37387,7 +37387,7 @@ export interface operations {
                         finishedAt: string | null;
                         /** @description The model’s last word, when the run succeeded. */
                         summary: string | null;
-                        /** @description Why the run failed: `model_unavailable`, `ai_quota_exceeded`, `max_steps_reached`, `run_interrupted`, `owner_unavailable`, `ai_not_configured`, `approval_timed_out`, `task_deleted`. */
+                        /** @description Why the run failed: `model_unavailable`, `ai_quota_exceeded`, `max_steps_reached`, `run_interrupted`, `owner_unavailable`, `ai_not_configured`, `approval_timed_out`, `task_deleted`, `run_expired`. */
                         error: {
                             code: string;
                             message: string;

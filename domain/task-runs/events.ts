@@ -29,6 +29,8 @@ export const RUN_FAILURES = [
   'approval_timed_out',
   /** The task was deleted before its queued run started, or while a call of it waited for an approval. */
   'task_deleted',
+  /** Queued too long ago to start (`startWithinMs`): an outage, or runs queued before the assistant. */
+  'run_expired',
 ] as const;
 export type RunFailure = (typeof RUN_FAILURES)[number];
 

@@ -35,6 +35,11 @@ export interface TaskRunnerOptions {
   concurrency: number;
   /** How long a call waits for a person's approval before its run fails (`approval_timed_out`). */
   approvalTimeoutMs: number;
+  /**
+   * A queued run not started within this is not started (`run_expired`): after a long outage, or
+   * runs queued before the assistant existed, the instruction would act on a stale moment.
+   */
+  startWithinMs: number;
 }
 
 export const DEFAULT_TASK_RUNNER_OPTIONS: TaskRunnerOptions = {
@@ -43,6 +48,7 @@ export const DEFAULT_TASK_RUNNER_OPTIONS: TaskRunnerOptions = {
   staleAfterMs: 120_000,
   concurrency: 4,
   approvalTimeoutMs: 7 * 86_400_000,
+  startWithinMs: 86_400_000,
 };
 
 /** AI actions one turn of the model costs (the spec: `advanced` costs ten, `standard` one). */
@@ -56,6 +62,8 @@ interface Row {
   message_id: string | null;
   settings: RunSettings;
   seq: number;
+  /** When the row fell due: for a run not yet started, when it was queued. */
+  due_at: Date;
 }
 
 /** Another process took the run over, or ended it: this job stops where it stands. */
@@ -112,7 +120,7 @@ export class TaskRunner {
     const { rows } = await this.deps.pool.query<Row>(
       `UPDATE task_run_work SET seq = seq + 1, enqueued_at = now()
        WHERE id = $1 AND NOT done AND (seq = $2 OR ($3 AND seq > $2))
-       RETURNING id, workspace_id, task_id, source, message_id, settings, seq`,
+       RETURNING id, workspace_id, task_id, source, message_id, settings, seq, due_at`,
       [id, seq, job.attempt > 1],
     );
     const row = rows[0];
@@ -168,7 +176,12 @@ export class TaskRunner {
       await failRun(commands, actor, ref, { code, message });
     };
     const before = await loadRun(commands, row.workspace_id, row.id);
-    if (before.status === 'queued' && !(await this.deps.reads.taskExists(row.workspace_id, row.task_id)))
+    if (before.status === 'queued' && Date.now() - row.due_at.getTime() > this.options.startWithinMs)
+      await fail(
+        'run_expired',
+        'The run waited too long to start (the service was down, or busy); it was not started.',
+      );
+    else if (before.status === 'queued' && !(await this.deps.reads.taskExists(row.workspace_id, row.task_id)))
       await fail('task_deleted', 'The task was deleted before this run started.');
     else await startRun(commands, actor, ref);
     for (;;) {
@@ -335,7 +348,7 @@ export class TaskRunner {
     await recordRunEnded(this.deps.commands, actor, {
       ...ref,
       status: state.status === 'succeeded' ? 'succeeded' : 'failed',
-      counted: error?.code !== 'ai_quota_exceeded' && error?.code !== 'task_deleted',
+      counted: !['ai_quota_exceeded', 'task_deleted', 'run_expired'].includes(error?.code ?? ''),
     });
   }
 }

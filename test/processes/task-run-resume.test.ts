@@ -80,6 +80,16 @@ t.test('a cut write fails its run, an unfinished read is made again, an unanswer
   const orphan = (await h.request(ws.apiKey, 'POST', `/tasks/${gone.id}/runs`)).json().id;
   await h.request(ws.apiKey, 'DELETE', `/tasks/${gone.id}`);
 
+  // A run queued two days ago (the service was down since): not started any more.
+  const stale = await runNow();
+  await eventually(async () => {
+    const { rowCount } = await h.system.database.pool.query(
+      "UPDATE task_run_work SET due_at = now() - interval '2 days' WHERE id = $1",
+      [stale],
+    );
+    return rowCount === 1;
+  });
+
   ai.reply = () => ({ content: 'Read the thread.' });
   const runner = new TaskRunner(
     {
@@ -115,6 +125,11 @@ t.test('a cut write fails its run, an unfinished read is made again, an unanswer
     return rows[0]?.status === 'failed' && rows[0];
   });
   t.match(orphaned.error, { code: 'task_deleted' }, 'a deleted task’s queued run is not started');
+  t.match(
+    await ended(stale),
+    { status: 'failed', error: { code: 'run_expired' }, steps: 0, startedAt: null },
+    'a run queued too long ago is not started',
+  );
   const told = ai.calls[0]!.body.messages;
   t.match(told.at(-2), { role: 'assistant', tool_calls: [{ id: 'call_read' }] }, 'the turn the dead process recorded');
   t.match(told.at(-1), { role: 'tool', tool_call_id: 'call_read' });

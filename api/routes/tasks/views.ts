@@ -232,7 +232,7 @@ export const taskRunView = z.object({
     .nullable()
     .describe(
       'Why the run failed: `model_unavailable`, `ai_quota_exceeded`, `max_steps_reached`, `run_interrupted`, ' +
-        '`owner_unavailable`, `ai_not_configured`, `approval_timed_out`, `task_deleted`.',
+        '`owner_unavailable`, `ai_not_configured`, `approval_timed_out`, `task_deleted`, `run_expired`.',
     ),
   steps: z.number().int().describe('Steps taken: the model’s turns and the tool calls made.'),
   aiActions: z.number().int().describe('AI actions its turns spent (one each, ten with the `advanced` model).'),
