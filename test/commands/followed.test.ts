@@ -12,8 +12,10 @@ const counts = {
   broadcast: { sent: 0, bounced: 0, complained: 0 },
 };
 
+/** One app for the file: each test makes a workspace of its own and follows only its stream. */
+const h = await startTestApp(t);
+
 t.test('a followed stream: a write by another process is seen by the next check', async (t) => {
-  const h = await startTestApp(t);
   const { workspaceId } = await h.workspace();
   const ctx = h.system.commands;
   // Another process: its own event store on the same database, so nothing it writes passes through ours.
@@ -32,7 +34,6 @@ t.test('a followed stream: a write by another process is seen by the next check'
 });
 
 t.test('checks waiting together share one read of what was appended since', async (t) => {
-  const h = await startTestApp(t);
   const { workspaceId } = await h.workspace();
   const reads: number[] = [];
   const store = h.system.commands.store;
