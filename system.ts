@@ -415,7 +415,15 @@ export async function openSystem(databaseUrl: string, options: SystemOptions = {
   if (options.deliver !== false) await taskScheduler.start();
   const { start: runTasks = true, ...runnerOptions } = options.tasks?.runner ?? {};
   const taskRunner = new TaskRunner(
-    { pool: database.pool, bus, wakeups, commands, ai, reads: taskToolReads(database.db.withTables<ReadModels>()) },
+    {
+      pool: database.pool,
+      bus,
+      wakeups,
+      commands,
+      ai,
+      reads: taskToolReads(database.db.withTables<ReadModels>()),
+      sending,
+    },
     { ...DEFAULT_TASK_RUNNER_OPTIONS, ...runnerOptions },
   );
   if (options.deliver !== false && runTasks) await taskRunner.start();

@@ -25052,7 +25052,7 @@ export interface operations {
                              */
                             stream: "transactional" | "broadcast";
                             /** @enum {string} */
-                            source: "api" | "batch" | "submission" | "automation" | "broadcast" | "rule";
+                            source: "api" | "batch" | "submission" | "automation" | "broadcast" | "rule" | "task";
                             /** @enum {string} */
                             mode: "live" | "test";
                             tags: {
@@ -25326,7 +25326,7 @@ export interface operations {
                          */
                         stream: "transactional" | "broadcast";
                         /** @enum {string} */
-                        source: "api" | "batch" | "submission" | "automation" | "broadcast" | "rule";
+                        source: "api" | "batch" | "submission" | "automation" | "broadcast" | "rule" | "task";
                         /** @enum {string} */
                         mode: "live" | "test";
                         tags: {
@@ -25580,7 +25580,7 @@ export interface operations {
                                  */
                                 stream: "transactional" | "broadcast";
                                 /** @enum {string} */
-                                source: "api" | "batch" | "submission" | "automation" | "broadcast" | "rule";
+                                source: "api" | "batch" | "submission" | "automation" | "broadcast" | "rule" | "task";
                                 /** @enum {string} */
                                 mode: "live" | "test";
                                 tags: {
@@ -25828,7 +25828,7 @@ export interface operations {
                          */
                         stream: "transactional" | "broadcast";
                         /** @enum {string} */
-                        source: "api" | "batch" | "submission" | "automation" | "broadcast" | "rule";
+                        source: "api" | "batch" | "submission" | "automation" | "broadcast" | "rule" | "task";
                         /** @enum {string} */
                         mode: "live" | "test";
                         tags: {
@@ -26064,7 +26064,7 @@ export interface operations {
                          */
                         stream: "transactional" | "broadcast";
                         /** @enum {string} */
-                        source: "api" | "batch" | "submission" | "automation" | "broadcast" | "rule";
+                        source: "api" | "batch" | "submission" | "automation" | "broadcast" | "rule" | "task";
                         /** @enum {string} */
                         mode: "live" | "test";
                         tags: {
@@ -26378,7 +26378,7 @@ export interface operations {
                          */
                         stream: "transactional" | "broadcast";
                         /** @enum {string} */
-                        source: "api" | "batch" | "submission" | "automation" | "broadcast" | "rule";
+                        source: "api" | "batch" | "submission" | "automation" | "broadcast" | "rule" | "task";
                         /** @enum {string} */
                         mode: "live" | "test";
                         tags: {
@@ -26642,7 +26642,7 @@ export interface operations {
                              */
                             stream: "transactional" | "broadcast";
                             /** @enum {string} */
-                            source: "api" | "batch" | "submission" | "automation" | "broadcast" | "rule";
+                            source: "api" | "batch" | "submission" | "automation" | "broadcast" | "rule" | "task";
                             /** @enum {string} */
                             mode: "live" | "test";
                             tags: {
@@ -40325,7 +40325,7 @@ export interface operations {
                          */
                         stream: "transactional" | "broadcast";
                         /** @enum {string} */
-                        source: "api" | "batch" | "submission" | "automation" | "broadcast" | "rule";
+                        source: "api" | "batch" | "submission" | "automation" | "broadcast" | "rule" | "task";
                         /** @enum {string} */
                         mode: "live" | "test";
                         tags: {

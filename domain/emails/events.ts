@@ -57,7 +57,7 @@ export const EmailAccepted = defineEvent(
     /** `test` keys' mail is recorded and never leaves the machine. */
     mode: z.enum(['live', 'test']),
     /** Where the send came from. */
-    source: z.enum(['api', 'batch', 'submission', 'automation', 'broadcast', 'rule']),
+    source: z.enum(['api', 'batch', 'submission', 'automation', 'broadcast', 'rule', 'task']),
     /** The broadcast it is one recipient's message of (source `broadcast`); absent on every other. */
     broadcastId: z.string().optional(),
     acceptedAt: z.string(),

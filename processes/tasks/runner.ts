@@ -1,5 +1,6 @@
 import type pg from 'pg';
 import { type AiPorts, AiQuotaExceeded, withAiAction } from '../../commands/ai/actions.ts';
+import type { SendingPorts } from '../../commands/emails/handlers.ts';
 import type { Actor, CommandContext } from '../../commands/execute.ts';
 import {
   failRun,
@@ -96,6 +97,7 @@ export class TaskRunner {
       commands: CommandContext;
       ai: AiPorts;
       reads: TaskToolReads;
+      sending: SendingPorts;
     },
     private readonly options: TaskRunnerOptions = DEFAULT_TASK_RUNNER_OPTIONS,
   ) {
@@ -258,6 +260,7 @@ export class TaskRunner {
         const outcome = await callTool(
           {
             commands,
+            sending: this.deps.sending,
             reads: this.deps.reads,
             actor,
             workspaceId: row.workspace_id,

@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { createDraft } from '../../commands/drafts/handlers.ts';
+import { createDraft, sendDraft } from '../../commands/drafts/handlers.ts';
+import type { SendingPorts } from '../../commands/emails/handlers.ts';
 import type { Actor, CommandContext } from '../../commands/execute.ts';
 import { updateThread } from '../../commands/threads/handlers.ts';
 import { checkDraft } from '../../domain/drafts/rules.ts';
@@ -53,6 +54,8 @@ export interface ThreadPlace {
 
 export interface ToolContext {
   commands: CommandContext;
+  /** The sending pipeline, as `POST /drafts/{id}/send` uses it. */
+  sending: SendingPorts;
   reads: TaskToolReads;
   /** Writes are the run's: the system acting for the task (`id`: the run). */
   actor: Actor;
@@ -227,6 +230,23 @@ const TOOLS: Tool<unknown>[] = [
         new Date().toISOString(),
       );
       return { draftId };
+    },
+  }),
+  tool({
+    name: 'send_draft',
+    description: 'Sends a draft of the workspace (as it stands), through the same checks as any send.',
+    toolkit: 'sent',
+    effect: 'send',
+    scopes: ['emails:send', 'drafts:write'],
+    args: z.strictObject({ draftId: id('drf_') }),
+    run: async (ctx, a) => {
+      const sent = await sendDraft(
+        { commands: ctx.commands, sending: ctx.sending },
+        { actor: ctx.actor, mode: 'live', reach: null, viewOnly: null, source: 'task' },
+        a.draftId,
+        new Date(),
+      );
+      return { emailId: sent.email.emailId, status: 'accepted' };
     },
   }),
   tool({

@@ -63,7 +63,7 @@ export const emailView = z.object({
   subject: z.string(),
   status: z.enum(EMAIL_STATUSES),
   stream: z.enum(SENDING_STREAMS).describe('The sending lane.'),
-  source: z.enum(['api', 'batch', 'submission', 'automation', 'broadcast', 'rule']),
+  source: z.enum(['api', 'batch', 'submission', 'automation', 'broadcast', 'rule', 'task']),
   mode: z.enum(['live', 'test']),
   tags: z.array(z.object({ name: z.string(), value: z.string() })),
   template: z.object({ id: z.string(), versionId: z.string() }).nullable(),
