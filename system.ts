@@ -421,7 +421,7 @@ export async function openSystem(databaseUrl: string, options: SystemOptions = {
       wakeups,
       commands,
       ai,
-      reads: taskToolReads(database.db.withTables<ReadModels>()),
+      reads: taskToolReads(database.db.withTables<ReadModels>(), blobs),
       sending,
     },
     { ...DEFAULT_TASK_RUNNER_OPTIONS, ...runnerOptions },
@@ -743,11 +743,22 @@ export interface InboundOptions {
   onError?: (error: unknown, context: string) => void;
 }
 
+/** A message's text as `read_thread` gives it: its last few messages, each cut, from raw mail not too large to parse. */
+const TOOL_TEXT = { messages: 10, chars: 4000, rawBytes: 2 * 1024 * 1024 };
+
 /**
  * What a task's tools read (processes/tasks/tools.ts): the threads, labels, addresses and contacts
- * read models, and the creator's current authority (its key now, or the person's role now).
+ * read models, the messages' text from the stored raw mail, and the creator's current authority
+ * (its key now, or the person's role now).
  */
-export function taskToolReads(db: Kysely<ReadModels>): TaskToolReads {
+export function taskToolReads(db: Kysely<ReadModels>, blobs: BlobStore): TaskToolReads {
+  const textOf = async (sha256: string): Promise<string | null> => {
+    const raw = await blobs.get(sha256);
+    if (!raw) return null;
+    const { simpleParser } = await import('mailparser');
+    const parsed = await simpleParser(raw, { skipImageLinks: true, skipTextLinks: true });
+    return (parsed.text ?? '').slice(0, TOOL_TEXT.chars);
+  };
   const brief = (t: ThreadRow) => ({
     id: t.id,
     mailbox: t.address,
@@ -791,20 +802,25 @@ export function taskToolReads(db: Kysely<ReadModels>): TaskToolReads {
     async thread(workspaceId, threadId) {
       const thread = await findThread(db, workspaceId, null, threadId);
       if (!thread) return null;
-      const messages = (await messagesOf(db, thread.id)).map((m) => {
-        const s = m.summary as MessageSummary;
-        return {
-          id: m.id,
-          direction: m.direction,
-          messageId: m.header_id,
-          from: s.from ? names([s.from])[0] : m.mail_from,
-          to: names(s.to),
-          cc: names(s.cc),
-          subject: s.subject,
-          date: m.received_at.toISOString(),
-          snippet: s.snippet,
-        };
-      });
+      const rows = await messagesOf(db, thread.id);
+      const messages = await Promise.all(
+        rows.map(async (m, i) => {
+          const s = m.summary as MessageSummary;
+          const recent = i >= rows.length - TOOL_TEXT.messages && m.raw_size <= TOOL_TEXT.rawBytes;
+          return {
+            id: m.id,
+            direction: m.direction,
+            messageId: m.header_id,
+            from: s.from ? names([s.from])[0] : m.mail_from,
+            to: names(s.to),
+            cc: names(s.cc),
+            subject: s.subject,
+            date: m.received_at.toISOString(),
+            snippet: s.snippet,
+            text: recent ? await textOf(m.raw_sha256) : null,
+          };
+        }),
+      );
       return { ...brief(thread), addressId: thread.address_id, domainId: thread.domain_id, messages };
     },
     threadOfMessage: async (workspaceId, messageId) => (await threadOfMessage(db, workspaceId, messageId)) ?? null,

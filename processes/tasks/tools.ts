@@ -126,7 +126,8 @@ const TOOLS: Tool<unknown>[] = [
   }),
   tool({
     name: 'read_thread',
-    description: 'Reads one thread: its labels and its messages (sender, recipients, subject, date, snippet).',
+    description:
+      'Reads one thread: its labels and its messages (sender, recipients, subject, date, snippet, and the text of the latest ones).',
     toolkit: 'mail',
     effect: 'read',
     scopes: ['threads:read'],

@@ -62,7 +62,7 @@ function script(replies: ((call: ChatCall) => ChatReply)[]) {
   ai.reply = (call) => (replies[i++] ?? (() => ({ content: 'Nothing more to do.' })))(call);
 }
 
-const arrive = (subject: string) =>
+const arrive = (subject: string, raw?: { sha256: string; size: number }) =>
   fileMessage(
     h,
     ws.workspaceId,
@@ -73,6 +73,7 @@ const arrive = (subject: string) =>
       domain: 'assist.example.com',
     },
     subject,
+    raw,
   );
 
 t.test(
@@ -89,7 +90,13 @@ t.test(
         )
       ).labelId,
     };
-    const { threadId } = await arrive('Order 17');
+    const { sha256, size } = await h.system.blobs.put(
+      Buffer.from(
+        'From: Ann <ann@outside.test>\r\nTo: help@assist.example.com\r\nSubject: Order 17\r\n\r\n' +
+          'Where is my order? It has not arrived.\r\n',
+      ),
+    );
+    const { threadId } = await arrive('Order 17', { sha256, size });
     const task = await create({ toolkits: ['drafts', 'contacts'] });
     script([
       (call) => {
@@ -116,7 +123,7 @@ t.test(
         t.match(JSON.parse(told.content), {
           id: threadId,
           subject: 'Order 17',
-          messages: [{ snippet: 'Where is my order?' }],
+          messages: [{ snippet: 'Where is my order?', text: /It has not arrived\./ }],
         });
         return {
           content: 'Labelling it.',

@@ -98,7 +98,7 @@ t.test('a cut write fails its run, an unfinished read is made again, an unanswer
       wakeups: new DueWakeups(),
       commands: h.system.commands,
       ai: h.system.ai,
-      reads: taskToolReads(h.system.readDb),
+      reads: taskToolReads(h.system.readDb, h.system.blobs),
       sending: h.system.sending,
     },
     { ...DEFAULT_TASK_RUNNER_OPTIONS, queue, pollMs: 20, approvalTimeoutMs: 1500 },

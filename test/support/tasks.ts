@@ -14,6 +14,8 @@ export async function fileMessage(
   workspaceId: string,
   mailbox: { addressId: string | null; address: string; domainId: string; domain: string },
   subject: string,
+  /** The stored raw message; a made-up address (no blob) when not given. */
+  raw: { sha256: string; size: number } = { sha256: 'a'.repeat(64), size: 100 },
 ) {
   const threadId = newId.thread();
   const messageId = newId.message();
@@ -25,7 +27,7 @@ export async function fileMessage(
       mailFrom: 'ann@outside.test',
       rcptTo: [mailbox.address],
       client: { ip: '192.0.2.1', helo: 'mail.outside.test' },
-      raw: { sha256: 'a'.repeat(64), size: 100 },
+      raw,
       summary: {
         messageId: `${messageId}@outside.test`,
         inReplyTo: [],
