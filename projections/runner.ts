@@ -238,10 +238,10 @@ export class ProjectionRunner {
 
   /**
    * Whether a projector is better rebuilt than caught up: its rebuild replays in place (a bulk
-   * load, a store that shows the log in its database), enough events of its types
-   * lie past its checkpoint (`bulkCatchUpEvents`), and so does at least half the log. A rebuild loads bare tables and
-   * builds their indexes once; catching up keeps every index row by row, which for a million
-   * suppressions took 83 s where the rebuild took 16 (docs/benchmarks.md).
+   * load, a store that shows the log in its database), enough events of its types lie past its
+   * checkpoint (`bulkCatchUpEvents`), and so does at least half the log. A rebuild loads bare
+   * tables and builds their indexes once; catching up keeps every index row by row, which for a
+   * million suppressions took 83 s where the rebuild took 16 (docs/benchmarks.md).
    */
   private async farBehind(p: Projector, after: number, head: number): Promise<boolean> {
     const enough = this.bulkCatchUpEvents;
