@@ -7,6 +7,7 @@ import type { EventStore } from '../../infra/eventstore/port.ts';
 import { rebuildProjection } from '../../projections/rebuild.ts';
 import { openSystem, type System } from '../../system.ts';
 import { freshDatabase } from '../support/database.ts';
+import { pagedStore } from '../support/paged-store.ts';
 import { eventually } from '../support/receiver.ts';
 import { TEST_SECRETS_KEY } from '../support/secrets.ts';
 
@@ -82,18 +83,9 @@ async function behind(t: { teardown(fn: () => Promise<void> | void): void }) {
 
 /** The table as a rebuild through decoded events (readAll pages, `applyBatch`) makes it. */
 async function decodedRebuild(s: System) {
-  const store = s.store;
-  const paged: EventStore = {
-    append: (stream, events, expected) => store.append(stream, events, expected),
-    readStream: (stream, from) => store.readStream(stream, from),
-    readAll: (options) => store.readAll(options),
-    headPosition: () => store.headPosition(),
-    subscribeToAll: (options) => store.subscribeToAll(options),
-    close: async () => {},
-  };
   const projector = s.runner.projectors.find((p) => p.name === 'suppressions')!;
   const { db, pool } = s.database;
-  await rebuildProjection(db, pool, paged, s.runner, projector, { swap: false, schema: 'decoded' });
+  await rebuildProjection(db, pool, pagedStore(s.store), s.runner, projector, { swap: false, schema: 'decoded' });
   return table(pool, 'decoded');
 }
 

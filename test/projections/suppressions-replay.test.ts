@@ -2,11 +2,12 @@ import { sql } from 'kysely';
 import t from 'tap';
 import type { Actor } from '../../commands/execute.ts';
 import { addSuppression, removeSuppression } from '../../commands/suppressions/handlers.ts';
-import type { EventInPlace, EventStore } from '../../infra/eventstore/port.ts';
+import type { EventInPlace } from '../../infra/eventstore/port.ts';
 import type { ProjectedEvent } from '../../projections/projector.ts';
 import { rebuildProjection } from '../../projections/rebuild.ts';
 import { suppressionsProjector } from '../../projections/suppressions/projector.ts';
 import { startTestApp, type TestApp } from '../support/app.ts';
+import { pagedStore } from '../support/paged-store.ts';
 
 const REASONS = ['bounce', 'complaint', 'manual'] as const;
 
@@ -102,15 +103,10 @@ t.test(
     await rebuildProjection(db, pool, store, h.system.runner, otherVersions, { swap: false, schema: 'decoded_replay' });
     t.same(await table(h, 'decoded_replay'), live, 'other versions: rows, key and indexes equal the live table');
     // A store without the bulk read (the EventStoreDB adapter) is read with readAll pages.
-    const paged: EventStore = {
-      append: (stream, events, expected) => store.append(stream, events, expected),
-      readStream: (stream, from) => store.readStream(stream, from),
-      readAll: (options) => store.readAll(options),
-      headPosition: () => store.headPosition(),
-      subscribeToAll: (options) => store.subscribeToAll(options),
-      close: async () => {},
-    };
-    await rebuildProjection(db, pool, paged, h.system.runner, projector, { swap: false, schema: 'paged_replay' });
+    await rebuildProjection(db, pool, pagedStore(store), h.system.runner, projector, {
+      swap: false,
+      schema: 'paged_replay',
+    });
     t.same(await table(h, 'paged_replay'), live, 'readAll pages: rows, key and indexes equal the live table');
   },
 );
