@@ -102,6 +102,20 @@ const missing = (what: string): never => fail('resource_not_found', `No such ${w
 const threadOf = async (ctx: ToolContext, threadId: string) =>
   (await ctx.reads.thread(ctx.workspaceId, threadId)) ?? missing('thread');
 
+/** Labels or files a thread, as `PATCH /threads/{id}` does, and answers its labels after. */
+async function relabel(ctx: ToolContext, threadId: string, change: Parameters<typeof updateThread>[3]) {
+  const thread = await threadOf(ctx, threadId);
+  await updateThread(
+    ctx.commands,
+    ctx.actor,
+    { id: thread.id, addressId: thread.addressId, domainId: thread.domainId },
+    change,
+    new Date().toISOString(),
+  );
+  const after = await threadOf(ctx, threadId);
+  return { threadId: after.id, labels: after.labels };
+}
+
 /**
  * The tools, by the toolkit that offers them (docs/decisions/tasks.md). Each maps to our own
  * queries or commands; a write is checked by the command as a request's would be.
@@ -159,18 +173,7 @@ const TOOLS: Tool<unknown>[] = [
         remove: z.array(id('lbl_')).max(10).default([]),
       })
       .refine((a) => a.add.length + a.remove.length > 0, { message: 'add or remove at least one label' }),
-    run: async (ctx, a) => {
-      const thread = await threadOf(ctx, a.threadId);
-      await updateThread(
-        ctx.commands,
-        ctx.actor,
-        { id: thread.id, addressId: thread.addressId, domainId: thread.domainId },
-        { add: a.add, remove: a.remove },
-        new Date().toISOString(),
-      );
-      const after = await threadOf(ctx, a.threadId);
-      return { threadId: after.id, labels: after.labels };
-    },
+    run: (ctx, a) => relabel(ctx, a.threadId, { add: a.add, remove: a.remove }),
   }),
   tool({
     name: 'file_thread',
@@ -179,18 +182,7 @@ const TOOLS: Tool<unknown>[] = [
     effect: 'organize',
     scopes: ['threads:write'],
     args: z.strictObject({ threadId: id('thr_'), label: z.enum(SETTABLE_LABELS) }),
-    run: async (ctx, a) => {
-      const thread = await threadOf(ctx, a.threadId);
-      await updateThread(
-        ctx.commands,
-        ctx.actor,
-        { id: thread.id, addressId: thread.addressId, domainId: thread.domainId },
-        { label: a.label },
-        new Date().toISOString(),
-      );
-      const after = await threadOf(ctx, a.threadId);
-      return { threadId: after.id, labels: after.labels };
-    },
+    run: (ctx, a) => relabel(ctx, a.threadId, { label: a.label }),
   }),
   tool({
     name: 'create_draft',
