@@ -3,6 +3,7 @@ import type { RecordedEvent } from '../../infra/eventstore/port.ts';
 import { PostgresEventStore } from '../../infra/eventstore/postgres.ts';
 import { openPool } from '../../infra/db.ts';
 import { freshDatabase } from '../support/database.ts';
+import { eventually } from '../support/receiver.ts';
 
 // A bare pool, without infra/db.ts's global bigint parser: positions must be numbers regardless.
 const pool = openPool({ connectionString: await freshDatabase(t), max: 4 });
@@ -13,6 +14,7 @@ const store = new PostgresEventStore(pool);
 t.teardown(() => store.close());
 
 const TYPES = ['ScanA', 'ScanB', 'ScanC'];
+let last = 0;
 for (let n = 0; n < 40; n++) {
   const events = Array.from({ length: 1 + (n % 3) }, (_, k) => ({
     type: TYPES[(n + k) % 3]!,
@@ -20,8 +22,10 @@ for (let n = 0; n < 40; n++) {
     data: { n, k, text: `é ${'x'.repeat(n)}` },
     metadata: { workspaceId: `ws${n % 2}` },
   }));
-  await store.append(`scan-${n % 7}`, events, 'any');
+  last = (await store.append(`scan-${n % 7}`, events, 'any')).position;
 }
+// The visible head waits for every older transaction of the cluster, other test files' included.
+await eventually(async () => (await store.headPosition()) >= last);
 
 async function scan(options: Parameters<NonNullable<PostgresEventStore['scanAll']>>[0]) {
   const batches: RecordedEvent[][] = [];
