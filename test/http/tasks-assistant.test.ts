@@ -5,7 +5,7 @@ import { type ChatCall, type ChatReply, startAiServer } from '../support/ai-serv
 import { startTestApp } from '../support/app.ts';
 import { eventually } from '../support/receiver.ts';
 import { startSmtpServer } from '../support/smtp.ts';
-import { fileMessage } from '../support/tasks.ts';
+import { fileFromAnn } from '../support/tasks.ts';
 
 /**
  * The assistant working runs: the model is the loopback server, scripted turn by turn; the tasks'
@@ -63,7 +63,7 @@ function script(replies: ((call: ChatCall) => ChatReply)[]) {
 }
 
 const arrive = (subject: string, raw?: { sha256: string; size: number }) =>
-  fileMessage(
+  fileFromAnn(
     h,
     ws.workspaceId,
     {

@@ -9,7 +9,7 @@ import { taskToolReads } from '../../system.ts';
 import { startAiServer } from '../support/ai-server.ts';
 import { startTestApp } from '../support/app.ts';
 import { eventually } from '../support/receiver.ts';
-import { fileMessage } from '../support/tasks.ts';
+import { fileFromAnn } from '../support/tasks.ts';
 
 /**
  * A runner taking up runs a dead process left midway, over NATS: the service here queues runs and
@@ -47,7 +47,7 @@ t.test('a cut write fails its run, an unfinished read is made again, an unanswer
     domainId: address.domainId,
     domain: 'resume.example.com',
   };
-  const { threadId } = await fileMessage(h, ws.workspaceId, mailbox, 'Refund please');
+  const { threadId } = await fileFromAnn(h, ws.workspaceId, mailbox, 'Refund please');
   const task = (
     await h.request(ws.apiKey, 'POST', '/tasks', {
       name: 'Resumed',

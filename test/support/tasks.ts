@@ -1,15 +1,13 @@
-import { appendDecided } from '../../commands/execute.ts';
-import { newId } from '../../commands/ids.ts';
-import { decideReceiveMessage } from '../../domain/threads/decide.ts';
-import { threadStream } from '../../domain/threads/events.ts';
-import { threadAggregate } from '../../domain/threads/state.ts';
+import { fileMessage } from '../../commands/threads/handlers.ts';
+import { mailboxLookups } from '../../system.ts';
 import type { TestApp } from './app.ts';
+import { arrivingMessage } from './inbound.ts';
 
 /**
- * A message from Ann filed in `mailbox`, as the inbound listener files one: the thread's own
- * decider, appended to the store (reactors and projections then see it as any arrival).
+ * A message from Ann filed in `mailbox`, as the inbound listener files one (the threads' own
+ * `fileMessage`): a new thread for each subject that does not claim to answer another.
  */
-export async function fileMessage(
+export async function fileFromAnn(
   h: TestApp,
   workspaceId: string,
   mailbox: { addressId: string | null; address: string; domainId: string; domain: string },
@@ -17,50 +15,19 @@ export async function fileMessage(
   /** The stored raw message; a made-up address (no blob) when not given. */
   raw: { sha256: string; size: number } = { sha256: 'a'.repeat(64), size: 100 },
 ) {
-  const threadId = newId.thread();
-  const messageId = newId.message();
-  const events = decideReceiveMessage(threadAggregate.initialState, {
-    message: {
-      threadId,
-      messageId,
-      mailbox,
-      mailFrom: 'ann@outside.test',
-      rcptTo: [mailbox.address],
-      client: { ip: '192.0.2.1', helo: 'mail.outside.test' },
-      raw,
-      summary: {
-        messageId: `${messageId}@outside.test`,
-        inReplyTo: [],
-        references: [],
-        date: null,
-        subject,
-        from: { name: 'Ann', address: 'ann@outside.test' },
-        replyTo: [],
-        to: [{ name: null, address: mailbox.address }],
-        cc: [],
-        bcc: [],
-        headers: [],
-        headersTruncated: false,
-        snippet: 'Where is my order?',
-        attachments: [],
-        size: 100,
-      },
-      authentication: {
-        spf: { result: 'none', domain: null },
-        dkim: [],
-        dmarc: null,
-        dmarcSkipped: null,
-        arc: { result: 'none', instance: 0 },
-        header: '',
-      } as never,
-      spam: { spam: false, reasons: [], score: null },
-      threadedBy: 'new',
-      normalisedSubject: subject.toLowerCase(),
-      receivedAt: new Date().toISOString(),
-    },
-    replyTo: null,
+  const from = { name: 'Ann', address: 'ann@outside.test' };
+  const message = arrivingMessage(`${crypto.randomUUID()}@outside.test`, {
+    subject,
+    from,
+    to: [{ name: null, address: mailbox.address }],
+    snippet: 'Where is my order?',
   });
-  const actor = { workspaceId: workspaceId, kind: 'system' as const, id: null };
-  await appendDecided(h.system.commands, actor, threadStream(workspaceId, threadId), events, 'no_stream');
-  return { threadId, messageId };
+  const filed = await fileMessage(h.system.commands, mailboxLookups(h.system.readDb), workspaceId, mailbox, {
+    ...message,
+    mailFrom: from.address,
+    rcptTo: [mailbox.address],
+    raw,
+  });
+  if (!filed) throw new Error('the message was filed already');
+  return filed;
 }
