@@ -25,12 +25,8 @@ export const dateTime = z.iso.datetime({ offset: true }).refine(
   { message: 'must fall between the years 0001 and 9999 in UTC' },
 );
 
-/** Code points, not UTF-16 units, as lengths count everywhere in this service. */
-export const text = (max: number) =>
-  z
-    .string()
-    .trim()
-    .refine((s) => [...s].length <= max, { message: `at most ${max} characters` });
+/** Shared with what validates outside requests (a task's tool arguments). */
+export { text } from '../domain/shared/text.ts';
 
 /**
  * An IANA time zone name (`Europe/Berlin`) or `UTC`, answered under the name the runtime's time

@@ -1,11 +1,13 @@
 import { z } from 'zod';
 import { createContact, deleteContact, updateContact } from '../../../commands/contacts/handlers.ts';
 import {
-  ATTRIBUTE_KEY,
-  ATTRIBUTE_VALUE_MAX,
-  ATTRIBUTES_MAX,
-  AUDIENCE_IDS_MAX,
-} from '../../../domain/contacts/decide.ts';
+  attributesPatch,
+  contactAttributes,
+  contactEmail,
+  contactName,
+  contactNotes,
+} from '../../../domain/contacts/fields.ts';
+import { AUDIENCE_IDS_MAX } from '../../../domain/contacts/decide.ts';
 import { CONTACT_SOURCES } from '../../../domain/contacts/events.ts';
 import { listContacts } from '../../../projections/contacts/queries.ts';
 import { actorOf } from '../../credential.ts';
@@ -13,18 +15,7 @@ import type { ApiDeps } from '../../deps.ts';
 import { ApiError } from '../../errors/api-error.ts';
 import { cursorParam, limitParam, pageSchema } from '../../paging.ts';
 import { operation, type Operation } from '../../route.ts';
-import { text } from '../../schemas.ts';
 import { contactDetailView, contactOr404, contactView, viewContact, viewContactDetail } from './views.ts';
-
-const NAME_MAX = 200;
-const NOTES_MAX = 10_000;
-
-const attributeKey = z
-  .string()
-  .regex(ATTRIBUTE_KEY, 'must start with a letter and hold up to 64 letters, digits or underscores');
-const attributeValue = text(ATTRIBUTE_VALUE_MAX);
-const atMostKeys = (r: Record<string, unknown>) => Object.keys(r).length <= ATTRIBUTES_MAX;
-const tooMany = { message: `at most ${ATTRIBUTES_MAX} attributes` };
 
 const emailParam = z.object({ email: z.string().max(400) });
 
@@ -94,10 +85,10 @@ export const contactOperations = (deps: ApiDeps): Operation[] => [
       'address is in the book already.',
     scope: 'contacts:write',
     body: z.strictObject({
-      email: z.string().trim().toLowerCase().max(320).pipe(z.email()),
-      name: text(NAME_MAX).nullable().optional(),
-      notes: text(NOTES_MAX).nullable().optional(),
-      attributes: z.record(attributeKey, attributeValue).refine(atMostKeys, tooMany).optional(),
+      email: contactEmail,
+      name: contactName.nullable().optional(),
+      notes: contactNotes.nullable().optional(),
+      attributes: contactAttributes.optional(),
       audienceIds: z.array(z.string().max(64)).max(AUDIENCE_IDS_MAX).optional(),
     }),
     status: 201,
@@ -140,9 +131,9 @@ export const contactOperations = (deps: ApiDeps): Operation[] => [
     scope: 'contacts:write',
     params: emailParam,
     body: z.strictObject({
-      name: text(NAME_MAX).nullable().optional(),
-      notes: text(NOTES_MAX).nullable().optional(),
-      attributes: z.record(attributeKey, attributeValue.nullable()).refine(atMostKeys, tooMany).optional(),
+      name: contactName.nullable().optional(),
+      notes: contactNotes.nullable().optional(),
+      attributes: attributesPatch.optional(),
       email: z.unknown().optional().describe('Cannot be changed: 422 `invalid_parameter`.'),
       source: z.unknown().optional().describe('Cannot be changed: 422 `invalid_parameter`.'),
       lastSeenAt: z.unknown().optional().describe('Cannot be changed: 422 `invalid_parameter`.'),
