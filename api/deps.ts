@@ -59,7 +59,10 @@ export interface ApiDeps {
   mailboxImports: MailboxImportPorts;
   /** Disposable inboxes: `TEMP_MAIL_DOMAIN` (null: off) and how long an inbox lives. */
   tempMail: { domain: string | null; lifetimeMs: number };
-  /** Tasks: the plan's numbers of tasks and of active tasks (`TASKS_MAX`, `TASKS_ACTIVE_MAX`). */
+  /**
+   * Tasks: the plan's numbers of tasks, of active tasks and of one-off jobs a day (`TASKS_MAX`,
+   * `TASKS_ACTIVE_MAX`, `TASK_JOBS_PER_DAY`).
+   */
   tasks: { limits: TaskLimits };
   /** Reads a pasted message for a rules dry run (infra/inbound/summary.ts; its attachments go to the blob store). */
   parseMessage(raw: Buffer): Promise<MessageSummary>;

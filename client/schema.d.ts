@@ -2588,7 +2588,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Approve a waiting call
+         * Approve a waiting call of a task
          * @description Scope: `tasks:write`. The assistant makes the call, and the run goes on. Decided once (409 `task_approval_decided`); the run must still be going (409 `task_run_finished`). Not for credentials narrowed to some addresses or domains (422 `capability_unsupported` on `addressAllowlist`).
          */
         post: operations["approveTaskApproval"];
@@ -2608,10 +2608,134 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Deny a waiting call
+         * Deny a waiting call of a task
          * @description Scope: `tasks:write`. The call is not made; the model is told it was denied, and the run goes on. Decided once (409 `task_approval_decided`); the run must still be going (409 `task_run_finished`). Not for credentials narrowed to some addresses or domains (422 `capability_unsupported` on `addressAllowlist`).
          */
         post: operations["denyTaskApproval"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/task-jobs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List one-off jobs
+         * @description Scopes: `tasks:read`, `threads:read`, `emails:read`. The workspace’s one-off jobs, newest first. Not for credentials narrowed to some addresses or domains (422 `capability_unsupported` on `addressAllowlist`).
+         */
+        get: operations["listTaskJobs"];
+        put?: never;
+        /**
+         * Start a one-off job
+         * @description Scopes: `tasks:write`, `threads:read`, `threads:write`, `emails:read`, `emails:send`, `labels:write`, plus the read and write scopes of each toolkit named (403 `insufficient_scope`, `param` `toolkits`), as a task’s create. Queues a run of the instruction, once, with the run settings of a task (same defaults). The workspace’s one-off jobs of the UTC day are limited (the plan’s; 409 `task_run_limit_reached`). Without an AI model configured, 409 `ai_not_configured`. Not for credentials narrowed to some addresses or domains (422 `capability_unsupported` on `addressAllowlist`).
+         */
+        post: operations["startTaskJob"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/task-jobs/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a one-off job
+         * @description Scopes: `tasks:read`, `threads:read`, `emails:read`. Its run: status, outcome and what it spent. Not for credentials narrowed to some addresses or domains (422 `capability_unsupported` on `addressAllowlist`).
+         */
+        get: operations["getTaskJob"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/task-jobs/{id}/steps": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the steps of a one-off job
+         * @description Scopes: `tasks:read`, `threads:read`, `emails:read`. In the order taken, as a task run’s steps. Not for credentials narrowed to some addresses or domains (422 `capability_unsupported` on `addressAllowlist`).
+         */
+        get: operations["listTaskJobSteps"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/task-jobs/{id}/approvals": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a one-off job’s approvals
+         * @description Scopes: `tasks:read`, `threads:read`, `emails:read`. Newest first; `status` filters. Not for credentials narrowed to some addresses or domains (422 `capability_unsupported` on `addressAllowlist`).
+         */
+        get: operations["listTaskJobApprovals"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/task-jobs/{id}/approvals/{approvalId}/approve": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Approve a waiting call of a one-off job
+         * @description Scope: `tasks:write`. The assistant makes the call, and the run goes on. Decided once (409 `task_approval_decided`); the run must still be going (409 `task_run_finished`). Not for credentials narrowed to some addresses or domains (422 `capability_unsupported` on `addressAllowlist`).
+         */
+        post: operations["approveTaskJobApproval"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/task-jobs/{id}/approvals/{approvalId}/deny": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Deny a waiting call of a one-off job
+         * @description Scope: `tasks:write`. The call is not made; the model is told it was denied, and the run goes on. Decided once (409 `task_approval_decided`); the run must still be going (409 `task_run_finished`). Not for credentials narrowed to some addresses or domains (422 `capability_unsupported` on `addressAllowlist`).
+         */
+        post: operations["denyTaskJobApproval"];
         delete?: never;
         options?: never;
         head?: never;
@@ -35549,7 +35673,6 @@ export interface operations {
             content: {
                 "application/json": {
                     name: string;
-                    instruction: string;
                     trigger: {
                         /** @constant */
                         kind: "schedule";
@@ -35583,6 +35706,7 @@ export interface operations {
                         /** @constant */
                         kind: "manual";
                     };
+                    instruction: string;
                     /**
                      * @default organize
                      * @enum {string}
@@ -35606,10 +35730,10 @@ export interface operations {
                      * @enum {string}
                      */
                     notify?: "attention" | "always" | "never";
-                    /** @default 50 */
-                    maxRunsPerDay?: number;
                     /** @default 20 */
                     maxSteps?: number;
+                    /** @default 50 */
+                    maxRunsPerDay?: number;
                     /** @default false */
                     paused?: boolean;
                 };
@@ -36964,9 +37088,10 @@ export interface operations {
                             /** @constant */
                             object: "task_run";
                             id: string;
-                            taskId: string;
+                            /** @description Null for a one-off job (`source` `job`). */
+                            taskId: string | null;
                             /** @enum {string} */
-                            source: "schedule" | "mail" | "manual";
+                            source: "schedule" | "mail" | "manual" | "job";
                             /**
                              * @description `queued` until the assistant takes the run, `running`, `waiting` while a call waits for an approval, then `succeeded` or `failed`.
                              * @enum {string}
@@ -37156,9 +37281,10 @@ export interface operations {
                         /** @constant */
                         object: "task_run";
                         id: string;
-                        taskId: string;
+                        /** @description Null for a one-off job (`source` `job`). */
+                        taskId: string | null;
                         /** @enum {string} */
-                        source: "schedule" | "mail" | "manual";
+                        source: "schedule" | "mail" | "manual" | "job";
                         /**
                          * @description `queued` until the assistant takes the run, `running`, `waiting` while a call waits for an approval, then `succeeded` or `failed`.
                          * @enum {string}
@@ -37375,9 +37501,10 @@ export interface operations {
                         /** @constant */
                         object: "task_run";
                         id: string;
-                        taskId: string;
+                        /** @description Null for a one-off job (`source` `job`). */
+                        taskId: string | null;
                         /** @enum {string} */
-                        source: "schedule" | "mail" | "manual";
+                        source: "schedule" | "mail" | "manual" | "job";
                         /**
                          * @description `queued` until the assistant takes the run, `running`, `waiting` while a call waits for an approval, then `succeeded` or `failed`.
                          * @enum {string}
@@ -37765,7 +37892,8 @@ export interface operations {
                             /** @constant */
                             object: "task_approval";
                             id: string;
-                            taskId: string;
+                            /** @description Null for a call of a one-off job. */
+                            taskId: string | null;
                             runId: string;
                             /** @description The tool the assistant asks to call. */
                             tool: string;
@@ -37933,7 +38061,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Approve a waiting call */
+            /** @description Approve a waiting call of a task */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -37943,7 +38071,8 @@ export interface operations {
                         /** @constant */
                         object: "task_approval";
                         id: string;
-                        taskId: string;
+                        /** @description Null for a call of a one-off job. */
+                        taskId: string | null;
                         runId: string;
                         /** @description The tool the assistant asks to call. */
                         tool: string;
@@ -38140,7 +38269,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Deny a waiting call */
+            /** @description Deny a waiting call of a task */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -38150,7 +38279,8 @@ export interface operations {
                         /** @constant */
                         object: "task_approval";
                         id: string;
-                        taskId: string;
+                        /** @description Null for a call of a one-off job. */
+                        taskId: string | null;
                         runId: string;
                         /** @description The tool the assistant asks to call. */
                         tool: string;
@@ -38226,6 +38356,1400 @@ export interface operations {
                             type?: "not_found_error";
                             /** @enum {string} */
                             code?: "task_approval_not_found" | "task_not_found";
+                        };
+                    };
+                };
+            };
+            /** @description `idempotency_key_in_use`, `task_approval_decided`, `task_run_finished`: see /docs/errors. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "conflict_error";
+                            /** @enum {string} */
+                            code?: "idempotency_key_in_use" | "task_approval_decided" | "task_run_finished";
+                        };
+                    };
+                };
+            };
+            /** @description `body_too_large`: see /docs/errors. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "invalid_request_error";
+                            /** @enum {string} */
+                            code?: "body_too_large";
+                        };
+                    };
+                };
+            };
+            /** @description `capability_unsupported`, `idempotency_key_reuse`, `invalid_parameter`, `unknown_parameter`: see /docs/errors. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "validation_error";
+                            /** @enum {string} */
+                            code?: "capability_unsupported" | "idempotency_key_reuse" | "invalid_parameter" | "unknown_parameter";
+                        };
+                    };
+                };
+            };
+            /** @description `rate_limited`: see /docs/errors. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "rate_limit_error";
+                            /** @enum {string} */
+                            code?: "rate_limited";
+                        };
+                    };
+                };
+            };
+            /** @description `internal_error`: see /docs/errors. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "api_error";
+                            /** @enum {string} */
+                            code?: "internal_error";
+                        };
+                    };
+                };
+            };
+            /** @description `unreachable`: see /docs/errors. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "api_error";
+                            /** @enum {string} */
+                            code?: "unreachable";
+                        };
+                    };
+                };
+            };
+        };
+    };
+    listTaskJobs: {
+        parameters: {
+            query?: {
+                limit?: number;
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description List one-off jobs */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        object: "list";
+                        data: {
+                            /** @constant */
+                            object: "task_run";
+                            id: string;
+                            /** @description Null for a one-off job (`source` `job`). */
+                            taskId: string | null;
+                            /** @enum {string} */
+                            source: "schedule" | "mail" | "manual" | "job";
+                            /**
+                             * @description `queued` until the assistant takes the run, `running`, `waiting` while a call waits for an approval, then `succeeded` or `failed`.
+                             * @enum {string}
+                             */
+                            status: "queued" | "running" | "waiting" | "succeeded" | "failed";
+                            startedAt: string | null;
+                            finishedAt: string | null;
+                            /** @description The model’s last word, when the run succeeded. */
+                            summary: string | null;
+                            /** @description Why the run failed: `model_unavailable`, `ai_quota_exceeded`, `max_steps_reached`, `run_interrupted`, `owner_unavailable`, `ai_not_configured`, `approval_timed_out`, `task_deleted`, `run_expired`. */
+                            error: {
+                                code: string;
+                                message: string;
+                            } | null;
+                            /** @description Steps taken: the model’s turns and the tool calls made. */
+                            steps: number;
+                            /** @description AI actions its turns spent (one each, ten with the `advanced` model). */
+                            aiActions: number;
+                            /** @description The schedule’s instant a scheduled run stands for. */
+                            scheduledFor: string | null;
+                            /** @description The arriving message (`mes_`) that started a mail-triggered run. */
+                            messageId: string | null;
+                            /** @enum {string} */
+                            model: "standard" | "advanced";
+                            queuedAt: string;
+                        }[];
+                        hasMore: boolean;
+                        nextCursor: string | null;
+                    };
+                };
+            };
+            /** @description `invalid_cursor`, `invalid_request`: see /docs/errors. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "invalid_request_error";
+                            /** @enum {string} */
+                            code?: "invalid_cursor" | "invalid_request";
+                        };
+                    };
+                };
+            };
+            /** @description `expired_access_token`, `expired_api_key`, `grant_access_lost`, `grant_expired`, `grant_required`, `grant_workspace_gone`, `invalid_access_token`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "authentication_error";
+                            /** @enum {string} */
+                            code?: "expired_access_token" | "expired_api_key" | "grant_access_lost" | "grant_expired" | "grant_required" | "grant_workspace_gone" | "invalid_access_token" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                        };
+                    };
+                };
+            };
+            /** @description `insufficient_scope`: see /docs/errors. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "permission_error";
+                            /** @enum {string} */
+                            code?: "insufficient_scope";
+                        };
+                    };
+                };
+            };
+            /** @description `capability_unsupported`, `invalid_parameter`, `unknown_parameter`: see /docs/errors. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "validation_error";
+                            /** @enum {string} */
+                            code?: "capability_unsupported" | "invalid_parameter" | "unknown_parameter";
+                        };
+                    };
+                };
+            };
+            /** @description `rate_limited`: see /docs/errors. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "rate_limit_error";
+                            /** @enum {string} */
+                            code?: "rate_limited";
+                        };
+                    };
+                };
+            };
+            /** @description `internal_error`: see /docs/errors. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "api_error";
+                            /** @enum {string} */
+                            code?: "internal_error";
+                        };
+                    };
+                };
+            };
+            /** @description `unreachable`: see /docs/errors. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "api_error";
+                            /** @enum {string} */
+                            code?: "unreachable";
+                        };
+                    };
+                };
+            };
+        };
+    };
+    startTaskJob: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Up to 255 of letters, digits, `_ . : -`. The same request again under the same key answers the stored answer (`Idempotent-Replayed: true`) and changes nothing; another request under it is 422 `idempotency_key_reuse`. Keys are per workspace and mode, answered only to the credential that sent them, and kept 24 hours. */
+                "idempotency-key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    instruction: string;
+                    /**
+                     * @default organize
+                     * @enum {string}
+                     */
+                    autonomy?: "ask" | "organize" | "reply";
+                    /**
+                     * @default [
+                     *       "drafts",
+                     *       "notes",
+                     *       "knowledge"
+                     *     ]
+                     */
+                    toolkits?: ("contacts" | "audiences" | "templates" | "tracking" | "translate" | "files" | "notes" | "drafts" | "sent" | "insights" | "subscriptions" | "calendar" | "knowledge" | "connectors" | "web")[];
+                    /**
+                     * @default standard
+                     * @enum {string}
+                     */
+                    model?: "standard" | "advanced";
+                    /**
+                     * @default attention
+                     * @enum {string}
+                     */
+                    notify?: "attention" | "always" | "never";
+                    /** @default 20 */
+                    maxSteps?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description Start a one-off job */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        object: "task_run";
+                        id: string;
+                        /** @description Null for a one-off job (`source` `job`). */
+                        taskId: string | null;
+                        /** @enum {string} */
+                        source: "schedule" | "mail" | "manual" | "job";
+                        /**
+                         * @description `queued` until the assistant takes the run, `running`, `waiting` while a call waits for an approval, then `succeeded` or `failed`.
+                         * @enum {string}
+                         */
+                        status: "queued" | "running" | "waiting" | "succeeded" | "failed";
+                        startedAt: string | null;
+                        finishedAt: string | null;
+                        /** @description The model’s last word, when the run succeeded. */
+                        summary: string | null;
+                        /** @description Why the run failed: `model_unavailable`, `ai_quota_exceeded`, `max_steps_reached`, `run_interrupted`, `owner_unavailable`, `ai_not_configured`, `approval_timed_out`, `task_deleted`, `run_expired`. */
+                        error: {
+                            code: string;
+                            message: string;
+                        } | null;
+                        /** @description Steps taken: the model’s turns and the tool calls made. */
+                        steps: number;
+                        /** @description AI actions its turns spent (one each, ten with the `advanced` model). */
+                        aiActions: number;
+                        /** @description The schedule’s instant a scheduled run stands for. */
+                        scheduledFor: string | null;
+                        /** @description The arriving message (`mes_`) that started a mail-triggered run. */
+                        messageId: string | null;
+                        /** @enum {string} */
+                        model: "standard" | "advanced";
+                        queuedAt: string;
+                    };
+                };
+            };
+            /** @description `invalid_idempotency_key`, `invalid_request`, `malformed_json`: see /docs/errors. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "invalid_request_error";
+                            /** @enum {string} */
+                            code?: "invalid_idempotency_key" | "invalid_request" | "malformed_json";
+                        };
+                    };
+                };
+            };
+            /** @description `expired_access_token`, `expired_api_key`, `grant_access_lost`, `grant_expired`, `grant_required`, `grant_workspace_gone`, `invalid_access_token`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "authentication_error";
+                            /** @enum {string} */
+                            code?: "expired_access_token" | "expired_api_key" | "grant_access_lost" | "grant_expired" | "grant_required" | "grant_workspace_gone" | "invalid_access_token" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                        };
+                    };
+                };
+            };
+            /** @description `beyond_caller_authority`, `insufficient_scope`: see /docs/errors. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "permission_error";
+                            /** @enum {string} */
+                            code?: "beyond_caller_authority" | "insufficient_scope";
+                        };
+                    };
+                };
+            };
+            /** @description `ai_not_configured`, `idempotency_key_in_use`, `task_run_limit_reached`: see /docs/errors. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "conflict_error";
+                            /** @enum {string} */
+                            code?: "ai_not_configured" | "idempotency_key_in_use" | "task_run_limit_reached";
+                        };
+                    };
+                };
+            };
+            /** @description `body_too_large`: see /docs/errors. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "invalid_request_error";
+                            /** @enum {string} */
+                            code?: "body_too_large";
+                        };
+                    };
+                };
+            };
+            /** @description `capability_unsupported`, `idempotency_key_reuse`, `invalid_parameter`, `unknown_parameter`: see /docs/errors. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "validation_error";
+                            /** @enum {string} */
+                            code?: "capability_unsupported" | "idempotency_key_reuse" | "invalid_parameter" | "unknown_parameter";
+                        };
+                    };
+                };
+            };
+            /** @description `rate_limited`: see /docs/errors. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "rate_limit_error";
+                            /** @enum {string} */
+                            code?: "rate_limited";
+                        };
+                    };
+                };
+            };
+            /** @description `internal_error`: see /docs/errors. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "api_error";
+                            /** @enum {string} */
+                            code?: "internal_error";
+                        };
+                    };
+                };
+            };
+            /** @description `unreachable`: see /docs/errors. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "api_error";
+                            /** @enum {string} */
+                            code?: "unreachable";
+                        };
+                    };
+                };
+            };
+        };
+    };
+    getTaskJob: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Get a one-off job */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        object: "task_run";
+                        id: string;
+                        /** @description Null for a one-off job (`source` `job`). */
+                        taskId: string | null;
+                        /** @enum {string} */
+                        source: "schedule" | "mail" | "manual" | "job";
+                        /**
+                         * @description `queued` until the assistant takes the run, `running`, `waiting` while a call waits for an approval, then `succeeded` or `failed`.
+                         * @enum {string}
+                         */
+                        status: "queued" | "running" | "waiting" | "succeeded" | "failed";
+                        startedAt: string | null;
+                        finishedAt: string | null;
+                        /** @description The model’s last word, when the run succeeded. */
+                        summary: string | null;
+                        /** @description Why the run failed: `model_unavailable`, `ai_quota_exceeded`, `max_steps_reached`, `run_interrupted`, `owner_unavailable`, `ai_not_configured`, `approval_timed_out`, `task_deleted`, `run_expired`. */
+                        error: {
+                            code: string;
+                            message: string;
+                        } | null;
+                        /** @description Steps taken: the model’s turns and the tool calls made. */
+                        steps: number;
+                        /** @description AI actions its turns spent (one each, ten with the `advanced` model). */
+                        aiActions: number;
+                        /** @description The schedule’s instant a scheduled run stands for. */
+                        scheduledFor: string | null;
+                        /** @description The arriving message (`mes_`) that started a mail-triggered run. */
+                        messageId: string | null;
+                        /** @enum {string} */
+                        model: "standard" | "advanced";
+                        queuedAt: string;
+                    };
+                };
+            };
+            /** @description `invalid_request`: see /docs/errors. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "invalid_request_error";
+                            /** @enum {string} */
+                            code?: "invalid_request";
+                        };
+                    };
+                };
+            };
+            /** @description `expired_access_token`, `expired_api_key`, `grant_access_lost`, `grant_expired`, `grant_required`, `grant_workspace_gone`, `invalid_access_token`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "authentication_error";
+                            /** @enum {string} */
+                            code?: "expired_access_token" | "expired_api_key" | "grant_access_lost" | "grant_expired" | "grant_required" | "grant_workspace_gone" | "invalid_access_token" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                        };
+                    };
+                };
+            };
+            /** @description `insufficient_scope`: see /docs/errors. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "permission_error";
+                            /** @enum {string} */
+                            code?: "insufficient_scope";
+                        };
+                    };
+                };
+            };
+            /** @description `task_run_not_found`: see /docs/errors. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "not_found_error";
+                            /** @enum {string} */
+                            code?: "task_run_not_found";
+                        };
+                    };
+                };
+            };
+            /** @description `capability_unsupported`, `invalid_parameter`, `unknown_parameter`: see /docs/errors. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "validation_error";
+                            /** @enum {string} */
+                            code?: "capability_unsupported" | "invalid_parameter" | "unknown_parameter";
+                        };
+                    };
+                };
+            };
+            /** @description `rate_limited`: see /docs/errors. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "rate_limit_error";
+                            /** @enum {string} */
+                            code?: "rate_limited";
+                        };
+                    };
+                };
+            };
+            /** @description `internal_error`: see /docs/errors. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "api_error";
+                            /** @enum {string} */
+                            code?: "internal_error";
+                        };
+                    };
+                };
+            };
+            /** @description `unreachable`: see /docs/errors. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "api_error";
+                            /** @enum {string} */
+                            code?: "unreachable";
+                        };
+                    };
+                };
+            };
+        };
+    };
+    listTaskJobSteps: {
+        parameters: {
+            query?: {
+                limit?: number;
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description List the steps of a one-off job */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        object: "list";
+                        data: {
+                            /** @constant */
+                            object: "task_run_step";
+                            /** @description From 1, in the order taken. */
+                            step: number;
+                            /**
+                             * @description A turn of the model, or a tool call it asked for.
+                             * @enum {string}
+                             */
+                            kind: "model" | "tool";
+                            /** @description `model`: the turn’s number (`maxSteps` counts turns). */
+                            turn: number | null;
+                            /** @description `model`: what the model said. */
+                            content: string | null;
+                            /** @description `model`: the calls it asked for (arguments as the model wrote them). */
+                            toolCalls: {
+                                id: string;
+                                name: string;
+                                arguments: string;
+                            }[] | null;
+                            callId: string | null;
+                            /** @description `tool`: the tool called. */
+                            tool: string | null;
+                            arguments: string | null;
+                            /** @description `tool`: what the model was told (JSON text). */
+                            result: string | null;
+                            /** @description `tool`: why the call failed (the model was told). */
+                            error: {
+                                code: string;
+                                message: string;
+                            } | null;
+                            aiActions: number;
+                            at: string;
+                        }[];
+                        hasMore: boolean;
+                        nextCursor: string | null;
+                    };
+                };
+            };
+            /** @description `invalid_cursor`, `invalid_request`: see /docs/errors. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "invalid_request_error";
+                            /** @enum {string} */
+                            code?: "invalid_cursor" | "invalid_request";
+                        };
+                    };
+                };
+            };
+            /** @description `expired_access_token`, `expired_api_key`, `grant_access_lost`, `grant_expired`, `grant_required`, `grant_workspace_gone`, `invalid_access_token`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "authentication_error";
+                            /** @enum {string} */
+                            code?: "expired_access_token" | "expired_api_key" | "grant_access_lost" | "grant_expired" | "grant_required" | "grant_workspace_gone" | "invalid_access_token" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                        };
+                    };
+                };
+            };
+            /** @description `insufficient_scope`: see /docs/errors. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "permission_error";
+                            /** @enum {string} */
+                            code?: "insufficient_scope";
+                        };
+                    };
+                };
+            };
+            /** @description `task_run_not_found`: see /docs/errors. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "not_found_error";
+                            /** @enum {string} */
+                            code?: "task_run_not_found";
+                        };
+                    };
+                };
+            };
+            /** @description `capability_unsupported`, `invalid_parameter`, `unknown_parameter`: see /docs/errors. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "validation_error";
+                            /** @enum {string} */
+                            code?: "capability_unsupported" | "invalid_parameter" | "unknown_parameter";
+                        };
+                    };
+                };
+            };
+            /** @description `rate_limited`: see /docs/errors. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "rate_limit_error";
+                            /** @enum {string} */
+                            code?: "rate_limited";
+                        };
+                    };
+                };
+            };
+            /** @description `internal_error`: see /docs/errors. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "api_error";
+                            /** @enum {string} */
+                            code?: "internal_error";
+                        };
+                    };
+                };
+            };
+            /** @description `unreachable`: see /docs/errors. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "api_error";
+                            /** @enum {string} */
+                            code?: "unreachable";
+                        };
+                    };
+                };
+            };
+        };
+    };
+    listTaskJobApprovals: {
+        parameters: {
+            query?: {
+                status?: "pending" | "approved" | "denied" | "expired";
+                limit?: number;
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description List a one-off job’s approvals */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        object: "list";
+                        data: {
+                            /** @constant */
+                            object: "task_approval";
+                            id: string;
+                            /** @description Null for a call of a one-off job. */
+                            taskId: string | null;
+                            runId: string;
+                            /** @description The tool the assistant asks to call. */
+                            tool: string;
+                            /** @description Its arguments, as the model wrote them (JSON text). */
+                            arguments: string;
+                            /**
+                             * @description `expired`: the run ended while the call waited (its approval timed out); it was not made.
+                             * @enum {string}
+                             */
+                            status: "pending" | "approved" | "denied" | "expired";
+                            requestedAt: string;
+                            decidedAt: string | null;
+                        }[];
+                        hasMore: boolean;
+                        nextCursor: string | null;
+                    };
+                };
+            };
+            /** @description `invalid_cursor`, `invalid_request`: see /docs/errors. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "invalid_request_error";
+                            /** @enum {string} */
+                            code?: "invalid_cursor" | "invalid_request";
+                        };
+                    };
+                };
+            };
+            /** @description `expired_access_token`, `expired_api_key`, `grant_access_lost`, `grant_expired`, `grant_required`, `grant_workspace_gone`, `invalid_access_token`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "authentication_error";
+                            /** @enum {string} */
+                            code?: "expired_access_token" | "expired_api_key" | "grant_access_lost" | "grant_expired" | "grant_required" | "grant_workspace_gone" | "invalid_access_token" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                        };
+                    };
+                };
+            };
+            /** @description `insufficient_scope`: see /docs/errors. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "permission_error";
+                            /** @enum {string} */
+                            code?: "insufficient_scope";
+                        };
+                    };
+                };
+            };
+            /** @description `task_run_not_found`: see /docs/errors. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "not_found_error";
+                            /** @enum {string} */
+                            code?: "task_run_not_found";
+                        };
+                    };
+                };
+            };
+            /** @description `capability_unsupported`, `invalid_parameter`, `unknown_parameter`: see /docs/errors. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "validation_error";
+                            /** @enum {string} */
+                            code?: "capability_unsupported" | "invalid_parameter" | "unknown_parameter";
+                        };
+                    };
+                };
+            };
+            /** @description `rate_limited`: see /docs/errors. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "rate_limit_error";
+                            /** @enum {string} */
+                            code?: "rate_limited";
+                        };
+                    };
+                };
+            };
+            /** @description `internal_error`: see /docs/errors. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "api_error";
+                            /** @enum {string} */
+                            code?: "internal_error";
+                        };
+                    };
+                };
+            };
+            /** @description `unreachable`: see /docs/errors. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "api_error";
+                            /** @enum {string} */
+                            code?: "unreachable";
+                        };
+                    };
+                };
+            };
+        };
+    };
+    approveTaskJobApproval: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Up to 255 of letters, digits, `_ . : -`. The same request again under the same key answers the stored answer (`Idempotent-Replayed: true`) and changes nothing; another request under it is 422 `idempotency_key_reuse`. Keys are per workspace and mode, answered only to the credential that sent them, and kept 24 hours. */
+                "idempotency-key"?: string;
+            };
+            path: {
+                id: string;
+                approvalId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Approve a waiting call of a one-off job */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        object: "task_approval";
+                        id: string;
+                        /** @description Null for a call of a one-off job. */
+                        taskId: string | null;
+                        runId: string;
+                        /** @description The tool the assistant asks to call. */
+                        tool: string;
+                        /** @description Its arguments, as the model wrote them (JSON text). */
+                        arguments: string;
+                        /**
+                         * @description `expired`: the run ended while the call waited (its approval timed out); it was not made.
+                         * @enum {string}
+                         */
+                        status: "pending" | "approved" | "denied" | "expired";
+                        requestedAt: string;
+                        decidedAt: string | null;
+                    };
+                };
+            };
+            /** @description `invalid_idempotency_key`, `invalid_request`, `malformed_json`: see /docs/errors. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "invalid_request_error";
+                            /** @enum {string} */
+                            code?: "invalid_idempotency_key" | "invalid_request" | "malformed_json";
+                        };
+                    };
+                };
+            };
+            /** @description `expired_access_token`, `expired_api_key`, `grant_access_lost`, `grant_expired`, `grant_required`, `grant_workspace_gone`, `invalid_access_token`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "authentication_error";
+                            /** @enum {string} */
+                            code?: "expired_access_token" | "expired_api_key" | "grant_access_lost" | "grant_expired" | "grant_required" | "grant_workspace_gone" | "invalid_access_token" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                        };
+                    };
+                };
+            };
+            /** @description `beyond_caller_authority`, `insufficient_scope`: see /docs/errors. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "permission_error";
+                            /** @enum {string} */
+                            code?: "beyond_caller_authority" | "insufficient_scope";
+                        };
+                    };
+                };
+            };
+            /** @description `task_approval_not_found`, `task_run_not_found`: see /docs/errors. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "not_found_error";
+                            /** @enum {string} */
+                            code?: "task_approval_not_found" | "task_run_not_found";
+                        };
+                    };
+                };
+            };
+            /** @description `idempotency_key_in_use`, `task_approval_decided`, `task_run_finished`: see /docs/errors. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "conflict_error";
+                            /** @enum {string} */
+                            code?: "idempotency_key_in_use" | "task_approval_decided" | "task_run_finished";
+                        };
+                    };
+                };
+            };
+            /** @description `body_too_large`: see /docs/errors. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "invalid_request_error";
+                            /** @enum {string} */
+                            code?: "body_too_large";
+                        };
+                    };
+                };
+            };
+            /** @description `capability_unsupported`, `idempotency_key_reuse`, `invalid_parameter`, `unknown_parameter`: see /docs/errors. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "validation_error";
+                            /** @enum {string} */
+                            code?: "capability_unsupported" | "idempotency_key_reuse" | "invalid_parameter" | "unknown_parameter";
+                        };
+                    };
+                };
+            };
+            /** @description `rate_limited`: see /docs/errors. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "rate_limit_error";
+                            /** @enum {string} */
+                            code?: "rate_limited";
+                        };
+                    };
+                };
+            };
+            /** @description `internal_error`: see /docs/errors. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "api_error";
+                            /** @enum {string} */
+                            code?: "internal_error";
+                        };
+                    };
+                };
+            };
+            /** @description `unreachable`: see /docs/errors. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "api_error";
+                            /** @enum {string} */
+                            code?: "unreachable";
+                        };
+                    };
+                };
+            };
+        };
+    };
+    denyTaskJobApproval: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Up to 255 of letters, digits, `_ . : -`. The same request again under the same key answers the stored answer (`Idempotent-Replayed: true`) and changes nothing; another request under it is 422 `idempotency_key_reuse`. Keys are per workspace and mode, answered only to the credential that sent them, and kept 24 hours. */
+                "idempotency-key"?: string;
+            };
+            path: {
+                id: string;
+                approvalId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deny a waiting call of a one-off job */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        object: "task_approval";
+                        id: string;
+                        /** @description Null for a call of a one-off job. */
+                        taskId: string | null;
+                        runId: string;
+                        /** @description The tool the assistant asks to call. */
+                        tool: string;
+                        /** @description Its arguments, as the model wrote them (JSON text). */
+                        arguments: string;
+                        /**
+                         * @description `expired`: the run ended while the call waited (its approval timed out); it was not made.
+                         * @enum {string}
+                         */
+                        status: "pending" | "approved" | "denied" | "expired";
+                        requestedAt: string;
+                        decidedAt: string | null;
+                    };
+                };
+            };
+            /** @description `invalid_idempotency_key`, `invalid_request`, `malformed_json`: see /docs/errors. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "invalid_request_error";
+                            /** @enum {string} */
+                            code?: "invalid_idempotency_key" | "invalid_request" | "malformed_json";
+                        };
+                    };
+                };
+            };
+            /** @description `expired_access_token`, `expired_api_key`, `grant_access_lost`, `grant_expired`, `grant_required`, `grant_workspace_gone`, `invalid_access_token`, `invalid_api_key`, `missing_api_key`, `revoked_api_key`: see /docs/errors. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "authentication_error";
+                            /** @enum {string} */
+                            code?: "expired_access_token" | "expired_api_key" | "grant_access_lost" | "grant_expired" | "grant_required" | "grant_workspace_gone" | "invalid_access_token" | "invalid_api_key" | "missing_api_key" | "revoked_api_key";
+                        };
+                    };
+                };
+            };
+            /** @description `beyond_caller_authority`, `insufficient_scope`: see /docs/errors. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "permission_error";
+                            /** @enum {string} */
+                            code?: "beyond_caller_authority" | "insufficient_scope";
+                        };
+                    };
+                };
+            };
+            /** @description `task_approval_not_found`, `task_run_not_found`: see /docs/errors. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            type?: "not_found_error";
+                            /** @enum {string} */
+                            code?: "task_approval_not_found" | "task_run_not_found";
                         };
                     };
                 };

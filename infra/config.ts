@@ -80,7 +80,10 @@ export interface Config {
   ai: OpenAiConfig | null;
   /** `AI_DAILY_ACTIONS`: AI actions a workspace may spend per UTC day; default 1,000. */
   aiDailyActions: number;
-  /** `TASKS_MAX`, `TASKS_ACTIVE_MAX`: the plan's tasks and active tasks per workspace; default 100 and 20. */
+  /**
+   * `TASKS_MAX`, `TASKS_ACTIVE_MAX`, `TASK_JOBS_PER_DAY`: the plan's tasks and active tasks per
+   * workspace, and its one-off jobs per UTC day; default 100, 20 and 20.
+   */
   taskLimits: TaskLimits;
 }
 
@@ -153,6 +156,7 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
     taskLimits: {
       tasks: positiveInteger('TASKS_MAX', env.TASKS_MAX, DEFAULT_TASK_LIMITS.tasks),
       active: positiveInteger('TASKS_ACTIVE_MAX', env.TASKS_ACTIVE_MAX, DEFAULT_TASK_LIMITS.active),
+      jobsPerDay: positiveInteger('TASK_JOBS_PER_DAY', env.TASK_JOBS_PER_DAY, DEFAULT_TASK_LIMITS.jobsPerDay),
     },
   };
 }

@@ -2,15 +2,24 @@ import {
   decideCreateTask,
   decideDeleteTask,
   decidePauseBeyondPlan,
+  decideQueueJob,
   decidePauseTask,
   decideQueueRun,
   decideResumeTask,
   decideUpdateTask,
   countedDayOf,
+  runDayOf,
   type QueueRun,
-  type TaskLimits,
+  type TaskCountLimits,
 } from '../../domain/tasks/decide.ts';
-import { taskRunDayStream, tasksStream, type TaskOwner, type TaskSettings } from '../../domain/tasks/events.ts';
+import {
+  type RunSettings,
+  taskJobDayStream,
+  taskRunDayStream,
+  tasksStream,
+  type TaskOwner,
+  type TaskSettings,
+} from '../../domain/tasks/events.ts';
 import { taskRunDayAggregate, tasksAggregate } from '../../domain/tasks/state.ts';
 import { type Actor, type CommandContext, execute } from '../execute.ts';
 import { newId } from '../ids.ts';
@@ -21,7 +30,7 @@ const stream = (actor: Actor) => tasksStream(actor.workspaceId);
 export async function createTask(
   ctx: CommandContext,
   actor: Actor,
-  input: { owner: TaskOwner; settings: TaskSettings; paused: boolean; limits: TaskLimits },
+  input: { owner: TaskOwner; settings: TaskSettings; paused: boolean; limits: TaskCountLimits },
   now: string,
 ): Promise<{ taskId: string }> {
   const taskId = newId.task();
@@ -48,7 +57,7 @@ export async function resumeTask(
   ctx: CommandContext,
   actor: Actor,
   taskId: string,
-  limits: TaskLimits,
+  limits: TaskCountLimits,
   now: string,
 ): Promise<void> {
   await execute(ctx, actor, stream(actor), tasksAggregate, (s) => decideResumeTask(s, { taskId, limits, now }));
@@ -58,7 +67,7 @@ export async function resumeTask(
 export async function pauseTasksBeyondPlan(
   ctx: CommandContext,
   workspaceId: string,
-  limits: TaskLimits,
+  limits: TaskCountLimits,
   now: string,
 ): Promise<number> {
   const actor: Actor = { workspaceId, kind: 'system', id: null };
@@ -87,4 +96,24 @@ export async function queueTaskRun(
     likelyNew: true,
   });
   return events[0]?.data.runId ?? null;
+}
+
+/**
+ * Queues a one-off job (a run with no task) on the workspace's stream of jobs of the UTC day (409
+ * `task_run_limit_reached` past `jobsPerDay`).
+ */
+export async function queueTaskJob(
+  ctx: CommandContext,
+  actor: Actor,
+  job: { runId: string; settings: RunSettings; jobsPerDay: number },
+  now: string,
+): Promise<void> {
+  await execute(
+    ctx,
+    actor,
+    taskJobDayStream(actor.workspaceId, runDayOf(now)),
+    taskRunDayAggregate,
+    (s) => decideQueueJob(s, { ...job, now }),
+    { likelyNew: true },
+  );
 }

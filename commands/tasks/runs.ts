@@ -19,7 +19,8 @@ import { type Actor, type CommandContext, execute, loadState } from '../execute.
 /** One run, as the assistant (processes/tasks/runner.ts) works it: every step through its stream. */
 export interface RunRef {
   runId: string;
-  taskId: string;
+  /** Null for a one-off job. */
+  taskId: string | null;
 }
 
 const onRun = (
@@ -84,7 +85,7 @@ export const failRun = (ctx: CommandContext, actor: Actor, run: RunRef, error: R
 export async function recordRunEnded(
   ctx: CommandContext,
   actor: Actor,
-  ended: RunRef & { status: 'succeeded' | 'failed'; counted: boolean },
+  ended: { runId: string; taskId: string; status: 'succeeded' | 'failed'; counted: boolean },
 ): Promise<void> {
   await execute(ctx, actor, tasksStream(actor.workspaceId), tasksAggregate, (s) =>
     decideRunEnded(s, { ...ended, now: new Date().toISOString() }),

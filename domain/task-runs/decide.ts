@@ -4,7 +4,8 @@ import { approvalOf, isFinished, type RunToolCall, type TaskRunState } from './s
 
 interface RunRef {
   runId: string;
-  taskId: string;
+  /** Null for a one-off job. */
+  taskId: string | null;
   now: string;
 }
 

@@ -8,7 +8,8 @@ import { defineEvent, type EventOf } from '../shared/events.ts';
  * was taken: a turn of the model (`TaskRunTurnTaken`) and each tool call it asked for
  * (`TaskRunToolCallFinished`). A call that writes is recorded as started before it is made
  * (`TaskRunToolCallStarted`): a run found with a write started and not finished was cut off
- * midway, and is failed rather than made to write twice.
+ * midway, and is failed rather than made to write twice. A one-off job's run has no task
+ * (`taskId` null).
  */
 
 /** How a run ended, when it did not succeed: the spec's codes where it has one. */
@@ -41,7 +42,7 @@ export const RecordedToolCall = z.object({ id: z.string(), name: z.string(), arg
 
 export const TaskRunStarted = defineEvent(
   'TaskRunStarted',
-  z.object({ runId: z.string(), taskId: z.string(), startedAt: z.string() }),
+  z.object({ runId: z.string(), taskId: z.string().nullable(), startedAt: z.string() }),
 );
 
 /** A turn of the model: what it said and the calls it asked for, and the AI actions it cost. */
@@ -49,7 +50,7 @@ export const TaskRunTurnTaken = defineEvent(
   'TaskRunTurnTaken',
   z.object({
     runId: z.string(),
-    taskId: z.string(),
+    taskId: z.string().nullable(),
     step: z.number().int().positive(),
     /** The turn's number among the run's turns, from 1: `maxSteps` counts these. */
     turn: z.number().int().positive(),
@@ -63,7 +64,7 @@ export const TaskRunTurnTaken = defineEvent(
 /** A call that writes is about to be made (only writes are recorded before: a read is made again). */
 export const TaskRunToolCallStarted = defineEvent(
   'TaskRunToolCallStarted',
-  z.object({ runId: z.string(), taskId: z.string(), callId: z.string(), name: z.string(), at: z.string() }),
+  z.object({ runId: z.string(), taskId: z.string().nullable(), callId: z.string(), name: z.string(), at: z.string() }),
 );
 
 /** A call's outcome: what the model is told (`result`, JSON text), or why it failed. */
@@ -71,7 +72,7 @@ export const TaskRunToolCallFinished = defineEvent(
   'TaskRunToolCallFinished',
   z.object({
     runId: z.string(),
-    taskId: z.string(),
+    taskId: z.string().nullable(),
     step: z.number().int().positive(),
     callId: z.string(),
     name: z.string(),
@@ -90,7 +91,7 @@ export const TaskRunApprovalRequested = defineEvent(
   'TaskRunApprovalRequested',
   z.object({
     runId: z.string(),
-    taskId: z.string(),
+    taskId: z.string().nullable(),
     approvalId: z.string(),
     callId: z.string(),
     name: z.string(),
@@ -103,7 +104,7 @@ export const TaskRunApprovalDecided = defineEvent(
   'TaskRunApprovalDecided',
   z.object({
     runId: z.string(),
-    taskId: z.string(),
+    taskId: z.string().nullable(),
     approvalId: z.string(),
     callId: z.string(),
     decision: z.enum(['approved', 'denied']),
@@ -113,12 +114,17 @@ export const TaskRunApprovalDecided = defineEvent(
 
 export const TaskRunSucceeded = defineEvent(
   'TaskRunSucceeded',
-  z.object({ runId: z.string(), taskId: z.string(), summary: z.string().nullable(), finishedAt: z.string() }),
+  z.object({
+    runId: z.string(),
+    taskId: z.string().nullable(),
+    summary: z.string().nullable(),
+    finishedAt: z.string(),
+  }),
 );
 
 export const TaskRunFailed = defineEvent(
   'TaskRunFailed',
-  z.object({ runId: z.string(), taskId: z.string(), error: RunError, finishedAt: z.string() }),
+  z.object({ runId: z.string(), taskId: z.string().nullable(), error: RunError, finishedAt: z.string() }),
 );
 
 export const taskRunEvents = [

@@ -12,18 +12,22 @@ export const MAX_STEPS = { min: 1, max: 60, default: 20 } as const;
 export const FAILURES_TO_PAUSE = 5;
 
 /**
- * The plan's numbers (the spec leaves them unshown): tasks a workspace may hold, and how many of
- * them may be active. Configured (`TASKS_MAX`, `TASKS_ACTIVE_MAX`), handed in by the command.
+ * The plan's numbers (the spec leaves them unshown): tasks a workspace may hold, how many of them
+ * may be active, and how many one-off jobs it may start per UTC day. Configured (`TASKS_MAX`,
+ * `TASKS_ACTIVE_MAX`, `TASK_JOBS_PER_DAY`), handed in by the command.
  */
 export interface TaskLimits {
   tasks: number;
   active: number;
+  jobsPerDay: number;
 }
-export const DEFAULT_TASK_LIMITS: TaskLimits = { tasks: 100, active: 20 };
+export const DEFAULT_TASK_LIMITS: TaskLimits = { tasks: 100, active: 20, jobsPerDay: 20 };
+/** The numbers the tasks' own stream decides on. */
+export type TaskCountLimits = Pick<TaskLimits, 'tasks' | 'active'>;
 
 const activeCount = (state: TasksState) => [...state.tasks.values()].filter((t) => t.status === 'active').length;
 
-function checkActiveRoom(state: TasksState, limits: TaskLimits): void {
+function checkActiveRoom(state: TasksState, limits: TaskCountLimits): void {
   if (activeCount(state) >= limits.active)
     fail(
       'task_active_limit_reached',
@@ -37,7 +41,7 @@ export interface CreateTask {
   owner: TaskOwner;
   settings: TaskSettings;
   paused: boolean;
-  limits: TaskLimits;
+  limits: TaskCountLimits;
   now: string;
 }
 
@@ -93,7 +97,7 @@ export function decidePauseTask(state: TasksState, cmd: { taskId: string; now: s
 /** Within the plan's active tasks, else 403 `task_active_limit_reached`; an active task stays as it is. */
 export function decideResumeTask(
   state: TasksState,
-  cmd: { taskId: string; limits: TaskLimits; now: string },
+  cmd: { taskId: string; limits: TaskCountLimits; now: string },
 ): TaskEvent[] {
   if (taskOf(state, cmd.taskId).status === 'active') return [];
   checkActiveRoom(state, cmd.limits);
@@ -104,7 +108,7 @@ export function decideResumeTask(
  * The plan covers fewer active tasks than are active (its limit was lowered): the tasks past it
  * are paused with `plan_limit`, the ones created first staying active. Within it, nothing.
  */
-export function decidePauseBeyondPlan(state: TasksState, cmd: { limits: TaskLimits; now: string }): TaskEvent[] {
+export function decidePauseBeyondPlan(state: TasksState, cmd: { limits: TaskCountLimits; now: string }): TaskEvent[] {
   const active = [...state.tasks.values()].filter((t) => t.status === 'active');
   return active.slice(cmd.limits.active).map((t) => ({
     type: 'TaskPaused',
@@ -145,26 +149,51 @@ export interface QueueRun {
  * ids digested from their slot or message, so a job repeated by the bus queues its run once.
  */
 export function decideQueueRun(state: TaskRunDayState, cmd: QueueRun): TaskRunEvent[] {
-  if (state.runIds.has(cmd.runId)) return [];
-  if (state.count >= cmd.maxRunsPerDay)
-    fail(
-      'task_run_limit_reached',
-      `The task has run ${cmd.maxRunsPerDay} times today (its maxRunsPerDay); runs start again at 00:00 UTC.`,
-      null,
-    );
+  return queued(
+    state,
+    cmd,
+    cmd.maxRunsPerDay,
+    `The task has run ${cmd.maxRunsPerDay} times today (its maxRunsPerDay); runs start again at 00:00 UTC.`,
+  );
+}
+
+/**
+ * A one-off job: a run with no task, counted against the workspace's jobs of the UTC day (the
+ * plan's `jobsPerDay`): past it, 409 `task_run_limit_reached`.
+ */
+export function decideQueueJob(
+  state: TaskRunDayState,
+  cmd: { runId: string; settings: RunSettings; jobsPerDay: number; now: string },
+): TaskRunEvent[] {
+  return queued(
+    state,
+    { ...cmd, taskId: null, source: 'job', slot: null, messageId: null },
+    cmd.jobsPerDay,
+    `The workspace has started ${cmd.jobsPerDay} one-off jobs today (the plan's limit); jobs start again at 00:00 UTC.`,
+  );
+}
+
+function queued(
+  state: TaskRunDayState,
+  run: Omit<QueueRun, 'taskId' | 'maxRunsPerDay'> & { taskId: string | null },
+  limit: number,
+  refusal: string,
+): TaskRunEvent[] {
+  if (state.runIds.has(run.runId)) return [];
+  if (state.count >= limit) fail('task_run_limit_reached', refusal, null);
   return [
     {
       type: 'TaskRunQueued',
       data: {
-        runId: cmd.runId,
-        taskId: cmd.taskId,
-        day: countedDayOf(cmd),
+        runId: run.runId,
+        taskId: run.taskId,
+        day: countedDayOf(run),
         count: state.count + 1,
-        source: cmd.source,
-        slot: cmd.slot,
-        messageId: cmd.messageId,
-        settings: cmd.settings,
-        queuedAt: cmd.now,
+        source: run.source,
+        slot: run.slot,
+        messageId: run.messageId,
+        settings: run.settings,
+        queuedAt: run.now,
       },
     },
   ];

@@ -31,8 +31,11 @@ export const MODELS = ['standard', 'advanced'] as const;
 export const NOTIFY = ['attention', 'always', 'never'] as const;
 export const CADENCES = ['hourly', 'daily', 'monthly'] as const;
 export const PAUSED_REASONS = ['user', 'failures', 'plan_limit'] as const;
-/** Where a run came from: its task's schedule, an arriving message, or someone asking (run now). */
-export const RUN_SOURCES = ['schedule', 'mail', 'manual'] as const;
+/**
+ * Where a run came from: its task's schedule, an arriving message, someone asking (run now), or a
+ * one-off job (an instruction run once, without a saved task).
+ */
+export const RUN_SOURCES = ['schedule', 'mail', 'manual', 'job'] as const;
 
 /** A schedule with every default filled in: what is stored, so a later change of defaults moves no task. */
 export const ScheduleTrigger = z.object({
@@ -129,13 +132,14 @@ export const runSettingsOf = (s: TaskSettings, owner: TaskOwner): RunSettings =>
  * A run of a task waits for the assistant. Counted on the task's stream of the UTC day (`count`:
  * the day's runs after this one), so the task's `maxRunsPerDay` holds under any concurrency. A
  * scheduled run names its `slot` (the schedule's instant), a mail-triggered one the arriving
- * message (`messageId`, ours); a run id is queued at most once.
+ * message (`messageId`, ours); a run id is queued at most once. A one-off job is a run with no
+ * task (`taskId` null, `source` `job`), counted on the workspace's stream of jobs of the day.
  */
 export const TaskRunQueued = defineEvent(
   'TaskRunQueued',
   z.object({
     runId: z.string(),
-    taskId: z.string(),
+    taskId: z.string().nullable(),
     /** `YYYY-MM-DD`, UTC. */
     day: z.string(),
     count: z.number().int().positive(),
@@ -177,3 +181,5 @@ export type TaskRunEvent = EventOf<typeof TaskRunQueued>;
 export const tasksStream = (workspaceId: string) => `ws-${workspaceId}.tasks`;
 export const taskRunDayStream = (workspaceId: string, taskId: string, day: string) =>
   `ws-${workspaceId}.task-runs-${taskId}-${day}`;
+/** The workspace's one-off jobs of a UTC day: their daily limit is the workspace's. */
+export const taskJobDayStream = (workspaceId: string, day: string) => `ws-${workspaceId}.task-jobs-${day}`;

@@ -24,13 +24,13 @@ const owes = (notify: string, kind: NoticeKind) =>
  */
 export const taskNoticeMails = defineReactor<TaskNoticeTables>()({
   name: 'task_notice_mails',
-  version: 1,
+  version: 2,
   tables: ['task_notice_runs', 'task_notice_mails'],
   ddl: (s) => `
     CREATE TABLE IF NOT EXISTS ${s}.task_notice_runs (
       run_id text PRIMARY KEY,
       workspace_id text NOT NULL,
-      task_id text NOT NULL,
+      task_id text,
       notify text NOT NULL,
       owner_kind text NOT NULL,
       owner_id text
@@ -47,6 +47,7 @@ export const taskNoticeMails = defineReactor<TaskNoticeTables>()({
       last_error text,
       sent_at timestamptz
     );
+    ALTER TABLE ${s}.task_notice_runs ALTER COLUMN task_id DROP NOT NULL;
     CREATE INDEX IF NOT EXISTS task_notice_mails_due ON ${s}.task_notice_mails (next_attempt_at) WHERE sent_at IS NULL;`,
   reactsTo: ['TaskRunQueued', 'TaskRunFailed', 'TaskRunSucceeded', 'TaskRunApprovalRequested'],
   async react(db, events) {
@@ -82,7 +83,8 @@ export const DEFAULT_TASK_NOTICE_OPTIONS: OwedMailOptions = { queue: 'task-notic
 
 interface OwedNotice {
   run_id: string;
-  task_id: string;
+  /** Null for a one-off job. */
+  task_id: string | null;
   kind: NoticeKind;
   detail: string | null;
   /** The task's owner: the person who made it through an app, else the workspace's owner; null when gone. */
@@ -125,21 +127,23 @@ export class TaskNoticeMailProcess extends OwedMailProcess<OwedNotice> {
         lapsed: (n) => n.email === null,
         describe: (n) => `${n.kind} ${n.run_id}`,
         mail: (n, options) => {
-          const name = n.task ?? n.task_id;
+          const run = n.task_id === null ? 'Your one-off job' : `A run of your task “${n.task ?? n.task_id}”`;
           const what =
             n.kind === 'failed'
-              ? `A run of your task “${name}” failed.`
+              ? `${run} failed.`
               : n.kind === 'succeeded'
-                ? `A run of your task “${name}” succeeded.`
-                : `A run of your task “${name}” waits for your approval of a call.`;
+                ? `${run} succeeded.`
+                : `${run} waits for your approval of a call.`;
           const detail = (n.detail ?? '').slice(0, DETAIL_MAX);
+          const path = n.task_id === null ? `/task-jobs/${n.run_id}` : `/tasks/${n.task_id}/runs/${n.run_id}`;
+          const approvals = n.task_id === null ? `/task-jobs/${n.run_id}/approvals` : `/tasks/${n.task_id}/approvals`;
           return {
             to: [n.email as string],
             subject: what.slice(0, 200),
             text:
               `${what}\n\n${detail ? `${detail}\n\n` : ''}` +
-              `Run ${n.run_id}: GET ${publicLink(options, `/tasks/${n.task_id}/runs/${n.run_id}`)}\n` +
-              (n.kind === 'approval' ? `Approvals: GET ${publicLink(options, `/tasks/${n.task_id}/approvals`)}\n` : ''),
+              `Run ${n.run_id}: GET ${publicLink(options, path)}\n` +
+              (n.kind === 'approval' ? `Approvals: GET ${publicLink(options, approvals)}\n` : ''),
             headers: { 'Auto-Submitted': 'auto-generated' },
           };
         },

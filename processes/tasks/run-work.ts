@@ -10,13 +10,13 @@ import type { TaskRunWorkTables } from './tables.ts';
  */
 export const taskRunWork = defineReactor<TaskRunWorkTables>()({
   name: 'task_run_work',
-  version: 4,
+  version: 5,
   tables: ['task_run_work'],
   ddl: (s) => `
     CREATE TABLE IF NOT EXISTS ${s}.task_run_work (
       id text PRIMARY KEY,
       workspace_id text NOT NULL,
-      task_id text NOT NULL,
+      task_id text,
       source text NOT NULL,
       message_id text,
       settings jsonb NOT NULL,
@@ -27,6 +27,7 @@ export const taskRunWork = defineReactor<TaskRunWorkTables>()({
       seq integer NOT NULL DEFAULT 0
     );
     ALTER TABLE ${s}.task_run_work ADD COLUMN IF NOT EXISTS waiting boolean NOT NULL DEFAULT false;
+    ALTER TABLE ${s}.task_run_work ALTER COLUMN task_id DROP NOT NULL;
     CREATE INDEX IF NOT EXISTS task_run_work_due ON ${s}.task_run_work (due_at) WHERE NOT done;`,
   reactsTo: ['TaskRunQueued', 'TaskRunApprovalDecided', 'TaskDeleted'],
   react: async (db, events) => {

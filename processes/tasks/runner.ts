@@ -58,7 +58,8 @@ export const TURN_COST = { standard: 1, advanced: 10 } as const;
 interface Row {
   id: string;
   workspace_id: string;
-  task_id: string;
+  /** Null for a one-off job: no task to be deleted, nor to be told how the run ended. */
+  task_id: string | null;
   source: (typeof RUN_SOURCES)[number];
   message_id: string | null;
   settings: RunSettings;
@@ -183,7 +184,7 @@ export class TaskRunner {
         'run_expired',
         'The run waited too long to start (the service was down, or busy); it was not started.',
       );
-    else if (before.status === 'queued' && !(await this.deps.reads.taskExists(row.workspace_id, row.task_id)))
+    else if (before.status === 'queued' && !(await this.taskStands(row)))
       await fail('task_deleted', 'The task was deleted before this run started.');
     else await startRun(commands, actor, ref);
     for (;;) {
@@ -225,7 +226,7 @@ export class TaskRunner {
             continue;
           }
           if (approval.status === 'pending') {
-            if (!(await this.deps.reads.taskExists(row.workspace_id, row.task_id))) {
+            if (!(await this.taskStands(row))) {
               await fail(
                 'task_deleted',
                 `The task was deleted while ${call.name} waited for an approval; it was not made.`,
@@ -275,6 +276,11 @@ export class TaskRunner {
       }
       await this.turn(row, actor, ref, state, fail);
     }
+  }
+
+  /** A one-off job has no task that could be deleted under it. */
+  private async taskStands(row: Row): Promise<boolean> {
+    return row.task_id === null || this.deps.reads.taskExists(row.workspace_id, row.task_id);
   }
 
   /** Asks the model for its next turn and records it (or why the run cannot go on). */
@@ -341,15 +347,22 @@ export class TaskRunner {
           }.`
         : row.source === 'schedule'
           ? 'This run was started by the task’s schedule.'
-          : 'This run was asked for by a person.';
-    return `${started}\n\nThe task’s instruction:\n${row.settings.instruction}`;
+          : row.source === 'job'
+            ? 'This is a one-off job a person asked for: an instruction run once, not a saved task.'
+            : 'This run was asked for by a person.';
+    return `${started}\n\nThe ${row.source === 'job' ? 'job' : 'task'}’s instruction:\n${row.settings.instruction}`;
   }
 
-  /** The task is told how its run ended (again after a crash: it decides nothing the second time). */
+  /**
+   * The task is told how its run ended (again after a crash: it decides nothing the second time).
+   * A one-off job has no task to tell: its failures count towards nothing.
+   */
   private async ended(actor: Actor, ref: RunRef, state: TaskRunState): Promise<void> {
+    if (ref.taskId === null) return;
     const error: RunError | null = state.error;
     await recordRunEnded(this.deps.commands, actor, {
-      ...ref,
+      runId: ref.runId,
+      taskId: ref.taskId,
       status: state.status === 'succeeded' ? 'succeeded' : 'failed',
       counted: !['ai_quota_exceeded', 'task_deleted', 'run_expired'].includes(error?.code ?? ''),
     });

@@ -33,7 +33,8 @@ export interface TaskRunWorkTables {
   task_run_work: {
     id: string;
     workspace_id: string;
-    task_id: string;
+    /** Null for a one-off job. */
+    task_id: string | null;
     source: (typeof RUN_SOURCES)[number];
     message_id: string | null;
     /** The settings the run was queued with. */
@@ -53,7 +54,8 @@ export interface TaskNoticeTables {
   task_notice_runs: {
     run_id: string;
     workspace_id: string;
-    task_id: string;
+    /** Null for a one-off job. */
+    task_id: string | null;
     notify: string;
     owner_kind: string;
     owner_id: string | null;

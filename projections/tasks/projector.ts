@@ -4,11 +4,12 @@ import type { TasksTables } from './tables.ts';
 
 /**
  * Tasks as lists and reads show them, their runs and the runs' steps. Runs stay when their task
- * goes. A task's `lastRunStatus` is its newest queued run's status (`last_run_id`).
+ * goes. A task's `lastRunStatus` is its newest queued run's status (`last_run_id`). A one-off
+ * job is a run (and its approvals) with no task (`task_id` null).
  */
 export const tasksProjector = defineProjector<TasksTables>()({
   name: 'tasks',
-  version: 5,
+  version: 6,
   tables: ['tasks', 'task_runs', 'task_run_steps', 'task_approvals'],
   ddl: (s) => `
     CREATE TABLE IF NOT EXISTS ${s}.tasks (
@@ -38,7 +39,7 @@ export const tasksProjector = defineProjector<TasksTables>()({
     CREATE TABLE IF NOT EXISTS ${s}.task_runs (
       id text PRIMARY KEY,
       workspace_id text NOT NULL,
-      task_id text NOT NULL,
+      task_id text,
       source text NOT NULL,
       slot timestamptz,
       message_id text,
@@ -72,7 +73,7 @@ export const tasksProjector = defineProjector<TasksTables>()({
     CREATE TABLE IF NOT EXISTS ${s}.task_approvals (
       id text PRIMARY KEY,
       workspace_id text NOT NULL,
-      task_id text NOT NULL,
+      task_id text,
       run_id text NOT NULL,
       call_id text NOT NULL,
       tool text NOT NULL,
@@ -84,7 +85,8 @@ export const tasksProjector = defineProjector<TasksTables>()({
   indexes: (s) => `
     CREATE INDEX IF NOT EXISTS tasks_changed ON ${s}.tasks (workspace_id, updated_at DESC, id DESC);
     CREATE INDEX IF NOT EXISTS task_runs_newest ON ${s}.task_runs (workspace_id, task_id, queued_at DESC, id DESC);
-    CREATE INDEX IF NOT EXISTS task_approvals_newest ON ${s}.task_approvals (workspace_id, task_id, requested_at DESC, id DESC);`,
+    CREATE INDEX IF NOT EXISTS task_approvals_newest ON ${s}.task_approvals (workspace_id, task_id, requested_at DESC, id DESC);
+    CREATE INDEX IF NOT EXISTS task_approvals_run ON ${s}.task_approvals (workspace_id, run_id, requested_at DESC, id DESC);`,
   on: {
     TaskCreated: async (db, { metadata: { workspaceId }, data: d }) => {
       await sql`INSERT INTO tasks (id, workspace_id, name, instruction, trigger, autonomy, toolkits, model, notify,
@@ -185,7 +187,7 @@ async function runStatus(db: Kysely<TasksTables>, runId: string, status: string,
 }
 
 /** A run that ended with calls still waiting (an approval timed out): they wait no more. */
-async function expireApprovals(db: Kysely<TasksTables>, taskId: string, runId: string) {
+async function expireApprovals(db: Kysely<TasksTables>, taskId: string | null, runId: string) {
   await sql`WITH expired AS (
       UPDATE task_approvals SET status = 'expired' WHERE run_id = ${runId} AND status = 'pending' RETURNING id)
     UPDATE tasks SET pending_approvals = greatest(pending_approvals - (SELECT count(*) FROM expired), 0)

@@ -49,12 +49,37 @@ export async function listTaskRuns(
   return rows;
 }
 
+/** The workspace's one-off jobs (runs with no task), newest first: `(queued_at, id)` descending. */
+export async function listTaskJobs(
+  db: Db,
+  workspaceId: string,
+  limit: number,
+  after: [string, string] | null,
+): Promise<TaskRunRow[]> {
+  const { rows } = await sql<TaskRunRow>`SELECT * FROM task_runs
+    WHERE workspace_id = ${workspaceId} AND task_id IS NULL
+      ${after ? sql`AND (queued_at, id) < (${after[0]}::timestamptz, ${after[1]})` : sql``}
+    ORDER BY queued_at DESC, id DESC LIMIT ${limit + 1}`.execute(db);
+  return rows;
+}
+
 export async function findTaskRun(db: Db, workspaceId: string, id: string): Promise<TaskRunRow | undefined> {
   return db
     .selectFrom('task_runs')
     .selectAll()
     .where('workspace_id', '=', workspaceId)
     .where('id', '=', id)
+    .executeTakeFirst();
+}
+
+/** A one-off job: a run of the workspace with no task. */
+export async function findTaskJob(db: Db, workspaceId: string, id: string): Promise<TaskRunRow | undefined> {
+  return db
+    .selectFrom('task_runs')
+    .selectAll()
+    .where('workspace_id', '=', workspaceId)
+    .where('id', '=', id)
+    .where('task_id', 'is', null)
     .executeTakeFirst();
 }
 
@@ -86,17 +111,21 @@ export async function findTaskApproval(db: Db, workspaceId: string, id: string):
     .executeTakeFirst();
 }
 
-/** A task's approvals, newest first: `(requested_at, id)` descending; `pending` ones only when asked. */
+/**
+ * A task's approvals, or a one-off job's (its run's), newest first: `(requested_at, id)`
+ * descending; of one status only when asked.
+ */
 export async function listTaskApprovals(
   db: Db,
   workspaceId: string,
-  taskId: string,
+  of: { taskId: string } | { runId: string },
   filter: { status?: TaskApprovalRow['status'] },
   limit: number,
   after: [string, string] | null,
 ): Promise<TaskApprovalRow[]> {
   const { rows } = await sql<TaskApprovalRow>`SELECT * FROM task_approvals
-    WHERE workspace_id = ${workspaceId} AND task_id = ${taskId}
+    WHERE workspace_id = ${workspaceId}
+      AND ${'taskId' in of ? sql`task_id = ${of.taskId}` : sql`run_id = ${of.runId}`}
       ${filter.status ? sql`AND status = ${filter.status}` : sql``}
       ${after ? sql`AND (requested_at, id) < (${after[0]}::timestamptz, ${after[1]})` : sql``}
     ORDER BY requested_at DESC, id DESC LIMIT ${limit + 1}`.execute(db);

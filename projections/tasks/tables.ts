@@ -35,7 +35,8 @@ export interface TasksTables {
   task_runs: {
     workspace_id: string;
     id: string;
-    task_id: string;
+    /** Null for a one-off job. */
+    task_id: string | null;
     source: (typeof RUN_SOURCES)[number];
     slot: NullableTimestamp;
     message_id: string | null;
@@ -73,7 +74,8 @@ export interface TasksTables {
     /** `tap_`: a digest of run and call. */
     id: string;
     workspace_id: string;
-    task_id: string;
+    /** Null for a call of a one-off job. */
+    task_id: string | null;
     run_id: string;
     call_id: string;
     tool: string;

@@ -352,3 +352,10 @@ t.test('run now without an AI model is 409 ai_not_configured; nothing queued', a
   t.same(errorOf(await h.request(foreign.apiKey, 'GET', `/tasks/${task.id}/runs`)), [404, 'task_not_found', 'id']);
   await h.request(ws.apiKey, 'DELETE', `/tasks/${task.id}`);
 });
+
+t.test('a one-off job without an AI model is 409 ai_not_configured; nothing queued', async (t) => {
+  const job = { instruction: 'Tidy the inbox.', toolkits: [] };
+  t.same(errorOf(await h.request(ws.apiKey, 'POST', '/task-jobs', job)), [409, 'ai_not_configured', null]);
+  const jobs = await h.request(ws.apiKey, 'GET', '/task-jobs');
+  t.same(jobs.json(), { object: 'list', data: [], hasMore: false, nextCursor: null });
+});

@@ -1,50 +1,32 @@
 import { z } from 'zod';
 import { createTask, deleteTask, pauseTask, resumeTask, updateTask } from '../../../commands/tasks/handlers.ts';
-import type { Permission } from '../../../domain/shared/permissions.ts';
-import type { Toolkit, Trigger } from '../../../domain/tasks/events.ts';
+import type { Trigger } from '../../../domain/tasks/events.ts';
 import { findMailbox } from '../../../projections/addresses/queries.ts';
 import { listTasks, type TaskRow } from '../../../projections/tasks/queries.ts';
-import { actorOf, type Credential } from '../../credential.ts';
+import { actorOf } from '../../credential.ts';
 import type { ApiDeps } from '../../deps.ts';
 import { ApiError } from '../../errors/api-error.ts';
 import { cursorParam, limitParam, pageSchema } from '../../paging.ts';
 import { operation, type Operation } from '../../route.ts';
 import { taskRunOperations } from './runs.ts';
 import { taskApprovalOperations } from './approvals.ts';
+import { taskJobOperations } from './jobs.ts';
 import {
   createBody,
   idParams,
+  ownerOf,
   patchBody,
   READ_SCOPES,
+  requireToolkitScopes,
   settingsOf,
   taskOr404,
-  TOOLKIT_SCOPES,
   taskView,
   type triggerInput,
   viewTask,
+  WRITE_SCOPES,
 } from './views.ts';
 
-const WRITE_SCOPES: readonly Permission[] = [
-  'tasks:write',
-  'threads:read',
-  'threads:write',
-  'emails:read',
-  'emails:send',
-  'labels:write',
-];
 const taskKey = (row: TaskRow): [string, string] => [row.updated_at.toISOString(), row.id];
-
-/** A task's toolkits act under its creator's authority: the credential must hold each one's scopes (403 `insufficient_scope`). */
-function requireToolkitScopes(credential: Credential, toolkits: readonly Toolkit[]): void {
-  for (const toolkit of toolkits)
-    for (const scope of TOOLKIT_SCOPES[toolkit])
-      if (!credential.scopes.includes(scope))
-        throw new ApiError(
-          'insufficient_scope',
-          `The \`${toolkit}\` toolkit needs the \`${scope}\` scope.`,
-          'toolkits',
-        );
-}
 
 /** A mail trigger names addresses of the workspace (422 `address_has_no_mailbox` on the one that is not). */
 async function checkedTrigger(deps: ApiDeps, workspaceId: string, trigger: z.infer<typeof triggerInput>) {
@@ -121,10 +103,7 @@ export const taskOperations = (deps: ApiDeps): Operation[] => {
           deps.commands,
           actorOf(credential, request.id),
           {
-            owner: {
-              kind: credential.kind,
-              id: credential.kind === 'apiKey' ? credential.id : (credential.userId ?? null),
-            },
+            owner: ownerOf(credential),
             settings: { ...rest, trigger },
             paused,
             limits: deps.tasks.limits,
@@ -220,5 +199,6 @@ export const taskOperations = (deps: ApiDeps): Operation[] => {
 
     ...taskRunOperations(deps),
     ...taskApprovalOperations(deps),
+    ...taskJobOperations(deps),
   ];
 };

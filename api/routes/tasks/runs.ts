@@ -29,6 +29,19 @@ async function runOr404(deps: ApiDeps, workspaceId: string, params: z.infer<type
   return run;
 }
 
+/** Runs are worked by the AI model: without one, queuing a run is 409 `ai_not_configured`. */
+export function requireModel(deps: ApiDeps): void {
+  if (!deps.ai.model)
+    throw new ApiError('ai_not_configured', 'Tasks are run by an AI model, and none is configured.', null);
+}
+
+/** The run just queued, as the read model holds it (the command waited for it). */
+export async function queuedRun(deps: ApiDeps, workspaceId: string, runId: string) {
+  const run = await findTaskRun(deps.db, workspaceId, runId);
+  if (!run) throw new Error(`run ${runId} not in the read model after its write`);
+  return viewTaskRun(run);
+}
+
 /** A task's runs: run now, and the list of them. */
 export const taskRunOperations = (deps: ApiDeps): Operation[] => [
   operation({
@@ -47,8 +60,7 @@ export const taskRunOperations = (deps: ApiDeps): Operation[] => [
     response: taskRunView,
     handler: async ({ credential, params, request }) => {
       const row = await taskOr404(deps.db, credential.workspaceId, params.id);
-      if (!deps.ai.model)
-        throw new ApiError('ai_not_configured', 'Tasks are run by an AI model, and none is configured.', null);
+      requireModel(deps);
       const runId = newId.taskRun();
       await queueTaskRun(
         deps.commands,
@@ -64,9 +76,7 @@ export const taskRunOperations = (deps: ApiDeps): Operation[] => [
         },
         new Date().toISOString(),
       );
-      const run = await findTaskRun(deps.db, credential.workspaceId, runId);
-      if (!run) throw new Error(`run ${runId} not in the read model after its write`);
-      return viewTaskRun(run);
+      return queuedRun(deps, credential.workspaceId, runId);
     },
   }),
 
@@ -119,15 +129,21 @@ export const taskRunOperations = (deps: ApiDeps): Operation[] => [
     params: runParams,
     query: z.strictObject({ limit: limitParam(), cursor: cursorParam }),
     response: pageSchema(taskRunStepView),
-    handler: async ({ credential, params, query }) => {
-      const run = await runOr404(deps, credential.workspaceId, params);
-      return deps.cursors.list(credential.workspaceId, query, {
-        name: `task-run-steps:${run.id}`,
-        rows: (after: [number] | null, limit) =>
-          listTaskRunSteps(deps.db, credential.workspaceId, run.id, limit, after?.[0] ?? null),
-        key: (row) => [row.step] as [number],
-        view: viewTaskRunStep,
-      });
-    },
+    handler: async ({ credential, params, query }) =>
+      stepsPage(deps, credential.workspaceId, await runOr404(deps, credential.workspaceId, params), query),
   }),
 ];
+
+/** A run's steps in the order taken, a page of them (a task's run or a one-off job). */
+export const stepsPage = (
+  deps: ApiDeps,
+  workspaceId: string,
+  run: { id: string },
+  query: { limit: number; cursor?: string | undefined },
+) =>
+  deps.cursors.list(workspaceId, query, {
+    name: `task-run-steps:${run.id}`,
+    rows: (after: [number] | null, limit) => listTaskRunSteps(deps.db, workspaceId, run.id, limit, after?.[0] ?? null),
+    key: (row) => [row.step] as [number],
+    view: viewTaskRunStep,
+  });

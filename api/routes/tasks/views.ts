@@ -17,6 +17,7 @@ import {
   PAUSED_REASONS,
   RUN_SOURCES,
   TOOLKITS,
+  type TaskOwner,
   type TaskSettings,
   type Toolkit,
   Trigger,
@@ -25,11 +26,14 @@ import { EVERY_DAY, nextScheduledRun } from '../../../domain/tasks/schedule.ts';
 import type { Permission } from '../../../domain/shared/permissions.ts';
 import {
   findTask,
+  findTaskJob,
   type TaskApprovalRow,
   type TaskRow,
   type TaskRunRow,
   type TaskRunStepRow,
 } from '../../../projections/tasks/queries.ts';
+import type { Credential } from '../../credential.ts';
+import { ApiError } from '../../errors/api-error.ts';
 import { lookup } from '../../lookups.ts';
 import { text, timeZone } from '../../schemas.ts';
 
@@ -99,18 +103,26 @@ const settingsFields = {
 
 export const DEFAULT_TOOLKITS: Toolkit[] = ['drafts', 'notes', 'knowledge'];
 
-export const createBody = z.strictObject({
-  name: settingsFields.name,
+/** What a run works with, as the create body gives it (defaults included): a one-off job's body is these. */
+const runFields = {
   instruction: settingsFields.instruction,
-  trigger: settingsFields.trigger,
   autonomy: settingsFields.autonomy.default('organize'),
   toolkits: settingsFields.toolkits.default(DEFAULT_TOOLKITS),
   model: settingsFields.model.default('standard'),
   notify: settingsFields.notify.default('attention'),
-  maxRunsPerDay: settingsFields.maxRunsPerDay.default(MAX_RUNS_PER_DAY.default),
   maxSteps: settingsFields.maxSteps.default(MAX_STEPS.default),
+};
+
+export const createBody = z.strictObject({
+  name: settingsFields.name,
+  trigger: settingsFields.trigger,
+  ...runFields,
+  maxRunsPerDay: settingsFields.maxRunsPerDay.default(MAX_RUNS_PER_DAY.default),
   paused: z.boolean().default(false),
 });
+
+/** A one-off job: the run settings of a task's create body, nothing else. */
+export const jobBody = z.strictObject(runFields);
 
 /** Only what changes; nothing at all is 422. */
 export const patchBody = z
@@ -150,6 +162,34 @@ export const TOOLKIT_SCOPES: Record<Toolkit, readonly Permission[]> = {
   connectors: ['connectors:read', 'connectors:use'],
   web: [],
 };
+
+/** Every task needs these to be created or changed (the mail toolkit every task has), and a one-off job to start. */
+export const WRITE_SCOPES: readonly Permission[] = [
+  'tasks:write',
+  'threads:read',
+  'threads:write',
+  'emails:read',
+  'emails:send',
+  'labels:write',
+];
+
+/** A task's toolkits act under its creator's authority: the credential must hold each one's scopes (403 `insufficient_scope`). */
+export function requireToolkitScopes(credential: Credential, toolkits: readonly Toolkit[]): void {
+  for (const toolkit of toolkits)
+    for (const scope of TOOLKIT_SCOPES[toolkit])
+      if (!credential.scopes.includes(scope))
+        throw new ApiError(
+          'insufficient_scope',
+          `The \`${toolkit}\` toolkit needs the \`${scope}\` scope.`,
+          'toolkits',
+        );
+}
+
+/** The credential a task's runs, or a job, act under: an API key, or the person of an OAuth app. */
+export const ownerOf = (credential: Credential): TaskOwner => ({
+  kind: credential.kind,
+  id: credential.kind === 'apiKey' ? credential.id : (credential.userId ?? null),
+});
 
 export const taskView = z.object({
   object: z.literal('task'),
@@ -217,7 +257,7 @@ const runError = z.object({ code: z.string(), message: z.string() });
 export const taskRunView = z.object({
   object: z.literal('task_run'),
   id: z.string(),
-  taskId: z.string(),
+  taskId: z.string().nullable().describe('Null for a one-off job (`source` `job`).'),
   source: z.enum(RUN_SOURCES),
   status: z
     .enum(['queued', 'running', 'waiting', 'succeeded', 'failed'])
@@ -302,13 +342,21 @@ export const taskOr404 = lookup(findTask, {
   pattern: idPatterns.task,
 });
 
+/** A one-off job is answered as a missing run: `task_run_not_found`. */
+export const jobOr404 = lookup(findTaskJob, {
+  code: 'task_run_not_found',
+  message: 'No such one-off job.',
+  param: 'id',
+  pattern: idPatterns.taskRun,
+});
+
 export const idParams = z.strictObject({ id: z.string().max(400) });
 export const READ_SCOPES: readonly Permission[] = ['tasks:read', 'threads:read', 'emails:read'];
 
 export const taskApprovalView = z.object({
   object: z.literal('task_approval'),
   id: z.string(),
-  taskId: z.string(),
+  taskId: z.string().nullable().describe('Null for a call of a one-off job.'),
   runId: z.string(),
   tool: z.string().describe('The tool the assistant asks to call.'),
   arguments: z.string().describe('Its arguments, as the model wrote them (JSON text).'),
