@@ -67,14 +67,28 @@ import {
   type ThreadRow,
 } from './projections/threads/queries.ts';
 import { listLabels } from './projections/threads/labels.ts';
-import { type ContactRow, findContactByEmail, listContacts } from './projections/contacts/queries.ts';
+import {
+  type ContactRow,
+  findAudience,
+  findContactByEmail,
+  listAudienceContacts,
+  listAudiences,
+  listContacts,
+} from './projections/contacts/queries.ts';
+import { findEmail, historyOf, listEmails, recipientsOf } from './projections/emails/queries.ts';
+import { findFile, listFiles } from './projections/files/queries.ts';
+import { findTemplate, findTemplateVersion, listTemplates } from './projections/templates/queries.ts';
+import { viewEmail, viewHistory } from './api/routes/emails/views.ts';
+import { viewAudience } from './api/routes/audiences/views.ts';
+import { viewFile } from './api/routes/files/views.ts';
+import { viewTemplate } from './api/routes/templates/views.ts';
 import { findMember } from './projections/members/queries.ts';
 import { findTask } from './projections/tasks/queries.ts';
 import { keyAuthority } from './projections/api-keys/queries.ts';
 import { isPermission, PERMISSIONS } from './domain/shared/permissions.ts';
 import type { MessageSummary } from './domain/messages/summary.ts';
 import type { SettableLabel } from './domain/threads/events.ts';
-import type { TaskToolReads } from './processes/tasks/tools.ts';
+import type { ContactBrief, TaskToolReads } from './processes/tasks/tools.ts';
 import { DEFAULT_TASK_RUNNER_OPTIONS, TaskRunner, type TaskRunnerOptions } from './processes/tasks/runner.ts';
 import { DEFAULT_TASK_NOTICE_OPTIONS, TaskNoticeMailProcess } from './processes/tasks/notices.ts';
 import type { OwedMailOptions } from './processes/owed-mails.ts';
@@ -747,6 +761,12 @@ export interface InboundOptions {
 const TOOL_TEXT = { messages: 10, chars: 4000, rawBytes: 2 * 1024 * 1024 };
 
 /**
+ * A file's text as `read_file` gives it: the first characters of a text type, decoded as UTF-8
+ * from the first bytes only (at most four a character), so a large file costs no more to read.
+ */
+const FILE_TEXT = { chars: 10_000, types: /^text\/|^application\/(json|xml|csv)$|\+(json|xml)$/ };
+
+/**
  * What a task's tools read (processes/tasks/tools.ts): the threads, labels, addresses and contacts
  * read models, the messages' text from the stored raw mail, and the creator's current authority
  * (its key now, or the person's role now).
@@ -837,10 +857,79 @@ export function taskToolReads(db: Kysely<ReadModels>, blobs: BlobStore): TaskToo
       const row = await findContactByEmail(db, workspaceId, email);
       return row ? contactBrief(row) : null;
     },
+    async sentEmails(workspaceId, filter, limit) {
+      const rows = (await listEmails(db, workspaceId, { ...filter, reach: null }, limit, null)).slice(0, limit);
+      const recipients = await recipientsOf(
+        db,
+        rows.map((r) => r.id),
+      );
+      return rows.map((r) => ({
+        id: r.id,
+        from: r.from_email,
+        subject: r.subject,
+        status: r.status,
+        source: r.source,
+        createdAt: r.created_at.toISOString(),
+        recipients: recipients
+          .filter((x) => x.email_id === r.id)
+          .map((x) => ({ email: x.email, kind: x.kind, status: x.status })),
+      }));
+    },
+    async sentEmail(workspaceId, emailId) {
+      const row = await findEmail(db, workspaceId, null, emailId);
+      return row ? viewEmail(row, await recipientsOf(db, [row.id])) : null;
+    },
+    async emailEvents(workspaceId, emailId) {
+      const row = await findEmail(db, workspaceId, null, emailId);
+      return row ? viewHistory(await historyOf(db, row.id)) : null;
+    },
+    audiences: async (workspaceId, limit) =>
+      (await listAudiences(db, workspaceId, limit, null)).slice(0, limit).map(viewAudience),
+    async audienceContacts(workspaceId, audienceId, limit) {
+      if (!(await findAudience(db, workspaceId, audienceId))) return null;
+      return (await listAudienceContacts(db, workspaceId, audienceId, limit)).map(contactBrief);
+    },
+    async templates(workspaceId, search, limit) {
+      const rows = await listTemplates(db, workspaceId, { search }, 'updated-newest', limit, null);
+      return rows.slice(0, limit).map((r) => {
+        const { object: _, id, slug, name, description, status, publishedVersion, updatedAt } = viewTemplate(r);
+        return { id, slug, name, description, status, publishedVersion, updatedAt };
+      });
+    },
+    async template(workspaceId, idOrSlug) {
+      const row = await findTemplate(db, workspaceId, idOrSlug);
+      if (!row) return null;
+      const { object: _, ...template } = viewTemplate(row);
+      const live =
+        row.published_version === null ? undefined : await findTemplateVersion(db, row.id, row.published_version);
+      return { ...template, published: live ? { document: live.document, html: live.html } : null };
+    },
+    async attachments(workspaceId, threadId, limit) {
+      if (!(await findThread(db, workspaceId, null, threadId))) return null;
+      const rows = await listFiles(db, workspaceId, { threadId, source: 'attachment', reach: null }, limit, null);
+      return rows.slice(0, limit).map(viewFile);
+    },
+    async file(workspaceId, fileId) {
+      const row = await findFile(db, workspaceId, null, fileId);
+      if (!row) return null;
+      const { object: _, ...file } = viewFile(row);
+      if (!FILE_TEXT.types.test(row.content_type)) return { ...file, text: null };
+      const bytes = Math.min(row.size, FILE_TEXT.chars * 4);
+      if (bytes === 0) return { ...file, text: '', textCut: false };
+      const stream = await blobs.stream(row.sha256, { start: 0, end: bytes - 1 });
+      if (!stream) return { ...file, text: null };
+      const chunks: Buffer[] = [];
+      for await (const chunk of stream) chunks.push(chunk as Buffer);
+      const decoded = new TextDecoder().decode(Buffer.concat(chunks));
+      const text = decoded.slice(0, FILE_TEXT.chars);
+      const cut = row.size > bytes || decoded.length > text.length;
+      // A character split where the read stopped decodes as U+FFFD: not part of the text.
+      return { ...file, text: cut ? text.replace(/\uFFFD+$/, '') : text, textCut: cut };
+    },
   };
 }
 
-const contactBrief = (c: ContactRow) => ({
+const contactBrief = (c: ContactRow): ContactBrief => ({
   email: c.email,
   name: c.name,
   notes: c.notes,

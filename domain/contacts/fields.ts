@@ -1,11 +1,11 @@
-import { z } from 'zod';
-import { text } from '../shared/text.ts';
-import { ATTRIBUTE_KEY, ATTRIBUTE_VALUE_MAX, ATTRIBUTES_MAX } from './decide.ts';
-
 /**
  * A contact's fields as whoever writes them is held to: `/contacts` requests and a task's contact
  * tools (processes/tasks/tools.ts) parse with these, so both take the same.
  */
+import { z } from 'zod';
+import { text } from '../shared/text.ts';
+import { ATTRIBUTE_KEY, ATTRIBUTE_VALUE_MAX, ATTRIBUTES_MAX } from './decide.ts';
+
 const NAME_MAX = 200;
 const NOTES_MAX = 10_000;
 

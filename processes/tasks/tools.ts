@@ -1,8 +1,16 @@
 import { z } from 'zod';
+import { addToAudience, createContact, updateContact } from '../../commands/contacts/handlers.ts';
 import { createDraft, sendDraft } from '../../commands/drafts/handlers.ts';
 import type { SendingPorts } from '../../commands/emails/handlers.ts';
 import type { Actor, CommandContext } from '../../commands/execute.ts';
 import { updateThread } from '../../commands/threads/handlers.ts';
+import {
+  attributesPatch,
+  contactAttributes,
+  contactEmail,
+  contactName,
+  contactNotes,
+} from '../../domain/contacts/fields.ts';
 import { checkDraft } from '../../domain/drafts/rules.ts';
 import { DomainError, fail } from '../../domain/shared/errors.ts';
 import type { Permission } from '../../domain/shared/permissions.ts';
@@ -32,7 +40,32 @@ export interface TaskToolReads {
   /** An address of the workspace that can write mail. */
   isMailbox(workspaceId: string, address: string): Promise<boolean>;
   contacts(workspaceId: string, q: string | undefined, limit: number): Promise<unknown[]>;
-  contact(workspaceId: string, email: string): Promise<unknown | null>;
+  contact(workspaceId: string, email: string): Promise<ContactBrief | null>;
+  /** Sent mail, newest first, each with its recipients' standing. */
+  sentEmails(workspaceId: string, filter: { from?: string }, limit: number): Promise<unknown[]>;
+  /** One sent email as `GET /emails/{id}` shows it (each recipient's delivery status), without its history. */
+  sentEmail(workspaceId: string, emailId: string): Promise<unknown | null>;
+  /** A sent email's history, oldest first: attempts, deliveries, bounces, complaints, opens, clicks. */
+  emailEvents(workspaceId: string, emailId: string): Promise<unknown[] | null>;
+  audiences(workspaceId: string, limit: number): Promise<unknown[]>;
+  /** The contacts in an audience now; null when the workspace has no such audience. */
+  audienceContacts(workspaceId: string, audienceId: string, limit: number): Promise<unknown[] | null>;
+  templates(workspaceId: string, search: string | undefined, limit: number): Promise<unknown[]>;
+  /** A template by id or slug, with its published version's content. */
+  template(workspaceId: string, idOrSlug: string): Promise<unknown | null>;
+  /** The attachments of a thread's messages; null when the workspace has no such thread. */
+  attachments(workspaceId: string, threadId: string, limit: number): Promise<unknown[] | null>;
+  /** What describes a file and, for a text type, the beginning of its text. */
+  file(workspaceId: string, fileId: string): Promise<unknown | null>;
+}
+
+/** A contact as the tools tell it. */
+export interface ContactBrief {
+  email: string;
+  name: string | null;
+  notes: string | null;
+  attributes: Record<string, string>;
+  lastSeenAt: string | null;
 }
 
 export interface ThreadBrief {
@@ -68,7 +101,8 @@ export type Effect = 'read' | 'organize' | 'send';
 
 /**
  * Whether the task's autonomy lets the assistant make a call of this effect alone: `ask` makes
- * every write wait for a person, `organize` lets it label, file and draft, `reply` also send.
+ * every write wait for a person, `organize` lets it make the writes nothing outside the workspace
+ * sees (labels, filing, drafts, contacts and their notes, audience membership), `reply` also send.
  */
 export function needsApproval(autonomy: Autonomy, effect: Effect): boolean {
   if (effect === 'read') return false;
@@ -82,9 +116,10 @@ interface Tool<A> {
   /** `mail`: every task has it (the scopes every task is created with); else the toolkit that offers it. */
   toolkit: Toolkit | 'mail';
   /**
-   * What it does, for the task's autonomy: a `read` changes nothing; an `organize` write labels,
-   * files or drafts (nothing leaves the workspace); a `send` write sends mail. A write is recorded
-   * as started before it is made, and never made twice.
+   * What it does, for the task's autonomy: a `read` changes nothing; an `organize` write changes
+   * the workspace's own things (labels, filing, drafts, contacts, notes, audience membership:
+   * nothing leaves the workspace); a `send` write sends mail. A write is recorded as started
+   * before it is made, and never made twice.
    */
   effect: Effect;
   scopes: readonly Permission[];
@@ -98,6 +133,9 @@ const limit = z.number().int().min(1).max(25).default(10);
 
 /** Not found, as the model is told: a foreign id answers as a missing one. */
 const missing = (what: string): never => fail('resource_not_found', `No such ${what}.`);
+
+const contactOf = async (ctx: ToolContext, email: string) =>
+  (await ctx.reads.contact(ctx.workspaceId, email)) ?? missing('contact');
 
 const threadOf = async (ctx: ToolContext, threadId: string) =>
   (await ctx.reads.thread(ctx.workspaceId, threadId)) ?? missing('thread');
@@ -258,8 +296,183 @@ const TOOLS: Tool<unknown>[] = [
     effect: 'read',
     scopes: ['contacts:read'],
     args: z.strictObject({ email: z.string().max(320) }),
-    run: async (ctx, a) =>
-      (await ctx.reads.contact(ctx.workspaceId, a.email.trim().toLowerCase())) ?? missing('contact'),
+    run: (ctx, a) => contactOf(ctx, a.email.trim().toLowerCase()),
+  }),
+  tool({
+    name: 'create_contact',
+    description: 'Adds a contact to the book (and its default audience), as `POST /contacts` does.',
+    toolkit: 'contacts',
+    effect: 'organize',
+    scopes: ['contacts:write'],
+    args: z.strictObject({
+      email: contactEmail,
+      name: contactName.optional(),
+      notes: contactNotes.optional(),
+      attributes: contactAttributes.optional(),
+    }),
+    run: async (ctx, a) => {
+      const { created } = await createContact(
+        ctx.commands,
+        ctx.actor,
+        {
+          email: a.email,
+          name: a.name ?? null,
+          notes: a.notes ?? null,
+          attributes: a.attributes ?? {},
+          source: 'manual',
+        },
+        new Date().toISOString(),
+      );
+      if (!created) fail('contact_exists', 'The address is in the contact book already.', 'email');
+      return contactOf(ctx, a.email);
+    },
+  }),
+  tool({
+    name: 'update_contact',
+    description:
+      'Changes a contact’s name or attributes (merged key by key; a null value removes the key); null clears the name.',
+    toolkit: 'contacts',
+    effect: 'organize',
+    scopes: ['contacts:write'],
+    args: z
+      .strictObject({
+        email: contactEmail,
+        name: contactName.nullable().optional(),
+        attributes: attributesPatch.optional(),
+      })
+      .refine((a) => a.name !== undefined || a.attributes !== undefined, { message: 'change name or attributes' }),
+    run: async (ctx, a) => {
+      const { email, ...patch } = a;
+      await updateContact(ctx.commands, ctx.actor, email, patch, new Date().toISOString());
+      return contactOf(ctx, email);
+    },
+  }),
+  tool({
+    name: 'read_notes',
+    description: 'Reads the notes kept on a contact (by email address).',
+    toolkit: 'notes',
+    effect: 'read',
+    scopes: ['contacts:read'],
+    args: z.strictObject({ email: contactEmail }),
+    run: async (ctx, a) => {
+      const contact = await contactOf(ctx, a.email);
+      return { email: contact.email, notes: contact.notes };
+    },
+  }),
+  tool({
+    name: 'set_notes',
+    description: 'Replaces the notes kept on a contact (null clears them).',
+    toolkit: 'notes',
+    effect: 'organize',
+    scopes: ['contacts:write'],
+    args: z.strictObject({ email: contactEmail, notes: contactNotes.nullable() }),
+    run: async (ctx, a) => {
+      await updateContact(ctx.commands, ctx.actor, a.email, { notes: a.notes }, new Date().toISOString());
+      const contact = await contactOf(ctx, a.email);
+      return { email: contact.email, notes: contact.notes };
+    },
+  }),
+  tool({
+    name: 'list_sent_emails',
+    description: 'Lists the workspace’s sent mail, newest first, with each recipient’s delivery status.',
+    toolkit: 'sent',
+    effect: 'read',
+    scopes: ['emails:read'],
+    args: z.strictObject({ from: z.string().max(320).optional().describe('The sending address.'), limit }),
+    run: async (ctx, a) => ({
+      emails: await ctx.reads.sentEmails(ctx.workspaceId, { from: a.from?.trim().toLowerCase() }, a.limit),
+    }),
+  }),
+  tool({
+    name: 'read_sent_email',
+    description: 'Reads one sent email: sender, subject, status, and each recipient’s delivery status.',
+    toolkit: 'sent',
+    effect: 'read',
+    scopes: ['emails:read'],
+    args: z.strictObject({ emailId: id('em_') }),
+    run: async (ctx, a) => (await ctx.reads.sentEmail(ctx.workspaceId, a.emailId)) ?? missing('email'),
+  }),
+  tool({
+    name: 'list_email_events',
+    description:
+      'What happened to a sent email, oldest first: delivery attempts, deliveries, bounces, complaints, opens and clicks.',
+    toolkit: 'tracking',
+    effect: 'read',
+    scopes: ['emails:read'],
+    args: z.strictObject({ emailId: id('em_') }),
+    run: async (ctx, a) => ({
+      events: (await ctx.reads.emailEvents(ctx.workspaceId, a.emailId)) ?? missing('email'),
+    }),
+  }),
+  tool({
+    name: 'list_audiences',
+    description: 'Lists the audiences (the default one, holding every contact, first), with their contact counts.',
+    toolkit: 'audiences',
+    effect: 'read',
+    scopes: ['audiences:read'],
+    args: z.strictObject({ limit }),
+    run: async (ctx, a) => ({ audiences: await ctx.reads.audiences(ctx.workspaceId, a.limit) }),
+  }),
+  tool({
+    name: 'list_audience_contacts',
+    description: 'Lists the contacts in an audience, those that joined last first.',
+    toolkit: 'audiences',
+    effect: 'read',
+    scopes: ['audiences:read', 'contacts:read'],
+    args: z.strictObject({ audienceId: id('aud_'), limit }),
+    run: async (ctx, a) => ({
+      contacts: (await ctx.reads.audienceContacts(ctx.workspaceId, a.audienceId, a.limit)) ?? missing('audience'),
+    }),
+  }),
+  tool({
+    name: 'add_to_audience',
+    description: 'Adds a contact (by email address) to an audience; one already in it stays.',
+    toolkit: 'audiences',
+    effect: 'organize',
+    scopes: ['audiences:write'],
+    args: z.strictObject({ audienceId: id('aud_'), email: contactEmail }),
+    run: async (ctx, a) => {
+      await addToAudience(ctx.commands, ctx.actor, a, new Date().toISOString());
+      return { audienceId: a.audienceId, email: a.email, member: true };
+    },
+  }),
+  tool({
+    name: 'list_templates',
+    description: 'Lists the templates (id, slug, name, status), most recently changed first.',
+    toolkit: 'templates',
+    effect: 'read',
+    scopes: ['templates:read'],
+    args: z.strictObject({ search: z.string().max(200).optional().describe('Words of the name or slug.'), limit }),
+    run: async (ctx, a) => ({ templates: await ctx.reads.templates(ctx.workspaceId, a.search, a.limit) }),
+  }),
+  tool({
+    name: 'read_template',
+    description: 'Reads a template (by id or slug) and the content of its published version: subject, props, html.',
+    toolkit: 'templates',
+    effect: 'read',
+    scopes: ['templates:read'],
+    args: z.strictObject({ template: z.string().min(1).max(100).describe('A `tpl_` id or a slug.') }),
+    run: async (ctx, a) => (await ctx.reads.template(ctx.workspaceId, a.template)) ?? missing('template'),
+  }),
+  tool({
+    name: 'list_attachments',
+    description: 'Lists the files attached to a thread’s messages (id, name, type, size).',
+    toolkit: 'files',
+    effect: 'read',
+    scopes: ['files:read', 'threads:read'],
+    args: z.strictObject({ threadId: id('thr_'), limit }),
+    run: async (ctx, a) => ({
+      files: (await ctx.reads.attachments(ctx.workspaceId, a.threadId, a.limit)) ?? missing('thread'),
+    }),
+  }),
+  tool({
+    name: 'read_file',
+    description: 'Reads what describes a file and, for a text file, the beginning of its text.',
+    toolkit: 'files',
+    effect: 'read',
+    scopes: ['files:read'],
+    args: z.strictObject({ fileId: id('fil_') }),
+    run: async (ctx, a) => (await ctx.reads.file(ctx.workspaceId, a.fileId)) ?? missing('file'),
   }),
 ];
 

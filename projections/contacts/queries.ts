@@ -240,6 +240,27 @@ export async function lookupContacts(
   return { byEmail, byId };
 }
 
+/** The contacts in an audience now, those that joined last first (a task's tools read a few). */
+export async function listAudienceContacts(
+  db: Db,
+  workspaceId: string,
+  audienceId: string,
+  limit: number,
+): Promise<ContactRow[]> {
+  return db
+    .selectFrom('audience_members as m')
+    .innerJoin('contacts as c', 'c.id', 'm.contact_id')
+    .select(COLUMNS.map((column) => `c.${column}` as const))
+    .where('m.workspace_id', '=', workspaceId)
+    .where('c.workspace_id', '=', workspaceId)
+    .where('m.audience_id', '=', audienceId)
+    .where('m.left_at', 'is', null)
+    .orderBy('m.joined_at', 'desc')
+    .orderBy('c.id', 'desc')
+    .limit(limit)
+    .execute();
+}
+
 export async function findAudience(db: Db, workspaceId: string, id: string): Promise<AudienceRow | undefined> {
   return db
     .selectFrom('audiences')

@@ -103,6 +103,7 @@ t.test(
         t.same(
           call.body.tools?.map((x) => x.function.name).sort(),
           [
+            'create_contact',
             'create_draft',
             'file_thread',
             'find_contacts',
@@ -111,6 +112,7 @@ t.test(
             'list_threads',
             'read_contact',
             'read_thread',
+            'update_contact',
           ],
           'the mail tools and those of the task’s toolkits',
         );

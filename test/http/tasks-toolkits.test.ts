@@ -1,9 +1,17 @@
 import t from 'tap';
+import { TOOLKIT_SCOPES } from '../../api/routes/tasks/views.ts';
+import type { Toolkit } from '../../domain/tasks/events.ts';
 import { startAiServer } from '../support/ai-server.ts';
 import { startSendingApp } from '../support/emails.ts';
 import { eventually } from '../support/receiver.ts';
+import { fileFromAnn } from '../support/tasks.ts';
 
-/** The `sent` toolkit: a task's run sends a draft through the sending pipeline, as its autonomy allows. */
+/**
+ * The toolkits past mail: a task's run sends a draft through the sending pipeline, as its autonomy
+ * allows; reads sent mail and its events, contacts and their notes, audiences, templates and a
+ * thread's files, and writes contacts, notes and audience membership. The model is the loopback
+ * server, scripted; the tools are ours, made for real.
+ */
 const ai = await startAiServer(t);
 const { h, setUp } = await startSendingApp(t, {
   ai: { endpoint: { baseUrl: ai.baseUrl, apiKey: ai.apiKey, model: 'assistant-1', timeoutMs: 1000 } },
@@ -11,13 +19,13 @@ const { h, setUp } = await startSendingApp(t, {
 });
 const { ws, a } = await setUp('tasks-send.example.com');
 
-const create = async (autonomy: string) => {
-  const res = await h.request(ws.apiKey, 'POST', '/tasks', {
+const create = async (autonomy: string, toolkits = ['drafts', 'sent'], key = ws.apiKey) => {
+  const res = await h.request(key, 'POST', '/tasks', {
     name: `Replying (${autonomy})`,
     instruction: 'Answer Ann.',
     trigger: { kind: 'manual' },
     autonomy,
-    toolkits: ['drafts', 'sent'],
+    toolkits,
   });
   if (res.statusCode !== 201) throw new Error(res.body);
   return res.json();
@@ -76,4 +84,308 @@ t.test('organize: the draft is made alone, the send waits for an approval', asyn
     source: 'task',
     subject: 'Re: your invoice',
   });
+});
+
+const NEW_TOOLKITS: Toolkit[] = ['contacts', 'notes', 'audiences', 'templates', 'files', 'sent', 'tracking'];
+type Call = [name: string, args: object | string];
+type Told = { error?: { code: string; message: string } } & Record<string, unknown>;
+
+/** A run whose one turn makes `calls` in order; answers the run and what the model was told of each. */
+async function oneTurn(taskId: string, calls: Call[]) {
+  let told: Told[] = [];
+  ai.reply = (call) => {
+    const messages = call.body.messages;
+    if (messages.at(-1)!.role === 'user')
+      return {
+        content: null,
+        toolCalls: calls.map(([name, args]) => ({
+          name,
+          arguments: typeof args === 'string' ? args : JSON.stringify(args),
+        })),
+      };
+    told = messages.slice(-calls.length).map((m) => JSON.parse(m.content));
+    return { content: 'Done.' };
+  };
+  const runId = await run(taskId);
+  const done = await eventually(async () => {
+    const read = await status(taskId, runId);
+    return ['succeeded', 'failed'].includes(read.status) && read;
+  });
+  return { run: done, told };
+}
+
+/** A sent email delivered to the loopback MX. */
+async function delivered(from: string, to: string) {
+  const sent = await h.request(ws.apiKey, 'POST', '/emails', { from, to, subject: 'Your order', text: 'Shipped.' });
+  if (sent.statusCode !== 201) throw new Error(sent.body);
+  return eventually(async () => {
+    const read = (await h.request(ws.apiKey, 'GET', `/emails/${sent.json().id}`)).json();
+    return read.status === 'delivered' && read;
+  });
+}
+
+/** An attachment of an arriving message, its bytes stored. */
+async function attached(bytes: Buffer, filename: string, contentType: string) {
+  const { sha256, size } = await h.system.blobs.put(bytes);
+  return { filename, contentType, size, sha256, contentId: null, inline: false };
+}
+
+/** Where `address` (an address of the API) files arriving mail. */
+const mailbox = (address: { id: string; address: string; domainId: string }) => ({
+  addressId: address.id,
+  address: address.address,
+  domainId: address.domainId,
+  domain: address.address.split('@')[1]!,
+});
+
+t.test('every new tool reads and writes the workspace’s own data, organize writing alone', async (t) => {
+  const email = await delivered(a.address, 'ann@example.org');
+  const audience = (await h.request(ws.apiKey, 'POST', '/audiences', { name: 'VIP' })).json();
+  const template = await h.request(ws.apiKey, 'POST', '/templates', {
+    name: 'Order Shipped',
+    subject: 'Shipped, {{name}}',
+    document: { body: [{ kind: 'Text', text: 'Hi {{name}}, it is on its way.' }] },
+    props: [{ name: 'name', type: 'string', default: 'there' }],
+    publish: true,
+  });
+  t.equal(template.statusCode, 201, template.body);
+  const { threadId } = await fileFromAnn(h, ws.workspaceId, mailbox(a), 'Delivery', undefined, [
+    await attached(Buffer.from('Deliver to the back door.\n'), 'note.txt', 'text/plain'),
+    await attached(Buffer.from('%PDF-1.4 not text'), 'label.pdf', 'application/pdf'),
+  ]);
+  const files = (await h.request(ws.apiKey, 'GET', `/files?threadId=${threadId}`)).json().data;
+  const byName = (name: string) => files.find((f: { filename: string }) => f.filename === name).id;
+
+  const task = await create('organize', NEW_TOOLKITS);
+  const bob = 'bob@example.net';
+  const { run, told } = await oneTurn(task.id, [
+    ['create_contact', { email: ' Bob@Example.net ', name: 'Bob', attributes: { plan: 'pro' } }],
+    ['update_contact', { email: bob, name: 'Bob Stone', attributes: { plan: null, tier: 'gold' } }],
+    ['set_notes', { email: bob, notes: 'Prefers mornings.' }],
+    ['read_notes', { email: bob }],
+    ['list_audiences', {}],
+    ['add_to_audience', { audienceId: audience.id, email: bob }],
+    ['list_audience_contacts', { audienceId: audience.id }],
+    ['list_templates', { search: 'shipped' }],
+    ['read_template', { template: 'order-shipped' }],
+    ['list_attachments', { threadId }],
+    ['read_file', { fileId: byName('note.txt') }],
+    ['read_file', { fileId: byName('label.pdf') }],
+    ['list_sent_emails', { from: a.address }],
+    ['read_sent_email', { emailId: email.id }],
+    ['list_email_events', { emailId: email.id }],
+    ['create_contact', { email: bob }],
+  ]);
+  t.match(run, { status: 'succeeded', steps: 18 });
+  t.match(told[0], { email: bob, name: 'Bob', attributes: { plan: 'pro' }, notes: null });
+  t.match(told[1], { email: bob, name: 'Bob Stone', attributes: { tier: 'gold' } });
+  t.notOk('plan' in (told[1]!.attributes as object), 'a null attribute is removed');
+  t.same(told[2], { email: bob, notes: 'Prefers mornings.' });
+  t.same(told[3], { email: bob, notes: 'Prefers mornings.' });
+  t.match(told[4], { audiences: [{ builtin: 'default' }, { id: audience.id, name: 'VIP' }] });
+  t.same(told[5], { audienceId: audience.id, email: bob, member: true });
+  t.match(told[6], { contacts: [{ email: bob, name: 'Bob Stone' }] });
+  t.match(told[7], { templates: [{ id: template.json().id, slug: 'order-shipped', status: 'active' }] });
+  t.match(told[8], {
+    id: template.json().id,
+    publishedVersion: 1,
+    subject: 'Shipped, {{name}}',
+    published: { document: { body: [{ kind: 'Text', text: /it is on its way/ }] } },
+  });
+  t.equal((told[9]!.files as unknown[]).length, 2);
+  t.match(told[10], { filename: 'note.txt', contentType: 'text/plain', text: 'Deliver to the back door.\n' });
+  t.match(told[11], { filename: 'label.pdf', text: null });
+  t.match(told[12], {
+    emails: [{ id: email.id, status: 'delivered', recipients: [{ email: 'ann@example.org', status: 'delivered' }] }],
+  });
+  t.match(told[13], { id: email.id, status: 'delivered', recipients: [{ status: 'delivered', attempts: 1 }] });
+  t.match(told[14], { events: [{ type: 'EmailAccepted' }] });
+  t.ok(
+    (told[14]!.events as { type: string }[]).some((e) => e.type === 'EmailRecipientDelivered'),
+    'the delivery is among the events',
+  );
+  t.match(told[15], { error: { code: 'contact_exists' } }, 'a refusal of the command is told');
+  const contact = (await h.request(ws.apiKey, 'GET', `/contacts/${bob}`)).json();
+  t.match(contact, { name: 'Bob Stone', notes: 'Prefers mornings.', attributes: { tier: 'gold' } });
+  t.ok(contact.audienceIds.includes(audience.id), 'in the audience');
+});
+
+t.test('a long text file: its beginning, said to be cut', async (t) => {
+  const { threadId } = await fileFromAnn(h, ws.workspaceId, mailbox(a), 'Long', undefined, [
+    await attached(Buffer.from('é'.repeat(12_000)), 'long.csv', 'text/csv'),
+  ]);
+  const [file] = (await h.request(ws.apiKey, 'GET', `/files?threadId=${threadId}`)).json().data;
+  const task = await create('organize', ['files']);
+  const { told } = await oneTurn(task.id, [['read_file', { fileId: file.id }]]);
+  t.match(told[0], { textCut: true });
+  t.equal(told[0]!.text, 'é'.repeat(10_000));
+});
+
+t.test('ask: the new writes wait for a person; approved made, denied not', async (t) => {
+  const task = await create('ask', ['contacts', 'notes']);
+  const carol = 'carol@example.net';
+  const calls: Call[] = [
+    ['read_contact', { email: carol }],
+    ['create_contact', { email: carol, name: 'Carol' }],
+    ['set_notes', { email: carol, notes: 'VIP' }],
+  ];
+  let told: Told[] = [];
+  ai.reply = (call) => {
+    const messages = call.body.messages;
+    if (messages.at(-1)!.role === 'user')
+      return { content: null, toolCalls: calls.map(([name, args]) => ({ name, arguments: JSON.stringify(args) })) };
+    told = messages.slice(-3).map((m) => JSON.parse(m.content));
+    return { content: 'Done.' };
+  };
+  const runId = await run(task.id);
+  const pending = () =>
+    eventually(async () => {
+      const [waiting] = (await h.request(ws.apiKey, 'GET', `/tasks/${task.id}/approvals?status=pending`)).json().data;
+      return waiting;
+    });
+  const first = await pending();
+  t.match(first, { tool: 'create_contact' });
+  t.equal((await h.request(ws.apiKey, 'GET', `/contacts/${carol}`)).statusCode, 404, 'not made before approval');
+  await h.request(ws.apiKey, 'POST', `/tasks/${task.id}/approvals/${first.id}/approve`);
+  const second = await pending();
+  t.match(second, { tool: 'set_notes' });
+  await h.request(ws.apiKey, 'POST', `/tasks/${task.id}/approvals/${second.id}/deny`);
+  t.match(
+    await eventually(async () => {
+      const read = await status(task.id, runId);
+      return read.status === 'succeeded' && read;
+    }),
+    { status: 'succeeded' },
+  );
+  t.match(told[0], { error: { code: 'resource_not_found' } }, 'the read is made at once');
+  t.match(told[1], { email: carol, name: 'Carol' });
+  t.match(told[2], { error: { code: 'approval_denied' } });
+  t.match((await h.request(ws.apiKey, 'GET', `/contacts/${carol}`)).json(), { name: 'Carol', notes: null });
+});
+
+t.test('another workspace’s ids answer as missing ones', async (t) => {
+  const other = await setUp('tasks-other.example.com');
+  const key = other.ws.apiKey;
+  await h.request(key, 'POST', '/contacts', { email: 'dora@example.net', notes: 'secret' });
+  const audience = (await h.request(key, 'POST', '/audiences', { name: 'Theirs' })).json();
+  const template = (
+    await h.request(key, 'POST', '/templates', { name: 'Theirs Only', subject: 'x', publish: false })
+  ).json();
+  const sent = await h.request(key, 'POST', '/emails', {
+    from: other.a.address,
+    to: 'ann@example.org',
+    subject: 'Theirs',
+    text: 'x',
+  });
+  const { threadId } = await fileFromAnn(h, other.ws.workspaceId, mailbox(other.a), 'Theirs', undefined, [
+    await attached(Buffer.from('theirs'), 't.txt', 'text/plain'),
+  ]);
+  const [file] = (await h.request(key, 'GET', `/files?threadId=${threadId}`)).json().data;
+  const task = await create('organize', NEW_TOOLKITS);
+  const dora = 'dora@example.net';
+  const { run, told } = await oneTurn(task.id, [
+    ['read_notes', { email: dora }],
+    ['set_notes', { email: dora, notes: 'mine now' }],
+    ['update_contact', { email: dora, name: 'Dora' }],
+    ['list_audience_contacts', { audienceId: audience.id }],
+    ['add_to_audience', { audienceId: audience.id, email: 'bob@example.net' }],
+    ['read_template', { template: template.id }],
+    ['read_template', { template: template.slug }],
+    ['read_sent_email', { emailId: sent.json().id }],
+    ['list_email_events', { emailId: sent.json().id }],
+    ['list_attachments', { threadId }],
+    ['read_file', { fileId: file.id }],
+    ['list_sent_emails', {}],
+  ]);
+  t.equal(run.status, 'succeeded');
+  t.same(
+    told.slice(0, 11).map((x) => x.error?.code),
+    [
+      'resource_not_found',
+      'contact_not_found',
+      'contact_not_found',
+      'resource_not_found',
+      'audience_not_found',
+      'resource_not_found',
+      'resource_not_found',
+      'resource_not_found',
+      'resource_not_found',
+      'resource_not_found',
+      'resource_not_found',
+    ],
+  );
+  t.notOk(
+    (told[11]!.emails as { id: string }[]).some((e) => e.id === sent.json().id),
+    'their mail is not in the list',
+  );
+  t.match((await h.request(key, 'GET', `/contacts/${dora}`)).json(), { name: null, notes: 'secret' }, 'untouched');
+});
+
+t.test('bad arguments are failed steps the model is told of', async (t) => {
+  const task = await create('organize', NEW_TOOLKITS);
+  const calls: Call[] = [
+    ['create_contact', { email: 'not an address' }],
+    ['create_contact', { email: 'eve@example.net', notes: 'x'.repeat(10_001) }],
+    ['create_contact', { email: 'eve@example.net', attributes: { '1st': 'x' } }],
+    ['update_contact', { email: 'bob@example.net' }],
+    ['set_notes', { email: 'bob@example.net' }],
+    ['read_notes', {}],
+    ['list_sent_emails', { limit: 0 }],
+    ['read_sent_email', { emailId: 'thr_1' }],
+    ['list_email_events', '{not json'],
+    ['list_audiences', { limit: 26 }],
+    ['list_audience_contacts', { audienceId: 'VIP' }],
+    ['add_to_audience', { audienceId: 'aud_1' }],
+    ['list_templates', { search: 5 }],
+    ['read_template', { template: '' }],
+    ['list_attachments', { threadId: 'em_1' }],
+    ['read_file', { fileId: 'fil_1', extra: true }],
+  ];
+  const { run, told } = await oneTurn(task.id, calls);
+  t.equal(run.status, 'succeeded');
+  t.same(
+    told.map((x) => x.error?.code),
+    calls.map(() => 'invalid_arguments'),
+  );
+  t.match(told[1], { error: { message: /notes: at most 10000 characters/ } }, 'the request’s own limits');
+  const steps = (await h.request(ws.apiKey, 'GET', `/tasks/${task.id}/runs/${run.id}/steps?limit=100`)).json().data;
+  t.same(
+    steps.filter((s: { kind: string }) => s.kind === 'tool').map((s: { error: { code: string } }) => s.error.code),
+    calls.map(() => 'invalid_arguments'),
+  );
+  t.equal((await h.request(ws.apiKey, 'GET', '/contacts/eve@example.net')).statusCode, 404);
+});
+
+t.test('the creator’s scopes now: a call past them is refused', async (t) => {
+  const mail = ['tasks:write', 'threads:read', 'threads:write', 'emails:read', 'emails:send', 'labels:write'];
+  const all = [...new Set([...mail, ...NEW_TOOLKITS.flatMap((k) => TOOLKIT_SCOPES[k])])];
+  const role = (await h.request(ws.apiKey, 'POST', '/roles', { name: 'Task maker', permissions: all })).json();
+  const key = (await h.request(ws.apiKey, 'POST', '/keys', { name: 'Tasks', scopes: all, roleId: role.id })).json();
+  const task = await create('organize', NEW_TOOLKITS, key.token);
+  const narrowed = await h.request(ws.apiKey, 'PATCH', `/roles/${role.id}`, { permissions: ['tasks:write'] });
+  t.equal(narrowed.statusCode, 200, narrowed.body);
+  const calls: Call[] = [
+    ['create_contact', { email: 'fay@example.net' }],
+    ['update_contact', { email: 'bob@example.net', name: 'B' }],
+    ['read_notes', { email: 'bob@example.net' }],
+    ['set_notes', { email: 'bob@example.net', notes: 'x' }],
+    ['list_sent_emails', {}],
+    ['read_sent_email', { emailId: 'em_1' }],
+    ['list_email_events', { emailId: 'em_1' }],
+    ['list_audiences', {}],
+    ['list_audience_contacts', { audienceId: 'aud_1' }],
+    ['add_to_audience', { audienceId: 'aud_1', email: 'bob@example.net' }],
+    ['list_templates', {}],
+    ['read_template', { template: 'order-shipped' }],
+    ['list_attachments', { threadId: 'thr_1' }],
+    ['read_file', { fileId: 'fil_1' }],
+  ];
+  const { run, told } = await oneTurn(task.id, calls);
+  t.equal(run.status, 'succeeded');
+  t.same(
+    told.map((x) => x.error?.code),
+    calls.map(() => 'insufficient_authority'),
+  );
+  t.match(told[0], { error: { message: /contacts:write/ } });
+  t.equal((await h.request(ws.apiKey, 'GET', '/contacts/fay@example.net')).statusCode, 404);
 });

@@ -1,4 +1,5 @@
 import { fileMessage } from '../../commands/threads/handlers.ts';
+import type { AttachmentSummary } from '../../domain/messages/summary.ts';
 import { mailboxLookups } from '../../system.ts';
 import type { TestApp } from './app.ts';
 import { arrivingMessage } from './inbound.ts';
@@ -14,6 +15,7 @@ export async function fileFromAnn(
   subject: string,
   /** The stored raw message; a made-up address (no blob) when not given. */
   raw: { sha256: string; size: number } = { sha256: 'a'.repeat(64), size: 100 },
+  attachments: AttachmentSummary[] = [],
 ) {
   const from = { name: 'Ann', address: 'ann@outside.test' };
   const message = arrivingMessage(`${crypto.randomUUID()}@outside.test`, {
@@ -21,6 +23,7 @@ export async function fileFromAnn(
     from,
     to: [{ name: null, address: mailbox.address }],
     snippet: 'Where is my order?',
+    attachments,
   });
   const filed = await fileMessage(h.system.commands, mailboxLookups(h.system.readDb), workspaceId, mailbox, {
     ...message,
