@@ -49,6 +49,10 @@
  *
  *   task-schedule       the task scheduler over 10,000 active hourly tasks (TASK_SCHEDULE_TASKS): ticks, CPU ms and
  *                       query ms per clock minute and per tick, then the same minutes with nothing due
+ *   task-steps          the tasks' assistant against a loopback model server answering at once with tool calls:
+ *                       our overhead per step (model answer to our next request) p50/p99 and steps/s, serially
+ *                       and runs at once (TASK_STEPS_RUNS runs of TASK_STEPS_TURNS turns); the bare HTTP round
+ *                       trip to the same server as the floor, and the ratio
  *
  * `rebuild` reuses the database `suppressions-list` seeded when both run; alone, it seeds its own.
  */
@@ -77,6 +81,7 @@ import { exportBench } from './export.ts';
 import { oauthTokensBench } from './oauth-tokens.ts';
 import { providerImportBench } from './provider-import.ts';
 import { taskScheduleBench } from './task-schedule.ts';
+import { taskStepsBench } from './task-steps.ts';
 
 const ORDER = [
   'eventstore',
@@ -103,6 +108,7 @@ const ORDER = [
   'oauth-tokens',
   'contention',
   'task-schedule',
+  'task-steps',
 ] as const;
 type Name = (typeof ORDER)[number];
 
@@ -184,6 +190,8 @@ async function main(argv: string[]): Promise<number> {
         return contentionBench();
       case 'task-schedule':
         return taskScheduleBench();
+      case 'task-steps':
+        return taskStepsBench();
     }
   }
 }
