@@ -330,7 +330,10 @@ export interface SystemOptions {
    * deleted every `retentionEveryMs` (a minute).
    */
   tempMail?: { domain?: string; lifetimeMs?: number; retentionEveryMs?: number };
-  /** Tasks: the plan's numbers (`TASKS_MAX`, `TASKS_ACTIVE_MAX`; default 100 and 20), the scheduler's timings. */
+  /**
+   * Tasks: the plan's numbers (`TASKS_MAX`, `TASKS_ACTIVE_MAX`, `TASK_JOBS_PER_DAY`; default 100,
+   * 20 and 20), the scheduler's timings.
+   */
   tasks?: {
     limits?: Partial<TaskLimits>;
     scheduler?: Partial<TaskSchedulerOptions>;

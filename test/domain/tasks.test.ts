@@ -4,6 +4,7 @@ import {
   decideDeleteTask,
   decidePauseBeyondPlan,
   decidePauseTask,
+  decideQueueJob,
   decideQueueRun,
   decideResumeTask,
   decideUpdateTask,
@@ -122,6 +123,24 @@ t.test('runs of a day: maxRunsPerDay exactly, a run id once', async (t) => {
   t.match(second, [{ data: { count: 2, source: 'manual', slot: null } }]);
   const refused = refusal(() => decideQueueRun(day([...first, ...second]), run('trn_3')));
   t.equal(refused.code, 'task_run_limit_reached');
+});
+
+t.test('one-off jobs of a day: a run with no task, the workspace’s jobsPerDay exactly', async (t) => {
+  const day = (events: TaskRunEvent[]): TaskRunDayState =>
+    events.reduce(taskRunDayAggregate.evolve, taskRunDayAggregate.initialState);
+  const job = (runId: string) => ({ runId, settings: { ...SETTINGS, owner: OWNER }, jobsPerDay: 2, now: NOW });
+  const first = decideQueueJob(day([]), job('trn_1'));
+  t.match(first, [
+    {
+      type: 'TaskRunQueued',
+      data: { runId: 'trn_1', taskId: null, source: 'job', day: '2026-03-10', count: 1, slot: null, messageId: null },
+    },
+  ]);
+  t.same(decideQueueJob(day(first), job('trn_1')), [], 'the same job again decides nothing');
+  const second = decideQueueJob(day(first), job('trn_2'));
+  t.match(second, [{ data: { count: 2 } }]);
+  const refused = refusal(() => decideQueueJob(day([...first, ...second]), job('trn_3')));
+  t.match(refused, { code: 'task_run_limit_reached', message: /2 one-off jobs today/ });
 });
 
 t.test('a plan lowered below the active tasks: the newest past it paused with plan_limit', async (t) => {
