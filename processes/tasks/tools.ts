@@ -113,8 +113,8 @@ export function needsApproval(autonomy: Autonomy, effect: Effect): boolean {
 interface Tool<A> {
   name: string;
   description: string;
-  /** `mail`: every task has it (the scopes every task is created with); else the toolkit that offers it. */
-  toolkit: Toolkit | 'mail';
+  /** `mail`: every task has it (the scopes every task is created with); else the toolkits that offer it. */
+  toolkit: Toolkit | 'mail' | readonly Toolkit[];
   /**
    * What it does, for the task's autonomy: a `read` changes nothing; an `organize` write changes
    * the workspace's own things (labels, filing, drafts, contacts, notes, audience membership:
@@ -396,7 +396,7 @@ const TOOLS: Tool<unknown>[] = [
     name: 'list_email_events',
     description:
       'What happened to a sent email, oldest first: delivery attempts, deliveries, bounces, complaints, opens and clicks.',
-    toolkit: 'tracking',
+    toolkit: ['tracking', 'insights'],
     effect: 'read',
     scopes: ['emails:read'],
     args: z.strictObject({ emailId: id('em_') }),
@@ -478,7 +478,7 @@ const TOOLS: Tool<unknown>[] = [
 
 /** The tools of a run: the mail ones, and those of the toolkits the run's settings name. */
 export function toolsOf(toolkits: readonly Toolkit[]): Tool<unknown>[] {
-  return TOOLS.filter((t) => t.toolkit === 'mail' || toolkits.includes(t.toolkit));
+  return TOOLS.filter((t) => t.toolkit === 'mail' || [t.toolkit].flat().some((k) => toolkits.includes(k)));
 }
 
 /** As the model is offered them: arguments as JSON Schema (what a request would send). */

@@ -208,6 +208,17 @@ t.test('every new tool reads and writes the workspace’s own data, organize wri
   const contact = (await h.request(ws.apiKey, 'GET', `/contacts/${bob}`)).json();
   t.match(contact, { name: 'Bob Stone', notes: 'Prefers mornings.', attributes: { tier: 'gold' } });
   t.ok(contact.audienceIds.includes(audience.id), 'in the audience');
+
+  const insights = await create('organize', ['insights']);
+  let offered: string[] = [];
+  ai.reply = (call) => {
+    offered = call.body.tools?.map((x) => x.function.name) ?? [];
+    return { content: 'Nothing to do.' };
+  };
+  const runId = (await h.request(ws.apiKey, 'POST', `/tasks/${insights.id}/runs`)).json().id;
+  await eventually(async () => (await status(insights.id, runId)).status === 'succeeded');
+  t.ok(offered.includes('list_email_events'), 'insights offers an email’s events too');
+  t.notOk(offered.includes('read_sent_email'), 'and nothing of the other toolkits');
 });
 
 t.test('a long text file: its beginning, said to be cut', async (t) => {
