@@ -34,30 +34,16 @@ export async function listTasks(
   return rows;
 }
 
-/** One task's runs, newest first: `(queued_at, id)` descending. */
+/** One task's runs, or with `taskId` null the workspace's one-off jobs, newest first: `(queued_at, id)` descending. */
 export async function listTaskRuns(
   db: Db,
   workspaceId: string,
-  taskId: string,
+  taskId: string | null,
   limit: number,
   after: [string, string] | null,
 ): Promise<TaskRunRow[]> {
   const { rows } = await sql<TaskRunRow>`SELECT * FROM task_runs
-    WHERE workspace_id = ${workspaceId} AND task_id = ${taskId}
-      ${after ? sql`AND (queued_at, id) < (${after[0]}::timestamptz, ${after[1]})` : sql``}
-    ORDER BY queued_at DESC, id DESC LIMIT ${limit + 1}`.execute(db);
-  return rows;
-}
-
-/** The workspace's one-off jobs (runs with no task), newest first: `(queued_at, id)` descending. */
-export async function listTaskJobs(
-  db: Db,
-  workspaceId: string,
-  limit: number,
-  after: [string, string] | null,
-): Promise<TaskRunRow[]> {
-  const { rows } = await sql<TaskRunRow>`SELECT * FROM task_runs
-    WHERE workspace_id = ${workspaceId} AND task_id IS NULL
+    WHERE workspace_id = ${workspaceId} AND ${taskId === null ? sql`task_id IS NULL` : sql`task_id = ${taskId}`}
       ${after ? sql`AND (queued_at, id) < (${after[0]}::timestamptz, ${after[1]})` : sql``}
     ORDER BY queued_at DESC, id DESC LIMIT ${limit + 1}`.execute(db);
   return rows;

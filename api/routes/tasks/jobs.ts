@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { queueTaskJob } from '../../../commands/tasks/handlers.ts';
 import { newId } from '../../../commands/ids.ts';
-import { listTaskJobs } from '../../../projections/tasks/queries.ts';
+import { listTaskRuns } from '../../../projections/tasks/queries.ts';
 import { actorOf } from '../../credential.ts';
 import type { ApiDeps } from '../../deps.ts';
 import { createdKey, cursorParam, limitParam, pageSchema } from '../../paging.ts';
@@ -70,7 +70,8 @@ export const taskJobOperations = (deps: ApiDeps): Operation[] => [
     handler: async ({ credential, query }) =>
       deps.cursors.list(credential.workspaceId, query, {
         name: 'task-jobs',
-        rows: (after: [string, string] | null, limit) => listTaskJobs(deps.db, credential.workspaceId, limit, after),
+        rows: (after: [string, string] | null, limit) =>
+          listTaskRuns(deps.db, credential.workspaceId, null, limit, after),
         key: (row) => createdKey({ created_at: row.queued_at, id: row.id }),
         view: viewTaskRun,
       }),
