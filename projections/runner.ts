@@ -330,6 +330,8 @@ export class ProjectionRunner {
   }
 
   private readonly persistedAt = new Map<string, number>();
+  /** Followers whose skipped checkpoint write is due (`persistLater`). */
+  private readonly trailing = new Map<string, NodeJS.Timeout>();
 
   private async applyBatch(p: Follower, term: number, batch: RecordedEvent[], upTo: number): Promise<void> {
     if (term !== this.term) throw new Error('this process no longer leads the projections');
@@ -339,10 +341,11 @@ export class ProjectionRunner {
     // After a resync (below) the subscription may hand over events the checkpoint has passed.
     const relevant = batch.filter((e) => e.position > from && this.follows(p, e.type));
     // A batch of events this projector ignores changes no table: its checkpoint is written at most
-    // once a second (for `projections status`), not once per append of every other aggregate.
+    // once a second, not once per append of every other aggregate, and a second later at the latest.
     if (relevant.length === 0 && Date.now() - (this.persistedAt.get(p.name) ?? 0) < 1000) {
       this.positions.set(p.name, last);
       this.notify();
+      this.persistLater(p, term);
       return;
     }
     this.persistedAt.set(p.name, Date.now());
@@ -360,6 +363,34 @@ export class ProjectionRunner {
     this.positions.set(p.name, last);
     this.notify();
     if (p.kind === 'reactor' && relevant.length > 0) this.onReactorWrote(p.tables);
+  }
+
+  /**
+   * Writes the checkpoint of a follower that skipped writing it, a second after its last write. A
+   * process that does not lead reads the checkpoints to wait for its writes: without this, a
+   * checkpoint left behind by a skipped batch stayed there until the next append, and in a quiet
+   * log that process waited out its deadline (a provider import stepped by another server never
+   * went on). `position < $2` fences it as the batches are: a checkpoint another leader moved on
+   * stays.
+   */
+  private persistLater(p: Follower, term: number): void {
+    if (this.trailing.has(p.name)) return;
+    const due = (this.persistedAt.get(p.name) ?? 0) + 1000 - Date.now();
+    const timer = setTimeout(async () => {
+      this.trailing.delete(p.name);
+      if (term !== this.term || this.stopped) return;
+      this.persistedAt.set(p.name, Date.now());
+      try {
+        await this.pool.query(
+          'UPDATE projection_checkpoints SET position = $2, updated_at = now() WHERE name = $1 AND position < $2',
+          [p.name, this.positions.get(p.name)],
+        );
+      } catch (error) {
+        this.report(`projection ${p.name}`, error);
+      }
+    }, due);
+    timer.unref();
+    this.trailing.set(p.name, timer);
   }
 
   /**
@@ -491,6 +522,8 @@ export class ProjectionRunner {
   async stop(): Promise<void> {
     this.stopped = true;
     this.stopBeating();
+    for (const timer of this.trailing.values()) clearTimeout(timer);
+    this.trailing.clear();
     if (this.leaderRetry) clearTimeout(this.leaderRetry);
     this.notify();
     await this.leading;

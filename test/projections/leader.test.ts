@@ -136,3 +136,35 @@ t.test('processes starting at once on a fresh database all come up: migrations t
   const leaders = await Promise.all(systems.map(leads));
   t.equal(leaders.filter(Boolean).length, 1, 'one of them projects');
 });
+
+t.test(
+  'a process that does not lead sees a checkpoint the leader moved past events the projector ignores, within a second',
+  async (t) => {
+    const url = await freshDatabase(t);
+    const a = await openSystem(url, { secretsKey: TEST_SECRETS_KEY, deliver: false });
+    t.teardown(() => a.close());
+    const b = await openSystem(url, { secretsKey: TEST_SECRETS_KEY, deliver: false, readModelDeadlineMs: 3000 });
+    t.teardown(() => b.close());
+    t.notOk(b.runner.leads, 'the second process only reads the checkpoints');
+    const ws = await createWorkspace(b.commands, { name: 'Quiet', ownerEmail: 'owner@quiet.test' });
+    const actor = { workspaceId: ws.workspaceId, kind: 'system' as const, id: null };
+
+    // The leader writes the suppressions checkpoint with this event; the workspace made right after
+    // is a batch the suppressions projector ignores, within the second in which that write is not
+    // repeated. Then nothing more is appended: the log goes quiet.
+    await addSuppression(
+      b.commands,
+      actor,
+      { email: 'quiet@example.com', reason: 'manual', detail: null },
+      new Date().toISOString(),
+    );
+    await createWorkspace(b.commands, { name: 'After', ownerEmail: 'owner@after.test' });
+    const head = await b.store.headPosition();
+
+    // A command whose last event is of a type the projector ignores waits for it at that position,
+    // as one appending a suppression and then another event would.
+    const started = Date.now();
+    await b.runner.waitFor(head, ['SuppressionAdded']);
+    t.ok(Date.now() - started < 2500, `seen within the leader's second (${Date.now() - started} ms)`);
+  },
+);
