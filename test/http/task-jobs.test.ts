@@ -168,6 +168,10 @@ t.test('a job under autonomy ask: its write waits for an approval on the job’s
     null,
   ]);
   t.match(await finished(job.id), { status: 'succeeded', summary: 'Trashed.' });
+  const asked = await eventually(async () =>
+    smtp.mails.find((m) => /one-off job waits for your approval/.test(m.subject) && m.text.includes(job.id)),
+  );
+  t.ok(asked?.text.includes(`/task-jobs/${job.id}/approvals`), 'the notice links to the job’s approvals');
   t.same((await h.request(ws.apiKey, 'GET', `/threads/${threadId}`)).json().labels, ['trash']);
   await finished(other.id);
 });
