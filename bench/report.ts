@@ -218,6 +218,16 @@ const DESCRIBE: Record<string, (l: BenchLine) => Row> = {
     figure: `Task scheduler, ${n(l.tasks)} active tasks, nothing due (the whole service idle)`,
     measured: `per minute ${n(l.cpuMsPerMinute)} ms CPU, ${n(l.dbMsPerMinute)} ms in ${n(l.queriesPerMinute)} queries`,
   }),
+  'task-steps.serial': (l) => ({
+    figure: `Tasks' assistant: ${n(l.runs)} one-off jobs of ${n(l.turnsPerRun)} turns one after another, a tool call a turn; our overhead per step`,
+    measured: `${ms(l.overheadP50Ms, l.overheadP99Ms)}, ${n(l.stepsPerSecond)} steps/s, requests of ${n(l.meanRequestBytes)} bytes on average, failed runs ${n(l.failedRuns)}`,
+    peer: `the bare HTTP round trip to the model server: ${ms(l.floorRoundTripP50Ms, l.floorRoundTripP99Ms)}`,
+    ratio: Number(l.ratioP99),
+  }),
+  'task-steps.concurrent': (l) => ({
+    figure: `Tasks' assistant: the same ${n(l.runs)} jobs queued at once; overhead per step`,
+    measured: `${ms(l.overheadP50Ms, l.overheadP99Ms)}, ${n(l.stepsPerSecond)} steps/s, failed runs ${n(l.failedRuns)}`,
+  }),
   'contention.creates': (l) => ({
     figure: `${n(l.creates)} concurrent ${l.kind} creates in one workspace, ${n(l.systems)} system(s)`,
     measured: `${n(l.seconds)} s, ${ms(l.p50Ms, l.p99Ms)}, failed: ${failures(l.failed)}`,
