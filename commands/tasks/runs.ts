@@ -44,7 +44,7 @@ export const takeTurn = (
   ctx: CommandContext,
   actor: Actor,
   run: RunRef,
-  turn: { afterStep: number; actions: number; content: string | null; toolCalls: RunToolCall[] },
+  turn: { afterStep: number; actions: number; content: string | null; toolCalls: RunToolCall[]; made?: number },
 ) => onRun(ctx, actor, run, (s, ref) => decideTakeTurn(s, { ...ref, ...turn }));
 
 export const startToolCall = (ctx: CommandContext, actor: Actor, run: RunRef, callId: string) =>

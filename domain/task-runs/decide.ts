@@ -23,11 +23,13 @@ export function decideStartRun(state: TaskRunState, cmd: RunRef): TaskRunStepEve
 /**
  * The model's turn, numbered after the steps taken. `afterStep` is the count of steps the caller
  * saw: a turn decided on an older view (another process took a step meanwhile) is refused
- * (`task_run_step_taken`), so two processes never both go on with one run.
+ * (`task_run_step_taken`), so two processes never both go on with one run. Of its calls the first
+ * `made` (all when absent) are to be made; the rest are refused with the turn, in its one append,
+ * so no process can make them later.
  */
 export function decideTakeTurn(
   state: TaskRunState,
-  cmd: RunRef & { afterStep: number; actions: number; content: string | null; toolCalls: RunToolCall[] },
+  cmd: RunRef & { afterStep: number; actions: number; content: string | null; toolCalls: RunToolCall[]; made?: number },
 ): TaskRunStepEvent[] {
   running(state);
   if (state.steps !== cmd.afterStep) fail('task_run_step_taken', 'Another step of the run was taken meanwhile.');
@@ -42,6 +44,7 @@ export function decideTakeTurn(
         actions: cmd.actions,
         content: cmd.content,
         toolCalls: cmd.toolCalls,
+        ...(cmd.made !== undefined && cmd.made < cmd.toolCalls.length ? { made: cmd.made } : {}),
         at: cmd.now,
       },
     },

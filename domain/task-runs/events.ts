@@ -57,6 +57,11 @@ export const TaskRunTurnTaken = defineEvent(
     actions: z.number().int().nonnegative(),
     content: z.string().nullable(),
     toolCalls: z.array(RecordedToolCall),
+    /**
+     * How many of `toolCalls`, the first, are made; those past it are refused with the turn
+     * (`too_many_calls`) and are no steps. Absent: all (every turn recorded before the cap).
+     */
+    made: z.number().int().nonnegative().optional(),
     at: z.string(),
   }),
 );

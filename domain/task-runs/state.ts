@@ -41,11 +41,18 @@ export const taskRunAggregate = {
       case 'TaskRunStarted':
         return { ...state, status: 'running' };
       case 'TaskRunTurnTaken': {
-        const { content, toolCalls } = event.data;
+        const { content, toolCalls, made = toolCalls.length } = event.data;
+        const refused = JSON.stringify({
+          error: {
+            code: 'too_many_calls',
+            message: `Not made: a turn makes at most ${made} calls. Ask again, in a later turn, for those still needed.`,
+          },
+        });
+        const results = new Map(toolCalls.slice(made).map((c) => [c.id, refused]));
         return {
           ...state,
           steps: event.data.step,
-          turns: [...state.turns, { content, toolCalls, results: new Map(), started: new Set() }],
+          turns: [...state.turns, { content, toolCalls, results, started: new Set() }],
         };
       }
       case 'TaskRunToolCallStarted':

@@ -52,6 +52,13 @@ export const DEFAULT_TASK_RUNNER_OPTIONS: TaskRunnerOptions = {
   startWithinMs: 86_400_000,
 };
 
+/**
+ * The calls of one turn that are made, the first asked; the rest are refused with the turn
+ * (`too_many_calls`, the model is told), not steps: a run takes at most `maxSteps` × (1 + this)
+ * steps, whatever the model asks.
+ */
+export const CALLS_PER_TURN = 10;
+
 /** AI actions one turn of the model costs (the spec: `advanced` costs ten, `standard` one). */
 export const TURN_COST = { standard: 1, advanced: 10 } as const;
 
@@ -77,10 +84,10 @@ class RunTakenOver extends Error {}
  * stream, which holds every step, so a job taken up again after a crash goes on from the last one:
  *  - the model is asked for its next turn (AI actions spent first, one or ten, given back when it
  *    fails), and the turn is recorded; a turn with no tool call is the run's last word (succeeded);
- *  - each call of the turn is made under the task creator's current authority (tools.ts) and its
- *    outcome recorded; a call that writes is recorded as started first, so a run found with a
- *    write started and not finished is failed (`run_interrupted`), never made to write twice. A
- *    read is simply made again;
+ *  - each call of the turn (the first `CALLS_PER_TURN`; the rest are refused with the turn) is
+ *    made under the task creator's current authority (tools.ts) and its outcome recorded; a call
+ *    that writes is recorded as started first, so a run found with a write started and not
+ *    finished is failed (`run_interrupted`), never made to write twice. A read is simply made again;
  *  - every append names the steps it was decided on (expected revision): a second process working
  *    the same run loses at its next append and stops;
  *  - the model timing out or refusing, the allowance used up, `maxSteps` turns still calling tools,
@@ -319,6 +326,7 @@ export class TaskRunner {
       actions: cost,
       content: turn.content,
       toolCalls: distinctIds(turn.toolCalls),
+      made: Math.min(turn.toolCalls.length, CALLS_PER_TURN),
     });
     if (turn.toolCalls.length === 0) await succeedRun(commands, actor, ref, turn.content);
   }

@@ -43,6 +43,35 @@ t.test('a run starts once; a turn is numbered after the steps it was decided on'
   );
 });
 
+t.test('calls past the turn’s `made` are refused with it, and no process can make them', async (t) => {
+  const calls = ['a', 'b', 'c'].map((id) => ({ id, name: 'list_labels', arguments: '{}' }));
+  const [taken] = decideTakeTurn(given([started]), {
+    ...REF,
+    afterStep: 0,
+    actions: 1,
+    content: null,
+    toolCalls: calls,
+    made: 2,
+  });
+  t.match(taken, { type: 'TaskRunTurnTaken', data: { step: 1, made: 2, toolCalls: calls } });
+  const state = given([started, taken!]);
+  t.same([...state.turns[0]!.results.keys()], ['c'], 'the third is answered already');
+  t.match(JSON.parse(state.turns[0]!.results.get('c')!), {
+    error: { code: 'too_many_calls', message: /at most 2 calls/ },
+  });
+  t.equal(state.steps, 1, 'a refused call is no step');
+  t.equal(refusal(() => decideStartToolCall(state, { ...REF, callId: 'c' })).code, 'task_run_step_taken');
+  const [all] = decideTakeTurn(given([started]), {
+    ...REF,
+    afterStep: 0,
+    actions: 1,
+    content: null,
+    toolCalls: calls,
+    made: 3,
+  });
+  t.notOk('made' in all!.data, 'a turn whose calls are all made records no cap');
+});
+
 t.test('a write is started once, and finished only as started; a read is never started', async (t) => {
   const open = given([started, turn(1)]);
   const start = decideStartToolCall(open, { ...REF, callId: 'call_1' });

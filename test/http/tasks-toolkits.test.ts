@@ -1,5 +1,6 @@
 import t from 'tap';
 import { TOOLKIT_SCOPES } from '../../api/routes/tasks/views.ts';
+import { CALLS_PER_TURN } from '../../processes/tasks/runner.ts';
 import type { Toolkit } from '../../domain/tasks/events.ts';
 import { startAiServer } from '../support/ai-server.ts';
 import { startSendingApp } from '../support/emails.ts';
@@ -90,20 +91,25 @@ const NEW_TOOLKITS: Toolkit[] = ['contacts', 'notes', 'audiences', 'templates', 
 type Call = [name: string, args: object | string];
 type Told = { error?: { code: string; message: string } } & Record<string, unknown>;
 
-/** A run whose one turn makes `calls` in order; answers the run and what the model was told of each. */
-async function oneTurn(taskId: string, calls: Call[]) {
+/**
+ * A run whose turns make `calls` in order, `CALLS_PER_TURN` a turn (the most a turn makes), then
+ * end; answers the run and what the model was told of each call.
+ */
+async function calling(taskId: string, calls: Call[]) {
   let told: Told[] = [];
   ai.reply = (call) => {
     const messages = call.body.messages;
-    if (messages.at(-1)!.role === 'user')
+    const turn = messages.filter((m) => m.role === 'assistant').length;
+    const next = calls.slice(turn * CALLS_PER_TURN, (turn + 1) * CALLS_PER_TURN);
+    if (next.length > 0)
       return {
         content: null,
-        toolCalls: calls.map(([name, args]) => ({
+        toolCalls: next.map(([name, args]) => ({
           name,
           arguments: typeof args === 'string' ? args : JSON.stringify(args),
         })),
       };
-    told = messages.slice(-calls.length).map((m) => JSON.parse(m.content));
+    told = messages.filter((m) => m.role === 'tool').map((m) => JSON.parse(m.content));
     return { content: 'Done.' };
   };
   const runId = await run(taskId);
@@ -158,7 +164,7 @@ t.test('every new tool reads and writes the workspace’s own data, organize wri
 
   const task = await create('organize', NEW_TOOLKITS);
   const bob = 'bob@example.net';
-  const { run, told } = await oneTurn(task.id, [
+  const { run, told } = await calling(task.id, [
     ['create_contact', { email: ' Bob@Example.net ', name: 'Bob', attributes: { plan: 'pro' } }],
     ['update_contact', { email: bob, name: 'Bob Stone', attributes: { plan: null, tier: 'gold' } }],
     ['set_notes', { email: bob, notes: 'Prefers mornings.' }],
@@ -176,7 +182,7 @@ t.test('every new tool reads and writes the workspace’s own data, organize wri
     ['list_email_events', { emailId: email.id }],
     ['create_contact', { email: bob }],
   ]);
-  t.match(run, { status: 'succeeded', steps: 18 });
+  t.match(run, { status: 'succeeded', steps: 19 }, 'two turns of calls, and the last word');
   t.match(told[0], { email: bob, name: 'Bob', attributes: { plan: 'pro' }, notes: null });
   t.match(told[1], { email: bob, name: 'Bob Stone', attributes: { tier: 'gold' } });
   t.notOk('plan' in (told[1]!.attributes as object), 'a null attribute is removed');
@@ -227,7 +233,7 @@ t.test('a long text file: its beginning, said to be cut', async (t) => {
   ]);
   const [file] = (await h.request(ws.apiKey, 'GET', `/files?threadId=${threadId}`)).json().data;
   const task = await create('organize', ['files']);
-  const { told } = await oneTurn(task.id, [['read_file', { fileId: file.id }]]);
+  const { told } = await calling(task.id, [['read_file', { fileId: file.id }]]);
   t.match(told[0], { textCut: true });
   t.equal(told[0]!.text, 'é'.repeat(10_000));
 });
@@ -294,7 +300,7 @@ t.test('another workspace’s ids answer as missing ones', async (t) => {
   const [file] = (await h.request(key, 'GET', `/files?threadId=${threadId}`)).json().data;
   const task = await create('organize', NEW_TOOLKITS);
   const dora = 'dora@example.net';
-  const { run, told } = await oneTurn(task.id, [
+  const { run, told } = await calling(task.id, [
     ['read_notes', { email: dora }],
     ['set_notes', { email: dora, notes: 'mine now' }],
     ['update_contact', { email: dora, name: 'Dora' }],
@@ -352,7 +358,7 @@ t.test('bad arguments are failed steps the model is told of', async (t) => {
     ['list_attachments', { threadId: 'em_1' }],
     ['read_file', { fileId: 'fil_1', extra: true }],
   ];
-  const { run, told } = await oneTurn(task.id, calls);
+  const { run, told } = await calling(task.id, calls);
   t.equal(run.status, 'succeeded');
   t.same(
     told.map((x) => x.error?.code),
@@ -391,7 +397,7 @@ t.test('the creator’s scopes now: a call past them is refused', async (t) => {
     ['list_attachments', { threadId: 'thr_1' }],
     ['read_file', { fileId: 'fil_1' }],
   ];
-  const { run, told } = await oneTurn(task.id, calls);
+  const { run, told } = await calling(task.id, calls);
   t.equal(run.status, 'succeeded');
   t.same(
     told.map((x) => x.error?.code),
@@ -399,4 +405,49 @@ t.test('the creator’s scopes now: a call past them is refused', async (t) => {
   );
   t.match(told[0], { error: { message: /contacts:write/ } });
   t.equal((await h.request(ws.apiKey, 'GET', '/contacts/fay@example.net')).statusCode, 404);
+});
+
+t.test('a turn makes at most CALLS_PER_TURN calls; the rest are refused with it, no steps', async (t) => {
+  const task = await create('ask', ['contacts', 'notes']);
+  const calls: Call[] = [
+    ...Array.from({ length: CALLS_PER_TURN }, (_, i): Call => ['find_contacts', { q: `nobody${i}` }]),
+    ['create_contact', { email: 'ida@example.net' }],
+    ['set_notes', { email: 'ida@example.net', notes: 'x' }],
+  ];
+  let told: Told[] = [];
+  let turns = 0;
+  ai.reply = (call) => {
+    turns++;
+    const messages = call.body.messages;
+    if (messages.at(-1)!.role === 'user')
+      return { content: null, toolCalls: calls.map(([name, args]) => ({ name, arguments: JSON.stringify(args) })) };
+    told = messages.filter((m) => m.role === 'tool').map((m) => JSON.parse(m.content));
+    return { content: 'Done.' };
+  };
+  const runId = await run(task.id);
+  const done = await eventually(async () => {
+    const read = await status(task.id, runId);
+    return ['succeeded', 'failed'].includes(read.status) && read;
+  });
+  t.match(done, { status: 'succeeded', steps: 2 + CALLS_PER_TURN }, 'two turns and the calls made');
+  t.equal(turns, 2);
+  t.equal(told.length, calls.length, 'the model is told of every call it asked for');
+  t.same(
+    told.slice(0, CALLS_PER_TURN).map((x) => x.contacts),
+    calls.slice(0, CALLS_PER_TURN).map(() => []),
+  );
+  for (const x of told.slice(CALLS_PER_TURN))
+    t.match(x, { error: { code: 'too_many_calls', message: new RegExp(`at most ${CALLS_PER_TURN} calls`) } });
+  const steps = (await h.request(ws.apiKey, 'GET', `/tasks/${task.id}/runs/${runId}/steps?limit=100`)).json().data;
+  t.same(
+    steps.map((s: { kind: string; tool: string | null }) => (s.kind === 'tool' ? s.tool : s.kind)),
+    ['model', ...calls.slice(0, CALLS_PER_TURN).map(([name]) => name), 'model'],
+  );
+  t.equal(steps[0].toolCalls.length, calls.length, 'the model step keeps every call asked for');
+  t.equal(
+    (await h.request(ws.apiKey, 'GET', `/tasks/${task.id}/approvals`)).json().data.length,
+    0,
+    'a refused write asks no one',
+  );
+  t.equal((await h.request(ws.apiKey, 'GET', '/contacts/ida@example.net')).statusCode, 404, 'nor is made');
 });
