@@ -84,6 +84,8 @@ import { viewFile } from './api/routes/files/views.ts';
 import { viewTemplate } from './api/routes/templates/views.ts';
 import { findMember } from './projections/members/queries.ts';
 import { findTask } from './projections/tasks/queries.ts';
+import { findSuppressionByEmail } from './projections/suppressions/queries.ts';
+import { unsubscribesOf } from './projections/unsubscribes/queries.ts';
 import { keyAuthority } from './projections/api-keys/queries.ts';
 import { isPermission, PERMISSIONS } from './domain/shared/permissions.ts';
 import type { MessageSummary } from './domain/messages/summary.ts';
@@ -770,8 +772,8 @@ const TOOL_TEXT = { messages: 10, chars: 4000, rawBytes: 2 * 1024 * 1024 };
 const FILE_TEXT = { chars: 10_000, types: /^text\/|^application\/(json|xml|csv)$|\+(json|xml)$/ };
 
 /**
- * What a task's tools read (processes/tasks/tools.ts): the threads, labels, addresses and contacts
- * read models, the messages' text from the stored raw mail, and the creator's current authority
+ * What a task's tools read (processes/tasks/tools.ts): the threads, labels, addresses, contacts,
+ * unsubscribes and suppressions read models (among others), the messages' text from the stored raw mail, and the creator's current authority
  * (its key now, or the person's role now).
  */
 export function taskToolReads(db: Kysely<ReadModels>, blobs: BlobStore): TaskToolReads {
@@ -888,6 +890,26 @@ export function taskToolReads(db: Kysely<ReadModels>, blobs: BlobStore): TaskToo
     },
     audiences: async (workspaceId, limit) =>
       (await listAudiences(db, workspaceId, limit, null)).slice(0, limit).map(viewAudience),
+    hasAudience: async (workspaceId, audienceId) => (await findAudience(db, workspaceId, audienceId)) !== undefined,
+    async subscription(workspaceId, email) {
+      const [contact, unsubscribes, suppression] = await Promise.all([
+        findContactByEmail(db, workspaceId, email),
+        unsubscribesOf(db, workspaceId, email),
+        findSuppressionByEmail(db, workspaceId, email),
+      ]);
+      return {
+        contactId: contact?.id ?? null,
+        unsubscribes: unsubscribes.map((u) => ({
+          id: u.id,
+          audienceId: u.audience_id,
+          source: u.source,
+          createdAt: u.created_at.toISOString(),
+        })),
+        suppression: suppression
+          ? { reason: suppression.reason, detail: suppression.detail, createdAt: suppression.created_at.toISOString() }
+          : null,
+      };
+    },
     async audienceContacts(workspaceId, audienceId, limit) {
       if (!(await findAudience(db, workspaceId, audienceId))) return null;
       return (await listAudienceContacts(db, workspaceId, audienceId, limit)).map(contactBrief);

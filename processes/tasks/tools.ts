@@ -4,6 +4,7 @@ import { createDraft, sendDraft } from '../../commands/drafts/handlers.ts';
 import type { SendingPorts } from '../../commands/emails/handlers.ts';
 import type { Actor, CommandContext } from '../../commands/execute.ts';
 import { updateThread } from '../../commands/threads/handlers.ts';
+import { removeUnsubscribe, unsubscribe } from '../../commands/unsubscribes/handlers.ts';
 import {
   attributesPatch,
   contactAttributes,
@@ -17,6 +18,7 @@ import type { Permission } from '../../domain/shared/permissions.ts';
 import type { RunError } from '../../domain/task-runs/events.ts';
 import type { AUTONOMIES, TaskOwner, Toolkit } from '../../domain/tasks/events.ts';
 import { SETTABLE_LABELS } from '../../domain/threads/events.ts';
+import type { UnsubscribeSource } from '../../domain/unsubscribes/events.ts';
 import type { ToolDefinition } from '../../infra/ai/port.ts';
 
 /**
@@ -47,6 +49,10 @@ export interface TaskToolReads {
   sentEmail(workspaceId: string, emailId: string): Promise<unknown | null>;
   /** A sent email's history, oldest first: attempts, deliveries, bounces, complaints, opens, clicks. */
   emailEvents(workspaceId: string, emailId: string): Promise<unknown[] | null>;
+  /** Whether the workspace has this audience. */
+  hasAudience(workspaceId: string, audienceId: string): Promise<boolean>;
+  /** An address's standing: the contact it is, the unsubscribes that hold for it, its suppression. */
+  subscription(workspaceId: string, email: string): Promise<Subscription>;
   audiences(workspaceId: string, limit: number): Promise<unknown[]>;
   /** The contacts in an audience now; null when the workspace has no such audience. */
   audienceContacts(workspaceId: string, audienceId: string, limit: number): Promise<unknown[] | null>;
@@ -66,6 +72,14 @@ export interface ContactBrief {
   notes: string | null;
   attributes: Record<string, string>;
   lastSeenAt: string | null;
+}
+
+/** What the read models know of an address's subscription (`unsubscribes`, `suppressions`). */
+export interface Subscription {
+  contactId: string | null;
+  /** Audience null: unsubscribed from everything sent on the broadcast lane. */
+  unsubscribes: { id: string; audienceId: string | null; source: UnsubscribeSource; createdAt: string }[];
+  suppression: { reason: string; detail: string | null; createdAt: string } | null;
 }
 
 export interface ThreadBrief {
@@ -102,7 +116,8 @@ export type Effect = 'read' | 'organize' | 'send';
 /**
  * Whether the task's autonomy lets the assistant make a call of this effect alone: `ask` makes
  * every write wait for a person, `organize` lets it make the writes nothing outside the workspace
- * sees (labels, filing, drafts, contacts and their notes, audience membership), `reply` also send.
+ * sees (labels, filing, drafts, contacts and their notes, audience membership, subscriptions),
+ * `reply` also send.
  */
 export function needsApproval(autonomy: Autonomy, effect: Effect): boolean {
   if (effect === 'read') return false;
@@ -117,9 +132,9 @@ interface Tool<A> {
   toolkit: Toolkit | 'mail' | readonly Toolkit[];
   /**
    * What it does, for the task's autonomy: a `read` changes nothing; an `organize` write changes
-   * the workspace's own things (labels, filing, drafts, contacts, notes, audience membership:
-   * nothing leaves the workspace); a `send` write sends mail. A write is recorded as started
-   * before it is made, and never made twice.
+   * the workspace's own things (labels, filing, drafts, contacts, notes, audience membership,
+   * subscriptions: nothing leaves the workspace); a `send` write sends mail. A write is recorded
+   * as started before it is made, and never made twice.
    */
   effect: Effect;
   scopes: readonly Permission[];
@@ -139,6 +154,61 @@ const contactOf = async (ctx: ToolContext, email: string) =>
 
 const threadOf = async (ctx: ToolContext, threadId: string) =>
   (await ctx.reads.thread(ctx.workspaceId, threadId)) ?? missing('thread');
+
+/**
+ * An address's subscription as the model is told it: `subscribed` is to what the workspace sends
+ * in numbers (broadcasts, automations), which an unsubscribe from everything stops; a suppression
+ * stops every mail to the address, transactional too.
+ */
+async function standing(ctx: ToolContext, email: string) {
+  const s = await ctx.reads.subscription(ctx.workspaceId, email);
+  const all = s.unsubscribes.find((u) => u.audienceId === null);
+  return {
+    email,
+    isContact: s.contactId !== null,
+    subscribed: !all,
+    unsubscribedSince: all?.createdAt ?? null,
+    unsubscribes: [...s.unsubscribes]
+      .sort((x, y) => x.createdAt.localeCompare(y.createdAt))
+      .map((u) => ({
+        id: u.id,
+        audienceId: u.audienceId,
+        source: u.source,
+        since: u.createdAt,
+        removable: u.source === 'api',
+      })),
+    suppressed: s.suppression && {
+      reason: s.suppression.reason,
+      detail: s.suppression.detail,
+      since: s.suppression.createdAt,
+    },
+  };
+}
+
+/**
+ * A change of an address's subscription, as `POST` or `DELETE /suppressions/unsubscribes` makes it
+ * (those ask `settings:write`, the toolkit `contacts:write`: both are checked), from one audience or
+ * from everything; answers the address's standing after.
+ */
+const subscriptionChange = (
+  name: string,
+  description: string,
+  change: (ctx: ToolContext, email: string, audienceId: string | null, now: Subscription) => Promise<unknown>,
+) =>
+  tool({
+    name,
+    description,
+    toolkit: 'subscriptions',
+    effect: 'organize',
+    scopes: ['contacts:write', 'settings:write'],
+    args: z.strictObject({ email: contactEmail, audienceId: id('aud_').optional() }),
+    run: async (ctx, a) => {
+      if (a.audienceId !== undefined && !(await ctx.reads.hasAudience(ctx.workspaceId, a.audienceId)))
+        fail('audience_not_found', 'No such audience.', 'audienceId');
+      await change(ctx, a.email, a.audienceId ?? null, await ctx.reads.subscription(ctx.workspaceId, a.email));
+      return standing(ctx, a.email);
+    },
+  });
 
 /** Labels or files a thread, as `PATCH /threads/{id}` does, and answers its labels after. */
 async function relabel(ctx: ToolContext, threadId: string, change: Parameters<typeof updateThread>[3]) {
@@ -372,6 +442,35 @@ const TOOLS: Tool<unknown>[] = [
       return { email: contact.email, notes: contact.notes };
     },
   }),
+  tool({
+    name: 'read_subscription',
+    description:
+      'Whether an address is subscribed to what the workspace sends in numbers (broadcasts, automations): its ' +
+      'unsubscribes (from everything, audienceId null, or from one audience; since when, how: one-click, preferences ' +
+      'or api) and its suppression (bounce, complaint or manual: no mail at all reaches it).',
+    toolkit: 'subscriptions',
+    effect: 'read',
+    scopes: ['contacts:read', 'settings:read'],
+    args: z.strictObject({ email: contactEmail }),
+    run: (ctx, a) => standing(ctx, a.email),
+  }),
+  subscriptionChange(
+    'unsubscribe_contact',
+    'Unsubscribes an address on its owner’s behalf (they asked, say by reply): from one audience, or from ' +
+      'everything sent in numbers without audienceId. Transactional mail still goes. One already unsubscribed stays.',
+    (ctx, email, audienceId, { contactId }) =>
+      unsubscribe(ctx.commands, ctx.actor, { email, contactId, audienceId, source: 'api' }, new Date().toISOString()),
+  ),
+  subscriptionChange(
+    'resubscribe_contact',
+    'Takes back an unsubscribe the workspace recorded (source api), from one audience or from everything. What ' +
+      'the recipient chose with their link or preferences page only they can undo.',
+    async (ctx, email, audienceId, { unsubscribes }) => {
+      const held = unsubscribes.find((u) => u.audienceId === audienceId);
+      if (!held) fail('resource_not_found', 'The address is not unsubscribed from that.');
+      await removeUnsubscribe(ctx.commands, ctx.actor, { unsubscribeId: held.id, email }, new Date().toISOString());
+    },
+  ),
   tool({
     name: 'list_sent_emails',
     description: 'Lists the workspace’s sent mail, newest first, with each recipient’s delivery status.',

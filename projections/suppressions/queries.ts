@@ -22,6 +22,20 @@ export async function findSuppression(db: Db, workspaceId: string, id: string): 
     .executeTakeFirst();
 }
 
+/** The suppression of one address (lower-cased), if it has one: an address is suppressed once. */
+export async function findSuppressionByEmail(
+  db: Db,
+  workspaceId: string,
+  email: string,
+): Promise<SuppressionRow | undefined> {
+  return db
+    .selectFrom('suppressions')
+    .selectAll()
+    .where('workspace_id', '=', workspaceId)
+    .where('email', '=', email)
+    .executeTakeFirst();
+}
+
 /**
  * Newest first, after the cursor's (createdAt, id). The row comparison keeps the cursor an index
  * bound, so a page deep in a million rows costs what the first one does.

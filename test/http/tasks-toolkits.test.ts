@@ -87,7 +87,16 @@ t.test('organize: the draft is made alone, the send waits for an approval', asyn
   });
 });
 
-const NEW_TOOLKITS: Toolkit[] = ['contacts', 'notes', 'audiences', 'templates', 'files', 'sent', 'tracking'];
+const NEW_TOOLKITS: Toolkit[] = [
+  'contacts',
+  'notes',
+  'audiences',
+  'templates',
+  'files',
+  'sent',
+  'tracking',
+  'subscriptions',
+];
 type Call = [name: string, args: object | string];
 type Told = { error?: { code: string; message: string } } & Record<string, unknown>;
 
@@ -294,6 +303,8 @@ t.test('another workspace’s ids answer as missing ones', async (t) => {
     subject: 'Theirs',
     text: 'x',
   });
+  const left = await h.request(key, 'POST', '/suppressions/unsubscribes', { email: 'dora@example.net' });
+  t.equal(left.statusCode, 201, left.body);
   const { threadId } = await fileFromAnn(h, other.ws.workspaceId, mailbox(other.a), 'Theirs', undefined, [
     await attached(Buffer.from('theirs'), 't.txt', 'text/plain'),
   ]);
@@ -313,6 +324,9 @@ t.test('another workspace’s ids answer as missing ones', async (t) => {
     ['list_attachments', { threadId }],
     ['read_file', { fileId: file.id }],
     ['list_sent_emails', {}],
+    ['read_subscription', { email: dora }],
+    ['unsubscribe_contact', { email: dora, audienceId: audience.id }],
+    ['resubscribe_contact', { email: dora }],
   ]);
   t.equal(run.status, 'succeeded');
   t.same(
@@ -335,7 +349,19 @@ t.test('another workspace’s ids answer as missing ones', async (t) => {
     (told[11]!.emails as { id: string }[]).some((e) => e.id === sent.json().id),
     'their mail is not in the list',
   );
+  t.same(
+    told[12],
+    { email: dora, isContact: false, subscribed: true, unsubscribedSince: null, unsubscribes: [], suppressed: null },
+    'their contact and its unsubscribe are not ours',
+  );
+  t.match(told[13], { error: { code: 'audience_not_found' } });
+  t.match(told[14], { error: { code: 'resource_not_found' } }, 'their unsubscribe is not reached');
   t.match((await h.request(key, 'GET', `/contacts/${dora}`)).json(), { name: null, notes: 'secret' }, 'untouched');
+  t.match(
+    (await h.request(key, 'GET', `/suppressions/unsubscribes?email=${dora}`)).json().data,
+    [{ id: left.json().id, audienceId: null }],
+    'their unsubscribe holds',
+  );
 });
 
 t.test('bad arguments are failed steps the model is told of', async (t) => {
@@ -357,6 +383,9 @@ t.test('bad arguments are failed steps the model is told of', async (t) => {
     ['read_template', { template: '' }],
     ['list_attachments', { threadId: 'em_1' }],
     ['read_file', { fileId: 'fil_1', extra: true }],
+    ['read_subscription', { email: 'nobody' }],
+    ['unsubscribe_contact', { email: 'jo@example.net', audienceId: 'Weekly' }],
+    ['resubscribe_contact', {}],
   ];
   const { run, told } = await calling(task.id, calls);
   t.equal(run.status, 'succeeded');
@@ -371,6 +400,7 @@ t.test('bad arguments are failed steps the model is told of', async (t) => {
     calls.map(() => 'invalid_arguments'),
   );
   t.equal((await h.request(ws.apiKey, 'GET', '/contacts/eve@example.net')).statusCode, 404);
+  t.equal((await h.request(ws.apiKey, 'GET', '/suppressions/unsubscribes?email=jo@example.net')).json().data.length, 0);
 });
 
 t.test('the creator’s scopes now: a call past them is refused', async (t) => {
@@ -396,6 +426,8 @@ t.test('the creator’s scopes now: a call past them is refused', async (t) => {
     ['read_template', { template: 'order-shipped' }],
     ['list_attachments', { threadId: 'thr_1' }],
     ['read_file', { fileId: 'fil_1' }],
+    ['read_subscription', { email: 'bob@example.net' }],
+    ['unsubscribe_contact', { email: 'bob@example.net' }],
   ];
   const { run, told } = await calling(task.id, calls);
   t.equal(run.status, 'succeeded');
@@ -450,4 +482,124 @@ t.test('a turn makes at most CALLS_PER_TURN calls; the rest are refused with it,
     'a refused write asks no one',
   );
   t.equal((await h.request(ws.apiKey, 'GET', '/contacts/ida@example.net')).statusCode, 404, 'nor is made');
+});
+
+t.test('subscriptions: an address’s standing read, unsubscribed and taken back as the API does', async (t) => {
+  const gus = 'gus@example.net';
+  const contact = (await h.request(ws.apiKey, 'POST', '/contacts', { email: gus, name: 'Gus' })).json();
+  const weekly = (await h.request(ws.apiKey, 'POST', '/audiences', { name: 'Weekly' })).json();
+  const suppressed = await h.request(ws.apiKey, 'POST', '/suppressions', { email: 'hal@example.net' });
+  t.equal(suppressed.statusCode, 201, suppressed.body);
+  const token = await h.system.sending.unsubscribeLinks.token({
+    partition: ws.workspaceId,
+    email: 'ivy@example.net',
+    audienceId: null,
+  });
+  const click = await h.app.inject({
+    method: 'POST',
+    url: `/unsubscribe/${token}`,
+    payload: 'List-Unsubscribe=One-Click',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+  });
+  t.equal(click.statusCode, 200, 'ivy unsubscribed herself with her link');
+  const task = await create('organize', ['subscriptions']);
+  const { run, told } = await calling(task.id, [
+    ['read_subscription', { email: ' Gus@Example.net ' }],
+    ['unsubscribe_contact', { email: gus, audienceId: weekly.id }],
+    ['unsubscribe_contact', { email: gus }],
+    ['unsubscribe_contact', { email: gus }],
+    ['resubscribe_contact', { email: gus, audienceId: weekly.id }],
+    ['resubscribe_contact', { email: gus, audienceId: weekly.id }],
+    ['read_subscription', { email: 'hal@example.net' }],
+    ['read_subscription', { email: 'ivy@example.net' }],
+    ['resubscribe_contact', { email: 'ivy@example.net' }],
+  ]);
+  t.equal(run.status, 'succeeded');
+  t.same(told[0], {
+    email: gus,
+    isContact: true,
+    subscribed: true,
+    unsubscribedSince: null,
+    unsubscribes: [],
+    suppressed: null,
+  });
+  t.match(told[1], { subscribed: true, unsubscribes: [{ audienceId: weekly.id, source: 'api', removable: true }] });
+  t.match(told[2], {
+    subscribed: false,
+    unsubscribedSince: String,
+    unsubscribes: [{ audienceId: weekly.id }, { audienceId: null, source: 'api' }],
+  });
+  t.same(told[3], told[2], 'unsubscribed already: it stays as it was');
+  t.match(told[4], { subscribed: false, unsubscribes: [{ audienceId: null }] });
+  t.equal((told[4]!.unsubscribes as unknown[]).length, 1, 'the audience’s unsubscribe is taken back');
+  t.match(told[5], { error: { code: 'resource_not_found' } }, 'nothing to take back');
+  t.match(told[6], { isContact: false, subscribed: true, suppressed: { reason: 'manual', since: String } });
+  t.match(told[7], { subscribed: false, unsubscribes: [{ audienceId: null, source: 'one-click', removable: false }] });
+  t.match(told[8], { error: { code: 'unsubscribe_not_removable' } }, 'only the recipient undoes their own');
+  const listed = (await h.request(ws.apiKey, 'GET', `/suppressions/unsubscribes?email=${gus}`)).json().data;
+  t.match(listed, [{ audienceId: null, source: 'api', contactId: contact.id }]);
+  t.equal(listed.length, 1, 'as the API sees it');
+  t.equal(
+    (await h.request(ws.apiKey, 'GET', '/suppressions/unsubscribes?email=ivy@example.net')).json().data.length,
+    1,
+    'hers holds',
+  );
+});
+
+t.test('subscriptions: a creator without the settings scopes has every call refused', async (t) => {
+  const scopes = ['tasks:write', 'threads:read', 'threads:write', 'emails:read', 'emails:send', 'labels:write'];
+  const permissions = [...scopes, ...TOOLKIT_SCOPES.subscriptions];
+  const role = (await h.request(ws.apiKey, 'POST', '/roles', { name: 'Contacts only', permissions })).json();
+  const key = (
+    await h.request(ws.apiKey, 'POST', '/keys', { name: 'Contacts', scopes: permissions, roleId: role.id })
+  ).json();
+  const task = await create('organize', ['subscriptions'], key.token);
+  const kim = 'kim@example.net';
+  await h.request(ws.apiKey, 'POST', '/suppressions/unsubscribes', { email: kim });
+  const { run, told } = await calling(task.id, [
+    ['read_subscription', { email: kim }],
+    ['unsubscribe_contact', { email: 'lea@example.net' }],
+    ['resubscribe_contact', { email: kim }],
+  ]);
+  t.equal(run.status, 'succeeded');
+  t.match(told, [
+    { error: { code: 'insufficient_authority', message: /settings:read/ } },
+    { error: { code: 'insufficient_authority', message: /settings:write/ } },
+    { error: { code: 'insufficient_authority', message: /settings:write/ } },
+  ]);
+  const list = (email: string) =>
+    h.request(ws.apiKey, 'GET', `/suppressions/unsubscribes?email=${email}`).then((r) => r.json().data.length);
+  t.equal(await list('lea@example.net'), 0, 'not unsubscribed');
+  t.equal(await list(kim), 1, 'not taken back');
+});
+
+t.test('subscriptions under ask: a change waits for a person; approved made, denied not', async (t) => {
+  const task = await create('ask', ['subscriptions']);
+  const jo = 'jo@example.net';
+  const done = calling(task.id, [
+    ['read_subscription', { email: jo }],
+    ['unsubscribe_contact', { email: jo }],
+    ['resubscribe_contact', { email: jo }],
+  ]);
+  const pending = () =>
+    eventually(async () => {
+      const [waiting] = (await h.request(ws.apiKey, 'GET', `/tasks/${task.id}/approvals?status=pending`)).json().data;
+      return waiting;
+    });
+  const list = () => h.request(ws.apiKey, 'GET', `/suppressions/unsubscribes?email=${jo}`).then((r) => r.json().data);
+  const first = await pending();
+  t.match(first, { tool: 'unsubscribe_contact' });
+  t.same(await list(), [], 'not made before approval');
+  await h.request(ws.apiKey, 'POST', `/tasks/${task.id}/approvals/${first.id}/approve`);
+  const second = await pending();
+  t.match(second, { tool: 'resubscribe_contact' });
+  await h.request(ws.apiKey, 'POST', `/tasks/${task.id}/approvals/${second.id}/deny`);
+  const { run, told } = await done;
+  t.equal(run.status, 'succeeded');
+  t.match(told, [
+    { email: jo, subscribed: true },
+    { email: jo, subscribed: false },
+    { error: { code: 'approval_denied' } },
+  ]);
+  t.match(await list(), [{ email: jo, audienceId: null, source: 'api' }], 'unsubscribed, and still');
 });
