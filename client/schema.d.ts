@@ -37710,6 +37710,8 @@ export interface operations {
                                 id: string;
                                 name: string;
                                 arguments: string;
+                                /** @description Past the ten calls a turn makes: not made, no step; the model was told `too_many_calls`. */
+                                refused: boolean;
                             }[] | null;
                             callId: string | null;
                             /** @description `tool`: the tool called. */
@@ -39104,6 +39106,8 @@ export interface operations {
                                 id: string;
                                 name: string;
                                 arguments: string;
+                                /** @description Past the ten calls a turn makes: not made, no step; the model was told `too_many_calls`. */
+                                refused: boolean;
                             }[] | null;
                             callId: string | null;
                             /** @description `tool`: the tool called. */

@@ -128,9 +128,11 @@ export const tasksProjector = defineProjector<TasksTables>()({
       await runStatus(db, d.runId, 'running', sql`started_at = ${d.startedAt}`);
     },
     TaskRunTurnTaken: async (db, { metadata: { workspaceId }, data: d }) => {
+      const { made = d.toolCalls.length } = d;
+      const calls = d.toolCalls.map((c, i) => (i < made ? c : { ...c, refused: true as const }));
       await sql`WITH step AS (
           INSERT INTO task_run_steps (run_id, step, workspace_id, kind, turn, content, tool_calls, actions, at)
-          VALUES (${d.runId}, ${d.step}, ${workspaceId}, 'model', ${d.turn}, ${d.content}, ${JSON.stringify(d.toolCalls)},
+          VALUES (${d.runId}, ${d.step}, ${workspaceId}, 'model', ${d.turn}, ${d.content}, ${JSON.stringify(calls)},
             ${d.actions}, ${d.at})
           ON CONFLICT DO NOTHING RETURNING step)
         UPDATE task_runs SET steps = ${d.step}, actions = actions + ${d.actions}

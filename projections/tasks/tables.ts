@@ -60,7 +60,8 @@ export interface TasksTables {
     kind: 'model' | 'tool';
     turn: number | null;
     content: string | null;
-    tool_calls: Json<{ id: string; name: string; arguments: string }[]> | null;
+    /** `refused`: past the turn's cap, not made (absent on the calls made). */
+    tool_calls: Json<{ id: string; name: string; arguments: string; refused?: true }[]> | null;
     call_id: string | null;
     name: string | null;
     arguments: string | null;

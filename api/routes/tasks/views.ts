@@ -307,7 +307,16 @@ export const taskRunStepView = z.object({
   turn: z.number().int().nullable().describe('`model`: the turn’s number (`maxSteps` counts turns).'),
   content: z.string().nullable().describe('`model`: what the model said.'),
   toolCalls: z
-    .array(z.object({ id: z.string(), name: z.string(), arguments: z.string() }))
+    .array(
+      z.object({
+        id: z.string(),
+        name: z.string(),
+        arguments: z.string(),
+        refused: z
+          .boolean()
+          .describe('Past the ten calls a turn makes: not made, no step; the model was told `too_many_calls`.'),
+      }),
+    )
     .nullable()
     .describe('`model`: the calls it asked for (arguments as the model wrote them).'),
   callId: z.string().nullable(),
@@ -325,7 +334,7 @@ export const viewTaskRunStep = (row: TaskRunStepRow): z.infer<typeof taskRunStep
   kind: row.kind,
   turn: row.turn,
   content: row.content,
-  toolCalls: row.tool_calls,
+  toolCalls: row.tool_calls?.map(({ refused, ...call }) => ({ ...call, refused: refused === true })) ?? null,
   callId: row.call_id,
   tool: row.name,
   arguments: row.arguments,
