@@ -29654,12 +29654,13 @@ export interface operations {
                             totalBytes: number;
                             processedBytes: number;
                             counts: {
+                                /** @description Filed in threads, or made drafts (a takeout's Draft label). */
                                 imported: number;
                                 /** @description In the mailbox already (the same Message-ID and bytes, or the Message-ID in its thread). */
                                 duplicate: number;
-                                /** @description Left out by the options (spam, trash), and drafts and chats. */
+                                /** @description Left out by the options (spam, trash), chats, and discarded drafts (Draft with Trash or Spam). */
                                 skipped: number;
-                                /** @description Unreadable, empty, or larger than 64 MiB. */
+                                /** @description Unreadable, empty, larger than 64 MiB, or a draft past a draft's limits. */
                                 notImported: number;
                             };
                             labelsCreated: number;
@@ -29868,12 +29869,13 @@ export interface operations {
                         totalBytes: number;
                         processedBytes: number;
                         counts: {
+                            /** @description Filed in threads, or made drafts (a takeout's Draft label). */
                             imported: number;
                             /** @description In the mailbox already (the same Message-ID and bytes, or the Message-ID in its thread). */
                             duplicate: number;
-                            /** @description Left out by the options (spam, trash), and drafts and chats. */
+                            /** @description Left out by the options (spam, trash), chats, and discarded drafts (Draft with Trash or Spam). */
                             skipped: number;
-                            /** @description Unreadable, empty, or larger than 64 MiB. */
+                            /** @description Unreadable, empty, larger than 64 MiB, or a draft past a draft's limits. */
                             notImported: number;
                         };
                         labelsCreated: number;
@@ -30301,12 +30303,13 @@ export interface operations {
                         totalBytes: number;
                         processedBytes: number;
                         counts: {
+                            /** @description Filed in threads, or made drafts (a takeout's Draft label). */
                             imported: number;
                             /** @description In the mailbox already (the same Message-ID and bytes, or the Message-ID in its thread). */
                             duplicate: number;
-                            /** @description Left out by the options (spam, trash), and drafts and chats. */
+                            /** @description Left out by the options (spam, trash), chats, and discarded drafts (Draft with Trash or Spam). */
                             skipped: number;
-                            /** @description Unreadable, empty, or larger than 64 MiB. */
+                            /** @description Unreadable, empty, larger than 64 MiB, or a draft past a draft's limits. */
                             notImported: number;
                         };
                         labelsCreated: number;
@@ -30551,12 +30554,13 @@ export interface operations {
                         totalBytes: number;
                         processedBytes: number;
                         counts: {
+                            /** @description Filed in threads, or made drafts (a takeout's Draft label). */
                             imported: number;
                             /** @description In the mailbox already (the same Message-ID and bytes, or the Message-ID in its thread). */
                             duplicate: number;
-                            /** @description Left out by the options (spam, trash), and drafts and chats. */
+                            /** @description Left out by the options (spam, trash), chats, and discarded drafts (Draft with Trash or Spam). */
                             skipped: number;
-                            /** @description Unreadable, empty, or larger than 64 MiB. */
+                            /** @description Unreadable, empty, larger than 64 MiB, or a draft past a draft's limits. */
                             notImported: number;
                         };
                         labelsCreated: number;
@@ -30795,12 +30799,13 @@ export interface operations {
                         totalBytes: number;
                         processedBytes: number;
                         counts: {
+                            /** @description Filed in threads, or made drafts (a takeout's Draft label). */
                             imported: number;
                             /** @description In the mailbox already (the same Message-ID and bytes, or the Message-ID in its thread). */
                             duplicate: number;
-                            /** @description Left out by the options (spam, trash), and drafts and chats. */
+                            /** @description Left out by the options (spam, trash), chats, and discarded drafts (Draft with Trash or Spam). */
                             skipped: number;
-                            /** @description Unreadable, empty, or larger than 64 MiB. */
+                            /** @description Unreadable, empty, larger than 64 MiB, or a draft past a draft's limits. */
                             notImported: number;
                         };
                         labelsCreated: number;
@@ -31026,12 +31031,13 @@ export interface operations {
                         totalBytes: number;
                         processedBytes: number;
                         counts: {
+                            /** @description Filed in threads, or made drafts (a takeout's Draft label). */
                             imported: number;
                             /** @description In the mailbox already (the same Message-ID and bytes, or the Message-ID in its thread). */
                             duplicate: number;
-                            /** @description Left out by the options (spam, trash), and drafts and chats. */
+                            /** @description Left out by the options (spam, trash), chats, and discarded drafts (Draft with Trash or Spam). */
                             skipped: number;
-                            /** @description Unreadable, empty, or larger than 64 MiB. */
+                            /** @description Unreadable, empty, larger than 64 MiB, or a draft past a draft's limits. */
                             notImported: number;
                         };
                         labelsCreated: number;

@@ -8,12 +8,17 @@ import {
 } from '../../domain/drafts/decide.ts';
 import { type DraftContent, draftStream } from '../../domain/drafts/events.ts';
 import { draftAggregate, type DraftState, isLive } from '../../domain/drafts/state.ts';
+import { decideUploadFile } from '../../domain/files/decide.ts';
+import { fileStream } from '../../domain/files/events.ts';
+import { fileAggregate } from '../../domain/files/state.ts';
 import { digestId } from '../../domain/shared/ids.ts';
 import { DomainError, fail } from '../../domain/shared/errors.ts';
 import { type SendContext, type Sender, type Sent, sendEmail } from '../emails/handlers.ts';
 import { type Actor, type CommandContext, execute, loadState } from '../execute.ts';
 import { releaseFileUses, reserveFileUses } from '../files/handlers.ts';
 import { newId } from '../ids.ts';
+
+const importedDraftFileId = (draftId: string, part: number) => digestId('importedDraftFile', `${draftId}:${part}`);
 
 /** The uploads among a draft's attachments, each with its `param` (files of received mail need no reservation). */
 export type DraftUploads = { fileId: string; param: string }[];
@@ -41,6 +46,51 @@ export async function createDraft(
     { likelyNew: true },
   );
   return draftId;
+}
+
+/**
+ * A draft made by a mailbox import (processes/mailbox-imports), under an id drawn from the
+ * import's place (`importedDraft`): each attachment becomes an upload of the mailbox, its bytes
+ * the blob the import's parse stored, under an id drawn from the draft (`importedDraftFile`), so a
+ * repeat after a crash names the same files and the same draft and records nothing twice. Nothing
+ * reacts to drafts or uploads: the import stays quiet.
+ */
+export async function importDraft(
+  ctx: CommandContext,
+  actor: Actor,
+  draftId: string,
+  content: Omit<DraftContent, 'attachments'>,
+  parts: { filename: string | null; contentType: string; size: number; sha256: string }[],
+  now: string,
+) {
+  const attachments = parts.map((p, i) => ({
+    fileId: importedDraftFileId(draftId, i),
+    filename: p.filename,
+    contentType: p.contentType,
+    size: p.size,
+  }));
+  const owner = { address: content.address, domain: content.domain };
+  await Promise.all(
+    parts.map((p, i) => {
+      const data = {
+        fileId: attachments[i]!.fileId,
+        owner,
+        filename: p.filename ?? `attachment-${i + 1}`,
+        contentType: p.contentType,
+        size: p.size,
+        sha256: p.sha256,
+        uploadedAt: now,
+      };
+      return execute(ctx, actor, fileStream(actor.workspaceId, data.fileId), fileAggregate, (s) =>
+        decideUploadFile(s, data),
+      );
+    }),
+  );
+  const uploads = attachments.map((a, i) => ({ fileId: a.fileId, param: `attachments.${i}.fileId` }));
+  await reserveFileUses(ctx, actor, draftId, uploads, now);
+  await execute(ctx, actor, draftStream(actor.workspaceId, draftId), draftAggregate, (s) =>
+    decideCreateDraft(s, { draftId, content: { ...content, attachments }, now }),
+  );
 }
 
 export async function updateDraft(

@@ -85,8 +85,11 @@ export interface ImportHeaders {
 
 export type Placement =
   | { skip: true; reason: 'spam' | 'trash' | 'draft' | 'chat' }
+  /** A draft of the mailbox (drafts API), not mail in a thread. */
+  | { skip: false; draft: true }
   | {
       skip: false;
+      draft: false;
       direction: 'received' | 'sent';
       wanted: 'inbox' | 'archive' | 'spam' | 'trash';
       unread: boolean;
@@ -98,8 +101,9 @@ export type Placement =
  * Where an imported message goes, by its takeout labels and the import's options: Trash and Spam
  * only with `includeTrash` / `includeSpam`; Sent (or mail from the address itself) as sent mail;
  * Inbox in the inbox, or under archive when `keepInbox` is false; anything else archived. Read
- * state from Unread/Opened, else mbox `Status:`, else inbox mail is unread. Drafts and chats are
- * not mail to file: skipped.
+ * state from Unread/Opened, else mbox `Status:`, else inbox mail is unread. Draft becomes a draft
+ * of the mailbox, unless it is also in Trash or Spam (a discarded draft: drafts have no trash,
+ * so it is skipped whatever the options). Chats are not mail: skipped.
  */
 export function placeMessage(
   headers: ImportHeaders,
@@ -113,7 +117,8 @@ export function placeMessage(
     else if (!IGNORED.test(name)) custom.push(name);
   }
   if (system.has('chat')) return { skip: true, reason: 'chat' };
-  if (system.has('draft')) return { skip: true, reason: 'draft' };
+  if (system.has('draft'))
+    return system.has('trash') || system.has('spam') ? { skip: true, reason: 'draft' } : { skip: false, draft: true };
   if (system.has('trash') && !options.includeTrash) return { skip: true, reason: 'trash' };
   if (system.has('spam') && !options.includeSpam) return { skip: true, reason: 'spam' };
   const sent = system.has('sent') || (headers.labels === null && headers.fromSelf);
@@ -134,5 +139,12 @@ export function placeMessage(
         : headers.status !== null
           ? !headers.status.includes('R')
           : wanted === 'inbox';
-  return { skip: false, direction: sent ? 'sent' : 'received', wanted, unread, custom: [...new Set(custom)] };
+  return {
+    skip: false,
+    draft: false,
+    direction: sent ? 'sent' : 'received',
+    wanted,
+    unread,
+    custom: [...new Set(custom)],
+  };
 }

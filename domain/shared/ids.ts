@@ -74,6 +74,10 @@ export const ID_KINDS = {
   mailboxImport: { prefix: 'imp_', body: 'hex24', from: 'random' },
   /** A message filed by a mailbox import: a digest of import and place in it, so a resumed run can tell it filed it. */
   importedMessage: { prefix: 'mes_', body: 'hex24', from: 'digest' },
+  /** A draft made by a mailbox import: a digest of import and place, so a resumed run makes it once. */
+  importedDraft: { prefix: 'drf_', body: 'hex24', from: 'digest' },
+  /** An attachment of an imported draft as a file: a digest of draft and position, as `attachmentFile`. */
+  importedDraftFile: { prefix: 'fil_', body: 'hex24', from: 'digest' },
   /** A workspace export (domain/exports). */
   export: { prefix: 'exp_', body: 'hex24', from: 'random' },
   /** A disposable inbox (domain/temp-inboxes), of no workspace. */

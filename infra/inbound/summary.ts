@@ -19,6 +19,11 @@ export interface ParsedMessage {
    * `SEARCH_TEXT_CHARS`: for a search index, never for an event.
    */
   searchText: string;
+  /**
+   * The body as decoded (`html` null without an HTML part): what an imported draft is written
+   * with (domain/mailbox-imports/drafts.ts); never for an event or an index.
+   */
+  body: { text: string; html: string | null };
 }
 
 export const SEARCH_TEXT_CHARS = 64 * 1024;
@@ -89,6 +94,7 @@ export async function parseMessage(blobs: BlobStore, raw: Buffer | Readable, siz
       size,
     },
     searchText: Array.from(text).slice(0, SEARCH_TEXT_CHARS).join(''),
+    body: { text, html: html === '' ? null : html },
   };
 }
 

@@ -531,7 +531,8 @@ class Restore {
       { labels: null, fromSelf: s.from?.address.toLowerCase() === mailbox.address, status: header('status') },
       { keepInbox: true, includeSpam: true, includeTrash: true },
     );
-    if (place.skip) return false;
+    // Without takeout labels a message is never a draft: only the type needs telling.
+    if (place.skip || place.draft) return false;
     await texts.put(stored.sha256, parsed.searchText);
     const date = s.date !== null && !Number.isNaN(Date.parse(s.date)) ? s.date : this.now();
     const filed = await fileImportedMessage(commands, lookups, this.actor.workspaceId, mailbox, {

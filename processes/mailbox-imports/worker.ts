@@ -9,10 +9,13 @@ import {
   type MailboxImportPorts,
   recordMailboxImportProgress,
 } from '../../commands/mailbox-imports/handlers.ts';
+import { importDraft } from '../../commands/drafts/handlers.ts';
 import type { FilingLookups } from '../../commands/threads/handlers.ts';
 import { fileImportedMessage, labelImportedThread } from '../../commands/threads/imports.ts';
 import type { ImportFile, ImportOptions, ImportProgress } from '../../domain/mailbox-imports/events.ts';
+import { importedDraftContent } from '../../domain/mailbox-imports/drafts.ts';
 import { placeMessage, splitLabels } from '../../domain/mailbox-imports/formats.ts';
+import { DomainError } from '../../domain/shared/errors.ts';
 import { digestId } from '../../domain/shared/ids.ts';
 import { mailboxOwnerOf } from '../../domain/shared/mailbox-owners.ts';
 import type { Mailbox } from '../../domain/threads/events.ts';
@@ -412,10 +415,29 @@ export class MailboxImportProcess {
       counts.skipped++;
       return;
     }
+    let draft: ReturnType<typeof importedDraftContent> | null = null;
+    if (place.draft) {
+      // Checked before the key is claimed: a message no draft can hold is not imported, and a later
+      // import of it must meet the same answer, not this import's claim.
+      try {
+        draft = importedDraftContent(s, parsed.body, run.mailbox.address);
+      } catch (error) {
+        if (!(error instanceof DomainError)) throw error;
+        counts.notImported++;
+        return;
+      }
+    }
     const key = importKey(s.messageId, stored.sha256);
     const claim = await this.claim(run, key, ordinal);
     if (claim === 'duplicate') {
       counts.duplicate++;
+      return;
+    }
+    if (place.draft) {
+      // Made under an id drawn from the place, as a message is filed: a repeat records nothing.
+      const draftId = digestId('importedDraft', `${run.id}:${ordinal}`);
+      await importDraft(commands, actor, draftId, draft!, s.attachments, new Date().toISOString());
+      counts.imported++;
       return;
     }
     const messageId = digestId('importedMessage', `${run.id}:${ordinal}`);

@@ -143,7 +143,10 @@ t.test('formats from bytes, takeout labels, placement by options', async (t) => 
   t.match(place('Spam,Unread', { includeSpam: true }), { wanted: 'spam' });
   t.match(place('Trash'), { skip: true, reason: 'trash' });
   t.match(place('Sent,Opened'), { direction: 'sent', wanted: 'archive', unread: false });
-  t.match(place('Draft'), { skip: true, reason: 'draft' });
+  t.match(place('Draft'), { skip: false, draft: true });
+  t.match(place('Draft,Unread,Work'), { skip: false, draft: true });
+  t.match(place('Draft,Trash', { includeTrash: true }), { skip: true, reason: 'draft' }, 'a discarded draft');
+  t.match(place('Chat,Inbox'), { skip: true, reason: 'chat' });
   t.match(place('Important,Starred,Category Social,Opened'), { wanted: 'archive', custom: [] });
   t.match(place(null), { direction: 'received', wanted: 'inbox', unread: true });
   t.match(place(null, {}, true), { direction: 'sent', wanted: 'archive' });

@@ -61,7 +61,11 @@ await h.request(ws.apiKey, 'POST', `/domains/${added.id}/verify`);
 const address = (await h.request(ws.apiKey, 'POST', '/addresses', { address: 'a@restart.example.com' })).json();
 
 t.test('stopped mid-run, its checkpoint lost: a new system finishes with nothing twice', async (t) => {
-  const content = mbox(many('crash', 40, { to: 'a@restart.example.com', body: 'z'.repeat(150) }));
+  // A takeout draft among them: made once too.
+  const content = mbox([
+    { id: 'crash-draft@outside.test', subject: 'Crash draft', labels: 'Draft' },
+    ...many('crash', 40, { to: 'a@restart.example.com', body: 'z'.repeat(150), labels: 'Inbox' }),
+  ]);
   const started = await runImport(h as any, ws.apiKey, address.id, [{ name: 'crash.mbox', content }]);
   const mid = await waitImport(
     h as any,
@@ -90,7 +94,7 @@ t.test('stopped mid-run, its checkpoint lost: a new system finishes with nothing
   const done = await waitImport(h as any, ws.apiKey, started.id);
   t.match(done, {
     status: 'completed',
-    counts: { imported: 40, duplicate: 0, skipped: 0, notImported: 0 },
+    counts: { imported: 41, duplicate: 0, skipped: 0, notImported: 0 },
     processedBytes: content.length,
     uploadDeleted: true,
   });
@@ -101,6 +105,12 @@ t.test('stopped mid-run, its checkpoint lost: a new system finishes with nothing
   t.same(rows[0], { n: 40, ids: 40 }, 'each message once');
   const threads = await h.request(ws.apiKey, 'GET', '/threads?address=a%40restart.example.com&limit=100');
   t.equal(threads.json().data.length, 40);
+  const drafts = await h.request(ws.apiKey, 'GET', '/drafts?address=a%40restart.example.com');
+  t.same(
+    drafts.json().data.map((d: any) => d.subject),
+    ['Crash draft'],
+    'the draft once',
+  );
 });
 
 t.test('a tgz stopped twice mid-archive, then its checkpoint lost: each message once', async (t) => {

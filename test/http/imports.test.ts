@@ -112,7 +112,7 @@ t.test('the same mail again, into the same address: every message a duplicate', 
   t.equal((await threadsOf('b@imports.example.com')).length, 4);
 });
 
-t.test('takeout labels, keepInbox false, spam in, trash out; an .eml beside the mbox', async (t) => {
+t.test('takeout labels, keepInbox false, spam in, trash out, a draft; an .eml beside the mbox', async (t) => {
   const content = mbox([
     { id: 'g1@outside.test', subject: 'Inbox mail', labels: 'Inbox,Unread,Work' },
     { id: 'g2@outside.test', subject: 'Spam mail', labels: 'Spam,Unread' },
@@ -142,7 +142,7 @@ t.test('takeout labels, keepInbox false, spam in, trash out; an .eml beside the 
   const done = await waitImport(h, key, started.id);
   t.match(done, {
     status: 'completed',
-    counts: { imported: 5, duplicate: 0, skipped: 2, notImported: 0 },
+    counts: { imported: 6, duplicate: 0, skipped: 1, notImported: 0 },
     labelsCreated: 2,
     labelsSkipped: 0,
   });
@@ -159,7 +159,9 @@ t.test('takeout labels, keepInbox false, spam in, trash out; an .eml beside the 
   t.match(bySubject['Archived mail'], { labels: ['archive', byName.Work], unread: false });
   t.match(bySubject['Single eml'], { labels: ['archive'] });
   t.notOk(bySubject['Trash mail'], 'trash left out');
-  t.notOk(bySubject['Draft mail'], 'drafts are not filed');
+  t.notOk(bySubject['Draft mail'], 'a draft is no thread');
+  const drafts = (await h.request(key, 'GET', '/drafts?address=c@imports.example.com')).json().data as any[];
+  t.match(drafts, [{ subject: 'Draft mail', from: '"Olga" <c@imports.example.com>' }], 'but a draft');
 });
 
 t.test('refusals of a plan, of parts and of a start', async (t) => {
@@ -387,4 +389,106 @@ t.test('past the label limit, names are skipped and counted; the mail still come
   const past = threads.find((th) => th.subject === 'Past the limit');
   t.equal(past.labels.length, 2, 'inbox and the existing label only');
   t.equal(past.unread, false);
+});
+
+t.test('takeout drafts become drafts of the address, once; chats and discarded drafts skipped', async (t) => {
+  const res = await h.request(key, 'POST', '/addresses', { address: 'e@imports.example.com' });
+  t.equal(res.statusCode, 201);
+  const e = res.json();
+  const attachment = Buffer.from('the plan, attached');
+  const draft = [
+    'X-Gmail-Labels: Draft,Work',
+    'From: "Me, Myself" <me@gmail.test>',
+    'To: Pat <pat@elsewhere.test>, undisclosed-recipients:;',
+    'Cc: kim@elsewhere.test',
+    'Bcc: boss@elsewhere.test',
+    'Subject: Plan for Tuesday',
+    'Date: Tue, 02 Jan 2024 10:00:00 +0000',
+    'Message-ID: <d1@gmail.test>',
+    'In-Reply-To: <k1@outside.test>',
+    'References: <k0@outside.test> <k1@outside.test>',
+    'MIME-Version: 1.0',
+    'Content-Type: multipart/mixed; boundary="mix"',
+    '',
+    '--mix',
+    'Content-Type: multipart/alternative; boundary="alt"',
+    '',
+    '--alt',
+    'Content-Type: text/plain; charset=utf-8',
+    '',
+    'See the plan.',
+    '--alt',
+    'Content-Type: text/html; charset=utf-8',
+    '',
+    '<p>See <b>the plan</b>.</p>',
+    '--alt--',
+    '--mix',
+    'Content-Type: text/plain; name="plan.txt"',
+    'Content-Disposition: attachment; filename="plan.txt"',
+    'Content-Transfer-Encoding: base64',
+    '',
+    attachment.toString('base64'),
+    '--mix--',
+    '',
+  ].join('\n');
+  const tooMany = Array.from({ length: 51 }, (_, i) => `r${i}@elsewhere.test`).join(', ');
+  const content = Buffer.concat([
+    Buffer.from(`From 1@xxx Tue Jan  2 10:00:00 2024\n${draft}\n`),
+    mbox([
+      { id: 'd2@gmail.test', subject: 'Inbox mail', labels: 'Inbox,Opened', to: 'e@imports.example.com' },
+      { id: 'd3@gmail.test', subject: 'Discarded draft', labels: 'Draft,Trash' },
+      { id: 'd4@gmail.test', subject: 'A chat', labels: 'Chat' },
+      { id: 'd5@gmail.test', subject: 'Too many', labels: 'Draft', to: tooMany },
+    ]),
+  ]);
+  const started = await runImport(h, key, e.id, [{ name: 'takeout.mbox', content }], { includeTrash: true });
+  t.match(await waitImport(h, key, started.id), {
+    status: 'completed',
+    counts: { imported: 2, duplicate: 0, skipped: 2, notImported: 1 },
+  });
+  const listDrafts = async () =>
+    (await h.request(key, 'GET', '/drafts?address=e@imports.example.com')).json().data as any[];
+  const drafts = await listDrafts();
+  t.equal(drafts.length, 1, 'one draft');
+  const got = (await h.request(key, 'GET', `/drafts/${drafts[0].id}`)).json();
+  t.match(got, {
+    object: 'draft',
+    from: '"Me, Myself" <e@imports.example.com>',
+    address: 'e@imports.example.com',
+    to: ['"Pat" <pat@elsewhere.test>'],
+    cc: ['kim@elsewhere.test'],
+    bcc: ['boss@elsewhere.test'],
+    subject: 'Plan for Tuesday',
+    text: /^See the plan\.\s*$/,
+    html: '<p>See <b>the plan</b>.</p>',
+    inReplyTo: 'k1@outside.test',
+    references: ['k0@outside.test', 'k1@outside.test'],
+    attachments: [{ filename: 'plan.txt', contentType: 'text/plain', size: attachment.length }],
+  });
+  const fileId = got.attachments[0].fileId;
+  const file = await h.request(key, 'GET', `/files/${fileId}/content`);
+  t.equal(file.statusCode, 200);
+  t.equal(file.body, attachment.toString(), 'the attachment is an upload of the mailbox');
+  t.match((await h.request(key, 'GET', `/files/${fileId}`)).json(), {
+    source: 'upload',
+    address: 'e@imports.example.com',
+  });
+  t.same(errorOf(await h.request(key, 'DELETE', `/files/${fileId}`)), [409, 'file_in_use', 'id'], 'the draft holds it');
+  t.same(
+    (await threadsOf('e@imports.example.com')).map((th) => th.subject),
+    ['Inbox mail'],
+    'the draft is no thread',
+  );
+  t.same(
+    errorOf(await h.request(foreign.ws.apiKey, 'GET', `/drafts/${drafts[0].id}`)),
+    [404, 'resource_not_found', 'id'],
+    "another workspace's key does not see it",
+  );
+
+  const again = await runImport(h, key, e.id, [{ name: 'again.mbox', content }], { includeTrash: true });
+  t.match(await waitImport(h, key, again.id), {
+    status: 'completed',
+    counts: { imported: 0, duplicate: 2, skipped: 2, notImported: 1 },
+  });
+  t.equal((await listDrafts()).length, 1, 'a second import makes no second draft');
 });

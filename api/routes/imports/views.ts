@@ -33,13 +33,16 @@ export const mailboxImportView = z.object({
   totalBytes: z.number().int(),
   processedBytes: z.number().int(),
   counts: z.object({
-    imported: z.number().int(),
+    imported: z.number().int().describe("Filed in threads, or made drafts (a takeout's Draft label)."),
     duplicate: z
       .number()
       .int()
       .describe('In the mailbox already (the same Message-ID and bytes, or the Message-ID in its thread).'),
-    skipped: z.number().int().describe('Left out by the options (spam, trash), and drafts and chats.'),
-    notImported: z.number().int().describe('Unreadable, empty, or larger than 64 MiB.'),
+    skipped: z
+      .number()
+      .int()
+      .describe('Left out by the options (spam, trash), chats, and discarded drafts (Draft with Trash or Spam).'),
+    notImported: z.number().int().describe("Unreadable, empty, larger than 64 MiB, or a draft past a draft's limits."),
   }),
   labelsCreated: z.number().int(),
   labelsSkipped: z
