@@ -29666,7 +29666,7 @@ export interface operations {
                             labelsCreated: number;
                             /** @description Label names not made: past the label limit of the mailbox, or a name no label may have. */
                             labelsSkipped: number;
-                            /** @description Why it failed; set only when `status` is `failed`. */
+                            /** @description Why it failed (`failed`), or why the service cancelled it (`cancelled`: its upload expired). */
                             lastError: string | null;
                             uploadDeleted: boolean;
                             createdAt: string;
@@ -29881,7 +29881,7 @@ export interface operations {
                         labelsCreated: number;
                         /** @description Label names not made: past the label limit of the mailbox, or a name no label may have. */
                         labelsSkipped: number;
-                        /** @description Why it failed; set only when `status` is `failed`. */
+                        /** @description Why it failed (`failed`), or why the service cancelled it (`cancelled`: its upload expired). */
                         lastError: string | null;
                         uploadDeleted: boolean;
                         createdAt: string;
@@ -30315,7 +30315,7 @@ export interface operations {
                         labelsCreated: number;
                         /** @description Label names not made: past the label limit of the mailbox, or a name no label may have. */
                         labelsSkipped: number;
-                        /** @description Why it failed; set only when `status` is `failed`. */
+                        /** @description Why it failed (`failed`), or why the service cancelled it (`cancelled`: its upload expired). */
                         lastError: string | null;
                         uploadDeleted: boolean;
                         createdAt: string;
@@ -30566,7 +30566,7 @@ export interface operations {
                         labelsCreated: number;
                         /** @description Label names not made: past the label limit of the mailbox, or a name no label may have. */
                         labelsSkipped: number;
-                        /** @description Why it failed; set only when `status` is `failed`. */
+                        /** @description Why it failed (`failed`), or why the service cancelled it (`cancelled`: its upload expired). */
                         lastError: string | null;
                         uploadDeleted: boolean;
                         createdAt: string;
@@ -30811,7 +30811,7 @@ export interface operations {
                         labelsCreated: number;
                         /** @description Label names not made: past the label limit of the mailbox, or a name no label may have. */
                         labelsSkipped: number;
-                        /** @description Why it failed; set only when `status` is `failed`. */
+                        /** @description Why it failed (`failed`), or why the service cancelled it (`cancelled`: its upload expired). */
                         lastError: string | null;
                         uploadDeleted: boolean;
                         createdAt: string;
@@ -31043,7 +31043,7 @@ export interface operations {
                         labelsCreated: number;
                         /** @description Label names not made: past the label limit of the mailbox, or a name no label may have. */
                         labelsSkipped: number;
-                        /** @description Why it failed; set only when `status` is `failed`. */
+                        /** @description Why it failed (`failed`), or why the service cancelled it (`cancelled`: its upload expired). */
                         lastError: string | null;
                         uploadDeleted: boolean;
                         createdAt: string;

@@ -183,7 +183,8 @@ export async function deleteImportUpload(
 
 /**
  * Uploading, queued or running → cancelled, the upload deleted; a running import stops at its
- * next checkpoint (what it filed stays). A settled import is answered as it is.
+ * next checkpoint (what it filed stays). A settled import is answered as it is. `expired` (the
+ * reason, recorded) is the upload expiry's cancel, of an import still uploading only.
  */
 export async function cancelMailboxImport(
   ctx: CommandContext,
@@ -191,8 +192,10 @@ export async function cancelMailboxImport(
   actor: Actor,
   importId: string,
   now: string,
+  expired?: string,
 ): Promise<void> {
-  const { state } = await run(ctx, actor, (s) => decideCancelMailboxImport(s, { importId, now }));
+  const cmd = { importId, now, ...(expired === undefined ? {} : { expired }) };
+  const { state } = await run(ctx, actor, (s) => decideCancelMailboxImport(s, cmd));
   if (state.imports.get(importId)?.status === 'cancelled') await deleteImportUpload(ctx, ports, actor, importId);
 }
 

@@ -122,13 +122,19 @@ export function decideFinishMailboxImport(
 }
 
 /** Uploading, queued or running → cancelled; cancelling a settled import decides nothing. */
+/**
+ * A cancel with an `expired` reason (the upload expiry, processes/mailbox-imports) cancels only an
+ * import still uploading: one started since the expiry looked is left to run.
+ */
 export function decideCancelMailboxImport(
   state: MailboxImportsState,
-  cmd: { importId: string; now: string },
+  cmd: { importId: string; now: string; expired?: string },
 ): MailboxImportEvent[] {
   const found = importOf(state, cmd.importId);
   if (SETTLED.includes(found.status)) return [];
-  return [{ type: 'MailboxImportCancelled', data: { importId: cmd.importId, cancelledAt: cmd.now } }];
+  if (cmd.expired !== undefined && found.status !== 'uploading') return [];
+  const reason = cmd.expired === undefined ? {} : { reason: cmd.expired };
+  return [{ type: 'MailboxImportCancelled', data: { importId: cmd.importId, cancelledAt: cmd.now, ...reason } }];
 }
 
 /** Once, after the import settled and its folder is gone. */

@@ -85,9 +85,10 @@ export const MailboxImportFailed = defineEvent(
   z.object({ importId: z.string(), progress: ImportProgress, error: z.string(), failedAt: z.string() }),
 );
 
+/** By the caller, or (`reason` set) by the service: an upload left too long without a part. */
 export const MailboxImportCancelled = defineEvent(
   'MailboxImportCancelled',
-  z.object({ importId: z.string(), cancelledAt: z.string() }),
+  z.object({ importId: z.string(), cancelledAt: z.string(), reason: z.string().optional() }),
 );
 
 /** The uploaded files are gone from the import's folder (after it settled). */

@@ -126,4 +126,15 @@ export class FileImportStorage implements ImportStorage {
   async remove(importId: string): Promise<void> {
     await rm(this.dir(importId), { recursive: true, force: true });
   }
+
+  async lastWrite(importId: string): Promise<Date | null> {
+    // The folder's own time: every part lands by a rename into it, which moves it on (one stat,
+    // not one per part; a part being written counts too, through its temporary name).
+    try {
+      return (await stat(this.dir(importId))).mtime;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
+      throw error;
+    }
+  }
 }

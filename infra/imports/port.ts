@@ -30,6 +30,8 @@ export interface ImportStorage {
   dropSpool(importId: string, file: number): Promise<void>;
   /** Deletes the import's folder and everything in it. */
   remove(importId: string): Promise<void>;
+  /** When a part was last stored (the newest in the folder); null when none is. */
+  lastWrite(importId: string): Promise<Date | null>;
 }
 
 /** The bytes of a part were not the size the upload plan says. */

@@ -4,6 +4,7 @@ import type { Actor, CommandContext } from '../../commands/execute.ts';
 import { ImportLabels } from '../../commands/mailbox-imports/labels.ts';
 import {
   beginMailboxImport,
+  cancelMailboxImport,
   deleteImportUpload,
   finishMailboxImport,
   type MailboxImportPorts,
@@ -24,6 +25,7 @@ import type { Delivery as Job, JobOutcome, WorkQueue } from '../../infra/bus/por
 import { parseMessage } from '../../infra/inbound/summary.ts';
 import type { TextIndex } from '../../infra/search/port.ts';
 import { type DueWork, type RunStep, runStepWork, type DueWakeups } from '../due-work.ts';
+import { Repeating } from '../repeating.ts';
 import { type SplitMessage, splitMbox, wholeMessage } from './split.ts';
 
 /** The member after `path` in an archive (the checkpoint once a member is read through). */
@@ -47,6 +49,14 @@ export interface MailboxImportOptions {
    * Well under `staleAfterMs`, so the step is never taken twice at once.
    */
   archiveStepMs: number;
+  /**
+   * An import still `uploading` this long after its last part (or its creation, before any) is
+   * cancelled and its parts deleted: a week, as resumable upload APIs commonly keep an unfinished
+   * upload.
+   */
+  uploadExpiryMs: number;
+  /** How often such uploads are looked for. */
+  uploadExpiryEveryMs: number;
 }
 
 export const DEFAULT_MAILBOX_IMPORT_OPTIONS: MailboxImportOptions = {
@@ -58,6 +68,8 @@ export const DEFAULT_MAILBOX_IMPORT_OPTIONS: MailboxImportOptions = {
   batchMs: 5_000,
   messageBytesMax: 64 * 1024 * 1024,
   archiveStepMs: 60_000,
+  uploadExpiryMs: 7 * 24 * 3_600_000,
+  uploadExpiryEveryMs: 3_600_000,
 };
 
 export interface MailboxImportDeps {
@@ -113,15 +125,22 @@ const header = (headers: { name: string; value: string }[], name: string) =>
  */
 export class MailboxImportProcess {
   private readonly work: DueWork<RunStep>;
+  private readonly expiry: Repeating;
 
   constructor(
     private readonly deps: MailboxImportDeps,
     private readonly options: MailboxImportOptions = DEFAULT_MAILBOX_IMPORT_OPTIONS,
   ) {
     this.work = runStepWork(deps, options, 'mailbox import', 'mailbox_import_runs', "status IN ('queued', 'running')");
+    this.expiry = new Repeating(
+      'mailbox import upload expiry',
+      () => this.expireUploads(),
+      options.uploadExpiryEveryMs,
+    );
   }
 
   async start(): Promise<void> {
+    this.expiry.start(Math.min(5_000, this.options.uploadExpiryEveryMs));
     await this.work.start((job) => this.handle(job), {
       concurrency: this.options.concurrency,
       retryOnErrorMs: 1000,
@@ -130,7 +149,40 @@ export class MailboxImportProcess {
   }
 
   async stop(): Promise<void> {
+    await this.expiry.stop();
     await this.work.stop();
+  }
+
+  /**
+   * One pass of the upload expiry: each import still uploading `uploadExpiryMs` after its last
+   * part (the storage's time of its folder; its creation when no part came) is cancelled through
+   * the cancel of the api, by the service and with its reason, which deletes its parts
+   * (`uploadDeleted`). An import started meanwhile is left (the cancel refuses it).
+   */
+  private async expireUploads(): Promise<number> {
+    const { uploadExpiryMs, uploadExpiryEveryMs } = this.options;
+    const span =
+      uploadExpiryMs % 86_400_000 === 0 ? `${uploadExpiryMs / 86_400_000} days` : `${uploadExpiryMs / 1000} s`;
+    const reason = `Expired: no part was uploaded for ${span}, and it was not started.`;
+    let after: [Date, string] = [new Date(0), ''];
+    for (;;) {
+      const now = Date.now();
+      const { rows } = await this.deps.pool.query<{ id: string; workspace_id: string; created_at: Date }>(
+        `SELECT id, workspace_id, created_at FROM mailbox_imports
+         WHERE status = 'uploading' AND created_at <= $1 AND (created_at, id) > ($2, $3)
+         ORDER BY created_at, id LIMIT 100`,
+        [new Date(now - uploadExpiryMs), after[0], after[1]],
+      );
+      for (const row of rows) {
+        const last = (await this.deps.ports.storage.lastWrite(row.id)) ?? row.created_at;
+        if (now - Math.max(last.getTime(), row.created_at.getTime()) < uploadExpiryMs) continue;
+        const actor: Actor = { workspaceId: row.workspace_id, kind: 'system', id: 'mailbox-import-expiry' };
+        await cancelMailboxImport(this.deps.commands, this.deps.ports, actor, row.id, new Date().toISOString(), reason);
+      }
+      if (rows.length < 100) return uploadExpiryEveryMs;
+      const end = rows[rows.length - 1]!;
+      after = [end.created_at, end.id];
+    }
   }
 
   private async handle(job: Job): Promise<JobOutcome> {

@@ -28,7 +28,8 @@ export const mailboxImportsProjector = defineProjector<MailboxImportsTables>()({
       finished_at timestamptz
     );`,
   indexes: (s) => `
-    CREATE INDEX IF NOT EXISTS mailbox_imports_workspace_created ON ${s}.mailbox_imports (workspace_id, created_at DESC, id DESC);`,
+    CREATE INDEX IF NOT EXISTS mailbox_imports_workspace_created ON ${s}.mailbox_imports (workspace_id, created_at DESC, id DESC);
+    CREATE INDEX IF NOT EXISTS mailbox_imports_uploading ON ${s}.mailbox_imports (created_at, id) WHERE status = 'uploading';`,
   on: {
     MailboxImportCreated: async (db, { metadata: { workspaceId }, data: d }) => {
       await db
@@ -100,7 +101,7 @@ export const mailboxImportsProjector = defineProjector<MailboxImportsTables>()({
     MailboxImportCancelled: async (db, { data: d }) => {
       await db
         .updateTable('mailbox_imports')
-        .set({ status: 'cancelled', finished_at: d.cancelledAt })
+        .set({ status: 'cancelled', finished_at: d.cancelledAt, last_error: d.reason ?? null })
         .where('id', '=', d.importId)
         .execute();
     },

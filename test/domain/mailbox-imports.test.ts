@@ -108,6 +108,13 @@ t.test('start, settle, cancel and the upload deleted', async (t) => {
   const cancelled = decideCancelMailboxImport(given(history), { importId: A, now: NOW });
   t.same(decideStartMailboxImport(given([...history, ...cancelled]), { importId: A, now: NOW }), [], 'a cancel wins');
   t.equal(refusal(() => decideCancelMailboxImport(given([]), { importId: A, now: NOW })).code, 'resource_not_found');
+  const expired = { importId: A, now: NOW, expired: 'Expired.' };
+  t.same(decideCancelMailboxImport(given(history), expired), [], 'the expiry leaves an import started since');
+  t.match(
+    decideCancelMailboxImport(given(create(A)), expired),
+    [{ type: 'MailboxImportCancelled', data: { reason: 'Expired.' } }],
+    'and cancels one still uploading, with its reason',
+  );
 });
 
 t.test('formats from bytes, takeout labels, placement by options', async (t) => {

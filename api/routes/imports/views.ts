@@ -49,7 +49,10 @@ export const mailboxImportView = z.object({
     .number()
     .int()
     .describe('Label names not made: past the label limit of the mailbox, or a name no label may have.'),
-  lastError: z.string().nullable().describe('Why it failed; set only when `status` is `failed`.'),
+  lastError: z
+    .string()
+    .nullable()
+    .describe('Why it failed (`failed`), or why the service cancelled it (`cancelled`: its upload expired).'),
   uploadDeleted: z.boolean(),
   createdAt: z.string(),
   startedAt: z.string().nullable(),
