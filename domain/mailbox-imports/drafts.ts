@@ -3,10 +3,16 @@ import { checkDraft, type DraftInput } from '../drafts/rules.ts';
 import { parseMailbox, parseMessageId } from '../emails/rules.ts';
 import type { MailAddress, MessageSummary } from '../messages/summary.ts';
 
-/** `Name <address>`, the name quoted (RFC 5322) so a comma or a bracket in it stays the name's. */
+/**
+ * `Name <address>`, the name quoted (RFC 5322) when it holds more than words of atext, so a comma
+ * or a bracket in it stays the name's.
+ */
 const written = (name: string | null, address: string) => {
   const n = name?.replace(/[\r\n]+/g, ' ').trim();
-  return n ? `"${n.replace(/["\\]/g, '\\$&')}" <${address}>` : address;
+  if (!n) return address;
+  return /^[A-Za-z0-9!#$%&'*+/=?^_`{|}~ -]+$/.test(n)
+    ? `${n} <${address}>`
+    : `"${n.replace(/["\\]/g, '\\$&')}" <${address}>`;
 };
 
 /** The addresses of a header that are addresses: a group's name or an empty field names none. */
