@@ -80,7 +80,7 @@ t.test(
 
     const live = await table(h, 'public');
     t.equal(live.rows.length, 2400 - removed.length + 1800 + back.length);
-    t.equal(live.indexes.length, 5, 'the key and four indexes');
+    t.equal(live.indexes.length, 6, 'the key and five indexes');
     const { db, pool } = h.system.database;
     const projector = h.system.runner.projectors.find((p) => p.name === 'suppressions')!;
     const store = h.system.store;
