@@ -2,7 +2,7 @@ import t from 'tap';
 import { appendDecided } from '../../commands/execute.ts';
 import { RECIPIENTS_MAX } from '../../domain/emails/rules.ts';
 import { unsubscribeStream } from '../../domain/unsubscribes/events.ts';
-import { ANALYTICS_DAYS_MAX } from '../../api/routes/template-mail/analytics.ts';
+import { ANALYTICS_DAYS_MAX } from '../../domain/templates/analytics.ts';
 import { errorOf } from '../support/domains.ts';
 import { startSendingApp, storedMessage } from '../support/emails.ts';
 

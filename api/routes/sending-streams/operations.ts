@@ -1,31 +1,11 @@
 import { z } from 'zod';
 import { resumeStream } from '../../../commands/sending-streams/handlers.ts';
 import { SENDING_STREAMS, type SendingStream } from '../../../domain/emails/events.ts';
-import { LANE_THRESHOLDS } from '../../../domain/sending-streams/decide.ts';
-import { streamCounts, streamStates } from '../../../projections/sending-streams/queries.ts';
 import { actorOf } from '../../credential.ts';
 import type { ApiDeps } from '../../deps.ts';
 import { ApiError } from '../../errors/api-error.ts';
 import { operation, type Operation } from '../../route.ts';
-import { sendingStreamView, viewStream } from './views.ts';
-
-const firstDay = () => new Date(Date.now() - (LANE_THRESHOLDS.windowDays - 1) * 86_400_000).toISOString().slice(0, 10);
-
-async function lanes(deps: ApiDeps, workspaceId: string) {
-  const from = firstDay();
-  const [states, counts] = await Promise.all([
-    streamStates(deps.db, workspaceId),
-    streamCounts(deps.db, workspaceId, from),
-  ]);
-  return SENDING_STREAMS.map((stream) =>
-    viewStream(
-      stream,
-      from,
-      states.find((s) => s.stream === stream),
-      counts.find((c) => c.stream === stream),
-    ),
-  );
-}
+import { sendingStreamView, viewLanes } from './views.ts';
 
 const streamParams = z.object({ stream: z.string() });
 
@@ -47,7 +27,7 @@ export const sendingStreamOperations = (deps: ApiDeps): Operation[] => [
     }),
     handler: async ({ credential }) => ({
       object: 'list' as const,
-      data: await lanes(deps, credential.workspaceId),
+      data: await viewLanes(deps.db, credential.workspaceId),
       hasMore: false as const,
       nextCursor: null,
     }),
@@ -71,7 +51,7 @@ export const sendingStreamOperations = (deps: ApiDeps): Operation[] => [
         throw new ApiError('resource_not_found', 'No such sending lane: `transactional` or `broadcast`.', 'stream');
       const stream = params.stream as SendingStream;
       await resumeStream(deps.commands, actorOf(credential, request.id), stream, new Date().toISOString());
-      return (await lanes(deps, credential.workspaceId)).find((l) => l.stream === stream)!;
+      return (await viewLanes(deps.db, credential.workspaceId)).find((l) => l.stream === stream)!;
     },
   }),
 ];

@@ -1,8 +1,14 @@
+import type { Kysely } from 'kysely';
 import { z } from 'zod';
 import { SENDING_STREAMS, type SendingStream } from '../../../domain/emails/events.ts';
 import { LANE_THRESHOLDS } from '../../../domain/sending-streams/decide.ts';
 import { PAUSE_REASONS } from '../../../domain/sending-streams/events.ts';
-import type { SendingStreamStateRow } from '../../../projections/sending-streams/queries.ts';
+import {
+  type SendingStreamStateRow,
+  streamCounts,
+  streamStates,
+} from '../../../projections/sending-streams/queries.ts';
+import type { ReadModels } from '../../../projections/tables.ts';
 
 const rate = z.number().nullable().describe('Per recipient sent; null when nothing was sent in the window.');
 
@@ -60,4 +66,20 @@ export function viewStream(
       minimumForComplaintRate: t.minimumForComplaintRate,
     },
   };
+}
+
+const firstDay = () => new Date(Date.now() - (LANE_THRESHOLDS.windowDays - 1) * 86_400_000).toISOString().slice(0, 10);
+
+/** Both lanes as `GET /sending/streams` lists them (also what a task's `sending_overview` tells). */
+export async function viewLanes(db: Kysely<ReadModels>, workspaceId: string): Promise<SendingStreamView[]> {
+  const from = firstDay();
+  const [states, counts] = await Promise.all([streamStates(db, workspaceId), streamCounts(db, workspaceId, from)]);
+  return SENDING_STREAMS.map((stream) =>
+    viewStream(
+      stream,
+      from,
+      states.find((s) => s.stream === stream),
+      counts.find((c) => c.stream === stream),
+    ),
+  );
 }

@@ -36,7 +36,7 @@ function view(e: UnsubscribeEntry & { contactId: string | null }): z.infer<typeo
   };
 }
 
-const viewRow = (row: UnsubscribeRow) =>
+export const viewUnsubscribe = (row: UnsubscribeRow) =>
   view({
     unsubscribeId: row.id,
     email: row.email,
@@ -87,7 +87,7 @@ export const unsubscribeOperations = (deps: ApiDeps): Operation[] => [
             after,
           ),
         key: createdKey,
-        view: viewRow,
+        view: viewUnsubscribe,
       }),
   }),
 
