@@ -85,7 +85,12 @@ import { viewTemplate } from './api/routes/templates/views.ts';
 import { findMember } from './projections/members/queries.ts';
 import { findTask } from './projections/tasks/queries.ts';
 import { findSuppressionByEmail } from './projections/suppressions/queries.ts';
-import { unsubscribesOf } from './projections/unsubscribes/queries.ts';
+import { listUnsubscribes, unsubscribesOf } from './projections/unsubscribes/queries.ts';
+import { listBroadcasts } from './projections/broadcasts/queries.ts';
+import { viewBroadcast } from './api/routes/broadcasts/views.ts';
+import { viewLanes } from './api/routes/sending-streams/views.ts';
+import { viewUnsubscribe } from './api/routes/suppressions/unsubscribes.ts';
+import { viewTemplateAnalytics } from './api/routes/template-mail/analytics.ts';
 import { keyAuthority } from './projections/api-keys/queries.ts';
 import { isPermission, PERMISSIONS } from './domain/shared/permissions.ts';
 import type { MessageSummary } from './domain/messages/summary.ts';
@@ -929,6 +934,15 @@ export function taskToolReads(db: Kysely<ReadModels>, blobs: BlobStore): TaskToo
         row.published_version === null ? undefined : await findTemplateVersion(db, row.id, row.published_version);
       return { ...template, published: live ? { document: live.document, html: live.html } : null };
     },
+    async templateAnalytics(workspaceId, idOrSlug, period) {
+      const row = await findTemplate(db, workspaceId, idOrSlug);
+      return row ? viewTemplateAnalytics(db, workspaceId, row.id, period, null) : null;
+    },
+    sendingLanes: (workspaceId) => viewLanes(db, workspaceId),
+    broadcasts: async (workspaceId, limit) =>
+      (await listBroadcasts(db, workspaceId, limit, null)).slice(0, limit).map(viewBroadcast),
+    unsubscribes: async (workspaceId, filter, limit) =>
+      (await listUnsubscribes(db, workspaceId, filter, limit, null)).slice(0, limit).map(viewUnsubscribe),
     async attachments(workspaceId, threadId, limit) {
       if (!(await findThread(db, workspaceId, null, threadId))) return null;
       const rows = await listFiles(db, workspaceId, { threadId, source: 'attachment', reach: null }, limit, null);

@@ -17,8 +17,9 @@ import { DomainError, fail } from '../../domain/shared/errors.ts';
 import type { Permission } from '../../domain/shared/permissions.ts';
 import type { RunError } from '../../domain/task-runs/events.ts';
 import type { AUTONOMIES, TaskOwner, Toolkit } from '../../domain/tasks/events.ts';
+import { ANALYTICS_DAYS_MAX, analyticsDate, analyticsPeriod } from '../../domain/templates/analytics.ts';
 import { SETTABLE_LABELS } from '../../domain/threads/events.ts';
-import type { UnsubscribeSource } from '../../domain/unsubscribes/events.ts';
+import { UNSUBSCRIBE_SOURCES, type UnsubscribeSource } from '../../domain/unsubscribes/events.ts';
 import type { ToolDefinition } from '../../infra/ai/port.ts';
 
 /**
@@ -59,6 +60,25 @@ export interface TaskToolReads {
   templates(workspaceId: string, search: string | undefined, limit: number): Promise<unknown[]>;
   /** A template by id or slug, with its published version's content. */
   template(workspaceId: string, idOrSlug: string): Promise<unknown | null>;
+  /**
+   * A template's analytics (by id or slug) over a period, as `GET /templates/{id}/analytics` answers
+   * them; null when the workspace has no such template.
+   */
+  templateAnalytics(
+    workspaceId: string,
+    idOrSlug: string,
+    period: { from: string; to: string },
+  ): Promise<unknown | null>;
+  /** Both sending lanes, their counts and rates over the window, as `GET /sending/streams` lists them. */
+  sendingLanes(workspaceId: string): Promise<unknown[]>;
+  /** Broadcasts, newest first, with their progress, as `GET /broadcasts` lists them. */
+  broadcasts(workspaceId: string, limit: number): Promise<unknown[]>;
+  /** The unsubscribes that hold, newest first, as `GET /suppressions/unsubscribes` lists them. */
+  unsubscribes(
+    workspaceId: string,
+    filter: { audienceId?: string; source?: UnsubscribeSource },
+    limit: number,
+  ): Promise<unknown[]>;
   /** The attachments of a thread's messages; null when the workspace has no such thread. */
   attachments(workspaceId: string, threadId: string, limit: number): Promise<unknown[] | null>;
   /** What describes a file and, for a text type, the beginning of its text. */
@@ -454,6 +474,25 @@ const TOOLS: Tool<unknown>[] = [
     args: z.strictObject({ email: contactEmail }),
     run: (ctx, a) => standing(ctx, a.email),
   }),
+  tool({
+    name: 'list_unsubscribed',
+    description:
+      'Lists the unsubscribes that hold, newest first: who left everything sent in numbers (audienceId `all`), or ' +
+      'one audience, or any (without audienceId); by how (source).',
+    toolkit: 'subscriptions',
+    effect: 'read',
+    scopes: ['contacts:read', 'settings:read'],
+    args: z.strictObject({
+      audienceId: z.union([z.literal('all'), id('aud_')]).optional(),
+      source: z.enum(UNSUBSCRIBE_SOURCES).optional(),
+      limit,
+    }),
+    run: async (ctx, a) => {
+      if (a.audienceId?.startsWith('aud_') && !(await ctx.reads.hasAudience(ctx.workspaceId, a.audienceId)))
+        fail('audience_not_found', 'No such audience.', 'audienceId');
+      return { unsubscribes: await ctx.reads.unsubscribes(ctx.workspaceId, a, a.limit) };
+    },
+  }),
   subscriptionChange(
     'unsubscribe_contact',
     'Unsubscribes an address on its owner’s behalf (they asked, say by reply): from one audience, or from ' +
@@ -502,6 +541,51 @@ const TOOLS: Tool<unknown>[] = [
     run: async (ctx, a) => ({
       events: (await ctx.reads.emailEvents(ctx.workspaceId, a.emailId)) ?? missing('email'),
     }),
+  }),
+  tool({
+    name: 'template_analytics',
+    description:
+      'What became of the mail sent with a template (by id or slug), per version and UTC day of sending, from `from` ' +
+      'to `to` (dates, inclusive; default the last 30 days): recipients sent to, delivered, bounced, complained, ' +
+      'opened, clicked, unsubscribed, with rates.',
+    toolkit: 'insights',
+    effect: 'read',
+    scopes: ['templates:read'],
+    args: z
+      .strictObject({
+        template: z.string().min(1).max(100).describe('A `tpl_` id or a slug.'),
+        from: analyticsDate.optional(),
+        to: analyticsDate.optional(),
+      })
+      .refine((a) => analyticsPeriod(a).days >= 1, { message: '`from` is after `to`', path: ['from'] })
+      .refine((a) => analyticsPeriod(a).days <= ANALYTICS_DAYS_MAX, {
+        message: `at most ${ANALYTICS_DAYS_MAX} days from \`from\` to \`to\``,
+        path: ['from'],
+      }),
+    run: async (ctx, a) =>
+      (await ctx.reads.templateAnalytics(ctx.workspaceId, a.template, analyticsPeriod(a))) ?? missing('template'),
+  }),
+  tool({
+    name: 'sending_overview',
+    description:
+      'Both sending lanes (transactional, broadcast): recipients sent, hard bounces and complaints over the last ' +
+      'days, their rates against the thresholds that pause a lane, and whether each is paused.',
+    toolkit: 'insights',
+    effect: 'read',
+    scopes: ['settings:read'],
+    args: z.strictObject({}),
+    run: async (ctx) => ({ lanes: await ctx.reads.sendingLanes(ctx.workspaceId) }),
+  }),
+  tool({
+    name: 'list_broadcasts',
+    description:
+      'Lists the broadcasts, newest first, with their progress: recipients taken, sent, failed, delivered, bounced, ' +
+      'complained, opened, clicked, unsubscribed.',
+    toolkit: 'insights',
+    effect: 'read',
+    scopes: ['emails:read'],
+    args: z.strictObject({ limit }),
+    run: async (ctx, a) => ({ broadcasts: await ctx.reads.broadcasts(ctx.workspaceId, a.limit) }),
   }),
   tool({
     name: 'list_audiences',

@@ -3,6 +3,7 @@ import { TOOLKIT_SCOPES } from '../../api/routes/tasks/views.ts';
 import { CALLS_PER_TURN } from '../../processes/tasks/runner.ts';
 import type { Toolkit } from '../../domain/tasks/events.ts';
 import { startAiServer } from '../support/ai-server.ts';
+import { audienceWith, broadcastTemplate } from '../support/broadcasts.ts';
 import { startSendingApp } from '../support/emails.ts';
 import { eventually } from '../support/receiver.ts';
 import { fileFromAnn } from '../support/tasks.ts';
@@ -97,6 +98,7 @@ const NEW_TOOLKITS: Toolkit[] = [
   'sent',
   'tracking',
   'subscriptions',
+  'insights',
 ];
 type Call = [name: string, args: object | string];
 type Told = { error?: { code: string; message: string } } & Record<string, unknown>;
@@ -233,7 +235,11 @@ t.test('every new tool reads and writes the workspace’s own data, organize wri
   };
   const runId = (await h.request(ws.apiKey, 'POST', `/tasks/${insights.id}/runs`)).json().id;
   await eventually(async () => (await status(insights.id, runId)).status === 'succeeded');
-  t.ok(offered.includes('list_email_events'), 'insights offers an email’s events too');
+  t.same(
+    offered.filter((n) => !['list_threads', 'read_thread', 'list_labels', 'label_thread', 'file_thread'].includes(n)),
+    ['list_email_events', 'template_analytics', 'sending_overview', 'list_broadcasts'],
+    'insights offers an email’s events and the aggregates',
+  );
   t.notOk(offered.includes('read_sent_email'), 'and nothing of the other toolkits');
 });
 
@@ -306,6 +312,13 @@ t.test('another workspace’s ids answer as missing ones', async (t) => {
   });
   const left = await h.request(key, 'POST', '/suppressions/unsubscribes', { email: 'dora@example.net' });
   t.equal(left.statusCode, 201, left.body);
+  const theirs = await h.request(key, 'POST', '/broadcasts', {
+    from: other.a.address,
+    templateId: (await broadcastTemplate(h, key, 'Their Letter')).id,
+    audienceIds: [audience.id],
+    scheduledAt: new Date(Date.now() + 86_400_000).toISOString(),
+  });
+  t.equal(theirs.statusCode, 201, theirs.body);
   const { threadId } = await fileFromAnn(h, other.ws.workspaceId, mailbox(other.a), 'Theirs', undefined, [
     await attached(Buffer.from('theirs'), 't.txt', 'text/plain'),
   ]);
@@ -328,6 +341,12 @@ t.test('another workspace’s ids answer as missing ones', async (t) => {
     ['read_subscription', { email: dora }],
     ['unsubscribe_contact', { email: dora, audienceId: audience.id }],
     ['resubscribe_contact', { email: dora }],
+    ['list_unsubscribed', {}],
+    ['list_unsubscribed', { audienceId: audience.id }],
+    ['template_analytics', { template: template.id }],
+    ['template_analytics', { template: template.slug }],
+    ['list_broadcasts', { limit: 25 }],
+    ['sending_overview', {}],
   ]);
   t.equal(run.status, 'succeeded');
   t.same(
@@ -357,6 +376,22 @@ t.test('another workspace’s ids answer as missing ones', async (t) => {
   );
   t.match(told[13], { error: { code: 'audience_not_found' } });
   t.match(told[14], { error: { code: 'resource_not_found' } }, 'their unsubscribe is not reached');
+  t.notOk(
+    (told[15]!.unsubscribes as { email: string }[]).some((u) => u.email === dora),
+    'their unsubscribes are not listed',
+  );
+  t.match(told[16], { error: { code: 'audience_not_found' } });
+  t.match(told[17], { error: { code: 'resource_not_found' } }, 'their template has no analytics of ours');
+  t.match(told[18], { error: { code: 'resource_not_found' } });
+  t.notOk(
+    (told[19]!.broadcasts as { id: string }[]).some((b) => b.id === theirs.json().id),
+    'their broadcast is not listed',
+  );
+  t.same(
+    told[20],
+    { lanes: (await h.request(ws.apiKey, 'GET', '/sending/streams')).json().data },
+    'our lanes, not theirs',
+  );
   t.match((await h.request(key, 'GET', `/contacts/${dora}`)).json(), { name: null, notes: 'secret' }, 'untouched');
   t.match(
     (await h.request(key, 'GET', `/suppressions/unsubscribes?email=${dora}`)).json().data,
@@ -387,6 +422,14 @@ t.test('bad arguments are failed steps the model is told of', async (t) => {
     ['read_subscription', { email: 'nobody' }],
     ['unsubscribe_contact', { email: 'jo@example.net', audienceId: 'Weekly' }],
     ['resubscribe_contact', {}],
+    ['list_unsubscribed', { audienceId: 'everything' }],
+    ['list_unsubscribed', { source: 'link', limit: 26 }],
+    ['template_analytics', {}],
+    ['template_analytics', { template: 'order-shipped', from: '2026-02-30' }],
+    ['template_analytics', { template: 'order-shipped', from: '2026-03-02', to: '2026-03-01' }],
+    ['template_analytics', { template: 'order-shipped', from: '2025-01-01', to: '2026-01-02' }],
+    ['sending_overview', { lane: 'broadcast' }],
+    ['list_broadcasts', { limit: 0 }],
   ];
   const { run, told } = await calling(task.id, calls);
   t.equal(run.status, 'succeeded');
@@ -395,6 +438,9 @@ t.test('bad arguments are failed steps the model is told of', async (t) => {
     calls.map(() => 'invalid_arguments'),
   );
   t.match(told[1], { error: { message: /notes: at most 10000 characters/ } }, 'the request’s own limits');
+  t.match(told[22], { error: { message: /from: Not a date of the calendar/ } });
+  t.match(told[23], { error: { message: /from: `from` is after `to`/ } });
+  t.match(told[24], { error: { message: /at most 366 days/ } }, 'the API’s period limit');
   const steps = (await h.request(ws.apiKey, 'GET', `/tasks/${task.id}/runs/${run.id}/steps?limit=100`)).json().data;
   t.same(
     steps.filter((s: { kind: string }) => s.kind === 'tool').map((s: { error: { code: string } }) => s.error.code),
@@ -429,6 +475,10 @@ t.test('the creator’s scopes now: a call past them is refused', async (t) => {
     ['read_file', { fileId: 'fil_1' }],
     ['read_subscription', { email: 'bob@example.net' }],
     ['unsubscribe_contact', { email: 'bob@example.net' }],
+    ['list_unsubscribed', {}],
+    ['template_analytics', { template: 'order-shipped' }],
+    ['sending_overview', {}],
+    ['list_broadcasts', {}],
   ];
   const { run, told } = await calling(task.id, calls);
   t.equal(run.status, 'succeeded');
@@ -607,4 +657,104 @@ t.test('subscriptions under ask: a change waits for a person; approved made, den
     { error: { code: 'approval_denied' } },
   ]);
   t.match(await list(), [{ email: jo, audienceId: null, source: 'api' }], 'unsubscribed, and still');
+});
+
+t.test('subscriptions: the unsubscribed listed, newest first, as the API lists them', async (t) => {
+  const monthly = (await h.request(ws.apiKey, 'POST', '/audiences', { name: 'Monthly' })).json();
+  for (const body of [
+    { email: 'max@example.net' },
+    { email: 'ned@example.net', audienceId: monthly.id },
+    { email: 'ola@example.net' },
+  ]) {
+    const res = await h.request(ws.apiKey, 'POST', '/suppressions/unsubscribes', body);
+    t.equal(res.statusCode, 201, res.body);
+  }
+  const api = async (query: string) =>
+    (await h.request(ws.apiKey, 'GET', `/suppressions/unsubscribes?${query}`)).json().data;
+  const task = await create('organize', ['subscriptions']);
+  const { run, told } = await calling(task.id, [
+    ['list_unsubscribed', { limit: 2 }],
+    ['list_unsubscribed', { audienceId: monthly.id }],
+    ['list_unsubscribed', { audienceId: 'all', source: 'api', limit: 25 }],
+    ['list_unsubscribed', { source: 'preferences' }],
+  ]);
+  t.equal(run.status, 'succeeded');
+  t.same(told[0], { unsubscribes: await api('limit=2') }, 'the newest two');
+  t.match(told[0], { unsubscribes: [{ email: 'ola@example.net' }, { email: 'ned@example.net' }] });
+  t.same(told[1], { unsubscribes: await api(`audienceId=${monthly.id}`) });
+  t.match(told[1], { unsubscribes: [{ email: 'ned@example.net', audienceId: monthly.id, removable: true }] });
+  t.same(told[2], { unsubscribes: await api('audienceId=all&source=api&limit=25') });
+  t.ok(
+    (told[2]!.unsubscribes as { audienceId: string | null }[]).every((u) => u.audienceId === null),
+    'from everything only',
+  );
+  t.same(told[3], { unsubscribes: [] });
+});
+
+t.test('insights: a template’s analytics, the sending lanes and the broadcasts, as the API reads them', async (t) => {
+  const tpl = await broadcastTemplate(h, ws.apiKey, 'Insight Letter');
+  const sent = await h.request(ws.apiKey, 'POST', `/templates/${tpl.id}/send`, {
+    from: a.address,
+    to: 'ann@example.org',
+    props: { name: 'Ann' },
+  });
+  t.equal(sent.statusCode, 201, sent.body);
+  await eventually(
+    async () => (await h.request(ws.apiKey, 'GET', `/emails/${sent.json().id}`)).json().status === 'delivered',
+  );
+  const audience = await audienceWith(h, ws.apiKey, 'Readers', ['pia@example.org']);
+  const later = new Date(Date.now() + 86_400_000).toISOString();
+  const broadcast = await h.request(ws.apiKey, 'POST', '/broadcasts', {
+    name: 'Next week',
+    from: a.address,
+    templateId: tpl.id,
+    audienceIds: [audience.id],
+    scheduledAt: later,
+  });
+  t.equal(broadcast.statusCode, 201, broadcast.body);
+  const today = new Date().toISOString().slice(0, 10);
+  const get = async (path: string) => (await h.request(ws.apiKey, 'GET', path)).json();
+  const task = await create('organize', ['insights']);
+  const { run, told } = await calling(task.id, [
+    ['template_analytics', { template: tpl.slug }],
+    ['template_analytics', { template: tpl.id, from: today, to: today }],
+    ['template_analytics', { template: tpl.id, to: '2020-01-01' }],
+    ['sending_overview', {}],
+    ['list_broadcasts', { limit: 1 }],
+  ]);
+  t.equal(run.status, 'succeeded');
+  const analytics = await get(`/templates/${tpl.id}/analytics`);
+  t.same(told[0], analytics, 'by slug, the last 30 days');
+  t.match(told[0], { templateId: tpl.id, to: today, totals: { sent: 1, delivered: 1 }, versions: [{ version: 1 }] });
+  t.same(told[1], await get(`/templates/${tpl.id}/analytics?from=${today}&to=${today}`));
+  t.match(told[2], { from: '2019-12-03', to: '2020-01-01', totals: { sent: 0 }, versions: [] }, 'a quiet period');
+  const lanes = (await get('/sending/streams')).data;
+  t.same(told[3], { lanes });
+  t.match(told[3], { lanes: [{ stream: 'transactional', status: 'active' }, { stream: 'broadcast' }] });
+  t.ok((lanes[0].sent as number) >= 1, 'the lane counts the mail sent');
+  t.same(told[4], { broadcasts: (await get('/broadcasts?limit=1')).data });
+  t.match(told[4], {
+    broadcasts: [{ id: broadcast.json().id, status: 'scheduled', progress: { recipients: null, sent: 0 } }],
+  });
+});
+
+t.test('insights: each call checks the scope its API endpoint asks, in the creator’s authority now', async (t) => {
+  const mail = ['tasks:write', 'threads:read', 'threads:write', 'emails:read', 'emails:send', 'labels:write'];
+  const permissions = [...new Set([...mail, ...TOOLKIT_SCOPES.insights])];
+  const role = (await h.request(ws.apiKey, 'POST', '/roles', { name: 'Insights only', permissions })).json();
+  const key = (
+    await h.request(ws.apiKey, 'POST', '/keys', { name: 'Insights', scopes: permissions, roleId: role.id })
+  ).json();
+  const task = await create('organize', ['insights'], key.token);
+  const { run, told } = await calling(task.id, [
+    ['template_analytics', { template: 'order-shipped' }],
+    ['sending_overview', {}],
+    ['list_broadcasts', {}],
+  ]);
+  t.equal(run.status, 'succeeded');
+  t.match(told, [
+    { error: { code: 'insufficient_authority', message: /templates:read/ } },
+    { error: { code: 'insufficient_authority', message: /settings:read/ } },
+    { broadcasts: Array },
+  ]);
 });
