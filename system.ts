@@ -67,7 +67,9 @@ import {
   type ThreadRow,
 } from './projections/threads/queries.ts';
 import { listLabels } from './projections/threads/labels.ts';
+import { audienceGrowth } from './projections/contacts/growth.ts';
 import {
+  allAudiences,
   type ContactRow,
   findAudience,
   findContactByEmail,
@@ -939,6 +941,17 @@ export function taskToolReads(db: Kysely<ReadModels>, blobs: BlobStore): TaskToo
       return row ? viewTemplateAnalytics(db, workspaceId, row.id, period, null) : null;
     },
     sendingLanes: (workspaceId) => viewLanes(db, workspaceId),
+    async audienceGrowth(workspaceId, audienceId, days) {
+      const all = await allAudiences(db, workspaceId);
+      const selected = audienceId === undefined ? all : all.filter((x) => x.id === audienceId);
+      if (selected.length === 0 && audienceId !== undefined) return null;
+      const until = new Date();
+      const since = new Date(until.getTime() - days * 86_400_000);
+      return {
+        object: 'audience_growth',
+        ...(await audienceGrowth(db, selected, { since, until, grain: 'day', offsetMinutes: 0 })),
+      };
+    },
     broadcasts: async (workspaceId, limit) =>
       (await listBroadcasts(db, workspaceId, limit, null)).slice(0, limit).map(viewBroadcast),
     unsubscribes: async (workspaceId, filter, limit) =>

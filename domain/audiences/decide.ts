@@ -6,6 +6,8 @@ import type { Audience, AudiencesState } from './state.ts';
 export const AUDIENCES_MAX = 100;
 export const AUDIENCE_NAME_MAX = 120;
 export const DEFAULT_AUDIENCE_NAME = 'All contacts';
+/** The longest window of an audience growth read, in days (three years): `/audiences/growth` and a task's tool. */
+export const GROWTH_DAYS_MAX = 1095;
 
 /** The default audience, when the workspace has none yet (first use of contacts or audiences). */
 export function decideEnsureDefaultAudience(

@@ -12,6 +12,7 @@ import {
   contactName,
   contactNotes,
 } from '../../domain/contacts/fields.ts';
+import { GROWTH_DAYS_MAX } from '../../domain/audiences/decide.ts';
 import { checkDraft } from '../../domain/drafts/rules.ts';
 import { DomainError, fail } from '../../domain/shared/errors.ts';
 import type { Permission } from '../../domain/shared/permissions.ts';
@@ -71,6 +72,11 @@ export interface TaskToolReads {
   ): Promise<unknown | null>;
   /** Both sending lanes, their counts and rates over the window, as `GET /sending/streams` lists them. */
   sendingLanes(workspaceId: string): Promise<unknown[]>;
+  /**
+   * The growth of the workspace's audiences, or of one, over the last `days` (UTC days), as
+   * `GET /audiences/growth` answers it; null when the workspace has no such audience.
+   */
+  audienceGrowth(workspaceId: string, audienceId: string | undefined, days: number): Promise<unknown | null>;
   /** Broadcasts, newest first, with their progress, as `GET /broadcasts` lists them. */
   broadcasts(workspaceId: string, limit: number): Promise<unknown[]>;
   /** The unsubscribes that hold, newest first, as `GET /suppressions/unsubscribes` lists them. */
@@ -586,6 +592,22 @@ const TOOLS: Tool<unknown>[] = [
     scopes: ['emails:read'],
     args: z.strictObject({ limit }),
     run: async (ctx, a) => ({ broadcasts: await ctx.reads.broadcasts(ctx.workspaceId, a.limit) }),
+  }),
+  tool({
+    name: 'audience_growth',
+    description:
+      'How the audiences (or one) grew over the last `days` (default 30): members before and now, joins ' +
+      '(subscribed), leaves (unsubscribed) and the net change, per UTC day with any, and the busiest day.',
+    toolkit: 'insights',
+    effect: 'read',
+    scopes: ['audiences:read'],
+    args: z.strictObject({
+      audienceId: id('aud_').optional(),
+      days: z.number().int().min(1).max(GROWTH_DAYS_MAX).default(30),
+    }),
+    run: async (ctx, a) =>
+      (await ctx.reads.audienceGrowth(ctx.workspaceId, a.audienceId, a.days)) ??
+      fail('audience_not_found', 'No such audience.', 'audienceId'),
   }),
   tool({
     name: 'list_audiences',

@@ -237,7 +237,7 @@ t.test('every new tool reads and writes the workspace’s own data, organize wri
   await eventually(async () => (await status(insights.id, runId)).status === 'succeeded');
   t.same(
     offered.filter((n) => !['list_threads', 'read_thread', 'list_labels', 'label_thread', 'file_thread'].includes(n)),
-    ['list_email_events', 'template_analytics', 'sending_overview', 'list_broadcasts'],
+    ['list_email_events', 'template_analytics', 'sending_overview', 'list_broadcasts', 'audience_growth'],
     'insights offers an email’s events and the aggregates',
   );
   t.notOk(offered.includes('read_sent_email'), 'and nothing of the other toolkits');
@@ -347,6 +347,8 @@ t.test('another workspace’s ids answer as missing ones', async (t) => {
     ['template_analytics', { template: template.slug }],
     ['list_broadcasts', { limit: 25 }],
     ['sending_overview', {}],
+    ['audience_growth', { audienceId: audience.id }],
+    ['audience_growth', {}],
   ]);
   t.equal(run.status, 'succeeded');
   t.same(
@@ -392,6 +394,11 @@ t.test('another workspace’s ids answer as missing ones', async (t) => {
     { lanes: (await h.request(ws.apiKey, 'GET', '/sending/streams')).json().data },
     'our lanes, not theirs',
   );
+  t.match(told[21], { error: { code: 'audience_not_found' } });
+  t.notOk(
+    (told[22]!.audiences as { audienceId: string }[]).some((x) => x.audienceId === audience.id),
+    'their audience does not grow ours',
+  );
   t.match((await h.request(key, 'GET', `/contacts/${dora}`)).json(), { name: null, notes: 'secret' }, 'untouched');
   t.match(
     (await h.request(key, 'GET', `/suppressions/unsubscribes?email=${dora}`)).json().data,
@@ -430,6 +437,9 @@ t.test('bad arguments are failed steps the model is told of', async (t) => {
     ['template_analytics', { template: 'order-shipped', from: '2025-01-01', to: '2026-01-02' }],
     ['sending_overview', { lane: 'broadcast' }],
     ['list_broadcasts', { limit: 0 }],
+    ['audience_growth', { days: 0 }],
+    ['audience_growth', { days: 1096 }],
+    ['audience_growth', { audienceId: 'Readers' }],
   ];
   const { run, told } = await calling(task.id, calls);
   t.equal(run.status, 'succeeded');
@@ -479,6 +489,7 @@ t.test('the creator’s scopes now: a call past them is refused', async (t) => {
     ['template_analytics', { template: 'order-shipped' }],
     ['sending_overview', {}],
     ['list_broadcasts', {}],
+    ['audience_growth', {}],
   ];
   const { run, told } = await calling(task.id, calls);
   t.equal(run.status, 'succeeded');
@@ -721,6 +732,8 @@ t.test('insights: a template’s analytics, the sending lanes and the broadcasts
     ['template_analytics', { template: tpl.id, to: '2020-01-01' }],
     ['sending_overview', {}],
     ['list_broadcasts', { limit: 1 }],
+    ['audience_growth', { audienceId: audience.id, days: 7 }],
+    ['audience_growth', {}],
   ]);
   t.equal(run.status, 'succeeded');
   const analytics = await get(`/templates/${tpl.id}/analytics`);
@@ -736,6 +749,16 @@ t.test('insights: a template’s analytics, the sending lanes and the broadcasts
   t.match(told[4], {
     broadcasts: [{ id: broadcast.json().id, status: 'scheduled', progress: { recipients: null, sent: 0 } }],
   });
+  const { since: _, until: __, ...growth } = await get(`/audiences/growth?audienceIds=${audience.id}&days=7`);
+  t.match(told[5], { ...growth, since: String, until: String }, 'as the endpoint counts it');
+  t.match(told[5], {
+    audiences: [{ audienceId: audience.id, name: 'Readers', before: 0, total: 1, subscribed: 1, added: 1 }],
+    totals: { contacts: 1, busiest: today },
+  });
+  t.ok(
+    (told[6]!.audiences as { audienceId: string }[]).some((x) => x.audienceId === audience.id),
+    'every audience without one named',
+  );
 });
 
 t.test('insights: each call checks the scope its API endpoint asks, in the creator’s authority now', async (t) => {
@@ -750,11 +773,13 @@ t.test('insights: each call checks the scope its API endpoint asks, in the creat
     ['template_analytics', { template: 'order-shipped' }],
     ['sending_overview', {}],
     ['list_broadcasts', {}],
+    ['audience_growth', {}],
   ]);
   t.equal(run.status, 'succeeded');
   t.match(told, [
     { error: { code: 'insufficient_authority', message: /templates:read/ } },
     { error: { code: 'insufficient_authority', message: /settings:read/ } },
     { broadcasts: Array },
+    { error: { code: 'insufficient_authority', message: /audiences:read/ } },
   ]);
 });

@@ -6,7 +6,7 @@ import {
   updateAudience,
 } from '../../../commands/audiences/handlers.ts';
 import { addToAudience, removeFromAudience } from '../../../commands/contacts/handlers.ts';
-import { AUDIENCE_NAME_MAX } from '../../../domain/audiences/decide.ts';
+import { AUDIENCE_NAME_MAX, GROWTH_DAYS_MAX } from '../../../domain/audiences/decide.ts';
 import { idPatterns } from '../../../domain/shared/ids.ts';
 import { audienceGrowth } from '../../../projections/contacts/growth.ts';
 import { allAudiences, audienceKey, listAudiences } from '../../../projections/contacts/queries.ts';
@@ -99,7 +99,7 @@ export const audienceOperations = (deps: ApiDeps): Operation[] => [
     scope: 'audiences:read',
     query: z.strictObject({
       audienceIds: listParam(z.string().max(64), 50).optional(),
-      days: z.coerce.number().int().min(1).max(1095).default(30),
+      days: z.coerce.number().int().min(1).max(GROWTH_DAYS_MAX).default(30),
       minutes: z.coerce.number().int().min(1).max(1_576_800).optional(),
       grain: z.enum(['minute', 'hour', 'day']).default('day'),
       offsetMinutes: z.coerce.number().int().min(-840).max(840).default(0),
