@@ -24,7 +24,7 @@ const system = await openSystem(database.url, {
   sending: { monthlyAllowance: config.sendMonthlyAllowance },
   ai: { endpoint: config.ai, dailyActions: config.aiDailyActions },
   tempMail: { domain: config.tempMailDomain },
-  tasks: { limits: config.taskLimits },
+  tasks: { limits: config.taskLimits, runner: config.taskRunner },
 });
 const app = await serve(system, { logger: { level: config.logLevel } });
 const address = await app.listen({ port: config.port, host: config.host });

@@ -346,7 +346,10 @@ export interface SystemOptions {
   tasks?: {
     limits?: Partial<TaskLimits>;
     scheduler?: Partial<TaskSchedulerOptions>;
-    /** The assistant's timings; `start: false` leaves runs queued (tests that start a runner of their own). */
+    /**
+     * The assistant's timings (`TASK_APPROVAL_TIMEOUT_MS`, `TASK_START_WITHIN_MS`,
+     * `TASK_STALE_AFTER_MS`); `start: false` leaves runs queued (tests that start a runner of their own).
+     */
     runner?: Partial<TaskRunnerOptions> & { start?: boolean };
     /** The mails of the tasks' `notify` (sender and public address as the invitations'). */
     notices?: Partial<OwedMailOptions>;

@@ -85,6 +85,14 @@ export interface Config {
    * workspace, and its one-off jobs per UTC day; default 100, 20 and 20.
    */
   taskLimits: TaskLimits;
+  /**
+   * The assistant's timings, in milliseconds (`SystemOptions.tasks.runner`), only those set; the
+   * runner's own defaults (processes/tasks/runner.ts) for the rest. `TASK_APPROVAL_TIMEOUT_MS`
+   * (7 days): how long a call waits for a person; `TASK_START_WITHIN_MS` (1 day): a queued run not
+   * started by then fails `run_expired`; `TASK_STALE_AFTER_MS` (2 minutes): a run whose job said
+   * nothing for this long is taken up by another process, so it must exceed `AI_TIMEOUT_MS`.
+   */
+  taskRunner: { approvalTimeoutMs?: number; startWithinMs?: number; staleAfterMs?: number };
 }
 
 export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
@@ -152,6 +160,7 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
       DEFAULT_MONTHLY_ALLOWANCE,
     ),
     ai: aiConfig(env),
+    taskRunner: taskRunner(env),
     aiDailyActions: positiveInteger('AI_DAILY_ACTIONS', env.AI_DAILY_ACTIONS, DEFAULT_DAILY_AI_ACTIONS),
     taskLimits: {
       tasks: positiveInteger('TASKS_MAX', env.TASKS_MAX, DEFAULT_TASK_LIMITS.tasks),
@@ -181,6 +190,34 @@ function aiConfig(env: NodeJS.ProcessEnv): OpenAiConfig | null {
     ...(env.AI_MODEL_ADVANCED ? { advancedModel: env.AI_MODEL_ADVANCED } : {}),
     timeoutMs: positiveInteger('AI_TIMEOUT_MS', env.AI_TIMEOUT_MS, 30_000),
   };
+}
+
+function taskRunner(env: NodeJS.ProcessEnv): Config['taskRunner'] {
+  const timings = {
+    approvalTimeoutMs: duration('TASK_APPROVAL_TIMEOUT_MS', env.TASK_APPROVAL_TIMEOUT_MS),
+    startWithinMs: duration('TASK_START_WITHIN_MS', env.TASK_START_WITHIN_MS),
+    staleAfterMs: duration('TASK_STALE_AFTER_MS', env.TASK_STALE_AFTER_MS),
+  };
+  // A run whose model request is still under way would be taken up by a second process, which
+  // asks the model again and spends the turn's AI actions twice.
+  const modelTimeoutMs = positiveInteger('AI_TIMEOUT_MS', env.AI_TIMEOUT_MS, 30_000);
+  if (timings.staleAfterMs !== undefined && timings.staleAfterMs <= modelTimeoutMs)
+    throw new Error(`TASK_STALE_AFTER_MS must exceed AI_TIMEOUT_MS (${modelTimeoutMs}), got ${timings.staleAfterMs}`);
+  return Object.fromEntries(Object.entries(timings).filter(([, ms]) => ms !== undefined));
+}
+
+/**
+ * Milliseconds, up to a year and a day: a due date further off is of no use to a timing here,
+ * and past about 270,000 years one is no date at all.
+ */
+const DURATION_MAX_MS = 366 * 86_400_000;
+
+function duration(name: string, value: string | undefined): number | undefined {
+  if (!value) return undefined;
+  const ms = Number(value);
+  if (!Number.isSafeInteger(ms) || ms < 1 || ms > DURATION_MAX_MS)
+    throw new Error(`${name} must be milliseconds from 1 to ${DURATION_MAX_MS}, got ${value}`);
+  return ms;
 }
 
 function publicUrl(value: string | undefined, mailHostname: string): string {

@@ -130,3 +130,34 @@ t.test('configuration: AI_BASE_URL, AI_API_KEY and AI_MODEL together or not at a
   t.throws(() => readConfig({ AI_BASE_URL: 'nonsense', AI_API_KEY: 'k', AI_MODEL: 'm' }), /http\(s\) URL/);
   t.throws(() => readConfig({ AI_DAILY_ACTIONS: '0' }), /AI_DAILY_ACTIONS/);
 });
+
+t.test('configuration: the task runner’s timings, each or none, in milliseconds', async (t) => {
+  t.same(readConfig({}).taskRunner, {}, 'none set: the runner’s defaults');
+  t.same(
+    readConfig({ TASK_APPROVAL_TIMEOUT_MS: '86400000', TASK_START_WITHIN_MS: '3600000', TASK_STALE_AFTER_MS: '30001' })
+      .taskRunner,
+    { approvalTimeoutMs: 86_400_000, startWithinMs: 3_600_000, staleAfterMs: 30_001 },
+  );
+  t.same(readConfig({ TASK_START_WITHIN_MS: '1' }).taskRunner, { startWithinMs: 1 }, 'only those set');
+  t.same(readConfig({ TASK_APPROVAL_TIMEOUT_MS: String(366 * 86_400_000) }).taskRunner, {
+    approvalTimeoutMs: 366 * 86_400_000,
+  });
+  for (const [name, value] of <[string, string][]>[
+    ['TASK_APPROVAL_TIMEOUT_MS', '0'],
+    ['TASK_APPROVAL_TIMEOUT_MS', String(366 * 86_400_000 + 1)],
+    ['TASK_START_WITHIN_MS', '1.5'],
+    ['TASK_START_WITHIN_MS', '1h'],
+    ['TASK_STALE_AFTER_MS', '-5'],
+  ])
+    t.throws(() => readConfig({ [name]: value }), new RegExp(`${name} must be milliseconds from 1 to 31622400000`));
+  t.throws(
+    () => readConfig({ TASK_STALE_AFTER_MS: '30000' }),
+    /TASK_STALE_AFTER_MS must exceed AI_TIMEOUT_MS \(30000\)/,
+    'a stale run is one past the model’s time',
+  );
+  t.throws(
+    () => readConfig({ TASK_STALE_AFTER_MS: '90000', AI_TIMEOUT_MS: '120000' }),
+    /must exceed AI_TIMEOUT_MS \(120000\)/,
+  );
+  t.equal(readConfig({ TASK_STALE_AFTER_MS: '120001', AI_TIMEOUT_MS: '120000' }).taskRunner.staleAfterMs, 120_001);
+});
