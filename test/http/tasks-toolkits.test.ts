@@ -11,7 +11,9 @@ import { fileFromAnn } from '../support/tasks.ts';
 /**
  * The toolkits past mail: a task's run sends a draft through the sending pipeline, as its autonomy
  * allows; reads sent mail and its events, contacts and their notes, audiences, templates, a
- * thread's files and an address's subscription, and writes contacts, notes, audience membership
+ * thread's files, an address's subscription and who unsubscribed, and the aggregates of insights
+ * (template analytics, sending lanes, broadcasts, audience growth, each as its endpoint answers
+ * and under that endpoint's scope), and writes contacts, notes, audience membership
  * and unsubscribes; a turn makes at most `CALLS_PER_TURN` calls. The model is the loopback
  * server, scripted; the tools are ours, made for real.
  */
