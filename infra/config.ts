@@ -188,9 +188,12 @@ function aiConfig(env: NodeJS.ProcessEnv): OpenAiConfig | null {
     apiKey,
     model,
     ...(env.AI_MODEL_ADVANCED ? { advancedModel: env.AI_MODEL_ADVANCED } : {}),
-    timeoutMs: positiveInteger('AI_TIMEOUT_MS', env.AI_TIMEOUT_MS, 30_000),
+    timeoutMs: aiTimeoutMs(env),
   };
 }
+
+/** How long a model request may take (`AI_TIMEOUT_MS`, 30 s): the client's and the runner's bound. */
+const aiTimeoutMs = (env: NodeJS.ProcessEnv) => positiveInteger('AI_TIMEOUT_MS', env.AI_TIMEOUT_MS, 30_000);
 
 function taskRunner(env: NodeJS.ProcessEnv): Config['taskRunner'] {
   const timings = {
@@ -200,7 +203,7 @@ function taskRunner(env: NodeJS.ProcessEnv): Config['taskRunner'] {
   };
   // A run whose model request is still under way would be taken up by a second process, which
   // asks the model again and spends the turn's AI actions twice.
-  const modelTimeoutMs = positiveInteger('AI_TIMEOUT_MS', env.AI_TIMEOUT_MS, 30_000);
+  const modelTimeoutMs = aiTimeoutMs(env);
   if (timings.staleAfterMs !== undefined && timings.staleAfterMs <= modelTimeoutMs)
     throw new Error(`TASK_STALE_AFTER_MS must exceed AI_TIMEOUT_MS (${modelTimeoutMs}), got ${timings.staleAfterMs}`);
   return Object.fromEntries(Object.entries(timings).filter(([, ms]) => ms !== undefined));
