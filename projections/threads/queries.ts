@@ -82,11 +82,17 @@ export async function listThreads(
   if (Number(held[0]!.n) < SEARCH_WINDOW) return found;
   // Past the window, the matches come from the indexes: the threads' words, and every stored
   // body's (message_texts, by the blob's hash), older bodies than a thread's `search` keeps included.
-  const { rows } = await sql<ThreadRow>`SELECT ${THREAD_COLUMNS} FROM threads t
-    WHERE t.workspace_id = ${workspaceId} ${filters}
-      AND t.id IN (SELECT id FROM threads WHERE workspace_id = ${workspaceId} AND search @@ ${query}
-        UNION SELECT m.thread_id FROM message_texts x JOIN thread_messages m ON m.raw_sha256 = x.sha256
-        WHERE x.search @@ ${query} AND m.workspace_id = ${workspaceId})
+  // The threads' own matches are cut to a page in order first, so a participant of a thousand
+  // threads costs one read of each match, not two. The bodies' matches are gathered first
+  // (MATERIALIZED): cut the same way, the planner walked every thread in order looking for them.
+  const { rows } = await sql<ThreadRow>`WITH bodies AS MATERIALIZED (
+      SELECT m.thread_id FROM message_texts x JOIN thread_messages m ON m.raw_sha256 = x.sha256
+      WHERE x.search @@ ${query} AND m.workspace_id = ${workspaceId})
+    SELECT ${THREAD_COLUMNS} FROM threads t
+    WHERE t.workspace_id = ${workspaceId} ${filters} AND t.id IN (
+      (SELECT t.id FROM threads t WHERE t.workspace_id = ${workspaceId} AND t.search @@ ${query} ${filters}
+        ${order} LIMIT ${limit + 1})
+      UNION SELECT thread_id FROM bodies)
     ${order} LIMIT ${limit + 1}`.execute(db);
   return rows;
 }
