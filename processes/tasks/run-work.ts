@@ -54,21 +54,19 @@ export const taskRunWork = defineReactor<TaskRunWorkTables>()({
         .values(rows)
         .onConflict((oc) => oc.column('id').doNothing())
         .execute();
-    // A deleted task's runs put aside can no longer be approved: the runner ends them now.
-    if (deleted.length > 0)
+    // Runs put aside that are due at once: a decided one goes on, and a deleted task's can no
+    // longer be approved (the runner ends it). Only a run put aside: one a job holds learns of
+    // the decision from its stream.
+    if (decided.length > 0 || deleted.length > 0)
       await db
         .updateTable('task_run_work')
         .set({ due_at: sql`now()`, waiting: false, enqueued_at: null })
-        .where('task_id', 'in', deleted)
-        .where('done', '=', false)
-        .where('waiting', '=', true)
-        .execute();
-    // Only a run put aside: one a job holds learns of the decision from its stream.
-    if (decided.length > 0)
-      await db
-        .updateTable('task_run_work')
-        .set({ due_at: sql`now()`, waiting: false, enqueued_at: null })
-        .where('id', 'in', decided)
+        .where((eb) =>
+          eb.or([
+            ...(decided.length > 0 ? [eb('id', 'in', decided)] : []),
+            ...(deleted.length > 0 ? [eb('task_id', 'in', deleted)] : []),
+          ]),
+        )
         .where('done', '=', false)
         .where('waiting', '=', true)
         .execute();

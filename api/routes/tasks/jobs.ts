@@ -1,13 +1,12 @@
 import { z } from 'zod';
 import { queueTaskJob } from '../../../commands/tasks/handlers.ts';
 import { newId } from '../../../commands/ids.ts';
-import { listTaskRuns } from '../../../projections/tasks/queries.ts';
 import { actorOf } from '../../credential.ts';
 import type { ApiDeps } from '../../deps.ts';
-import { createdKey, cursorParam, limitParam, pageSchema } from '../../paging.ts';
+import { cursorParam, limitParam, pageSchema } from '../../paging.ts';
 import { operation, type Operation } from '../../route.ts';
 import { taskJobApprovalOperations } from './approvals.ts';
-import { queuedRun, requireModel, stepsPage } from './runs.ts';
+import { queuedRun, requireModel, runsPage, stepsPage } from './runs.ts';
 import {
   idParams,
   jobBody,
@@ -67,14 +66,7 @@ export const taskJobOperations = (deps: ApiDeps): Operation[] => [
     scope: READ_SCOPES,
     query: z.strictObject({ limit: limitParam(), cursor: cursorParam }),
     response: pageSchema(taskRunView),
-    handler: async ({ credential, query }) =>
-      deps.cursors.list(credential.workspaceId, query, {
-        name: 'task-jobs',
-        rows: (after: [string, string] | null, limit) =>
-          listTaskRuns(deps.db, credential.workspaceId, null, limit, after),
-        key: (row) => createdKey({ created_at: row.queued_at, id: row.id }),
-        view: viewTaskRun,
-      }),
+    handler: async ({ credential, query }) => runsPage(deps, credential.workspaceId, null, query),
   }),
 
   operation({

@@ -93,13 +93,7 @@ export const taskRunOperations = (deps: ApiDeps): Operation[] => [
     response: pageSchema(taskRunView),
     handler: async ({ credential, params, query }) => {
       const task = await taskOr404(deps.db, credential.workspaceId, params.id);
-      return deps.cursors.list(credential.workspaceId, query, {
-        name: `task-runs:${task.id}`,
-        rows: (after: [string, string] | null, limit) =>
-          listTaskRuns(deps.db, credential.workspaceId, task.id, limit, after),
-        key: (row) => createdKey({ created_at: row.queued_at, id: row.id }),
-        view: viewTaskRun,
-      });
+      return runsPage(deps, credential.workspaceId, task.id, query);
     },
   }),
 
@@ -133,6 +127,20 @@ export const taskRunOperations = (deps: ApiDeps): Operation[] => [
       stepsPage(deps, credential.workspaceId, await runOr404(deps, credential.workspaceId, params), query),
   }),
 ];
+
+/** A task's runs, or with `taskId` null the workspace's one-off jobs, newest first: a page of them. */
+export const runsPage = (
+  deps: ApiDeps,
+  workspaceId: string,
+  taskId: string | null,
+  query: { limit: number; cursor?: string | undefined },
+) =>
+  deps.cursors.list(workspaceId, query, {
+    name: taskId === null ? 'task-jobs' : `task-runs:${taskId}`,
+    rows: (after: [string, string] | null, limit) => listTaskRuns(deps.db, workspaceId, taskId, limit, after),
+    key: (row) => createdKey({ created_at: row.queued_at, id: row.id }),
+    view: viewTaskRun,
+  });
 
 /** A run's steps in the order taken, a page of them (a task's run or a one-off job). */
 export const stepsPage = (
