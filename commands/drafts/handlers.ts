@@ -8,14 +8,11 @@ import {
 } from '../../domain/drafts/decide.ts';
 import { type DraftContent, draftStream } from '../../domain/drafts/events.ts';
 import { draftAggregate, type DraftState, isLive } from '../../domain/drafts/state.ts';
-import { decideUploadFile } from '../../domain/files/decide.ts';
-import { fileStream } from '../../domain/files/events.ts';
-import { fileAggregate } from '../../domain/files/state.ts';
 import { digestId } from '../../domain/shared/ids.ts';
 import { DomainError, fail } from '../../domain/shared/errors.ts';
 import { type SendContext, type Sender, type Sent, sendEmail } from '../emails/handlers.ts';
 import { type Actor, type CommandContext, execute, loadState } from '../execute.ts';
-import { releaseFileUses, reserveFileUses } from '../files/handlers.ts';
+import { recordUpload, releaseFileUses, reserveFileUses } from '../files/handlers.ts';
 import { newId } from '../ids.ts';
 
 const importedDraftFileId = (draftId: string, part: number) => digestId('importedDraftFile', `${draftId}:${part}`);
@@ -71,8 +68,8 @@ export async function importDraft(
   }));
   const owner = { address: content.address, domain: content.domain };
   await Promise.all(
-    parts.map((p, i) => {
-      const data = {
+    parts.map((p, i) =>
+      recordUpload(ctx, actor, {
         fileId: attachments[i]!.fileId,
         owner,
         filename: p.filename ?? `attachment-${i + 1}`,
@@ -80,11 +77,8 @@ export async function importDraft(
         size: p.size,
         sha256: p.sha256,
         uploadedAt: now,
-      };
-      return execute(ctx, actor, fileStream(actor.workspaceId, data.fileId), fileAggregate, (s) =>
-        decideUploadFile(s, data),
-      );
-    }),
+      }),
+    ),
   );
   const uploads = attachments.map((a, i) => ({ fileId: a.fileId, param: `attachments.${i}.fileId` }));
   await reserveFileUses(ctx, actor, draftId, uploads, now);

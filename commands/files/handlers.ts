@@ -6,7 +6,7 @@ import {
   decideReserveFileUse,
   decideUploadFile,
 } from '../../domain/files/decide.ts';
-import { type FileOwner, fileStream } from '../../domain/files/events.ts';
+import { type FileOwner, type FileUploadedData, fileStream } from '../../domain/files/events.ts';
 import { fileAggregate } from '../../domain/files/state.ts';
 import { fail } from '../../domain/shared/errors.ts';
 import type { BlobStore } from '../../infra/blobs/port.ts';
@@ -33,9 +33,8 @@ export async function uploadFile(ctx: CommandContext, blobs: BlobStore, actor: A
       fail('upload_storage_full', 'The file store is full; nothing was stored.', null);
     fail('upload_failed', 'The file could not be stored; retry unchanged.', null);
   }
-  const fileId = newId.file();
   const data = {
-    fileId,
+    fileId: newId.file(),
     owner: upload.owner,
     filename: upload.filename,
     contentType: upload.contentType,
@@ -43,10 +42,22 @@ export async function uploadFile(ctx: CommandContext, blobs: BlobStore, actor: A
     sha256: stored.sha256,
     uploadedAt: now,
   };
-  await execute(ctx, actor, fileStream(actor.workspaceId, fileId), fileAggregate, (s) => decideUploadFile(s, data), {
-    likelyNew: true,
-  });
+  await recordUpload(ctx, actor, data);
   return data;
+}
+
+/** Records a file whose bytes are stored already (an upload's, or an imported draft's part). */
+export async function recordUpload(ctx: CommandContext, actor: Actor, data: FileUploadedData) {
+  await execute(
+    ctx,
+    actor,
+    fileStream(actor.workspaceId, data.fileId),
+    fileAggregate,
+    (s) => decideUploadFile(s, data),
+    {
+      likelyNew: true,
+    },
+  );
 }
 
 /**
