@@ -65,6 +65,11 @@ export interface SignatureForSend {
 /** What a send reads of the read models; system.ts builds it from the projections' queries. */
 export interface SendLookups {
   address(workspaceId: string, address: string): Promise<SenderAddress | undefined>;
+  /**
+   * `address` as its domain's catch-all sends it (id `catchall-<domain id>`, the catch-all's
+   * signatures): a domain of the workspace verified for receiving, its catch-all on; else undefined.
+   */
+  catchAll(workspaceId: string, address: string): Promise<SenderAddress | undefined>;
   signature(workspaceId: string, id: string): Promise<SignatureForSend | undefined>;
   /**
    * Of the addresses given (lower-case), in the partition: the suppressed ones with their
@@ -160,6 +165,12 @@ export interface Sender {
   /** Within the reach, where an app of a member with `viewer` grants reads but may not send. */
   viewOnly?: ViewOnly | null;
   source: SendSource;
+  /**
+   * `from` may be an address no address row holds, on a domain whose catch-all is on: a rule's
+   * automatic reply answers from the address the mail reached the catch-all at
+   * (commands/rules/run.ts). Only the system's rule runs set it; every other caller needs an address.
+   */
+  catchAll?: boolean;
 }
 
 /** Either `content` (base64, with `filename`) or `fileId` (a stored file; `filename` and `contentType` override its own). */
@@ -257,7 +268,12 @@ export async function sendEmail(ctx: SendContext, sender: Sender, input: SendInp
     bcc: parseMailboxes(list(input.bcc), 'bcc'),
   });
   // The read models are asked at once, while the rest of the input is checked.
-  const addressRead = settled(sending.lookups.address(workspaceId, mailbox.email.toLowerCase()));
+  const email = mailbox.email.toLowerCase();
+  const addressRead = settled(
+    sending.lookups
+      .address(workspaceId, email)
+      .then((row) => row ?? (sender.catchAll ? sending.lookups.catchAll(workspaceId, email) : undefined)),
+  );
   const lane = streamOf(sender.source);
   const recipientsRead = settled(
     sending.lookups.recipients(

@@ -17,7 +17,6 @@ export function sendingLookups(db: Db) {
     (partition, emails) => readRecipients(db, partition, emails),
   );
   const readAddress = async (workspaceId: string, address: string) => {
-    type Sig = { id: string; owner: string; html: string; d: boolean; r: boolean };
     // One round trip: the address, its domain's tracking host while active, and the defaults of
     // the address and of its catch-all (owner `catchall-<domain id>`, domain/signatures/events.ts),
     // the address's own first.
@@ -42,10 +41,6 @@ export function sendingLookups(db: Db) {
         WHERE a.workspace_id = ${workspaceId} AND a.address = ${address} AND a.registered`.execute(db);
     const row = rows[0];
     if (!row) return undefined;
-    const pick = (flag: 'd' | 'r') => {
-      const found = row.sigs?.find((x) => x[flag]);
-      return found ? { id: found.id, owner: found.owner, html: found.html } : null;
-    };
     return {
       id: row.id,
       address: row.address,
@@ -53,13 +48,14 @@ export function sendingLookups(db: Db) {
       domainId: row.domain_id,
       enabled: row.enabled,
       trackingHost: row.tracking_host,
-      defaults: { newMail: pick('d'), replies: pick('r') },
+      defaults: defaultsOf(row.sigs),
     };
   };
   return {
     /** Sends of one moment from one address (a batch's items) share one read of it. */
     address: (workspaceId: string, address: string) =>
       addresses.get(`${workspaceId}\n${address}`, () => readAddress(workspaceId, address)),
+    catchAll: (workspaceId: string, address: string) => readCatchAll(db, workspaceId, address),
     async signature(workspaceId: string, id: string) {
       const { rows } = await sql<{ id: string; owner: string; html: string }>`SELECT id, owner, html FROM signatures
         WHERE workspace_id = ${workspaceId} AND id = ${id}`.execute(db);
@@ -106,6 +102,47 @@ export function sendingLookups(db: Db) {
         }
       );
     },
+  };
+}
+
+type Sig = { id: string; owner: string; html: string; d: boolean; r: boolean };
+
+/** The default signatures for new mail (`d`) and replies (`r`) among those read, the first of each. */
+function defaultsOf(sigs: Sig[] | null) {
+  const pick = (flag: 'd' | 'r') => {
+    const found = sigs?.find((x) => x[flag]);
+    return found ? { id: found.id, owner: found.owner, html: found.html } : null;
+  };
+  return { newMail: pick('d'), replies: pick('r') };
+}
+
+/**
+ * An address of a domain whose catch-all takes its mail, as the catch-all sends from it: the
+ * domain verified for receiving with its catch-all on (what `mailboxFor` files under `*@<domain>`),
+ * its tracking host while active, the catch-all's default signatures. Enabled: a catch-all that
+ * is on takes mail, and a disabled catch-all does not exist.
+ */
+async function readCatchAll(db: Db, workspaceId: string, address: string) {
+  const { rows } = await sql<{ id: string; domain: string; tracking_host: string | null; sigs: Sig[] | null }>`
+    SELECT d.id, d.domain, CASE WHEN d.tracking_status = 'active' THEN d.tracking_host END AS tracking_host,
+      (SELECT json_agg(json_build_object('id', s.id, 'owner', s.owner, 'html', s.html, 'd', s.is_default,
+          'r', s.is_reply_default))
+        FROM signatures s
+        WHERE s.workspace_id = d.workspace_id AND (s.is_default OR s.is_reply_default)
+          AND s.owner = ${catchAllOwner('')} || d.id) AS sigs
+    FROM domains d
+    WHERE d.workspace_id = ${workspaceId} AND d.domain = ${address.slice(address.lastIndexOf('@') + 1)}
+      AND d.catch_all AND d.receiving_verified_at IS NOT NULL`.execute(db);
+  const row = rows[0];
+  if (!row) return undefined;
+  return {
+    id: catchAllOwner(row.id),
+    address,
+    domain: row.domain,
+    domainId: row.id,
+    enabled: true,
+    trackingHost: row.tracking_host,
+    defaults: defaultsOf(row.sigs),
   };
 }
 
