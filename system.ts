@@ -1080,10 +1080,16 @@ export function ruleRunPorts(system: System): RuleRunPorts {
       if (raw === null) throw new Error(`blob ${sha256} is missing`);
       return raw;
     },
-    send: async (workspaceId, input, now) => {
+    send: async (workspaceId, input, now, options) => {
       const { email } = await sendEmail(
         { commands: system.commands, sending: system.sending },
-        { actor: { workspaceId, kind: 'system', id: null }, mode: 'live', reach: null, source: 'rule' },
+        {
+          actor: { workspaceId, kind: 'system', id: null },
+          mode: 'live',
+          reach: null,
+          source: 'rule',
+          catchAll: options?.catchAll ?? false,
+        },
         input,
         now,
       );

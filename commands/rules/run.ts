@@ -38,8 +38,11 @@ export interface RuleRunPorts {
   confirmedForward(addressId: string, destination: string): Promise<boolean>;
   /** The stored raw message (forwards attach it whole). */
   raw(sha256: string): Promise<Buffer>;
-  /** Hands a message to the sending pipeline (commands/emails `sendEmail`) as the workspace's system. */
-  send(workspaceId: string, input: SendInput, now: Date): Promise<{ emailId: string }>;
+  /**
+   * Hands a message to the sending pipeline (commands/emails `sendEmail`) as the workspace's
+   * system; `catchAll`: `from` may be an address of a domain whose catch-all is on (`Sender.catchAll`).
+   */
+  send(workspaceId: string, input: SendInput, now: Date, options?: { catchAll: boolean }): Promise<{ emailId: string }>;
 }
 
 /** One mailbox's rules over one arriving message. */
@@ -111,6 +114,11 @@ export interface FiledMessage {
   subject: string;
   references: string[];
   mailFrom: string;
+  /**
+   * The first envelope recipient filed in the mailbox, as `recipientAddress` normalises it (lower
+   * case, punycode, no `+tag`): the address the message was sent to, which a catch-all answers from.
+   */
+  recipient: string;
   rawSha256: string;
   facts: MessageFacts;
 }
@@ -210,7 +218,6 @@ async function act(
       return done;
     }
     case 'reply': {
-      if (mailbox.addressId === null) return skipped('a catch-all has no address to reply from');
       const reason = noReplyReason(message.facts);
       if (reason !== null) return skipped(reason);
       // RFC 3834 section 4: automatic responses go to the envelope sender.
@@ -224,16 +231,19 @@ async function act(
       );
       if (events.length === 0) return skipped('this sender got an automatic reply in the last 24 hours');
       const parent = message.headerMessageId;
+      // A catch-all is no address to send from: it answers from the address the mail was sent to.
+      const catchAll = mailbox.addressId === null;
       await ports.send(
         workspaceId,
         {
-          from: mailbox.address,
+          from: catchAll ? message.recipient : mailbox.address,
           to: sender,
           template: { id: value, looseProps: true },
           headers: { 'Auto-Submitted': 'auto-replied' },
           ...(parent ? { inReplyTo: parent, references: message.references } : {}),
         },
         new Date(now),
+        { catchAll },
       );
       return done;
     }

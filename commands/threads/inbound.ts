@@ -218,6 +218,8 @@ export function mailboxRoute(ports: MailboxPorts): InboundRoute<MailboxRecipient
               subject: parsed.summary.subject,
               references: parsed.summary.references.length > 0 ? parsed.summary.references : parsed.summary.inReplyTo,
               mailFrom: message.mailFrom,
+              // Claimed at RCPT through recipientAddress, so it normalises.
+              recipient: recipientAddress(rcptTo[0]!)!,
               rawSha256: message.blob.sha256,
               facts,
             },

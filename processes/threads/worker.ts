@@ -2,6 +2,7 @@ import type pg from 'pg';
 import type { CommandContext } from '../../commands/execute.ts';
 import { type FilingLookups, fileSentMessage } from '../../commands/threads/handlers.ts';
 import { returnPathName } from '../../domain/domains/records.ts';
+import { catchAllOwner } from '../../domain/shared/mailbox-owners.ts';
 import type { BlobStore } from '../../infra/blobs/port.ts';
 import type { Delivery as Job, JobOutcome, WorkQueue } from '../../infra/bus/port.ts';
 import { parseMessage } from '../../infra/inbound/summary.ts';
@@ -122,7 +123,12 @@ export class SentMailFilingProcess {
       ...parsed.summary,
       bcc: parsed.summary.bcc.length > 0 ? parsed.summary.bcc : owed.bcc.map((address) => ({ name: null, address })),
     };
-    const mailbox = { addressId: owed.address_id, address: owed.address, domainId: owed.domain_id, domain };
+    // A catch-all's automatic reply went from the address the mail reached it at, and is filed in
+    // the catch-all, beside the message it answers (commands/rules/run.ts).
+    const mailbox =
+      owed.address_id === catchAllOwner(owed.domain_id)
+        ? { addressId: null, address: `*@${domain}`, domainId: owed.domain_id, domain }
+        : { addressId: owed.address_id, address: owed.address, domainId: owed.domain_id, domain };
     // The words first: the thread's search reads them as the message is filed.
     await texts.put(owed.raw_sha256, parsed.searchText);
     await fileSentMessage(commands, lookups, owed.workspace_id, mailbox, {

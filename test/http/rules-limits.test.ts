@@ -2,6 +2,7 @@ import t from 'tap';
 import { errorOf } from '../support/domains.ts';
 import { startSendingApp } from '../support/emails.ts';
 import { walkPages } from '../support/paging.ts';
+import { replyTemplate } from '../support/rules.ts';
 
 /**
  * The rules API at its limits (spec Limits, "Rule" and "rules 100"), its paging, and the refusals
@@ -292,16 +293,10 @@ t.test('names that must exist: a reply template of the workspace; a mailbox the 
   const { ws } = await setUp('limits-names.example.com');
   const foreign = (await setUp('limits-names-other.example.com')).ws;
   const [A, B] = ['a@limits-names.example.com', 'b@limits-names.example.com'];
-  const template = await h.request(foreign.apiKey, 'POST', '/templates', {
-    name: 'Away',
-    publish: true,
-    subject: 'Away',
-    document: { body: [{ kind: 'Text', text: 'I am away.' }] },
-  });
-  t.equal(template.statusCode, 201, template.body);
+  const template = await replyTemplate(h, foreign.apiKey, 'Away');
   const kept = await created(ws, A, ruleBody('Kept'));
 
-  for (const value of ['no-such-template', 'tpl_nothing', template.json().id])
+  for (const value of ['no-such-template', 'tpl_nothing', template.id])
     t.same(
       errorOf(await create(ws, A, ruleBody('Reply', { actions: [archive, { type: 'reply', value }] }))),
       [422, 'template_not_found', 'actions.1.value'],

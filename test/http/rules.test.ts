@@ -3,6 +3,7 @@ import { errorOf } from '../support/domains.ts';
 import { startSendingApp } from '../support/emails.ts';
 import { outsideDomains, startTestInbound } from '../support/inbound.ts';
 import { eventually } from '../support/receiver.ts';
+import { replyTemplate } from '../support/rules.ts';
 
 /** The rules API through inject, and rules run on mail arriving over SMTP. */
 const { h, dns, setUp, keyWith, mx: recipients } = await startSendingApp(t);
@@ -160,20 +161,14 @@ t.test('arriving mail: forwarded to a confirmed forward, replied to once per sen
     destinations: ['b@rules.example.com'],
   });
   t.equal(fwd.statusCode, 200, 'a forward inside the workspace');
-  const template = await h.request(ws.apiKey, 'POST', '/templates', {
-    name: 'Away',
-    publish: true,
-    subject: 'Away until Monday',
-    document: { body: [{ kind: 'Text', text: 'I am away.' }] },
-  });
-  t.equal(template.statusCode, 201, 'a published template to reply with');
+  const template = await replyTemplate(h, ws.apiKey, 'Away until Monday');
   const made = await create({
     name: 'Forward and answer',
     conditions: [{ field: 'header', header: 'Subject', op: 'matches', value: 'urgent*' }],
     actions: [
       { type: 'forward', value: 'b@rules.example.com' },
       { type: 'forward', value: 'stranger@example.org' },
-      { type: 'reply', value: template.json().id },
+      { type: 'reply', value: template.id },
     ],
   });
   t.equal(made.statusCode, 201, 'the rule');
