@@ -115,7 +115,7 @@ export async function fileMessage(
         replyTo: replyTo ?? null,
       }),
   );
-  const done = filed === null ? null : { threadId: filed, messageId };
+  const done = filed === null ? null : { threadId: filed.threadId, messageId };
   if (done && sender && fromContact) await touchContact(ctx, actor, sender, message.receivedAt);
   return done;
 }
@@ -155,13 +155,14 @@ export async function fileSentMessage(
         normalisedSubject: normaliseSubject(s.subject),
       }),
   );
-  return filed === null ? null : { threadId: filed, messageId };
+  return filed === null ? null : { threadId: filed.threadId, messageId };
 }
 
 /**
  * Appends what `decide` makes of the thread threading chose, or of a new one; a thread deleted
  * after the read model named it is replaced by a new one (the conversation starts again).
- * Answers the thread, or null when the decision filed nothing (the message was there already).
+ * Answers the thread and whether the message opened it, or null when the decision filed nothing
+ * (the message was there already).
  */
 export async function fileInThread(
   ctx: CommandContext,
@@ -169,7 +170,7 @@ export async function fileInThread(
   workspaceId: string,
   choice: ThreadChoice,
   decide: (threadId: string, threadedBy: ThreadedBy) => (state: ThreadState) => ThreadEvent[],
-): Promise<string | null> {
+): Promise<{ threadId: string; opened: boolean } | null> {
   const file = async (threadId: string, threadedBy: ThreadedBy, likelyNew = false) => {
     const { events } = await execute(
       ctx,
@@ -180,7 +181,7 @@ export async function fileInThread(
       // A new thread's stream does not exist yet: no read before the append.
       { likelyNew },
     );
-    return events.length === 0 ? null : threadId;
+    return events.length === 0 ? null : { threadId, opened: threadedBy === 'new' };
   };
   if (choice.kind === 'new') return file(newId.thread(), 'new', true);
   try {

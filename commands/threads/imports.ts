@@ -1,3 +1,4 @@
+import type { PendingThreading } from '../../domain/messages/pending-threading.ts';
 import { normaliseSubject } from '../../domain/messages/threading.ts';
 import { decideChangeThreadLabels, decideImportMessage } from '../../domain/threads/decide.ts';
 import {
@@ -23,6 +24,7 @@ export type ImportedMessage = Omit<
  * nothing else: no rules, contacts, forwards or webhooks (imported mail is quiet). Answers the
  * thread and message ids, or null when the thread holds the message already (a duplicate). The
  * message id comes with the message (a digest of import and place), so a resumed run finds it.
+ * A batch filing without waits for the read models passes its `pending` filings, which learn this one.
  */
 export async function fileImportedMessage(
   ctx: CommandContext,
@@ -30,6 +32,7 @@ export async function fileImportedMessage(
   workspaceId: string,
   mailbox: Mailbox,
   message: ImportedMessage,
+  pending?: PendingThreading,
 ): Promise<{ threadId: string; messageId: string } | null> {
   const actor: Actor = { workspaceId, kind: 'system', id: message.importId };
   const s = message.summary;
@@ -38,7 +41,13 @@ export async function fileImportedMessage(
     ctx,
     actor,
     workspaceId,
-    await chooseThreadFor(lookups, workspaceId, mailbox.address, s, message.at),
+    await chooseThreadFor(
+      pending ? withPending(lookups, pending) : lookups,
+      workspaceId,
+      mailbox.address,
+      s,
+      message.at,
+    ),
     (threadId, threadedBy) => (state) =>
       decideImportMessage(state, {
         ...message,
@@ -49,8 +58,16 @@ export async function fileImportedMessage(
         normalisedSubject: normaliseSubject(s.subject),
       }),
   );
-  return filed === null ? null : { threadId: filed, messageId };
+  if (filed === null) return null;
+  pending?.filed(workspaceId, mailbox.address, { summary: s, at: message.at }, filed);
+  return { threadId: filed.threadId, messageId };
 }
+
+/** The read models' threading answers with what a batch filed and they do not have yet. */
+const withPending = (lookups: Pick<FilingLookups, 'threading'>, pending: PendingThreading) => ({
+  threading: async (...args: Parameters<FilingLookups['threading']>) =>
+    pending.knowledge(...args, await lookups.threading(...args)),
+});
 
 /** Puts an imported message's custom labels (live ids of its mailbox, `known`) on its thread. */
 export async function labelImportedThread(

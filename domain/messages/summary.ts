@@ -46,6 +46,18 @@ export const MessageSummary = z.object({
 });
 export type MessageSummary = z.infer<typeof MessageSummary>;
 
+/** Everyone a message names: From, To, Cc and Bcc. */
+export const peopleOf = (s: MessageSummary) => [s.from, ...s.to, ...s.cc, ...s.bcc];
+
+/** A thread's participants as a message adds them: each address it names, lower case, once. */
+export const participantsOf = (s: MessageSummary) => [
+  ...new Set(
+    peopleOf(s)
+      .filter((p) => p !== null)
+      .map((p) => p.address.toLowerCase()),
+  ),
+];
+
 export const SUMMARY_LIMITS = {
   snippetChars: 200,
   headerFields: 100,

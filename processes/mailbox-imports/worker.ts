@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type pg from 'pg';
-import type { Actor, CommandContext } from '../../commands/execute.ts';
+import { type Actor, type CommandContext, deferredWrites } from '../../commands/execute.ts';
 import { ImportLabels } from '../../commands/mailbox-imports/labels.ts';
 import {
   beginMailboxImport,
@@ -13,6 +13,7 @@ import {
 import { importDraft } from '../../commands/drafts/handlers.ts';
 import type { FilingLookups } from '../../commands/threads/handlers.ts';
 import { fileImportedMessage, labelImportedThread } from '../../commands/threads/imports.ts';
+import { PendingThreading } from '../../domain/messages/pending-threading.ts';
 import type { ImportFile, ImportOptions, ImportProgress } from '../../domain/mailbox-imports/events.ts';
 import { importedDraftContent } from '../../domain/mailbox-imports/drafts.ts';
 import { placeMessage, splitLabels } from '../../domain/mailbox-imports/formats.ts';
@@ -81,6 +82,17 @@ export interface MailboxImportDeps {
   blobs: BlobStore;
   texts: TextIndex;
   lookups: Pick<FilingLookups, 'threading'>;
+}
+
+/**
+ * A batch of an import's messages: its commands do not wait for the read models one by one, its
+ * threading knows what it filed (commands/threads/pending-threading.ts), and `settled` waits once
+ * for the read models at its end, before the checkpoint moves past it.
+ */
+interface Batch {
+  commands: CommandContext;
+  threading: PendingThreading;
+  settled(): Promise<void>;
 }
 
 interface Run {
@@ -245,6 +257,11 @@ export class MailboxImportProcess {
     await this.advance(run, { status: 'done', progress });
   }
 
+  private batch(): Batch {
+    const writes = deferredWrites(this.deps.commands);
+    return { commands: writes.commands, threading: new PendingThreading(), settled: writes.settled };
+  }
+
   private async step(run: Run, actor: Actor): Promise<void> {
     const progress: ImportProgress = structuredClone(run.progress);
     let file = run.file;
@@ -264,6 +281,7 @@ export class MailboxImportProcess {
     const format = run.formats[file];
     if (format === 'zip' || format === 'tgz') return this.stepArchive(run, actor, labels, progress, format);
     let finishedFile = true;
+    const batch = this.batch();
     try {
       if (at < current.bytes) {
         const source = this.deps.ports.storage.read(run.id, file, current.chunks, chunkBytes, at);
@@ -274,7 +292,7 @@ export class MailboxImportProcess {
         try {
           for await (const message of messages) {
             ordinal++;
-            await this.importOne(run, actor, message, ordinal, progress, labels);
+            await this.importOne(run, actor, batch, message, ordinal, progress, labels);
             at = message.next;
             n++;
             if (n % 10 === 0 && (await this.cancelled(run.id))) return;
@@ -290,6 +308,7 @@ export class MailboxImportProcess {
     } catch (error) {
       // A cancel deletes the files under a running step: that is no failure.
       if (await this.cancelled(run.id)) return;
+      await batch.settled();
       const reason = error instanceof Error ? error.message : String(error);
       return this.finish(
         run,
@@ -298,6 +317,7 @@ export class MailboxImportProcess {
         `File ${file} (${current.name}) could not be read past byte ${at}: ${reason}`,
       );
     }
+    await batch.settled();
     if (finishedFile) {
       file++;
       at = 0;
@@ -338,6 +358,7 @@ export class MailboxImportProcess {
     const stepStarted = Date.now();
     let batchStarted = stepStarted;
     let n = 0;
+    let batch = this.batch();
     const snapshot = () => {
       progress.processedBytes = before + (finished ? current.bytes : position);
       progress.labelsCreated = createdBefore + labels.created;
@@ -365,7 +386,7 @@ export class MailboxImportProcess {
         for await (const message of messages) {
           if (message.start < skip) continue;
           ordinal++;
-          await this.importOne(run, actor, message, ordinal, progress, labels);
+          await this.importOne(run, actor, batch, message, ordinal, progress, labels);
           entry = member.path;
           at = message.next;
           n++;
@@ -375,6 +396,8 @@ export class MailboxImportProcess {
               stopped = true;
               break read;
             }
+            await batch.settled();
+            batch = this.batch();
             if (!(await this.save(run, { entry, at, ordinal, progress: snapshot(), skipped: [...labels.skipped] })))
               return;
             await recordMailboxImportProgress(this.deps.commands, actor, run.id, progress, new Date().toISOString());
@@ -388,9 +411,11 @@ export class MailboxImportProcess {
       finished = !stopped;
     } catch (error) {
       if (await this.cancelled(run.id)) return;
+      await batch.settled();
       const reason = error instanceof Error ? error.message : String(error);
       return this.finish(run, actor, snapshot(), `File ${file} (${current.name}): ${reason}`);
     }
+    await batch.settled();
     const now = new Date().toISOString();
     await recordMailboxImportProgress(this.deps.commands, actor, run.id, snapshot(), now);
     await this.advance(
@@ -414,6 +439,11 @@ export class MailboxImportProcess {
     return rowCount === 1;
   }
 
+  private async readModelsAtHead(): Promise<void> {
+    const { store, readModels } = this.deps.commands;
+    await readModels.waitFor(await store.headPosition(), ['MessageImported'], { onDeadline: () => true });
+  }
+
   /** Claims the key for this message of this import: `new`, `ours` (claimed before a crash), or `duplicate`. */
   private async claim(run: Run, key: string, ordinal: number): Promise<'new' | 'ours' | 'duplicate'> {
     const { rows } = await this.deps.pool.query<{ import_id: string; ordinal: number; inserted: boolean }>(
@@ -433,6 +463,7 @@ export class MailboxImportProcess {
   private async importOne(
     run: Run,
     actor: Actor,
+    batch: Batch,
     message: SplitMessage,
     ordinal: number,
     progress: ImportProgress,
@@ -443,7 +474,8 @@ export class MailboxImportProcess {
       counts.notImported++;
       return;
     }
-    const { blobs, texts, commands, lookups } = this.deps;
+    const { blobs, texts } = this.deps;
+    const { commands } = batch;
     let stored: { sha256: string; size: number };
     let parsed: Awaited<ReturnType<typeof parseMessage>>;
     try {
@@ -499,7 +531,9 @@ export class MailboxImportProcess {
       if (ids.length > 0) await labelImportedThread(commands, actor, threadId, ids, await labels.known(), now);
     };
     if (claim === 'ours') {
-      // Claimed before a crash: filed already if its message is there.
+      // Claimed before a crash: filed already if its message is there, once the read models have
+      // what the crashed batch appended without waiting for them.
+      await this.readModelsAtHead();
       const { rows } = await this.deps.pool.query<{ thread_id: string }>(
         'SELECT thread_id FROM thread_messages WHERE id = $1',
         [messageId],
@@ -512,17 +546,24 @@ export class MailboxImportProcess {
     }
     await texts.put(stored.sha256, parsed.searchText);
     const date = s.date !== null && !Number.isNaN(Date.parse(s.date)) ? s.date : now;
-    const filed = await fileImportedMessage(commands, lookups, run.workspace_id, run.mailbox, {
-      messageId,
-      importId: run.id,
-      importKey: key,
-      direction: place.direction,
-      raw: stored,
-      summary: s,
-      unread: place.unread,
-      at: date,
-      wanted: place.wanted,
-    });
+    const filed = await fileImportedMessage(
+      commands,
+      this.deps.lookups,
+      run.workspace_id,
+      run.mailbox,
+      {
+        messageId,
+        importId: run.id,
+        importKey: key,
+        direction: place.direction,
+        raw: stored,
+        summary: s,
+        unread: place.unread,
+        at: date,
+        wanted: place.wanted,
+      },
+      batch.threading,
+    );
     if (filed === null) {
       // Its thread holds the same message already (it arrived live): a duplicate, and the key is
       // freed so that a later import meets the same answer, not this import's claim.

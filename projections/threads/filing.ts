@@ -1,5 +1,5 @@
 import { sql, type Kysely } from 'kysely';
-import type { MailAddress, MessageSummary } from '../../domain/messages/summary.ts';
+import { type MailAddress, type MessageSummary, participantsOf, peopleOf } from '../../domain/messages/summary.ts';
 import type { Mailbox } from '../../domain/threads/events.ts';
 import type { Projected } from '../projector.ts';
 import type { ThreadsTables } from './tables.ts';
@@ -106,16 +106,6 @@ const participantWords = (people: (MailAddress | null)[]) =>
     .map((p) => `${p.name ?? ''} ${p.address} ${p.address.replace('@', ' ')}`)
     .join(' ');
 
-const people = (s: MessageSummary) => [s.from, ...s.to, ...s.cc, ...s.bcc];
-
-const participantsOf = (m: Filed) => [
-  ...new Set(
-    people(m.summary)
-      .filter((p) => p !== null)
-      .map((p) => p.address.toLowerCase()),
-  ),
-];
-
 /**
  * Files a run of messages in three statements whatever its length, leaving the tables as filing
  * them one by one would: the messages, the threads they open (the first message of each), then
@@ -156,7 +146,7 @@ async function fileMessages(db: Kysely<ThreadsTables>, filed: Filed[]): Promise<
       mail_from: m.mailFrom,
       received_at: m.at,
       position: m.position,
-      search_words: `${s.subject} ${participantWords(people(s))}`,
+      search_words: `${s.subject} ${participantWords(peopleOf(s))}`,
     };
   });
   await sql`INSERT INTO thread_messages (workspace_id, id, thread_id, address, direction, email_id, header_id,
@@ -184,7 +174,7 @@ async function fileMessages(db: Kysely<ThreadsTables>, filed: Filed[]): Promise<
         label: m.label,
         latest: m,
         lastAt: at,
-        participants: new Set(participantsOf(m)),
+        participants: new Set(participantsOf(m.summary)),
         unread: m.unread,
       });
       continue;
@@ -195,7 +185,7 @@ async function fileMessages(db: Kysely<ThreadsTables>, filed: Filed[]): Promise<
       t.latest = m;
       t.lastAt = at;
     }
-    for (const p of participantsOf(m)) t.participants.add(p);
+    for (const p of participantsOf(m.summary)) t.participants.add(p);
   }
   const opened = [...threads.values()].map(({ first: m }) => ({
     workspace_id: m.workspaceId,
@@ -208,7 +198,7 @@ async function fileMessages(db: Kysely<ThreadsTables>, filed: Filed[]): Promise<
     subject: m.summary.subject,
     normalised_subject: m.normalisedSubject,
     snippet: m.summary.snippet,
-    participants: participantsOf(m),
+    participants: participantsOf(m.summary),
     at: m.at,
   }));
   // Opened read and without sent mail: the update below sets both from every message of the run.

@@ -103,6 +103,22 @@ t.test('an mbox in parts: threads, quoting undone, sent mail, counts and the upl
   t.notMatch(raw.body, />From the start/);
 });
 
+t.test('a batch threads what it filed itself: a reply before its parent, a subject-only reply', async (t) => {
+  // One step of three messages, filed without a wait for the read models between them.
+  const res = await h.request(key, 'POST', '/addresses', { address: 'f@imports.example.com' });
+  t.equal(res.statusCode, 201);
+  const content = mbox([
+    { id: 'p2@outside.test', subject: 'Re: Plans', inReplyTo: 'p1@outside.test', to: 'f@imports.example.com' },
+    { id: 'p1@outside.test', subject: 'Plans', to: 'f@imports.example.com' },
+    { id: 'p3@outside.test', subject: 'RE: plans', to: 'f@imports.example.com' },
+  ]);
+  const started = await runImport(h, key, res.json().id, [{ name: 'plans.mbox', content }]);
+  t.match(await waitImport(h, key, started.id), { status: 'completed', counts: { imported: 3 } });
+  const threads = await threadsOf('f@imports.example.com');
+  t.equal(threads.length, 1, 'one conversation, one thread');
+  t.match(threads[0], { subject: 'Re: Plans', messageCount: 3 });
+});
+
 t.test('the same mail again, into the same address: every message a duplicate', async (t) => {
   const content = mbox(many('dup', 4));
   const first = await runImport(h, key, b.id, [{ name: 'x.mbox', content }]);
