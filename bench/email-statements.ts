@@ -1,0 +1,187 @@
+/**
+ * The PostgreSQL statements one `POST /emails` costs, counted rather than timed (issue 18):
+ * `npx tsx bench/email-statements.ts [N]` (N: 50 by default).
+ *
+ * The service runs in this process as bench/server.ts opens it (`openSystem` + `serve`, default
+ * options, a temporary data folder), with one workspace, one key of the http-floors bench's
+ * scopes made through `POST /keys`, and its sending address put in the read model with SQL, as
+ * http-floors does. It sends N messages of the bench's shape one at a time through `inject`, and
+ * counts every statement `pg.Client#query` is given, grouped by text:
+ *
+ * - `request`: issued by the request's own async chain before its answer; their round trips
+ *   (statements whose time in flight overlaps count as one) are the sequential ones;
+ * - `after`: issued by the request's chain after its answer (work it left running);
+ * - `other`: issued by the service's own loops (projectors, delivery, the bus) from the request
+ *   until SETTLE_MS after the answer; a message's work that outlives that window is missed.
+ *
+ * Not part of `npm run bench`: it asserts nothing and measures no time that matters.
+ */
+import { AsyncLocalStorage, AsyncResource } from 'node:async_hooks';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import pg from 'pg';
+import { createWorkspace } from '../commands/workspaces/handlers.ts';
+import { openSystem, serve } from '../system.ts';
+import { freshDatabase } from './support.ts';
+
+const N = Number(process.argv[2] ?? 50);
+const WARMUP = 5;
+/** Requests in flight at once: 1 sends one at a time, each settled before the next. */
+const CONCURRENCY = Number(process.env.CONCURRENCY ?? 1);
+const SETTLE_MS = Number(process.env.SETTLE_MS ?? 1500);
+
+interface Flight {
+  /** Until the answer; statements of the request's chain after it count as `after`. */
+  answered: boolean;
+  /** Times in flight of the request's own statements before the answer. */
+  spans: [number, number][];
+}
+
+type Where = 'request' | 'after' | 'other';
+const counts: Record<Where, Map<string, number>> = { request: new Map(), after: new Map(), other: new Map() };
+let counting = false;
+const chain = new AsyncLocalStorage<Flight>();
+
+const textOf = (q: unknown): string => {
+  const text = typeof q === 'string' ? q : ((q as { text?: string; name?: string })?.text ?? String(q));
+  return text.replace(/\s+/g, ' ').trim().slice(0, 160);
+};
+
+const query = pg.Client.prototype.query as (...args: unknown[]) => unknown;
+pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
+  if (!counting) return query.apply(this, args);
+  const flight = chain.getStore();
+  const where: Where = flight === undefined ? 'other' : flight.answered ? 'after' : 'request';
+  const text = textOf(args[0]);
+  counts[where].set(text, (counts[where].get(text) ?? 0) + 1);
+  if (where !== 'request') return query.apply(this, args);
+  const span: [number, number] = [performance.now(), Number.POSITIVE_INFINITY];
+  flight!.spans.push(span);
+  const end = () => {
+    span[1] = performance.now();
+  };
+  const callback = args.at(-1);
+  if (typeof callback === 'function') {
+    args[args.length - 1] = (...r: unknown[]) => {
+      end();
+      return callback(...r);
+    };
+    return query.apply(this, args);
+  }
+  const result = query.apply(this, args);
+  if (result instanceof Promise) result.then(end, end);
+  else end();
+  return result;
+} as typeof pg.Client.prototype.query;
+
+// pg-pool hands a client to a waiting callback from whatever released it: bound to the caller,
+// the statements of `pool.query` stay in the chain that asked for them.
+const connect = pg.Pool.prototype.connect as (...args: unknown[]) => unknown;
+pg.Pool.prototype.connect = function (this: pg.Pool, ...args: unknown[]) {
+  const callback = args[0];
+  if (typeof callback === 'function') args[0] = AsyncResource.bind(callback as (...a: unknown[]) => unknown);
+  return connect.apply(this, args);
+} as typeof pg.Pool.prototype.connect;
+
+/** Statements whose times in flight overlap went out together: one round trip of the request. */
+function roundTrips(spans: [number, number][]): number {
+  const sorted = [...spans].sort((a, b) => a[0] - b[0]);
+  let trips = 0;
+  let until = Number.NEGATIVE_INFINITY;
+  for (const [start, end] of sorted) {
+    if (start > until) trips++;
+    until = Math.max(until, end);
+  }
+  return trips;
+}
+
+const settle = () => new Promise((r) => setTimeout(r, SETTLE_MS));
+
+async function main(): Promise<void> {
+  const database = await freshDatabase('statements');
+  const dataDir = await mkdtemp(path.join(os.tmpdir(), 'wms-statements-'));
+  const system = await openSystem(database.url, { dataDir });
+  const app = await serve(system);
+  try {
+    const ws = await createWorkspace(system.commands, { name: 'Statements', ownerEmail: 'owner@statements.test' });
+    const made = await app.inject({
+      method: 'POST',
+      url: '/keys',
+      headers: { authorization: `Bearer ${ws.apiKey}` },
+      payload: { name: 'bench', scopes: ['settings:read', 'settings:write', 'emails:send'] },
+    });
+    const key = made.json().token as string;
+    const client = new pg.Client({ connectionString: database.url });
+    await client.connect();
+    await client.query(
+      `INSERT INTO addresses (workspace_id, id, address, local_part, domain, domain_id, enabled, username, registered, created_at, updated_at)
+       VALUES ($1, 'addr_000000000000000000000001', 'sender@ws0.bench.test', 'sender', 'ws0.bench.test',
+               gen_random_uuid()::text, true, NULL, true, now(), now())`,
+      [ws.workspaceId],
+    );
+    await client.end();
+
+    const send = async (n: number) => {
+      const flight: Flight = { answered: false, spans: [] };
+      // inject's answer is a thenable that sends the request only once awaited: awaited in the run.
+      const response = await chain.run(
+        flight,
+        async () =>
+          await app.inject({
+            method: 'POST',
+            url: '/emails',
+            headers: {
+              authorization: `Bearer ${key}`,
+              ...(process.env.IDEMPOTENT ? { 'idempotency-key': `k${n}` } : {}),
+            },
+            payload: {
+              from: 'sender@ws0.bench.test',
+              to: `r${n % 5000}@example.org`,
+              subject: `Order ${n} confirmed`,
+              text: `Hello,\n\nyour order ${n} is confirmed and will ship soon.\n\nThanks`,
+              html: `<p>Hello,</p><p>your order <b>${n}</b> is confirmed and will ship soon.</p><p>Thanks</p>`,
+            },
+          }),
+      );
+      flight.answered = true;
+      if (response.statusCode !== 201)
+        throw new Error(`POST /emails answered ${response.statusCode}: ${response.body}`);
+      if (CONCURRENCY === 1) await settle();
+      return flight;
+    };
+
+    for (let n = 0; n < WARMUP; n++) await send(n);
+    await settle();
+    counting = true;
+    const trips: number[] = [];
+    let next = WARMUP;
+    await Promise.all(
+      Array.from({ length: CONCURRENCY }, async () => {
+        while (next < WARMUP + N) trips.push(roundTrips((await send(next++)).spans));
+      }),
+    );
+    await settle();
+    counting = false;
+
+    const per = (m: Map<string, number>) => [...m.values()].reduce((a, b) => a + b, 0) / N;
+    console.log(`${N} x POST /emails, ${CONCURRENCY} at a time, statements per request:`);
+    for (const where of ['request', 'after', 'other'] as const) {
+      console.log(`\n${where}: ${per(counts[where]).toFixed(2)}`);
+      for (const [text, count] of [...counts[where]].sort((a, b) => b[1] - a[1]))
+        console.log(`  ${(count / N).toFixed(2).padStart(6)}  ${text}`);
+    }
+    const sorted = [...trips].sort((a, b) => a - b);
+    console.log(
+      `\nsequential round trips of the request before its answer: mean ${(trips.reduce((a, b) => a + b, 0) / N).toFixed(2)}, ` +
+        `min ${sorted[0]}, median ${sorted[Math.floor(N / 2)]}, max ${sorted.at(-1)}`,
+    );
+  } finally {
+    await app.close();
+    await system.close();
+    await database.drop();
+    await rm(dataDir, { recursive: true, force: true });
+  }
+}
+
+await main();
