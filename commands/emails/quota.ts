@@ -25,6 +25,8 @@ interface Waiter {
 
 /** One quota stream as this process knows it: the last event read, and the sends waiting for a reservation. */
 interface Queue {
+  /** Whether `revision` and `used` come from a read of the stream (else nothing is known yet). */
+  read: boolean;
   revision: number;
   used: number;
   waiting: Waiter[];
@@ -40,8 +42,11 @@ const MAX_ATTEMPTS = 50;
  * read, so two processes cannot both take the last unit. Cheap under concurrency: the sends of
  * this process waiting on one stream are granted together, in one event (a group commit), so a
  * batch of 100 costs one append, not 100 in a row. The stream is followed from the revision this
- * process last saw, and its events carry the running total, so a reservation reads only what
- * other processes wrote since.
+ * process last saw, and its events carry the running total: once this process has read the
+ * stream, a reservation appends on the revision it knows without reading first, and reads only
+ * what another process wrote since when that append finds the stream moved on. A count this
+ * process knows is never above the true one (reservations only add), so a refusal it decides on
+ * is one the true count would decide too.
  */
 export function reserveSend(ctx: CommandContext, workspaceId: string, allowance: number, now: string): Promise<void> {
   const stream = emailQuotaStream(workspaceId, monthOf(now));
@@ -80,12 +85,18 @@ async function reserve(
   allowance: number,
   now: string,
 ): Promise<number> {
+  // A stream this process has not read yet may hold another process's reservations: read first.
+  let stale = !queue.read;
   for (let attempt = 1; ; attempt++) {
-    for (const r of await ctx.store.readStream(stream, queue.revision + 1)) {
-      const event = ctx.registry.decode(r.type, r.version, r.data) as EmailQuotaEvent;
-      queue.revision = r.revision;
-      queue.used = event.data.used;
+    if (stale) {
+      for (const r of await ctx.store.readStream(stream, queue.revision + 1)) {
+        const event = ctx.registry.decode(r.type, r.version, r.data) as EmailQuotaEvent;
+        queue.revision = r.revision;
+        queue.used = event.data.used;
+      }
+      queue.read = true;
     }
+    stale = true;
     const events = decideReserveSends({ used: queue.used }, { month: monthOf(now), wanted, allowance, now });
     const reserved = events[0];
     if (!reserved) return 0;
@@ -117,7 +128,7 @@ function queueOf(store: EventStore, stream: string): Queue {
   }
   let queue = byStream.get(stream);
   if (!queue) {
-    queue = { revision: -1, used: 0, waiting: [], flushing: false };
+    queue = { read: false, revision: -1, used: 0, waiting: [], flushing: false };
     byStream.set(stream, queue);
   }
   return queue;

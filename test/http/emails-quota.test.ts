@@ -71,4 +71,17 @@ t.test('the monthly send allowance, counted exactly under concurrency', async (t
     t.ok(refused.every((o) => o.reason instanceof SendQuotaExceeded));
     await second.store.close();
   });
+
+  t.test("a process appends on the count it knows; another's reservations since refuse it", async (t) => {
+    const other = await h.workspace();
+    const second = { ...h.system.commands, store: new PostgresEventStore(h.system.database.pool) };
+    const now = new Date().toISOString();
+    await reserveSend(h.system.commands, other.workspaceId, 3, now);
+    // The first process knows 1 of 3 used; the second takes the other 2 behind its back.
+    await reserveSend(second, other.workspaceId, 3, now);
+    await reserveSend(second, other.workspaceId, 3, now);
+    await t.rejects(reserveSend(h.system.commands, other.workspaceId, 3, now), { code: 'send_quota_exceeded' });
+    await t.rejects(reserveSend(second, other.workspaceId, 3, now), { code: 'send_quota_exceeded' });
+    await second.store.close();
+  });
 });
