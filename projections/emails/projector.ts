@@ -1,14 +1,13 @@
-import { sql, type Kysely } from 'kysely';
+import { sql, type Kysely, type RawBuilder } from 'kysely';
 import { defineProjector, type Projected } from '../projector.ts';
 import type { EmailsTables } from './tables.ts';
 
 type Db = Kysely<EmailsTables>;
 type Attempt = Projected<'EmailRecipientDelivered' | 'EmailRecipientDeferred' | 'EmailRecipientBounced'>;
 
-async function history(
-  db: Db,
+/** The history row of an event: a statement alone, or a part of the event's one statement. */
+const historyRow = (
   e: Projected<
-    | 'EmailAccepted'
     | 'EmailCancelled'
     | 'EmailSendingStarted'
     | 'EmailRecipientDelivered'
@@ -20,18 +19,22 @@ async function history(
   recipient: string | null,
   at: string,
   detail: Record<string, unknown>,
-) {
-  await sql`INSERT INTO email_history (workspace_id, email_id, position, type, recipient, at, detail)
+) =>
+  sql`INSERT INTO email_history (workspace_id, email_id, position, type, recipient, at, detail)
     VALUES (${e.metadata.workspaceId}, ${e.data.emailId}, ${e.position}, ${e.type}, ${recipient}, ${at}, ${JSON.stringify(detail)}::jsonb)
-    ON CONFLICT (email_id, position) DO NOTHING`.execute(db);
-}
+    ON CONFLICT (email_id, position) DO NOTHING`;
 
 /**
  * After a recipient's answer: while one is still waiting (queued or deferred) the message is
  * sending; then delivered, bounced, or partially bounced. A complaint follows a delivery.
  */
 async function settle(db: Db, emailId: string, at: string) {
-  await sql`UPDATE emails e SET status = CASE
+  await settled(emailId, at, sql`SELECT status FROM email_recipients WHERE email_id = ${emailId}`).execute(db);
+}
+
+/** `settle`'s statement over `standing`, a query of the message's recipients' `status`. */
+const settled = (emailId: string, at: string, standing: RawBuilder<unknown>) =>
+  sql`UPDATE emails e SET status = CASE
         WHEN c.waiting > 0 THEN 'sending'
         WHEN c.bounced = 0 THEN 'delivered'
         WHEN c.delivered = 0 THEN 'bounced'
@@ -40,19 +43,18 @@ async function settle(db: Db, emailId: string, at: string) {
     FROM (SELECT count(*) FILTER (WHERE status IN ('queued', 'deferred')) AS waiting,
             count(*) FILTER (WHERE status = 'bounced') AS bounced,
             count(*) FILTER (WHERE status IN ('delivered', 'complained')) AS delivered
-          FROM email_recipients WHERE email_id = ${emailId}) c
-    WHERE e.id = ${emailId} AND e.status NOT IN ('cancelled', 'failed')`.execute(db);
-}
+          FROM (${standing}) s) c
+    WHERE e.id = ${emailId} AND e.status NOT IN ('cancelled', 'failed')`;
 
+/**
+ * A recipient's answer, in one statement (each message delivered costs one): the recipient's row,
+ * the history row, and the message's standing as `settle` derives it. The statement's parts see
+ * one snapshot, so the count reads each recipient's status as the update leaves it (the updated
+ * rows as they return, the others as they stand).
+ */
 async function attempt(db: Db, e: Attempt, status: 'delivered' | 'deferred' | 'bounced', reason: string | null) {
   const d = e.data;
-  // A recipient's answers come in log order; a complaint (after delivery) is not overwritten by a late replay.
-  await sql`UPDATE email_recipients SET status = CASE WHEN status = 'complained' THEN status ELSE ${status} END,
-      reason = CASE WHEN status = 'complained' THEN reason ELSE ${reason} END,
-      attempts = GREATEST(attempts, ${d.attempt}), last_code = ${d.code}, last_enhanced_code = ${d.enhancedCode},
-      last_response = ${d.response}, updated_at = ${d.at}
-    WHERE email_id = ${d.emailId} AND lower(email) = lower(${d.recipient})`.execute(db);
-  await history(db, e, d.recipient, d.at, {
+  const detail = {
     attempt: d.attempt,
     code: d.code,
     enhancedCode: d.enhancedCode,
@@ -62,8 +64,23 @@ async function attempt(db: Db, e: Attempt, status: 'delivered' | 'deferred' | 'b
     ...(e.type === 'EmailRecipientDeferred' ? { nextAttemptAt: e.data.nextAttemptAt } : {}),
     ...(e.type === 'EmailRecipientBounced' ? { bounce: e.data.bounce } : {}),
     ...(e.type === 'EmailRecipientBounced' && e.data.source ? { source: e.data.source } : {}),
-  });
-  await settle(db, d.emailId, d.at);
+  };
+  // A recipient's answers come in log order; a complaint (after delivery) is not overwritten by a late replay.
+  await sql`WITH answered AS (
+      UPDATE email_recipients SET status = CASE WHEN status = 'complained' THEN status ELSE ${status} END,
+        reason = CASE WHEN status = 'complained' THEN reason ELSE ${reason} END,
+        attempts = GREATEST(attempts, ${d.attempt}), last_code = ${d.code}, last_enhanced_code = ${d.enhancedCode},
+        last_response = ${d.response}, updated_at = ${d.at}
+      WHERE email_id = ${d.emailId} AND lower(email) = lower(${d.recipient})
+      RETURNING position, status
+    ), recorded AS (${historyRow(e, d.recipient, d.at, detail)})
+    ${settled(
+      d.emailId,
+      d.at,
+      sql`SELECT coalesce(a.status, r.status) AS status
+        FROM email_recipients r LEFT JOIN answered a ON a.position = r.position
+        WHERE r.email_id = ${d.emailId}`,
+    )}`.execute(db);
 }
 
 /**
@@ -95,8 +112,10 @@ async function engagement(db: Db, e: Projected<'EmailOpened' | 'EmailLinkClicked
 }
 
 /**
- * Acceptances, many in three statements (the hot path: a batch of sends lands as a run of them).
- * Rows travel as one JSON text each, as the suppressions projector does.
+ * Acceptances, many in one statement (the hot path: a batch of sends lands as a run of them, and
+ * a send waits for it before it answers). Rows travel as one JSON text each, as the suppressions
+ * projector does; the three tables are written by the statement's parts, which see one snapshot
+ * and touch no row of each other's.
  */
 async function accept(db: Db, events: Projected<'EmailAccepted'>[]) {
   const emails = [];
@@ -144,18 +163,21 @@ async function accept(db: Db, events: Projected<'EmailAccepted'>[]) {
       { status, recipients: d.recipients.map(({ email, status, reason }) => ({ email, status, reason })) },
     ]);
   }
-  await sql`INSERT INTO emails (id, workspace_id, message_id, from_address_id, from_domain_id, from_email, from_domain,
-      from_name, reply_to, subject, status, stream, source, mode, tags, template_id, template_version_id, signature_id,
-      in_reply_to, scheduled_at, raw_sha256, raw_size, created_at, updated_at)
-    SELECT r->>0, r->>1, r->>2, r->>3, r->>4, r->>5, r->>6, r->>7, r->8, r->>9, r->>10, r->>11, r->>12, r->>13, r->14,
-      r->>15, r->>16, r->>17, r->>18, (r->>19)::timestamptz, r->>20, (r->>21)::integer, (r->>22)::timestamptz, (r->>22)::timestamptz
-    FROM jsonb_array_elements(${JSON.stringify(emails)}::jsonb) r
-    ON CONFLICT (id) DO NOTHING`.execute(db);
-  await sql`INSERT INTO email_recipients (workspace_id, email_id, position, email, kind, status, reason, attempts, updated_at)
-    SELECT r->>0, r->>1, (r->>2)::integer, r->>3, r->>4, r->>5, r->>6, 0, (r->>7)::timestamptz
-    FROM jsonb_array_elements(${JSON.stringify(recipients)}::jsonb) r
-    ON CONFLICT (email_id, position) DO NOTHING`.execute(db);
-  await sql`INSERT INTO email_history (workspace_id, email_id, position, type, recipient, at, detail)
+  await sql`WITH added_emails AS (
+      INSERT INTO emails (id, workspace_id, message_id, from_address_id, from_domain_id, from_email, from_domain,
+        from_name, reply_to, subject, status, stream, source, mode, tags, template_id, template_version_id, signature_id,
+        in_reply_to, scheduled_at, raw_sha256, raw_size, created_at, updated_at)
+      SELECT r->>0, r->>1, r->>2, r->>3, r->>4, r->>5, r->>6, r->>7, r->8, r->>9, r->>10, r->>11, r->>12, r->>13, r->14,
+        r->>15, r->>16, r->>17, r->>18, (r->>19)::timestamptz, r->>20, (r->>21)::integer, (r->>22)::timestamptz, (r->>22)::timestamptz
+      FROM jsonb_array_elements(${JSON.stringify(emails)}::jsonb) r
+      ON CONFLICT (id) DO NOTHING
+    ), added_recipients AS (
+      INSERT INTO email_recipients (workspace_id, email_id, position, email, kind, status, reason, attempts, updated_at)
+      SELECT r->>0, r->>1, (r->>2)::integer, r->>3, r->>4, r->>5, r->>6, 0, (r->>7)::timestamptz
+      FROM jsonb_array_elements(${JSON.stringify(recipients)}::jsonb) r
+      ON CONFLICT (email_id, position) DO NOTHING
+    )
+    INSERT INTO email_history (workspace_id, email_id, position, type, recipient, at, detail)
     SELECT r->>0, r->>1, (r->>2)::bigint, r->>3, NULL, (r->>4)::timestamptz, r->5
     FROM jsonb_array_elements(${JSON.stringify(histories)}::jsonb) r
     ON CONFLICT (email_id, position) DO NOTHING`.execute(db);
@@ -248,14 +270,17 @@ export const emailsProjector = defineProjector<EmailsTables>()({
       const d = e.data;
       await sql`UPDATE emails SET status = 'cancelled', cancelled_at = ${d.cancelledAt}, updated_at = ${d.cancelledAt}
         WHERE id = ${d.emailId}`.execute(db);
-      await history(db, e, null, d.cancelledAt, {});
+      await historyRow(e, null, d.cancelledAt, {}).execute(db);
     },
+    // One statement per message sent: the message and its history row.
     EmailSendingStarted: async (db, e) => {
       const d = e.data;
-      await sql`UPDATE emails SET status = CASE WHEN status IN ('scheduled', 'queued') THEN 'sending' ELSE status END,
-          sending_started_at = ${d.startedAt}, updated_at = GREATEST(updated_at, ${d.startedAt}::timestamptz)
-        WHERE id = ${d.emailId}`.execute(db);
-      await history(db, e, null, d.startedAt, {});
+      await sql`WITH started AS (
+          UPDATE emails SET status = CASE WHEN status IN ('scheduled', 'queued') THEN 'sending' ELSE status END,
+            sending_started_at = ${d.startedAt}, updated_at = GREATEST(updated_at, ${d.startedAt}::timestamptz)
+          WHERE id = ${d.emailId}
+        )
+        ${historyRow(e, null, d.startedAt, {})}`.execute(db);
     },
     EmailRecipientDelivered: (db, e) => attempt(db, e, 'delivered', null),
     EmailRecipientDeferred: (db, e) => attempt(db, e, 'deferred', null),
@@ -264,7 +289,7 @@ export const emailsProjector = defineProjector<EmailsTables>()({
       const d = e.data;
       await sql`UPDATE email_recipients SET status = 'complained', reason = ${d.feedbackType}, updated_at = ${d.at}
         WHERE email_id = ${d.emailId} AND lower(email) = lower(${d.recipient})`.execute(db);
-      await history(db, e, d.recipient, d.at, { feedbackType: d.feedbackType });
+      await historyRow(e, d.recipient, d.at, { feedbackType: d.feedbackType }).execute(db);
       await settle(db, d.emailId, d.at);
     },
     EmailOpened: engagement,
@@ -272,12 +297,12 @@ export const emailsProjector = defineProjector<EmailsTables>()({
     // A later hop is still trying: the recipient's standing stays; the report is history.
     EmailRecipientDelayReported: async (db, e) => {
       const d = e.data;
-      await history(db, e, d.recipient, d.at, {
+      await historyRow(e, d.recipient, d.at, {
         status: d.status,
         diagnostic: d.diagnostic,
         reportingMta: d.reportingMta,
         willRetryUntil: d.willRetryUntil,
-      });
+      }).execute(db);
     },
   },
 });
