@@ -26,6 +26,7 @@ import {
   type ExpectedRevision,
   type ReadAllOptions,
   type RecordedEvent,
+  type StreamAppend,
   type SubscribeOptions,
   type Subscription,
 } from './port.ts';
@@ -85,6 +86,11 @@ export class EventStoreDbEventStore implements EventStore {
       }
       throw error;
     }
+  }
+
+  /** Stream by stream, all at once: an append to EventStoreDB is of one stream. */
+  appendMany(appends: readonly StreamAppend[]): Promise<PromiseSettledResult<AppendResult>[]> {
+    return Promise.allSettled(appends.map((a) => this.append(a.streamId, a.events, a.expected)));
   }
 
   async readStream(streamId: string, fromRevision = 0): Promise<RecordedEvent[]> {

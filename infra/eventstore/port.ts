@@ -99,8 +99,21 @@ export interface SubscribeOptions {
   batchSize?: number;
 }
 
+/** One stream's part of `EventStore.appendMany`. */
+export interface StreamAppend {
+  streamId: string;
+  events: EventToAppend[];
+  expected: ExpectedRevision;
+}
+
 export interface EventStore {
   append(streamId: string, events: EventToAppend[], expected: ExpectedRevision): Promise<AppendResult>;
+  /**
+   * Appends to many streams at once (a page of an import: a new stream per row), each as `append`
+   * would, with its own expectation: one refused (`WrongExpectedRevision` in its place) leaves the
+   * others written. Not one transaction over all of them; an adapter may send them together.
+   */
+  appendMany(appends: readonly StreamAppend[]): Promise<PromiseSettledResult<AppendResult>[]>;
   /** Events of one stream from `fromRevision` (inclusive); empty when the stream does not exist. */
   readStream(streamId: string, fromRevision?: number): Promise<RecordedEvent[]>;
   readAll(options?: ReadAllOptions): Promise<RecordedEvent[]>;

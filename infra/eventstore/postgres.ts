@@ -10,6 +10,7 @@ import {
   type ReadAllOptions,
   type RecordedEvent,
   type ScanOptions,
+  type StreamAppend,
   type SubscribeOptions,
   type Subscription,
 } from './port.ts';
@@ -99,6 +100,22 @@ export class PostgresEventStore implements EventStore {
    * into few larger ones; a lone append waits for nobody.
    */
   append(streamId: string, events: EventToAppend[], expected: ExpectedRevision): Promise<AppendResult> {
+    const queued = this.enqueue({ streamId, events, expected });
+    this.sendQueued();
+    return queued;
+  }
+
+  /**
+   * All queued before any is sent, so they go out together (in one call when within its bounds),
+   * not the first alone in each free call and the rest behind it.
+   */
+  appendMany(appends: readonly StreamAppend[]): Promise<PromiseSettledResult<AppendResult>[]> {
+    const queued = appends.map((a) => this.enqueue(a));
+    this.sendQueued();
+    return Promise.allSettled(queued);
+  }
+
+  private enqueue({ streamId, events, expected }: StreamAppend): Promise<AppendResult> {
     if (events.length === 0) return Promise.reject(new Error('append needs at least one event'));
     const data = events.map((e) => JSON.stringify(e.data));
     const metadata = events.map((e) => JSON.stringify(e.metadata ?? {}));
@@ -113,7 +130,6 @@ export class PostgresEventStore implements EventStore {
     }
     return new Promise((resolve, reject) => {
       this.queued.push({ streamId, events, data, metadata, expected, resolve, reject });
-      this.sendQueued();
     });
   }
 

@@ -113,6 +113,52 @@ export function eventStoreContract(t: Test, name: string, makeStore: () => Promi
       }
     });
 
+    t.test('appendMany appends to many streams, each on its own expectation', async (t) => {
+      const store = await open(t);
+      const stream = (n: number) => `${run}-many-${n}`;
+      await store.append(stream(0), [event(0)], 'no_stream');
+      const results = await store.appendMany([
+        ...Array.from({ length: 50 }, (_, i) => ({
+          streamId: stream(i + 1),
+          events: [event(i + 1)],
+          expected: 'no_stream' as const,
+        })),
+        // Refused: the stream exists. The others are written all the same.
+        { streamId: stream(0), events: [event(100)], expected: 'no_stream' },
+        { streamId: stream(0), events: [event(101), event(102)], expected: 0 },
+        // The same new stream twice: the first wins, the second finds it made.
+        { streamId: stream(60), events: [event(60)], expected: 'no_stream' },
+        { streamId: stream(60), events: [event(61)], expected: 'no_stream' },
+      ]);
+      t.equal(results.length, 54, 'one result an append, in their order');
+      for (const [i, r] of results.slice(0, 50).entries()) {
+        if (r.status !== 'fulfilled') {
+          t.fail(`append ${i} was refused: ${r.reason}`);
+          continue;
+        }
+        t.equal(r.value.revision, 0);
+        t.strictSame(
+          (await store.readStream(stream(i + 1))).map((e) => [e.revision, e.data.n, e.position]),
+          [[0, i + 1, r.value.position]],
+        );
+      }
+      const refused = (r: PromiseSettledResult<unknown>) => (r.status === 'rejected' ? r.reason : null);
+      t.match(refused(results[50]!), { streamId: stream(0), expected: 'no_stream', actual: 0 });
+      t.type(refused(results[50]!), WrongExpectedRevision);
+      t.match(results[51], { status: 'fulfilled', value: { revision: 2 } });
+      t.match(results[52], { status: 'fulfilled', value: { revision: 0 } });
+      t.type(refused(results[53]!), WrongExpectedRevision);
+      t.strictSame(
+        (await store.readStream(stream(0))).map((e) => e.data.n),
+        [0, 101, 102],
+      );
+      t.strictSame(
+        (await store.readStream(stream(60))).map((e) => e.data.n),
+        [60],
+      );
+      t.strictSame(await store.appendMany([]), [], 'nothing to append answers nothing');
+    });
+
     t.test('readStream returns a stream in revision order from a revision', async (t) => {
       const store = await open(t);
       const stream = `${run}-read`;

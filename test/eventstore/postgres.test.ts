@@ -25,6 +25,25 @@ await eventStoreContract(t, 'PostgreSQL event store', async () => {
 
 const event = (n: number) => ({ type: 'BatchTested', version: 1, data: { n } });
 
+t.test('appendMany sends a page of new streams together: one call, one transaction', async (t) => {
+  const store = new PostgresEventStore(pool);
+  t.teardown(() => store.close());
+  // Appended one by one, the first two would each go out alone in a free call.
+  const results = await store.appendMany(
+    Array.from({ length: 300 }, (_, i) => ({
+      streamId: `many-${i}`,
+      events: [event(i)],
+      expected: 'no_stream' as const,
+    })),
+  );
+  t.ok(results.every((r) => r.status === 'fulfilled'));
+  const { rows } = await pool.query(
+    `SELECT count(*)::int AS events, count(DISTINCT tx_id)::int AS transactions, max(position) - min(position) + 1 AS span
+     FROM es_events WHERE stream_id LIKE 'many-%'`,
+  );
+  t.same(rows[0], { events: 300, transactions: 1, span: '300' }, 'one transaction, consecutive positions');
+});
+
 t.test('appends queued behind a call in flight go out together, each with its own expectation', async (t) => {
   const store = new PostgresEventStore(pool, { concurrentAppends: 1 });
   t.teardown(() => store.close());

@@ -7,6 +7,7 @@ import type { EventStore } from '../../infra/eventstore/port.ts';
 export function pagedStore(store: EventStore): EventStore {
   return {
     append: (stream, events, expected) => store.append(stream, events, expected),
+    appendMany: (appends) => store.appendMany(appends),
     readStream: (stream, from) => store.readStream(stream, from),
     readAll: (options) => store.readAll(options),
     headPosition: () => store.headPosition(),
