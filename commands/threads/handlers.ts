@@ -4,8 +4,8 @@ import {
   normaliseSubject,
   type ThreadChoice,
   type ThreadingKnowledge,
-  type ThreadingMessage,
   threadingKeys,
+  threadingMessageOf,
 } from '../../domain/messages/threading.ts';
 import {
   decideDeleteThread,
@@ -50,7 +50,7 @@ export async function chooseThreadFor(
   s: MessageSummary,
   at: string,
 ): Promise<ThreadChoice> {
-  const threading = threadingOf(s, at);
+  const threading = threadingMessageOf(s, at);
   const keys = threadingKeys(threading);
   const known = await lookups.threading(workspaceId, mailbox, {
     messageId: s.messageId,
@@ -59,16 +59,6 @@ export async function chooseThreadFor(
   });
   return chooseThread(threading, known);
 }
-
-/** A message as threading sees it (domain/messages/threading.ts). */
-const threadingOf = (s: MessageSummary, at: string): ThreadingMessage => ({
-  messageId: s.messageId,
-  inReplyTo: s.inReplyTo,
-  references: s.references,
-  subject: s.subject,
-  from: s.from?.address ?? null,
-  at,
-});
 
 export type ArrivingMessage = Omit<
   MessageReceivedData,

@@ -1,3 +1,5 @@
+import type { MessageSummary } from './summary.ts';
+
 /**
  * Which thread a message joins, as a pure function over what the caller looked up. Threads are
  * per mailbox: every lookup is scoped to the mailbox the message is filed in. Arriving mail,
@@ -36,6 +38,16 @@ export interface ThreadingMessage {
   /** When the message arrived or was sent (ISO); not the Date header, which the sender writes. */
   at: string;
 }
+
+/** A message as threading sees it, from its summary. */
+export const threadingMessageOf = (s: MessageSummary, at: string): ThreadingMessage => ({
+  messageId: s.messageId,
+  inReplyTo: s.inReplyTo,
+  references: s.references,
+  subject: s.subject,
+  from: s.from?.address ?? null,
+  at,
+});
 
 export interface SubjectCandidate {
   threadId: string;

@@ -4,8 +4,8 @@ import type { MessageSummary } from '../../domain/messages/summary.ts';
 import {
   chooseThread,
   type ThreadingKnowledge,
-  type ThreadingMessage,
   threadingKeys,
+  threadingMessageOf,
 } from '../../domain/messages/threading.ts';
 
 /**
@@ -36,14 +36,7 @@ const summary = (m: Partial<MessageSummary> & { messageId: string | null }): Mes
 const nothing: ThreadingKnowledge = { threadOfMessageId: new Map(), referencedBy: [], bySubject: [] };
 
 function choose(pending: PendingThreading, s: MessageSummary, known = nothing, at = '2026-11-20T12:00:00.000Z') {
-  const message: ThreadingMessage = {
-    messageId: s.messageId,
-    inReplyTo: s.inReplyTo,
-    references: s.references,
-    subject: s.subject,
-    from: s.from?.address ?? null,
-    at,
-  };
+  const message = threadingMessageOf(s, at);
   const keys = threadingKeys(message);
   return chooseThread(
     message,
