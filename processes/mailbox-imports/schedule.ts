@@ -40,9 +40,9 @@ export const mailboxImportSchedule = defineReactor<MailboxImportWorkTables>()({
       key text NOT NULL,
       import_id text NOT NULL,
       ordinal integer NOT NULL,
-      thread_id text,
       PRIMARY KEY (workspace_id, address, key)
-    );`,
+    );
+    ALTER TABLE ${s}.mailbox_import_keys DROP COLUMN IF EXISTS thread_id;`,
   reactsTo: ['MailboxImportCreated', 'MailboxImportQueued', 'MailboxImportCancelled'],
   react: async (db, events) => {
     for (const event of events) {

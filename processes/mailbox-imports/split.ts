@@ -111,3 +111,8 @@ export async function* wholeMessage(source: AsyncIterable<Buffer>, maxBytes: num
   }
   yield { start: 0, next: read, raw: read > maxBytes ? null : Buffer.concat(parts), fromLine: null };
 }
+
+/** The messages of `messages` that start at or after byte `at` (a resumed member is read again from its start). */
+export async function* startingAt(messages: AsyncIterable<SplitMessage>, at: number): AsyncGenerator<SplitMessage> {
+  for await (const message of messages) if (message.start >= at) yield message;
+}

@@ -31,7 +31,7 @@ export interface MailboxImportWorkTables {
   /**
    * The dedupe keys (Message-ID and content hash) of the messages imported into each mailbox,
    * across imports. `import_id` and `ordinal` say which message of which import claimed it, so a
-   * resumed run knows its own claims from duplicates; `thread_id` is set once it is filed.
+   * resumed run knows its own claims from duplicates.
    */
   mailbox_import_keys: {
     workspace_id: string;
@@ -39,6 +39,5 @@ export interface MailboxImportWorkTables {
     key: string;
     import_id: string;
     ordinal: number;
-    thread_id: string | null;
   };
 }

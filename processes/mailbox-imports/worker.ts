@@ -16,18 +16,20 @@ import { fileImportedMessage, labelImportedThread } from '../../commands/threads
 import { PendingThreading } from '../../domain/messages/pending-threading.ts';
 import type { ImportFile, ImportOptions, ImportProgress } from '../../domain/mailbox-imports/events.ts';
 import { importedDraftContent } from '../../domain/mailbox-imports/drafts.ts';
-import { placeMessage, splitLabels } from '../../domain/mailbox-imports/formats.ts';
+import { type Placement, placeMessage, splitLabels } from '../../domain/mailbox-imports/formats.ts';
+import type { MessageSummary } from '../../domain/messages/summary.ts';
 import { DomainError } from '../../domain/shared/errors.ts';
 import { digestId } from '../../domain/shared/ids.ts';
 import { mailboxOwnerOf } from '../../domain/shared/mailbox-owners.ts';
 import type { Mailbox } from '../../domain/threads/events.ts';
-import type { BlobStore } from '../../infra/blobs/port.ts';
+import type { BlobRef, BlobStore } from '../../infra/blobs/port.ts';
 import type { Delivery as Job, JobOutcome, WorkQueue } from '../../infra/bus/port.ts';
 import { parseMessage } from '../../infra/inbound/summary.ts';
 import type { TextIndex } from '../../infra/search/port.ts';
 import { type DueWork, type RunStep, runStepWork, type DueWakeups } from '../due-work.ts';
 import { Repeating } from '../repeating.ts';
-import { type SplitMessage, splitMbox, wholeMessage } from './split.ts';
+import { prepareAhead } from './ahead.ts';
+import { type SplitMessage, splitMbox, startingAt, wholeMessage } from './split.ts';
 
 /** The member after `path` in an archive (the checkpoint once a member is read through). */
 const after = (path: number[]) => [...path.slice(0, -1), path[path.length - 1]! + 1];
@@ -58,6 +60,8 @@ export interface MailboxImportOptions {
   uploadExpiryMs: number;
   /** How often such uploads are looked for. */
   uploadExpiryEveryMs: number;
+  /** Messages stored and parsed ahead of their filing, at most this many and this many bytes of them. */
+  prepareAhead: { items: number; bytes: number };
 }
 
 export const DEFAULT_MAILBOX_IMPORT_OPTIONS: MailboxImportOptions = {
@@ -71,6 +75,7 @@ export const DEFAULT_MAILBOX_IMPORT_OPTIONS: MailboxImportOptions = {
   archiveStepMs: 60_000,
   uploadExpiryMs: 7 * 24 * 3_600_000,
   uploadExpiryEveryMs: 3_600_000,
+  prepareAhead: { items: 8, bytes: 16 * 1024 * 1024 },
 };
 
 export interface MailboxImportDeps {
@@ -94,6 +99,13 @@ interface Batch {
   threading: PendingThreading;
   settled(): Promise<void>;
 }
+
+/** A message of the file as `prepare` left it for its filing. */
+type Prepared =
+  | { kind: 'notImported' }
+  | { kind: 'skipped' }
+  | { kind: 'draft'; stored: BlobRef; summary: MessageSummary; draft: ReturnType<typeof importedDraftContent> }
+  | { kind: 'mail'; stored: BlobRef; summary: MessageSummary; place: Extract<Placement, { draft: false }> };
 
 interface Run {
   id: string;
@@ -257,6 +269,17 @@ export class MailboxImportProcess {
     await this.advance(run, { status: 'done', progress });
   }
 
+  /** The messages of a file with their preparation (`prepare`) run ahead of their filing. */
+  private ahead(run: Run, messages: AsyncIterable<SplitMessage>) {
+    const { prepareAhead: limits } = this.options;
+    return prepareAhead(
+      messages,
+      (m) => this.prepare(run, m),
+      (m) => m.raw?.length ?? 0,
+      limits,
+    );
+  }
+
   private batch(): Batch {
     const writes = deferredWrites(this.deps.commands);
     return { commands: writes.commands, threading: new PendingThreading(), settled: writes.settled };
@@ -290,9 +313,9 @@ export class MailboxImportProcess {
         const started = Date.now();
         let n = 0;
         try {
-          for await (const message of messages) {
+          for await (const { item: message, prepared } of this.ahead(run, messages)) {
             ordinal++;
-            await this.importOne(run, actor, batch, message, ordinal, progress, labels);
+            await this.importOne(run, actor, batch, prepared, ordinal, progress, labels);
             at = message.next;
             n++;
             if (n % 10 === 0 && (await this.cancelled(run.id))) return;
@@ -383,10 +406,9 @@ export class MailboxImportProcess {
         const max = this.options.messageBytesMax;
         const messages =
           member.format === 'eml' ? wholeMessage(member.content, max) : splitMbox(member.content, 0, max);
-        for await (const message of messages) {
-          if (message.start < skip) continue;
+        for await (const { item: message, prepared } of this.ahead(run, startingAt(messages, skip))) {
           ordinal++;
-          await this.importOne(run, actor, batch, message, ordinal, progress, labels);
+          await this.importOne(run, actor, batch, prepared, ordinal, progress, labels);
           entry = member.path;
           at = message.next;
           n++;
@@ -460,30 +482,21 @@ export class MailboxImportProcess {
     return row.import_id === run.id && row.ordinal === ordinal ? 'ours' : 'duplicate';
   }
 
-  private async importOne(
-    run: Run,
-    actor: Actor,
-    batch: Batch,
-    message: SplitMessage,
-    ordinal: number,
-    progress: ImportProgress,
-    labels: ImportLabels,
-  ): Promise<void> {
-    const counts = progress.counts;
-    if (message.raw === null || message.raw.length === 0) {
-      counts.notImported++;
-      return;
-    }
+  /**
+   * What a message's filing needs that no other message's filing decides: its bytes stored, its
+   * summary parsed, its place (options and takeout labels) and, for mail filed in a thread, its
+   * words in the text index, which the threads read model reads as it files the message.
+   */
+  private async prepare(run: Run, message: SplitMessage): Promise<Prepared> {
+    if (message.raw === null || message.raw.length === 0) return { kind: 'notImported' };
     const { blobs, texts } = this.deps;
-    const { commands } = batch;
-    let stored: { sha256: string; size: number };
+    let stored: BlobRef;
     let parsed: Awaited<ReturnType<typeof parseMessage>>;
     try {
       stored = await blobs.put(message.raw);
       parsed = await parseMessage(blobs, message.raw, message.raw.length);
     } catch {
-      counts.notImported++;
-      return;
+      return { kind: 'notImported' };
     }
     const s = parsed.summary;
     const labelsHeader = header(s.headers, 'x-gmail-labels');
@@ -495,35 +508,53 @@ export class MailboxImportProcess {
       },
       run.options,
     );
-    if (place.skip) {
-      counts.skipped++;
-      return;
-    }
-    let draft: ReturnType<typeof importedDraftContent> | null = null;
+    if (place.skip) return { kind: 'skipped' };
     if (place.draft) {
       // Checked before the key is claimed: a message no draft can hold is not imported, and a later
       // import of it must meet the same answer, not this import's claim.
       try {
-        draft = importedDraftContent(s, parsed.body, run.mailbox.address);
+        const draft = importedDraftContent(s, parsed.body, run.mailbox.address);
+        return { kind: 'draft', stored, summary: s, draft };
       } catch (error) {
         if (!(error instanceof DomainError)) throw error;
-        counts.notImported++;
-        return;
+        return { kind: 'notImported' };
       }
     }
+    await texts.put(stored.sha256, parsed.searchText);
+    return { kind: 'mail', stored, summary: s, place };
+  }
+
+  /** Files a prepared message, in the import's order: its key claimed, then a draft, or a thread and its labels. */
+  private async importOne(
+    run: Run,
+    actor: Actor,
+    batch: Batch,
+    prepared: Prepared,
+    ordinal: number,
+    progress: ImportProgress,
+    labels: ImportLabels,
+  ): Promise<void> {
+    const counts = progress.counts;
+    if (prepared.kind === 'notImported' || prepared.kind === 'skipped') {
+      counts[prepared.kind]++;
+      return;
+    }
+    const { commands } = batch;
+    const { stored, summary: s } = prepared;
     const key = importKey(s.messageId, stored.sha256);
     const claim = await this.claim(run, key, ordinal);
     if (claim === 'duplicate') {
       counts.duplicate++;
       return;
     }
-    if (place.draft) {
+    if (prepared.kind === 'draft') {
       // Made under an id drawn from the place, as a message is filed: a repeat records nothing.
       const draftId = digestId('importedDraft', `${run.id}:${ordinal}`);
-      await importDraft(commands, actor, draftId, draft!, s.attachments, new Date().toISOString());
+      await importDraft(commands, actor, draftId, prepared.draft, s.attachments, new Date().toISOString());
       counts.imported++;
       return;
     }
+    const { place } = prepared;
     const messageId = digestId('importedMessage', `${run.id}:${ordinal}`);
     const now = new Date().toISOString();
     const label = async (threadId: string) => {
@@ -544,7 +575,6 @@ export class MailboxImportProcess {
         return;
       }
     }
-    await texts.put(stored.sha256, parsed.searchText);
     const date = s.date !== null && !Number.isNaN(Date.parse(s.date)) ? s.date : now;
     const filed = await fileImportedMessage(
       commands,
@@ -575,10 +605,6 @@ export class MailboxImportProcess {
       return;
     }
     await label(filed.threadId);
-    await this.deps.pool.query(
-      'UPDATE mailbox_import_keys SET thread_id = $4 WHERE workspace_id = $1 AND address = $2 AND key = $3',
-      [run.workspace_id, run.mailbox.address, key, filed.threadId],
-    );
     counts.imported++;
   }
 }
