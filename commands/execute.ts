@@ -1,4 +1,4 @@
-import { WrongExpectedRevision, type EventStore } from '../infra/eventstore/port.ts';
+import { WrongExpectedRevision, type EventStore, type EventToAppend } from '../infra/eventstore/port.ts';
 import type { DomainEvent, EventRegistry } from '../domain/shared/events.ts';
 import type { Sanitise } from '../domain/templates/decide.ts';
 import { Turns } from './turns.ts';
@@ -110,6 +110,17 @@ export async function loadState<S, E extends DomainEvent>(
   return { state, revision: recorded.length - 1, last: recorded.at(-1) };
 }
 
+/** Events as the store takes them, with who caused them in their metadata. */
+const encoded = (ctx: CommandContext, actor: Actor, events: DomainEvent[]): EventToAppend[] =>
+  events.map((e) => ({
+    ...ctx.registry.encode(e),
+    metadata: {
+      workspaceId: actor.workspaceId,
+      actor: { kind: actor.kind, id: actor.id },
+      requestId: actor.requestId ?? null,
+    },
+  }));
+
 /**
  * Appends decided events with who caused them in their metadata, and returns once the read models
  * that handle them hold them (read-your-writes): the global position of the last one.
@@ -122,15 +133,7 @@ export async function appendDecided<E extends DomainEvent>(
   expected: number | 'no_stream',
   appended?: () => void,
 ): Promise<number> {
-  const encoded = events.map((e) => ({
-    ...ctx.registry.encode(e),
-    metadata: {
-      workspaceId: actor.workspaceId,
-      actor: { kind: actor.kind, id: actor.id },
-      requestId: actor.requestId ?? null,
-    },
-  }));
-  const { position } = await ctx.store.append(streamId, encoded, expected);
+  const { position } = await ctx.store.append(streamId, encoded(ctx, actor, events), expected);
   appended?.();
   const request = requestOf(actor);
   if (request) request.stored = true;
@@ -200,6 +203,65 @@ export async function execute<S, E extends DomainEvent>(
       endTurn();
     }
   }
+}
+
+/** One command of `executeNew`: its stream and its decision. */
+export interface NewStreamCommand<S, E> {
+  streamId: string;
+  decide(state: S): E[];
+}
+
+/**
+ * Commands each on a stream of its own, most of them new (a page of an import): each is decided
+ * on the initial state and all of them are appended in one `appendMany` expecting no stream, a
+ * page's appends in one call where one by one they took about ten. A command whose stream exists
+ * (the store refuses that append alone), or that decides nothing on the initial state, then runs
+ * as `execute` runs it, on the stream as stored. Answers each command's outcome in their order,
+ * a refused one as its error; the read models are waited for once, for all of them.
+ */
+export async function executeNew<S, E extends DomainEvent>(
+  ctx: CommandContext,
+  actor: Actor,
+  aggregate: Aggregate<S, E>,
+  commands: readonly NewStreamCommand<S, E>[],
+): Promise<PromiseSettledResult<Executed<S, E>>[]> {
+  const outcomes: (PromiseSettledResult<Executed<S, E>> | null)[] = commands.map(() => null);
+  const decided: { index: number; events: E[] }[] = [];
+  commands.forEach((c, index) => {
+    try {
+      const events = c.decide(aggregate.initialState);
+      if (events.length > 0) decided.push({ index, events });
+    } catch (reason) {
+      outcomes[index] = { status: 'rejected', reason };
+    }
+  });
+  const appended = await ctx.store.appendMany(
+    decided.map(({ index, events }) => ({
+      streamId: commands[index]!.streamId,
+      events: encoded(ctx, actor, events),
+      expected: 'no_stream' as const,
+    })),
+  );
+  let last = 0;
+  const types = new Set<string>();
+  appended.forEach((result, i) => {
+    const { index, events } = decided[i]!;
+    if (result.status === 'fulfilled') {
+      last = Math.max(last, result.value.position);
+      for (const e of events) types.add(e.type);
+      const state = events.reduce(aggregate.evolve, aggregate.initialState);
+      outcomes[index] = { status: 'fulfilled', value: { state, events, position: result.value.position } };
+    } else if (!(result.reason instanceof WrongExpectedRevision)) outcomes[index] = result;
+  });
+  const request = requestOf(actor);
+  if (request && last > 0) request.stored = true;
+  const rest = await Promise.allSettled(
+    commands.map((c, index) =>
+      outcomes[index] === null ? execute(ctx, actor, c.streamId, aggregate, c.decide) : null,
+    ),
+  );
+  if (last > 0) await readYourWrites(ctx, request, last, [...types]);
+  return rest.map((r, index) => outcomes[index] ?? (r as PromiseSettledResult<Executed<S, E>>));
 }
 
 /** Per event store, so several systems in one process (tests, benches) contend like processes. */

@@ -8,12 +8,12 @@ import {
   decideUpdateContact,
   type UpdateContact,
 } from '../../domain/contacts/decide.ts';
-import { contactStream, normaliseEmail, type ContactSource } from '../../domain/contacts/events.ts';
-import { contactAggregate, type Contact } from '../../domain/contacts/state.ts';
+import { contactStream, normaliseEmail, type ContactEvent, type ContactSource } from '../../domain/contacts/events.ts';
+import { contactAggregate, type Contact, type ContactState } from '../../domain/contacts/state.ts';
 import { fail } from '../../domain/shared/errors.ts';
 import { ensureDefaultAudience, loadAudiences } from '../audiences/handlers.ts';
 import type { AudiencesState } from '../../domain/audiences/state.ts';
-import { execute, type Actor, type CommandContext } from '../execute.ts';
+import { execute, executeNew, type Actor, type CommandContext, type NewStreamCommand } from '../execute.ts';
 import { newId } from '../ids.ts';
 
 export interface CreateContactInput {
@@ -44,17 +44,55 @@ export async function createContact(
     likelyNew?: boolean;
   } = {},
 ): Promise<{ created: boolean; contactId: string }> {
-  const email = normaliseEmail(input.email);
   const audiences = bulk.audiences ?? (await ensureDefaultAudience(ctx, actor, now));
+  const { streamId, decide } = createCommand(actor, input, now, audiences);
+  const executed = await execute(ctx, actor, streamId, contactAggregate, decide, { likelyNew: bulk.likelyNew });
+  return created(executed);
+}
+
+/**
+ * `createContact` for many addresses, most of them new to the book (a page of an import), their
+ * creations appended together (`executeNew`). Answers each one's outcome in their order, a refused
+ * one as its error.
+ */
+export async function createContacts(
+  ctx: CommandContext,
+  actor: Actor,
+  inputs: readonly CreateContactInput[],
+  now: string,
+  /** The workspace's audiences with the default one made (`ensureDefaultAudience`). */
+  audiences: AudiencesState,
+): Promise<PromiseSettledResult<{ created: boolean; contactId: string }>[]> {
+  const commands: NewStreamCommand<ContactState, ContactEvent>[] = inputs.map((input) => {
+    try {
+      return createCommand(actor, input, now, audiences);
+    } catch (error) {
+      // Refused before deciding (an audience not found): refused as that contact's outcome.
+      return {
+        streamId: '',
+        decide: () => {
+          throw error;
+        },
+      };
+    }
+  });
+  const executed = await executeNew(ctx, actor, contactAggregate, commands);
+  return executed.map((r) => (r.status === 'fulfilled' ? { status: 'fulfilled', value: created(r.value) } : r));
+}
+
+function createCommand(
+  actor: Actor,
+  input: CreateContactInput,
+  now: string,
+  audiences: AudiencesState,
+): NewStreamCommand<ContactState, ContactEvent> {
+  const email = normaliseEmail(input.email);
   const asked = input.audienceIds ?? [];
   for (const [i, id] of asked.entries()) audienceOr404(audiences, id, `audienceIds.${i}`);
   const contactId = newId.contact();
-  const { state, events } = await execute(
-    ctx,
-    actor,
-    contactStream(actor.workspaceId, email),
-    contactAggregate,
-    (s) =>
+  return {
+    streamId: contactStream(actor.workspaceId, email),
+    decide: (s) =>
       decideCreateContact(s, {
         contactId,
         email,
@@ -65,10 +103,14 @@ export async function createContact(
         audienceIds: [audiences.defaultId!, ...asked],
         now,
       }),
-    { likelyNew: bulk.likelyNew },
-  );
-  return { created: events.length > 0, contactId: state.contact!.contactId };
+  };
 }
+
+/** An address already in the book writes nothing: `created: false`, with its contact id. */
+const created = ({ state, events }: { state: ContactState; events: unknown[] }) => ({
+  created: events.length > 0,
+  contactId: state.contact!.contactId,
+});
 
 export async function updateContact(
   ctx: CommandContext,

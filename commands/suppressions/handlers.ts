@@ -1,7 +1,12 @@
 import { decideAddSuppression, decideRemoveSuppression } from '../../domain/suppressions/decide.ts';
-import { normaliseAddress, suppressionStream, type SuppressionReason } from '../../domain/suppressions/events.ts';
-import { suppressionAggregate, type SuppressionEntry } from '../../domain/suppressions/state.ts';
-import { execute, type Actor, type CommandContext } from '../execute.ts';
+import {
+  normaliseAddress,
+  suppressionStream,
+  type SuppressionEvent,
+  type SuppressionReason,
+} from '../../domain/suppressions/events.ts';
+import { suppressionAggregate, type SuppressionEntry, type SuppressionState } from '../../domain/suppressions/state.ts';
+import { execute, executeNew, type Actor, type CommandContext, type NewStreamCommand } from '../execute.ts';
 import { newId } from '../ids.ts';
 
 export interface AddSuppressionInput {
@@ -21,26 +26,49 @@ export async function addSuppression(
   input: AddSuppressionInput,
   now: string,
 ): Promise<{ created: boolean; suppressionId: string; entry: SuppressionEntry }> {
-  const email = normaliseAddress(input.email);
-  const { state, events } = await execute(
+  const { streamId, decide } = addCommand(actor, input, now);
+  // Adding is mostly of addresses never suppressed: the pipeline's bounces, an import's pages.
+  return added(await execute(ctx, actor, streamId, suppressionAggregate, decide, { likelyNew: true }));
+}
+
+/**
+ * `addSuppression` for many addresses (a page of an import), their additions appended together
+ * (`executeNew`). Answers each one's outcome in their order.
+ */
+export async function addSuppressions(
+  ctx: CommandContext,
+  actor: Actor,
+  inputs: readonly AddSuppressionInput[],
+  now: string,
+): Promise<PromiseSettledResult<{ created: boolean; suppressionId: string; entry: SuppressionEntry }>[]> {
+  const executed = await executeNew(
     ctx,
     actor,
-    suppressionStream(actor.workspaceId, email),
     suppressionAggregate,
-    (s) =>
-      decideAddSuppression(s, {
-        suppressionId: newId.suppression(),
-        email,
-        reason: input.reason,
-        detail: input.detail,
-        now,
-      }),
-    // Adding is mostly of addresses never suppressed: the bulk adds of an import, the pipeline's bounces.
-    { likelyNew: true },
+    inputs.map((input) => addCommand(actor, input, now)),
   );
-  const entry = state.entry!;
-  return { created: events.length > 0, suppressionId: entry.suppressionId, entry };
+  return executed.map((r) => (r.status === 'fulfilled' ? { status: 'fulfilled', value: added(r.value) } : r));
 }
+
+function addCommand(
+  actor: Actor,
+  input: AddSuppressionInput,
+  now: string,
+): NewStreamCommand<SuppressionState, SuppressionEvent> {
+  const email = normaliseAddress(input.email);
+  const suppressionId = newId.suppression();
+  return {
+    streamId: suppressionStream(actor.workspaceId, email),
+    decide: (s) => decideAddSuppression(s, { suppressionId, email, reason: input.reason, detail: input.detail, now }),
+  };
+}
+
+/** The entry the decision saw, new or there already. */
+const added = ({ state, events }: { state: SuppressionState; events: unknown[] }) => ({
+  created: events.length > 0,
+  suppressionId: state.entry!.suppressionId,
+  entry: state.entry!,
+});
 
 export async function removeSuppression(
   ctx: CommandContext,

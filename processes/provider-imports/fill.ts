@@ -1,9 +1,14 @@
 import type pg from 'pg';
 import { z } from 'zod';
 import { createAudience, ensureDefaultAudience, loadAudiences } from '../../commands/audiences/handlers.ts';
-import { addToAudience, createContact } from '../../commands/contacts/handlers.ts';
+import {
+  addToAudience,
+  createContact,
+  createContacts,
+  type CreateContactInput,
+} from '../../commands/contacts/handlers.ts';
 import { loadState, type Actor, type CommandContext } from '../../commands/execute.ts';
-import { addSuppression } from '../../commands/suppressions/handlers.ts';
+import { addSuppression, addSuppressions, type AddSuppressionInput } from '../../commands/suppressions/handlers.ts';
 import { createTemplate } from '../../commands/templates/handlers.ts';
 import {
   createWebhookEndpoint,
@@ -11,6 +16,7 @@ import {
   type ReceiverUrlCheck,
 } from '../../commands/webhooks/handlers.ts';
 import { AUDIENCE_NAME_MAX } from '../../domain/audiences/decide.ts';
+import type { AudiencesState } from '../../domain/audiences/state.ts';
 import { ATTRIBUTE_KEY, ATTRIBUTE_VALUE_MAX, ATTRIBUTES_MAX, AUDIENCE_IDS_MAX } from '../../domain/contacts/decide.ts';
 import {
   withError,
@@ -40,8 +46,8 @@ export interface FillContext {
 
 const TEMPLATE_NAME_MAX = 100;
 /**
- * Rows of a page whose commands run at once: enough for the event store to batch their appends
- * (bench/provider-import.ts), few enough that a page of thousands does not hold them all.
+ * Rows of a page of contacts or suppressions whose commands run at once once the page's new ones
+ * are made (`makeTogether`): those left join audiences, each on its own contact's stream.
  */
 const ROWS_IN_FLIGHT = 250;
 
@@ -207,21 +213,44 @@ export async function applyPage(
   const changes: ((r: ImportReport) => ImportReport)[][] = items.map(() => []);
   // Rows of earlier imports counted here: marked with this page's checkpoint (worker.ts).
   const seen = new Set<string>();
-  const applyItem = async (item: SourceItem, index: number): Promise<void> => {
-    const change = changes[index]!;
-    const count = (key: 'imported' | 'existing' | 'failed' | 'unsubscribed') =>
-      change.push((r) => counted(r, item.resource as FilledResource, key));
-    const error = (e: ImportReport['errors'][number]) => change.push((r) => withError(r, e));
-    let claimed = claims.get(item.sourceId);
-    if (!claimed || claimed.claim === 'seen' || seen.has(item.sourceId)) return;
+  /** Where a row stands before this page does anything with it. */
+  const standing = (item: SourceItem): { claim: Claim; target: string | null } | undefined => {
+    const claimed = claims.get(item.sourceId);
     if (
-      claimed.claim === 'earlier' &&
+      claimed?.claim === 'earlier' &&
       item.resource === 'contacts' &&
       item.subscribed &&
       claimed.target === 'unsubscribed'
     )
       // Unsubscribed at an earlier run, subscribed now: imported now.
-      claimed = { claim: 'again', target: null };
+      return { claim: 'again', target: null };
+    return claimed;
+  };
+  const joinedOf = (item: Item<'contacts'>): string[] =>
+    item.audienceSourceIds.flatMap((s) => {
+      const id = listIds.get(s);
+      return id && audiences!.audiences.has(id) ? [id] : [];
+    });
+  // The page's new contacts or suppressions, made together before the rows run: a row takes its
+  // outcome where it would have run its own command.
+  const madeTogether = await makeTogether(
+    fc,
+    items,
+    audiences,
+    (item) => {
+      const at = standing(item);
+      return (at?.claim === 'fresh' || at?.claim === 'again') && (item.resource !== 'contacts' || item.subscribed);
+    },
+    joinedOf,
+  );
+
+  const applyItem = async (item: SourceItem, index: number): Promise<void> => {
+    const change = changes[index]!;
+    const count = (key: 'imported' | 'existing' | 'failed' | 'unsubscribed') =>
+      change.push((r) => counted(r, item.resource as FilledResource, key));
+    const error = (e: ImportReport['errors'][number]) => change.push((r) => withError(r, e));
+    const claimed = standing(item);
+    if (!claimed || claimed.claim === 'seen' || seen.has(item.sourceId)) return;
     if (claimed.claim === 'earlier') {
       // Unsubscribed at the provider is counted as such on every run.
       count(item.resource === 'contacts' && !item.subscribed ? 'unsubscribed' : 'existing');
@@ -237,13 +266,14 @@ export async function applyPage(
     try {
       switch (item.resource) {
         case 'suppressions': {
-          const r = await addSuppression(
-            fc.commands,
-            fc.actor,
-            { email: email.parse(item.email), reason: item.reason, detail: item.detail.slice(0, 500) },
-            now(),
-          );
-          made.set(item.sourceId, r.suppressionId);
+          const together = madeTogether.get(index);
+          const r = together
+            ? outcome(together)
+            : await addSuppression(fc.commands, fc.actor, suppressionInput(item), now()).then((a) => ({
+                created: a.created,
+                id: a.suppressionId,
+              }));
+          made.set(item.sourceId, r.id);
           count(r.created || !isNew ? 'imported' : 'existing');
           break;
         }
@@ -263,10 +293,7 @@ export async function applyPage(
           break;
         }
         case 'contacts': {
-          const joined = item.audienceSourceIds.flatMap((s) => {
-            const id = listIds.get(s);
-            return id && audiences!.audiences.has(id) ? [id] : [];
-          });
+          const joined = joinedOf(item);
           if (!item.subscribed) {
             // Not imported; each address counted once per import.
             if (at.claim !== 'done') {
@@ -281,23 +308,17 @@ export async function applyPage(
               await addToAudience(fc.commands, fc.actor, { email: item.sourceId, audienceId }, now());
             break;
           }
-          const r = await createContact(
-            fc.commands,
-            fc.actor,
-            {
-              email: email.parse(item.email),
-              name: item.name?.trim().slice(0, 200) || null,
-              attributes: attributesOf(item.attributes),
-              audienceIds: joined.slice(0, AUDIENCE_IDS_MAX),
-              source: 'manual',
-            },
-            now(),
-            { audiences: audiences!, likelyNew: true },
-          );
+          const together = madeTogether.get(index);
+          const r = together
+            ? outcome(together)
+            : await createContact(fc.commands, fc.actor, contactInput(item, joined), now(), {
+                audiences: audiences!,
+                likelyNew: true,
+              }).then((c) => ({ created: c.created, id: c.contactId }));
           if (!r.created)
             for (const audienceId of joined)
               await addToAudience(fc.commands, fc.actor, { email: item.sourceId, audienceId }, now());
-          made.set(item.sourceId, r.contactId);
+          made.set(item.sourceId, r.id);
           count(r.created || !isNew ? 'imported' : 'existing');
           break;
         }
@@ -380,13 +401,86 @@ export async function applyPage(
     }
   };
 
-  // Contacts and suppressions, the bulk of an import, each on a stream of its own address: their
-  // commands run together, so the event store carries the page's appends in a few calls instead
-  // of one commit a row. The rest are few and decide on one registry stream: one at a time.
+  // Contacts and suppressions, the bulk of an import, each on a stream of its own address, go on
+  // together. The rest are few and decide on one registry stream: one at a time.
   await bySourceInTurns(items, resource === 'contacts' || resource === 'suppressions' ? ROWS_IN_FLIGHT : 1, applyItem);
   let next = report;
   for (const change of changes) for (const apply of change) next = apply(next);
   return { report: next, marks: { resource, made, failed, seen: [...seen] } };
+}
+
+/** What making a row's contact or suppression came to: made now or there already, and our id. */
+interface Made {
+  created: boolean;
+  id: string;
+}
+
+const outcome = <T>(settled: PromiseSettledResult<T>): T => {
+  if (settled.status === 'rejected') throw settled.reason;
+  return settled.value;
+};
+
+const suppressionInput = (item: Item<'suppressions'>): AddSuppressionInput => ({
+  email: email.parse(item.email),
+  reason: item.reason,
+  detail: item.detail.slice(0, 500),
+});
+
+const contactInput = (item: Item<'contacts'>, joined: string[]): CreateContactInput => ({
+  email: email.parse(item.email),
+  name: item.name?.trim().slice(0, 200) || null,
+  attributes: attributesOf(item.attributes),
+  audienceIds: joined.slice(0, AUDIENCE_IDS_MAX),
+  source: 'manual',
+});
+
+/**
+ * Makes the contacts or suppressions of a page's rows that `toMake` picks (the first row of each
+ * source id) in one command for them all (`createContacts`, `addSuppressions`: their appends go
+ * out in one call, where one command a row took about ten), and answers each row's outcome by
+ * its index. A row whose address is refused is left out: its own run refuses it.
+ */
+async function makeTogether(
+  fc: FillContext,
+  items: SourceItem[],
+  audiences: AudiencesState | null,
+  toMake: (item: SourceItem) => boolean,
+  joinedOf: (item: Item<'contacts'>) => string[],
+): Promise<Map<number, PromiseSettledResult<Made>>> {
+  const rows: number[] = [];
+  const contacts: CreateContactInput[] = [];
+  const suppressions: AddSuppressionInput[] = [];
+  const firsts = new Set<string>();
+  items.forEach((item, index) => {
+    if (firsts.has(item.sourceId)) return;
+    firsts.add(item.sourceId);
+    if (!toMake(item)) return;
+    try {
+      if (item.resource === 'contacts') contacts.push(contactInput(item, joinedOf(item)));
+      else if (item.resource === 'suppressions') suppressions.push(suppressionInput(item));
+      else return;
+    } catch (error) {
+      if (error instanceof z.ZodError) return;
+      throw error;
+    }
+    rows.push(index);
+  });
+  const now = new Date().toISOString();
+  const settled: PromiseSettledResult<Made>[] =
+    contacts.length > 0
+      ? (await createContacts(fc.commands, fc.actor, contacts, now, audiences!)).map((r) =>
+          r.status === 'fulfilled'
+            ? { status: 'fulfilled', value: { created: r.value.created, id: r.value.contactId } }
+            : r,
+        )
+      : suppressions.length > 0
+        ? (await addSuppressions(fc.commands, fc.actor, suppressions, now)).map((r) =>
+            r.status === 'fulfilled'
+              ? { status: 'fulfilled', value: { created: r.value.created, id: r.value.suppressionId } }
+              : r,
+          )
+        : [];
+  return new Map(settled.map((r, i) => [rows[i]!, r]));
 }
 
 /**

@@ -1,5 +1,8 @@
 import t from 'tap';
-import { createContact, touchContact } from '../../commands/contacts/handlers.ts';
+import { ensureDefaultAudience } from '../../commands/audiences/handlers.ts';
+import { createContact, createContacts, touchContact } from '../../commands/contacts/handlers.ts';
+import { addSuppression, addSuppressions } from '../../commands/suppressions/handlers.ts';
+import { DomainError } from '../../domain/shared/errors.ts';
 import { findContactByEmail, findContactById } from '../../projections/contacts/queries.ts';
 import { startTestApp } from '../support/app.ts';
 
@@ -157,4 +160,87 @@ t.test('search: the walk, the longer walk and the index lookup find the same row
   }
   t.equal((await walkAll('ada', 1000, 100_000)).length, 30);
   t.equal((await walkAll('rarex', 1000, 100_000)).length, 6);
+});
+
+// An import's page (processes/provider-imports/fill.ts): the new ones appended together, the rest as one by one.
+t.test('createContacts and addSuppressions: many at once, each as its own command would answer', async (t) => {
+  const { workspaceId } = await h.workspace();
+  const actor = { workspaceId, kind: 'system' as const, id: null };
+  const db = h.system.readDb;
+  const pool = h.system.database.pool;
+  const there = await createContact(h.system.commands, actor, { email: 'there@many.test', source: 'manual' }, NOW());
+  const audiences = await ensureDefaultAudience(h.system.commands, actor, NOW());
+  const results = await createContacts(
+    h.system.commands,
+    actor,
+    [
+      ...Array.from({ length: 40 }, (_, i) => ({
+        email: `New${i}@many.test`,
+        name: `New ${i}`,
+        source: 'manual' as const,
+      })),
+      { email: 'there@many.test', name: 'Again', source: 'manual' as const },
+      { email: 'twice@many.test', source: 'manual' as const },
+      { email: 'TWICE@many.test', source: 'manual' as const },
+      { email: 'lost@many.test', source: 'manual' as const, audienceIds: ['aud_000000000000000000000000'] },
+    ],
+    NOW(),
+    audiences,
+  );
+  t.equal(results.length, 44, 'one outcome a contact, in their order');
+  const made = results.slice(0, 40).map((r) => (r.status === 'fulfilled' ? r.value : null));
+  t.ok(
+    made.every((m) => m?.created === true),
+    'the new ones are made',
+  );
+  // Read-your-writes once for all: the rows are there when the command returns.
+  for (const [i, m] of made.entries())
+    t.match(await findContactByEmail(db, workspaceId, `new${i}@many.test`), { id: m!.contactId, name: `New ${i}` });
+  t.same(
+    results[40],
+    { status: 'fulfilled', value: { created: false, contactId: there.contactId } },
+    'one in the book is found',
+  );
+  t.equal((await findContactByEmail(db, workspaceId, 'there@many.test'))!.name, null, 'and left as it was');
+  const twice = results.slice(41, 43).map((r) => (r.status === 'fulfilled' ? r.value : null));
+  t.same(
+    twice.map((m) => m?.created),
+    [true, false],
+    'one address twice: made once',
+  );
+  t.equal(twice[0]!.contactId, twice[1]!.contactId);
+  t.ok(
+    results[43]!.status === 'rejected' && results[43].reason instanceof DomainError,
+    'an unknown audience refuses that one',
+  );
+  t.match((results[43] as PromiseRejectedResult).reason, { code: 'audience_not_found', param: 'audienceIds.0' });
+  t.equal(await findContactByEmail(db, workspaceId, 'lost@many.test'), undefined);
+  const { rows } = await pool.query(
+    `SELECT count(DISTINCT tx_id)::int AS calls FROM es_events WHERE stream_id LIKE $1`,
+    [`%${workspaceId}.contact-new%`],
+  );
+  t.equal(rows[0].calls, 1, 'the new ones appended in one call');
+
+  const suppressed = await addSuppression(
+    h.system.commands,
+    actor,
+    { email: 'old@many.test', reason: 'manual', detail: null },
+    NOW(),
+  );
+  const added = await addSuppressions(
+    h.system.commands,
+    actor,
+    [
+      { email: 'Bounced@many.test', reason: 'bounce', detail: 'hard' },
+      { email: 'old@many.test', reason: 'complaint', detail: null },
+    ],
+    NOW(),
+  );
+  t.match(added, [
+    { status: 'fulfilled', value: { created: true, entry: { email: 'bounced@many.test', reason: 'bounce' } } },
+    {
+      status: 'fulfilled',
+      value: { created: false, suppressionId: suppressed.suppressionId, entry: { reason: 'manual' } },
+    },
+  ]);
 });
