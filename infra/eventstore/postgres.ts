@@ -182,7 +182,7 @@ export class PostgresEventStore implements EventStore {
       for (const a of appends) a.reject(error);
       return;
     }
-    this.tail.wake();
+    this.tail.wake(Math.max(...rows.map((r) => Number(r.out_position ?? -1))));
     appends.forEach((a, i) => {
       const row = rows[i]!;
       if (row.out_revision === null) a.reject(new WrongExpectedRevision(a.streamId, a.expected, row.out_actual));

@@ -137,6 +137,37 @@ t.test(
   },
 );
 
+t.test(
+  'an append held back by an older open transaction reaches the live subscription without waiting a poll',
+  async (t) => {
+    // A poll far longer than the hold: the event arriving sooner is the tail reading again soon.
+    const store = new PostgresEventStore(pool, { pollMs: 2000 });
+    t.teardown(() => store.close());
+    const seen: number[] = [];
+    const subscription = store.subscribeToAll({
+      after: await store.headPosition(),
+      onEvents: async (events) => {
+        seen.push(...events.filter((e) => e.streamId === 'held-back').map((e) => e.position));
+      },
+    });
+    await sleep(50);
+    // A transaction with an id older than the append's keeps the append invisible until it ends.
+    const older = await pool.connect();
+    await older.query('BEGIN');
+    await older.query('SELECT pg_current_xact_id()');
+    const { position } = await store.append('held-back', [event(1)], 'no_stream');
+    const appendedAt = Date.now();
+    await sleep(100);
+    await older.query('COMMIT');
+    older.release();
+    while (seen.length === 0 && Date.now() - appendedAt < 5000) await sleep(5);
+    const took = Date.now() - appendedAt;
+    await subscription.close();
+    t.same(seen, [position]);
+    t.ok(took < 1000, `seen ${took} ms after the append, the older transaction ending at 100 ms (poll: 2000 ms)`);
+  },
+);
+
 /** Twenty appends queued behind one in flight, so they share one call; the tenth holds `bad`. */
 async function sharedCall(
   store: PostgresEventStore,
