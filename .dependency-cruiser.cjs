@@ -228,7 +228,7 @@ module.exports = {
     tsPreCompilationDeps: true,
     tsConfig: { fileName: 'tsconfig.json' },
     doNotFollow: { path: 'node_modules' },
-    exclude: { path: '^(node_modules|\\.tap|\\.data|\\.build)/' },
+    exclude: { path: '^(node_modules|\\.tap|\\.data|\\.build|\\.bench-build)/' },
     enhancedResolveOptions: { exportsFields: ['exports'], conditionNames: ['import', 'require', 'node', 'default'] },
     reporterOptions: { text: { highlightFocused: true } },
   },

@@ -30,6 +30,7 @@ import { createWorkspace } from '../commands/workspaces/handlers.ts';
 import { FileBlobStore } from '../infra/blobs/files.ts';
 import { openSystem } from '../system.ts';
 import {
+  besideBench,
   emit,
   freshDatabase,
   note,
@@ -272,11 +273,9 @@ interface ExportView {
 
 async function zipRun(library: ZipLibrary): Promise<void> {
   note(`export: ${library} writing ${ZIP_SMALL} small and ${ZIP_LARGE} large entries to a sink`);
-  const child = fork(
-    fileURLToPath(new URL('./zip-writer.ts', import.meta.url)),
-    [library, String(ZIP_SMALL), String(ZIP_LARGE), String(ZIP_LARGE_MB)],
-    { stdio: ['ignore', 2, 2, 'ipc'] },
-  );
+  const child = fork(besideBench('zip-writer'), [library, String(ZIP_SMALL), String(ZIP_LARGE), String(ZIP_LARGE_MB)], {
+    stdio: ['ignore', 2, 2, 'ipc'],
+  });
   const rss = new RssSampler(child.pid!).start();
   const done = await new Promise<ZipDone>((resolve, reject) => {
     child.once('message', (m: ZipDone) => resolve(m));

@@ -1,7 +1,7 @@
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import pg from 'pg';
-import { createKeys, emit, freshDatabase, note, round, startServer, type BenchServer } from './support.ts';
+import { besideBench, createKeys, emit, freshDatabase, note, round, startServer, type BenchServer } from './support.ts';
 
 const CONNECTIONS = 64;
 const DURATION_S = 10;
@@ -58,7 +58,7 @@ export async function httpFloorsBench(): Promise<void> {
     targets.push(ours);
     targets.push({
       name: 'floor',
-      server: await startServer(databases[0]!.url, 0, {}, fileURLToPath(new URL('./floor-server.ts', import.meta.url))),
+      server: await startServer(databases[0]!.url, 0, {}, besideBench('floor-server')),
       keys: ours.keys,
     });
     const baseline = process.env.BENCH_BASELINE;

@@ -41,7 +41,7 @@ import { createAddress } from '../commands/addresses/handlers.ts';
 import { addDomain } from '../commands/domains/handlers.ts';
 import { createWorkspace } from '../commands/workspaces/handlers.ts';
 import { openSystem, startInbound } from '../system.ts';
-import { emit, freshDatabase, note, round } from './support.ts';
+import { besideBench, emit, freshDatabase, note, round } from './support.ts';
 
 const MESSAGES = Number(process.env.INBOUND_MESSAGES ?? 5_000);
 const IN_FLIGHT = Number(process.env.INBOUND_IN_FLIGHT ?? 50);
@@ -243,7 +243,7 @@ interface Sender {
 }
 
 function startSender(): Sender {
-  const child = fork(fileURLToPath(new URL('./inbound-sender.ts', import.meta.url)), [], {
+  const child = fork(besideBench('inbound-sender'), [], {
     stdio: ['ignore', 2, 2, 'ipc'],
   });
   const reply = <T extends SenderReply['type']>(type: T) =>

@@ -35,7 +35,7 @@ import { addDomain } from '../commands/domains/handlers.ts';
 import { createWorkspace } from '../commands/workspaces/handlers.ts';
 import { openSystem } from '../system.ts';
 import type { FloorDone, FloorReader } from './mbox-floor.ts';
-import { emit, freshDatabase, note, RssSampler, round, startServer } from './support.ts';
+import { besideBench, emit, freshDatabase, note, RssSampler, round, startServer } from './support.ts';
 
 const SIZES = (process.env.MAILBOX_IMPORT_BYTES ?? '2G').split(',').map(bytesOf);
 type Format = 'mbox' | 'tgz';
@@ -242,7 +242,7 @@ interface ImportView {
 
 async function runFloor(file: string, reader: FloorReader): Promise<FloorDone & { rssPeakMb: number }> {
   note(`mailbox-import: the floor, ${reader} alone`);
-  const child = fork(fileURLToPath(new URL('./mbox-floor.ts', import.meta.url)), [file, reader], {
+  const child = fork(besideBench('mbox-floor'), [file, reader], {
     stdio: ['ignore', 2, 2, 'ipc'],
   });
   const rss = new RssSampler(child.pid!).start();

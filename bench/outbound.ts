@@ -24,7 +24,7 @@ import { composeMessage, newMessageId, type OutgoingMessage } from '../infra/out
 import { DIRECT_DEFAULTS, DirectDelivery } from '../infra/outbound/direct.ts';
 import { signMessage } from '../infra/outbound/dkim.ts';
 import type { SinkReply, SinkRequest } from './outbound-sink.ts';
-import { concurrently, emit, msSince, note, round, Samples } from './support.ts';
+import { besideBench, concurrently, emit, msSince, note, round, Samples } from './support.ts';
 
 const MESSAGES = Number(process.env.OUTBOUND_MESSAGES ?? 20_000);
 const IN_FLIGHT = Number(process.env.OUTBOUND_IN_FLIGHT ?? 100);
@@ -179,7 +179,7 @@ export interface Sink {
 }
 
 export async function startSink(): Promise<Sink> {
-  const child = fork(fileURLToPath(new URL('./outbound-sink.ts', import.meta.url)), [], {
+  const child = fork(besideBench('outbound-sink'), [], {
     stdio: ['ignore', 2, 2, 'ipc'],
   });
   const reply = <T extends SinkReply['type']>(type: T) =>

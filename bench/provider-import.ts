@@ -23,7 +23,7 @@ import type { ImportResource } from '../domain/provider-imports/providers.ts';
 import { openProviderConnector } from '../infra/providers/select.ts';
 import { BREVO_KEYS } from '../test/support/providers/brevo.ts';
 import { TEST_SECRETS_KEY } from '../test/support/secrets.ts';
-import { emit, freshDatabase, msSince, note, RssSampler, round, startServer } from './support.ts';
+import { besideBench, emit, freshDatabase, msSince, note, RssSampler, round, startServer } from './support.ts';
 
 const CONTACTS = Number(process.env.PROVIDER_IMPORT_CONTACTS ?? 100_000);
 const SUPPRESSIONS = Number(process.env.PROVIDER_IMPORT_SUPPRESSIONS ?? 10_000);
@@ -46,11 +46,9 @@ export async function providerImportBench(): Promise<void> {
 
 async function startProvider(): Promise<{ url: string; pid: number; close(): Promise<void> }> {
   note(`provider-import: seeding a loopback Brevo with ${CONTACTS} contacts and ${SUPPRESSIONS} blocked addresses`);
-  const child = fork(
-    fileURLToPath(new URL('./provider-server.ts', import.meta.url)),
-    [String(CONTACTS), String(SUPPRESSIONS)],
-    { stdio: ['ignore', 2, 2, 'ipc'] },
-  );
+  const child = fork(besideBench('provider-server'), [String(CONTACTS), String(SUPPRESSIONS)], {
+    stdio: ['ignore', 2, 2, 'ipc'],
+  });
   const { url } = await new Promise<{ url: string }>((resolve, reject) => {
     child.once('message', (m: { url: string }) => resolve(m));
     child.once('exit', (code) => reject(new Error(`the loopback Brevo exited (${code}) before it listened`)));

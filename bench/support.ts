@@ -2,6 +2,7 @@ import { fork } from 'node:child_process';
 import crypto from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import os from 'node:os';
+import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { POSITION_LOCK } from '../infra/eventstore/postgres-schema.ts';
@@ -51,6 +52,14 @@ export async function machine(): Promise<Machine> {
 export async function emit(figure: Record<string, unknown>): Promise<void> {
   console.log(JSON.stringify({ ...figure, at: new Date().toISOString(), machine: await machine() }));
 }
+
+/**
+ * The path of a bench script beside this one: compiled (.js) when the bench runs compiled, as
+ * `npm run bench` does (a server under tsx carries its loader, about 80 MB of RSS a production
+ * build does not), else its source (.ts) under the tsx the bench runs with.
+ */
+export const besideBench = (name: string) =>
+  fileURLToPath(new URL(`./${name}${path.extname(fileURLToPath(import.meta.url))}`, import.meta.url));
 
 /** Progress and notes go to stderr, so stdout stays one JSON line per figure. */
 export function note(message: string): void {
@@ -230,7 +239,7 @@ export async function startServer(
   databaseUrl: string,
   workspaces = 0,
   options: SystemOptions = {},
-  script = fileURLToPath(new URL('./server.ts', import.meta.url)),
+  script = besideBench('server'),
 ): Promise<BenchServer> {
   // The child inherits tsx's loader flags (process.execArgv); its stdout goes to our stderr.
   const args = [databaseUrl, String(workspaces), JSON.stringify(options)];
