@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import pg from 'pg';
@@ -64,7 +65,10 @@ export async function httpFloorsBench(): Promise<void> {
     const baseline = process.env.BENCH_BASELINE;
     if (baseline) {
       databases.push(await freshDatabase('floors_base'));
-      targets.push(await prepare('baseline', databases[1]!.url, `${baseline}/bench/server.ts`));
+      // Compiled as ours is when its checkout has run `npm run build:bench`, else under tsx.
+      const compiled = `${baseline}/.bench-build/bench/server.js`;
+      const script = existsSync(compiled) ? compiled : `${baseline}/bench/server.ts`;
+      targets.push(await prepare('baseline', databases[1]!.url, script));
     }
 
     const figures = new Map<string, { reqPerSec: number; p99Ms: number }[]>();

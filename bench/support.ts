@@ -241,12 +241,14 @@ export async function startServer(
   options: SystemOptions = {},
   script = besideBench('server'),
 ): Promise<BenchServer> {
-  // The child inherits tsx's loader flags (process.execArgv); its stdout goes to our stderr.
+  // The child inherits the bench's node flags (tsx's loader when the bench runs under it); a .ts
+  // script forked from the compiled bench (BENCH_BASELINE's checkout) gets tsx. Its stdout goes to our stderr.
+  const tsx = script.endsWith('.ts') && !process.execArgv.some((a) => a.includes('tsx')) ? ['--import', 'tsx'] : [];
   const args = [databaseUrl, String(workspaces), JSON.stringify(options)];
   const profile = process.env.BENCH_PROFILE_DIR;
   const child = fork(script, args, {
     stdio: ['ignore', 2, 2, 'ipc'],
-    execArgv: [...process.execArgv, ...(profile ? ['--cpu-prof', `--cpu-prof-dir=${profile}`] : [])],
+    execArgv: [...process.execArgv, ...tsx, ...(profile ? ['--cpu-prof', `--cpu-prof-dir=${profile}`] : [])],
   });
   const reply = <T extends ServerReply['type']>(type: T) =>
     new Promise<Extract<ServerReply, { type: T }>>((resolve, reject) => {
