@@ -13,6 +13,7 @@
  *
  * Not part of `npm run bench`: it asserts nothing and measures no time that matters.
  */
+import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -64,6 +65,17 @@ pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
   return query.apply(this, args);
 } as typeof pg.Client.prototype.query;
 
+/** CPU seconds (user and system) a process has spent so far; 0 once it is gone. */
+function cpuSecondsOf(pid: number): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return 0;
+  }
+}
+
 async function main(): Promise<void> {
   const teardowns: (() => Promise<void> | void)[] = [];
   const brevo = await startBrevoServer({ teardown: (fn) => teardowns.push(fn) }, brevoData(CONTACTS, SUPPRESSIONS));
@@ -86,6 +98,15 @@ async function main(): Promise<void> {
   try {
     const ws = await createWorkspace(system.commands, { name: 'Statements', ownerEmail: 'owner@statements.test' });
     const headers = { authorization: `Bearer ${ws.apiKey}` };
+    // CPU seconds rather than wall time: the machine is shared, and what a row costs is CPU.
+    watcher = new pg.Client({ connectionString: database.url });
+    await watcher.connect();
+    const backendsCpu = async () => {
+      const { rows } = await watcher!.query('SELECT pid FROM pg_stat_activity WHERE datname = current_database()');
+      return rows.reduce((sum, r) => sum + cpuSecondsOf(r.pid), 0);
+    };
+    const serverCpuBefore = await backendsCpu();
+    const nodeCpuBefore = (process.cpuUsage().user + process.cpuUsage().system) / 1e6;
     counting = true;
     const started = performance.now();
     const res = await app.inject({
@@ -97,8 +118,6 @@ async function main(): Promise<void> {
     if (res.statusCode !== 201) throw new Error(`POST /provider-imports answered ${res.statusCode}: ${res.body}`);
     const { id } = res.json() as { id: string };
     // Watched from the table, so no request of the script's is counted with the import.
-    watcher = new pg.Client({ connectionString: database.url });
-    await watcher.connect();
     const ended = async () =>
       (
         await watcher!.query(
@@ -109,6 +128,10 @@ async function main(): Promise<void> {
     while (!(await ended())) await new Promise((r) => setTimeout(r, 50));
     const ms = performance.now() - started;
     counting = false;
+    const cpu = {
+      node: (process.cpuUsage().user + process.cpuUsage().system) / 1e6 - nodeCpuBefore,
+      server: (await backendsCpu()) - serverCpuBefore,
+    };
     await watcher.end();
     const view = (await app.inject({ method: 'GET', url: `/provider-imports/${id}`, headers })).json() as {
       status: string;
@@ -122,7 +145,9 @@ async function main(): Promise<void> {
     console.log(
       `${rows} rows (${CONTACTS} contacts, ${SUPPRESSIONS} suppressions) in ${(ms / 1000).toFixed(2)} s: ` +
         `${(total / rows).toFixed(3)} statements a row; es_append ${appendCalls} calls, ` +
-        `${(appendedStreams / Math.max(1, appendCalls)).toFixed(1)} appends a call`,
+        `${(appendedStreams / Math.max(1, appendCalls)).toFixed(1)} appends a call; CPU a row: ` +
+        `PostgreSQL ${((cpu.server / rows) * 1e6).toFixed(0)} µs (this database's backends), ` +
+        `Node ${((cpu.node / rows) * 1e6).toFixed(0)} µs (this process, the loopback Brevo's serving included)`,
     );
     for (const [text, count] of [...counts].sort((a, b) => b[1] - a[1]))
       console.log(
