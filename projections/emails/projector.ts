@@ -5,17 +5,9 @@ import type { EmailsTables } from './tables.ts';
 type Db = Kysely<EmailsTables>;
 type Attempt = Projected<'EmailRecipientDelivered' | 'EmailRecipientDeferred' | 'EmailRecipientBounced'>;
 
-/** The history row of an event: a statement alone, or a part of the event's one statement. */
+/** The history row of an event. */
 const historyRow = (
-  e: Projected<
-    | 'EmailCancelled'
-    | 'EmailSendingStarted'
-    | 'EmailRecipientDelivered'
-    | 'EmailRecipientDeferred'
-    | 'EmailRecipientBounced'
-    | 'EmailRecipientComplained'
-    | 'EmailRecipientDelayReported'
-  >,
+  e: Projected<'EmailCancelled' | 'EmailRecipientComplained' | 'EmailRecipientDelayReported'>,
   recipient: string | null,
   at: string,
   detail: Record<string, unknown>,
@@ -29,58 +21,111 @@ const historyRow = (
  * sending; then delivered, bounced, or partially bounced. A complaint follows a delivery.
  */
 async function settle(db: Db, emailId: string, at: string) {
-  await settled(emailId, at, sql`SELECT status FROM email_recipients WHERE email_id = ${emailId}`).execute(db);
+  await settled(
+    sql`SELECT email_id, status, ${at}::timestamptz AS at FROM email_recipients WHERE email_id = ${emailId}`,
+  ).execute(db);
 }
 
-/** `settle`'s statement over `standing`, a query of the message's recipients' `status`. */
-const settled = (emailId: string, at: string, standing: RawBuilder<unknown>) =>
+/**
+ * `settle`'s statement for every message in `standing`, a query of `email_id`, `status` (each
+ * recipient's) and `at` (the answer's time).
+ */
+const settled = (standing: RawBuilder<unknown>) =>
   sql`UPDATE emails e SET status = CASE
         WHEN c.waiting > 0 THEN 'sending'
         WHEN c.bounced = 0 THEN 'delivered'
         WHEN c.delivered = 0 THEN 'bounced'
         ELSE 'partially_bounced' END,
-      updated_at = GREATEST(e.updated_at, ${at}::timestamptz)
-    FROM (SELECT count(*) FILTER (WHERE status IN ('queued', 'deferred')) AS waiting,
+      updated_at = GREATEST(e.updated_at, c.at)
+    FROM (SELECT email_id, max(at) AS at,
+            count(*) FILTER (WHERE status IN ('queued', 'deferred')) AS waiting,
             count(*) FILTER (WHERE status = 'bounced') AS bounced,
             count(*) FILTER (WHERE status IN ('delivered', 'complained')) AS delivered
-          FROM (${standing}) s) c
-    WHERE e.id = ${emailId} AND e.status NOT IN ('cancelled', 'failed')`;
+          FROM (${standing}) s GROUP BY email_id) c
+    WHERE e.id = c.email_id AND e.status NOT IN ('cancelled', 'failed')`;
+
+const ANSWERED = {
+  EmailRecipientDelivered: 'delivered',
+  EmailRecipientDeferred: 'deferred',
+  EmailRecipientBounced: 'bounced',
+} as const;
 
 /**
- * A recipient's answer, in one statement (each message delivered costs one): the recipient's row,
- * the history row, and the message's standing as `settle` derives it. The statement's parts see
- * one snapshot, so the count reads each recipient's status as the update leaves it (the updated
- * rows as they return, the others as they stand).
+ * Recipients' answers, at most one per message (`applyBatch` gives each message's events in
+ * turns), in one statement: each recipient's row, its history row, and each message's standing
+ * as `settle` derives it. The statement's parts see one snapshot, so the count reads each
+ * recipient's status as the update leaves it (the updated rows as they return, the others as they
+ * stand).
  */
-async function attempt(db: Db, e: Attempt, status: 'delivered' | 'deferred' | 'bounced', reason: string | null) {
-  const d = e.data;
-  const detail = {
-    attempt: d.attempt,
-    code: d.code,
-    enhancedCode: d.enhancedCode,
-    response: d.response,
-    mx: d.mx,
-    tls: d.tls,
-    ...(e.type === 'EmailRecipientDeferred' ? { nextAttemptAt: e.data.nextAttemptAt } : {}),
-    ...(e.type === 'EmailRecipientBounced' ? { bounce: e.data.bounce } : {}),
-    ...(e.type === 'EmailRecipientBounced' && e.data.source ? { source: e.data.source } : {}),
-  };
-  // A recipient's answers come in log order; a complaint (after delivery) is not overwritten by a late replay.
-  await sql`WITH answered AS (
-      UPDATE email_recipients SET status = CASE WHEN status = 'complained' THEN status ELSE ${status} END,
-        reason = CASE WHEN status = 'complained' THEN reason ELSE ${reason} END,
-        attempts = GREATEST(attempts, ${d.attempt}), last_code = ${d.code}, last_enhanced_code = ${d.enhancedCode},
-        last_response = ${d.response}, updated_at = ${d.at}
-      WHERE email_id = ${d.emailId} AND lower(email) = lower(${d.recipient})
-      RETURNING position, status
-    ), recorded AS (${historyRow(e, d.recipient, d.at, detail)})
-    ${settled(
+async function answers(db: Db, events: Attempt[]) {
+  const rows = events.map((e) => {
+    const d = e.data;
+    return [
       d.emailId,
+      d.recipient,
+      ANSWERED[e.type],
+      e.type === 'EmailRecipientBounced' ? e.data.bounce : null,
+      d.attempt,
+      d.code,
+      d.enhancedCode,
+      d.response,
       d.at,
-      sql`SELECT coalesce(a.status, r.status) AS status
-        FROM email_recipients r LEFT JOIN answered a ON a.position = r.position
-        WHERE r.email_id = ${d.emailId}`,
+      e.metadata.workspaceId,
+      e.position,
+      e.type,
+      {
+        attempt: d.attempt,
+        code: d.code,
+        enhancedCode: d.enhancedCode,
+        response: d.response,
+        mx: d.mx,
+        tls: d.tls,
+        ...(e.type === 'EmailRecipientDeferred' ? { nextAttemptAt: e.data.nextAttemptAt } : {}),
+        ...(e.type === 'EmailRecipientBounced' ? { bounce: e.data.bounce } : {}),
+        ...(e.type === 'EmailRecipientBounced' && e.data.source ? { source: e.data.source } : {}),
+      },
+    ];
+  });
+  // A recipient's answers come in log order; a complaint (after delivery) is not overwritten by a late replay.
+  await sql`WITH answer AS (
+      SELECT r->>0 AS email_id, r->>1 AS recipient, r->>2 AS status, r->>3 AS reason, (r->>4)::integer AS attempt,
+        (r->>5)::integer AS code, r->>6 AS enhanced_code, r->>7 AS response, (r->>8)::timestamptz AS at,
+        r->>9 AS workspace_id, (r->>10)::bigint AS position, r->>11 AS type, r->12 AS detail
+      FROM jsonb_array_elements(${JSON.stringify(rows)}::jsonb) r
+    ), answered AS (
+      UPDATE email_recipients x SET status = CASE WHEN x.status = 'complained' THEN x.status ELSE a.status END,
+        reason = CASE WHEN x.status = 'complained' THEN x.reason ELSE a.reason END,
+        attempts = GREATEST(x.attempts, a.attempt), last_code = a.code, last_enhanced_code = a.enhanced_code,
+        last_response = a.response, updated_at = a.at
+      FROM answer a
+      WHERE x.email_id = a.email_id AND lower(x.email) = lower(a.recipient)
+      RETURNING x.email_id, x.position, x.status
+    ), recorded AS (
+      INSERT INTO email_history (workspace_id, email_id, position, type, recipient, at, detail)
+      SELECT workspace_id, email_id, position, type, recipient, at, detail FROM answer
+      ON CONFLICT (email_id, position) DO NOTHING
+    )
+    ${settled(
+      sql`SELECT x.email_id, coalesce(n.status, x.status) AS status, a.at
+        FROM answer a JOIN email_recipients x ON x.email_id = a.email_id
+        LEFT JOIN answered n ON n.email_id = x.email_id AND n.position = x.position`,
     )}`.execute(db);
+}
+
+/** Messages whose sending started, at most one event per message, in one statement: each message and its history row. */
+async function started(db: Db, events: Projected<'EmailSendingStarted'>[]) {
+  const rows = events.map((e) => [e.data.emailId, e.data.startedAt, e.metadata.workspaceId, e.position]);
+  await sql`WITH start AS (
+      SELECT r->>0 AS email_id, (r->>1)::timestamptz AS at, r->>2 AS workspace_id, (r->>3)::bigint AS position
+      FROM jsonb_array_elements(${JSON.stringify(rows)}::jsonb) r
+    ), moved AS (
+      UPDATE emails e SET status = CASE WHEN e.status IN ('scheduled', 'queued') THEN 'sending' ELSE e.status END,
+        sending_started_at = s.at, updated_at = GREATEST(e.updated_at, s.at)
+      FROM start s WHERE e.id = s.email_id
+    )
+    INSERT INTO email_history (workspace_id, email_id, position, type, recipient, at, detail)
+    SELECT workspace_id, email_id, position, 'EmailSendingStarted', NULL, at, '{}'::jsonb FROM start
+    ON CONFLICT (email_id, position) DO NOTHING`.execute(db);
 }
 
 /**
@@ -183,6 +228,49 @@ async function accept(db: Db, events: Projected<'EmailAccepted'>[]) {
     ON CONFLICT (email_id, position) DO NOTHING`.execute(db);
 }
 
+type Handled =
+  | 'EmailAccepted'
+  | 'EmailCancelled'
+  | 'EmailSendingStarted'
+  | 'EmailRecipientDelivered'
+  | 'EmailRecipientDeferred'
+  | 'EmailRecipientBounced'
+  | 'EmailRecipientComplained'
+  | 'EmailOpened'
+  | 'EmailLinkClicked'
+  | 'EmailRecipientDelayReported';
+
+const isAnswer = (e: Projected<Handled>): e is Attempt => e.type in ANSWERED;
+
+/**
+ * A batch in turns: the first event of each message in it, then each one's second, and so on.
+ * Events of different messages touch different rows, so within a turn their order does not
+ * matter, while a message's own events keep theirs; a turn's acceptances, starts and answers go
+ * in one statement each. Sends and their deliveries interleave in the log, so runs of one type
+ * were short: a batch cost a statement or two per event, and a send waited for all of them.
+ */
+async function inTurns(db: Db, events: Projected<Handled>[]) {
+  const turns: Projected<Handled>[][] = [];
+  const seen = new Map<string, number>();
+  for (const e of events) {
+    const turn = seen.get(e.data.emailId) ?? 0;
+    seen.set(e.data.emailId, turn + 1);
+    if (turns[turn]) turns[turn].push(e);
+    else turns[turn] = [e];
+  }
+  for (const turn of turns) {
+    const accepted = turn.filter((e) => e.type === 'EmailAccepted');
+    const starts = turn.filter((e) => e.type === 'EmailSendingStarted');
+    const answered = turn.filter(isAnswer);
+    if (accepted.length > 0) await accept(db, accepted);
+    if (starts.length > 0) await started(db, starts);
+    if (answered.length > 0) await answers(db, answered);
+    for (const e of turn)
+      if (e.type !== 'EmailAccepted' && e.type !== 'EmailSendingStarted' && !isAnswer(e))
+        await emailsProjector.apply(db as Kysely<unknown>, e);
+  }
+}
+
 /**
  * Sent mail as `GET /emails` lists it and `GET /emails/{id}` shows it: the message, each
  * recipient's standing and the message's history (each delivery attempt with its SMTP reply),
@@ -262,8 +350,7 @@ export const emailsProjector = defineProjector<EmailsTables>()({
       WHERE template_id IS NOT NULL;
     CREATE INDEX IF NOT EXISTS emails_tags ON ${s}.emails USING gin (tags jsonb_path_ops);
     CREATE INDEX IF NOT EXISTS email_recipients_email ON ${s}.email_recipients (email_id, email);`,
-  // Runs of acceptances go in bulk; anything else in between is applied on its own, in order.
-  onRun: { EmailAccepted: accept },
+  applyBatch: (db, events) => inTurns(db, events),
   on: {
     EmailAccepted: (db, e) => accept(db, [e]),
     EmailCancelled: async (db, e) => {
@@ -272,19 +359,10 @@ export const emailsProjector = defineProjector<EmailsTables>()({
         WHERE id = ${d.emailId}`.execute(db);
       await historyRow(e, null, d.cancelledAt, {}).execute(db);
     },
-    // One statement per message sent: the message and its history row.
-    EmailSendingStarted: async (db, e) => {
-      const d = e.data;
-      await sql`WITH started AS (
-          UPDATE emails SET status = CASE WHEN status IN ('scheduled', 'queued') THEN 'sending' ELSE status END,
-            sending_started_at = ${d.startedAt}, updated_at = GREATEST(updated_at, ${d.startedAt}::timestamptz)
-          WHERE id = ${d.emailId}
-        )
-        ${historyRow(e, null, d.startedAt, {})}`.execute(db);
-    },
-    EmailRecipientDelivered: (db, e) => attempt(db, e, 'delivered', null),
-    EmailRecipientDeferred: (db, e) => attempt(db, e, 'deferred', null),
-    EmailRecipientBounced: (db, e) => attempt(db, e, 'bounced', e.data.bounce),
+    EmailSendingStarted: (db, e) => started(db, [e]),
+    EmailRecipientDelivered: (db, e) => answers(db, [e]),
+    EmailRecipientDeferred: (db, e) => answers(db, [e]),
+    EmailRecipientBounced: (db, e) => answers(db, [e]),
     EmailRecipientComplained: async (db, e) => {
       const d = e.data;
       await sql`UPDATE email_recipients SET status = 'complained', reason = ${d.feedbackType}, updated_at = ${d.at}

@@ -1,12 +1,12 @@
-import { sql } from 'kysely';
 import t from 'tap';
 import { contactsProjector } from '../../projections/contacts/projector.ts';
 import type { ProjectedEvent } from '../../projections/projector.ts';
 import { startTestApp } from '../support/app.ts';
+import { projectorSchemas } from '../support/projector-schemas.ts';
 
 t.test('a run of ContactCreated applied at once does what applying them one at a time does', async (t) => {
   const h = await startTestApp(t);
-  const { db, pool } = h.system.database;
+  const { pool } = h.system.database;
   const p = contactsProjector;
   let position = 0;
   const at = (n: number) => new Date(Date.UTC(2025, 0, 1, n % 3, n, 0)).toISOString();
@@ -53,26 +53,7 @@ t.test('a run of ContactCreated applied at once does what applying them one at a
     contact('w1', 8, ['aud_w1_default', 'aud_w1_b']),
     contact('w1', 9, []),
   ];
-  const tables = async (schema: string) => {
-    const out: Record<string, string[]> = {};
-    for (const table of p.tables)
-      out[table] = (await pool.query(`SELECT to_jsonb(x)::text AS j FROM ${schema}.${table} x ORDER BY 1`)).rows.map(
-        (r) => r.j,
-      );
-    return out;
-  };
-  const fresh = (schema: string) =>
-    pool.query(
-      `DROP SCHEMA IF EXISTS ${schema} CASCADE; CREATE SCHEMA ${schema}; ${p.ddl(schema)}${p.indexes!(schema)}`,
-    );
-  const inSchema = (schema: string, fn: (trx: any) => Promise<void>) =>
-    db
-      .withSchema(schema)
-      .transaction()
-      .execute(async (trx) => {
-        await sql.raw(`SET LOCAL search_path TO ${schema}, public`).execute(trx);
-        await fn(trx);
-      });
+  const { tables, fresh, inSchema } = projectorSchemas(h.system.database, p);
 
   await fresh('one_by_one');
   await inSchema('one_by_one', async (trx) => {
