@@ -5,14 +5,18 @@
  * The service runs in this process as bench/server.ts opens it (`openSystem` + `serve`, default
  * options, a temporary data folder), with one workspace, one key of the http-floors bench's
  * scopes made through `POST /keys`, and its sending address put in the read model with SQL, as
- * http-floors does. It sends N messages of the bench's shape one at a time through `inject`, and
- * counts every statement `pg.Client#query` is given, grouped by text:
+ * http-floors does. It sends N messages of the bench's shape through `inject`, one at a time
+ * (each followed by SETTLE_MS, 1,500 by default) or CONCURRENCY at a time, with an
+ * Idempotency-Key each when IDEMPOTENT is set, and counts every statement `pg.Client#query` is
+ * given, grouped by text, per message:
  *
  * - `request`: issued by the request's own async chain before its answer; their round trips
  *   (statements whose time in flight overlaps count as one) are the sequential ones;
  * - `after`: issued by the request's chain after its answer (work it left running);
- * - `other`: issued by the service's own loops (projectors, delivery, the bus) from the request
- *   until SETTLE_MS after the answer; a message's work that outlives that window is missed.
+ * - `other`: issued by the service's own loops (projectors, delivery, the bus) meanwhile and
+ *   until SETTLE_MS after the last answer. One at a time these are exact per message (with the
+ *   pollers of a SETTLE_MS window); at a time, they share batches as under load, and how much
+ *   depends on the machine's speed.
  *
  * Not part of `npm run bench`: it asserts nothing and measures no time that matters.
  */
