@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import { emptyProgress } from '../../domain/mailbox-imports/events.ts';
 import { defineReactor } from '../../projections/projector.ts';
 import type { MailboxImportWorkTables } from './tables.ts';
@@ -77,6 +78,11 @@ export const mailboxImportSchedule = defineReactor<MailboxImportWorkTables>()({
           .set({ status: 'done' })
           .where('id', '=', event.data.importId)
           .execute();
+        // Keys claimed by messages prepared ahead of a step's end and never filed (worker.ts
+        // `releaseClaims`; a running step frees its own when it sees the cancel).
+        await sql`DELETE FROM mailbox_import_keys k USING mailbox_import_runs r
+          WHERE r.id = ${event.data.importId} AND k.workspace_id = r.workspace_id
+            AND k.address = r.mailbox->>'address' AND k.import_id = r.id AND k.ordinal > r.ordinal`.execute(db);
       }
     }
   },

@@ -116,3 +116,12 @@ export async function* wholeMessage(source: AsyncIterable<Buffer>, maxBytes: num
 export async function* startingAt(messages: AsyncIterable<SplitMessage>, at: number): AsyncGenerator<SplitMessage> {
   for await (const message of messages) if (message.start >= at) yield message;
 }
+
+/** The messages of `messages` with their places in the import, on from the `after`th. */
+export async function* numbered(
+  messages: AsyncIterable<SplitMessage>,
+  after: number,
+): AsyncGenerator<{ message: SplitMessage; ordinal: number }> {
+  let ordinal = after;
+  for await (const message of messages) yield { message, ordinal: ++ordinal };
+}

@@ -18,6 +18,7 @@ import type { ImportFile, ImportOptions, ImportProgress } from '../../domain/mai
 import { importedDraftContent } from '../../domain/mailbox-imports/drafts.ts';
 import { type Placement, placeMessage, splitLabels } from '../../domain/mailbox-imports/formats.ts';
 import type { MessageSummary } from '../../domain/messages/summary.ts';
+import { type ThreadingKnowledge, threadingKeys, threadingMessageOf } from '../../domain/messages/threading.ts';
 import { DomainError } from '../../domain/shared/errors.ts';
 import { digestId } from '../../domain/shared/ids.ts';
 import { mailboxOwnerOf } from '../../domain/shared/mailbox-owners.ts';
@@ -29,7 +30,7 @@ import type { TextIndex } from '../../infra/search/port.ts';
 import { type DueWork, type RunStep, runStepWork, type DueWakeups } from '../due-work.ts';
 import { Repeating } from '../repeating.ts';
 import { prepareAhead } from './ahead.ts';
-import { type SplitMessage, splitMbox, startingAt, wholeMessage } from './split.ts';
+import { numbered, type SplitMessage, splitMbox, startingAt, wholeMessage } from './split.ts';
 
 /** The member after `path` in an archive (the checkpoint once a member is read through). */
 const after = (path: number[]) => [...path.slice(0, -1), path[path.length - 1]! + 1];
@@ -90,13 +91,11 @@ export interface MailboxImportDeps {
 }
 
 /**
- * A batch of an import's messages: its commands do not wait for the read models one by one, its
- * threading knows what it filed (commands/threads/pending-threading.ts), and `settled` waits once
- * for the read models at its end, before the checkpoint moves past it.
+ * A batch of an import's messages: its commands do not wait for the read models one by one, and
+ * `settled` waits once for them at its end, before the checkpoint moves past it.
  */
 interface Batch {
   commands: CommandContext;
-  threading: PendingThreading;
   settled(): Promise<void>;
 }
 
@@ -104,8 +103,23 @@ interface Batch {
 type Prepared =
   | { kind: 'notImported' }
   | { kind: 'skipped' }
-  | { kind: 'draft'; stored: BlobRef; summary: MessageSummary; draft: ReturnType<typeof importedDraftContent> }
-  | { kind: 'mail'; stored: BlobRef; summary: MessageSummary; place: Extract<Placement, { draft: false }> };
+  | { kind: 'duplicate' }
+  | {
+      kind: 'draft';
+      claim: 'new' | 'ours';
+      summary: MessageSummary;
+      draft: ReturnType<typeof importedDraftContent>;
+    }
+  | {
+      kind: 'mail';
+      claim: 'new' | 'ours';
+      key: string;
+      stored: BlobRef;
+      summary: MessageSummary;
+      place: Extract<Placement, { draft: false }>;
+      /** What the read models knew for its threading when it was prepared (PendingThreading adds the rest). */
+      known: ThreadingKnowledge;
+    };
 
 interface Run {
   id: string;
@@ -269,20 +283,36 @@ export class MailboxImportProcess {
     await this.advance(run, { status: 'done', progress });
   }
 
-  /** The messages of a file with their preparation (`prepare`) run ahead of their filing. */
-  private ahead(run: Run, messages: AsyncIterable<SplitMessage>) {
+  /**
+   * The messages of a file, numbered on from `ordinal` (their places in the import), with their
+   * preparation (`prepare`) run ahead of their filing.
+   */
+  private ahead(run: Run, messages: AsyncIterable<SplitMessage>, ordinal: number, pending: PendingThreading) {
     const { prepareAhead: limits } = this.options;
     return prepareAhead(
-      messages,
-      (m) => this.prepare(run, m),
-      (m) => m.raw?.length ?? 0,
+      numbered(messages, ordinal),
+      (m) => this.prepare(run, m.message, m.ordinal, pending),
+      (m) => m.message.raw?.length ?? 0,
       limits,
+    );
+  }
+
+  /**
+   * Frees the keys claimed by messages prepared ahead and never filed (past `filed`, the last
+   * ordinal filed), when a step ends for good (a cancel, a failure): a later import of them must
+   * not meet claims of this one. A key of a filed message freed with them costs nothing: its
+   * thread holds the message, and a later import finds it there (a duplicate all the same).
+   */
+  private async releaseClaims(run: Run, filed: number): Promise<void> {
+    await this.deps.pool.query(
+      'DELETE FROM mailbox_import_keys WHERE workspace_id = $1 AND address = $2 AND import_id = $3 AND ordinal > $4',
+      [run.workspace_id, run.mailbox.address, run.id, filed],
     );
   }
 
   private batch(): Batch {
     const writes = deferredWrites(this.deps.commands);
-    return { commands: writes.commands, threading: new PendingThreading(), settled: writes.settled };
+    return { commands: writes.commands, settled: writes.settled };
   }
 
   private async step(run: Run, actor: Actor): Promise<void> {
@@ -304,7 +334,11 @@ export class MailboxImportProcess {
     const format = run.formats[file];
     if (format === 'zip' || format === 'tgz') return this.stepArchive(run, actor, labels, progress, format);
     let finishedFile = true;
+    // Ended from outside (a cancel): the loops are left first, so that nothing prepared ahead is
+    // still claiming when the claims are freed.
+    let ended = false;
     const batch = this.batch();
+    const pending = new PendingThreading();
     try {
       if (at < current.bytes) {
         const source = this.deps.ports.storage.read(run.id, file, current.chunks, chunkBytes, at);
@@ -313,12 +347,15 @@ export class MailboxImportProcess {
         const started = Date.now();
         let n = 0;
         try {
-          for await (const { item: message, prepared } of this.ahead(run, messages)) {
-            ordinal++;
-            await this.importOne(run, actor, batch, prepared, ordinal, progress, labels);
-            at = message.next;
+          for await (const { item, prepared } of this.ahead(run, messages, ordinal, pending)) {
+            ordinal = item.ordinal;
+            await this.importOne(run, actor, batch, pending, prepared, ordinal, progress, labels);
+            at = item.message.next;
             n++;
-            if (n % 10 === 0 && (await this.cancelled(run.id))) return;
+            if (n % 10 === 0 && (await this.cancelled(run.id))) {
+              ended = true;
+              break;
+            }
             if (n >= this.options.batchMessages || Date.now() - started >= this.options.batchMs) {
               finishedFile = at >= current.bytes;
               break;
@@ -329,6 +366,7 @@ export class MailboxImportProcess {
         }
       }
     } catch (error) {
+      await this.releaseClaims(run, ordinal);
       // A cancel deletes the files under a running step: that is no failure.
       if (await this.cancelled(run.id)) return;
       await batch.settled();
@@ -340,6 +378,7 @@ export class MailboxImportProcess {
         `File ${file} (${current.name}) could not be read past byte ${at}: ${reason}`,
       );
     }
+    if (ended) return this.releaseClaims(run, ordinal);
     await batch.settled();
     if (finishedFile) {
       file++;
@@ -378,10 +417,12 @@ export class MailboxImportProcess {
     let position = 0;
     let finished = false;
     let stopped = false;
+    let ended = false;
     const stepStarted = Date.now();
     let batchStarted = stepStarted;
     let n = 0;
     let batch = this.batch();
+    const pending = new PendingThreading();
     const snapshot = () => {
       progress.processedBytes = before + (finished ? current.bytes : position);
       progress.labelsCreated = createdBefore + labels.created;
@@ -406,13 +447,16 @@ export class MailboxImportProcess {
         const max = this.options.messageBytesMax;
         const messages =
           member.format === 'eml' ? wholeMessage(member.content, max) : splitMbox(member.content, 0, max);
-        for await (const { item: message, prepared } of this.ahead(run, startingAt(messages, skip))) {
-          ordinal++;
-          await this.importOne(run, actor, batch, prepared, ordinal, progress, labels);
+        for await (const { item, prepared } of this.ahead(run, startingAt(messages, skip), ordinal, pending)) {
+          ordinal = item.ordinal;
+          await this.importOne(run, actor, batch, pending, prepared, ordinal, progress, labels);
           entry = member.path;
-          at = message.next;
+          at = item.message.next;
           n++;
-          if (n % 10 === 0 && (await this.cancelled(run.id))) return;
+          if (n % 10 === 0 && (await this.cancelled(run.id))) {
+            ended = true;
+            break read;
+          }
           if (n >= this.options.batchMessages || Date.now() - batchStarted >= this.options.batchMs) {
             if (Date.now() - stepStarted >= this.options.archiveStepMs) {
               stopped = true;
@@ -420,8 +464,10 @@ export class MailboxImportProcess {
             }
             await batch.settled();
             batch = this.batch();
-            if (!(await this.save(run, { entry, at, ordinal, progress: snapshot(), skipped: [...labels.skipped] })))
-              return;
+            if (!(await this.save(run, { entry, at, ordinal, progress: snapshot(), skipped: [...labels.skipped] }))) {
+              ended = true;
+              break read;
+            }
             await recordMailboxImportProgress(this.deps.commands, actor, run.id, progress, new Date().toISOString());
             n = 0;
             batchStarted = Date.now();
@@ -432,11 +478,13 @@ export class MailboxImportProcess {
       }
       finished = !stopped;
     } catch (error) {
+      await this.releaseClaims(run, ordinal);
       if (await this.cancelled(run.id)) return;
       await batch.settled();
       const reason = error instanceof Error ? error.message : String(error);
       return this.finish(run, actor, snapshot(), `File ${file} (${current.name}): ${reason}`);
     }
+    if (ended) return this.releaseClaims(run, ordinal);
     await batch.settled();
     const now = new Date().toISOString();
     await recordMailboxImportProgress(this.deps.commands, actor, run.id, snapshot(), now);
@@ -466,30 +514,45 @@ export class MailboxImportProcess {
     await readModels.waitFor(await store.headPosition(), ['MessageImported'], { onDeadline: () => true });
   }
 
-  /** Claims the key for this message of this import: `new`, `ours` (claimed before a crash), or `duplicate`. */
+  /**
+   * Claims the key for this message of this import: `new`, `ours` (claimed before a crash), or
+   * `duplicate`. Messages are claimed ahead of their filing, so two of one import with one key may
+   * claim at once: the one that waited on the other's insert finds no row in the snapshot its
+   * statement began with, and asks again.
+   */
   private async claim(run: Run, key: string, ordinal: number): Promise<'new' | 'ours' | 'duplicate'> {
-    const { rows } = await this.deps.pool.query<{ import_id: string; ordinal: number; inserted: boolean }>(
-      `WITH ins AS (
-         INSERT INTO mailbox_import_keys (workspace_id, address, key, import_id, ordinal) VALUES ($1, $2, $3, $4, $5)
-         ON CONFLICT DO NOTHING RETURNING import_id, ordinal, true AS inserted)
-       SELECT * FROM ins
-       UNION ALL SELECT import_id, ordinal, false FROM mailbox_import_keys
-         WHERE workspace_id = $1 AND address = $2 AND key = $3 AND NOT EXISTS (SELECT 1 FROM ins)`,
-      [run.workspace_id, run.mailbox.address, key, run.id, ordinal],
-    );
-    const row = rows[0]!;
-    if (row.inserted) return 'new';
-    return row.import_id === run.id && row.ordinal === ordinal ? 'ours' : 'duplicate';
+    for (;;) {
+      const { rows } = await this.deps.pool.query<{ import_id: string; ordinal: number; inserted: boolean }>(
+        `WITH ins AS (
+           INSERT INTO mailbox_import_keys (workspace_id, address, key, import_id, ordinal) VALUES ($1, $2, $3, $4, $5)
+           ON CONFLICT DO NOTHING RETURNING import_id, ordinal, true AS inserted)
+         SELECT * FROM ins
+         UNION ALL SELECT import_id, ordinal, false FROM mailbox_import_keys
+           WHERE workspace_id = $1 AND address = $2 AND key = $3 AND NOT EXISTS (SELECT 1 FROM ins)`,
+        [run.workspace_id, run.mailbox.address, key, run.id, ordinal],
+      );
+      const row = rows[0];
+      if (row === undefined) continue;
+      if (row.inserted) return 'new';
+      return row.import_id === run.id && row.ordinal === ordinal ? 'ours' : 'duplicate';
+    }
   }
 
   /**
    * What a message's filing needs that no other message's filing decides: its bytes stored, its
-   * summary parsed, its place (options and takeout labels) and, for mail filed in a thread, its
-   * words in the text index, which the threads read model reads as it files the message.
+   * summary parsed, its place (options and takeout labels), its key claimed at its place in the
+   * import and, for mail filed in a thread, its words in the text index (which the threads read
+   * model reads as it files the message) and what the read models know for its threading (what
+   * the step filed before it is added at its filing, from `pending`).
    */
-  private async prepare(run: Run, message: SplitMessage): Promise<Prepared> {
+  private async prepare(
+    run: Run,
+    message: SplitMessage,
+    ordinal: number,
+    pending: PendingThreading,
+  ): Promise<Prepared> {
     if (message.raw === null || message.raw.length === 0) return { kind: 'notImported' };
-    const { blobs, texts } = this.deps;
+    const { blobs, texts, lookups } = this.deps;
     let stored: BlobRef;
     let parsed: Awaited<ReturnType<typeof parseMessage>>;
     try {
@@ -509,44 +572,56 @@ export class MailboxImportProcess {
       run.options,
     );
     if (place.skip) return { kind: 'skipped' };
+    const key = importKey(s.messageId, stored.sha256);
     if (place.draft) {
       // Checked before the key is claimed: a message no draft can hold is not imported, and a later
       // import of it must meet the same answer, not this import's claim.
+      let draft: ReturnType<typeof importedDraftContent>;
       try {
-        const draft = importedDraftContent(s, parsed.body, run.mailbox.address);
-        return { kind: 'draft', stored, summary: s, draft };
+        draft = importedDraftContent(s, parsed.body, run.mailbox.address);
       } catch (error) {
         if (!(error instanceof DomainError)) throw error;
         return { kind: 'notImported' };
       }
+      const claim = await this.claim(run, key, ordinal);
+      return claim === 'duplicate' ? { kind: 'duplicate' } : { kind: 'draft', claim, summary: s, draft };
     }
-    await texts.put(stored.sha256, parsed.searchText);
-    return { kind: 'mail', stored, summary: s, place };
+    const claim = await this.claim(run, key, ordinal);
+    if (claim === 'duplicate') return { kind: 'duplicate' };
+    const keys = threadingKeys(threadingMessageOf(s, ''));
+    const [known] = await Promise.all([
+      lookups.threading(run.workspace_id, run.mailbox.address, { messageId: s.messageId, ...keys }),
+      texts.put(stored.sha256, parsed.searchText),
+    ]);
+    return {
+      kind: 'mail',
+      claim,
+      key,
+      stored,
+      summary: s,
+      place,
+      known,
+    };
   }
 
-  /** Files a prepared message, in the import's order: its key claimed, then a draft, or a thread and its labels. */
+  /** Files a prepared message in the import's order: a draft, or mail in its thread with its labels. */
   private async importOne(
     run: Run,
     actor: Actor,
     batch: Batch,
+    pending: PendingThreading,
     prepared: Prepared,
     ordinal: number,
     progress: ImportProgress,
     labels: ImportLabels,
   ): Promise<void> {
     const counts = progress.counts;
-    if (prepared.kind === 'notImported' || prepared.kind === 'skipped') {
+    if (prepared.kind === 'notImported' || prepared.kind === 'skipped' || prepared.kind === 'duplicate') {
       counts[prepared.kind]++;
       return;
     }
     const { commands } = batch;
-    const { stored, summary: s } = prepared;
-    const key = importKey(s.messageId, stored.sha256);
-    const claim = await this.claim(run, key, ordinal);
-    if (claim === 'duplicate') {
-      counts.duplicate++;
-      return;
-    }
+    const s = prepared.summary;
     if (prepared.kind === 'draft') {
       // Made under an id drawn from the place, as a message is filed: a repeat records nothing.
       const draftId = digestId('importedDraft', `${run.id}:${ordinal}`);
@@ -554,14 +629,14 @@ export class MailboxImportProcess {
       counts.imported++;
       return;
     }
-    const { place } = prepared;
+    const { place, key, known } = prepared;
     const messageId = digestId('importedMessage', `${run.id}:${ordinal}`);
     const now = new Date().toISOString();
     const label = async (threadId: string) => {
       const ids = await labels.ids(place.custom, now);
       if (ids.length > 0) await labelImportedThread(commands, actor, threadId, ids, await labels.known(), now);
     };
-    if (claim === 'ours') {
+    if (prepared.claim === 'ours') {
       // Claimed before a crash: filed already if its message is there, once the read models have
       // what the crashed batch appended without waiting for them.
       await this.readModelsAtHead();
@@ -578,7 +653,7 @@ export class MailboxImportProcess {
     const date = s.date !== null && !Number.isNaN(Date.parse(s.date)) ? s.date : now;
     const filed = await fileImportedMessage(
       commands,
-      this.deps.lookups,
+      { threading: async () => known },
       run.workspace_id,
       run.mailbox,
       {
@@ -586,13 +661,13 @@ export class MailboxImportProcess {
         importId: run.id,
         importKey: key,
         direction: place.direction,
-        raw: stored,
+        raw: prepared.stored,
         summary: s,
         unread: place.unread,
         at: date,
         wanted: place.wanted,
       },
-      batch.threading,
+      pending,
     );
     if (filed === null) {
       // Its thread holds the same message already (it arrived live): a duplicate, and the key is

@@ -81,7 +81,8 @@ t.test('stopped mid-run, its checkpoint lost: a new system finishes with nothing
   const { rows: before } = await admin.query(
     "SELECT count(*)::int AS n FROM thread_messages WHERE address = 'a@restart.example.com'",
   );
-  t.ok(before[0].n >= 8, `${before[0].n} messages filed before the stop`);
+  // Eight imported by the last checkpoint, the draft among them (no thread): seven in threads at least.
+  t.ok(before[0].n >= 7, `${before[0].n} messages filed before the stop`);
   await admin.query(
     `UPDATE mailbox_import_runs SET file = 0, at_byte = 0, ordinal = 0,
        progress = jsonb_set(jsonb_set(progress, '{counts,imported}', '0'), '{processedBytes}', '0')

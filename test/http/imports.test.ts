@@ -292,6 +292,15 @@ t.test('one import running per address; cancel mid-run stops it and keeps what i
   t.ok(threads.length > 0 && threads.length < 60, `part of the mail was filed (${threads.length})`);
   const again = await h.request(key, 'POST', '/imports', { addressId: d.id, files: [{ name: 'x', bytes: 5 }] });
   t.equal(again.statusCode, 201, 'the address is free again');
+
+  // The same file again: what the cancelled run filed is a duplicate and the rest is filed, each
+  // once: the keys it claimed for messages prepared ahead and never filed were freed.
+  await h.request(key, 'POST', `/imports/${again.json().id}/cancel`);
+  const rerun = await runImport(h, key, d.id, [{ name: 'long.mbox', content }]);
+  const settled = await waitImport(h, key, rerun.id);
+  t.equal(settled.counts.imported + settled.counts.duplicate, 60, 'every message counted once');
+  t.ok(settled.counts.imported > 0, `the rest filed (${settled.counts.imported})`);
+  t.equal((await threadsOf('d@imports.example.com')).length, 60, 'every message in its thread');
 });
 
 t.test('create, upload and start in one call', async (t) => {
