@@ -162,6 +162,7 @@ import {
   SignInMailProcess,
 } from './processes/accounts/sign-in-mail.ts';
 import { ContactEventRetention } from './processes/contact-events/retention.ts';
+import { TableStatistics } from './processes/table-statistics.ts';
 import { DEFAULT_TEMP_INBOX_RETENTION_EVERY_MS, TempInboxRetention } from './processes/temp-inboxes/retention.ts';
 import { tempInboxRoute } from './commands/temp-inboxes/inbound.ts';
 import { TEMP_INBOX_LIFETIME_MS } from './domain/temp-inboxes/rules.ts';
@@ -284,6 +285,11 @@ export interface SystemOptions {
   providerImports?: ProviderConfig & Partial<ProviderImportOptions>;
   /** Mailbox imports: the size of upload parts (default 8 MiB), the process's batches, the archives' limits. */
   mailboxImports?: Partial<MailboxImportOptions> & { chunkBytes?: number; archive?: Partial<ArchiveLimits> };
+  /**
+   * How often tables are analyzed when the database runs without autovacuum
+   * (processes/table-statistics.ts; 15 s).
+   */
+  tableStatisticsEveryMs?: number;
   /** Workspace exports: the process's pages, progress and retention timings. */
   exports?: Partial<ExportOptions>;
   /** How often expired contact events are purged (default hourly). */
@@ -486,6 +492,8 @@ export async function openSystem(databaseUrl: string, options: SystemOptions = {
     { ...DEFAULT_PROVIDER_IMPORT_OPTIONS, ...importOptions },
   );
   if (options.deliver !== false) await providerImportRuns.start();
+  const tableStatistics = new TableStatistics(database.pool, options.tableStatisticsEveryMs);
+  await tableStatistics.start();
   const retention = new ContactEventRetention(database.pool, {
     everyMs: options.retentionEveryMs ?? 3_600_000,
     purgeStore: !options.eventStoreUrl,
@@ -671,6 +679,7 @@ export async function openSystem(databaseUrl: string, options: SystemOptions = {
       await taskNotices.stop();
       await broadcasts.stop();
       await retention.stop();
+      await tableStatistics.stop();
       await tempInboxRetention.stop();
       await oauthRetention.stop();
       await domainChecks.stop();
