@@ -7,7 +7,7 @@ import { isPermission, SCOPEABLE, type Permission } from '../domain/shared/permi
 import { readConfig } from '../infra/config.ts';
 import { ArchiveRefused } from '../infra/imports/port.ts';
 import { PostgresTextIndex } from '../infra/search/postgres.ts';
-import { RestoreRefused, restoreWorkspace } from '../processes/exports/restore.ts';
+import { RestoreFailed, RestoreRefused, restoreWorkspace } from '../processes/exports/restore.ts';
 import { rebuildProjection } from '../projections/rebuild.ts';
 import { mailboxLookups, openSystem, resolveDatabaseUrl, type System } from '../system.ts';
 import { printHistory } from './history.ts';
@@ -153,7 +153,8 @@ async function run(
 
 /**
  * A new workspace from a workspace export (processes/exports/restore.ts): one JSON line with its
- * ids, its owner key (this once), what was restored and what was skipped with the reason.
+ * ids, its owner key (this once), what was restored and what was skipped with the reason. Exit 1
+ * for a file refused (nothing written) and for a restore stopped midway (its workspace named).
  */
 async function importWorkspace(
   system: System,
@@ -180,10 +181,22 @@ async function importWorkspace(
       },
       file,
       { name, ownerEmail },
+      // Said as soon as it exists: a restore killed past this point leaves that workspace behind.
+      (workspaceId) => io.err(`workspace import: the file checks; restoring into the new workspace ${workspaceId}`),
     );
     io.out(JSON.stringify(result));
     return 0;
   } catch (error) {
+    if (error instanceof RestoreFailed) {
+      io.err(
+        `workspace import: stopped after creating workspace ${error.workspaceId}: ${error.message}. ` +
+          'It keeps what was restored before this and its owner key was never shown: ' +
+          `\`keys create --workspace ${error.workspaceId} --scopes all\` reaches it. The restore does not resume: ` +
+          "delete that workspace's addresses and domains through the api (or another import meets them as " +
+          '`domain_in_use`), then import again into a new workspace.',
+      );
+      return 1;
+    }
     if (error instanceof ArchiveRefused || error instanceof RestoreRefused) {
       io.err(`workspace import: ${error.message}`);
       return 1;

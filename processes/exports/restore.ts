@@ -60,32 +60,135 @@ interface ManifestEntry {
   sha256: string;
 }
 
-/** The restore stops: the file is no export, or an entry is not what its manifest says. */
+/** The restore stops before it writes anything: the file is no export, or not the export its manifest says. */
 export class RestoreRefused extends Error {}
 
+/**
+ * The restore stopped after it had created its workspace (the database went, a defect, the file
+ * changed under it): what it wrote stays in that workspace, which the operator is told of.
+ */
+export class RestoreFailed extends Error {
+  constructor(
+    readonly workspaceId: string,
+    readonly reason: unknown,
+  ) {
+    super(reason instanceof Error ? reason.message : String(reason), { cause: reason });
+  }
+}
+
 const hexOf = (raw: Buffer) => createHash('sha256').update(raw).digest('hex');
+
+/** An entry's bytes as text, refused past JSON_BYTES_MAX (the parts are held: a JSON entry is parsed whole). */
+async function textOf(path: string, source: AsyncIterable<Buffer>): Promise<string> {
+  const parts: Buffer[] = [];
+  let bytes = 0;
+  for await (const chunk of source) {
+    bytes += chunk.length;
+    if (bytes > JSON_BYTES_MAX) throw new RestoreRefused(`${path} is larger than ${JSON_BYTES_MAX} bytes.`);
+    parts.push(chunk);
+  }
+  return Buffer.concat(parts).toString('utf8');
+}
+
+function parsed(path: string, text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    throw new RestoreRefused(`${path} is not JSON: ${(error as Error).message}`);
+  }
+}
+
+const isManifestEntry = (e: unknown): e is ManifestEntry =>
+  typeof e === 'object' &&
+  e !== null &&
+  typeof (e as ManifestEntry).path === 'string' &&
+  Number.isSafeInteger((e as ManifestEntry).bytes) &&
+  typeof (e as ManifestEntry).sha256 === 'string';
+
+/**
+ * The whole file checked before the restore writes anything, so a damaged or altered export is
+ * refused with no workspace made: the manifest names every entry and no other, each with its size,
+ * and each entry, streamed in the archive's order, hashes to the manifest's sha256; a JSON entry
+ * is parsed too (held as the restore holds it, then dropped). The restore still hashes what it
+ * reads: the file may change between the two passes.
+ */
+async function checkExport(zip: ZipEntries): Promise<{ exportId: string | null; entries: Map<string, ManifestEntry> }> {
+  if (!zip.has('manifest.json'))
+    throw new RestoreRefused('The archive has no manifest.json: it is no workspace export.');
+  const manifest = parsed('manifest.json', await textOf('manifest.json', zip.read('manifest.json'))) as {
+    object?: unknown;
+    exportId?: unknown;
+    entries?: unknown;
+  } | null;
+  if (manifest?.object !== 'workspace_export' || !Array.isArray(manifest.entries))
+    throw new RestoreRefused('manifest.json is not the manifest of a workspace export.');
+  const entries = new Map<string, ManifestEntry>();
+  for (const e of manifest.entries) {
+    if (!isManifestEntry(e))
+      throw new RestoreRefused('manifest.json lists an entry without its path, bytes and sha256.');
+    entries.set(e.path, e);
+  }
+  const inZip = new Map(zip.entries.map((e) => [e.name, e.bytes]));
+  for (const e of entries.values()) {
+    if (!inZip.has(e.path)) throw new RestoreRefused(`${e.path} is in the manifest but not in the archive.`);
+    if (inZip.get(e.path) !== e.bytes)
+      throw new RestoreRefused(`${e.path} holds ${inZip.get(e.path)} bytes; the manifest says ${e.bytes}.`);
+  }
+  for (const name of inZip.keys())
+    if (name !== 'manifest.json' && !entries.has(name)) throw new RestoreRefused(`${name} is not in the manifest.`);
+  for (const name of inZip.keys()) {
+    if (name === 'manifest.json') continue;
+    const hashed = checked(entries.get(name)!, zip.read(name));
+    if (name.endsWith('.json')) parsed(name, await textOf(name, hashed));
+    else for await (const _ of hashed);
+  }
+  return { exportId: typeof manifest.exportId === 'string' ? manifest.exportId : null, entries };
+}
+
+/** An entry's bytes, hashed as they pass and checked against the manifest at the end. */
+async function* checked(expected: ManifestEntry, source: AsyncIterable<Buffer>): AsyncGenerator<Buffer> {
+  const hash = createHash('sha256');
+  for await (const chunk of source) {
+    hash.update(chunk);
+    yield chunk;
+  }
+  if (hash.digest('hex') !== expected.sha256)
+    throw new RestoreRefused(`${expected.path} does not match the manifest's sha256: the file is damaged.`);
+}
 
 /**
  * Restores a workspace export (processes/exports/worker.ts writes it) into a NEW workspace, through
  * the commands as any write goes, so events, read models and rules hold as for the api. The zip is
- * read with the import's archive rules and limits (ZipEntries), entry by entry and each mbox as a
- * stream, a message at a time; every entry read is checked against the manifest's sha256. Mail is
- * filed as a mailbox import files it (quiet: no rules, forwards, notifications or webhooks).
- * What cannot be restored is listed in `skipped` with the reason; see docs/decisions/exports.md.
+ * read with the import's archive rules and limits (ZipEntries): checked whole first (checkExport),
+ * then read again entry by entry and each mbox as a stream, a message at a time. Mail is filed as
+ * a mailbox import files it (quiet: no rules, forwards, notifications or webhooks). What cannot be
+ * restored is listed in `skipped` with the reason; see docs/decisions/exports.md. `created` hears
+ * of the workspace as soon as it exists, before anything else is written into it.
  */
 export async function restoreWorkspace(
   deps: RestoreDeps,
   file: string,
   owner: { name: string | null; ownerEmail: string },
+  created?: (workspaceId: string) => void,
 ): Promise<RestoreResult> {
   const size = (await stat(file)).size;
-  const zip = await ZipEntries.open(
-    (start, end) => createReadStream(file, { start, end: end - 1 }),
-    size,
-    deps.limits ?? DEFAULT_ARCHIVE_LIMITS,
-  );
+  // Each pass opens the zip anew, so each meters its unpacking against the limits on its own.
+  const open = () =>
+    ZipEntries.open(
+      (start, end) => createReadStream(file, { start, end: end - 1 }),
+      size,
+      deps.limits ?? DEFAULT_ARCHIVE_LIMITS,
+    );
+  const checking = await open();
+  let manifest: Awaited<ReturnType<typeof checkExport>>;
   try {
-    return await new Restore(deps, zip).run(owner);
+    manifest = await checkExport(checking);
+  } finally {
+    checking.close();
+  }
+  const zip = await open();
+  try {
+    return await new Restore(deps, zip, manifest.entries).run(manifest.exportId, owner, created);
   } finally {
     zip.close();
   }
@@ -103,7 +206,6 @@ interface AddressRow {
 class Restore {
   private readonly restored: Record<string, number> = {};
   private readonly skipped: { what: string; why: string }[] = [];
-  private manifest = new Map<string, ManifestEntry>();
   private actor!: Actor;
   private readonly domainIds = new Map<string, string>();
   /** By address, and by the address's entry name (the mbox folders). */
@@ -119,6 +221,7 @@ class Restore {
   constructor(
     private readonly deps: RestoreDeps,
     private readonly zip: ZipEntries,
+    private readonly manifest: Map<string, ManifestEntry>,
   ) {}
 
   private count(kind: string, n = 1) {
@@ -131,68 +234,46 @@ class Restore {
 
   private now = () => new Date().toISOString();
 
-  async run(owner: { name: string | null; ownerEmail: string }): Promise<RestoreResult> {
-    const manifest = (await this.json('manifest.json', false)) as {
-      object?: string;
-      exportId?: string;
-      entries?: ManifestEntry[];
-    };
-    if (manifest.object !== 'workspace_export' || !Array.isArray(manifest.entries))
-      throw new RestoreRefused('manifest.json is not the manifest of a workspace export.');
-    this.manifest = new Map(manifest.entries.map((e) => [e.path, e]));
-    for (const e of this.zip.entries)
-      if (e.name !== 'manifest.json' && !this.manifest.has(e.name))
-        throw new RestoreRefused(`${e.name} is not in the manifest.`);
-
+  async run(
+    exportId: string | null,
+    owner: { name: string | null; ownerEmail: string },
+    announce?: (workspaceId: string) => void,
+  ): Promise<RestoreResult> {
     const created = await createWorkspace(this.deps.commands, {
-      name: owner.name ?? `Restored ${manifest.exportId ?? 'export'}`,
+      name: owner.name ?? `Restored ${exportId ?? 'export'}`,
       ownerEmail: owner.ownerEmail,
     });
+    announce?.(created.workspaceId);
     this.actor = { workspaceId: created.workspaceId, kind: 'operator', id: null };
-    await this.addresses();
-    await this.labels();
-    await this.templates();
-    await this.contacts();
-    await this.audiences();
-    await this.mail();
-    await this.rules();
+    try {
+      await this.addresses();
+      await this.labels();
+      await this.templates();
+      await this.contacts();
+      await this.audiences();
+      await this.mail();
+      await this.rules();
+    } catch (error) {
+      throw new RestoreFailed(created.workspaceId, error);
+    }
     if (this.zip.has('calendar/calendar.ics'))
       this.skip('calendar/calendar.ics', 'the service keeps no calendar events (the export holds an empty calendar)');
     return { ...created, restored: this.restored, skipped: this.skipped };
   }
 
-  /** An entry's bytes, hashed as they pass and checked against the manifest at the end. */
-  private async *read(path: string, checked = true): AsyncGenerator<Buffer> {
+  /** An entry's bytes, checked against the manifest again as they pass (checkExport made sure it lists them). */
+  private read(path: string): AsyncGenerator<Buffer> {
     const expected = this.manifest.get(path);
-    if (checked && !expected) throw new RestoreRefused(`${path} is not in the manifest.`);
-    const hash = createHash('sha256');
-    for await (const chunk of this.zip.read(path)) {
-      hash.update(chunk);
-      yield chunk;
-    }
-    if (checked && hash.digest('hex') !== expected!.sha256)
-      throw new RestoreRefused(`${path} does not match the manifest's sha256: the file is damaged.`);
+    if (!expected) throw new RestoreRefused(`${path} is not in the manifest.`);
+    return checked(expected, this.zip.read(path));
   }
 
-  private async text(path: string, checked = true): Promise<string> {
-    const parts: Buffer[] = [];
-    let bytes = 0;
-    for await (const chunk of this.read(path, checked)) {
-      bytes += chunk.length;
-      if (bytes > JSON_BYTES_MAX) throw new RestoreRefused(`${path} is larger than ${JSON_BYTES_MAX} bytes.`);
-      parts.push(chunk);
-    }
-    return Buffer.concat(parts).toString('utf8');
+  private text(path: string): Promise<string> {
+    return textOf(path, this.read(path));
   }
 
-  private async json(path: string, checked = true): Promise<unknown> {
-    if (!this.zip.has(path)) throw new RestoreRefused(`The archive has no ${path}: it is no workspace export.`);
-    try {
-      return JSON.parse(await this.text(path, checked));
-    } catch (error) {
-      if (error instanceof RestoreRefused) throw error;
-      throw new RestoreRefused(`${path} is not JSON: ${(error as Error).message}`);
-    }
+  private async json(path: string): Promise<unknown> {
+    return parsed(path, await this.text(path));
   }
 
   /** Runs a command; a refusal of the domain is a skip with its code, anything else stops the restore. */

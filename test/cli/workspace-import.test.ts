@@ -265,7 +265,6 @@ t.test('hostile and damaged zips are refused by the import rules and the manifes
     /labels\/labels\.json is not in the manifest/,
     'an entry the manifest does not list',
   );
-  t.equal(await workspaces(), before, 'nothing written for any of them');
   await t.rejects(
     restore(
       zip([
@@ -276,6 +275,105 @@ t.test('hostile and damaged zips are refused by the import rules and the manifes
     /does not match the manifest/,
     'an entry other than its manifest says',
   );
+  t.equal(await workspaces(), before, 'nothing written for any of them');
+});
+
+/** What the restore could have written: workspaces with events, and rows of the workspaces read model. */
+async function workspaceCounts() {
+  const events = await h.system.database.pool.query(
+    "SELECT count(DISTINCT metadata->>'workspaceId')::int AS n FROM es_events",
+  );
+  const rows = await h.system.readDb
+    .selectFrom('workspaces')
+    .select((e) => e.fn.countAll<number>().as('n'))
+    .executeTakeFirstOrThrow();
+  return { withEvents: events.rows[0].n as number, readModel: Number(rows.n) };
+}
+
+/**
+ * The first export again as a zip of its entries (manifest order, the manifest last) after `change`
+ * edits them; the manifest is written as it is unless `change` edits it too.
+ */
+async function alteredExport(change: (entries: Map<string, Buffer>, manifest: any) => void): Promise<string> {
+  const dir = await mkdtemp(path.join(dataDir, 'altered-'));
+  await writeFile(path.join(dir, 'export.zip'), first);
+  await run('unzip', ['-q', path.join(dir, 'export.zip'), '-d', path.join(dir, 'x')]);
+  const manifest = JSON.parse((await readFile(path.join(dir, 'x', 'manifest.json'))).toString());
+  const entries = new Map<string, Buffer>();
+  for (const e of manifest.entries as { path: string }[])
+    entries.set(e.path, await readFile(path.join(dir, 'x', e.path)));
+  change(entries, manifest);
+  const file = path.join(dir, 'altered.zip');
+  await writeFile(
+    file,
+    zip([
+      ...[...entries].map(([name, data]) => ({ name, data })),
+      { name: 'manifest.json', data: Buffer.from(JSON.stringify(manifest)) },
+    ]),
+  );
+  return file;
+}
+
+const importCli = async (file: string) => {
+  const errors: string[] = [];
+  const code = await runCli(
+    ['workspace', 'import', file, '--owner-email', 'late@example.com'],
+    { out: () => {}, err: (l) => errors.push(l) },
+    env,
+  );
+  return { code, err: errors.join('\n') };
+};
+
+t.test('an export whose last mail entry was altered is refused before anything is written', async (t) => {
+  const file = await alteredExport((entries) => {
+    const last = [...entries.keys()].filter((n) => n.endsWith('.mbox')).at(-1)!;
+    const data = entries.get(last)!;
+    // A letter of the last message's body changed: the same size, so only the manifest's sha256 tells.
+    const at = data.lastIndexOf('e');
+    t.ok(at > 0, `${last} has a letter to change`);
+    data[at] = 'E'.charCodeAt(0);
+  });
+  const before = await workspaceCounts();
+  const { code, err } = await importCli(file);
+  t.equal(code, 1, err);
+  t.match(err, /workspace import: mail\/[^ ]+\.mbox does not match the manifest's sha256/);
+  t.notMatch(err, /restoring into/, 'no workspace was made');
+  t.same(await workspaceCounts(), before, 'no new workspace in the event store or the read model');
+});
+
+t.test('an entry the manifest names but the zip lacks is refused before anything is written', async (t) => {
+  const file = await alteredExport((entries) => {
+    t.ok(entries.delete('rules/rules.json'), 'the export has rules to leave out');
+  });
+  const before = await workspaceCounts();
+  const { code, err } = await importCli(file);
+  t.equal(code, 1, err);
+  t.match(err, /workspace import: rules\/rules\.json is in the manifest but not in the archive/);
+  t.same(await workspaceCounts(), before, 'no new workspace in the event store or the read model');
+});
+
+t.test('a restore that stops after the check names the workspace it leaves', async (t) => {
+  // Rules that check (their sha256 in the manifest) but are no list: the restore stops at them, last.
+  const file = await alteredExport((entries, manifest) => {
+    const rules = Buffer.from('{}');
+    entries.set('rules/rules.json', rules);
+    const listed = manifest.entries.find((e: any) => e.path === 'rules/rules.json');
+    listed.bytes = rules.length;
+    listed.sha256 = createHash('sha256').update(rules).digest('hex');
+  });
+  const before = await workspaceCounts();
+  const { code, err } = await importCli(file);
+  t.equal(code, 1, err);
+  const left = /stopped after creating workspace (\S+): /.exec(err)?.[1];
+  t.ok(left, err);
+  t.match(err, new RegExp(`restoring into the new workspace ${left}\n`), 'said as soon as it existed');
+  t.match(err, `keys create --workspace ${left} --scopes all`);
+  t.equal((await workspaceCounts()).withEvents, before.withEvents + 1, 'that workspace, and no other');
+  const kept = await h.system.database.pool.query(
+    "SELECT count(*)::int AS n FROM es_events WHERE metadata->>'workspaceId' = $1 AND type = 'TemplateCreated'",
+    [left],
+  );
+  t.equal(kept.rows[0].n, 2, 'it keeps what was restored before the rules: the templates');
 });
 
 /** Keys holding the instant a row was written: the restore's, not the source's. */
