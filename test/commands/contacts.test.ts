@@ -209,10 +209,8 @@ t.test('createContacts and addSuppressions: many at once, each as its own comman
     'one address twice: made once',
   );
   t.equal(twice[0]!.contactId, twice[1]!.contactId);
-  t.ok(
-    results[43]!.status === 'rejected' && results[43].reason instanceof DomainError,
-    'an unknown audience refuses that one',
-  );
+  const refused = results[43]!;
+  t.ok(refused.status === 'rejected' && refused.reason instanceof DomainError, 'an unknown audience refuses that one');
   t.match((results[43] as PromiseRejectedResult).reason, { code: 'audience_not_found', param: 'audienceIds.0' });
   t.equal(await findContactByEmail(db, workspaceId, 'lost@many.test'), undefined);
   const { rows } = await pool.query(
