@@ -1,8 +1,14 @@
 import type { RecordedEvent } from './port.ts';
 
+/** An event as the tail keeps it: with the bytes the log stores it in, which bound the tail's memory. */
+export interface TailEvent {
+  event: RecordedEvent;
+  bytes: number;
+}
+
 export interface TailSource {
-  /** The visible events after `after`, in position order (the store's readAll). */
-  read(after: number, limit: number): Promise<RecordedEvent[]>;
+  /** The visible events after `after`, in position order (the store's readAll), with their sizes. */
+  read(after: number, limit: number): Promise<TailEvent[]>;
   /** The newest visible position. */
   head(): Promise<number>;
 }
@@ -25,6 +31,9 @@ const READ_LIMIT = 1000;
  */
 export class LogTail {
   private events: RecordedEvent[] = [];
+  /** The stored bytes of each of `events`, and their sum. */
+  private sizes: number[] = [];
+  private bytes = 0;
   private start = -1;
   private end = -1;
   private users = 0;
@@ -41,6 +50,12 @@ export class LogTail {
     private readonly pollMs: number,
     /** Events kept in memory; a subscription further behind reads the table itself. */
     private readonly keep = 20_000,
+    /**
+     * And at most about this many of their stored bytes: 20,000 imported or arriving messages'
+     * events (each with its summary's headers, a few kB) held a server at 90 MB more than its
+     * idle size while an import ran (docs/benchmarks.md).
+     */
+    private readonly keepBytes = 8 * 1024 * 1024,
   ) {}
 
   /** A subscription starts using the tail; its errors are reported to `onError`. */
@@ -139,14 +154,21 @@ export class LogTail {
     }
   }
 
-  private remember(events: RecordedEvent[]): void {
-    for (const e of events) this.events.push(e);
-    this.end = events[events.length - 1]!.position;
-    // Trimming by half of `keep` at a time keeps the copy rare.
-    if (this.events.length > this.keep * 1.5) {
-      const dropped = this.events.length - this.keep;
-      this.start = this.events[dropped - 1]!.position;
-      this.events = this.events.slice(dropped);
+  private remember(events: TailEvent[]): void {
+    for (const { event, bytes } of events) {
+      this.events.push(event);
+      this.sizes.push(bytes);
+      this.bytes += bytes;
     }
+    this.end = events[events.length - 1]!.event.position;
+    // Trimming by half of a bound at a time keeps the copy rare.
+    if (this.events.length <= this.keep * 1.5 && this.bytes <= this.keepBytes * 1.5) return;
+    let dropped = Math.max(0, this.events.length - this.keep);
+    for (let i = 0; i < dropped; i++) this.bytes -= this.sizes[i]!;
+    while (this.bytes > this.keepBytes && dropped < this.events.length - 1) this.bytes -= this.sizes[dropped++]!;
+    if (dropped === 0) return;
+    this.start = this.events[dropped - 1]!.position;
+    this.events = this.events.slice(dropped);
+    this.sizes = this.sizes.slice(dropped);
   }
 }

@@ -16,7 +16,7 @@ import {
 } from './port.ts';
 import { EVENT_STORE_SCHEMA } from './postgres-schema.ts';
 import { scanEvents } from './postgres-scan.ts';
-import { LogTail } from './postgres-tail.ts';
+import { LogTail, type TailEvent } from './postgres-tail.ts';
 
 export { EVENT_STORE_SCHEMA };
 
@@ -40,8 +40,9 @@ export interface PostgresEventStoreOptions {
   pollMs?: number;
   /** es_append calls in flight at once; appends arriving meanwhile queue and go out together. */
   concurrentAppends?: number;
-  /** Recent events the shared tail keeps in memory for live subscriptions. */
+  /** Recent events the shared tail keeps in memory for live subscriptions, and at most their stored bytes. */
   tailEvents?: number;
+  tailBytes?: number;
 }
 
 const VISIBLE = 'tx_id < pg_snapshot_xmin(pg_current_snapshot())';
@@ -63,9 +64,10 @@ export class PostgresEventStore implements EventStore {
     this.pollMs = options.pollMs ?? 50;
     this.concurrentAppends = options.concurrentAppends ?? 2;
     this.tail = new LogTail(
-      { read: (after, limit) => this.readAll({ after, limit }), head: () => this.headPosition() },
+      { read: (after, limit) => this.readTail(after, limit), head: () => this.headPosition() },
       this.pollMs,
       options.tailEvents,
+      options.tailBytes,
     );
   }
 
@@ -212,6 +214,17 @@ export class PostgresEventStore implements EventStore {
       params,
     );
     return rows.map(toRecorded);
+  }
+
+  /** `readAll` for the shared tail, with each event's stored size, which bounds its memory. */
+  private async readTail(after: number, limit: number): Promise<TailEvent[]> {
+    const { rows } = await this.pool.query<EventRow & { bytes: number }>({
+      name: 'es_read_tail',
+      text: `SELECT ${COLUMNS}, pg_column_size(data) + pg_column_size(metadata) AS bytes FROM es_events
+        WHERE position > $1 AND ${VISIBLE} ORDER BY position LIMIT $2`,
+      values: [after, limit],
+    });
+    return rows.map((row) => ({ event: toRecorded(row), bytes: row.bytes }));
   }
 
   /** A rebuild's read, kept in its own file apart from the live subscription below. */

@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import t from 'tap';
 import { WrongExpectedRevision } from '../../infra/eventstore/port.ts';
+import { LogTail } from '../../infra/eventstore/postgres-tail.ts';
 import { PostgresEventStore, UnstorableAppend } from '../../infra/eventstore/postgres.ts';
 import { openPool } from '../../infra/db.ts';
 import { freshDatabase } from '../support/database.ts';
@@ -99,43 +100,81 @@ t.test('appends queued behind a call in flight go out together, each with its ow
   );
 });
 
-t.test(
-  'a subscription further behind than the tail remembers catches up from the table, then follows the tail',
-  async (t) => {
-    const store = new PostgresEventStore(pool, { tailEvents: 10 });
-    t.teardown(() => store.close());
-    const start = await store.headPosition();
-    // Only this test's streams: the tests before it may still have events that become visible after
-    // `start` was read, while a transaction elsewhere on the shared server holds the horizon back.
-    const ours = (events: { streamId: string; data: Record<string, unknown> }[]) =>
-      events.filter((e) => e.streamId.startsWith('tail-')).map((e) => e.data.n as number);
-    const live: number[] = [];
-    const liveSubscription = store.subscribeToAll({
-      after: start,
-      onEvents: async (events) => {
-        live.push(...ours(events));
-      },
-    });
-    for (let i = 0; i < 60; i++) await store.append(`tail-${i % 7}`, [event(i)], 'any');
-    const late: number[] = [];
-    const lateSubscription = store.subscribeToAll({
-      after: start,
-      batchSize: 8,
-      onEvents: async (events) => {
-        late.push(...ours(events));
-      },
-    });
-    await Promise.all(Array.from({ length: 20 }, (_, i) => store.append(`tail-${i % 7}`, [event(60 + i)], 'any')));
-    const deadline = Date.now() + 10_000;
-    while ((live.length < 80 || late.length < 80) && Date.now() < deadline) await sleep(20);
-    await liveSubscription.close();
-    await lateSubscription.close();
-    const expected = ours(await store.readAll({ after: start, limit: 1000 }));
-    t.equal(expected.length, 80);
-    t.strictSame(live, expected, 'the live subscription saw every event once, in position order');
-    t.strictSame(late, expected, 'so did the one that started 60 events behind');
-  },
-);
+for (const [bound, options] of [
+  ['its events', { tailEvents: 10 }],
+  ['its bytes (events of ~600)', { tailBytes: 3_000 }],
+] as const)
+  t.test(
+    `a subscription further behind than the tail remembers (${bound}) catches up from the table, then follows the tail`,
+    async (t) => {
+      const store = new PostgresEventStore(pool, options);
+      t.teardown(() => store.close());
+      const start = await store.headPosition();
+      // Only this test's streams: the tests before it may still have events that become visible after
+      // `start` was read, while a transaction elsewhere on the shared server holds the horizon back.
+      const ours = (events: { streamId: string; data: Record<string, unknown> }[]) =>
+        events.filter((e) => e.streamId.startsWith('tail-')).map((e) => e.data.n as number);
+      const live: number[] = [];
+      const liveSubscription = store.subscribeToAll({
+        after: start,
+        onEvents: async (events) => {
+          live.push(...ours(events));
+        },
+      });
+      const padded = (n: number) => ({
+        ...event(n),
+        data: { n, pad: 'p'.repeat('tailBytes' in options ? 600 : 0) },
+      });
+      for (let i = 0; i < 60; i++) await store.append(`tail-${i % 7}`, [padded(i)], 'any');
+      const late: number[] = [];
+      const lateSubscription = store.subscribeToAll({
+        after: start,
+        batchSize: 8,
+        onEvents: async (events) => {
+          late.push(...ours(events));
+        },
+      });
+      await Promise.all(Array.from({ length: 20 }, (_, i) => store.append(`tail-${i % 7}`, [padded(60 + i)], 'any')));
+      const deadline = Date.now() + 10_000;
+      while ((live.length < 80 || late.length < 80) && Date.now() < deadline) await sleep(20);
+      await liveSubscription.close();
+      await lateSubscription.close();
+      const expected = ours(await store.readAll({ after: start, limit: 1000 }));
+      t.equal(expected.length, 80);
+      t.strictSame(live, expected, 'the live subscription saw every event once, in position order');
+      t.strictSame(late, expected, 'so did the one that started 60 events behind');
+    },
+  );
+
+t.test('the tail keeps at most about its bytes of the newest events', async (t) => {
+  const store = new PostgresEventStore(pool);
+  t.teardown(() => store.close());
+  const start = await store.headPosition();
+  for (let i = 0; i < 40; i++)
+    await store.append('tail-bytes', [{ ...event(i), data: { n: i, pad: 'q'.repeat(1000) } }], 'any');
+  // The tail's own source, read as the store reads it, each event sized as its JSON.
+  const tail = new LogTail(
+    {
+      read: async (after, limit) =>
+        (await store.readAll({ after, limit })).map((e) => ({ event: e, bytes: JSON.stringify(e.data).length })),
+      head: async () => start,
+    },
+    50,
+    20_000,
+    10_000,
+  );
+  const leave = tail.join();
+  t.teardown(leave);
+  const last = (await store.readAll({ after: start, limit: 1000 })).at(-1)!.position;
+  await tail.waitPast(last - 1, 5_000, new AbortController().signal);
+  t.equal(tail.slice(start, 100), null, 'the oldest are no longer in memory');
+  const kept = tail.slice(last - 3, 100);
+  t.ok(kept && kept.length > 0 && kept.at(-1)!.position === last, 'the newest are');
+  const oldestKept = (await store.readAll({ after: start, limit: 1000 })).filter(
+    (e) => tail.slice(e.position - 1, 1) !== null,
+  );
+  t.ok(oldestKept.length <= 15, `about 10,000 bytes of 1,000-byte events kept (${oldestKept.length})`);
+});
 
 t.test(
   'an append held back by an older open transaction reaches the live subscription without waiting a poll',
