@@ -22,7 +22,6 @@ import crypto from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { createAddress } from '../commands/addresses/handlers.ts';
 import { addDomain } from '../commands/domains/handlers.ts';

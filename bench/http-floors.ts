@@ -1,5 +1,4 @@
 import { existsSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import pg from 'pg';
 import { besideBench, createKeys, emit, freshDatabase, note, round, startServer, type BenchServer } from './support.ts';

@@ -23,7 +23,6 @@ import { fork } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { SMTPServer } from 'smtp-server';
 import { chooseThread } from '../domain/messages/threading.ts';
 import { spamVerdict } from '../domain/messages/spam.ts';

@@ -29,7 +29,6 @@ import { once } from 'node:events';
 import { pipeline } from 'node:stream/promises';
 import { createGzip } from 'node:zlib';
 import tar from 'tar-stream';
-import { fileURLToPath } from 'node:url';
 import { createAddress } from '../commands/addresses/handlers.ts';
 import { addDomain } from '../commands/domains/handlers.ts';
 import { createWorkspace } from '../commands/workspaces/handlers.ts';

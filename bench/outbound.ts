@@ -15,7 +15,6 @@
  * per-host limit). `ratio` on the direct line is its messages/s over the nodemailer floor's.
  */
 import { fork } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
 import { createTransport } from 'nodemailer';
 import { generateDkimKeyPair } from '../infra/dkim/keys.ts';
 import { CachedDns } from '../infra/dns/cache.ts';

@@ -17,7 +17,6 @@
  */
 import { fork } from 'node:child_process';
 import { rm } from 'node:fs/promises';
-import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import type { ImportResource } from '../domain/provider-imports/providers.ts';
 import { openProviderConnector } from '../infra/providers/select.ts';

@@ -287,11 +287,11 @@ export class MailboxImportProcess {
    * The messages of a file, numbered on from `ordinal` (their places in the import), with their
    * preparation (`prepare`) run ahead of their filing.
    */
-  private ahead(run: Run, messages: AsyncIterable<SplitMessage>, ordinal: number, pending: PendingThreading) {
+  private ahead(run: Run, messages: AsyncIterable<SplitMessage>, ordinal: number) {
     const { prepareAhead: limits } = this.options;
     return prepareAhead(
       numbered(messages, ordinal),
-      (m) => this.prepare(run, m.message, m.ordinal, pending),
+      (m) => this.prepare(run, m.message, m.ordinal),
       (m) => m.message.raw?.length ?? 0,
       limits,
     );
@@ -347,7 +347,7 @@ export class MailboxImportProcess {
         const started = Date.now();
         let n = 0;
         try {
-          for await (const { item, prepared } of this.ahead(run, messages, ordinal, pending)) {
+          for await (const { item, prepared } of this.ahead(run, messages, ordinal)) {
             ordinal = item.ordinal;
             await this.importOne(run, actor, batch, pending, prepared, ordinal, progress, labels);
             at = item.message.next;
@@ -447,7 +447,7 @@ export class MailboxImportProcess {
         const max = this.options.messageBytesMax;
         const messages =
           member.format === 'eml' ? wholeMessage(member.content, max) : splitMbox(member.content, 0, max);
-        for await (const { item, prepared } of this.ahead(run, startingAt(messages, skip), ordinal, pending)) {
+        for await (const { item, prepared } of this.ahead(run, startingAt(messages, skip), ordinal)) {
           ordinal = item.ordinal;
           await this.importOne(run, actor, batch, pending, prepared, ordinal, progress, labels);
           entry = member.path;
@@ -543,14 +543,9 @@ export class MailboxImportProcess {
    * summary parsed, its place (options and takeout labels), its key claimed at its place in the
    * import and, for mail filed in a thread, its words in the text index (which the threads read
    * model reads as it files the message) and what the read models know for its threading (what
-   * the step filed before it is added at its filing, from `pending`).
+   * the step filed before it is added at its filing, from the step's PendingThreading).
    */
-  private async prepare(
-    run: Run,
-    message: SplitMessage,
-    ordinal: number,
-    pending: PendingThreading,
-  ): Promise<Prepared> {
+  private async prepare(run: Run, message: SplitMessage, ordinal: number): Promise<Prepared> {
     if (message.raw === null || message.raw.length === 0) return { kind: 'notImported' };
     const { blobs, texts, lookups } = this.deps;
     let stored: BlobRef;
