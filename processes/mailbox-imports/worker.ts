@@ -239,7 +239,7 @@ export class MailboxImportProcess {
     return { ack: true };
   }
 
-  /** The checkpoint: only from the step read (`seq`), never after a cancel. */
+  /** The checkpoint: only from the step read (`seq`), never after a cancel; false when it was not stored. */
   private async advance(
     run: Run,
     next: {
@@ -251,8 +251,8 @@ export class MailboxImportProcess {
       progress?: ImportProgress;
       skipped?: string[];
     },
-  ): Promise<void> {
-    await this.deps.pool.query(
+  ): Promise<boolean> {
+    const { rowCount } = await this.deps.pool.query(
       `UPDATE mailbox_import_runs SET seq = seq + 1, enqueued_at = NULL, status = $3, file = $4, at_byte = $5,
          ordinal = $6, progress = $7::jsonb, labels_skipped = $8, entry = $9, due_at = now()
        WHERE id = $1 AND seq = $2 AND status <> 'done'`,
@@ -268,6 +268,7 @@ export class MailboxImportProcess {
         next.entry ?? run.entry,
       ],
     );
+    return rowCount === 1;
   }
 
   private async cancelled(id: string): Promise<boolean> {
@@ -389,7 +390,16 @@ export class MailboxImportProcess {
     progress.labelsSkipped = labels.skipped.size;
     const now = new Date().toISOString();
     await recordMailboxImportProgress(this.deps.commands, actor, run.id, progress, now);
-    await this.advance(run, { status: 'running', file, at, ordinal, progress, skipped: [...labels.skipped] });
+    const stored = await this.advance(run, {
+      status: 'running',
+      file,
+      at,
+      ordinal,
+      progress,
+      skipped: [...labels.skipped],
+    });
+    // Cancelled while the step ran, unseen between its checks: the claims made ahead go too.
+    if (!stored) await this.releaseClaims(run, ordinal);
   }
 
   /**
@@ -488,12 +498,13 @@ export class MailboxImportProcess {
     await batch.settled();
     const now = new Date().toISOString();
     await recordMailboxImportProgress(this.deps.commands, actor, run.id, snapshot(), now);
-    await this.advance(
+    const stored = await this.advance(
       run,
       finished
         ? { status: 'running', file: file + 1, at: 0, entry: [], ordinal, progress, skipped: [...labels.skipped] }
         : { status: 'running', file, at, entry, ordinal, progress, skipped: [...labels.skipped] },
     );
+    if (!stored) await this.releaseClaims(run, ordinal);
   }
 
   /** A checkpoint within a step: the same `seq` (the job goes on); false when the import ended meanwhile. */
