@@ -643,8 +643,9 @@ export class MailboxImportProcess {
       if (ids.length > 0) await labelImportedThread(commands, actor, threadId, ids, await labels.known(), now);
     };
     if (prepared.claim === 'ours') {
-      // Claimed before a crash: filed already if its message is there, once the read models have
-      // what the crashed batch appended without waiting for them.
+      // Claimed before: ahead by the step before this one (not filed), or before a crash (maybe
+      // filed). Filed already if its message is there, once the read models have what a crashed
+      // batch appended without waiting for them.
       await this.readModelsAtHead();
       const { rows } = await this.deps.pool.query<{ thread_id: string }>(
         'SELECT thread_id FROM thread_messages WHERE id = $1',
