@@ -92,11 +92,14 @@ export interface MailboxImportDeps {
 
 /**
  * A batch of an import's messages: its commands do not wait for the read models one by one, and
- * `settled` waits once for them at its end, before the checkpoint moves past it.
+ * `settled` waits once for them at its end, before the checkpoint moves past it. `atHead` waits,
+ * once for the batch, until the read models hold the whole log as it stands (what a step before,
+ * or a crashed one, appended), before a message claimed earlier is looked for.
  */
 interface Batch {
   commands: CommandContext;
   settled(): Promise<void>;
+  atHead(): Promise<void>;
 }
 
 /** A message of the file as `prepare` left it for its filing. */
@@ -313,7 +316,34 @@ export class MailboxImportProcess {
 
   private batch(): Batch {
     const writes = deferredWrites(this.deps.commands);
-    return { commands: writes.commands, settled: writes.settled };
+    const { store, readModels } = this.deps.commands;
+    let atHead: Promise<void> | null = null;
+    return {
+      commands: writes.commands,
+      settled: writes.settled,
+      atHead: () =>
+        (atHead ??= store
+          .headPosition()
+          .then((head) => readModels.waitFor(head, ['MessageImported'], { onDeadline: () => true }))),
+    };
+  }
+
+  /**
+   * The end of a step that read on to its checkpoint: its writes settled, its progress recorded,
+   * the checkpoint stored. A checkpoint refused (cancelled while the step ran, unseen between its
+   * checks) frees the claims its messages prepared ahead made.
+   */
+  private async endStep(
+    run: Run,
+    actor: Actor,
+    batch: Batch,
+    progress: ImportProgress,
+    next: { file: number; at: number; entry?: number[]; ordinal: number; skipped: string[] },
+  ): Promise<void> {
+    await batch.settled();
+    await recordMailboxImportProgress(this.deps.commands, actor, run.id, progress, new Date().toISOString());
+    if (!(await this.advance(run, { status: 'running', ...next, progress })))
+      await this.releaseClaims(run, next.ordinal);
   }
 
   private async step(run: Run, actor: Actor): Promise<void> {
@@ -380,7 +410,6 @@ export class MailboxImportProcess {
       );
     }
     if (ended) return this.releaseClaims(run, ordinal);
-    await batch.settled();
     if (finishedFile) {
       file++;
       at = 0;
@@ -388,18 +417,7 @@ export class MailboxImportProcess {
     progress.processedBytes = done(file, at);
     progress.labelsCreated += labels.created;
     progress.labelsSkipped = labels.skipped.size;
-    const now = new Date().toISOString();
-    await recordMailboxImportProgress(this.deps.commands, actor, run.id, progress, now);
-    const stored = await this.advance(run, {
-      status: 'running',
-      file,
-      at,
-      ordinal,
-      progress,
-      skipped: [...labels.skipped],
-    });
-    // Cancelled while the step ran, unseen between its checks: the claims made ahead go too.
-    if (!stored) await this.releaseClaims(run, ordinal);
+    await this.endStep(run, actor, batch, progress, { file, at, ordinal, skipped: [...labels.skipped] });
   }
 
   /**
@@ -495,16 +513,14 @@ export class MailboxImportProcess {
       return this.finish(run, actor, snapshot(), `File ${file} (${current.name}): ${reason}`);
     }
     if (ended) return this.releaseClaims(run, ordinal);
-    await batch.settled();
-    const now = new Date().toISOString();
-    await recordMailboxImportProgress(this.deps.commands, actor, run.id, snapshot(), now);
-    const stored = await this.advance(
+    const skipped = [...labels.skipped];
+    await this.endStep(
       run,
-      finished
-        ? { status: 'running', file: file + 1, at: 0, entry: [], ordinal, progress, skipped: [...labels.skipped] }
-        : { status: 'running', file, at, entry, ordinal, progress, skipped: [...labels.skipped] },
+      actor,
+      batch,
+      snapshot(),
+      finished ? { file: file + 1, at: 0, entry: [], ordinal, skipped } : { file, at, entry, ordinal, skipped },
     );
-    if (!stored) await this.releaseClaims(run, ordinal);
   }
 
   /** A checkpoint within a step: the same `seq` (the job goes on); false when the import ended meanwhile. */
@@ -518,11 +534,6 @@ export class MailboxImportProcess {
       [run.id, run.seq, next.entry, next.at, next.ordinal, JSON.stringify(next.progress), next.skipped],
     );
     return rowCount === 1;
-  }
-
-  private async readModelsAtHead(): Promise<void> {
-    const { store, readModels } = this.deps.commands;
-    await readModels.waitFor(await store.headPosition(), ['MessageImported'], { onDeadline: () => true });
   }
 
   /**
@@ -646,7 +657,7 @@ export class MailboxImportProcess {
       // Claimed before: ahead by the step before this one (not filed), or before a crash (maybe
       // filed). Filed already if its message is there, once the read models have what a crashed
       // batch appended without waiting for them.
-      await this.readModelsAtHead();
+      await batch.atHead();
       const { rows } = await this.deps.pool.query<{ thread_id: string }>(
         'SELECT thread_id FROM thread_messages WHERE id = $1',
         [messageId],
