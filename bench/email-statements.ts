@@ -27,6 +27,7 @@ import path from 'node:path';
 import pg from 'pg';
 import { createWorkspace } from '../commands/workspaces/handlers.ts';
 import { openSystem, serve } from '../system.ts';
+import { watchStatements } from './statements.ts';
 import { freshDatabase } from './support.ts';
 
 const N = Number(process.argv[2] ?? 50);
@@ -47,37 +48,18 @@ const counts: Record<Where, Map<string, number>> = { request: new Map(), after: 
 let counting = false;
 const chain = new AsyncLocalStorage<Flight>();
 
-const textOf = (q: unknown): string => {
-  const text = typeof q === 'string' ? q : ((q as { text?: string; name?: string })?.text ?? String(q));
-  return text.replace(/\s+/g, ' ').trim().slice(0, 160);
-};
-
-const query = pg.Client.prototype.query as (...args: unknown[]) => unknown;
-pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
-  if (!counting) return query.apply(this, args);
+watchStatements((text) => {
+  if (!counting) return undefined;
   const flight = chain.getStore();
   const where: Where = flight === undefined ? 'other' : flight.answered ? 'after' : 'request';
-  const text = textOf(args[0]);
   counts[where].set(text, (counts[where].get(text) ?? 0) + 1);
-  if (where !== 'request') return query.apply(this, args);
+  if (where !== 'request') return undefined;
   const span: [number, number] = [performance.now(), Number.POSITIVE_INFINITY];
   flight!.spans.push(span);
-  const end = () => {
+  return () => {
     span[1] = performance.now();
   };
-  const callback = args.at(-1);
-  if (typeof callback === 'function') {
-    args[args.length - 1] = (...r: unknown[]) => {
-      end();
-      return callback(...r);
-    };
-    return query.apply(this, args);
-  }
-  const result = query.apply(this, args);
-  if (result instanceof Promise) result.then(end, end);
-  else end();
-  return result;
-} as typeof pg.Client.prototype.query;
+});
 
 // pg-pool hands a client to a waiting callback from whatever released it: bound to the caller,
 // the statements of `pool.query` stay in the chain that asked for them.

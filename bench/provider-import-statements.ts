@@ -13,7 +13,6 @@
  *
  * Not part of `npm run bench`: it asserts nothing and measures no time that matters.
  */
-import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -22,7 +21,8 @@ import { createWorkspace } from '../commands/workspaces/handlers.ts';
 import { openSystem, serve } from '../system.ts';
 import { BREVO_KEYS, brevoData, startBrevoServer } from '../test/support/providers/brevo.ts';
 import { TEST_SECRETS_KEY } from '../test/support/secrets.ts';
-import { ADMIN_URL, freshDatabase } from './support.ts';
+import { watchStatements } from './statements.ts';
+import { ADMIN_URL, cpuSecondsOf, freshDatabase } from './support.ts';
 
 const CONTACTS = Number(process.argv[2] ?? 2000);
 const SUPPRESSIONS = Number(process.argv[3] ?? 500);
@@ -34,47 +34,18 @@ let counting = false;
 let appendCalls = 0;
 let appendedStreams = 0;
 
-const textOf = (q: unknown): string => {
-  const text = typeof q === 'string' ? q : ((q as { text?: string })?.text ?? String(q));
-  return text.replace(/\s+/g, ' ').trim().slice(0, 140);
-};
-
-const query = pg.Client.prototype.query as (...args: unknown[]) => unknown;
 /** The script's own client, which watches for the import's end: not counted. */
 let watcher: pg.Client | null = null;
-pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
-  if (counting && this !== watcher) {
-    const text = textOf(args[0]);
-    counts.set(text, (counts.get(text) ?? 0) + 1);
-    if (text.includes('es_append(')) {
-      appendCalls++;
-      appendedStreams += ((args[0] as { values: unknown[][] }).values[0] ?? []).length;
-    }
-    const start = performance.now();
-    const end = () => inFlight.set(text, (inFlight.get(text) ?? 0) + performance.now() - start);
-    const callback = args.at(-1);
-    if (typeof callback === 'function')
-      args[args.length - 1] = (...r: unknown[]) => {
-        end();
-        return callback(...r);
-      };
-    const result = query.apply(this, args);
-    if (result instanceof Promise) result.then(end, end);
-    return result;
+watchStatements((text, args, client) => {
+  if (!counting || client === watcher) return undefined;
+  counts.set(text, (counts.get(text) ?? 0) + 1);
+  if (text.includes('es_append(')) {
+    appendCalls++;
+    appendedStreams += ((args[0] as { values: unknown[][] }).values[0] ?? []).length;
   }
-  return query.apply(this, args);
-} as typeof pg.Client.prototype.query;
-
-/** CPU seconds (user and system) a process has spent so far; 0 once it is gone. */
-function cpuSecondsOf(pid: number): number {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / 100;
-  } catch {
-    return 0;
-  }
-}
+  const start = performance.now();
+  return () => inFlight.set(text, (inFlight.get(text) ?? 0) + performance.now() - start);
+});
 
 async function main(): Promise<void> {
   const teardowns: (() => Promise<void> | void)[] = [];

@@ -337,22 +337,33 @@ export function rssMbOf(pid: number): number | null {
  * stay open throughout (a backend that exits takes its count with it).
  */
 export function postgresCpuSeconds(): number {
-  const tick = 100; // USER_HZ on Linux
   let total = 0;
   for (const pid of readdirSync('/proc')) {
     if (!/^\d+$/.test(pid)) continue;
-    try {
-      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-      const close = stat.lastIndexOf(')');
-      if (!stat.slice(stat.indexOf('(') + 1, close).startsWith('postgres')) continue;
-      const fields = stat.slice(close + 2).split(' ');
-      total += (Number(fields[11]) + Number(fields[12])) / tick;
-    } catch {
-      // gone between the listing and the read
-    }
+    const stat = processStat(Number(pid));
+    if (stat?.name.startsWith('postgres')) total += stat.cpuSeconds;
   }
   return total;
 }
+
+/** A process's name and the CPU seconds (user and system) it has spent so far; null once it is gone. */
+function processStat(pid: number): { name: string; cpuSeconds: number } | null {
+  const tick = 100; // USER_HZ on Linux
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const close = stat.lastIndexOf(')');
+    const fields = stat.slice(close + 2).split(' ');
+    return {
+      name: stat.slice(stat.indexOf('(') + 1, close),
+      cpuSeconds: (Number(fields[11]) + Number(fields[12])) / tick,
+    };
+  } catch {
+    return null;
+  }
+}
+
+/** The CPU seconds (user and system) a process has spent so far; 0 once it is gone. */
+export const cpuSecondsOf = (pid: number): number => processStat(pid)?.cpuSeconds ?? 0;
 
 /** How many times createKeys sends one key's request while it answers 503 or 409. */
 const KEY_ATTEMPTS = 30;

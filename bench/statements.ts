@@ -1,0 +1,35 @@
+import pg from 'pg';
+
+/** A statement as the counting scripts show it: its text, white space folded, cut short. */
+const statementText = (q: unknown): string => {
+  const text = typeof q === 'string' ? q : ((q as { text?: string })?.text ?? String(q));
+  return text.replace(/\s+/g, ' ').trim().slice(0, 160);
+};
+
+/**
+ * Shows `seen` every statement `pg.Client#query` is given, before it goes out; what `seen` answers,
+ * if anything, is called once the statement is answered (its time in flight over). The scripts
+ * that count what a path costs in statements (email-statements.ts, provider-import-statements.ts)
+ * patch pg this one way.
+ */
+export function watchStatements(
+  seen: (text: string, args: unknown[], client: pg.Client) => (() => void) | undefined,
+): void {
+  const query = pg.Client.prototype.query as (...args: unknown[]) => unknown;
+  pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
+    const end = seen(statementText(args[0]), args, this);
+    if (end === undefined) return query.apply(this, args);
+    const callback = args.at(-1);
+    if (typeof callback === 'function') {
+      args[args.length - 1] = (...r: unknown[]) => {
+        end();
+        return callback(...r);
+      };
+      return query.apply(this, args);
+    }
+    const result = query.apply(this, args);
+    if (result instanceof Promise) result.then(end, end);
+    else end();
+    return result;
+  } as typeof pg.Client.prototype.query;
+}
