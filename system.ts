@@ -477,8 +477,14 @@ export async function openSystem(databaseUrl: string, options: SystemOptions = {
     { ...DEFAULT_BROADCAST_OPTIONS, ...options.broadcasts },
   );
   if (options.deliver !== false) await broadcasts.start();
-  const { baseUrls, allowPrivate: providersPrivate, timeoutMs, ...importOptions } = options.providerImports ?? {};
-  const connector = openProviderConnector({ baseUrls, allowPrivate: providersPrivate, timeoutMs });
+  const {
+    baseUrls,
+    allowPrivate: providersPrivate,
+    timeoutMs,
+    exportPollMs,
+    ...importOptions
+  } = options.providerImports ?? {};
+  const connector = openProviderConnector({ baseUrls, allowPrivate: providersPrivate, timeoutMs, exportPollMs });
   const providerImports: ProviderImportPorts = { connect: connector.connect, secrets: vault };
   const providerImportRuns = new ProviderImportProcess(
     {

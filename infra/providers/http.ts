@@ -15,6 +15,8 @@ export interface ProviderHttpOptions {
    * when the page under way downloads it again.
    */
   kept: KeptFiles;
+  /** How long an export job the provider still builds is left before it is asked again (SendGrid's contacts). */
+  exportPollMs: number;
 }
 
 /** The last few downloads, by a key naming the file and the key that may read it. */

@@ -14,6 +14,8 @@ export interface ProviderConfig {
   /** `PROVIDER_ALLOW_PRIVATE=true`: base URLs may be http:// and private addresses (development, tests). */
   allowPrivate?: boolean;
   timeoutMs?: number;
+  /** 1 s: a real export takes seconds to minutes; a test's loopback one is ready at the second poll. */
+  exportPollMs?: number;
 }
 
 const DEFAULT_BASE_URLS: Record<ProviderName, string> = {
@@ -43,6 +45,7 @@ export function openProviderConnector(config: ProviderConfig = {}): { connect: P
     timeoutMs: config.timeoutMs ?? 30_000,
     maxBytes: 32 * 1024 * 1024,
     kept: new KeptFiles(),
+    exportPollMs: config.exportPollMs ?? 1000,
   };
   return {
     connect(provider, apiKey) {

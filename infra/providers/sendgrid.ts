@@ -37,8 +37,6 @@ const READ_SCOPES = [
 
 /** Contacts handed to the import per step, out of an export file read whole. */
 const CONTACTS_PAGE = 500;
-/** How long to wait before asking again about an export job still `pending`. */
-const EXPORT_POLL_MS = 1000;
 /** Export files are asked split at this size (MB), and a download is refused past `DOWNLOAD_MAX` bytes, gzipped or not. */
 const EXPORT_FILE_MB = 50;
 const DOWNLOAD_MAX = 256 * 1024 * 1024;
@@ -198,12 +196,12 @@ export function sendgridClient(base: string, apiKey: string, http: ProviderHttpO
         max_file_size: EXPORT_FILE_MB,
         ...(list === null ? {} : { list_ids: [list] }),
       });
-      return { items: [], next: JSON.stringify({ ...at, job: job.id }), waitMs: EXPORT_POLL_MS };
+      return { items: [], next: JSON.stringify({ ...at, job: job.id }), waitMs: http.exportPollMs };
     }
     const job = await get<{ status: string; urls?: string[]; message?: string }>(
       `/v3/marketing/contacts/exports/${encodeURIComponent(at.job)}`,
     );
-    if (job.status === 'pending') return { items: [], next: JSON.stringify(at), waitMs: EXPORT_POLL_MS };
+    if (job.status === 'pending') return { items: [], next: JSON.stringify(at), waitMs: http.exportPollMs };
     if (job.status !== 'ready')
       throw new ProviderError(
         'failed',

@@ -67,7 +67,7 @@ t.test('SendGrid contacts: an export job per list and one of all, polled through
     'each file downloaded once, though read a page a step',
   );
   const polls = seen.filter((r) => /^\/v3\/marketing\/contacts\/exports\/./.test(r.path));
-  // Polls of a pending job are a second apart; the one answered 429 waits out its reset, 3 s ahead.
+  // Polls of a pending job are 20 ms apart here; the one answered 429 waits out its reset, 3 s ahead.
   const gaps = polls.slice(1).flatMap((r, i) => (r.path === polls[i]!.path ? [r.at - polls[i]!.at] : []));
   t.ok(
     gaps.some((g) => g >= 2000),

@@ -9,7 +9,7 @@ import { eventually } from '../receiver.ts';
 
 /**
  * The service with provider imports pointed at loopback providers (`baseUrls`), its process's
- * pauses shortened; `settled` waits for an import to end, `suppression` reads one by address.
+ * pauses and a provider's export polls shortened; `settled` waits for an import to end, `suppression` reads one by address.
  */
 export async function startProviderImportsApp(
   t: { teardown(fn: () => Promise<void> | void): void },
@@ -20,7 +20,14 @@ export async function startProviderImportsApp(
   suppression: (key: string, email: string) => Promise<any>;
 }> {
   const h = await startTestApp(t, {
-    providerImports: { baseUrls, allowPrivate: true, pollMs: 20, retryBaseMs: 50, retryMaxMs: 2000 },
+    providerImports: {
+      baseUrls,
+      allowPrivate: true,
+      pollMs: 20,
+      retryBaseMs: 50,
+      retryMaxMs: 2000,
+      exportPollMs: 20,
+    },
   });
   const settled = (key: string, id: string) =>
     eventually(async () => {
@@ -47,7 +54,7 @@ export async function startResumableImports(
   fork: () => Promise<ChildProcess>;
   completed: (id: string, timeoutMs?: number) => Promise<any>;
 }> {
-  const providerImports = { baseUrls, allowPrivate: true, pollMs: 20 };
+  const providerImports = { baseUrls, allowPrivate: true, pollMs: 20, exportPollMs: 20 };
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'wms-provider-import-'));
   await chmod(dataDir, 0o755);
   t.teardown(() => rm(dataDir, { recursive: true, force: true }));
