@@ -1,9 +1,11 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { readConfig } from './infra/config.ts';
+import { boundHeapGrowth } from './infra/heap.ts';
 import { openSystem, resolveDatabaseUrl, serve, startInbound, startSubmission } from './system.ts';
 
 const config = readConfig();
+boundHeapGrowth(config.heapGrowingPercent);
 const database = await resolveDatabaseUrl(config);
 const system = await openSystem(database.url, {
   eventStoreUrl: config.eventStoreUrl,

@@ -4,6 +4,7 @@ import { DEFAULT_MONTHLY_ALLOWANCE } from '../domain/email-quotas/decide.ts';
 import { DEFAULT_TASK_LIMITS, type TaskLimits } from '../domain/tasks/decide.ts';
 import type { OpenAiConfig } from './ai/openai.ts';
 import { parseDnsServers } from './dns/resolver.ts';
+import { DEFAULT_HEAP_GROWING_PERCENT } from './heap.ts';
 import type { DeliveryConfig } from './outbound/select.ts';
 import { PROVIDERS } from '../domain/provider-imports/providers.ts';
 import { checkDomainName } from '../domain/domains/name.ts';
@@ -19,6 +20,8 @@ export interface Config {
   natsUrl: string | undefined;
   eventStoreUrl: string | undefined;
   logLevel: string;
+  /** `HEAP_GROWING_PERCENT` (50): V8's heap growth past its live set, 0 for V8's own (infra/heap.ts). */
+  heapGrowingPercent: number;
   /** Outbound mail (notices); without it mail is written to `<dataDir>/outbox`. */
   smtpUrl: string | undefined;
   /** Development only: webhook receivers on `http://` and loopback or private addresses. */
@@ -108,6 +111,7 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
     natsUrl: env.NATS_URL || undefined,
     eventStoreUrl: env.EVENTSTORE_URL || undefined,
     logLevel: env.LOG_LEVEL ?? 'info',
+    heapGrowingPercent: heapGrowingPercent(env.HEAP_GROWING_PERCENT),
     smtpUrl: env.SMTP_URL || undefined,
     webhookAllowPrivate: env.WEBHOOK_ALLOW_PRIVATE === 'true',
     providers: {
@@ -240,6 +244,14 @@ function tcpPort(name: string, value: string | undefined, fallback: number): num
   const port = Number(value);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`${name} must be a TCP port, got ${value}`);
   return port;
+}
+
+function heapGrowingPercent(value: string | undefined): number {
+  if (!value) return DEFAULT_HEAP_GROWING_PERCENT;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0 || n > 1000)
+    throw new Error(`HEAP_GROWING_PERCENT must be an integer from 0 to 1000, got ${value}`);
+  return n;
 }
 
 function positiveInteger(name: string, value: string | undefined, fallback: number): number {
