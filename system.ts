@@ -264,8 +264,8 @@ export async function resolveDatabaseUrl(
 export interface SystemOptions {
   eventStoreUrl?: string;
   natsUrl?: string;
-  /** With `natsUrl`: how the connection behaves (tests shorten the pause between reconnects). */
-  nats?: Pick<NatsWorkQueueOptions, 'reconnectWaitMs'>;
+  /** With `natsUrl`: how the connection behaves (tests shorten the pause between reconnects and the request timeout). */
+  nats?: Pick<NatsWorkQueueOptions, 'reconnectWaitMs' | 'requestTimeoutMs'>;
   /** false: no projectors run here (another process projects, or an operator tool). */
   project?: boolean;
   /** false: this process sends no webhooks (the CLI). */

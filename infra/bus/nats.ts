@@ -43,6 +43,11 @@ export interface NatsWorkQueueOptions {
   dedupWindowMs?: number;
   /** Pause between attempts to reach a lost server. Default 2,000 ms. */
   reconnectWaitMs?: number;
+  /**
+   * How long a publish, or an ack that waits for its confirmation, waits for the server before it
+   * fails (while the server is away, the call waits this long). Default nats.js's 5,000 ms.
+   */
+  requestTimeoutMs?: number;
 }
 
 const STREAM_NOT_FOUND = 10059;
@@ -102,7 +107,14 @@ export class NatsWorkQueue implements WorkQueue {
           duplicate_window: nanos(options.dedupWindowMs ?? DEFAULT_DEDUP_WINDOW_MS),
         });
       }
-      return new NatsWorkQueue(nc, nc.jetstream(), jsm, streamName, subjectPrefix, options.ackWaitMs ?? 30_000);
+      return new NatsWorkQueue(
+        nc,
+        nc.jetstream({ timeout: options.requestTimeoutMs ?? 5_000 }),
+        jsm,
+        streamName,
+        subjectPrefix,
+        options.ackWaitMs ?? 30_000,
+      );
     } catch (error) {
       await nc.close();
       throw error;

@@ -42,8 +42,13 @@ t.test(
   async (t) => {
     const proxy = await startTcpProxy('127.0.0.1', Number(new URL(url).port || 4222));
     t.teardown(() => proxy.close());
-    // nats.js stops after 10 reconnect attempts unless told otherwise: 100 ms apart, 3 s is 30.
-    const bus = await NatsWorkQueue.connect(`nats://127.0.0.1:${proxy.port}`, { ...base, reconnectWaitMs: 100 });
+    // nats.js stops after 10 reconnect attempts unless told otherwise: 20 ms apart (and its jitter), the
+    // outage below lasts past 15 of them. A publish the server does not confirm fails after 1 s, not 5.
+    const bus = await NatsWorkQueue.connect(`nats://127.0.0.1:${proxy.port}`, {
+      ...base,
+      reconnectWaitMs: 20,
+      requestTimeoutMs: 1_000,
+    });
     t.teardown(() => bus.close());
     const seen: Delivery[] = [];
     const consumer = await bus.consume('outage', async (job) => {
@@ -54,11 +59,11 @@ t.test(
     await bus.publish('outage', { id: 'before', payload: {} });
     await eventually(() => seen.length === 1, 'the job published before the outage');
 
-    await proxy.cut();
+    await proxy.cutCounting();
     // Whether JetStream stored it is unknown to the caller (the ack timed out): callers keep such
     // work in the database until it is acknowledged, as the webhook sender does.
     await t.rejects(bus.publish('outage', { id: 'during', payload: {} }), 'publishing fails while the server is away');
-    await sleep(3_000);
+    await eventually(() => proxy.resets > 15, 'reconnect attempts past the 10 nats.js allows by default', 30_000);
     await proxy.restore();
 
     // The client reconnects on its own; until it has, a publish still fails.

@@ -5,6 +5,13 @@ export interface TcpProxy {
   port: number;
   /** An outage: open connections are cut and new ones refused, until `restore`. */
   cut(): Promise<void>;
+  /**
+   * An outage a test can see the client try to end: open connections are cut, and each new one is
+   * reset as it arrives (ECONNRESET, not ECONNREFUSED) and counted in `resets`, until `restore`.
+   */
+  cutCounting(): Promise<void>;
+  /** Connections reset since the last `cutCounting`. */
+  readonly resets: number;
   restore(): Promise<void>;
   close(): Promise<void>;
 }
@@ -15,12 +22,20 @@ export interface TcpProxy {
  */
 export async function startTcpProxy(targetHost: string, targetPort: number): Promise<TcpProxy> {
   const sockets = new Set<net.Socket>();
+  let resetting = false;
+  let resets = 0;
   const track = (s: net.Socket) => {
     sockets.add(s);
     s.on('close', () => sockets.delete(s));
     s.on('error', () => s.destroy());
   };
   const server = net.createServer((client) => {
+    if (resetting) {
+      resets++;
+      client.on('error', () => {});
+      client.resetAndDestroy();
+      return;
+    }
     const upstream = net.connect(targetPort, targetHost);
     track(client);
     track(upstream);
@@ -43,5 +58,21 @@ export async function startTcpProxy(targetHost: string, targetPort: number): Pro
       server.close(() => resolve());
     });
   const port = await listen(0);
-  return { port, cut: stop, restore: async () => void (await listen(port)), close: stop };
+  return {
+    port,
+    cut: stop,
+    async cutCounting() {
+      resetting = true;
+      resets = 0;
+      for (const s of sockets) s.destroy();
+    },
+    get resets() {
+      return resets;
+    },
+    async restore() {
+      resetting = false;
+      if (!server.listening) await listen(port);
+    },
+    close: stop,
+  };
 }
