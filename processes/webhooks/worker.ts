@@ -27,6 +27,8 @@ export interface WebhookDeliveryOptions {
    */
   staleAfterMs: number;
   pollMs: number;
+  /** The longest the dispatcher goes without looking for deliveries another process wrote; DueWork's 1 s when absent. */
+  idleMs?: number;
   concurrency: number;
 }
 
@@ -91,7 +93,7 @@ export class WebhookDeliveryProcess {
     this.work = new DueWork<Due>(
       deps,
       options.queue,
-      { pollMs: options.pollMs, staleAfterMs: options.staleAfterMs, label: 'webhook' },
+      { pollMs: options.pollMs, staleAfterMs: options.staleAfterMs, idleMs: options.idleMs, label: 'webhook' },
       {
         table: 'webhook_deliveries',
         key: 'id',

@@ -569,8 +569,11 @@ t.test('rotation: both secrets sign for 24 hours; the audit log shows every chan
 /** Notices are tried every few ms in these tests. */
 const NOTICES = { pollMs: 20, retryMs: [50] };
 
-/** 100 failed attempts of one delivery, a millisecond apart: the endpoint's 100th failure comes quickly. */
-const FAILING = { ...FAST, retryScheduleMs: Array(150).fill(1) };
+/**
+ * 100 failed attempts of one delivery, a millisecond apart and each looked for at once: the
+ * endpoint's 100th failure comes quickly.
+ */
+const FAILING = { ...FAST, retryScheduleMs: Array(150).fill(1), pollMs: 1 };
 
 const endpointNow = async (h: TestApp, key: string, id: string) =>
   (await h.request(key, 'GET', `/webhooks/${id}`)).json();

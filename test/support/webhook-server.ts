@@ -9,6 +9,7 @@ const [url, natsUrl, queue] = process.argv.slice(2);
 await openSystem(url!, {
   secretsKey: TEST_SECRETS_KEY,
   natsUrl: natsUrl || undefined,
-  webhooks: { allowPrivate: true, pollMs: 20, timeoutMs: 30_000, queue: queue! },
+  // The deliveries are written by the test's own process: looked for every 50 ms, not every second.
+  webhooks: { allowPrivate: true, pollMs: 20, idleMs: 50, timeoutMs: 30_000, queue: queue! },
 });
 process.send!({ type: 'ready' });
