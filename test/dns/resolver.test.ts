@@ -117,10 +117,11 @@ t.test('failures say why: SERVFAIL, REFUSED, timeout, no server listening', asyn
 t.test('a slow or silent name never holds up another lookup on the same resolver', async (t) => {
   const server = await startDnsServer(t);
   server.set('slow.example.com', { TXT: ['slow'] });
-  server.misbehave('slow.example.com', { kind: 'slow', ms: 2500 });
+  // Well inside the first try's 1.5 s, and the silent one's 3 s deadline well after it.
+  server.misbehave('slow.example.com', { kind: 'slow', ms: 800 });
   server.misbehave('silent.example.com', { kind: 'silent' });
   server.set('fast.example.com', { TXT: ['fast'] });
-  const dns = new NodeDns({ servers: [server.address], timeoutMs: 5000 });
+  const dns = new NodeDns({ servers: [server.address], timeoutMs: 3000 });
   const settled: string[] = [];
   const slow = dns.txt('slow.example.com').then((answer) => {
     settled.push('slow');
