@@ -36,6 +36,8 @@ export interface EmailDeliveryOptions {
   retry: RetrySchedule;
   /** How long a domain's signing key is kept after reading it; a rotation is picked up within it. */
   keyCacheMs: number;
+  /** Delay before an attempt that threw (a hard bounce's suppression failed) is offered again. */
+  retryOnErrorMs: number;
 }
 
 export const DEFAULT_EMAIL_DELIVERY_OPTIONS: EmailDeliveryOptions = {
@@ -45,6 +47,7 @@ export const DEFAULT_EMAIL_DELIVERY_OPTIONS: EmailDeliveryOptions = {
   concurrency: 64,
   retry: DEFAULT_RETRY_SCHEDULE,
   keyCacheMs: 10_000,
+  retryOnErrorMs: 5_000,
 };
 
 export interface EmailDeliveryDeps {
@@ -106,6 +109,7 @@ export class EmailDeliveryProcess {
   async start(): Promise<void> {
     await this.work.start((job) => this.handle(job), {
       concurrency: this.options.concurrency,
+      retryOnErrorMs: this.options.retryOnErrorMs,
       onError: (error) => console.error('email delivery:', error),
     });
   }

@@ -32,7 +32,8 @@ type Host = keyof typeof HOSTS;
 const port = await sharedFreePort(Object.values(HOSTS));
 const { h, dns } = await startDomainsApp(t, {
   outbound: { mxPort: port, mxAllowPrivate: true, heloName: 'mta.mail.test' },
-  emailDelivery: { pollMs: 20, retry: FAST_RETRY },
+  // Lifetime 1.5 s: a refused connection expires after five or six attempts, not ten.
+  emailDelivery: { pollMs: 20, retry: { ...FAST_RETRY, lifetimeMs: 1_500 }, retryOnErrorMs: 200 },
   webhooks: { allowPrivate: true, pollMs: 20, retryScheduleMs: [50, 50] },
 });
 for (const [name, address] of Object.entries(HOSTS)) {
