@@ -301,6 +301,8 @@ export interface SystemOptions {
   readModelDeadlineMs?: number;
   /** How far behind a read model is rebuilt rather than caught up (`ProjectionRunnerOptions`). */
   bulkCatchUpEvents?: number;
+  /** The rate limiter's clock (Date.now): a test moves it on to the next minute's window rather than wait. */
+  rateLimitNow?: () => number;
   /**
    * The vault's master key (`SECRETS_KEY`, base64 of 32 bytes); without it, `<dataDir>/secrets.key`,
    * made on first start. Every process on one database must use the same one.
@@ -655,7 +657,7 @@ export async function openSystem(databaseUrl: string, options: SystemOptions = {
     stepUp,
     outbound,
     cursors: new Cursors(await serverSecret(database.pool, 'cursor')),
-    rateLimiter: new RateLimiter(database.pool),
+    rateLimiter: new RateLimiter(database.pool, options.rateLimitNow),
     requestLog,
     idempotencyKeys,
     renderer,

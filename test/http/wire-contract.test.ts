@@ -1,12 +1,12 @@
 import t from 'tap';
 import { openSystem, serve } from '../../system.ts';
 import { startTestApp } from '../support/app.ts';
-import { awayFromMinuteEnd } from '../support/clock.ts';
+import { RateLimitClock } from '../support/clock.ts';
 import { TEST_SECRETS_KEY } from '../support/secrets.ts';
 
 /** The service once more on the same database, as another server process runs it. */
-async function secondServer(t: { teardown(fn: () => Promise<void>): void }, url: string) {
-  const system = await openSystem(url, { secretsKey: TEST_SECRETS_KEY });
+async function secondServer(t: { teardown(fn: () => Promise<void>): void }, url: string, clock: RateLimitClock) {
+  const system = await openSystem(url, { secretsKey: TEST_SECRETS_KEY, rateLimitNow: clock.now });
   const app = await serve(system);
   t.teardown(async () => {
     await app.close();
@@ -16,7 +16,8 @@ async function secondServer(t: { teardown(fn: () => Promise<void>): void }, url:
 }
 
 t.test('wire contract', async (t) => {
-  const h = await startTestApp(t);
+  const clock = new RateLimitClock();
+  const h = await startTestApp(t, { rateLimitNow: clock.now });
   const ws = await h.workspace();
 
   t.test('a request id on every answer, successes and errors alike', async (t) => {
@@ -126,7 +127,7 @@ t.test('wire contract', async (t) => {
   });
 
   t.test('rate limit: headers on every answer, 429 past 600 a minute', async (t) => {
-    await awayFromMinuteEnd();
+    clock.awayFromMinuteEnd();
     const key = (await h.request(ws.apiKey, 'POST', '/keys', { scopes: [] })).json().token;
     const first = await h.request(key, 'GET', '/ping');
     t.equal(first.headers['ratelimit-policy'], '600;w=60');
@@ -148,7 +149,7 @@ t.test('wire contract', async (t) => {
   });
 
   t.test("rate limit: a wrong secret never spends the key's allowance", async (t) => {
-    await awayFromMinuteEnd();
+    clock.awayFromMinuteEnd();
     const key = (await h.request(ws.apiKey, 'POST', '/keys', { scopes: [] })).json().token as string;
     t.equal((await h.request(key, 'GET', '/ping')).headers['ratelimit-remaining'], '599');
     const forged = `${key.slice(0, -43)}${'B'.repeat(43)}`;
@@ -163,8 +164,8 @@ t.test('wire contract', async (t) => {
   t.test(
     'rate limit: unknown key ids, wrong secrets and dead keys are counted by address, never under a key',
     async (t) => {
-      await awayFromMinuteEnd();
-      const windowStart = Math.floor(Date.now() / 60_000) * 60_000;
+      clock.awayFromMinuteEnd();
+      const windowStart = clock.windowStart();
       const counts = async () =>
         new Map<string, number>(
           (
@@ -206,8 +207,8 @@ t.test('wire contract', async (t) => {
   );
 
   t.test('rate limit: one count across several servers on one database', async (t) => {
-    const app2 = await secondServer(t, h.url);
-    await awayFromMinuteEnd();
+    const app2 = await secondServer(t, h.url, clock);
+    clock.awayFromMinuteEnd();
     const key = (await h.request(ws.apiKey, 'POST', '/keys', { scopes: [] })).json().token;
     const headers = { authorization: `Bearer ${key}` };
     for (let i = 0; i < 300; i++) {
@@ -221,7 +222,7 @@ t.test('wire contract', async (t) => {
   });
 
   t.test('a revocation or a role change through one server applies to the next request on another', async (t) => {
-    const app2 = await secondServer(t, h.url);
+    const app2 = await secondServer(t, h.url, clock);
     const fresh = await h.workspace();
     const ping = (key: string) =>
       app2.inject({ method: 'GET', url: '/ping', headers: { authorization: `Bearer ${key}` } });

@@ -1,17 +1,17 @@
 import t from 'tap';
 import { startTestApp } from '../support/app.ts';
-import { awayFromMinuteEnd } from '../support/clock.ts';
+import { RateLimitClock } from '../support/clock.ts';
 
 t.test('wire edges', async (t) => {
-  const h = await startTestApp(t);
+  const clock = new RateLimitClock();
+  const h = await startTestApp(t, { rateLimitNow: clock.now });
   const ws = await h.workspace();
   const newKey = async () =>
     (await h.request(ws.apiKey, 'POST', '/keys', { scopes: [] })).json() as { id: string; token: string };
   const windowCounts = async () => {
-    const windowStart = Math.floor(Date.now() / 60_000) * 60_000;
     const { rows } = await h.system.database.pool.query(
       'SELECT identity, count FROM rate_limit_windows WHERE window_start = $1',
-      [windowStart],
+      [clock.windowStart()],
     );
     return new Map<string, number>(rows.map((r) => [r.identity, r.count]));
   };
@@ -25,7 +25,7 @@ t.test('wire edges', async (t) => {
     ).map((r) => `${r.method} ${r.path} ${r.status}`);
 
   t.test('a valid key on an unknown route or method is counted and logged under the key', async (t) => {
-    await awayFromMinuteEnd();
+    clock.awayFromMinuteEnd();
     const key = await newKey();
     t.equal((await h.request(key.token, 'GET', '/ping')).headers['ratelimit-remaining'], '599');
     const route = await h.request(key.token, 'GET', '/no/such/route');
@@ -40,7 +40,7 @@ t.test('wire edges', async (t) => {
   });
 
   t.test('without a valid credential an unknown route stays 404 and is counted by address', async (t) => {
-    await awayFromMinuteEnd();
+    clock.awayFromMinuteEnd();
     const key = await newKey();
     const before = await windowCounts();
     const callers = [
@@ -70,7 +70,7 @@ t.test('wire edges', async (t) => {
   });
 
   t.test('a URL the router cannot take answers the envelope, with a request id and RateLimit headers', async (t) => {
-    await awayFromMinuteEnd();
+    clock.awayFromMinuteEnd();
     const key = await newKey();
     const badKey = await h.request(key.token, 'GET', '/keys/%zz');
     t.equal(badKey.statusCode, 400);
