@@ -82,26 +82,35 @@ async function claim(
   ids: string[],
 ): Promise<Map<string, { claim: Claim; target: string | null }>> {
   const { workspaceId } = fc.actor;
-  const fresh = await fc.pool.query<{ source_id: string }>(
-    `INSERT INTO provider_import_sources (workspace_id, provider, resource, source_id, import_id)
-     SELECT $1, $2, $3, s, $5 FROM unnest($4::text[]) AS s
-     ON CONFLICT DO NOTHING RETURNING source_id`,
+  type Row = { source_id: string; import_id: string; target_id: string | null; seen_by: string | null };
+  // One round trip: the rows claimed now, and those claimed before as the statement's snapshot
+  // shows them (it does not show its own inserts, so no row is answered twice).
+  const { rows } = await fc.pool.query<Row & { fresh: boolean }>(
+    `WITH fresh AS (
+       INSERT INTO provider_import_sources (workspace_id, provider, resource, source_id, import_id)
+       SELECT $1, $2, $3, s, $5 FROM unnest($4::text[]) AS s
+       ON CONFLICT DO NOTHING RETURNING source_id, import_id, target_id, seen_by)
+     SELECT source_id, import_id, target_id, seen_by, true AS fresh FROM fresh
+     UNION ALL
+     SELECT source_id, import_id, target_id, seen_by, false FROM provider_import_sources
+     WHERE workspace_id = $1 AND provider = $2 AND resource = $3 AND source_id = ANY($4::text[])`,
     [workspaceId, fc.provider, resource, ids, fc.importId],
   );
-  const freshIds = new Set(fresh.rows.map((r) => r.source_id));
-  const { rows } = await fc.pool.query<{
-    source_id: string;
-    import_id: string;
-    target_id: string | null;
-    seen_by: string | null;
-  }>(
-    `SELECT source_id, import_id, target_id, seen_by FROM provider_import_sources
-     WHERE workspace_id = $1 AND provider = $2 AND resource = $3 AND source_id = ANY($4::text[])`,
-    [workspaceId, fc.provider, resource, ids],
-  );
+  // A row committed by another transaction after that snapshot was taken is in neither half:
+  // read again (two steppers of one run at once, a stale redelivery).
+  const answered = new Set(rows.map((r) => r.source_id));
+  const missing = [...new Set(ids.filter((id) => !answered.has(id)))];
+  if (missing.length > 0) {
+    const late = await fc.pool.query<Row>(
+      `SELECT source_id, import_id, target_id, seen_by FROM provider_import_sources
+       WHERE workspace_id = $1 AND provider = $2 AND resource = $3 AND source_id = ANY($4::text[])`,
+      [workspaceId, fc.provider, resource, missing],
+    );
+    rows.push(...late.rows.map((r) => ({ ...r, fresh: false })));
+  }
   const out = new Map<string, { claim: Claim; target: string | null }>();
   for (const r of rows) {
-    const state: Claim = freshIds.has(r.source_id)
+    const state: Claim = r.fresh
       ? 'fresh'
       : r.import_id !== fc.importId
         ? r.seen_by === fc.importId
@@ -117,7 +126,7 @@ async function claim(
 
 /**
  * What a page did to the source map: the rows made (source id → our id), the rows refused, and
- * the rows of earlier imports it counted. Recorded by `recordMarks` in the transaction of the
+ * the rows of earlier imports it counted. Recorded by `recordMarks` in the statement of the
  * checkpoint whose report counts them (worker.ts), so a page a crash cut is counted again, once.
  */
 export interface PageMarks {
@@ -129,33 +138,45 @@ export interface PageMarks {
 
 /**
  * Records what the rows became and marks the earlier imports' rows counted; a failed row's claim
- * is let go, so a later import tries it again.
+ * is let go, so a later import tries it again. With a `checkpoint` (a statement returning the
+ * run's row, none when it is not taken), in one statement with it: the marks are written only
+ * with the checkpoint, atomically, in one round trip, and the rows it returned are answered.
  */
 export async function recordMarks(
-  db: pg.PoolClient,
+  db: pg.Pool | pg.PoolClient,
   run: { workspaceId: string; provider: ProviderName; importId: string },
-  marks: PageMarks,
-): Promise<void> {
-  const key = [run.workspaceId, run.provider, marks.resource];
-  if (marks.made.size > 0)
-    await db.query(
-      `UPDATE provider_import_sources s SET target_id = m.target
-       FROM unnest($4::text[], $5::text[]) AS m(source, target)
-       WHERE s.workspace_id = $1 AND s.provider = $2 AND s.resource = $3 AND s.source_id = m.source`,
-      [...key, [...marks.made.keys()], [...marks.made.values()]],
-    );
-  if (marks.failed.length > 0)
-    await db.query(
-      `DELETE FROM provider_import_sources
-       WHERE workspace_id = $1 AND provider = $2 AND resource = $3 AND source_id = ANY($4::text[]) AND import_id = $5`,
-      [...key, marks.failed, run.importId],
-    );
-  if (marks.seen.length > 0)
-    await db.query(
-      `UPDATE provider_import_sources SET seen_by = $4
-       WHERE workspace_id = $1 AND provider = $2 AND resource = $3 AND source_id = ANY($5::text[])`,
-      [...key, run.importId, marks.seen],
-    );
+  marks: PageMarks | null,
+  checkpoint: { sql: string; params: unknown[] } = { sql: 'SELECT 1', params: [] },
+): Promise<pg.QueryResult> {
+  if (!marks) return db.query(checkpoint.sql, checkpoint.params);
+  const params = [
+    ...checkpoint.params,
+    run.workspaceId,
+    run.provider,
+    marks.resource,
+    [...marks.made.keys()],
+    [...marks.made.values()],
+    marks.failed,
+    run.importId,
+    marks.seen,
+  ];
+  const $ = (i: number) => `$${checkpoint.params.length + i}`;
+  const key = `s.workspace_id = ${$(1)} AND s.provider = ${$(2)} AND s.resource = ${$(3)}`;
+  return db.query(
+    `WITH run AS (${checkpoint.sql}),
+     made AS (
+       UPDATE provider_import_sources s SET target_id = m.target
+       FROM unnest(${$(4)}::text[], ${$(5)}::text[]) AS m(source, target)
+       WHERE ${key} AND s.source_id = m.source AND EXISTS (SELECT FROM run)),
+     failed AS (
+       DELETE FROM provider_import_sources s
+       WHERE ${key} AND s.source_id = ANY(${$(6)}::text[]) AND s.import_id = ${$(7)} AND EXISTS (SELECT FROM run)),
+     seen AS (
+       UPDATE provider_import_sources s SET seen_by = ${$(7)}
+       WHERE ${key} AND s.source_id = ANY(${$(8)}::text[]) AND EXISTS (SELECT FROM run))
+     SELECT * FROM run`,
+    params,
+  );
 }
 
 /** Our ids of the provider's lists, as earlier pages (or imports) made them. */
@@ -187,26 +208,26 @@ export async function applyPage(
   if (items.length === 0) return { report, marks: null };
   const resource = items[0]!.resource;
   if (resource === 'domains' || resource === 'api-keys') return { report: checklist(items, report), marks: null };
-  const claims = await claim(
-    fc,
-    resource,
-    items.map((i) => i.sourceId),
-  );
   const made = new Map<string, string>();
   const failed: string[] = [];
   const now = () => new Date().toISOString();
-  // Shared by the page's rows, read once: the audiences (with the default one, which every contact
-  // joins) and our ids of the provider's lists.
-  const audiences =
+  // The claims, and what the page's rows share, read once: the audiences (with the default one,
+  // which every contact joins) and our ids of the provider's lists. Independent: read at once.
+  const [claims, audiences, listIds] = await Promise.all([
+    claim(
+      fc,
+      resource,
+      items.map((i) => i.sourceId),
+    ),
     resource === 'contacts'
-      ? await ensureDefaultAudience(fc.commands, fc.actor, now())
+      ? ensureDefaultAudience(fc.commands, fc.actor, now())
       : resource === 'audiences'
-        ? await loadAudiences(fc.commands, fc.actor.workspaceId)
-        : null;
-  const listIds =
+        ? loadAudiences(fc.commands, fc.actor.workspaceId)
+        : null,
     resource === 'contacts'
-      ? await audiencesOf(fc, [...new Set(items.flatMap((i) => (i as Item<'contacts'>).audienceSourceIds))])
-      : new Map<string, string>();
+      ? audiencesOf(fc, [...new Set(items.flatMap((i) => (i as Item<'contacts'>).audienceSourceIds))])
+      : new Map<string, string>(),
+  ]);
 
   // What each row does to the report, applied in the page's order once all are done, so the
   // counts and errors read the same however the rows interleaved.

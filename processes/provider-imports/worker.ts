@@ -15,9 +15,10 @@ import {
   type ProviderName,
 } from '../../domain/provider-imports/providers.ts';
 import type { Delivery as Job, JobOutcome, WorkQueue } from '../../infra/bus/port.ts';
-import { ProviderError, type ProviderClient, type SourcePage } from '../../infra/providers/port.ts';
+import { ProviderError, type SourcePage } from '../../infra/providers/port.ts';
 import { type DueWork, type RunStep, runStepWork, type DueWakeups } from '../due-work.ts';
 import { applyPage, recordMarks, type PageMarks } from './fill.ts';
+import { gather, readAhead } from './gather.ts';
 
 export interface ProviderImportOptions {
   /** The bus queue of run steps; one per database (jobs name rows of it). */
@@ -33,6 +34,12 @@ export interface ProviderImportOptions {
   retryMaxMs: number;
   /** Failed attempts at one page before its resource is given up (a report error) and the next begins. */
   attemptsMax: number;
+  /**
+   * Rows a step writes at least, its pages allowing: pages read one after another until they hold
+   * this many are written and checkpointed together, so small pages (Brevo's 100 blocked
+   * addresses) pay for one checkpoint, one claim and one append call among them.
+   */
+  rowsPerStep: number;
 }
 
 export const DEFAULT_PROVIDER_IMPORT_OPTIONS: ProviderImportOptions = {
@@ -43,6 +50,7 @@ export const DEFAULT_PROVIDER_IMPORT_OPTIONS: ProviderImportOptions = {
   retryBaseMs: 1000,
   retryMaxMs: 60_000,
   attemptsMax: 5,
+  rowsPerStep: 500,
 };
 
 /** The longest `Retry-After` taken as given: past it, the provider is asked again anyway. */
@@ -68,9 +76,10 @@ interface Run {
  * the next step is due at once, the job takes that one too (for up to INLINE_MS; the row stays
  * marked as on the bus meanwhile), so no poll of the dispatcher sits between two pages:
  *  - the first appends `ProviderImportStarted` (a cancel appended first wins: nothing is read);
- *  - each later step reads the next page of the resource under way with the key from the vault,
- *    applies it through the resources' commands (fill.ts), and in one update stores the cursor
- *    of the page after it with the report: the checkpoint. A crash repeats at most that page,
+ *  - each later step reads the next page of the resource under way with the key from the vault
+ *    (pages, while they hold fewer than `rowsPerStep` rows: gather.ts), applies it through the
+ *    resources' commands (fill.ts), and in one statement stores the cursor of the page after it
+ *    with the report: the checkpoint. A crash repeats at most that step,
  *    which the source map (`provider_import_sources`) and the commands' natural keys make
  *    harmless;
  *  - so that the provider's paging, not our writes, sets the pace, a step overlaps the two: while
@@ -165,14 +174,21 @@ export class ProviderImportProcess {
   ): Promise<Run | null> {
     const until = this.inlineUntil.get(run.id);
     const inline = delayMs === 0 && next.status !== 'done' && until !== undefined && Date.now() < until;
-    const client = await this.deps.pool.connect();
-    try {
-      await client.query('BEGIN');
-      const { rows, rowCount } = await client.query<Run>(
-        `UPDATE provider_import_runs SET seq = seq + 1, enqueued_at = CASE WHEN $9 THEN now() END, status = $3, stage = $4,
+    // One statement, so one round trip and its own transaction: the run's row moved on, and with
+    // it what the step did to the source map. Its commit does not wait for the WAL flush: a
+    // checkpoint lost in a crash of PostgreSQL repeats its step, as a crash of this process before
+    // the checkpoint does (the step's appends, committed before it, are flushed; so is this
+    // commit by the next step's).
+    const { rows } = await recordMarks(
+      this.deps.pool,
+      { workspaceId: run.workspace_id, provider: run.provider, importId: run.id },
+      next.marks ?? null,
+      {
+        sql: `UPDATE provider_import_runs SET seq = seq + 1, enqueued_at = CASE WHEN $9 THEN now() END, status = $3, stage = $4,
            cursor = $5, report = $6::jsonb, attempts = $7, due_at = now() + make_interval(secs => $8::double precision / 1000)
-         WHERE id = $1 AND seq = $2 AND status <> 'done' RETURNING *`,
-        [
+         WHERE id = $1 AND seq = $2 AND status <> 'done' AND (SELECT set_config('synchronous_commit', 'off', true)) IS NOT NULL
+         RETURNING *`,
+        params: [
           run.id,
           run.seq,
           next.status,
@@ -183,21 +199,9 @@ export class ProviderImportProcess {
           delayMs,
           inline,
         ],
-      );
-      if (rowCount && next.marks)
-        await recordMarks(
-          client,
-          { workspaceId: run.workspace_id, provider: run.provider, importId: run.id },
-          next.marks,
-        );
-      await client.query('COMMIT');
-      return inline ? (rows[0] ?? null) : null;
-    } catch (error) {
-      await client.query('ROLLBACK').catch(() => {});
-      throw error;
-    } finally {
-      client.release();
-    }
+      },
+    );
+    return inline ? ((rows[0] as Run | undefined) ?? null) : null;
   }
 
   private async begin(run: Run, actor: Actor): Promise<Run | null> {
@@ -235,7 +239,7 @@ export class ProviderImportProcess {
     try {
       page = await (ahead?.page && ahead.stage === run.stage && ahead.cursor === run.cursor
         ? ahead.page
-        : source.page(resource, run.cursor));
+        : gather(source, resource, run.cursor, this.options.rowsPerStep));
     } catch (error) {
       if (!(error instanceof ProviderError)) throw error;
       await ahead?.settled;
@@ -243,7 +247,9 @@ export class ProviderImportProcess {
     }
     // The next page is asked for while this one is written; a refusal of it is the next step's.
     const next =
-      page.next !== null && !page.waitMs && !page.nextStartsWork ? readAhead(source, resource, page.next) : null;
+      page.next !== null && !page.waitMs && !page.nextStartsWork
+        ? readAhead(source, resource, page.next, this.options.rowsPerStep)
+        : null;
     const writes = deferredWrites(this.deps.commands);
     const { report, marks } = await applyPage(
       {
@@ -334,11 +340,4 @@ interface Ahead {
   cursor: string;
   page: Promise<SourcePage> | null;
   settled: Promise<void>;
-}
-
-/** The page at `cursor`, asked for now; its failure is left for whoever awaits it. */
-function readAhead(source: ProviderClient, resource: ImportResource, cursor: string): Promise<SourcePage> {
-  const page = source.page(resource, cursor);
-  page.catch(() => {});
-  return page;
 }

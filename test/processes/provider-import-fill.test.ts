@@ -50,6 +50,21 @@ t.test('a page written together: refused rows in the report in page order, their
   );
   t.equal(first.marks!.made.size, 297);
   t.same(first.marks!.failed.sort(), ['s150', 's296', 's7']);
+  // Written with the checkpoint's statement (worker.ts): one not taken (the run moved on by
+  // another step) records nothing of the page.
+  const untaken = await recordMarks(
+    pool,
+    { workspaceId: ws.workspaceId, provider: 'brevo', importId: 'pim_first' },
+    first.marks,
+    { sql: 'SELECT 1 WHERE false', params: [] },
+  );
+  t.equal(untaken.rowCount, 0);
+  const unmarked = await pool.query(
+    `SELECT count(*) FILTER (WHERE target_id IS NOT NULL) AS made, count(*) AS claimed
+     FROM provider_import_sources WHERE workspace_id = $1 AND resource = 'suppressions'`,
+    [ws.workspaceId],
+  );
+  t.same(unmarked.rows[0], { made: '0', claimed: '300' }, 'no row made, no claim let go');
   await checkpoint('pim_first', first.marks);
 
   // Another import of the same page: the rows made are the first's; the refused ones are tried again.

@@ -1,0 +1,43 @@
+import t from 'tap';
+import { ProviderError } from '../../infra/providers/port.ts';
+import { openProviderConnector } from '../../infra/providers/select.ts';
+import { gather } from '../../processes/provider-imports/gather.ts';
+import { BREVO_KEYS, brevoData, startBrevoServer } from '../support/providers/brevo.ts';
+
+// 350 blocked addresses: Brevo's pages of them hold 100 (infra/providers/brevo.ts).
+const brevo = await startBrevoServer(t, brevoData(10, 350));
+const connector = openProviderConnector({ baseUrls: { brevo: `${brevo.url}/v3` }, allowPrivate: true });
+t.teardown(() => connector.close());
+const source = connector.connect('brevo', BREVO_KEYS.api);
+const blocked = Array.from({ length: 350 }, (_, i) => `blocked${i}@brevo.test`);
+const ids = (items: { sourceId: string }[]) => items.map((i) => i.sourceId);
+const requests = () => brevo.seen.filter((r) => r.path === '/v3/smtp/blockedContacts').length;
+
+t.test('pages read one after another until they hold the rows a step takes', async (t) => {
+  const before = requests();
+  const first = await gather(source, 'suppressions', null, 250);
+  t.same(ids(first.items), blocked.slice(0, 300), 'three pages of 100, in order');
+  t.equal(requests() - before, 3);
+  t.not(first.next, null, 'the cursor after the third page');
+  const rest = await gather(source, 'suppressions', first.next, 250);
+  t.same(ids(rest.items), blocked.slice(300), 'the last page, then no more');
+  t.equal(rest.next, null);
+  t.same(
+    ids((await gather(source, 'suppressions', null, 1)).items),
+    blocked.slice(0, 100),
+    'one page when it is enough',
+  );
+});
+
+t.test('a 429 after the first page ends the pages read; the next step asks for that page again', async (t) => {
+  brevo.throttle(1, 1, 1);
+  const cut = await gather(source, 'suppressions', null, 250);
+  t.same(ids(cut.items), blocked.slice(0, 100), 'the first page alone');
+  const rest = await gather(source, 'suppressions', cut.next, 250);
+  t.same(ids(rest.items), blocked.slice(100), 'from the refused page on: nothing lost, nothing twice');
+});
+
+t.test('a refusal of the first page is the step’s', async (t) => {
+  brevo.throttle(1, 1, 0);
+  await t.rejects(gather(source, 'suppressions', null, 250), ProviderError);
+});
