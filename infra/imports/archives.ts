@@ -1,4 +1,4 @@
-import type { Readable } from 'node:stream';
+import { pipeline as pipe, type Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { constants, createGunzip, gunzipSync } from 'node:zlib';
 import tar from 'tar-stream';
@@ -286,7 +286,7 @@ export class ArchiveReader implements ImportArchives {
   async *members(a: ArchiveFile, from: number[]): AsyncGenerator<ArchiveMember> {
     const budget = new Budget(this.limits, a.bytes);
     if (a.format === 'zip') {
-      yield* this.zip(a, this.range(a), a.bytes, [], (offset) => offset, from, budget);
+      yield* this.zip(a, this.range(a), a.bytes, [], (offset, read) => offset + read, from, budget);
       return;
     }
     let read = 0;
@@ -309,11 +309,22 @@ export class ArchiveReader implements ImportArchives {
     range: (start: number, end: number) => Readable,
     size: number,
     prefix: number[],
-    position: (entryOffset: number) => number,
+    position: (entryOffset: number, entryRead: number) => number,
     from: number[],
     budget: Budget,
   ): AsyncGenerator<ArchiveMember> {
-    const zip = await openZip(range, size);
+    // Bytes of the zip read since the entry was opened: its local header and compressed data.
+    let entryRead = 0;
+    const counted = (start: number, end: number): Readable => {
+      const count = new Transform({
+        transform(data: Buffer, _encoding, done) {
+          entryRead += data.length;
+          done(null, data);
+        },
+      });
+      return pipe(range(start, end), count, () => {});
+    };
+    const zip = await openZip(counted, size);
     try {
       let index = -1;
       for await (const entry of zipEntries(zip)) {
@@ -322,14 +333,16 @@ export class ArchiveReader implements ImportArchives {
         if (checkZipEntry(entry, budget) === 'dir' || entry.uncompressedSize === 0) continue;
         const path = [...prefix, index];
         if (before(path, from)) continue;
+        entryRead = 0;
         const stream = await openEntry(zip, entry);
+        const offset = entry.relativeOffsetOfLocalHeader;
         try {
           yield* this.entry(
             a,
             path,
             entry.fileName,
             refusing(budget.meter(stream), refusal),
-            position(entry.relativeOffsetOfLocalHeader),
+            () => position(offset, entryRead),
             from,
             budget,
           );
@@ -377,7 +390,7 @@ export class ArchiveReader implements ImportArchives {
           await drain(content);
           continue;
         }
-        yield* this.entry(a, path, name, refusing(content, refusalOf), position(), from, budget);
+        yield* this.entry(a, path, name, refusing(content, refusalOf), position, from, budget);
         await drain(content);
       }
     } catch (error) {
@@ -395,7 +408,7 @@ export class ArchiveReader implements ImportArchives {
     path: number[],
     name: string,
     content: AsyncIterable<Buffer>,
-    position: number,
+    position: () => number,
     from: number[],
     budget: Budget,
   ): AsyncGenerator<ArchiveMember> {
@@ -412,7 +425,7 @@ export class ArchiveReader implements ImportArchives {
         `${JSON.stringify(name)} is an archive inside an archive inside the upload: one level is opened.`,
       );
     if (kind === 'tgz') {
-      yield* this.tgz(a, rest, path, () => position, from, budget);
+      yield* this.tgz(a, rest, path, position, from, budget);
       return;
     }
     // A zip is read from its end (the central directory): the inner one waits in the import's folder.
@@ -423,7 +436,8 @@ export class ArchiveReader implements ImportArchives {
         (start, end) => this.storage.readSpool(a.importId, a.file, start, end),
         size,
         path,
-        () => position,
+        // Inside another member: that member's position (the inner zip is spooled whole, then read).
+        position,
         from,
         budget,
       );

@@ -63,8 +63,11 @@ export interface ArchiveMember {
   name: string;
   format: 'mbox' | 'eml';
   content: AsyncIterable<Buffer>;
-  /** Bytes of the upload read before this member (the import's `processedBytes`). */
-  position: number;
+  /**
+   * Bytes of the upload read so far, moving as this member unpacks (the import's
+   * `processedBytes`): a takeout is often one tgz holding one mbox of many gigabytes.
+   */
+  position(): number;
 }
 
 /** One archive file of an import: where its parts are. */

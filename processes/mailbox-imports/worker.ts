@@ -442,7 +442,7 @@ export class MailboxImportProcess {
     let entry = run.entry;
     let at = Number(run.at_byte);
     let ordinal = run.ordinal;
-    let position = 0;
+    let position = () => 0;
     let finished = false;
     let stopped = false;
     let ended = false;
@@ -452,7 +452,7 @@ export class MailboxImportProcess {
     let batch = this.batch();
     const pending = new PendingThreading();
     const snapshot = () => {
-      progress.processedBytes = before + (finished ? current.bytes : position);
+      progress.processedBytes = before + (finished ? current.bytes : Math.min(position(), current.bytes));
       progress.labelsCreated = createdBefore + labels.created;
       progress.labelsSkipped = labels.skipped.size;
       return progress;
