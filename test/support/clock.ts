@@ -22,6 +22,11 @@ export class RateLimitClock {
     return Math.floor(this.now() / 60_000) * 60_000;
   }
 
+  /** Moves the clock on by `ms`, as waiting that long would for the admission (a key's expiry). */
+  advance(ms: number): void {
+    this.#skewMs += ms;
+  }
+
   /** Past the end of the minute when it is less than `seconds` away, so the requests made next share one window. */
   awayFromMinuteEnd(seconds = 20): void {
     const intoMinute = (this.now() % 60_000) / 1000;
