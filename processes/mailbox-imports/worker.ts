@@ -48,11 +48,14 @@ export interface MailboxImportOptions {
   /** A message larger than this is not imported (counted in `notImported`): memory holds one message. */
   messageBytesMax: number;
   /**
-   * A step through an archive goes on past its batch (checkpointing after each) for this long: a
-   * resumed step re-reads its entry from the start (a tgz its archive), so steps are few and long.
-   * Well under `staleAfterMs`, so the step is never taken twice at once.
+   * A step through an archive goes on past its batch (checkpointing after each) for at least this
+   * long: a resumed step re-reads its entry from the start (a tgz its archive), so steps are few
+   * and long (`archiveStepLength`). Each checkpoint marks the step alive (its `enqueued_at`), so
+   * a step longer than `staleAfterMs` is not taken twice.
    */
   archiveStepMs: number;
+  /** …or this many times what the step took to get back to where the last one stopped, if longer. */
+  archiveResumeFactor: number;
   /**
    * An import still `uploading` this long after its last part (or its creation, before any) is
    * cancelled and its parts deleted: a week, as resumable upload APIs commonly keep an unfinished
@@ -74,10 +77,22 @@ export const DEFAULT_MAILBOX_IMPORT_OPTIONS: MailboxImportOptions = {
   batchMs: 5_000,
   messageBytesMax: 64 * 1024 * 1024,
   archiveStepMs: 60_000,
+  archiveResumeFactor: 10,
   uploadExpiryMs: 7 * 24 * 3_600_000,
   uploadExpiryEveryMs: 3_600_000,
   prepareAhead: { items: 8, bytes: 16 * 1024 * 1024 },
 };
+
+/**
+ * How long a step through an archive runs: `stepMs`, or `factor` times what it took to get back
+ * to where the last step stopped, whichever is longer. Getting back re-reads the member from its
+ * start, which grows with the position: a 2 GB takeout tgz in one-minute steps took 1.8 times as
+ * long as the same mbox bare (docs/benchmarks.md). With a factor of 10, resuming costs at most
+ * about a tenth of the import.
+ */
+export function archiveStepLength(stepMs: number, resumedMs: number, factor: number): number {
+  return Math.max(stepMs, factor * resumedMs);
+}
 
 export interface MailboxImportDeps {
   pool: pg.Pool;
@@ -448,6 +463,8 @@ export class MailboxImportProcess {
     let ended = false;
     const stepStarted = Date.now();
     let batchStarted = stepStarted;
+    // How long this step took to get back to where the last one stopped.
+    let resumedMs: number | undefined;
     let n = 0;
     let batch = this.batch();
     const pending = new PendingThreading();
@@ -476,6 +493,7 @@ export class MailboxImportProcess {
         const messages =
           member.format === 'eml' ? wholeMessage(member.content, max) : splitMbox(member.content, 0, max);
         for await (const { item, prepared } of this.ahead(run, startingAt(messages, skip), ordinal)) {
+          resumedMs ??= Date.now() - stepStarted;
           ordinal = item.ordinal;
           await this.importOne(run, actor, batch, pending, prepared, ordinal, progress, labels);
           entry = member.path;
@@ -486,7 +504,10 @@ export class MailboxImportProcess {
             break read;
           }
           if (n >= this.options.batchMessages || Date.now() - batchStarted >= this.options.batchMs) {
-            if (Date.now() - stepStarted >= this.options.archiveStepMs) {
+            if (
+              Date.now() - stepStarted >=
+              archiveStepLength(this.options.archiveStepMs, resumedMs ?? 0, this.options.archiveResumeFactor)
+            ) {
               stopped = true;
               break read;
             }
@@ -529,7 +550,8 @@ export class MailboxImportProcess {
     next: { entry: number[]; at: number; ordinal: number; progress: ImportProgress; skipped: string[] },
   ): Promise<boolean> {
     const { rowCount } = await this.deps.pool.query(
-      `UPDATE mailbox_import_runs SET entry = $3, at_byte = $4, ordinal = $5, progress = $6::jsonb, labels_skipped = $7
+      `UPDATE mailbox_import_runs SET entry = $3, at_byte = $4, ordinal = $5, progress = $6::jsonb, labels_skipped = $7,
+         enqueued_at = now()
        WHERE id = $1 AND seq = $2 AND status = 'running'`,
       [run.id, run.seq, next.entry, next.at, next.ordinal, JSON.stringify(next.progress), next.skipped],
     );

@@ -28,8 +28,9 @@ const options: SystemOptions = {
   dns: { servers: [dns.address], timeoutMs: 1000 },
   mailHosts: HOSTS,
   domainChecks: { pollMs: 3_600_000 },
-  // archiveStepMs 0: an archive's step ends after each batch, as an mbox's does, so a stop lands between them.
-  mailboxImports: { chunkBytes: 2048, batchMessages: 4, pollMs: 50, archiveStepMs: 0 },
+  // archiveStepMs and archiveResumeFactor 0: an archive's step ends after each batch, as an mbox's
+  // does, so a stop lands between them.
+  mailboxImports: { chunkBytes: 2048, batchMessages: 4, pollMs: 50, archiveStepMs: 0, archiveResumeFactor: 0 },
 };
 
 async function open() {
