@@ -71,6 +71,20 @@ const lanes = async (key: string) => {
   return Object.fromEntries(res.json().data.map((l: { stream: string }) => [l.stream, l]));
 };
 const status = async (key: string, stream: SendingStream) => (await lanes(key))[stream].status;
+
+/**
+ * The lane's row in the guard (processes/sending-streams/guard.ts) once the guard has read every
+ * answer given so far: a pause it owes is marked (`trip`) or already followed (`paused`), so a
+ * lane left open is seen at once, not after a wait for a pause that might come.
+ */
+async function guarded(workspaceId: string, stream: SendingStream) {
+  await h.system.commands.readModels.waitFor(await h.system.store.headPosition(), ['EmailRecipientBounced']);
+  const { rows } = await h.system.database.pool.query('SELECT trip, paused FROM sending_lane_guard WHERE id = $1', [
+    `${workspaceId}:${stream}`,
+  ]);
+  return rows[0];
+}
+const OPEN = { trip: null, paused: false };
 const refusalOf = (promise: Promise<unknown>) =>
   promise.then(
     () => null,
@@ -118,8 +132,8 @@ t.test('the bounce threshold: at 5 % the lane stays open, past it the lane pause
   const ws = await h.workspace();
   await answers(ws.workspaceId, 'transactional', { delivered: 95, bounced: 5 });
   await eventually(async () => (await lanes(ws.apiKey)).transactional.sent === 100);
-  await new Promise((r) => setTimeout(r, 400));
-  t.equal(await status(ws.apiKey, 'transactional'), 'active', '5 of 100 is the threshold, not past it');
+  t.match(await guarded(ws.workspaceId, 'transactional'), OPEN, '5 of 100 is the threshold, not past it');
+  t.equal(await status(ws.apiKey, 'transactional'), 'active');
   await answers(ws.workspaceId, 'transactional', { bounced: 1 });
   await eventually(async () => (await status(ws.apiKey, 'transactional')) === 'paused');
   const l = await lanes(ws.apiKey);
@@ -134,7 +148,8 @@ t.test('below the minimum volume no rate pauses a lane', async (t) => {
   await answers(ws.workspaceId, 'transactional', { delivered: 49, bounced: 50 });
   await answers(ws.workspaceId, 'broadcast', { delivered: 999, complained: 50 });
   await eventually(async () => (await lanes(ws.apiKey)).broadcast.sent === 999);
-  await new Promise((r) => setTimeout(r, 400));
+  t.match(await guarded(ws.workspaceId, 'transactional'), OPEN);
+  t.match(await guarded(ws.workspaceId, 'broadcast'), OPEN);
   const l = await lanes(ws.apiKey);
   t.same([l.transactional.status, l.broadcast.status, l.broadcast.sent], ['active', 'active', 999]);
 });
@@ -143,8 +158,8 @@ t.test('the complaint threshold: past 0.3 % on 1,000 sent the broadcast lane pau
   const ws = await h.workspace();
   await answers(ws.workspaceId, 'broadcast', { delivered: 1000, complained: 3 });
   await eventually(async () => (await lanes(ws.apiKey)).broadcast.sent === 1000);
-  await new Promise((r) => setTimeout(r, 400));
-  t.equal(await status(ws.apiKey, 'broadcast'), 'active', '3 of 1,000 is the threshold, not past it');
+  t.match(await guarded(ws.workspaceId, 'broadcast'), OPEN, '3 of 1,000 is the threshold, not past it');
+  t.equal(await status(ws.apiKey, 'broadcast'), 'active');
   await answers(ws.workspaceId, 'broadcast', { complained: 1 });
   await eventually(async () => (await status(ws.apiKey, 'broadcast')) === 'paused');
   t.match((await lanes(ws.apiKey)).broadcast, { pauseReason: 'complaint_rate' });
@@ -166,7 +181,7 @@ t.test('resume: counting starts again; a second trip within a day locks the lane
   // The 10 bounces before the resume are not counted again: one more does not trip the lane.
   await answers(ws.workspaceId, 'transactional', { bounced: 1 });
   await eventually(async () => (await lanes(ws.apiKey)).transactional.bounced === 11);
-  await new Promise((r) => setTimeout(r, 400));
+  t.match(await guarded(ws.workspaceId, 'transactional'), OPEN);
   t.equal(await status(ws.apiKey, 'transactional'), 'active');
   t.equal((await lanes(ws.apiKey)).transactional.bounced, 11, 'the 7-day view still shows them all');
 
