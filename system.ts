@@ -270,6 +270,7 @@ export interface SystemOptions {
   project?: boolean;
   /** false: this process sends no webhooks (the CLI). */
   deliver?: boolean;
+  /** Connections of the main pool (20); the delivery bookkeeping's pool takes up to half as many again (10). */
   poolSize?: number;
   /** Outbound mail over SMTP; without it, mail goes to `.eml` files in `outboxDir`. */
   smtpUrl?: string;
@@ -428,7 +429,11 @@ export async function openSystem(databaseUrl: string, options: SystemOptions = {
   const agents = createOutboundAgents({ allowPrivate });
   // Claims and attempt records are the bookkeeping of work done outside: a crash that loses the last
   // few ms of them only repeats a delivery (same webhook-id), so they skip the commit's fsync.
-  const deliveryPool = openPool({ connectionString: databaseUrl, max: 10, options: '-c synchronous_commit=off' });
+  const deliveryPool = openPool({
+    connectionString: databaseUrl,
+    max: Math.max(2, Math.ceil((options.poolSize ?? 20) / 2)),
+    options: '-c synchronous_commit=off',
+  });
   const deliveries = new WebhookDeliveryProcess(
     { pool: deliveryPool, bus, wakeups, commands, agents },
     { ...DEFAULT_DELIVERY_OPTIONS, ...options.webhooks },

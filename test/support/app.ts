@@ -30,7 +30,9 @@ export async function startTestApp(
   const url = await freshDatabase(t);
   // Blobs and the outbox of a test go to a folder of its own, not the checkout's `.data`.
   const dataDir = options.dataDir ?? (await mkdtemp(path.join(os.tmpdir(), 'wms-test-')));
-  const system = await openSystem(url, { secretsKey: TEST_SECRETS_KEY, dataDir, ...options });
+  // Eight connections (and four for delivery) rather than 20 and 10: three test files at once, some
+  // with a second process, stay well inside PostgreSQL's 100 connections.
+  const system = await openSystem(url, { secretsKey: TEST_SECRETS_KEY, dataDir, poolSize: 8, ...options });
   const app = await serve(system);
   t.teardown(async () => {
     await app.close();
