@@ -57,6 +57,11 @@ export interface MailboxImportOptions {
   /** …or this many times what the step took to get back to where the last one stopped, if longer. */
   archiveResumeFactor: number;
   /**
+   * …but never longer than this: a step remembers what it filed until it ends (its
+   * `PendingThreading`), so its length bounds the memory an import takes, whatever the file's size.
+   */
+  archiveStepMaxMs: number;
+  /**
    * An import still `uploading` this long after its last part (or its creation, before any) is
    * cancelled and its parts deleted: a week, as resumable upload APIs commonly keep an unfinished
    * upload.
@@ -78,6 +83,7 @@ export const DEFAULT_MAILBOX_IMPORT_OPTIONS: MailboxImportOptions = {
   messageBytesMax: 64 * 1024 * 1024,
   archiveStepMs: 60_000,
   archiveResumeFactor: 10,
+  archiveStepMaxMs: 300_000,
   uploadExpiryMs: 7 * 24 * 3_600_000,
   uploadExpiryEveryMs: 3_600_000,
   prepareAhead: { items: 8, bytes: 16 * 1024 * 1024 },
@@ -85,13 +91,13 @@ export const DEFAULT_MAILBOX_IMPORT_OPTIONS: MailboxImportOptions = {
 
 /**
  * How long a step through an archive runs: `stepMs`, or `factor` times what it took to get back
- * to where the last step stopped, whichever is longer. Getting back re-reads the member from its
- * start, which grows with the position: a 2 GB takeout tgz in one-minute steps took 1.8 times as
- * long as the same mbox bare (docs/benchmarks.md). With a factor of 10, resuming costs at most
- * about a tenth of the import.
+ * to where the last step stopped, whichever is longer, up to `maxMs`. Getting back re-reads the
+ * member from its start, which grows with the position: a 2 GB takeout tgz in one-minute steps
+ * took 1.8 times as long as the same mbox bare (docs/benchmarks.md). With a factor of 10, resuming
+ * costs about a tenth of the import until the steps reach `maxMs` (a member of tens of GB).
  */
-export function archiveStepLength(stepMs: number, resumedMs: number, factor: number): number {
-  return Math.max(stepMs, factor * resumedMs);
+export function archiveStepLength(stepMs: number, resumedMs: number, factor: number, maxMs: number): number {
+  return Math.min(maxMs, Math.max(stepMs, factor * resumedMs));
 }
 
 export interface MailboxImportDeps {
@@ -506,7 +512,12 @@ export class MailboxImportProcess {
           if (n >= this.options.batchMessages || Date.now() - batchStarted >= this.options.batchMs) {
             if (
               Date.now() - stepStarted >=
-              archiveStepLength(this.options.archiveStepMs, resumedMs ?? 0, this.options.archiveResumeFactor)
+              archiveStepLength(
+                this.options.archiveStepMs,
+                resumedMs ?? 0,
+                this.options.archiveResumeFactor,
+                this.options.archiveStepMaxMs,
+              )
             ) {
               stopped = true;
               break read;
