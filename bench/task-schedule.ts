@@ -1,8 +1,8 @@
-import pg from 'pg';
 import { createTask } from '../commands/tasks/handlers.ts';
 import { createWorkspace } from '../commands/workspaces/handlers.ts';
 import { EVERY_DAY } from '../domain/tasks/schedule.ts';
 import { openSystem } from '../system.ts';
+import { watchStatements } from './statements.ts';
 import { emit, freshDatabase, msSince, note, round } from './support.ts';
 
 /**
@@ -20,32 +20,19 @@ const WORKSPACES = 100;
 const MINUTES = 2;
 
 /**
- * Time spent in queries of this process: every pg client's `query`, wrapped once, whether it is
- * answered through a promise (kysely, our commands) or a callback (pg-pool's `pool.query`).
+ * Time spent in queries of this process: every pg client's `query` (watchStatements), whether it
+ * is answered through a promise (kysely, our commands) or a callback (pg-pool's `pool.query`).
  */
 let queryMs = 0;
 let queries = 0;
 function measureQueries(): void {
-  const original = pg.Client.prototype.query as (...args: unknown[]) => unknown;
-  pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
+  watchStatements(() => {
     const started = process.hrtime.bigint();
-    const done = () => {
+    return () => {
       queries++;
       queryMs += msSince(started);
     };
-    const callback = args.at(-1);
-    if (typeof callback === 'function') {
-      args[args.length - 1] = (...answer: unknown[]) => {
-        done();
-        return callback(...answer);
-      };
-      return original.apply(this, args);
-    }
-    const result = original.apply(this, args);
-    if (result && typeof (result as Promise<unknown>).then === 'function')
-      (result as Promise<unknown>).then(done, done);
-    return result;
-  } as typeof pg.Client.prototype.query;
+  });
 }
 
 const untilNextMinute = () => new Promise((r) => setTimeout(r, 60_000 - (Date.now() % 60_000) + 200));
