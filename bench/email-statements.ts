@@ -20,14 +20,14 @@
  *
  * Not part of `npm run bench`: it asserts nothing and measures no time that matters.
  */
-import { AsyncLocalStorage, AsyncResource } from 'node:async_hooks';
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { createWorkspace } from '../commands/workspaces/handlers.ts';
 import { openSystem, serve } from '../system.ts';
-import { watchStatements } from './statements.ts';
+import { bindPoolCallbacks, roundTrips, watchStatements } from './statements.ts';
 import { freshDatabase } from './support.ts';
 
 const N = Number(process.argv[2] ?? 50);
@@ -61,26 +61,7 @@ watchStatements((text) => {
   };
 });
 
-// pg-pool hands a client to a waiting callback from whatever released it: bound to the caller,
-// the statements of `pool.query` stay in the chain that asked for them.
-const connect = pg.Pool.prototype.connect as (...args: unknown[]) => unknown;
-pg.Pool.prototype.connect = function (this: pg.Pool, ...args: unknown[]) {
-  const callback = args[0];
-  if (typeof callback === 'function') args[0] = AsyncResource.bind(callback as (...a: unknown[]) => unknown);
-  return connect.apply(this, args);
-} as typeof pg.Pool.prototype.connect;
-
-/** Statements whose times in flight overlap went out together: one round trip of the request. */
-function roundTrips(spans: [number, number][]): number {
-  const sorted = [...spans].sort((a, b) => a[0] - b[0]);
-  let trips = 0;
-  let until = Number.NEGATIVE_INFINITY;
-  for (const [start, end] of sorted) {
-    if (start > until) trips++;
-    until = Math.max(until, end);
-  }
-  return trips;
-}
+bindPoolCallbacks();
 
 const settle = () => new Promise((r) => setTimeout(r, SETTLE_MS));
 

@@ -5,9 +5,8 @@
  * connections, timing each from the start of its hand-over to the server's 250 (so DATA to 250
  * is inside it). Forked by bench/inbound.ts; talks to its parent over IPC.
  */
-import MailComposer from 'nodemailer/lib/mail-composer';
 import { createTransport } from 'nodemailer';
-import { signMessage } from '../infra/outbound/dkim.ts';
+import { inboundMessage } from './inbound-mail.ts';
 import { concurrently, msSince, Samples } from './support.ts';
 
 export type SenderRequest =
@@ -22,28 +21,13 @@ export type SenderReply =
 const send = (m: SenderReply) => process.send!(m);
 let prepared: Buffer[] = [];
 
-const paragraph = 'Thanks for the quick reply. Here are the notes from the call, with the open points below. '.repeat(
-  8,
-);
-
 async function prepare(m: Extract<SenderRequest, { type: 'prepare' }>) {
   prepared = [];
-  for (let i = 0; i < m.messages; i++) {
-    const raw = await new MailComposer({
-      from: `Carol Sender <carol@${m.domain}>`,
-      to: 'Ann <ann@ours.example.com>',
-      subject: `Re: Notes from the call #${i}`,
-      messageId: `<n${i}-${Date.now()}@${m.domain}>`,
-      inReplyTo: `<n${i - 1}@${m.domain}>`,
-      date: new Date(),
-      text: `${paragraph}\n\nItem ${i}\n`,
-      html: `<p>${paragraph}</p><p>Item ${i}</p>`,
-      attachments: i % 10 === 0 ? [{ filename: 'notes.txt', content: `notes ${i}\n`.repeat(200) }] : [],
-    })
-      .compile()
-      .build();
-    prepared.push(await signMessage(raw, { domain: m.domain, selector: m.selector, privateKeyPem: m.privateKeyPem }));
-  }
+  const stamp = Date.now();
+  for (let i = 0; i < m.messages; i++)
+    prepared.push(
+      await inboundMessage(i, { domain: m.domain, selector: m.selector, privateKeyPem: m.privateKeyPem }, stamp),
+    );
   send({ type: 'prepared', avgBytes: Math.round(prepared.reduce((n, b) => n + b.length, 0) / prepared.length) });
 }
 

@@ -16,7 +16,8 @@
  *                   threading lookups and the MessageReceived append with its read-model wait
  *
  * Each figure: messages/s, client-side latency p50/p99 (hand-over to 250), RSS of this (the
- * server's) process before, at its peak and after. Rules are not built yet, so `inbound.slice` is
+ * server's) process before, at its peak and after, and the CPU per message of this process and of
+ * PostgreSQL's (every backend alive at both ends of the run; the slice's pool stays open). Rules are not built yet, so `inbound.slice` is
  * the issue's target (>= 300 messages/s, p99 DATA-to-250 under 200 ms) short of rule evaluation.
  */
 import { fork } from 'node:child_process';
@@ -27,7 +28,6 @@ import { SMTPServer } from 'smtp-server';
 import { chooseThread } from '../domain/messages/threading.ts';
 import { spamVerdict } from '../domain/messages/spam.ts';
 import { FileBlobStore } from '../infra/blobs/files.ts';
-import { generateDkimKeyPair } from '../infra/dkim/keys.ts';
 import { CachedDns } from '../infra/dns/cache.ts';
 import { NodeDns } from '../infra/dns/resolver.ts';
 import { authenticateMessage } from '../infra/inbound/authenticate.ts';
@@ -35,20 +35,16 @@ import { InboundListener } from '../infra/inbound/listener.ts';
 import type { InboundHandler } from '../infra/inbound/port.ts';
 import { parseMessage } from '../infra/inbound/summary.ts';
 import { startDnsServer } from '../test/support/dns-server.ts';
+import { publishSender, receivingSlice, SENDER_DOMAIN, SENDER_SELECTOR } from './inbound-mail.ts';
 import type { SenderReply, SenderRequest } from './inbound-sender.ts';
-import { createAddress } from '../commands/addresses/handlers.ts';
-import { addDomain } from '../commands/domains/handlers.ts';
-import { createWorkspace } from '../commands/workspaces/handlers.ts';
-import { openSystem, startInbound } from '../system.ts';
-import { besideBench, emit, freshDatabase, note, round } from './support.ts';
+import { openSystem } from '../system.ts';
+import { besideBench, emit, freshDatabase, note, postgresCpuSeconds, round } from './support.ts';
 
 const MESSAGES = Number(process.env.INBOUND_MESSAGES ?? 5_000);
 const IN_FLIGHT = Number(process.env.INBOUND_IN_FLIGHT ?? 50);
 const SESSIONS = 10;
 /** Which runs beside the floor (INBOUND_RUNS=store,full,slice; all by default): a shorter loop while working on one. */
 const RUNS = new Set((process.env.INBOUND_RUNS ?? 'store,full,slice').split(','));
-const DOMAIN = 'sender.example.com';
-const SELECTOR = 's1';
 
 export async function inboundBench(): Promise<void> {
   const teardown: (() => Promise<void> | void)[] = [];
@@ -56,17 +52,12 @@ export async function inboundBench(): Promise<void> {
   const sender = startSender();
   try {
     const dnsServer = await startDnsServer({ teardown: (fn) => teardown.push(fn) });
-    const key = await generateDkimKeyPair();
-    dnsServer.set(`${SELECTOR}._domainkey.${DOMAIN}`, {
-      TXT: [`v=DKIM1; k=rsa; p=${key.publicKey}`.match(/.{1,255}/g)!],
-    });
-    dnsServer.set(DOMAIN, { TXT: ['v=spf1 ip4:127.0.0.1 -all'], A: ['127.0.0.1'] });
-    dnsServer.set(`_dmarc.${DOMAIN}`, { TXT: ['v=DMARC1; p=reject'] });
+    const privateKeyPem = await publishSender(dnsServer);
     const dns = new CachedDns(new NodeDns({ servers: [dnsServer.address] }));
 
     note(`inbound: preparing ${MESSAGES} signed messages`);
     const { avgBytes } = await sender.ask(
-      { type: 'prepare', messages: MESSAGES, privateKeyPem: key.privateKeyPem, domain: DOMAIN, selector: SELECTOR },
+      { type: 'prepare', messages: MESSAGES, privateKeyPem, domain: SENDER_DOMAIN, selector: SENDER_SELECTOR },
       'prepared',
     );
 
@@ -173,26 +164,7 @@ async function sliceRun(
       dns: { servers: [dnsAddress] },
     });
     try {
-      const ws = await createWorkspace(system.commands, { name: 'Bench inbound', ownerEmail: 'owner@bench.test' });
-      const actor = { workspaceId: ws.workspaceId, kind: 'operator' as const, id: null };
-      const now = new Date().toISOString();
-      const domainId = await addDomain(system.commands, system.domains, actor, { domain: 'ours.example.com' }, now);
-      const address = {
-        address: 'ann@ours.example.com',
-        localPart: 'ann',
-        domain: 'ours.example.com',
-        domainId,
-        enabled: true,
-      };
-      await createAddress(system.commands, actor, address, now);
-      // The RCPT policy reads the read model's verified flag; DNS verification is not what is measured here.
-      await system.database.pool.query('UPDATE domains SET receiving_verified_at = now() WHERE id = $1', [domainId]);
-      const listener = await startInbound(system, {
-        port: 0,
-        host: '127.0.0.1',
-        hostname: 'mx.ours.test',
-        maxMessageBytes: 50 * 1024 * 1024,
-      });
+      const listener = await receivingSlice(system);
       try {
         await run('inbound.slice', sender, listener.port, avgBytes, floor);
       } finally {
@@ -213,7 +185,11 @@ async function run(bench: string, sender: Sender, port: number, avgBytes: number
   const rssStart = process.memoryUsage.rss();
   let rssPeak = rssStart;
   const sampler = setInterval(() => (rssPeak = Math.max(rssPeak, process.memoryUsage.rss())), 100);
+  const cpuStart = process.cpuUsage();
+  const postgresStart = postgresCpuSeconds();
   const result = await sender.ask({ type: 'send', port, inFlight: IN_FLIGHT, sessions: SESSIONS }, 'sent');
+  const cpu = process.cpuUsage(cpuStart);
+  const postgresSeconds = postgresCpuSeconds() - postgresStart;
   clearInterval(sampler);
   if (result.failed > 0) throw new Error(`${bench}: ${result.failed} messages failed: ${result.firstError}`);
   const messagesPerSec = round(MESSAGES / result.seconds);
@@ -231,6 +207,8 @@ async function run(bench: string, sender: Sender, port: number, avgBytes: number
     rssStartMb: mb(rssStart),
     rssPeakMb: mb(rssPeak),
     rssEndMb: mb(process.memoryUsage.rss()),
+    serverCpuMsPerMessage: round((cpu.user + cpu.system) / 1000 / MESSAGES, 2),
+    postgresCpuMsPerMessage: round((postgresSeconds * 1000) / MESSAGES, 2),
     ...(floor ? { ratio: round(messagesPerSec / floor.messagesPerSec, 2) } : {}),
   });
   return { messagesPerSec };

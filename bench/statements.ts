@@ -1,3 +1,4 @@
+import { AsyncResource } from 'node:async_hooks';
 import pg from 'pg';
 
 /** A statement as the counting scripts show it: its text, white space folded, cut short. */
@@ -32,4 +33,30 @@ export function watchStatements(
     else end();
     return result;
   } as typeof pg.Client.prototype.query;
+}
+
+/**
+ * pg-pool hands a client to a waiting callback from whatever released it: bound to the caller,
+ * the statements of `pool.query` stay in the async chain that asked for them (for the scripts
+ * that tell a path's statements by their AsyncLocalStorage).
+ */
+export function bindPoolCallbacks(): void {
+  const connect = pg.Pool.prototype.connect as (...args: unknown[]) => unknown;
+  pg.Pool.prototype.connect = function (this: pg.Pool, ...args: unknown[]) {
+    const callback = args[0];
+    if (typeof callback === 'function') args[0] = AsyncResource.bind(callback as (...a: unknown[]) => unknown);
+    return connect.apply(this, args);
+  } as typeof pg.Pool.prototype.connect;
+}
+
+/** Statements whose times in flight overlap went out together: one round trip. */
+export function roundTrips(spans: [number, number][]): number {
+  const sorted = [...spans].sort((a, b) => a[0] - b[0]);
+  let trips = 0;
+  let until = Number.NEGATIVE_INFINITY;
+  for (const [start, end] of sorted) {
+    if (start > until) trips++;
+    until = Math.max(until, end);
+  }
+  return trips;
 }
