@@ -56,12 +56,11 @@ import {
   routeInbound,
 } from './commands/threads/inbound.ts';
 import {
+  arrivalKnowledge,
   findThread,
-  isContact,
   listThreads,
   mailboxFor,
   messagesOf,
-  sentEmailNamed,
   threadingKnowledge,
   threadOfMessage,
   type ThreadRow,
@@ -1019,8 +1018,8 @@ export function mailboxLookups(db: Kysely<ReadModels>): MailboxPorts['lookups'] 
   return {
     mailbox: (address) => mailboxFor(db, address),
     threading: (workspaceId, mailbox, keys) => threadingKnowledge(db, workspaceId, mailbox, keys),
-    sentEmail: (workspaceId, ids) => sentEmailNamed(db, workspaceId, ids),
-    isContact: (workspaceId, email) => isContact(db, workspaceId, email),
+    arrival: (workspaceId, mailbox, keys, replyIds, sender) =>
+      arrivalKnowledge(db, workspaceId, mailbox, keys, replyIds, sender),
   };
 }
 

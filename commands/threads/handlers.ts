@@ -35,9 +35,23 @@ export interface FilingLookups {
     mailbox: string,
     keys: { messageId: string | null; ids: string[]; subject: string | null },
   ): Promise<ThreadingKnowledge>;
-  /** The sent message whose Message-ID is one of `ids` (nearest first). */
-  sentEmail(workspaceId: string, ids: string[]): Promise<{ emailId: string } | undefined>;
-  isContact(workspaceId: string, email: string): Promise<boolean>;
+  /**
+   * Threading's knowledge for an arriving message, with the sent message whose Message-ID is the
+   * nearest of `replyIds` and whether `sender` is a contact: one round trip.
+   */
+  arrival(
+    workspaceId: string,
+    mailbox: string,
+    keys: { messageId: string | null; ids: string[]; subject: string | null },
+    replyIds: string[],
+    sender: string | null,
+  ): Promise<ArrivalKnowledge>;
+}
+
+export interface ArrivalKnowledge {
+  threading: ThreadingKnowledge;
+  replyTo: { emailId: string } | undefined;
+  fromContact: boolean;
 }
 
 export type ThreadedBy = MessageReceivedData['threadedBy'];
@@ -65,9 +79,28 @@ export type ArrivingMessage = Omit<
   'threadId' | 'messageId' | 'mailbox' | 'threadedBy' | 'normalisedSubject' | 'label'
 >;
 
+/** What filing `message` in `mailbox` reads (`FilingLookups.arrival`), before it is filed. */
+export function lookUpArrival(
+  lookups: FilingLookups,
+  workspaceId: string,
+  mailbox: string,
+  message: Pick<ArrivingMessage, 'summary' | 'receivedAt'>,
+): Promise<ArrivalKnowledge> {
+  const s = message.summary;
+  const keys = threadingKeys(threadingMessageOf(s, message.receivedAt));
+  return lookups.arrival(
+    workspaceId,
+    mailbox,
+    { messageId: s.messageId, ids: keys.ids, subject: keys.subject },
+    [...s.inReplyTo, ...[...s.references].reverse()],
+    s.from?.address.toLowerCase() ?? null,
+  );
+}
+
 /**
  * Files an arriving message in one mailbox: the thread threading picks (or a new one), a
  * `SentEmailReplied` beside it when it answers our sent mail, and the sender's contact seen.
+ * `known`: what `lookUpArrival` read, when the caller looked it up beside other work.
  * Answers the thread and message ids, or null when the same message was already filed there.
  */
 export async function fileMessage(
@@ -76,16 +109,14 @@ export async function fileMessage(
   workspaceId: string,
   mailbox: Mailbox,
   message: ArrivingMessage,
+  known?: ArrivalKnowledge,
 ): Promise<{ threadId: string; messageId: string } | null> {
   const actor: Actor = { workspaceId, kind: 'system', id: null };
   const s = message.summary;
   const sender = s.from?.address.toLowerCase();
-  // All at once: each is a round trip every arriving message waits on before its 250.
-  const [choice, replyTo, fromContact] = await Promise.all([
-    chooseThreadFor(lookups, workspaceId, mailbox.address, s, message.receivedAt),
-    lookups.sentEmail(workspaceId, [...s.inReplyTo, ...[...s.references].reverse()]),
-    sender ? lookups.isContact(workspaceId, sender) : false,
-  ]);
+  const { threading, replyTo, fromContact } =
+    known ?? (await lookUpArrival(lookups, workspaceId, mailbox.address, message));
+  const choice = chooseThread(threadingMessageOf(s, message.receivedAt), threading);
   const messageId = newId.message();
   const filed = await fileInThread(
     ctx,

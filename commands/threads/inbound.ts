@@ -17,7 +17,7 @@ import type { TextIndex } from '../../infra/search/port.ts';
 import { factsOf } from '../../domain/rules/evaluate.ts';
 import type { CommandContext } from '../execute.ts';
 import { applyRules, evaluateMailbox, recordRejection, rejectionOf, type RuleRunPorts } from '../rules/run.ts';
-import { type FilingLookups, fileMessage } from './handlers.ts';
+import { type FilingLookups, fileMessage, lookUpArrival } from './handlers.ts';
 
 /**
  * The inbound SMTP listener's policy and handler, as a list of routes: each route says which
@@ -172,12 +172,18 @@ export function mailboxRoute(ports: MailboxPorts): InboundRoute<MailboxRecipient
       const now = message.receivedAt.toISOString();
       const facts = factsOf(parsed.summary, { mailFrom: message.mailFrom, spam: spam.spam });
       const runs = ports.rules;
+      // What filing reads is looked up beside the rules, not after them: a round trip less before
+      // the append. Threads change only by appends, none of which the rules make before filing.
       const [evaluations] = await Promise.all([
         Promise.all(
-          [...mailboxes.values()].map(async (entry) => ({
-            ...entry,
-            evaluation: await evaluateMailbox(runs, entry.mailbox.workspaceId, entry.mailbox.address, facts, now),
-          })),
+          [...mailboxes.values()].map(async (entry) => {
+            const { workspaceId, address } = entry.mailbox;
+            const [evaluation, known] = await Promise.all([
+              evaluateMailbox(runs, workspaceId, address, facts, now),
+              lookUpArrival(ports.lookups, workspaceId, address, { summary: parsed.summary, receivedAt: now }),
+            ]);
+            return { ...entry, evaluation, known };
+          }),
         ),
         text,
       ]);
@@ -193,9 +199,9 @@ export function mailboxRoute(ports: MailboxPorts): InboundRoute<MailboxRecipient
       }
       // Each mailbox files in threads of its own: all at once, so a message to several waits on
       // one filing, and the projector takes their arrivals as one run.
-      const filing = evaluations.map(async ({ mailbox, rcptTo, evaluation }) => {
+      const filing = evaluations.map(async ({ mailbox, rcptTo, evaluation, known }) => {
         const { workspaceId, ...box } = mailbox;
-        const filed = await fileMessage(ports.commands, ports.lookups, workspaceId, box, {
+        const arriving = {
           mailFrom: message.mailFrom,
           rcptTo,
           client: { ip: message.client.address, helo: message.client.helo },
@@ -204,7 +210,8 @@ export function mailboxRoute(ports: MailboxPorts): InboundRoute<MailboxRecipient
           authentication,
           spam,
           receivedAt: now,
-        });
+        };
+        const filed = await fileMessage(ports.commands, ports.lookups, workspaceId, box, arriving, known);
         // A message filed already (a repeated delivery) ran its rules the first time.
         if (filed)
           await applyRules(

@@ -127,6 +127,43 @@ export async function messagesOf(db: Db, threadId: string): Promise<ThreadMessag
     .execute();
 }
 
+type ThreadingRow = {
+  by_id: { header_id: string; thread_id: string }[];
+  referenced_by: string[];
+  by_subject: { id: string; last_message_at: string; participants: string[] }[];
+};
+
+/** The columns threading reads (`ThreadingRow`), as subqueries of one SELECT. */
+const threadingColumns = (
+  workspaceId: string,
+  mailbox: string,
+  keys: { messageId: string | null; ids: string[]; subject: string | null },
+) => sql`(SELECT coalesce(json_agg(r), '[]') FROM (
+        SELECT DISTINCT ON (header_id) header_id, thread_id FROM thread_messages
+        WHERE workspace_id = ${workspaceId} AND address = ${mailbox} AND header_id = ANY(${keys.ids}::text[])
+        ORDER BY header_id, position) r) AS by_id,
+      (SELECT coalesce(json_agg(r.thread_id ORDER BY r.received_at, r.position), '[]') FROM (
+        SELECT thread_id, received_at, position FROM thread_messages
+        WHERE ${keys.messageId}::text IS NOT NULL AND workspace_id = ${workspaceId} AND address = ${mailbox}
+          AND (in_reply_to || refs) @> ARRAY[${keys.messageId}::text]
+        ORDER BY received_at, position LIMIT 10) r) AS referenced_by,
+      (SELECT coalesce(json_agg(r ORDER BY r.last_message_at DESC), '[]') FROM (
+        SELECT id, last_message_at, participants FROM threads
+        WHERE workspace_id = ${workspaceId} AND address = ${mailbox} AND normalised_subject = ${keys.subject}::text
+        ORDER BY last_message_at DESC LIMIT 20) r) AS by_subject`;
+
+const knowledgeOf = ({ by_id, referenced_by, by_subject }: ThreadingRow): ThreadingKnowledge => ({
+  threadOfMessageId: new Map(by_id.map((r) => [r.header_id, r.thread_id])),
+  referencedBy: referenced_by,
+  bySubject: by_subject.map(
+    (r): SubjectCandidate => ({
+      threadId: r.id,
+      lastMessageAt: new Date(r.last_message_at).toISOString(),
+      participants: r.participants,
+    }),
+  ),
+});
+
 /**
  * What threading needs to know about one mailbox (domain/messages/threading.ts `threadingKeys`):
  * the threads of the header ids named, the threads of messages that name this one, and the
@@ -139,35 +176,36 @@ export async function threadingKnowledge(
   keys: { messageId: string | null; ids: string[]; subject: string | null },
 ): Promise<ThreadingKnowledge> {
   // One statement, not three: it runs for every arriving message, before its 250.
-  const { rows } = await sql<{
-    by_id: { header_id: string; thread_id: string }[];
-    referenced_by: string[];
-    by_subject: { id: string; last_message_at: string; participants: string[] }[];
-  }>`SELECT
-      (SELECT coalesce(json_agg(r), '[]') FROM (
-        SELECT DISTINCT ON (header_id) header_id, thread_id FROM thread_messages
-        WHERE workspace_id = ${workspaceId} AND address = ${mailbox} AND header_id = ANY(${keys.ids}::text[])
-        ORDER BY header_id, position) r) AS by_id,
-      (SELECT coalesce(json_agg(r.thread_id ORDER BY r.received_at, r.position), '[]') FROM (
-        SELECT thread_id, received_at, position FROM thread_messages
-        WHERE ${keys.messageId}::text IS NOT NULL AND workspace_id = ${workspaceId} AND address = ${mailbox}
-          AND (in_reply_to || refs) @> ARRAY[${keys.messageId}::text]
-        ORDER BY received_at, position LIMIT 10) r) AS referenced_by,
-      (SELECT coalesce(json_agg(r ORDER BY r.last_message_at DESC), '[]') FROM (
-        SELECT id, last_message_at, participants FROM threads
-        WHERE workspace_id = ${workspaceId} AND address = ${mailbox} AND normalised_subject = ${keys.subject}::text
-        ORDER BY last_message_at DESC LIMIT 20) r) AS by_subject`.execute(db);
-  const { by_id, referenced_by, by_subject } = rows[0]!;
+  const { rows } = await sql<ThreadingRow>`SELECT ${threadingColumns(workspaceId, mailbox, keys)}`.execute(db);
+  return knowledgeOf(rows[0]!);
+}
+
+/**
+ * What filing an arriving message reads, in one statement where it took three: threading's
+ * knowledge, the sent message (of the workspace) whose Message-ID is the nearest of `replyIds`,
+ * and whether the workspace's contact book holds `sender` (its `lastSeenAt` then moves).
+ */
+export async function arrivalKnowledge(
+  db: Db,
+  workspaceId: string,
+  mailbox: string,
+  keys: { messageId: string | null; ids: string[]; subject: string | null },
+  replyIds: string[],
+  sender: string | null,
+): Promise<{ threading: ThreadingKnowledge; replyTo: { emailId: string } | undefined; fromContact: boolean }> {
+  const { rows } = await sql<ThreadingRow & { sent: { id: string; message_id: string }[]; contact: boolean }>`SELECT
+      ${threadingColumns(workspaceId, mailbox, keys)},
+      (SELECT coalesce(json_agg(json_build_object('id', id, 'message_id', message_id)), '[]') FROM emails
+        WHERE workspace_id = ${workspaceId} AND message_id = ANY(${replyIds}::text[])) AS sent,
+      EXISTS (SELECT 1 FROM contacts WHERE workspace_id = ${workspaceId} AND email = ${sender}::text) AS contact`.execute(
+    db,
+  );
+  const row = rows[0]!;
+  const nearest = replyIds.map((id) => row.sent.find((r) => r.message_id === id)).find((r) => r !== undefined);
   return {
-    threadOfMessageId: new Map(by_id.map((r) => [r.header_id, r.thread_id])),
-    referencedBy: referenced_by,
-    bySubject: by_subject.map(
-      (r): SubjectCandidate => ({
-        threadId: r.id,
-        lastMessageAt: new Date(r.last_message_at).toISOString(),
-        participants: r.participants,
-      }),
-    ),
+    threading: knowledgeOf(row),
+    replyTo: nearest && { emailId: nearest.id },
+    fromContact: row.contact,
   };
 }
 
@@ -215,37 +253,6 @@ export async function mailboxFor(
     domainId: domain.id,
     domain: domain.domain,
   };
-}
-
-/** The sent message (of the workspace) whose Message-ID is one of `ids`, the nearest first. */
-export async function sentEmailNamed(
-  db: Db,
-  workspaceId: string,
-  ids: string[],
-): Promise<{ emailId: string } | undefined> {
-  if (ids.length === 0) return undefined;
-  const rows = await db
-    .selectFrom('emails')
-    .select(['id', 'message_id'])
-    .where('workspace_id', '=', workspaceId)
-    .where('message_id', 'in', ids)
-    .execute();
-  for (const id of ids) {
-    const row = rows.find((r) => r.message_id === id);
-    if (row) return { emailId: row.id };
-  }
-  return undefined;
-}
-
-/** Whether the workspace's contact book holds the address (its `lastSeenAt` then moves). */
-export async function isContact(db: Db, workspaceId: string, email: string): Promise<boolean> {
-  const row = await db
-    .selectFrom('contacts')
-    .select('id')
-    .where('workspace_id', '=', workspaceId)
-    .where('email', '=', email)
-    .executeTakeFirst();
-  return row !== undefined;
 }
 
 /** The thread a filed message (`mes_`) is in. */
