@@ -91,6 +91,13 @@ export interface ProjectorSpec<DB, O> extends Owned<DB> {
   onRun?: { [T in Handled<O>]?: (db: Kysely<DB>, events: Projected<T>[]) => Promise<void> };
   /** Optional: a faster replay for rebuilds than `applyBatch`. */
   bulkLoad?: BulkLoad;
+  /**
+   * Optional: whether an event of a handled type changes the tables (an arrival with attachments,
+   * say). Following the log, the runner takes one it answers false for as an event of a type the
+   * projector does not handle: a batch of only such events opens no transaction, and its
+   * checkpoint is written at most once a second. Rebuilds hand every event to `applyBatch`.
+   */
+  writes?(event: Projected<Handled<O>>): boolean;
 }
 
 /**
@@ -111,6 +118,8 @@ export interface Projector {
   /** Events in order: the projector's `applyBatch` when it has one, else `apply` on each. */
   applyBatch(db: Kysely<unknown>, events: ProjectedEvent[]): Promise<void>;
   bulkLoad?: BulkLoad;
+  /** Whether the event changes the tables (`ProjectorSpec.writes`); absent: every event handled may. */
+  writes?(event: ProjectedEvent): boolean;
 }
 
 /**
@@ -154,6 +163,7 @@ export function defineProjector<DB>() {
         }
       },
       bulkLoad: spec.bulkLoad,
+      writes: spec.writes as ((event: ProjectedEvent) => boolean) | undefined,
     };
   };
 }

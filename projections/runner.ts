@@ -339,7 +339,9 @@ export class ProjectionRunner {
     if (upTo <= from) return;
     const last = upTo;
     // After a resync (below) the subscription may hand over events the checkpoint has passed.
-    const relevant = batch.filter((e) => e.position > from && this.follows(p, e.type));
+    const handled = batch.filter((e) => e.position > from && this.follows(p, e.type)).map((e) => this.decode(e));
+    const writes = p.kind === 'projector' ? p.writes : undefined;
+    const relevant = writes ? handled.filter(writes) : handled;
     // A batch of events this projector ignores changes no table: its checkpoint is written at most
     // once a second, not once per append of every other aggregate, and a second later at the latest.
     if (relevant.length === 0 && Date.now() - (this.persistedAt.get(p.name) ?? 0) < 1000) {
@@ -410,15 +412,12 @@ export class ProjectionRunner {
     return moved.numAffectedRows !== 0n;
   }
 
-  private async applyRelevant(p: Follower, from: number, last: number, relevant: RecordedEvent[]): Promise<boolean> {
+  private async applyRelevant(p: Follower, from: number, last: number, relevant: ProjectedEvent[]): Promise<boolean> {
     return this.db.transaction().execute(async (trx) => {
       // The checkpoint row is locked first, so an operator's swap (which locks it too) never
       // deadlocks against table locks taken by this batch.
       if (!(await this.moveCheckpoint(trx, p, from, last))) return false;
-      await p.applyBatch(
-        trx,
-        relevant.map((e) => this.decode(e)),
-      );
+      await p.applyBatch(trx, relevant);
       return true;
     });
   }

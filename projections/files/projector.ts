@@ -68,6 +68,10 @@ export const filesProjector = defineProjector<FilesTables>()({
   },
   // Arrivals come in runs on the inbound path: one INSERT for a run, not one per message.
   onRun: { MessageReceived: insertAttachments, MessageSent: insertAttachments, MessageImported: insertAttachments },
+  // Most mail carries no attachment: its arrival needs no transaction of this read model.
+  writes: (event) =>
+    !(event.type === 'MessageReceived' || event.type === 'MessageSent' || event.type === 'MessageImported') ||
+    event.data.summary.attachments.length > 0,
 });
 
 async function insertAttachments(
