@@ -1,7 +1,18 @@
 import { existsSync } from 'node:fs';
 import autocannon from 'autocannon';
 import pg from 'pg';
-import { besideBench, createKeys, emit, freshDatabase, note, round, startServer, type BenchServer } from './support.ts';
+import {
+  besideBench,
+  type BenchServer,
+  createKeys,
+  emit,
+  type FreshDatabase,
+  freshDatabase,
+  note,
+  postgresCpuMeter,
+  round,
+  startServer,
+} from './support.ts';
 
 const CONNECTIONS = 64;
 const DURATION_S = 10;
@@ -21,6 +32,8 @@ type Path = (typeof PATHS)[number];
 interface Target {
   name: string;
   server: BenchServer;
+  /** Its database's name: PostgreSQL's share is counted over that database's sessions. */
+  database: string;
   /** KEYS_PER_WORKSPACE keys of each workspace in turn, the workspaces in the server's order. */
   keys: string[];
 }
@@ -54,11 +67,12 @@ export async function httpFloorsBench(): Promise<void> {
   const databases = [await freshDatabase('floors')];
   const targets: Target[] = [];
   try {
-    const ours = await prepare('ours', databases[0]!.url);
+    const ours = await prepare('ours', databases[0]!);
     targets.push(ours);
     targets.push({
       name: 'floor',
       server: await startServer(databases[0]!.url, 0, {}, besideBench('floor-server')),
+      database: databases[0]!.name,
       keys: ours.keys,
     });
     const baseline = process.env.BENCH_BASELINE;
@@ -67,7 +81,7 @@ export async function httpFloorsBench(): Promise<void> {
       // Compiled as ours is when its checkout has run `npm run build:bench`, else under tsx.
       const compiled = `${baseline}/.bench-build/bench/server.js`;
       const script = existsSync(compiled) ? compiled : `${baseline}/bench/server.ts`;
-      targets.push(await prepare('baseline', databases[1]!.url, script));
+      targets.push(await prepare('baseline', databases[1]!, script));
     }
 
     const figures = new Map<string, { reqPerSec: number; p99Ms: number }[]>();
@@ -76,8 +90,10 @@ export async function httpFloorsBench(): Promise<void> {
         for (const target of targets) {
           await load(target, path, 16, WARMUP_S);
           const cpuBefore = await target.server.cpuSeconds();
+          const postgresCpu = postgresCpuMeter(target.database);
           const result = await load(target, path, CONNECTIONS, DURATION_S);
           const cpu = (await target.server.cpuSeconds()) - cpuBefore;
+          const postgresSeconds = postgresCpu();
           const figure = {
             reqPerSec: round(result.requests.total / result.duration),
             p50Ms: result.latency.p50,
@@ -97,6 +113,7 @@ export async function httpFloorsBench(): Promise<void> {
             errors: result.errors,
             timeouts: result.timeouts,
             serverCpuMsPerRequest: round((cpu * 1000) / result.requests.total, 3),
+            postgresCpuMsPerRequest: round((postgresSeconds * 1000) / result.requests.total, 3),
             connections: CONNECTIONS,
             durationSec: result.duration,
           });
@@ -133,7 +150,8 @@ export async function httpFloorsBench(): Promise<void> {
  * address (both put in the read models with SQL: the bench measures requests, not imports or
  * domain verification).
  */
-async function prepare(name: string, url: string, script?: string): Promise<Target> {
+async function prepare(name: string, database: FreshDatabase, script?: string): Promise<Target> {
+  const { url } = database;
   const server = await startServer(url, WORKSPACES, {}, script);
   const keys: string[] = [];
   const scopes = ['settings:read', 'settings:write', 'emails:send'];
@@ -161,7 +179,7 @@ async function prepare(name: string, url: string, script?: string): Promise<Targ
     await client.end();
   }
   note(`http-floors: ${name} ready, ${keys.length} keys, ${ROWS_PER_WORKSPACE} suppressions per workspace`);
-  return { name, server, keys };
+  return { name, server, database: database.name, keys };
 }
 
 let sent = 0;

@@ -38,6 +38,9 @@ export const RUNS_MARKER = '<!-- bench:report puts each new run here, newest fir
 
 const n = (v: unknown): string => (typeof v === 'number' ? v.toLocaleString('en-US') : String(v ?? '?'));
 const ms = (p50: unknown, p99: unknown) => `p50 ${n(p50)} ms, p99 ${n(p99)} ms`;
+/** The server's CPU per request, and PostgreSQL's where the run counted it (http-floors, from 2026-11-28). */
+const cpuPerRequest = (l: BenchLine) =>
+  `server CPU ${n(l.serverCpuMsPerRequest)} ms/request${l.postgresCpuMsPerRequest === undefined ? '' : `, PostgreSQL CPU ${n(l.postgresCpuMsPerRequest)} ms/request`}`;
 const find =
   (bench: string, where: (l: BenchLine) => boolean = () => true) =>
   (_: BenchLine, all: BenchLine[]) =>
@@ -55,21 +58,21 @@ const DESCRIBE: Record<string, (l: BenchLine) => Row> = {
   }),
   'http.suppressions.post': (l) => ({
     figure: `\`POST /suppressions\`, ${n(l.connections)} connections, ${n(l.durationSec)} s`,
-    measured: `${n(l.reqPerSec)} req/s, ${ms(l.p50Ms, l.p99Ms)}, ${n(l.non2xx)} non-2xx, server CPU ${n(l.serverCpuMsPerRequest)} ms/request`,
+    measured: `${n(l.reqPerSec)} req/s, ${ms(l.p50Ms, l.p99Ms)}, ${n(l.non2xx)} non-2xx, ${cpuPerRequest(l)}`,
   }),
   'http.floors.get': (l) => ({
     figure: `\`GET /suppressions?limit=25\`, ${n(l.connections)} connections, 600 keys, round ${n(l.round)}: ${floorsServer(l)}`,
-    measured: `${n(l.reqPerSec)} req/s, ${ms(l.p50Ms, l.p99Ms)}, server CPU ${n(l.serverCpuMsPerRequest)} ms/request`,
+    measured: `${n(l.reqPerSec)} req/s, ${ms(l.p50Ms, l.p99Ms)}, ${cpuPerRequest(l)}`,
     target: '>= 0.8 x floor req/s, p99 <= 1.25 x floor',
   }),
   'http.floors.post': (l) => ({
     figure: `\`POST /suppressions\`, ${n(l.connections)} connections, 600 keys, round ${n(l.round)}: ${floorsServer(l)}`,
-    measured: `${n(l.reqPerSec)} req/s, ${ms(l.p50Ms, l.p99Ms)}, server CPU ${n(l.serverCpuMsPerRequest)} ms/request`,
+    measured: `${n(l.reqPerSec)} req/s, ${ms(l.p50Ms, l.p99Ms)}, ${cpuPerRequest(l)}`,
     target: '>= 1.0 x floor req/s, p99 <= floor',
   }),
   'http.floors.email': (l) => ({
     figure: `\`POST /emails\`, ${n(l.connections)} connections, 600 keys, round ${n(l.round)}: ${floorsServer(l)}`,
-    measured: `${n(l.reqPerSec)} req/s, ${ms(l.p50Ms, l.p99Ms)}, server CPU ${n(l.serverCpuMsPerRequest)} ms/request`,
+    measured: `${n(l.reqPerSec)} req/s, ${ms(l.p50Ms, l.p99Ms)}, ${cpuPerRequest(l)}`,
     target: '>= 1.0 x floor req/s, p99 <= floor',
   }),
   'suppressions-list.catch-up': (l) => ({
@@ -197,7 +200,7 @@ const DESCRIBE: Record<string, (l: BenchLine) => Row> = {
   }),
   'oauth.get': (l) => ({
     figure: `\`GET /suppressions?limit=25\`, ${n(l.connections)} connections, ${n(l.credentials)} ${l.credential === 'token' ? 'OAuth access tokens' : 'API keys'}, round ${n(l.round)}`,
-    measured: `${n(l.reqPerSec)} req/s, ${ms(l.p50Ms, l.p99Ms)}, ${n(l.non2xx)} non-2xx, server CPU ${n(l.serverCpuMsPerRequest)} ms/request`,
+    measured: `${n(l.reqPerSec)} req/s, ${ms(l.p50Ms, l.p99Ms)}, ${n(l.non2xx)} non-2xx, ${cpuPerRequest(l)}`,
     ...(l.credential === 'token' ? { target: ">= 0.85 x the keys' req/s" } : {}),
   }),
   'oauth.refresh': (l) => ({

@@ -334,16 +334,62 @@ export function rssMbOf(pid: number): number | null {
 /**
  * CPU seconds (user and system) spent so far by this machine's PostgreSQL processes that are
  * alive now; a difference over a slice is PostgreSQL's share of it, when the slice's connections
- * stay open throughout (a backend that exits takes its count with it).
+ * stay open throughout (a backend that exits takes its count with it; `postgresCpuMeter` does not
+ * need that).
  */
 export function postgresCpuSeconds(): number {
   let total = 0;
-  for (const pid of readdirSync('/proc')) {
-    if (!/^\d+$/.test(pid)) continue;
-    const stat = processStat(Number(pid));
-    if (stat?.name.startsWith('postgres')) total += stat.cpuSeconds;
-  }
+  for (const [, seconds] of postgresProcesses()) total += seconds;
   return total;
+}
+
+/**
+ * Starts counting PostgreSQL's CPU from now: the answer reads the seconds spent since. Counted per
+ * process, so a session that a pool closes meanwhile takes away only what it spent after the start,
+ * never what it spent before. With `database`, the sessions of other databases are left out (what
+ * else runs on the machine); the shared processes (WAL writer, checkpointer, ...) still count.
+ */
+export function postgresCpuMeter(database?: string): () => number {
+  const start = postgresProcesses(database);
+  return () => {
+    let total = 0;
+    for (const [pid, seconds] of postgresProcesses(database)) total += seconds - (start.get(pid) ?? 0);
+    return total;
+  };
+}
+
+/** The CPU seconds each PostgreSQL process alive now has spent, by pid; of one database's sessions with `database`. */
+function postgresProcesses(database?: string): Map<number, number> {
+  const seconds = new Map<number, number>();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    const pid = Number(entry);
+    const stat = processStat(pid);
+    if (!stat?.name.startsWith('postgres')) continue;
+    if (database !== undefined) {
+      const session = sessionDatabase(pid);
+      if (session !== undefined && session !== database) continue;
+    }
+    seconds.set(pid, stat.cpuSeconds);
+  }
+  return seconds;
+}
+
+/**
+ * The database a PostgreSQL process works for, from the title it sets: a session's ("postgres:
+ * [<cluster>: ]<user> <database> <host>(<port>) <state>") or an autovacuum worker's; undefined for a
+ * process every database shares.
+ */
+function sessionDatabase(pid: number): string | undefined {
+  try {
+    const title = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+    const session =
+      /^postgres: (?:\S+: )?\S+ (\S+) (?:\S+\(\d+\)|\[local\])/.exec(title) ??
+      /^postgres: (?:\S+: )?autovacuum worker (\S+)/.exec(title);
+    return session ? session[1] : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** A process's name and the CPU seconds (user and system) it has spent so far; null once it is gone. */
