@@ -107,11 +107,11 @@ const participantWords = (people: (MailAddress | null)[]) =>
     .join(' ');
 
 /**
- * Files a run of messages in three statements whatever its length, leaving the tables as filing
- * them one by one would: the messages, the threads they open (the first message of each), then
- * each thread touched once. Why: the projector is one sequential pipeline that every arriving
- * message waits on before its 250; three statements per message made it the ceiling of inbound
- * mail (docs/benchmarks.md).
+ * Files a run of messages in two statements whatever its length (and the savepoint around the
+ * second), leaving the tables as filing them one by one would: the messages with the threads
+ * they open (the first message of each), then each thread touched once. Why: the projector is
+ * one sequential pipeline that every arriving message waits on before its 250; three statements
+ * per message made it the ceiling of inbound mail (docs/benchmarks.md).
  *
  * Per thread, in log order: the last message's label wins; an arrival makes it unread, a send
  * leaves read state as it was (a thread a send opens is read), an import as the import said; the snippet is the latest
@@ -149,18 +149,6 @@ async function fileMessages(db: Kysely<ThreadsTables>, filed: Filed[]): Promise<
       search_words: `${s.subject} ${participantWords(peopleOf(s))}`,
     };
   });
-  await sql`INSERT INTO thread_messages (workspace_id, id, thread_id, address, direction, email_id, header_id,
-      in_reply_to, refs, subject, from_address, summary, authentication, spam, raw_sha256, raw_size, mail_from,
-      received_at, position, search_words)
-    SELECT workspace_id, id, thread_id, address, direction, email_id, header_id, in_reply_to, refs, subject,
-      from_address, summary, authentication, spam, raw_sha256, raw_size, mail_from, received_at, position, search_words
-    FROM jsonb_to_recordset(${JSON.stringify(messages)}::jsonb) AS r(workspace_id text, id text, thread_id text,
-      address text, direction text, email_id text, header_id text, in_reply_to text[], refs text[], subject text,
-      from_address text, summary jsonb, authentication jsonb, spam jsonb, raw_sha256 text, raw_size bigint,
-      mail_from text, received_at timestamptz, position bigint, search_words text)
-    ORDER BY position
-    ON CONFLICT (id) DO NOTHING`.execute(db);
-
   const threads = new Map<
     string,
     { first: Filed; label: string; latest: Filed; lastAt: number; participants: Set<string>; unread: boolean }
@@ -201,8 +189,20 @@ async function fileMessages(db: Kysely<ThreadsTables>, filed: Filed[]): Promise<
     participants: participantsOf(m.summary),
     at: m.at,
   }));
-  // Opened read and without sent mail: the update below sets both from every message of the run.
-  await sql`INSERT INTO threads (workspace_id, id, address, address_id, domain_id, domain, label, unread, has_sent,
+  // The messages, and the threads they open (read and without sent mail: the update below sets
+  // both from every message of the run), in one statement: neither insert reads the other's table.
+  await sql`WITH filed AS (INSERT INTO thread_messages (workspace_id, id, thread_id, address, direction, email_id,
+      header_id, in_reply_to, refs, subject, from_address, summary, authentication, spam, raw_sha256, raw_size,
+      mail_from, received_at, position, search_words)
+    SELECT workspace_id, id, thread_id, address, direction, email_id, header_id, in_reply_to, refs, subject,
+      from_address, summary, authentication, spam, raw_sha256, raw_size, mail_from, received_at, position, search_words
+    FROM jsonb_to_recordset(${JSON.stringify(messages)}::jsonb) AS r(workspace_id text, id text, thread_id text,
+      address text, direction text, email_id text, header_id text, in_reply_to text[], refs text[], subject text,
+      from_address text, summary jsonb, authentication jsonb, spam jsonb, raw_sha256 text, raw_size bigint,
+      mail_from text, received_at timestamptz, position bigint, search_words text)
+    ORDER BY position
+    ON CONFLICT (id) DO NOTHING)
+    INSERT INTO threads (workspace_id, id, address, address_id, domain_id, domain, label, unread, has_sent,
       subject, normalised_subject, snippet, participants, message_count, last_message_at, created_at)
     SELECT workspace_id, id, address, address_id, domain_id, domain, label, false, false, subject, normalised_subject,
       snippet, participants, 0, at, at
