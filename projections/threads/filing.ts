@@ -96,8 +96,6 @@ export const fileImported = (db: Kysely<ThreadsTables>, events: Projected<'Messa
  * many stored bytes. Older bodies are still found, through message_texts itself (queries.ts).
  */
 const BODY_BYTES = 256 * 1024;
-/** `program_limit_exceeded`: what PostgreSQL says of a tsvector past 1 MB. */
-const TSVECTOR_TOO_LONG = '54000';
 
 /** Words a participant is found by: name, address, and the address's two halves. */
 const participantWords = (people: (MailAddress | null)[]) =>
@@ -107,9 +105,9 @@ const participantWords = (people: (MailAddress | null)[]) =>
     .join(' ');
 
 /**
- * Files a run of messages in two statements whatever its length (and the savepoint around the
- * second), leaving the tables as filing them one by one would: the messages with the threads
- * they open (the first message of each), then each thread touched once. Why: the projector is
+ * Files a run of messages in two statements whatever its length, leaving the tables as filing
+ * them one by one would: the messages with the threads they open (the first message of each),
+ * then each thread touched once. Why: the projector is
  * one sequential pipeline that every arriving message waits on before its 250; three statements
  * per message made it the ceiling of inbound mail (docs/benchmarks.md).
  *
@@ -219,33 +217,17 @@ async function fileMessages(db: Kysely<ThreadsTables>, filed: Filed[]): Promise<
     at: t.latest.at,
     participants: [...t.participants],
   }));
-  const update = (bodies: boolean) => sql`UPDATE threads t SET label = u.label, unread = t.unread OR u.unread,
+  await sql`UPDATE threads t SET label = u.label, unread = t.unread OR u.unread,
       has_sent = c.sent,
       snippet = CASE WHEN u.at >= t.last_message_at THEN u.snippet ELSE t.snippet END,
       last_message_at = GREATEST(t.last_message_at, u.at),
       participants = ARRAY(SELECT DISTINCT p FROM unnest(t.participants || u.participants) p ORDER BY p),
       message_count = c.n,
-      search = to_tsvector('simple', c.words) || coalesce(b.bodies, '')
+      search = public.thread_search(u.id, c.words, ${BODY_BYTES})
     FROM jsonb_to_recordset(${JSON.stringify(touched)}::jsonb) AS u(id text, label text, unread boolean,
       snippet text, at timestamptz, participants text[])
     CROSS JOIN LATERAL (SELECT count(*)::int AS n, bool_or(direction = 'sent') AS sent,
       string_agg(search_words, ' ' ORDER BY position) AS words
       FROM thread_messages WHERE thread_id = u.id) c
-    CROSS JOIN LATERAL (SELECT public.tsvector_agg(r.search ORDER BY r.position) AS bodies FROM (
-        SELECT x.search, m.position, sum(pg_column_size(x.search)) OVER (ORDER BY m.position DESC) AS kept
-        FROM thread_messages m JOIN message_texts x ON x.sha256 = m.raw_sha256
-        WHERE ${bodies} AND m.thread_id = u.id) r
-      WHERE r.kept <= ${BODY_BYTES}) b
-    WHERE t.id = u.id`;
-  // A tsvector holds at most 1 MB: past the bytes kept (stored, so maybe compressed) one could
-  // still overflow, and the batch would fail for ever. Then these threads keep their words alone.
-  await sql`SAVEPOINT thread_search`.execute(db);
-  try {
-    await update(true).execute(db);
-    await sql`RELEASE SAVEPOINT thread_search`.execute(db);
-  } catch (error) {
-    if ((error as { code?: string }).code !== TSVECTOR_TOO_LONG) throw error;
-    await sql`ROLLBACK TO SAVEPOINT thread_search`.execute(db);
-    await update(false).execute(db);
-  }
+    WHERE t.id = u.id`.execute(db);
 }

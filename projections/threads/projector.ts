@@ -17,6 +17,22 @@ export const threadsProjector = defineProjector<ThreadsTables>()({
   tables: ['threads', 'thread_messages', 'labels'],
   ddl: (s) => `
     CREATE OR REPLACE AGGREGATE public.tsvector_agg(tsvector) (SFUNC = tsvector_concat, STYPE = tsvector, INITCOND = '');
+    -- A thread's search (filing.ts): its messages' words, then the bodies of its latest messages
+    -- (message_texts) up to bytes_kept stored bytes. A tsvector holds at most 1 MB, and stored
+    -- bytes may be compressed, so the bodies can overflow it: then the thread keeps its words
+    -- alone. Caught here, per thread, rather than by a savepoint around the update (two more
+    -- statements in the transaction every 250 waits for).
+    CREATE OR REPLACE FUNCTION public.thread_search(of_thread text, words text, bytes_kept bigint) RETURNS tsvector
+      LANGUAGE plpgsql STABLE AS $fn$
+    BEGIN
+      RETURN to_tsvector('simple', words) || coalesce((SELECT public.tsvector_agg(r.search ORDER BY r.position) FROM (
+          SELECT x.search, m.position, sum(pg_column_size(x.search)) OVER (ORDER BY m.position DESC) AS kept
+          FROM thread_messages m JOIN message_texts x ON x.sha256 = m.raw_sha256
+          WHERE m.thread_id = of_thread) r
+        WHERE r.kept <= bytes_kept), '');
+    EXCEPTION WHEN program_limit_exceeded THEN
+      RETURN to_tsvector('simple', words);
+    END $fn$;
     CREATE TABLE IF NOT EXISTS ${s}.threads (
       workspace_id text NOT NULL,
       id text PRIMARY KEY,
