@@ -4,7 +4,7 @@
  * in a process of its own (bench/provider-server.ts, seeded in memory), through the real path:
  * `POST /provider-imports` to the service in its own process (bench/server.ts), then the process
  * manager paging Brevo and writing each page. Brevo is the one of the five with both resources
- * behind plain offset paging of large pages (contacts 500, blocked addresses 100 a request, the
+ * behind plain offset paging of large pages (contacts 1,000, blocked addresses 100 a request, the
  * adapter's sizes); its three lists come along, so contacts join the audiences they became.
  *
  *   provider-import.floor   the same pages read through the same adapter (infra/providers/brevo.ts)

@@ -14,7 +14,7 @@ import { ProviderError, type ProviderClient, type SourceItem } from './port.ts';
 export const BREVO_BASE_URL = 'https://api.brevo.com/v3';
 
 /** Page sizes within Brevo's maxima (contacts 1,000, lists 50, blocked contacts 100, templates 1,000). */
-const LIMITS = { contacts: 500, lists: 50, blocked: 100, templates: 100, domains: 100 };
+const LIMITS = { contacts: 1000, lists: 50, blocked: 100, templates: 100, domains: 100 };
 
 const REASONS: Record<string, SuppressionReason> = {
   hardBounce: 'bounce',

@@ -37,7 +37,9 @@ export interface ProviderImportOptions {
   /**
    * Rows a step writes at least, its pages allowing: pages read one after another until they hold
    * this many are written and checkpointed together, so small pages (Brevo's 100 blocked
-   * addresses) pay for one checkpoint, one claim and one append call among them.
+   * addresses) pay for one checkpoint, one claim and one append call among them. 1,000 rather
+   * than 500: a step's round trips, each waiting for a core on a busy machine, are what a row
+   * paid beside its own CPU (the import at 100,000 rows: +15–50% alternating, docs/benchmarks.md).
    */
   rowsPerStep: number;
 }
@@ -50,7 +52,7 @@ export const DEFAULT_PROVIDER_IMPORT_OPTIONS: ProviderImportOptions = {
   retryBaseMs: 1000,
   retryMaxMs: 60_000,
   attemptsMax: 5,
-  rowsPerStep: 500,
+  rowsPerStep: 1000,
 };
 
 /** The longest `Retry-After` taken as given: past it, the provider is asked again anyway. */
