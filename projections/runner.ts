@@ -341,13 +341,21 @@ export class ProjectionRunner {
     // After a resync (below) the subscription may hand over events the checkpoint has passed.
     const handled = batch.filter((e) => e.position > from && this.follows(p, e.type)).map((e) => this.decode(e));
     const writes = p.kind === 'projector' ? p.writes : undefined;
-    const relevant = writes ? handled.filter(writes) : handled;
+    let relevant = writes ? handled.filter(writes) : handled;
+    if (relevant.length > 0 && p.kind === 'reactor' && p.quiet && (await p.quiet(this.db, relevant))) {
+      if (term !== this.term) return;
+      relevant = [];
+    }
     // A batch of events this projector ignores changes no table: its checkpoint is written at most
     // once a second, not once per append of every other aggregate, and a second later at the latest.
     if (relevant.length === 0 && Date.now() - (this.persistedAt.get(p.name) ?? 0) < 1000) {
       this.positions.set(p.name, last);
       this.notify();
-      this.persistLater(p, term);
+      // Events of its types that change nothing (`writes`) are still ones a write in another
+      // process waits for, reading this checkpoint: written now (one statement, which no waiter
+      // here waits for), or that process would wait up to a second for each such write.
+      if (handled.length > 0) this.persistNow(p, term, last);
+      else this.persistLater(p, term);
       return;
     }
     this.persistedAt.set(p.name, Date.now());
@@ -393,6 +401,23 @@ export class ProjectionRunner {
     }, due);
     timer.unref();
     this.trailing.set(p.name, timer);
+  }
+
+  /** Checkpoint writes under way that no batch waits for (`persistNow`); `stop` waits for them. */
+  private readonly unawaited = new Set<Promise<unknown>>();
+
+  /** Writes a checkpoint that skipped a batch now, in the background; fenced as `persistLater` is. */
+  private persistNow(p: Follower, term: number, position: number): void {
+    if (term !== this.term || this.stopped) return;
+    this.persistedAt.set(p.name, Date.now());
+    const write = this.pool
+      .query('UPDATE projection_checkpoints SET position = $2, updated_at = now() WHERE name = $1 AND position < $2', [
+        p.name,
+        position,
+      ])
+      .catch((error) => this.report(`projection ${p.name}`, error))
+      .finally(() => this.unawaited.delete(write));
+    this.unawaited.add(write);
   }
 
   /**
@@ -529,6 +554,7 @@ export class ProjectionRunner {
     await this.bulkCatchUps;
     await this.unsubscribing;
     await Promise.all(this.subscriptions.splice(0).map((s) => s.close()));
+    await Promise.all(this.unawaited);
     const client = this.leaderClient;
     if (!client) return;
     this.leaderClient = null;

@@ -1,7 +1,11 @@
+import crypto from 'node:crypto';
 import pg from 'pg';
 import t from 'tap';
 import { addSuppression } from '../../commands/suppressions/handlers.ts';
 import { createWorkspace } from '../../commands/workspaces/handlers.ts';
+import { registry } from '../../domain/registry.ts';
+import { defineProjector } from '../../projections/projector.ts';
+import { ProjectionRunner } from '../../projections/runner.ts';
 import { openSystem, type System } from '../../system.ts';
 import { freshDatabase } from '../support/database.ts';
 import { eventually } from '../support/receiver.ts';
@@ -166,5 +170,68 @@ t.test(
     const started = Date.now();
     await b.runner.waitFor(head, ['SuppressionAdded']);
     t.ok(Date.now() - started < 2500, `seen within the leader's second (${Date.now() - started} ms)`);
+  },
+);
+
+t.test(
+  'a process that does not lead sees a checkpoint passed by events its projector skips (`writes`) at once, not a second later',
+  async (t) => {
+    const url = await freshDatabase(t);
+    // The system only lends its store and pool: it projects nothing, so the runners below elect
+    // their own leader among themselves.
+    const system = await openSystem(url, { secretsKey: TEST_SECRETS_KEY, deliver: false, project: false });
+    t.teardown(() => system.close());
+    const skipping = defineProjector<Record<string, never>>()({
+      name: 'skipping_probe',
+      version: 1,
+      tables: [],
+      ddl: () => '',
+      on: { SuppressionAdded: async () => {} },
+      writes: () => false,
+    });
+    const runner = (deadlineMs: number) => {
+      const r = new ProjectionRunner(system.database.db, system.database.pool, system.store, registry, [skipping], [], {
+        readModelDeadlineMs: deadlineMs,
+      });
+      t.teardown(() => r.stop());
+      return r;
+    };
+    const leader = runner(10_000);
+    await leader.migrate();
+    await leader.start();
+    await eventually(async () => leader.leads);
+    // Past this deadline the follower's wait rejects; the write deferred by a second would come too late.
+    const follower = runner(600);
+    await follower.start();
+    t.notOk(follower.leads, 'the second runner only reads the checkpoints');
+
+    const add = async (n: number) =>
+      (
+        await system.store.append(
+          `ws_probe.suppression-${n}`,
+          [
+            {
+              type: 'SuppressionAdded',
+              version: 1,
+              data: {
+                suppressionId: crypto.randomUUID(),
+                email: `skip${n}@example.com`,
+                reason: 'manual',
+                detail: null,
+                removable: true,
+                createdAt: new Date().toISOString(),
+              },
+              metadata: { workspaceId: 'ws_probe' },
+            },
+          ],
+          'no_stream',
+        )
+      ).position;
+    // The first skipped batch writes the checkpoint at once in any case (none was written for a second).
+    await follower.waitFor(await add(1), ['SuppressionAdded']);
+    // The second comes within that second: it is the one a deferred write would hold back.
+    const started = Date.now();
+    await follower.waitFor(await add(2), ['SuppressionAdded']);
+    t.pass(`seen by the process that does not lead in ${Date.now() - started} ms`);
   },
 );
