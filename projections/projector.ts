@@ -173,6 +173,13 @@ export interface ReactorSpec<DB, R extends EventType> extends Owned<DB> {
   reactsTo: readonly R[];
   /** Reacts to a batch of them, in log order, in the transaction that moves its checkpoint. */
   react(db: Kysely<DB>, events: Projected<R>[]): Promise<void>;
+  /**
+   * Optional: whether reacting to the batch would write nothing, told from the reactor's own
+   * tables before any transaction (only it writes what this reads, in log order, so they stand as
+   * the batch's events find them). True: the runner takes the batch as one of events it ignores,
+   * without the transaction (begin, checkpoint, commit) that every write waiting for it waits on.
+   */
+  quiet?(db: Kysely<DB>, events: Projected<R>[]): Promise<boolean>;
 }
 
 /**
@@ -190,6 +197,8 @@ export interface Reactor {
   ddl(schema: string): string;
   handles: readonly EventType[];
   applyBatch(db: Kysely<unknown>, events: ProjectedEvent[]): Promise<void>;
+  /** `ReactorSpec.quiet`. */
+  quiet?(db: Kysely<unknown>, events: ProjectedEvent[]): Promise<boolean>;
 }
 
 /** `defineReactor<DispatchTables>()({ name, version, tables, ddl, reactsTo: [...], react })`. */
@@ -202,6 +211,7 @@ export function defineReactor<DB>() {
     ddl: spec.ddl,
     handles: spec.reactsTo,
     applyBatch: (db, events) => spec.react(db as Kysely<DB>, events as Projected<R>[]),
+    quiet: spec.quiet && ((db, events) => spec.quiet!(db as Kysely<DB>, events as Projected<R>[])),
   });
 }
 

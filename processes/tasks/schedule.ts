@@ -4,10 +4,14 @@ import { canonical } from '../../domain/tasks/decide.ts';
 import { mailStartsRun } from '../../domain/tasks/mail.ts';
 import { type MailTrigger, runSettingsOf, type Trigger } from '../../domain/tasks/events.ts';
 import { nextScheduledRun } from '../../domain/tasks/schedule.ts';
-import { defineReactor } from '../../projections/projector.ts';
+import type { EventType } from '../../domain/registry.ts';
+import { defineReactor, type Projected } from '../../projections/projector.ts';
 import type { TaskScheduleTables } from './tables.ts';
 
 const nextAfter = (trigger: Trigger, at: string) => nextScheduledRun(trigger, new Date(at));
+const isArrival = (e: Projected<EventType>): e is Projected<'MessageReceived'> => e.type === 'MessageReceived';
+/** Mail filed as spam never starts a task. */
+const spamFiled = (e: Projected<'MessageReceived'>) => e.data.spam.spam || e.data.label === 'spam';
 
 /**
  * The scheduling half of tasks: every task has a row, with its next instant while it is active on
@@ -45,6 +49,21 @@ export const taskSchedule = defineReactor<TaskScheduleTables>()({
       enqueued_at timestamptz
     );`,
   reactsTo: ['TaskCreated', 'TaskUpdated', 'TaskPaused', 'TaskResumed', 'TaskDeleted', 'MessageReceived'],
+  // Arriving mail of workspaces without an active mail task starts nothing: no transaction for it.
+  quiet: async (db, events) => {
+    if (!events.every(isArrival)) return false;
+    const workspaceIds = [...new Set(events.filter((e) => !spamFiled(e)).map((e) => e.metadata.workspaceId))];
+    if (workspaceIds.length === 0) return true;
+    const task = await db
+      .selectFrom('task_schedules')
+      .select('task_id')
+      .where('workspace_id', 'in', workspaceIds)
+      .where('active', '=', true)
+      .where(sql<boolean>`trigger->>'kind' = 'mail'`)
+      .limit(1)
+      .executeTakeFirst();
+    return task === undefined;
+  },
   react: async (db, events) => {
     // The active mail tasks of each workspace, read once per batch: every arriving message asked
     // for them, one statement per message behind every 250. A task event of the workspace drops them.
@@ -128,7 +147,7 @@ export const taskSchedule = defineReactor<TaskScheduleTables>()({
         case 'MessageReceived': {
           const d = event.data;
           const workspaceId = event.metadata.workspaceId;
-          if (d.spam.spam || d.label === 'spam') break;
+          if (spamFiled(event)) break;
           let tasks = mailTasks.get(workspaceId);
           if (tasks === undefined) {
             tasks = await db

@@ -108,6 +108,12 @@ export const webhookDispatch = defineReactor<DispatchTables>()({
     CREATE INDEX IF NOT EXISTS webhook_notices_due ON ${s}.webhook_notices (next_attempt_at) WHERE sent_at IS NULL;`,
   reactsTo: [...CONTROL, ...WEBHOOK_SOURCE_TYPES],
   react: dispatch,
+  // Most events are of workspaces without an endpoint: such a batch needs no transaction.
+  quiet: async (db, events) =>
+    events.every(isSource) &&
+    [...(await routesOf(db, [...new Set(events.map((e) => e.metadata.workspaceId))])).values()].every(
+      (routes) => routes.length === 0,
+    ),
 });
 
 async function dispatch(db: Db, events: (Control | Source)[]): Promise<void> {
