@@ -349,6 +349,8 @@ export const emailsProjector = defineProjector<EmailsTables>()({
     CREATE INDEX IF NOT EXISTS emails_workspace_template ON ${s}.emails (workspace_id, template_id, created_at DESC, id DESC)
       WHERE template_id IS NOT NULL;
     CREATE INDEX IF NOT EXISTS emails_tags ON ${s}.emails USING gin (tags jsonb_path_ops);
+    -- Arriving mail looks up the sent email it answers by its Message-ID (threads/queries.ts).
+    CREATE INDEX IF NOT EXISTS emails_workspace_message_id ON ${s}.emails (workspace_id, message_id);
     CREATE INDEX IF NOT EXISTS email_recipients_email ON ${s}.email_recipients (email_id, email);`,
   applyBatch: (db, events) => inTurns(db, events),
   on: {
