@@ -22,7 +22,7 @@ type Db = Kysely<ContactsTables>;
  */
 export const contactsProjector = defineProjector<ContactsTables>()({
   name: 'contacts',
-  version: 6,
+  version: 7,
   tables: [
     'contacts',
     'audiences',
@@ -110,7 +110,6 @@ export const contactsProjector = defineProjector<ContactsTables>()({
     CREATE INDEX IF NOT EXISTS audience_members_joined ON ${s}.audience_members (audience_id, joined_at);
     CREATE INDEX IF NOT EXISTS audience_members_left ON ${s}.audience_members (audience_id, left_at) WHERE left_at IS NOT NULL;
     CREATE INDEX IF NOT EXISTS audience_members_open ON ${s}.audience_members (contact_id) WHERE left_at IS NULL;
-    CREATE INDEX IF NOT EXISTS audience_members_current ON ${s}.audience_members (audience_id, contact_id) WHERE left_at IS NULL;
     CREATE INDEX IF NOT EXISTS contact_audience_sets_ids ON ${s}.contact_audience_sets USING gin (audience_ids);`,
   on: {
     ContactCreated: createContact,
