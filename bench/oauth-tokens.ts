@@ -13,7 +13,7 @@ import {
   freshDatabase,
   msSince,
   note,
-  postgresCpuSeconds,
+  postgresCpuMeter,
   round,
   Samples,
   startServer,
@@ -108,12 +108,12 @@ export async function oauthTokensBench(): Promise<void> {
       const slices = { token: [] as Slice[], key: [] as Slice[] };
       for (const credential of SLICE_ORDER) {
         const cpuBefore = await server.cpuSeconds();
-        const postgresBefore = postgresCpuSeconds();
+        const postgresCpu = postgresCpuMeter();
         const result = await load(server, lists[credential], CONNECTIONS, DURATION_S / SLICES);
         slices[credential].push({
           result,
           cpuSeconds: (await server.cpuSeconds()) - cpuBefore,
-          postgresCpuSeconds: postgresCpuSeconds() - postgresBefore,
+          postgresCpuSeconds: postgresCpu(),
         });
       }
       for (const credential of ['token', 'key'] as const) {

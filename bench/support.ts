@@ -332,21 +332,9 @@ export function rssMbOf(pid: number): number | null {
 }
 
 /**
- * CPU seconds (user and system) spent so far by this machine's PostgreSQL processes that are
- * alive now; a difference over a slice is PostgreSQL's share of it, when the slice's connections
- * stay open throughout (a backend that exits takes its count with it; `postgresCpuMeter` does not
- * need that).
- */
-export function postgresCpuSeconds(): number {
-  let total = 0;
-  for (const [, seconds] of postgresProcesses()) total += seconds;
-  return total;
-}
-
-/**
- * Starts counting PostgreSQL's CPU from now: the answer reads the seconds spent since. Counted per
- * process, so a session that a pool closes meanwhile takes away only what it spent after the start,
- * never what it spent before. With `database`, the sessions of other databases are left out (what
+ * Starts counting the CPU (user and system) of this machine's PostgreSQL processes from now: the
+ * answer reads the seconds spent since. Counted per process, so a session that a pool closes
+ * meanwhile takes away only what it spent after the start, never what it spent before. With `database`, the sessions of other databases are left out (what
  * else runs on the machine); the shared processes (WAL writer, checkpointer, ...) still count.
  */
 export function postgresCpuMeter(database?: string): () => number {
