@@ -93,9 +93,9 @@ export interface ProjectorSpec<DB, O> extends Owned<DB> {
   bulkLoad?: BulkLoad;
   /**
    * Optional: whether an event of a handled type changes the tables (an arrival with attachments,
-   * say). Following the log, the runner takes one it answers false for as an event of a type the
-   * projector does not handle: a batch of only such events opens no transaction, and its
-   * checkpoint is written at most once a second. Rebuilds hand every event to `applyBatch`.
+   * say). Following the log, a batch of only events it answers false for opens no transaction:
+   * its checkpoint is moved on its own, at once, since writes in other processes wait on it.
+   * Rebuilds hand every event to `applyBatch`.
    */
   writes?(event: Projected<Handled<O>>): boolean;
 }
@@ -176,8 +176,8 @@ export interface ReactorSpec<DB, R extends EventType> extends Owned<DB> {
   /**
    * Optional: whether reacting to the batch would write nothing, told from the reactor's own
    * tables before any transaction (only it writes what this reads, in log order, so they stand as
-   * the batch's events find them). True: the runner takes the batch as one of events it ignores,
-   * without the transaction (begin, checkpoint, commit) that every write waiting for it waits on.
+   * the batch's events find them). True: the runner moves the checkpoint on its own, without the
+   * transaction (begin, checkpoint, commit) that every write waiting for it would wait on.
    */
   quiet?(db: Kysely<DB>, events: Projected<R>[]): Promise<boolean>;
 }

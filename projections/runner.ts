@@ -18,6 +18,13 @@ const ERROR_REPORT_MS = 10_000;
 const HEARTBEAT_MS = 5000;
 const HEARTBEAT_FRESH_SECONDS = 15;
 
+/**
+ * Moves a checkpoint written outside a batch's transaction ($1 name, $2 position), only forward: a
+ * checkpoint another leader moved further stays where it is.
+ */
+const ADVANCE_CHECKPOINT =
+  'UPDATE projection_checkpoints SET position = $2, updated_at = now() WHERE name = $1 AND position < $2';
+
 const CHECKPOINTS = `
 CREATE TABLE IF NOT EXISTS projection_checkpoints (
   name text PRIMARY KEY,
@@ -391,10 +398,7 @@ export class ProjectionRunner {
       if (term !== this.term || this.stopped) return;
       this.persistedAt.set(p.name, Date.now());
       try {
-        await this.pool.query(
-          'UPDATE projection_checkpoints SET position = $2, updated_at = now() WHERE name = $1 AND position < $2',
-          [p.name, this.positions.get(p.name)],
-        );
+        await this.pool.query(ADVANCE_CHECKPOINT, [p.name, this.positions.get(p.name)]);
       } catch (error) {
         this.report(`projection ${p.name}`, error);
       }
@@ -411,10 +415,7 @@ export class ProjectionRunner {
     if (term !== this.term || this.stopped) return;
     this.persistedAt.set(p.name, Date.now());
     const write = this.pool
-      .query('UPDATE projection_checkpoints SET position = $2, updated_at = now() WHERE name = $1 AND position < $2', [
-        p.name,
-        position,
-      ])
+      .query(ADVANCE_CHECKPOINT, [p.name, position])
       .catch((error) => this.report(`projection ${p.name}`, error))
       .finally(() => this.unawaited.delete(write));
     this.unawaited.add(write);
@@ -561,10 +562,7 @@ export class ProjectionRunner {
     this.term++;
     try {
       for (const [name, position] of this.positions) {
-        await this.pool.query(
-          'UPDATE projection_checkpoints SET position = $2, updated_at = now() WHERE name = $1 AND position < $2',
-          [name, position],
-        );
+        await this.pool.query(ADVANCE_CHECKPOINT, [name, position]);
       }
       // Before the lock goes: no other leader can have beaten in the meantime.
       await this.pool.query('DELETE FROM projection_heartbeats WHERE worker = $1', [this.worker]);
