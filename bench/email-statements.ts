@@ -27,7 +27,7 @@ import path from 'node:path';
 import pg from 'pg';
 import { createWorkspace } from '../commands/workspaces/handlers.ts';
 import { openSystem, serve } from '../system.ts';
-import { bindPoolCallbacks, roundTrips, watchStatements } from './statements.ts';
+import { bindPoolCallbacks, roundTrips, timeInFlight, watchStatements } from './statements.ts';
 import { freshDatabase } from './support.ts';
 
 const N = Number(process.argv[2] ?? 50);
@@ -53,12 +53,7 @@ watchStatements((text) => {
   const flight = chain.getStore();
   const where: Where = flight === undefined ? 'other' : flight.answered ? 'after' : 'request';
   counts[where].set(text, (counts[where].get(text) ?? 0) + 1);
-  if (where !== 'request') return undefined;
-  const span: [number, number] = [performance.now(), Number.POSITIVE_INFINITY];
-  flight!.spans.push(span);
-  return () => {
-    span[1] = performance.now();
-  };
+  return where === 'request' ? timeInFlight(flight!.spans) : undefined;
 });
 
 bindPoolCallbacks();

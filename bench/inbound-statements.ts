@@ -28,7 +28,7 @@ import { InboundListener, type InboundListenerOptions } from '../infra/inbound/l
 import { openSystem } from '../system.ts';
 import { startDnsServer } from '../test/support/dns-server.ts';
 import { publishSender, receivingSlice, inboundMessage, SENDER_DOMAIN, SENDER_SELECTOR } from './inbound-mail.ts';
-import { bindPoolCallbacks, roundTrips, watchStatements } from './statements.ts';
+import { bindPoolCallbacks, roundTrips, timeInFlight, watchStatements } from './statements.ts';
 import { freshDatabase } from './support.ts';
 
 const N = Number(process.argv[2] ?? 50);
@@ -58,12 +58,7 @@ watchStatements((text) => {
   const flight = chain.getStore();
   const where: Where = flight === undefined ? 'other' : flight.answered ? 'after' : flight.kind;
   counts[where].set(text, (counts[where].get(text) ?? 0) + 1);
-  if (where !== 'data') return undefined;
-  const span: [number, number] = [performance.now(), Number.POSITIVE_INFINITY];
-  flight!.spans.push(span);
-  return () => {
-    span[1] = performance.now();
-  };
+  return where === 'data' ? timeInFlight(flight!.spans) : undefined;
 });
 
 bindPoolCallbacks();

@@ -49,6 +49,18 @@ export function bindPoolCallbacks(): void {
   } as typeof pg.Pool.prototype.connect;
 }
 
+/**
+ * Starts a statement's time in flight in `spans` (what `roundTrips` reads); the answer, called when
+ * the statement is answered, ends it: what `watchStatements`' callback hands back.
+ */
+export function timeInFlight(spans: [number, number][]): () => void {
+  const span: [number, number] = [performance.now(), Number.POSITIVE_INFINITY];
+  spans.push(span);
+  return () => {
+    span[1] = performance.now();
+  };
+}
+
 /** Statements whose times in flight overlap went out together: one round trip. */
 export function roundTrips(spans: [number, number][]): number {
   const sorted = [...spans].sort((a, b) => a[0] - b[0]);
