@@ -105,11 +105,11 @@ const participantWords = (people: (MailAddress | null)[]) =>
     .join(' ');
 
 /**
- * Files a run of messages in two statements whatever its length, leaving the tables as filing
- * them one by one would: the messages with the threads they open (the first message of each),
- * then each thread touched once. Why: the projector is
- * one sequential pipeline that every arriving message waits on before its 250; three statements
- * per message made it the ceiling of inbound mail (docs/benchmarks.md).
+ * Files a run of messages in two statements at most whatever its length, leaving the tables as
+ * filing them one by one would: the messages with the threads they open, then each other thread
+ * touched once. Why: the projector is one sequential pipeline that every arriving message waits
+ * on before its 250; three statements per message made it the ceiling of inbound mail
+ * (docs/benchmarks.md).
  *
  * Per thread, in log order: the last message's label wins; an arrival makes it unread, a send
  * leaves read state as it was (a thread a send opens is read), an import as the import said; the snippet is the latest
@@ -119,6 +119,11 @@ const participantWords = (people: (MailAddress | null)[]) =>
  * message and the body words of the latest ones, read from message_texts, which the receiving
  * slice and the sent-mail worker write before they file (so the threads read model is rebuilt
  * from the events and message_texts).
+ *
+ * A thread the run opens has all its messages in the run, so it is inserted as it ends up, from
+ * the run alone: most arriving mail opens a thread, and inserting it bare to update it at once
+ * wrote each of its rows twice (every index of threads, its search's GIN among them) in a
+ * statement more. Only the threads that were there before are updated, counted from the table.
  */
 async function fileMessages(db: Kysely<ThreadsTables>, filed: Filed[]): Promise<void> {
   if (filed.length === 0) return;
@@ -149,9 +154,18 @@ async function fileMessages(db: Kysely<ThreadsTables>, filed: Filed[]): Promise<
   });
   const threads = new Map<
     string,
-    { first: Filed; label: string; latest: Filed; lastAt: number; participants: Set<string>; unread: boolean }
+    {
+      first: Filed;
+      label: string;
+      latest: Filed;
+      lastAt: number;
+      participants: Set<string>;
+      unread: boolean;
+      /** The run's messages of the thread, once each, in log order (a run's order). */
+      messages: Map<string, (typeof messages)[number]>;
+    }
   >();
-  for (const m of filed) {
+  for (const [i, m] of filed.entries()) {
     const at = Date.parse(m.at);
     const t = threads.get(m.threadId);
     if (!t) {
@@ -162,6 +176,7 @@ async function fileMessages(db: Kysely<ThreadsTables>, filed: Filed[]): Promise<
         lastAt: at,
         participants: new Set(participantsOf(m.summary)),
         unread: m.unread,
+        messages: new Map([[m.messageId, messages[i]!]]),
       });
       continue;
     }
@@ -172,26 +187,33 @@ async function fileMessages(db: Kysely<ThreadsTables>, filed: Filed[]): Promise<
       t.lastAt = at;
     }
     for (const p of participantsOf(m.summary)) t.participants.add(p);
+    if (!t.messages.has(m.messageId)) t.messages.set(m.messageId, messages[i]!);
   }
-  const opened = [...threads.values()].map(({ first: m }) => ({
+  const opened = [...threads.values()].map(({ first: m, latest, label, unread, participants, messages: own }) => ({
     workspace_id: m.workspaceId,
     id: m.threadId,
     address: m.mailbox.address,
     address_id: m.mailbox.addressId,
     domain_id: m.mailbox.domainId,
     domain: m.mailbox.domain,
-    label: m.label,
+    label,
+    unread,
+    sent: [...own.values()].some((r) => r.direction === 'sent'),
     subject: m.summary.subject,
     normalised_subject: m.normalisedSubject,
-    snippet: m.summary.snippet,
-    participants: participantsOf(m.summary),
-    at: m.at,
+    snippet: latest.summary.snippet,
+    participants: [...participants],
+    message_count: own.size,
+    at: latest.at,
+    created_at: m.at,
+    words: [...own.values()].map((r) => r.search_words).join(' '),
+    hashes: [...own.values()].map((r) => r.raw_sha256),
   }));
-  // The messages, and the threads they open (read and without sent mail: the update below sets
-  // both from every message of the run), in one statement: neither insert reads the other's table.
-  await sql`WITH filed AS (INSERT INTO thread_messages (workspace_id, id, thread_id, address, direction, email_id,
-      header_id, in_reply_to, refs, subject, from_address, summary, authentication, spam, raw_sha256, raw_size,
-      mail_from, received_at, position, search_words)
+  // The messages, and the threads they open, in one statement: neither insert reads the other's
+  // table. A thread already there is left to the update below (and its search not worked out here).
+  const { rows: inserted } = await sql<{ id: string }>`WITH filed AS (INSERT INTO thread_messages (workspace_id, id,
+      thread_id, address, direction, email_id, header_id, in_reply_to, refs, subject, from_address, summary,
+      authentication, spam, raw_sha256, raw_size, mail_from, received_at, position, search_words)
     SELECT workspace_id, id, thread_id, address, direction, email_id, header_id, in_reply_to, refs, subject,
       from_address, summary, authentication, spam, raw_sha256, raw_size, mail_from, received_at, position, search_words
     FROM jsonb_to_recordset(${JSON.stringify(messages)}::jsonb) AS r(workspace_id text, id text, thread_id text,
@@ -201,22 +223,30 @@ async function fileMessages(db: Kysely<ThreadsTables>, filed: Filed[]): Promise<
     ORDER BY position
     ON CONFLICT (id) DO NOTHING)
     INSERT INTO threads (workspace_id, id, address, address_id, domain_id, domain, label, unread, has_sent,
-      subject, normalised_subject, snippet, participants, message_count, last_message_at, created_at)
-    SELECT workspace_id, id, address, address_id, domain_id, domain, label, false, false, subject, normalised_subject,
-      snippet, participants, 0, at, at
+      subject, normalised_subject, snippet, participants, message_count, last_message_at, created_at, search)
+    SELECT workspace_id, id, address, address_id, domain_id, domain, label, unread, sent, subject, normalised_subject,
+      snippet, ARRAY(SELECT DISTINCT p FROM unnest(participants) p ORDER BY p), message_count, at, created_at,
+      public.thread_search_of(words, hashes, ${BODY_BYTES})
     FROM jsonb_to_recordset(${JSON.stringify(opened)}::jsonb) AS r(workspace_id text, id text, address text,
-      address_id text, domain_id text, domain text, label text, subject text, normalised_subject text, snippet text,
-      participants text[], at timestamptz)
-    ON CONFLICT (id) DO NOTHING`.execute(db);
+      address_id text, domain_id text, domain text, label text, unread boolean, sent boolean, subject text,
+      normalised_subject text, snippet text, participants text[], message_count int, at timestamptz,
+      created_at timestamptz, words text, hashes text[])
+    WHERE NOT EXISTS (SELECT 1 FROM threads t WHERE t.id = r.id)
+    ON CONFLICT (id) DO NOTHING
+    RETURNING id`.execute(db);
 
-  const touched = [...threads.entries()].map(([id, t]) => ({
-    id,
-    label: t.label,
-    unread: t.unread,
-    snippet: t.latest.summary.snippet,
-    at: t.latest.at,
-    participants: [...t.participants],
-  }));
+  const fresh = new Set(inserted.map((r) => r.id));
+  const touched = [...threads.entries()]
+    .filter(([id]) => !fresh.has(id))
+    .map(([id, t]) => ({
+      id,
+      label: t.label,
+      unread: t.unread,
+      snippet: t.latest.summary.snippet,
+      at: t.latest.at,
+      participants: [...t.participants],
+    }));
+  if (touched.length === 0) return;
   await sql`UPDATE threads t SET label = u.label, unread = t.unread OR u.unread,
       has_sent = c.sent,
       snippet = CASE WHEN u.at >= t.last_message_at THEN u.snippet ELSE t.snippet END,

@@ -17,21 +17,31 @@ export const threadsProjector = defineProjector<ThreadsTables>()({
   tables: ['threads', 'thread_messages', 'labels'],
   ddl: (s) => `
     CREATE OR REPLACE AGGREGATE public.tsvector_agg(tsvector) (SFUNC = tsvector_concat, STYPE = tsvector, INITCOND = '');
-    -- A thread's search (filing.ts): its messages' words, then the bodies of its latest messages
-    -- (message_texts) up to bytes_kept stored bytes. A tsvector holds at most 1 MB, and stored
-    -- bytes may be compressed, so the bodies can overflow it: then the thread keeps its words
-    -- alone. Caught here, per thread, rather than by a savepoint around the update (two more
-    -- statements in the transaction every 250 waits for).
-    CREATE OR REPLACE FUNCTION public.thread_search(of_thread text, words text, bytes_kept bigint) RETURNS tsvector
+    -- A thread's search (filing.ts): its messages' words, then the bodies (message_texts) of its
+    -- latest messages, whose raw messages' hashes are given in filing order, up to bytes_kept
+    -- stored bytes. A tsvector holds at most 1 MB, and stored bytes may be compressed, so the
+    -- bodies can overflow it: then the thread keeps its words alone. Caught here, per thread,
+    -- rather than by a savepoint around the update (two more statements in the transaction every
+    -- 250 waits for).
+    CREATE OR REPLACE FUNCTION public.thread_search_of(words text, hashes text[], bytes_kept bigint) RETURNS tsvector
       LANGUAGE plpgsql STABLE AS $fn$
     BEGIN
-      RETURN to_tsvector('simple', words) || coalesce((SELECT public.tsvector_agg(r.search ORDER BY r.position) FROM (
-          SELECT x.search, m.position, sum(pg_column_size(x.search)) OVER (ORDER BY m.position DESC) AS kept
-          FROM thread_messages m JOIN message_texts x ON x.sha256 = m.raw_sha256
-          WHERE m.thread_id = of_thread) r
+      RETURN to_tsvector('simple', words) || coalesce((SELECT public.tsvector_agg(r.search ORDER BY r.n) FROM (
+          SELECT x.search, h.n, sum(pg_column_size(x.search)) OVER (ORDER BY h.n DESC) AS kept
+          FROM unnest(hashes) WITH ORDINALITY AS h(sha256, n)
+          -- One probe of the key per hash: joined, the plan cached for the session hashed the
+          -- hashes and read message_texts whole while it was small, and went on reading it whole.
+          CROSS JOIN LATERAL (SELECT search FROM message_texts WHERE sha256 = h.sha256 LIMIT 1) x) r
         WHERE r.kept <= bytes_kept), '');
     EXCEPTION WHEN program_limit_exceeded THEN
       RETURN to_tsvector('simple', words);
+    END $fn$;
+    -- The same of a filed thread, from its stored messages.
+    CREATE OR REPLACE FUNCTION public.thread_search(of_thread text, words text, bytes_kept bigint) RETURNS tsvector
+      LANGUAGE plpgsql STABLE AS $fn$
+    BEGIN
+      RETURN public.thread_search_of(words,
+        ARRAY(SELECT raw_sha256 FROM thread_messages WHERE thread_id = of_thread ORDER BY position), bytes_kept);
     END $fn$;
     CREATE TABLE IF NOT EXISTS ${s}.threads (
       workspace_id text NOT NULL,
