@@ -19,11 +19,18 @@ const HEARTBEAT_MS = 5000;
 const HEARTBEAT_FRESH_SECONDS = 15;
 
 /**
- * Moves a checkpoint written outside a batch's transaction ($1 name, $2 position), only forward: a
- * checkpoint another leader moved further stays where it is.
+ * Moves checkpoints written outside a batch's transaction ($1 names, $2 positions), only forward: a
+ * checkpoint another leader moved further stays where it is. Without the WAL flush, as a batch's
+ * checkpoint (`moveCheckpoint`): one lost in a crash replays events that changed nothing.
+ * Prepared (`name`): it runs for every batch of arriving mail, its parse cost as much as its run.
  */
-const ADVANCE_CHECKPOINT =
-  'UPDATE projection_checkpoints SET position = $2, updated_at = now() WHERE name = $1 AND position < $2';
+const ADVANCE_CHECKPOINTS = {
+  name: 'advance_checkpoints',
+  text: `UPDATE projection_checkpoints c SET position = u.position, updated_at = now()
+    FROM unnest($1::text[], $2::bigint[]) AS u(name, position)
+    WHERE c.name = u.name AND c.position < u.position
+      AND (SELECT set_config('synchronous_commit', 'off', true)) IS NOT NULL`,
+};
 
 const CHECKPOINTS = `
 CREATE TABLE IF NOT EXISTS projection_checkpoints (
@@ -397,28 +404,44 @@ export class ProjectionRunner {
       this.trailing.delete(p.name);
       if (term !== this.term || this.stopped) return;
       this.persistedAt.set(p.name, Date.now());
-      try {
-        await this.pool.query(ADVANCE_CHECKPOINT, [p.name, this.positions.get(p.name)]);
-      } catch (error) {
-        this.report(`projection ${p.name}`, error);
-      }
+      this.owe(p.name, this.positions.get(p.name) ?? 0);
     }, due);
     timer.unref();
     this.trailing.set(p.name, timer);
   }
 
-  /** Checkpoint writes under way that no batch waits for (`persistNow`); `stop` waits for them. */
-  private readonly unawaited = new Set<Promise<unknown>>();
-
   /** Writes a checkpoint that skipped a batch now, in the background; fenced as `persistLater` is. */
   private persistNow(p: Follower, term: number, position: number): void {
     if (term !== this.term || this.stopped) return;
     this.persistedAt.set(p.name, Date.now());
-    const write = this.pool
-      .query(ADVANCE_CHECKPOINT, [p.name, position])
-      .catch((error) => this.report(`projection ${p.name}`, error))
-      .finally(() => this.unawaited.delete(write));
-    this.unawaited.add(write);
+    this.owe(p.name, position);
+  }
+
+  /** Checkpoints owed by `persistNow` and `persistLater`, by follower, not yet handed to a write. */
+  private readonly owed = new Map<string, number>();
+  /** The write of owed checkpoints under way, which no batch waits for; `stop` waits for it. */
+  private owing: Promise<void> | null = null;
+
+  /**
+   * Writes an owed checkpoint: at once when no such write is under way, else with every other
+   * one owed meanwhile, in the next write. A batch of arriving mail is skipped by several
+   * followers (files, the reactors that found nothing to do), each of which wrote its own.
+   */
+  private owe(name: string, position: number): void {
+    this.owed.set(name, Math.max(position, this.owed.get(name) ?? 0));
+    this.owing ??= (async () => {
+      while (this.owed.size > 0) {
+        const names = [...this.owed.keys()];
+        const positions = [...this.owed.values()];
+        this.owed.clear();
+        try {
+          await this.pool.query({ ...ADVANCE_CHECKPOINTS, values: [names, positions] });
+        } catch (error) {
+          this.report('projection checkpoints', error);
+        }
+      }
+      this.owing = null;
+    })();
   }
 
   /**
@@ -555,15 +578,16 @@ export class ProjectionRunner {
     await this.bulkCatchUps;
     await this.unsubscribing;
     await Promise.all(this.subscriptions.splice(0).map((s) => s.close()));
-    await Promise.all(this.unawaited);
+    await this.owing;
     const client = this.leaderClient;
     if (!client) return;
     this.leaderClient = null;
     this.term++;
     try {
-      for (const [name, position] of this.positions) {
-        await this.pool.query(ADVANCE_CHECKPOINT, [name, position]);
-      }
+      await this.pool.query({
+        ...ADVANCE_CHECKPOINTS,
+        values: [[...this.positions.keys()], [...this.positions.values()]],
+      });
       // Before the lock goes: no other leader can have beaten in the meantime.
       await this.pool.query('DELETE FROM projection_heartbeats WHERE worker = $1', [this.worker]);
       await client.query('SELECT pg_advisory_unlock($1)', [LEADER_LOCK]);
