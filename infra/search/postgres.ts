@@ -55,11 +55,13 @@ export class PostgresTextIndex implements TextIndex {
   }
 
   async #write(batch: Pending[]): Promise<void> {
-    await this.pool.query(
-      `INSERT INTO message_texts (sha256, search)
+    // Prepared: it runs for every arriving message, and its parse cost about what its run did.
+    await this.pool.query({
+      name: 'message_texts_put',
+      text: `INSERT INTO message_texts (sha256, search)
        SELECT h, to_tsvector('simple', t) FROM unnest($1::text[], $2::text[]) AS u(h, t)
        ON CONFLICT (sha256) DO NOTHING`,
-      [batch.map((p) => p.sha256), batch.map((p) => p.text)],
-    );
+      values: [batch.map((p) => p.sha256), batch.map((p) => p.text)],
+    });
   }
 }
