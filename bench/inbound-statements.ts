@@ -17,6 +17,13 @@
  *   SETTLE_MS after the last answer. One at a time they are exact per message (with the pollers of
  *   a SETTLE_MS window); at a time they share batches as under load.
  *
+ * While counting it also takes the CPU a message costs: this process's (the whole slice and the
+ * sender), this database's PostgreSQL sessions', and the processes every database shares (WAL
+ * writer, checkpointer: other work on the machine moves these). LOG_DURATIONS=1 has PostgreSQL log
+ * every statement's duration of the bench's database (for the operator to sum from its log; its
+ * durations include waits), AUTO_EXPLAIN=<ms> with it the plans of statements that ran longer, and
+ * KEEP_DB=1 leaves the database for EXPLAIN afterwards (drop it yourself).
+ *
  * Not part of `npm run bench`: it asserts nothing and measures no time that matters.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
@@ -24,12 +31,13 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { createTransport } from 'nodemailer';
+import pg from 'pg';
 import { InboundListener, type InboundListenerOptions } from '../infra/inbound/listener.ts';
 import { openSystem } from '../system.ts';
 import { startDnsServer } from '../test/support/dns-server.ts';
 import { publishSender, receivingSlice, inboundMessage, SENDER_DOMAIN, SENDER_SELECTOR } from './inbound-mail.ts';
 import { bindPoolCallbacks, roundTrips, timeInFlight, watchStatements } from './statements.ts';
-import { freshDatabase } from './support.ts';
+import { ADMIN_URL, freshDatabase, postgresCpuMeter } from './support.ts';
 
 const N = Number(process.argv[2] ?? 50);
 const WARMUP = 5;
@@ -87,7 +95,21 @@ async function main(): Promise<void> {
   const teardown: (() => Promise<void> | void)[] = [];
   const database = await freshDatabase('inbound-statements');
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'wms-inbound-statements-'));
+  let cpu = { node: 0, postgres: 0, shared: 0 };
   try {
+    if (process.env.LOG_DURATIONS) {
+      const admin = new pg.Client({ connectionString: ADMIN_URL });
+      await admin.connect();
+      await admin.query(`ALTER DATABASE ${database.name} SET log_min_duration_statement = 0`);
+      if (process.env.AUTO_EXPLAIN) {
+        await admin.query(`ALTER DATABASE ${database.name} SET session_preload_libraries = 'auto_explain'`);
+        await admin.query(
+          `ALTER DATABASE ${database.name} SET auto_explain.log_min_duration = '${Number(process.env.AUTO_EXPLAIN)}ms'`,
+        );
+      }
+      await admin.end();
+      console.log(`logging every statement's duration of ${database.name}`);
+    }
     const dnsServer = await startDnsServer({ teardown: (fn) => teardown.push(fn) });
     const privateKeyPem = await publishSender(dnsServer);
     const system = await openSystem(database.url, {
@@ -123,6 +145,10 @@ async function main(): Promise<void> {
         for (let i = 0; i < WARMUP; i++) await send(i);
         await settle();
         counting = true;
+        const nodeCpu = process.cpuUsage();
+        const postgresCpu = postgresCpuMeter(database.name);
+        // No session belongs to this name: the processes every database shares.
+        const sharedCpu = postgresCpuMeter('\u0000');
         let next = WARMUP;
         await Promise.all(
           Array.from({ length: CONCURRENCY }, async () => {
@@ -131,6 +157,8 @@ async function main(): Promise<void> {
         );
         await settle();
         counting = false;
+        const node = process.cpuUsage(nodeCpu);
+        cpu = { node: (node.user + node.system) / 1e6, postgres: postgresCpu(), shared: sharedCpu() };
       } finally {
         transport.close();
         await listener.close();
@@ -140,7 +168,8 @@ async function main(): Promise<void> {
     }
   } finally {
     for (const fn of teardown.reverse()) await fn();
-    await database.drop();
+    if (!process.env.KEEP_DB) await database.drop();
+    else console.log(`kept ${database.name}`);
     await rm(dataDir, { recursive: true, force: true });
   }
 
@@ -151,6 +180,11 @@ async function main(): Promise<void> {
     for (const [text, count] of [...counts[where]].sort((a, b) => b[1] - a[1]))
       console.log(`  ${(count / N).toFixed(2).padStart(6)}  ${text}`);
   }
+  const ms = (seconds: number) => ((seconds * 1000) / N).toFixed(2);
+  console.log(
+    `\nCPU per message (ms): Node ${ms(cpu.node)}, PostgreSQL ${ms(cpu.postgres)} ` +
+      `(sessions ${ms(cpu.postgres - cpu.shared)}, shared processes ${ms(cpu.shared)})`,
+  );
   const sorted = [...trips].sort((a, b) => a - b);
   console.log(
     `\nsequential round trips of DATA before its answer: mean ${(trips.reduce((a, b) => a + b, 0) / trips.length).toFixed(2)}, ` +
