@@ -160,7 +160,7 @@ import {
   type SignInMailOptions,
   SignInMailProcess,
 } from './processes/accounts/sign-in-mail.ts';
-import { ContactEventRetention } from './processes/contact-events/retention.ts';
+import { CONTACT_EVENT_RETENTION_SCHEMA, ContactEventRetention } from './processes/contact-events/retention.ts';
 import { TableStatistics } from './processes/table-statistics.ts';
 import { DEFAULT_TEMP_INBOX_RETENTION_EVERY_MS, TempInboxRetention } from './processes/temp-inboxes/retention.ts';
 import { tempInboxRoute } from './commands/temp-inboxes/inbound.ts';
@@ -1160,6 +1160,7 @@ async function migrate(client: pg.PoolClient): Promise<void> {
   // Trigram indexes serve the suppressions' substring search.
   await client.query('CREATE EXTENSION IF NOT EXISTS pg_trgm');
   await PostgresEventStore.migrate(client);
+  await client.query(CONTACT_EVENT_RETENTION_SCHEMA);
   await client.query(RATE_LIMIT_SCHEMA);
   await client.query(REQUEST_LOG_SCHEMA);
   await client.query(IDEMPOTENCY_SCHEMA);

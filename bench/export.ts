@@ -95,9 +95,6 @@ WITH base AS MATERIALIZED (
   FROM raws
 ), blobs AS (
   INSERT INTO blobs_small (sha256, bytes) SELECT sha256, raw FROM rows WHERE raw IS NOT NULL ON CONFLICT DO NOTHING
-), streams AS (
-  INSERT INTO es_streams (stream_id, revision)
-  SELECT 'ws-' || $3 || '.thread-thr_bench' || t, max(rev) FROM rows GROUP BY t
 )
 INSERT INTO es_events (position, tx_id, stream_id, revision, type, version, data, metadata)
 SELECT nextval('es_position_seq'), pg_current_xact_id(), 'ws-' || $3 || '.thread-thr_bench' || t, rev, 'MessageReceived', 1,
@@ -179,7 +176,7 @@ async function exportRun(): Promise<void> {
       mailbox,
       JSON.stringify(large),
     ]);
-    await client.query('ANALYZE es_events; ANALYZE es_streams; ANALYZE blobs_small');
+    await client.query('ANALYZE es_events; ANALYZE blobs_small');
     const head = Number((await client.query('SELECT max(position) AS p FROM es_events')).rows[0].p);
     const { rows: rawRows } = await client.query(
       `SELECT sum((data->'raw'->>'size')::bigint)::bigint AS bytes,

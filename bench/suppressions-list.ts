@@ -41,9 +41,6 @@ WITH rows AS (
          (ARRAY['bounce', 'complaint', 'manual'])[n % 3 + 1] AS reason,
          timestamptz '2025-01-01 00:00:00+00' + n * interval '250 milliseconds' AS created_at
   FROM generate_series($1::int, $2::int) AS n
-), streams AS (
-  INSERT INTO es_streams (stream_id, revision)
-  SELECT 'ws-' || $3 || '.suppression-' || email, 0 FROM rows
 )
 INSERT INTO es_events (position, tx_id, stream_id, revision, type, version, data, metadata)
 SELECT nextval('es_position_seq'), pg_current_xact_id(), 'ws-' || $3 || '.suppression-' || email, 0, 'SuppressionAdded', 1,
@@ -70,7 +67,7 @@ export async function prepareSeeded(): Promise<Seeded> {
     const client = new pg.Client({ connectionString: database.url });
     await client.connect();
     const seedSeconds = await seedInChunks(client, SEED_CHUNK, ROWS, CHUNK, [ws.workspaceId]);
-    await client.query('ANALYZE es_events; ANALYZE es_streams');
+    await client.query('ANALYZE es_events');
     const head = Number((await client.query('SELECT max(position) AS p FROM es_events')).rows[0].p);
     await emit({
       bench: 'suppressions-list.seed',

@@ -58,9 +58,6 @@ WITH rows AS (
          timestamptz '2025-01-01 00:00:00+00' + n * interval '1 second' AS received_at,
          md5(n::text) || md5((n + 1)::text) AS sha256
   FROM generate_series($1::int, $2::int) AS n
-), streams AS (
-  INSERT INTO es_streams (stream_id, revision)
-  SELECT 'ws-' || $3 || '.thread-thr_bench' || t, max(rev) FROM rows GROUP BY t
 ), texts AS (
   INSERT INTO message_texts (sha256, search)
   SELECT sha256, to_tsvector('simple', format('Thanks for the notes from the call. Item %s of %s. %s', n, subject,
@@ -125,7 +122,7 @@ export async function threadsListBench(): Promise<void> {
     const client = new pg.Client({ connectionString: database.url });
     await client.connect();
     const seedSeconds = await seedInChunks(client, SEED_CHUNK, MESSAGES, CHUNK, [ws.workspaceId, mailbox]);
-    await client.query('ANALYZE es_events; ANALYZE es_streams; ANALYZE message_texts');
+    await client.query('ANALYZE es_events; ANALYZE message_texts');
     const head = Number((await client.query('SELECT max(position) AS p FROM es_events')).rows[0].p);
     await emit({
       bench: 'threads-list.seed',

@@ -19,8 +19,7 @@ const PACED_PER_SECOND = 200;
 
 /** SuppressionAdded events as es_append writes them: positions from the sequence, tx_id of the writing transaction. */
 const APPEND = `
-WITH rows AS (SELECT n, format('%s-%s@bench%s.test', $3::text, n, n % 100) AS email FROM generate_series($1::int, $2::int) AS n),
-streams AS (INSERT INTO es_streams (stream_id, revision) SELECT 'ws-' || $4 || '.suppression-' || email, 0 FROM rows)
+WITH rows AS (SELECT n, format('%s-%s@bench%s.test', $3::text, n, n % 100) AS email FROM generate_series($1::int, $2::int) AS n)
 INSERT INTO es_events (position, tx_id, stream_id, revision, type, version, data, metadata)
 SELECT nextval('es_position_seq'), pg_current_xact_id(), 'ws-' || $4 || '.suppression-' || email, 0, 'SuppressionAdded', 1,
        jsonb_build_object('suppressionId', gen_random_uuid(), 'email', email, 'reason', 'manual', 'detail', null, 'removable', true,

@@ -16,7 +16,7 @@ const STREAM_LOCKS = 72_626_002;
  *     and so its position, is above everything already read.
  * The lock covers a few statements, not the commit, so appends still commit (and fsync) in parallel.
  * Step 1 holds only if the transaction id is first assigned inside that lock, so es_append refuses
- * a transaction that has already written (or appended once), and reads `es_streams` before it.
+ * a transaction that has already written (or appended once), and reads the stream ends before it.
  *
  * One call carries several appends (the adapter batches concurrent ones): each keeps its own
  * expectation, a refused one is reported in its row and does not stop the others, and all of them
@@ -25,10 +25,6 @@ const STREAM_LOCKS = 72_626_002;
  * lower position than an earlier one.
  */
 export const EVENT_STORE_SCHEMA = `
-CREATE TABLE IF NOT EXISTS es_streams (
-  stream_id text PRIMARY KEY,
-  revision integer NOT NULL
-);
 CREATE SEQUENCE IF NOT EXISTS es_position_seq;
 CREATE TABLE IF NOT EXISTS es_events (
   position bigint PRIMARY KEY,
@@ -39,10 +35,16 @@ CREATE TABLE IF NOT EXISTS es_events (
   version integer NOT NULL,
   data jsonb NOT NULL,
   metadata jsonb NOT NULL,
-  recorded_at timestamptz NOT NULL DEFAULT now(),
-  UNIQUE (stream_id, revision)
+  recorded_at timestamptz NOT NULL DEFAULT now()
 );
-CREATE INDEX IF NOT EXISTS es_events_stream_prefix ON es_events (stream_id text_pattern_ops);
+-- One index serves a stream's reads, its end (the newest revision) and prefix scans of stream ids
+-- (text_pattern_ops compares bytes, so LIKE 'prefix%' is a range of it).
+CREATE UNIQUE INDEX IF NOT EXISTS es_events_stream_revision ON es_events (stream_id text_pattern_ops, revision);
+-- Databases made before it: the constraint and prefix index it replaces, and the table of stream
+-- ends that every append wrote a row of (an end is now read from the index above).
+ALTER TABLE es_events DROP CONSTRAINT IF EXISTS es_events_stream_id_revision_key;
+DROP INDEX IF EXISTS es_events_stream_prefix;
+DROP TABLE IF EXISTS es_streams;
 DROP FUNCTION IF EXISTS es_append(text, text, integer, text[], integer[], jsonb[], jsonb[]);
 CREATE OR REPLACE FUNCTION es_append(
   p_streams text[], p_kinds text[], p_expected integer[], p_counts integer[],
@@ -50,7 +52,6 @@ CREATE OR REPLACE FUNCTION es_append(
 ) RETURNS TABLE (out_revision integer, out_position bigint, out_actual integer) LANGUAGE plpgsql AS $$
 DECLARE
   m integer := cardinality(p_streams);
-  v_key integer;
   v_current jsonb;
   v_repeated jsonb;
   v_actual integer;
@@ -70,11 +71,15 @@ BEGIN
   IF pg_current_xact_id_if_assigned() IS NOT NULL THEN
     RAISE EXCEPTION 'es_append must be the first write of its transaction';
   END IF;
-  FOR v_key IN SELECT DISTINCT hashtext(s) FROM unnest(p_streams) AS s ORDER BY 1 LOOP
-    PERFORM pg_advisory_xact_lock(${STREAM_LOCKS}, v_key);
-  END LOOP;
-  SELECT coalesce(jsonb_object_agg(stream_id, revision), '{}') INTO v_current
-    FROM es_streams WHERE stream_id = ANY (p_streams);
+  -- One statement takes them all, in key order (the subquery's order is the order they are taken).
+  PERFORM pg_advisory_xact_lock(${STREAM_LOCKS}, l.k)
+    FROM (SELECT DISTINCT hashtext(s) AS k FROM unnest(p_streams) AS s ORDER BY 1) AS l;
+  -- Each stream's end is its newest event, one step down the index. Not max(revision) grouped over
+  -- stream_id = ANY (...): PL/pgSQL keeps the plan it made while the table was small, and for that
+  -- form it stayed a scan of the whole table (a call of ten appends took 3.4 ms instead of 0.5).
+  SELECT coalesce(jsonb_object_agg(u.s, e.revision), '{}') INTO v_current
+    FROM (SELECT DISTINCT s FROM unnest(p_streams) AS s) AS u
+    CROSS JOIN LATERAL (SELECT revision FROM es_events WHERE stream_id = u.s ORDER BY revision DESC LIMIT 1) AS e;
   -- Only a stream appended to twice in the call needs its new end kept for its next append: a
   -- jsonb copied whole for every stream cost a call of 500 new streams more than its inserts.
   SELECT coalesce(jsonb_object_agg(s, true), '{}') INTO v_repeated
@@ -128,9 +133,6 @@ BEGIN
     v_offset := v_offset + p_counts[i];
   END LOOP;
 
-  INSERT INTO es_streams (stream_id, revision)
-    SELECT s, max(r) FROM unnest(v_streams, v_revisions) AS u(s, r) GROUP BY s
-    ON CONFLICT (stream_id) DO UPDATE SET revision = EXCLUDED.revision;
   INSERT INTO es_events (position, tx_id, stream_id, revision, type, version, data, metadata)
     SELECT u.p, v_tx, u.s, u.r, p_types[u.k], p_versions[u.k], p_data[u.k], p_metadata[u.k]
     FROM unnest(v_positions, v_streams, v_revisions, v_indexes) AS u(p, s, r, k);

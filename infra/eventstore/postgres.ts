@@ -72,23 +72,13 @@ export class PostgresEventStore implements EventStore {
   }
 
   /**
-   * Deletes whole streams, events and all, in one transaction: retention of what must not be kept
-   * (expired contact events, expired disposable inboxes). Answers how many events went.
+   * Deletes whole streams: retention of what must not be kept (expired contact events, expired
+   * disposable inboxes). A stream's end is its newest event, so a deleted stream is a new one
+   * again. Answers how many events went.
    */
   static async deleteStreams(pool: pg.Pool, streamIds: readonly string[]): Promise<number> {
-    const client = await pool.connect();
-    try {
-      await client.query('BEGIN');
-      const deleted = await client.query('DELETE FROM es_events WHERE stream_id = ANY($1)', [streamIds]);
-      await client.query('DELETE FROM es_streams WHERE stream_id = ANY($1)', [streamIds]);
-      await client.query('COMMIT');
-      return deleted.rowCount ?? 0;
-    } catch (error) {
-      await client.query('ROLLBACK').catch(() => {});
-      throw error;
-    } finally {
-      client.release();
-    }
+    const deleted = await pool.query('DELETE FROM es_events WHERE stream_id = ANY($1)', [streamIds]);
+    return deleted.rowCount ?? 0;
   }
 
   static async migrate(db: pg.Pool | pg.PoolClient): Promise<void> {

@@ -22,12 +22,26 @@ export interface PurgeResult {
 const BATCH = 10_000;
 
 /**
+ * The contact-event streams' events, as the partial index below holds them (the pattern is
+ * written out, not a parameter, so the planner sees the query within the index's predicate).
+ */
+const OLD_CONTACT_EVENTS = `e.stream_id LIKE '${CONTACT_EVENT_STREAM_LIKE}'`;
+
+/**
+ * The purge's way to old contact-event streams: their events by recording time, and only theirs
+ * (the pattern is not a prefix of the stream id, so the event store's own index cannot find them).
+ */
+export const CONTACT_EVENT_RETENTION_SCHEMA = `
+CREATE INDEX IF NOT EXISTS es_events_contact_events_recorded ON es_events (recorded_at)
+  WHERE stream_id LIKE '${CONTACT_EVENT_STREAM_LIKE}';`;
+
+/**
  * Contact events are kept 90 days (spec), counted from `occurredAt`, the same clock the "not older
  * than 90 days" rule uses, so an event is accepted only while it may still be kept.
  *
  * The one exception to the append-only event store: a contact-event stream (one request, or one
  * Idempotency-Key) whose newest event was recorded more than 90 days ago is deleted whole, events
- * and revision row, so its key may be used afresh. Every event of such a stream occurred more than
+ * so its key may be used afresh. Every event of such a stream occurred more than
  * 90 days ago (occurredAt ≤ recordedAt), so nothing still visible goes. Read-model rows go by their
  * own occurredAt, and the projector skips expired events, so a rebuild equals the live model.
  * Positions of deleted events are far behind every checkpoint; subscribers never look back.
@@ -73,9 +87,11 @@ export class ContactEventRetention {
     for (;;) {
       // Streams whose newest event is old; short transactions, so subscribers are never held back long.
       const { rows } = await this.pool.query<{ stream_id: string }>(
-        `SELECT s.stream_id FROM es_streams s JOIN es_events e ON e.stream_id = s.stream_id AND e.revision = s.revision
-         WHERE s.stream_id LIKE $1 AND e.recorded_at < $2 LIMIT 500`,
-        [CONTACT_EVENT_STREAM_LIKE, cutoff],
+        `SELECT e.stream_id FROM es_events e
+         WHERE ${OLD_CONTACT_EVENTS} AND e.recorded_at < $1
+           AND NOT EXISTS (SELECT FROM es_events n WHERE n.stream_id = e.stream_id AND n.revision > e.revision)
+         LIMIT 500`,
+        [cutoff],
       );
       if (rows.length === 0) break;
       const ids = rows.map((r) => r.stream_id);

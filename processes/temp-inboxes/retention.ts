@@ -74,14 +74,15 @@ export class TempInboxRetention {
     // past it), whichever process appended it: deleted sooner, the rows would never be taken away.
     for (;;) {
       const { rows } = await this.pool.query<{ stream_id: string }>(
-        `SELECT s.stream_id FROM es_streams s JOIN es_events e ON e.stream_id = s.stream_id AND e.revision = s.revision
-         WHERE (left(s.stream_id, length($1)) = $1 AND left(s.stream_id, length($2)) <> $2 AND e.type = 'TempInboxExpired'
-                AND e.position <= (SELECT position FROM projection_checkpoints WHERE name = $5))
-            OR (left(s.stream_id, length($2)) = $2 AND e.recorded_at < $3)
+        `SELECT e.stream_id FROM es_events e
+         WHERE ((e.stream_id LIKE $1 AND e.stream_id NOT LIKE $2 AND e.type = 'TempInboxExpired'
+                 AND e.position <= (SELECT position FROM projection_checkpoints WHERE name = $5))
+             OR (e.stream_id LIKE $2 AND e.recorded_at < $3))
+           AND NOT EXISTS (SELECT FROM es_events n WHERE n.stream_id = e.stream_id AND n.revision > e.revision)
          LIMIT $4`,
         [
-          TEMP_INBOX_STREAM_PREFIX,
-          TEMP_INBOX_NETWORK_STREAM_PREFIX,
+          `${TEMP_INBOX_STREAM_PREFIX}%`,
+          `${TEMP_INBOX_NETWORK_STREAM_PREFIX}%`,
           new Date(now.getTime() - TEMP_INBOX_WINDOW_MS),
           BATCH,
           READ_MODEL,
