@@ -93,6 +93,7 @@ import { viewLanes } from './api/routes/sending-streams/views.ts';
 import { viewUnsubscribe } from './api/routes/suppressions/unsubscribes.ts';
 import { viewTemplateAnalytics } from './api/routes/template-mail/analytics.ts';
 import { keyAuthority } from './projections/api-keys/queries.ts';
+import { KeyAdmissions } from './projections/api-keys/admission.ts';
 import { isPermission, PERMISSIONS } from './domain/shared/permissions.ts';
 import type { MessageSummary } from './domain/messages/summary.ts';
 import type { SettableLabel } from './domain/threads/events.ts';
@@ -214,6 +215,7 @@ export interface System {
   commands: CommandContext;
   cursors: Cursors;
   rateLimiter: RateLimiter;
+  keyAdmissions: KeyAdmissions;
   requestLog: RequestLog;
   idempotencyKeys: IdempotencyKeys;
   renderer: TemplateRenderer;
@@ -662,6 +664,7 @@ export async function openSystem(databaseUrl: string, options: SystemOptions = {
     outbound,
     cursors: new Cursors(await serverSecret(database.pool, 'cursor')),
     rateLimiter: new RateLimiter(database.pool, options.rateLimitNow),
+    keyAdmissions: new KeyAdmissions(database.pool),
     requestLog,
     idempotencyKeys,
     renderer,
@@ -722,6 +725,7 @@ export function serve(system: System, options: { logger?: boolean | object } = {
       history: { store: system.store, registry },
       cursors: system.cursors,
       rateLimiter: system.rateLimiter,
+      keyAdmissions: system.keyAdmissions,
       requestLog: system.requestLog,
       idempotencyKeys: system.idempotencyKeys,
       renderer: system.renderer,

@@ -17,6 +17,7 @@ import type { EventHistory } from '../projections/history.ts';
 import type { ReadModels } from '../projections/tables.ts';
 import type { IdempotencyKeys } from './idempotency.ts';
 import type { Cursors } from './paging.ts';
+import type { KeyAdmissions } from '../projections/api-keys/admission.ts';
 import type { RateLimiter } from './plugins/rate-limit.ts';
 import type { RequestLog } from './request-log.ts';
 
@@ -30,6 +31,8 @@ export interface ApiDeps {
   history: EventHistory;
   cursors: Cursors;
   rateLimiter: RateLimiter;
+  /** Every API key request's admission: its key read and its request counted (projections/api-keys/admission.ts). */
+  keyAdmissions: KeyAdmissions;
   requestLog: RequestLog;
   idempotencyKeys: IdempotencyKeys;
   renderer: TemplateRenderer;

@@ -4,7 +4,7 @@ import { hashSecret, parseToken } from '../../commands/api-keys/token.ts';
 import { viewOnlyOf } from '../../domain/members/sending.ts';
 import { ACCESS_TOKEN_PREFIX, grantRefusal, tokenAuthority } from '../../domain/oauth/authority.ts';
 import { isPermission, PERMISSIONS, type Permission } from '../../domain/shared/permissions.ts';
-import { admitKey } from '../../projections/api-keys/admission.ts';
+import type { KeyAdmissions } from '../../projections/api-keys/admission.ts';
 import { admitToken, type MemberReach, memberReach, workspaceExists } from '../../projections/oauth/admission.ts';
 import type { Credential } from '../credential.ts';
 import { storableText } from '../input.ts';
@@ -111,15 +111,14 @@ async function admitAccessToken(pool: pg.Pool, rateLimiter: RateLimiter, token: 
  * `needed` false: the credential is not looked at, the request is only counted.
  */
 async function admit(
-  pool: pg.Pool,
-  rateLimiter: RateLimiter,
+  { pool, rateLimiter, keyAdmissions }: AuthDeps,
   request: { authorization: string | undefined; needed: boolean; ip: string },
 ): Promise<Admitted> {
   const token = request.needed ? bearerToken(request.authorization) : null;
   if (typeof token === 'string') return admitAccessToken(pool, rateLimiter, token, request.ip);
   const key = token instanceof ApiError ? null : token;
   const window = rateLimiter.window();
-  const row = await admitKey(pool, {
+  const row = await keyAdmissions.admit({
     key: key && { id: key.keyId, secretHash: hashSecret(key.secret), mode: key.mode },
     now: new Date(window.now),
     fallbackIdentity: `ip:${request.ip}`,
@@ -166,7 +165,12 @@ function bearerToken(
   return parseToken(match[1]!) ?? new ApiError('invalid_api_key', 'This is not a valid API key.');
 }
 
-export type AuthDeps = { pool: pg.Pool; rateLimiter: RateLimiter; requestLog: RequestLog };
+export type AuthDeps = {
+  pool: pg.Pool;
+  rateLimiter: RateLimiter;
+  keyAdmissions: KeyAdmissions;
+  requestLog: RequestLog;
+};
 
 /**
  * What a request does with the credential it carries. `required`: a route that needs one, refused
@@ -187,7 +191,7 @@ export async function admitRequest(
   reply: FastifyReply,
   use: CredentialUse,
 ): Promise<void> {
-  const { credential, refusal, rateLimit } = await admit(deps.pool, deps.rateLimiter, {
+  const { credential, refusal, rateLimit } = await admit(deps, {
     authorization: request.headers.authorization,
     needed: use !== 'none',
     ip: request.ip,

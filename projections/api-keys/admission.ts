@@ -59,19 +59,116 @@ export interface AdmissionInput {
   windowStart: number;
 }
 
-export async function admitKey(pool: pg.Pool, input: AdmissionInput): Promise<Admission> {
-  const { key } = input;
-  const { rows } = await pool.query<Admission>({
-    name: 'admit',
-    text: ADMIT,
-    values: [
-      key?.id ?? null,
-      key?.secretHash ?? null,
-      key?.mode ?? null,
-      input.now,
-      input.fallbackIdentity,
-      input.windowStart,
-    ],
-  });
-  return rows[0]!;
+/**
+ * The same for several requests in one statement: each keeps its own key, secret, clock and
+ * fallback ($1–$6 are arrays, in the requests' order), and each is counted in turn, so a key's
+ * requests of one statement take consecutive places in its window as they would one by one.
+ */
+const ADMIT_MANY = `
+WITH _ AS (SELECT set_config('synchronous_commit', 'off', true)),
+req AS (
+  SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::timestamptz[], $5::text[], $6::bigint[]) WITH ORDINALITY
+    AS r(key_id, secret_hash, mode, now, fallback, window_start, i)
+),
+key AS (
+  SELECT r.i, k.id, k.workspace_id, k.mode, k.scopes, k.role_id, k.address_allowlist, k.domain_allowlist,
+         CASE WHEN k.revoked_at IS NOT NULL THEN 'revoked_api_key' WHEN k.expires_at <= r.now THEN 'expired_api_key' END AS refusal,
+         CASE WHEN k.role_id IS NOT NULL THEN coalesce(ro.permissions, '{}') END AS role_permissions
+  FROM req r JOIN api_keys k ON k.id = r.key_id AND k.secret_hash = r.secret_hash AND k.mode = r.mode
+  LEFT JOIN roles ro ON ro.id = k.role_id AND ro.workspace_id = k.workspace_id
+),
+counted AS (
+  SELECT r.i, w.identity, r.window_start,
+         row_number() OVER (PARTITION BY w.identity, r.window_start ORDER BY r.i) AS nth,
+         count(*) OVER (PARTITION BY w.identity, r.window_start) AS n
+  FROM req r LEFT JOIN key k ON k.i = r.i AND k.refusal IS NULL
+  CROSS JOIN LATERAL (SELECT coalesce('key:' || k.id, r.fallback) AS identity) AS w
+),
+hit AS (
+  INSERT INTO rate_limit_windows (identity, window_start, count)
+  SELECT identity, window_start, max(n) FROM counted, _ GROUP BY identity, window_start
+  ON CONFLICT (identity, window_start) DO UPDATE SET count = rate_limit_windows.count + EXCLUDED.count
+  RETURNING identity, window_start, count
+)
+SELECT (h.count - c.n + c.nth)::int AS count, k.id, k.workspace_id, k.mode, k.scopes, k.role_id,
+       k.address_allowlist, k.domain_allowlist, k.refusal, k.role_permissions
+FROM counted c JOIN hit h USING (identity, window_start) LEFT JOIN key k ON k.i = c.i
+ORDER BY c.i`;
+
+/** Admissions one statement carries at most. */
+const ADMISSIONS_PER_STATEMENT = 256;
+
+interface Waiting {
+  input: AdmissionInput;
+  resolve(admission: Admission): void;
+  reject(error: unknown): void;
 }
+
+/**
+ * Admits requests as the event store appends: while fewer than `inFlight` statements are under
+ * way a request's goes out at once, alone; requests arriving meanwhile queue, and the next free
+ * statement carries them all (ADMIT_MANY). Under load most requests then share a statement, its
+ * round trip and its parse, where each paid one (PostgreSQL's CPU an admission: about 82 µs alone,
+ * 60 four at a time, 36 eight, 23 sixteen). Every request still reads its key and counts in its
+ * window when its statement runs, after it arrived.
+ */
+export class KeyAdmissions {
+  private readonly queued: Waiting[] = [];
+  private running = 0;
+
+  constructor(
+    private readonly pool: pg.Pool,
+    private readonly inFlight = 2,
+  ) {}
+
+  admit(input: AdmissionInput): Promise<Admission> {
+    return new Promise((resolve, reject) => {
+      this.queued.push({ input, resolve, reject });
+      this.send();
+    });
+  }
+
+  private send(): void {
+    while (this.running < this.inFlight && this.queued.length > 0) {
+      const batch = this.queued.splice(0, ADMISSIONS_PER_STATEMENT);
+      this.running++;
+      this.query(batch.map((w) => w.input))
+        .then(
+          (rows) => {
+            for (const [i, w] of batch.entries()) w.resolve(rows[i]!);
+          },
+          (error) => {
+            for (const w of batch) w.reject(error);
+          },
+        )
+        .finally(() => {
+          this.running--;
+          this.send();
+        });
+    }
+  }
+
+  private async query(inputs: AdmissionInput[]): Promise<Admission[]> {
+    if (inputs.length === 1) {
+      const [input] = inputs as [AdmissionInput];
+      const { rows } = await this.pool.query<Admission>({ name: 'admit', text: ADMIT, values: values(input) });
+      return rows;
+    }
+    const columns = inputs.map(values);
+    const { rows } = await this.pool.query<Admission>({
+      name: 'admit_many',
+      text: ADMIT_MANY,
+      values: columns[0]!.map((_, c) => columns.map((row) => row[c])),
+    });
+    return rows;
+  }
+}
+
+const values = ({ key, now, fallbackIdentity, windowStart }: AdmissionInput): unknown[] => [
+  key?.id ?? null,
+  key?.secretHash ?? null,
+  key?.mode ?? null,
+  now,
+  fallbackIdentity,
+  windowStart,
+];

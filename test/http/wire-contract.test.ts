@@ -148,6 +148,32 @@ t.test('wire contract', async (t) => {
     t.equal((await h.request(ws.apiKey, 'GET', '/ping')).statusCode, 200, 'other keys keep their own window');
   });
 
+  t.test('rate limit: requests at once share statements and each still takes its own place', async (t) => {
+    clock.awayFromMinuteEnd();
+    const key = (await h.request(ws.apiKey, 'POST', '/keys', { scopes: [] })).json().token as string;
+    const other = (await h.request(ws.apiKey, 'POST', '/keys', { scopes: [] })).json().token as string;
+    const forged = `${key.slice(0, -43)}${'D'.repeat(43)}`;
+    const tokens = Array.from({ length: 60 }, (_, i) => (i % 3 === 0 ? key : i % 3 === 1 ? other : forged));
+    const answers = await Promise.all(tokens.map((token) => h.request(token, 'GET', '/ping')));
+    const remaining = (token: string) =>
+      answers
+        .filter((_, i) => tokens[i] === token)
+        .map((res) => Number(res.headers['ratelimit-remaining']))
+        .sort((a, b) => b - a);
+    const places = Array.from({ length: 20 }, (_, i) => 599 - i);
+    t.same(remaining(key), places, "the key's requests took consecutive places, none twice");
+    t.same(remaining(other), places, 'the other key counted apart');
+    t.ok(
+      answers.filter((_, i) => tokens[i] === forged).every((res) => res.json().error.code === 'invalid_api_key'),
+      'a wrong secret refused among them',
+    );
+    const { rows } = await h.system.database.pool.query(
+      'SELECT count FROM rate_limit_windows WHERE identity = $1 AND window_start = $2',
+      [`key:${key.split('_')[2]}`, clock.windowStart()],
+    );
+    t.equal(rows[0]?.count, 20, 'the window holds every request once');
+  });
+
   t.test("rate limit: a wrong secret never spends the key's allowance", async (t) => {
     clock.awayFromMinuteEnd();
     const key = (await h.request(ws.apiKey, 'POST', '/keys', { scopes: [] })).json().token as string;
