@@ -210,7 +210,8 @@ async function fileMessages(db: Kysely<ThreadsTables>, filed: Filed[]): Promise<
     hashes: [...own.values()].map((r) => r.raw_sha256),
   }));
   // The messages, and the threads they open, in one statement: neither insert reads the other's
-  // table. A thread already there is left to the update below (and its search not worked out here).
+  // table. A thread already there is left to the update below; it is found by the conflict alone
+  // (the unique index), as a NOT EXISTS beside it was planned as an anti-join over every thread.
   const { rows: inserted } = await sql<{ id: string }>`WITH filed AS (INSERT INTO thread_messages (workspace_id, id,
       thread_id, address, direction, email_id, header_id, in_reply_to, refs, subject, from_address, summary,
       authentication, spam, raw_sha256, raw_size, mail_from, received_at, position, search_words)
@@ -231,7 +232,6 @@ async function fileMessages(db: Kysely<ThreadsTables>, filed: Filed[]): Promise<
       address_id text, domain_id text, domain text, label text, unread boolean, sent boolean, subject text,
       normalised_subject text, snippet text, participants text[], message_count int, at timestamptz,
       created_at timestamptz, words text, hashes text[])
-    WHERE NOT EXISTS (SELECT 1 FROM threads t WHERE t.id = r.id)
     ON CONFLICT (id) DO NOTHING
     RETURNING id`.execute(db);
 
