@@ -58,8 +58,10 @@ export const taskSchedule = defineReactor<TaskScheduleTables>()({
       .selectFrom('task_schedules')
       .select('task_id')
       .where('workspace_id', 'in', workspaceIds)
-      .where('active', '=', true)
-      .where(sql<boolean>`trigger->>'kind' = 'mail'`)
+      // `active` as a literal, not a parameter: task_schedules_mail's predicate then holds in the
+      // prepared statement's generic plan, which PostgreSQL keeps, rather than planning it anew
+      // at every batch of arriving mail (a parameter left the partial index to custom plans).
+      .where(sql<boolean>`active AND trigger->>'kind' = 'mail'`)
       .limit(1)
       .executeTakeFirst();
     return task === undefined;
