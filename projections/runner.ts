@@ -304,7 +304,7 @@ export class ProjectionRunner {
     if (!this.stopped)
       console.error('projections: the leader session ended; projecting stops until this process holds the lock again');
     this.unsubscribing = Promise.all(this.subscriptions.splice(0).map((s) => s.close())).then(() => {});
-    this.notify();
+    this.wakeAll();
     this.retryLead();
   }
 
@@ -486,10 +486,22 @@ export class ProjectionRunner {
     };
   }
 
-  private waiters = new Set<() => void>();
+  /** Writes waiting for read models (`waitFor`): how to wake each, and whether it is ready to go on. */
+  private readonly waiters = new Map<() => void, () => boolean>();
 
+  /**
+   * Wakes the waiters whose read models have all passed their position. Each follower's batch
+   * says so, skipped or applied (about 11,000 times a second under 64 writers), and waking every
+   * waiter each time to look and sleep again cost a promise and a timer per waiter per batch
+   * (24,000 a second): the check is made here, and only a waiter that can go on wakes.
+   */
   private notify(): void {
-    for (const w of this.waiters) w();
+    for (const [wake, ready] of this.waiters) if (ready()) wake();
+  }
+
+  /** Wakes every waiter to look again: the lead was lost, or the runner stops. */
+  private wakeAll(): void {
+    for (const wake of [...this.waiters.keys()]) wake();
   }
 
   /**
@@ -499,6 +511,9 @@ export class ProjectionRunner {
   async waitFor(position: number, eventTypes: readonly string[], wait: ReadModelWait = {}): Promise<void> {
     const concerned = this.followers.filter((p) => eventTypes.some((t) => this.follows(p, t)));
     if (concerned.length === 0) return;
+    // Another process's checkpoints are read from the database on the waiter's own timer.
+    const ready = () =>
+      this.leaderClient !== null && concerned.every((p) => (this.positions.get(p.name) ?? 0) >= position);
     let deadline = Date.now() + this.deadlineMs;
     for (;;) {
       if (this.stopped) throw new Error('the projections stopped');
@@ -518,7 +533,7 @@ export class ProjectionRunner {
           resolve();
         };
         const timer = setTimeout(done, Math.min(this.leaderClient ? 100 : 10, Math.max(0, deadline - Date.now())));
-        this.waiters.add(done);
+        this.waiters.set(done, ready);
       });
     }
   }
@@ -573,7 +588,7 @@ export class ProjectionRunner {
     for (const timer of this.trailing.values()) clearTimeout(timer);
     this.trailing.clear();
     if (this.leaderRetry) clearTimeout(this.leaderRetry);
-    this.notify();
+    this.wakeAll();
     await this.leading;
     await this.bulkCatchUps;
     await this.unsubscribing;
