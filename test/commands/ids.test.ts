@@ -17,6 +17,16 @@ t.test('every kind commands draw matches its pattern', async (t) => {
   t.notOk(idPatterns.webhookEndpoint.test(`whe_${'0'.repeat(23)}`), 'one digit short');
 });
 
+t.test('ids drawn one by one, past many refills of the pool of randomness, never repeat', async (t) => {
+  const ids = new Set<string>();
+  // 12 bytes an id, 4 KiB a refill: 20,000 ids are about 60 refills, and mixed sizes of draw
+  // (base36 keys take 32 bytes) leave the pool's end at every offset.
+  for (let i = 0; i < 20_000; i++) ids.add(i % 7 === 0 ? newId.apiKey() : newId.request());
+  t.equal(ids.size, 20_000);
+  const bodies = [...ids].map((id) => id.slice(id.lastIndexOf('_') + 1));
+  t.equal(new Set(bodies).size, 20_000, 'no body repeats under another prefix either');
+});
+
 t.test('digest ids stay what the log already holds: a replay must name the same delivery and run', async (t) => {
   t.equal(deliveryIdOf(7, 'whe_1'), 'whd_45c636886c582abb74683598');
   t.equal(runIdOf('aut_1', 'cev_1'), 'aur_630049d60c24f8e7ca25be94');
