@@ -143,14 +143,17 @@ type ThreadingRow = {
  * columns of thread_messages_header, where `= ANY` left the ids to a filter); the messages that
  * name this one are found through the replies' GIN index alone (OFFSET 0 keeps the mailbox's
  * condition out of that scan); the subject's threads by threads_subject, ordered after (an ORDER
- * BY inside chose threads_mailbox for its order).
+ * BY inside chose threads_mailbox for its order). The header ids come as a JSON array: unnested
+ * from a text[] they counted 10 rows in the prepared statement's generic plan and their real
+ * number in a custom one, so PostgreSQL planned the lookup anew on every run (0.21–0.25 ms of
+ * planning to 0.09 of execution); a JSON array counts 100 in both, and the generic plan is kept.
  */
 const threadingColumns = (
   workspaceId: string,
   mailbox: string,
   keys: { messageId: string | null; ids: string[]; subject: string | null },
 ) => sql`(SELECT coalesce(json_agg(r), '[]') FROM (
-        SELECT k.id AS header_id, m.thread_id FROM unnest(${keys.ids}::text[]) AS k(id)
+        SELECT k.id AS header_id, m.thread_id FROM jsonb_array_elements_text(${JSON.stringify(keys.ids)}::jsonb) AS k(id)
         CROSS JOIN LATERAL (SELECT thread_id FROM thread_messages
           WHERE workspace_id = ${workspaceId} AND address = ${mailbox} AND header_id = k.id
           ORDER BY position LIMIT 1) m) r) AS by_id,
