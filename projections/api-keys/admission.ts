@@ -87,6 +87,8 @@ counted AS (
 hit AS (
   INSERT INTO rate_limit_windows (identity, window_start, count)
   SELECT identity, window_start, max(n) FROM counted, _ GROUP BY identity, window_start
+  -- Rows locked in one order by every statement: two in flight that share keys never deadlock.
+  ORDER BY identity, window_start
   ON CONFLICT (identity, window_start) DO UPDATE SET count = rate_limit_windows.count + EXCLUDED.count
   RETURNING identity, window_start, count
 )
