@@ -63,21 +63,23 @@ export async function createContacts(
   /** The workspace's audiences with the default one made (`ensureDefaultAudience`). */
   audiences: AudiencesState,
 ): Promise<PromiseSettledResult<{ created: boolean; contactId: string }>[]> {
-  const commands: NewStreamCommand<ContactState, ContactEvent>[] = inputs.map((input) => {
+  // An input refused before deciding (an audience not found) is that contact's outcome; the
+  // others are executed together, and the outcomes answered in the inputs' order.
+  const outcomes: PromiseSettledResult<{ created: boolean; contactId: string }>[] = [];
+  const commands: NewStreamCommand<ContactState, ContactEvent>[] = [];
+  const executedAt: number[] = [];
+  for (const [i, input] of inputs.entries()) {
     try {
-      return createCommand(actor, input, now, audiences);
-    } catch (error) {
-      // Refused before deciding (an audience not found): refused as that contact's outcome.
-      return {
-        streamId: '',
-        decide: () => {
-          throw error;
-        },
-      };
+      commands.push(createCommand(actor, input, now, audiences));
+      executedAt.push(i);
+    } catch (reason) {
+      outcomes[i] = { status: 'rejected', reason };
     }
-  });
+  }
   const executed = await executeNew(ctx, actor, contactAggregate, commands);
-  return executed.map((r) => (r.status === 'fulfilled' ? { status: 'fulfilled', value: created(r.value) } : r));
+  for (const [j, r] of executed.entries())
+    outcomes[executedAt[j]!] = r.status === 'fulfilled' ? { status: 'fulfilled', value: created(r.value) } : r;
+  return outcomes;
 }
 
 function createCommand(

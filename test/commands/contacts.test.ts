@@ -163,6 +163,30 @@ t.test('search: the walk, the longer walk and the index lookup find the same row
 });
 
 // An import's page (processes/provider-imports/fill.ts): the new ones appended together, the rest as one by one.
+t.test('createContacts: a contact refused before deciding keeps its place among the others', async (t) => {
+  const { workspaceId } = await h.workspace();
+  const actor = { workspaceId, kind: 'system' as const, id: null };
+  const audiences = await ensureDefaultAudience(h.system.commands, actor, NOW());
+  const results = await createContacts(
+    h.system.commands,
+    actor,
+    [
+      { email: 'first@order.test', source: 'manual' },
+      { email: 'lost@order.test', source: 'manual', audienceIds: ['aud_000000000000000000000000'] },
+      { email: 'third@order.test', source: 'manual' },
+    ],
+    NOW(),
+    audiences,
+  );
+  t.same(
+    results.map((r) => r.status),
+    ['fulfilled', 'rejected', 'fulfilled'],
+  );
+  t.match((results[1] as PromiseRejectedResult).reason, { code: 'audience_not_found', param: 'audienceIds.0' });
+  const third = (results[2] as PromiseFulfilledResult<{ contactId: string }>).value;
+  t.match(await findContactByEmail(h.system.readDb, workspaceId, 'third@order.test'), { id: third.contactId });
+});
+
 t.test('createContacts and addSuppressions: many at once, each as its own command would answer', async (t) => {
   const { workspaceId } = await h.workspace();
   const actor = { workspaceId, kind: 'system' as const, id: null };
