@@ -1,4 +1,4 @@
-import pg from 'pg';
+import { openPool } from '../../infra/db.ts';
 import t from 'tap';
 import { TableStatistics } from '../../processes/table-statistics.ts';
 import { freshDatabase } from '../support/database.ts';
@@ -7,7 +7,8 @@ import { freshDatabase } from '../support/database.ts';
  * Statistics kept without autovacuum: a table grown past autovacuum's threshold is analyzed (and
  * its planner then uses its index), one changed below it is left, and a dead-heavy one is vacuumed.
  */
-const pool = new pg.Pool({ connectionString: await freshDatabase(t), max: 3 });
+// openPool's: an idle client killed by the database's drop at teardown is no unhandled error.
+const pool = openPool({ connectionString: await freshDatabase(t), max: 3 });
 t.teardown(() => pool.end());
 
 const { rows: setting } = await pool.query<{ autovacuum: string }>('SHOW autovacuum');

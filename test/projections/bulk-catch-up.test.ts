@@ -1,8 +1,9 @@
 import crypto from 'node:crypto';
-import pg from 'pg';
+import type pg from 'pg';
 import t from 'tap';
 import { addSuppression } from '../../commands/suppressions/handlers.ts';
 import { createWorkspace } from '../../commands/workspaces/handlers.ts';
+import { openPool } from '../../infra/db.ts';
 import type { EventStore } from '../../infra/eventstore/port.ts';
 import { rebuildProjection } from '../../projections/rebuild.ts';
 import { openSystem, type System } from '../../system.ts';
@@ -91,7 +92,8 @@ async function decodedRebuild(s: System) {
 
 t.test('a projector far behind at start is rebuilt and swapped in, and follows the log from there', async (t) => {
   const { url, workspaceId } = await behind(t);
-  const admin = new pg.Pool({ connectionString: url, max: 1 });
+  // openPool's: its idle client killed by the database's drop at teardown is no unhandled error.
+  const admin = openPool({ connectionString: url, max: 1 });
   t.teardown(() => admin.end());
   const before = await tableOid(admin);
   const s = await openSystem(url, { secretsKey: TEST_SECRETS_KEY, deliver: false, bulkCatchUpEvents: ADDS });
@@ -126,7 +128,7 @@ t.test('a projector far behind at start is rebuilt and swapped in, and follows t
 
 t.test('fewer events behind than bulkCatchUpEvents are caught up in place, on the same table', async (t) => {
   const { url } = await behind(t);
-  const admin = new pg.Pool({ connectionString: url, max: 1 });
+  const admin = openPool({ connectionString: url, max: 1 });
   t.teardown(() => admin.end());
   const before = await tableOid(admin);
   const s = await openSystem(url, { secretsKey: TEST_SECRETS_KEY, deliver: false, bulkCatchUpEvents: ADDS * 2 });
