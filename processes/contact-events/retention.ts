@@ -40,9 +40,9 @@ CREATE INDEX IF NOT EXISTS es_events_contact_events_recorded ON es_events (recor
  * than 90 days" rule uses, so an event is accepted only while it may still be kept.
  *
  * The one exception to the append-only event store: a contact-event stream (one request, or one
- * Idempotency-Key) whose newest event was recorded more than 90 days ago is deleted whole, events
- * so its key may be used afresh. Every event of such a stream occurred more than
- * 90 days ago (occurredAt ≤ recordedAt), so nothing still visible goes. Read-model rows go by their
+ * Idempotency-Key) whose newest event was recorded more than 90 days ago is deleted whole, so its
+ * key may be used afresh. Every event of such a stream occurred more than 90 days ago
+ * (occurredAt ≤ recordedAt), so nothing still visible goes. Read-model rows go by their
  * own occurredAt, and the projector skips expired events, so a rebuild equals the live model.
  * Positions of deleted events are far behind every checkpoint; subscribers never look back.
  */
