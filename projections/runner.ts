@@ -517,10 +517,7 @@ export class ProjectionRunner {
     let deadline = Date.now() + this.deadlineMs;
     for (;;) {
       if (this.stopped) throw new Error('the projections stopped');
-      const behind = this.leaderClient
-        ? concerned.filter((p) => (this.positions.get(p.name) ?? 0) < position)
-        : await this.behindInDatabase(concerned, position);
-      if (behind.length === 0) return;
+      if (this.leaderClient ? ready() : await this.passedInDatabase(concerned, position)) return;
       if (Date.now() >= deadline) {
         if (!wait.onDeadline?.())
           throw new Error(`read models did not reach position ${position} within ${this.deadlineMs} ms`);
@@ -538,17 +535,16 @@ export class ProjectionRunner {
     }
   }
 
-  /** Which of them the checkpoints say are behind; all of them while the database does not answer. */
-  private async behindInDatabase(concerned: Follower[], position: number): Promise<Follower[]> {
+  /** Whether the checkpoints say every one of them has passed `position`; not while the database does not answer. */
+  private async passedInDatabase(concerned: Follower[], position: number): Promise<boolean> {
     try {
       const { rows } = await this.pool.query(
-        'SELECT name FROM projection_checkpoints WHERE name = ANY($1) AND position >= $2',
+        'SELECT count(*)::int AS n FROM projection_checkpoints WHERE name = ANY($1) AND position >= $2',
         [concerned.map((p) => p.name), position],
       );
-      const done = new Set(rows.map((r) => r.name));
-      return concerned.filter((p) => !done.has(p.name));
+      return rows[0].n === concerned.length;
     } catch {
-      return concerned;
+      return false;
     }
   }
 

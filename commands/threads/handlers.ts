@@ -56,6 +56,13 @@ export interface ArrivalKnowledge {
 
 export type ThreadedBy = MessageReceivedData['threadedBy'];
 
+/** A message as threading sees it (threading.ts), and what threading looks up for it. */
+function threadingOf(s: MessageSummary, at: string) {
+  const message = threadingMessageOf(s, at);
+  const { ids, subject } = threadingKeys(message);
+  return { message, keys: { messageId: s.messageId, ids, subject } };
+}
+
 /** Which thread a message joins in `mailbox`: its threading keys looked up, then the rules applied (threading.ts). */
 export async function chooseThreadFor(
   lookups: Pick<FilingLookups, 'threading'>,
@@ -64,14 +71,8 @@ export async function chooseThreadFor(
   s: MessageSummary,
   at: string,
 ): Promise<ThreadChoice> {
-  const threading = threadingMessageOf(s, at);
-  const keys = threadingKeys(threading);
-  const known = await lookups.threading(workspaceId, mailbox, {
-    messageId: s.messageId,
-    ids: keys.ids,
-    subject: keys.subject,
-  });
-  return chooseThread(threading, known);
+  const { message, keys } = threadingOf(s, at);
+  return chooseThread(message, await lookups.threading(workspaceId, mailbox, keys));
 }
 
 export type ArrivingMessage = Omit<
@@ -87,11 +88,10 @@ export function lookUpArrival(
   message: Pick<ArrivingMessage, 'summary' | 'receivedAt'>,
 ): Promise<ArrivalKnowledge> {
   const s = message.summary;
-  const keys = threadingKeys(threadingMessageOf(s, message.receivedAt));
   return lookups.arrival(
     workspaceId,
     mailbox,
-    { messageId: s.messageId, ids: keys.ids, subject: keys.subject },
+    threadingOf(s, message.receivedAt).keys,
     [...s.inReplyTo, ...[...s.references].reverse()],
     s.from?.address.toLowerCase() ?? null,
   );
@@ -116,7 +116,7 @@ export async function fileMessage(
   const sender = s.from?.address.toLowerCase();
   const { threading, replyTo, fromContact } =
     known ?? (await lookUpArrival(lookups, workspaceId, mailbox.address, message));
-  const choice = chooseThread(threadingMessageOf(s, message.receivedAt), threading);
+  const choice = chooseThread(threadingOf(s, message.receivedAt).message, threading);
   const messageId = newId.message();
   const filed = await fileInThread(
     ctx,

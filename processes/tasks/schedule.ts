@@ -1,4 +1,4 @@
-import { sql } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import { digestId } from '../../domain/shared/ids.ts';
 import { canonical } from '../../domain/tasks/decide.ts';
 import { mailStartsRun } from '../../domain/tasks/mail.ts';
@@ -12,6 +12,18 @@ const nextAfter = (trigger: Trigger, at: string) => nextScheduledRun(trigger, ne
 const isArrival = (e: Projected<EventType>): e is Projected<'MessageReceived'> => e.type === 'MessageReceived';
 /** Mail filed as spam never starts a task. */
 const spamFiled = (e: Projected<'MessageReceived'>) => e.data.spam.spam || e.data.label === 'spam';
+/**
+ * The active mail tasks, as task_schedules_mail holds them. `active` is a literal, not a
+ * parameter: the index's predicate then holds in the prepared statement's generic plan, which
+ * PostgreSQL keeps, rather than planning it anew at every batch of arriving mail (a parameter left
+ * the partial index to custom plans).
+ */
+const activeMailTasks = (db: Kysely<TaskScheduleTables>, workspaceIds: string[]) =>
+  db
+    .selectFrom('task_schedules')
+    .select(['task_id', 'trigger'])
+    .where('workspace_id', 'in', workspaceIds)
+    .where(sql<boolean>`active AND trigger->>'kind' = 'mail'`);
 
 /**
  * The scheduling half of tasks: every task has a row, with its next instant while it is active on
@@ -54,17 +66,7 @@ export const taskSchedule = defineReactor<TaskScheduleTables>()({
     if (!events.every(isArrival)) return false;
     const workspaceIds = [...new Set(events.filter((e) => !spamFiled(e)).map((e) => e.metadata.workspaceId))];
     if (workspaceIds.length === 0) return true;
-    const task = await db
-      .selectFrom('task_schedules')
-      .select('task_id')
-      .where('workspace_id', 'in', workspaceIds)
-      // `active` as a literal, not a parameter: task_schedules_mail's predicate then holds in the
-      // prepared statement's generic plan, which PostgreSQL keeps, rather than planning it anew
-      // at every batch of arriving mail (a parameter left the partial index to custom plans).
-      .where(sql<boolean>`active AND trigger->>'kind' = 'mail'`)
-      .limit(1)
-      .executeTakeFirst();
-    return task === undefined;
+    return (await activeMailTasks(db, workspaceIds).limit(1).executeTakeFirst()) === undefined;
   },
   react: async (db, events) => {
     // The active mail tasks of each workspace, read once per batch: every arriving message asked
@@ -152,13 +154,7 @@ export const taskSchedule = defineReactor<TaskScheduleTables>()({
           if (spamFiled(event)) break;
           let tasks = mailTasks.get(workspaceId);
           if (tasks === undefined) {
-            tasks = await db
-              .selectFrom('task_schedules')
-              .select(['task_id', 'trigger'])
-              .where('workspace_id', '=', workspaceId)
-              .where('active', '=', true)
-              .where(sql<boolean>`trigger->>'kind' = 'mail'`)
-              .execute();
+            tasks = await activeMailTasks(db, [workspaceId]).execute();
             mailTasks.set(workspaceId, tasks);
           }
           if (tasks.length === 0) break;

@@ -1,5 +1,13 @@
 import type pg from 'pg';
 
+/** What a key's admission reads of it (`Admission`), its refusal judged at `now` (an SQL expression). */
+function keyColumns(now: string): string {
+  return `k.id, k.workspace_id, k.mode, k.scopes, k.role_id, k.address_allowlist, k.domain_allowlist,
+    CASE WHEN k.revoked_at IS NOT NULL THEN 'revoked_api_key' WHEN k.expires_at <= ${now} THEN 'expired_api_key' END AS refusal,
+    CASE WHEN k.role_id IS NOT NULL THEN coalesce(r.permissions, '{}') END AS role_permissions`;
+}
+const ROLE_OF_KEY = 'LEFT JOIN roles r ON r.id = k.role_id AND r.workspace_id = k.workspace_id';
+
 /**
  * The one round trip in front of every request (api/plugins/auth.ts): it reads the API key with
  * its role's permissions (so a revocation or a role change applies to the very next request) and
@@ -20,10 +28,8 @@ import type pg from 'pg';
 const ADMIT = `
 WITH _ AS (SELECT set_config('synchronous_commit', 'off', true)),
 key AS (
-  SELECT k.id, k.workspace_id, k.mode, k.scopes, k.role_id, k.address_allowlist, k.domain_allowlist,
-         CASE WHEN k.revoked_at IS NOT NULL THEN 'revoked_api_key' WHEN k.expires_at <= $4::timestamptz THEN 'expired_api_key' END AS refusal,
-         CASE WHEN k.role_id IS NOT NULL THEN coalesce(r.permissions, '{}') END AS role_permissions
-  FROM api_keys k LEFT JOIN roles r ON r.id = k.role_id AND r.workspace_id = k.workspace_id
+  SELECT ${keyColumns('$4::timestamptz')}
+  FROM api_keys k ${ROLE_OF_KEY}
   WHERE k.id = $1::text AND k.secret_hash = $2::text AND k.mode = $3::text
 ),
 hit AS (
@@ -63,26 +69,25 @@ export interface AdmissionInput {
  * The same for several requests in one statement: each keeps its own key, secret, clock and
  * fallback ($1–$6 are arrays, in the requests' order), and each is counted in turn, so a key's
  * requests of one statement take consecutive places in its window as they would one by one.
+ * A lone request keeps ADMIT: this one costs PostgreSQL 230–250 µs for one request against 100–105.
  */
 const ADMIT_MANY = `
 WITH _ AS (SELECT set_config('synchronous_commit', 'off', true)),
 req AS (
   SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::timestamptz[], $5::text[], $6::bigint[]) WITH ORDINALITY
-    AS r(key_id, secret_hash, mode, now, fallback, window_start, i)
+    AS q(key_id, secret_hash, mode, now, fallback, window_start, i)
 ),
 key AS (
-  SELECT r.i, k.id, k.workspace_id, k.mode, k.scopes, k.role_id, k.address_allowlist, k.domain_allowlist,
-         CASE WHEN k.revoked_at IS NOT NULL THEN 'revoked_api_key' WHEN k.expires_at <= r.now THEN 'expired_api_key' END AS refusal,
-         CASE WHEN k.role_id IS NOT NULL THEN coalesce(ro.permissions, '{}') END AS role_permissions
-  FROM req r JOIN api_keys k ON k.id = r.key_id AND k.secret_hash = r.secret_hash AND k.mode = r.mode
-  LEFT JOIN roles ro ON ro.id = k.role_id AND ro.workspace_id = k.workspace_id
+  SELECT q.i, ${keyColumns('q.now')}
+  FROM req q JOIN api_keys k ON k.id = q.key_id AND k.secret_hash = q.secret_hash AND k.mode = q.mode
+  ${ROLE_OF_KEY}
 ),
 counted AS (
-  SELECT r.i, w.identity, r.window_start,
-         row_number() OVER (PARTITION BY w.identity, r.window_start ORDER BY r.i) AS nth,
-         count(*) OVER (PARTITION BY w.identity, r.window_start) AS n
-  FROM req r LEFT JOIN key k ON k.i = r.i AND k.refusal IS NULL
-  CROSS JOIN LATERAL (SELECT coalesce('key:' || k.id, r.fallback) AS identity) AS w
+  SELECT q.i, w.identity, q.window_start,
+         row_number() OVER (PARTITION BY w.identity, q.window_start ORDER BY q.i) AS nth,
+         count(*) OVER (PARTITION BY w.identity, q.window_start) AS n
+  FROM req q LEFT JOIN key k ON k.i = q.i AND k.refusal IS NULL
+  CROSS JOIN LATERAL (SELECT coalesce('key:' || k.id, q.fallback) AS identity) AS w
 ),
 hit AS (
   INSERT INTO rate_limit_windows (identity, window_start, count)

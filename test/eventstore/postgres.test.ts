@@ -281,3 +281,41 @@ t.test(
       if (i !== 10) t.equal((await store.readStream(`refused-${i}`)).length, 1, `stream ${i} holds its append`);
   },
 );
+
+t.test(
+  'a database of the layout before stream ends were read from the events: migrated, its streams go on where they were',
+  async (t) => {
+    const old = openPool({ connectionString: await freshDatabase(t), max: 2 });
+    t.teardown(() => old.end());
+    await PostgresEventStore.migrate(old);
+    const store = new PostgresEventStore(old);
+    t.teardown(() => store.close());
+    await store.append('kept-a', [event(0), event(1)], 'no_stream');
+    // What that layout had beside the events: a table of stream ends, the unique constraint and a
+    // prefix index in place of the one unique index of (stream_id, revision).
+    await old.query(`
+      DROP INDEX es_events_stream_revision;
+      ALTER TABLE es_events ADD CONSTRAINT es_events_stream_id_revision_key UNIQUE (stream_id, revision);
+      CREATE INDEX es_events_stream_prefix ON es_events (stream_id text_pattern_ops);
+      CREATE TABLE es_streams (stream_id text PRIMARY KEY, revision integer NOT NULL);
+      INSERT INTO es_streams VALUES ('kept-a', 1);`);
+    await PostgresEventStore.migrate(old);
+    const { rows } = await old.query(
+      `SELECT to_regclass('es_streams') AS streams,
+              array_agg(indexname::text ORDER BY indexname) AS indexes
+       FROM pg_indexes WHERE tablename = 'es_events' AND indexname LIKE 'es_events_stream%'`,
+    );
+    t.same(
+      rows[0],
+      { streams: null, indexes: ['es_events_stream_revision'] },
+      'the old table, constraint and index gone',
+    );
+    await t.rejects(store.append('kept-a', [event(2)], 0), WrongExpectedRevision, 'its end is still 1');
+    t.match(await store.append('kept-a', [event(2)], 1), { revision: 2 });
+    await t.rejects(store.append('kept-a', [event(3)], 'no_stream'), WrongExpectedRevision);
+    t.same(
+      (await store.readStream('kept-a')).map((e) => e.data),
+      [{ n: 0 }, { n: 1 }, { n: 2 }],
+    );
+  },
+);
