@@ -34,6 +34,7 @@ import { openBlobStore } from './infra/blobs/select.ts';
 import { readConfig, type Config } from './infra/config.ts';
 import { generateDkimKeyPair } from './infra/dkim/keys.ts';
 import { NodeDns } from './infra/dns/resolver.ts';
+import { PipelinedWrites } from './infra/pipeline.ts';
 import { openDatabase, openPool, type Database } from './infra/db.ts';
 import { startEmbeddedPostgres } from './infra/embedded-postgres.ts';
 import { InProcessWorkQueue } from './infra/bus/in-process.ts';
@@ -378,11 +379,13 @@ export async function openSystem(databaseUrl: string, options: SystemOptions = {
     : new InProcessWorkQueue();
   const readModelDeadlineMs = options.readModelDeadlineMs ?? DEFAULT_READ_MODEL_DEADLINE_MS;
   const wakeups = new DueWakeups();
+  const writeTransactions = new PipelinedWrites(databaseUrl);
   const runner = new ProjectionRunner(database.db, database.pool, store, registry, projectors, reactors, {
     readModelDeadlineMs,
     bulkCatchUpEvents: options.bulkCatchUpEvents,
     worker: `${os.hostname()}:${process.pid}`,
     onReactorWrote: (tables) => wakeups.wake(tables),
+    writeTransactions,
   });
   await migrateSchema(database.pool, runner);
   if (options.project !== false) await runner.start();
@@ -703,6 +706,7 @@ export async function openSystem(databaseUrl: string, options: SystemOptions = {
       await signInMails.stop();
       await deliveryPool.end();
       await runner.stop();
+      await writeTransactions.close();
       await idempotencyKeys.close();
       await requestLog.flush();
       await bus.close();

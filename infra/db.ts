@@ -85,11 +85,16 @@ function preparing(pool: pg.Pool): PostgresPool {
   };
 }
 
+/**
+ * Settings of every session of the service's own pools. Random reads priced as on a solid-state
+ * disk, not PostgreSQL's spinning-disk default (4): with 4, a body-text search planned a parallel
+ * sequential scan of message_texts over its GIN index (122 ms against 12 ms over 200,000
+ * messages, docs/benchmarks.md).
+ */
+export const SESSION_OPTIONS = '-c random_page_cost=1.1';
+
 export function openDatabase(url: string, max = 20): Database {
-  // Random reads priced as on a solid-state disk, not PostgreSQL's spinning-disk default (4): with
-  // 4, a body-text search planned a parallel sequential scan of message_texts over its GIN index
-  // (122 ms against 12 ms over 200,000 messages, docs/benchmarks.md).
-  const pool = openPool({ connectionString: url, max, options: '-c random_page_cost=1.1' });
+  const pool = openPool({ connectionString: url, max, options: SESSION_OPTIONS });
   const db = new Kysely<unknown>({ dialect: new PostgresDialect({ pool: preparing(pool) }) });
   return {
     pool,

@@ -98,6 +98,13 @@ export interface ProjectorSpec<DB, O> extends Owned<DB> {
    * Rebuilds hand every event to `applyBatch`.
    */
   writes?(event: Projected<Handled<O>>): boolean;
+  /**
+   * Optional: its appliers and `applyBatch` only write, and read nothing back (no rows, no counts
+   * of rows changed). Following the log, a batch's statements are then recorded and sent with
+   * the checkpoint's move as one transaction in one round trip (projections/pipeline.ts), which
+   * is what a write waiting for this read model waits for.
+   */
+  pipelined?: boolean;
 }
 
 /**
@@ -120,6 +127,8 @@ export interface Projector {
   bulkLoad?: BulkLoad;
   /** Whether the event changes the tables (`ProjectorSpec.writes`); absent: every event handled may. */
   writes?(event: ProjectedEvent): boolean;
+  /** `ProjectorSpec.pipelined`. */
+  pipelined?: boolean;
 }
 
 /**
@@ -164,6 +173,7 @@ export function defineProjector<DB>() {
       },
       bulkLoad: spec.bulkLoad,
       writes: spec.writes as ((event: ProjectedEvent) => boolean) | undefined,
+      pipelined: spec.pipelined,
     };
   };
 }

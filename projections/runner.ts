@@ -3,6 +3,7 @@ import { sql, type Kysely } from 'kysely';
 import type { EventStore, RecordedEvent, Subscription } from '../infra/eventstore/port.ts';
 import type { EventRegistry } from '../domain/shared/events.ts';
 import type { EventMetadata, Follower, ProjectedEvent, Projector, Reactor } from './projector.ts';
+import { recordingDb, type WriteTransactions } from './pipeline.ts';
 import { rebuildProjection } from './rebuild.ts';
 
 const LEADER_LOCK = 72_626_002;
@@ -32,6 +33,9 @@ const ADVANCE_CHECKPOINTS = {
       AND (SELECT set_config('synchronous_commit', 'off', true)) IS NOT NULL`,
 };
 
+/** What `projection_checkpoint_move` fails with when the checkpoint is no longer where the batch began. */
+const CHECKPOINT_MOVED = 'WMS01';
+
 const CHECKPOINTS = `
 CREATE TABLE IF NOT EXISTS projection_checkpoints (
   name text PRIMARY KEY,
@@ -43,7 +47,19 @@ CREATE TABLE IF NOT EXISTS projection_heartbeats (
   name text PRIMARY KEY,
   worker text NOT NULL,
   beat_at timestamptz NOT NULL
-);`;
+);
+-- A batch's checkpoint move as the first statement of a transaction sent whole, which cannot
+-- look at an answer before the next statement goes: not moved (another process projected these
+-- events), it fails, and the transaction with it. Without the WAL flush, as \`moveCheckpoint\`.
+CREATE OR REPLACE FUNCTION projection_checkpoint_move(p_name text, p_from bigint, p_last bigint)
+RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+  UPDATE projection_checkpoints SET position = p_last, updated_at = now() WHERE name = p_name AND position <= p_from;
+  IF NOT FOUND THEN
+    RAISE EXCEPTION 'projection % has moved past %', p_name, p_from USING ERRCODE = '${CHECKPOINT_MOVED}';
+  END IF;
+  PERFORM set_config('synchronous_commit', 'off', true);
+END $$;`;
 
 export interface ProjectionStatus {
   name: string;
@@ -78,6 +94,8 @@ export interface ProjectionRunnerOptions {
   bulkCatchUpEvents?: number;
   /** A reactor committed a batch of events it handles: it may have written these tables. */
   onReactorWrote?(tables: readonly string[]): void;
+  /** Where the batches of `pipelined` projectors go, in one round trip each; without, they run as the others do. */
+  writeTransactions?: WriteTransactions;
 }
 
 /** What a waiter does when the read models pass the deadline. */
@@ -116,6 +134,7 @@ export class ProjectionRunner {
   private readonly bulkCatchUpEvents: number;
   private readonly worker: string;
   private readonly onReactorWrote: (tables: readonly string[]) => void;
+  private readonly writeTransactions: WriteTransactions | undefined;
   /** Projectors, then reactors: everything that follows the log here. */
   private readonly followers: readonly Follower[];
   /** The event types each follower handles, by name. */
@@ -135,6 +154,7 @@ export class ProjectionRunner {
     this.bulkCatchUpEvents = options.bulkCatchUpEvents ?? 100_000;
     this.worker = options.worker ?? `pid ${process.pid}`;
     this.onReactorWrote = options.onReactorWrote ?? (() => {});
+    this.writeTransactions = options.writeTransactions;
     this.followers = [...projectors, ...reactors];
     for (const f of this.followers) this.handled.set(f.name, new Set(f.handles));
   }
@@ -462,6 +482,8 @@ export class ProjectionRunner {
   }
 
   private async applyRelevant(p: Follower, from: number, last: number, relevant: ProjectedEvent[]): Promise<boolean> {
+    if (p.kind === 'projector' && p.pipelined && this.writeTransactions)
+      return this.applyPipelined(p, this.writeTransactions, from, last, relevant);
     return this.db.transaction().execute(async (trx) => {
       // The checkpoint row is locked first, so an operator's swap (which locks it too) never
       // deadlocks against table locks taken by this batch.
@@ -469,6 +491,40 @@ export class ProjectionRunner {
       await p.applyBatch(trx, relevant);
       return true;
     });
+  }
+
+  /** Per `pipelined` projector, the database its batches are recorded on (one batch at a time each). */
+  private readonly recorders = new Map<string, ReturnType<typeof recordingDb>>();
+
+  /**
+   * A batch as one transaction sent whole: the checkpoint's move first (failing the transaction if
+   * another process moved it), then what the projector's `applyBatch` wrote, recorded rather than run.
+   */
+  private async applyPipelined(
+    p: Projector,
+    transactions: WriteTransactions,
+    from: number,
+    last: number,
+    relevant: ProjectedEvent[],
+  ): Promise<boolean> {
+    let recorder = this.recorders.get(p.name);
+    if (!recorder) {
+      recorder = recordingDb();
+      this.recorders.set(p.name, recorder);
+    }
+    // Whatever a batch that threw left recorded is not this one's.
+    recorder.take();
+    await p.applyBatch(recorder.db, relevant);
+    try {
+      await transactions.run([
+        { text: 'SELECT projection_checkpoint_move($1, $2, $3)', values: [p.name, from, last] },
+        ...recorder.take(),
+      ]);
+      return true;
+    } catch (error) {
+      if ((error as { code?: string }).code === CHECKPOINT_MOVED) return false;
+      throw error;
+    }
   }
 
   decode(e: RecordedEvent): ProjectedEvent {

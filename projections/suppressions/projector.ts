@@ -79,6 +79,7 @@ export const suppressionsProjector = defineProjector<SuppressionsTables>()({
     CREATE INDEX IF NOT EXISTS suppressions_workspace_created ON ${s}.suppressions (workspace_id, created_at DESC, id DESC);
     CREATE INDEX IF NOT EXISTS suppressions_workspace_reason_created ON ${s}.suppressions (workspace_id, reason, created_at DESC, id DESC);`,
   bulkLoad,
+  pipelined: true,
   on: {
     SuppressionAdded: async (db, { metadata: { workspaceId }, data: d }) => {
       await db
