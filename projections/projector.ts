@@ -190,6 +190,12 @@ export interface ReactorSpec<DB, R extends EventType> extends Owned<DB> {
    * transaction (begin, checkpoint, commit) that every write waiting for it would wait on.
    */
   quiet?(db: Kysely<DB>, events: Projected<R>[]): Promise<boolean>;
+  /**
+   * Optional: the event types whose writes wait for it (read-your-writes on its tables); absent:
+   * all it reacts to. A reactor whose work on the others is of its own time (a webhook's fan-out)
+   * names the rest, so a write of those answers without waiting for it.
+   */
+  awaitedFor?: readonly R[];
 }
 
 /**
@@ -209,6 +215,8 @@ export interface Reactor {
   applyBatch(db: Kysely<unknown>, events: ProjectedEvent[]): Promise<void>;
   /** `ReactorSpec.quiet`. */
   quiet?(db: Kysely<unknown>, events: ProjectedEvent[]): Promise<boolean>;
+  /** `ReactorSpec.awaitedFor`. */
+  awaitedFor?: readonly EventType[];
 }
 
 /** `defineReactor<DispatchTables>()({ name, version, tables, ddl, reactsTo: [...], react })`. */
@@ -222,6 +230,7 @@ export function defineReactor<DB>() {
     handles: spec.reactsTo,
     applyBatch: (db, events) => spec.react(db as Kysely<DB>, events as Projected<R>[]),
     quiet: spec.quiet && ((db, events) => spec.quiet!(db as Kysely<DB>, events as Projected<R>[])),
+    awaitedFor: spec.awaitedFor,
   });
 }
 

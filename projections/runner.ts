@@ -139,6 +139,8 @@ export class ProjectionRunner {
   private readonly followers: readonly Follower[];
   /** The event types each follower handles, by name. */
   private readonly handled = new Map<string, ReadonlySet<string>>();
+  /** Per follower, the event types whose writes wait for it (`ReactorSpec.awaitedFor`). */
+  private readonly awaited = new Map<string, ReadonlySet<string>>();
 
   constructor(
     private readonly db: Kysely<unknown>,
@@ -156,7 +158,10 @@ export class ProjectionRunner {
     this.onReactorWrote = options.onReactorWrote ?? (() => {});
     this.writeTransactions = options.writeTransactions;
     this.followers = [...projectors, ...reactors];
-    for (const f of this.followers) this.handled.set(f.name, new Set(f.handles));
+    for (const f of this.followers) {
+      this.handled.set(f.name, new Set(f.handles));
+      this.awaited.set(f.name, new Set((f.kind === 'reactor' && f.awaitedFor) || f.handles));
+    }
   }
 
   private follows(f: Follower, type: string): boolean {
@@ -565,7 +570,7 @@ export class ProjectionRunner {
    * deadline it rejects, unless `wait.onDeadline` asks to wait on. Rejects when the runner stops.
    */
   async waitFor(position: number, eventTypes: readonly string[], wait: ReadModelWait = {}): Promise<void> {
-    const concerned = this.followers.filter((p) => eventTypes.some((t) => this.follows(p, t)));
+    const concerned = this.followers.filter((p) => eventTypes.some((t) => this.awaited.get(p.name)!.has(t)));
     if (concerned.length === 0) return;
     // Another process's checkpoints are read from the database on the waiter's own timer.
     const ready = () =>

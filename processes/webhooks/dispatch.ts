@@ -107,6 +107,10 @@ export const webhookDispatch = defineReactor<DispatchTables>()({
     );
     CREATE INDEX IF NOT EXISTS webhook_notices_due ON ${s}.webhook_notices (next_attempt_at) WHERE sent_at IS NULL;`,
   reactsTo: [...CONTROL, ...WEBHOOK_SOURCE_TYPES],
+  // Deliveries are sent in their own time: a write of a source event (a suppression, a contact)
+  // answers once its own read models hold it, not once its deliveries are queued. The endpoints'
+  // changes, tests and replays are read back at once (the test's delivery, a switched-off route).
+  awaitedFor: CONTROL,
   react: dispatch,
   // Most events are of workspaces without an endpoint: such a batch needs no transaction.
   quiet: async (db, events) =>
