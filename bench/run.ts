@@ -38,8 +38,9 @@
  *                       archiver writing the same entries to a sink (ZIP_SMALL_ENTRIES, ZIP_LARGE_ENTRIES; EXPORT_PARTS)
  *
  *   provider-import     an import of 100,000 contacts and 10,000 suppressions (PROVIDER_IMPORT_CONTACTS,
- *                       PROVIDER_IMPORT_SUPPRESSIONS) from a loopback Brevo in its own process: rows/s from start to
- *                       completed, the server's RSS peak; the same pages read by the adapter alone as the floor
+ *                       PROVIDER_IMPORT_SUPPRESSIONS) from a loopback Brevo in its own process, unlimited and then
+ *                       held to Brevo's documented rate limits: rows/s from start to completed, the server's RSS
+ *                       peak; the same pages read by the adapter alone as the floor
  *
  *   oauth-tokens        GET /suppressions with 600 OAuth access tokens against 600 API keys, 64 connections, alternating
  *                       rounds (tokens made through sign-in, consent with PKCE and the code exchange); refreshes/s

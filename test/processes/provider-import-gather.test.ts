@@ -41,3 +41,19 @@ t.test('a refusal of the first page is the step’s', async (t) => {
   brevo.throttle(1, 1, 0);
   await t.rejects(gather(source, 'suppressions', null, 250), ProviderError);
 });
+
+t.test('at its documented limits, Brevo refuses the eleventh request of a second to its contacts', async (t) => {
+  const paced = await startBrevoServer(t, brevoData(50, 0), { paced: true });
+  const pacedConnector = openProviderConnector({ baseUrls: { brevo: `${paced.url}/v3` }, allowPrivate: true });
+  t.teardown(() => pacedConnector.close());
+  const client = pacedConnector.connect('brevo', BREVO_KEYS.api);
+  const answers = await Promise.allSettled(Array.from({ length: 11 }, () => client.page('contacts', null)));
+  t.equal(answers.filter((a) => a.status === 'fulfilled').length, 10, 'ten in the window');
+  const refused = answers.find((a) => a.status === 'rejected');
+  t.ok(
+    refused && refused.reason instanceof ProviderError && refused.reason.kind === 'rate_limited',
+    'the eleventh is rate limited',
+  );
+  t.ok((refused as PromiseRejectedResult).reason.retryAfterMs <= 1000, 'until the window ends');
+  t.equal((await client.page('suppressions', null)).items.length, 0, 'blocked addresses have a limit of their own');
+});

@@ -1,4 +1,4 @@
-import { startProviderServer, type Answer, type ProviderServer, type SeenRequest } from './server.ts';
+import { startProviderServer, type Answer, type ProviderServer, type RateLimit, type SeenRequest } from './server.ts';
 
 export const BREVO_KEYS = { api: 'xkeysib-0000000000000000-aaaaaaaa', smtp: 'xsmtpsib-0000000000000000-bbbbbbbb' };
 
@@ -66,12 +66,25 @@ export function brevoData(contacts: number, blocked: number): BrevoData {
 }
 
 /**
+ * Brevo's documented limits on general plans for the endpoints an import pages through
+ * (https://developers.brevo.com/docs/api-limits, docs/decisions/provider-imports.md): all of
+ * `/v3/contacts/…` 10 requests a second, `/v3/smtp/blockedContacts` 1,000.
+ */
+export function brevoRateLimit(path: string): RateLimit | null {
+  if (path === '/v3/contacts' || path.startsWith('/v3/contacts/')) return { bucket: 'contacts', perSecond: 10 };
+  if (path === '/v3/smtp/blockedContacts') return { bucket: 'blockedContacts', perSecond: 1000 };
+  return null;
+}
+
+/**
  * Brevo's API v3 on loopback (https://developers.brevo.com): `api-key` header, `limit`/`offset`
- * paging with `count`, errors `{code, message}`, 429 with `x-sib-ratelimit-reset`.
+ * paging with `count`, errors `{code, message}`, 429 with `x-sib-ratelimit-reset`; with `paced`,
+ * at its documented rate limits (`brevoRateLimit`).
  */
 export function startBrevoServer(
   t: { teardown(fn: () => Promise<void> | void): void },
   data: BrevoData,
+  options: { paced?: boolean } = {},
 ): Promise<ProviderServer> {
   const route = (req: SeenRequest): Answer => {
     if (req.headers['api-key'] !== BREVO_KEYS.api)
@@ -92,13 +105,18 @@ export function startBrevoServer(
     if (path === '/senders/domains') return { status: 200, body: { domains: data.domains } };
     return { status: 404, body: { code: 'document_not_found', message: 'Not found' } };
   };
-  return startProviderServer(t, route, (seconds) => ({
-    status: 429,
-    body: { code: 'too_many_requests', message: 'Too many requests' },
-    headers: {
-      'x-sib-ratelimit-limit': '10',
-      'x-sib-ratelimit-remaining': '0',
-      'x-sib-ratelimit-reset': String(seconds),
-    },
-  }));
+  return startProviderServer(
+    t,
+    route,
+    (seconds) => ({
+      status: 429,
+      body: { code: 'too_many_requests', message: 'Too many requests' },
+      headers: {
+        'x-sib-ratelimit-limit': '10',
+        'x-sib-ratelimit-remaining': '0',
+        'x-sib-ratelimit-reset': String(seconds),
+      },
+    }),
+    options.paced ? brevoRateLimit : undefined,
+  );
 }

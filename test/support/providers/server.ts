@@ -23,7 +23,8 @@ export interface Answer {
  * A provider's API on loopback, for the adapters' tests: `route` answers each request as the
  * provider documents it (paths, auth header, paging, error bodies). Around it: a log of requests,
  * 429s on demand (`throttle`: the next n requests get the provider's rate-limit answer with
- * `Retry-After`), and a gate that holds answers (`hold`) so a test can stop the service mid-import.
+ * `Retry-After`), a gate that holds answers (`hold`) so a test can stop the service mid-import,
+ * and optionally the provider's documented rate limits (`limits`).
  */
 export interface ProviderServer {
   url: string;
@@ -36,12 +37,37 @@ export interface ProviderServer {
   close(): Promise<void>;
 }
 
+/**
+ * A documented rate limit: the requests of one bucket (an endpoint family) a second. The window is
+ * fixed, as the providers' reset headers describe it: past `perSecond` requests in it, the rest
+ * get the rate-limit answer until it ends.
+ */
+export interface RateLimit {
+  bucket: string;
+  perSecond: number;
+}
+
 export async function startProviderServer(
   t: { teardown(fn: () => Promise<void> | void): void },
   route: (req: SeenRequest) => Answer,
   rateLimited: (retryAfterSeconds: number) => Answer,
+  limits?: (path: string) => RateLimit | null,
 ): Promise<ProviderServer> {
   const seen: SeenRequest[] = [];
+  const windows = new Map<string, { start: number; count: number }>();
+  /** Whether the request is past its bucket's limit; the seconds until its window ends when it is. */
+  const overLimit = (path: string, at: number): number | null => {
+    const limit = limits?.(path);
+    if (!limit) return null;
+    let window = windows.get(limit.bucket);
+    if (!window || at - window.start >= 1000) {
+      window = { start: at, count: 0 };
+      windows.set(limit.bucket, window);
+    }
+    if (window.count >= limit.perSecond) return Math.max(1, Math.ceil((window.start + 1000 - at) / 1000));
+    window.count++;
+    return null;
+  };
   let throttled = 0;
   let throttleAfter = 0;
   let retryAfter = 1;
@@ -62,9 +88,12 @@ export async function startProviderServer(
     seen.push(request);
     if (gate) await gate;
     let answer: Answer;
+    const limited = overLimit(request.path, request.at);
     if (throttled > 0 && throttleAfter === 0) {
       throttled--;
       answer = rateLimited(retryAfter);
+    } else if (limited !== null) {
+      answer = rateLimited(limited);
     } else {
       if (throttleAfter > 0) throttleAfter--;
       try {
