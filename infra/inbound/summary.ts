@@ -1,5 +1,4 @@
-import { Readable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
+import type { Readable, Transform } from 'node:stream';
 import libmime from 'libmime';
 import type { AddressObject, AttachmentStream, HeaderValue } from 'mailparser';
 import {
@@ -28,14 +27,19 @@ export interface ParsedMessage {
 
 export const SEARCH_TEXT_CHARS = 64 * 1024;
 
+// Loaded at the first message, not at start: with its decoders it is a third of a second of
+// every process's start, most of which (a test, the CLI) never parse mail. Kept once loaded: an
+// import() per message costs a module resolution each time (under tsx, a round trip to its
+// loader thread, 0.4 ms).
+let mailparser: Promise<typeof import('mailparser')> | undefined;
+
 /**
  * Parses a message with mailparser into its summary, storing each attachment in the blob store
  * as it is decoded (attachments are never held whole in memory). `size` is the raw message's.
  */
 export async function parseMessage(blobs: BlobStore, raw: Buffer | Readable, size: number): Promise<ParsedMessage> {
-  // Loaded at the first message, not at start: with its decoders it is a third of a second of
-  // every process's start, most of which (a test, the CLI) never parse mail.
-  const { MailParser } = await import('mailparser');
+  mailparser ??= import('mailparser');
+  const { MailParser } = await mailparser;
   const parser = new MailParser({ skipImageLinks: true, skipTextLinks: true });
   let headerLines: { key: string; line: string }[] = [];
   let headers = new Map<string, HeaderValue>();
@@ -59,8 +63,7 @@ export async function parseMessage(blobs: BlobStore, raw: Buffer | Readable, siz
     put.catch(() => {});
     stored.push(put);
   });
-  const source = Buffer.isBuffer(raw) ? Readable.from([raw]) : raw;
-  await pipeline(source, parser);
+  await feed(raw, parser);
   const attachments = await Promise.all(stored);
   for (const attachment of attachments)
     if (attachment.contentId && html.includes(`cid:${attachment.contentId}`)) attachment.inline = true;
@@ -96,6 +99,31 @@ export async function parseMessage(blobs: BlobStore, raw: Buffer | Readable, siz
     searchText: Array.from(text).slice(0, SEARCH_TEXT_CHARS).join(''),
     body: { text, html: html === '' ? null : html },
   };
+}
+
+/**
+ * Writes the message into the parser and waits for the parser's end. Not `stream.pipeline`: its
+ * AbortController and the DOMException it aborts with at the end cost more than the rest of the
+ * plumbing of a small message.
+ */
+function feed(raw: Buffer | Readable, parser: Transform): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    // The parser's output is taken by its 'data' listener; 'end' comes once it is all out.
+    parser.once('end', () => resolve());
+    parser.once('error', (error) => {
+      if (!Buffer.isBuffer(raw)) raw.destroy();
+      reject(error);
+    });
+    if (Buffer.isBuffer(raw)) {
+      parser.end(raw);
+      return;
+    }
+    raw.once('error', (error) => {
+      parser.destroy(error);
+      reject(error);
+    });
+    raw.pipe(parser);
+  });
 }
 
 async function storeAttachment(blobs: BlobStore, data: AttachmentStream): Promise<AttachmentSummary> {
