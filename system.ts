@@ -1041,15 +1041,17 @@ export function startInbound(system: System, options: InboundOptions): Promise<I
   // A burst of mail from one sender asks its SPF, DKIM and DMARC records once.
   const dns = new CachedDns(system.domains.dns);
   const onError = options.onError ?? ((error, context) => console.error(`inbound: ${context}:`, error));
+  let authentication: Promise<typeof import('./infra/inbound/authenticate.ts')> | undefined;
   const mailboxes = mailboxRoute({
     commands: system.commands,
     lookups: mailboxLookups(db),
     texts: new PostgresTextIndex(system.database.pool),
-    authenticate: async (raw, envelope) =>
-      (await import('./infra/inbound/authenticate.ts')).authenticateMessage(dns, raw, {
-        ...envelope,
-        hostname: options.hostname,
-      }),
+    authenticate: async (raw, envelope) => {
+      // Imported when the first message arrives (mailauth is slow to load), then kept: an import()
+      // per message resolves the module again each time.
+      authentication ??= import('./infra/inbound/authenticate.ts');
+      return (await authentication).authenticateMessage(dns, raw, { ...envelope, hostname: options.hostname });
+    },
     parse: (raw, size) => parseMessage(system.blobs, raw, size),
     spamFilter: options.spamFilterUrl
       ? new RspamdFilter({ url: options.spamFilterUrl, onError: (error) => onError(error, 'spam filter') })
