@@ -43,6 +43,7 @@ export class LogTail {
   private appended = -1;
   private wakeSleeper: () => void = () => {};
   private readonly listeners = new Set<() => void>();
+  private readonly aborting = new WeakMap<AbortSignal, Set<() => void>>();
   private readonly errorSinks = new Set<(error: unknown) => void>();
 
   constructor(
@@ -99,10 +100,11 @@ export class LogTail {
   waitPast(position: number, ms: number, signal: AbortSignal): Promise<void> {
     if (this.end > position || signal.aborted) return Promise.resolve();
     return new Promise((resolve) => {
+      const aborting = this.abortingOn(signal);
       const finish = () => {
         clearTimeout(timer);
         this.listeners.delete(onRead);
-        signal.removeEventListener('abort', finish);
+        aborting.delete(finish);
         resolve();
       };
       const onRead = () => {
@@ -110,8 +112,30 @@ export class LogTail {
       };
       const timer = setTimeout(finish, ms);
       this.listeners.add(onRead);
-      signal.addEventListener('abort', finish);
+      aborting.add(finish);
     });
+  }
+
+  /**
+   * The waits a signal ends, with one listener on it for all of them: every subscription waits
+   * after every batch, and an AbortSignal's addEventListener and removeEventListener at each wait
+   * were a third of the tail's CPU.
+   */
+  private abortingOn(signal: AbortSignal): Set<() => void> {
+    let waits = this.aborting.get(signal);
+    if (!waits) {
+      const set = new Set<() => void>();
+      signal.addEventListener(
+        'abort',
+        () => {
+          for (const finish of [...set]) finish();
+        },
+        { once: true },
+      );
+      this.aborting.set(signal, set);
+      waits = set;
+    }
+    return waits;
   }
 
   private async run(): Promise<void> {
