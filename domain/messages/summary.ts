@@ -92,10 +92,22 @@ export function messageIds(value: string | string[] | null | undefined): string[
   return [...new Set(found)];
 }
 
+/** UTF-16 units of a text's head per snippet character that it is read from (spaces collapse). */
+const HEAD_UNITS = 4;
+
 /** The first `max` characters of the text with runs of white space made one space. */
 export function snippetOf(text: string, max = SUMMARY_LIMITS.snippetChars): string {
+  // The snippet is read off the head of the text when the head holds it: flattening a cut text
+  // differs from flattening the whole at the cut only (a white-space run or a surrogate pair cut).
+  const head = text.length > HEAD_UNITS * max ? snippetOfWhole(text.slice(0, HEAD_UNITS * max), max, true) : null;
+  return head ?? (snippetOfWhole(text, max, false) as string);
+}
+
+/** A whole text's snippet; with `cut`, null unless the text holds more than `max` characters after flattening. */
+function snippetOfWhole(text: string, max: number, cut: boolean): string | null {
   const flat = text.replace(/\s+/g, ' ').trim();
   const chars = Array.from(flat);
+  if (cut && chars.length <= max) return null;
   return chars.length <= max
     ? flat
     : `${chars
@@ -116,7 +128,10 @@ export function boundedHeaders(fields: { name: string; value: string }[]): {
   let truncated = false;
   for (const field of fields) {
     if (SUMMARY_SKIPPED_HEADERS.has(field.name.toLowerCase())) continue;
-    const value = Array.from(field.value).slice(0, SUMMARY_LIMITS.headerValueChars).join('');
+    const value =
+      field.value.length <= SUMMARY_LIMITS.headerValueChars
+        ? field.value
+        : Array.from(field.value).slice(0, SUMMARY_LIMITS.headerValueChars).join('');
     const size = utf8.encode(field.name).length + utf8.encode(value).length;
     if (headers.length >= SUMMARY_LIMITS.headerFields || bytes + size > SUMMARY_LIMITS.headerBytes) {
       truncated = true;

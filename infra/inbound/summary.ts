@@ -96,7 +96,8 @@ export async function parseMessage(blobs: BlobStore, raw: Buffer | Readable, siz
       attachments,
       size,
     },
-    searchText: Array.from(text).slice(0, SEARCH_TEXT_CHARS).join(''),
+    // Characters, not UTF-16 units, are counted; a text of no more units has no more characters.
+    searchText: text.length <= SEARCH_TEXT_CHARS ? text : Array.from(text).slice(0, SEARCH_TEXT_CHARS).join(''),
     body: { text, html: html === '' ? null : html },
   };
 }
