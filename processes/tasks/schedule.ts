@@ -18,12 +18,14 @@ const spamFiled = (e: Projected<'MessageReceived'>) => e.data.spam.spam || e.dat
  * PostgreSQL keeps, rather than planning it anew at every batch of arriving mail (a parameter left
  * the partial index to custom plans).
  */
+const ACTIVE_MAIL_TASK = sql<boolean>`active AND trigger->>'kind' = 'mail'`;
+
 const activeMailTasks = (db: Kysely<TaskScheduleTables>, workspaceIds: string[]) =>
   db
     .selectFrom('task_schedules')
     .select(['task_id', 'trigger'])
     .where('workspace_id', 'in', workspaceIds)
-    .where(sql<boolean>`active AND trigger->>'kind' = 'mail'`);
+    .where(ACTIVE_MAIL_TASK);
 
 /**
  * The scheduling half of tasks: every task has a row, with its next instant while it is active on
@@ -70,7 +72,7 @@ export const taskSchedule = defineReactor<TaskScheduleTables>()({
     // round trip, at every batch of arriving mail; the text is one prepared statement for any
     // number of workspaces.
     const { rows } = await sql`SELECT 1 FROM task_schedules WHERE workspace_id = ANY(${workspaceIds}::text[])
-      AND active AND trigger->>'kind' = 'mail' LIMIT 1`.execute(db);
+      AND ${ACTIVE_MAIL_TASK} LIMIT 1`.execute(db);
     return rows.length === 0;
   },
   react: async (db, events) => {
