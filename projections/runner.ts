@@ -532,20 +532,11 @@ export class ProjectionRunner {
     }
   }
 
-  /**
-   * Events as decoded, by the recorded event the shared tail hands every subscription: a
-   * MessageReceived is followed by four (threads, files, tasks, webhooks), and its schema's parse
-   * was 33 µs each time. Followers read events, never change them.
-   */
-  private readonly decoded = new WeakMap<RecordedEvent, ProjectedEvent>();
-
   decode(e: RecordedEvent): ProjectedEvent {
-    const known = this.decoded.get(e);
-    if (known) return known;
     const { type, data } = this.registry.decode(e.type, e.version, e.data);
     // Every event is appended by commands/execute.ts, which writes the workspace into its metadata.
     const metadata = e.metadata as EventMetadata;
-    const event = {
+    return {
       type,
       data,
       streamId: e.streamId,
@@ -554,8 +545,6 @@ export class ProjectionRunner {
       recordedAt: e.recordedAt,
       metadata,
     };
-    this.decoded.set(e, event);
-    return event;
   }
 
   /** Writes waiting for read models (`waitFor`): how to wake each, and whether it is ready to go on. */
