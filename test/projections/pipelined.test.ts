@@ -62,7 +62,8 @@ t.test('a recording database keeps what Kysely would have run, in order, and ans
 
 t.test('a batch finds its checkpoint moved by another process: nothing of it is written', async (t) => {
   const url = await freshDatabase(t);
-  const system = await openSystem(url, { secretsKey: TEST_SECRETS_KEY, deliver: false });
+  // A small pool: the suite runs three files at once under PostgreSQL's 100 connections.
+  const system = await openSystem(url, { secretsKey: TEST_SECRETS_KEY, deliver: false, poolSize: 4 });
   t.teardown(() => system.close());
   const admin = new pg.Client({ connectionString: url });
   await admin.connect();
