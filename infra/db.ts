@@ -30,45 +30,55 @@ export function openPool(config: pg.PoolConfig): pg.Pool {
   return pool;
 }
 
-/** How many distinct statements a process prepares; any further ones are parsed on every run. */
+/** How many distinct statements one `PreparedStatements` names; any further ones are parsed on every run. */
 const PREPARED_STATEMENTS = 2000;
 
 /**
- * Kysely's queries as named (prepared) statements: each connection parses and plans a statement
- * the first time it runs it and only binds and executes it after that, which on the request path
- * saves PostgreSQL a parse and a plan per query and Kysely's driver nothing. Only statements with
- * parameters: without, pg uses the simple protocol, which is what lets a raw string carry several
- * statements (DDL, `SET LOCAL`s). A name per distinct text, so one name never means two texts;
- * the number of names is bounded because a connection keeps every statement it prepared. A plan
- * follows a table swapped in under it (PostgreSQL re-plans on DDL and on a changed search_path);
- * what it cannot follow is a `SELECT *` whose table now has other columns (a rebuild by a newer
- * version of the code): that statement fails once, and its text gets a new name, parsed afresh.
+ * Statements run as named (prepared) ones: each connection parses and plans a statement the first
+ * time it runs it and only binds and executes it after that, which on the request path saves
+ * PostgreSQL a parse and a plan per query. Only statements with parameters: without, pg uses the
+ * simple protocol, which is what lets a raw string carry several statements (DDL, `SET LOCAL`s).
+ * A name per distinct text, so one name never means two texts; the number of names is bounded
+ * because a connection keeps every statement it prepared. A plan follows a table swapped in under
+ * it (PostgreSQL re-plans on DDL and on a changed search_path); what it cannot follow is a
+ * `SELECT *` whose table now has other columns (a rebuild by a newer version of the code): that
+ * statement fails once, and its text gets a new name, parsed afresh.
  */
-function preparing(pool: pg.Pool): PostgresPool {
-  const names = new Map<string, string>();
-  let made = 0;
-  const nameOf = (text: string): string | undefined => {
-    const name = names.get(text);
-    if (name !== undefined || names.size >= PREPARED_STATEMENTS) return name;
-    const next = `k${made++}`;
-    names.set(text, next);
-    return next;
-  };
-  const run = async (client: pg.PoolClient, name: string, text: string, values: unknown[]) => {
-    try {
-      return await client.query({ name, text, values });
-    } catch (error) {
+export class PreparedStatements {
+  private readonly names = new Map<string, string>();
+  private made = 0;
+
+  /** `prefix` keeps the names of two of these apart should they ever share a connection. */
+  constructor(private readonly prefix: string) {}
+
+  query(client: pg.PoolClient, text: string, values: unknown[] | undefined): Promise<pg.QueryResult> {
+    const name = values?.length ? this.nameOf(text) : undefined;
+    if (name === undefined) return client.query(text, values);
+    return client.query({ name, text, values }).catch((error) => {
       // 0A000: "cached plan must not change result type".
-      if ((error as { code?: string }).code === '0A000' && names.get(text) === name) names.set(text, `k${made++}`);
+      if ((error as { code?: string }).code === '0A000' && this.names.get(text) === name)
+        this.names.set(text, `${this.prefix}${this.made++}`);
       throw error;
-    }
-  };
+    });
+  }
+
+  private nameOf(text: string): string | undefined {
+    const name = this.names.get(text);
+    if (name !== undefined || this.names.size >= PREPARED_STATEMENTS) return name;
+    const next = `${this.prefix}${this.made++}`;
+    this.names.set(text, next);
+    return next;
+  }
+}
+
+/** Kysely's queries as prepared statements (`PreparedStatements`). */
+function preparing(pool: pg.Pool): PostgresPool {
+  const prepared = new PreparedStatements('k');
   const wrapped = new WeakMap<pg.PoolClient, PostgresPoolClient>();
   const wrap = (client: pg.PoolClient): PostgresPoolClient => ({
     query: ((text: string | pg.Submittable, values?: unknown[]) => {
       if (typeof text !== 'string') return client.query(text);
-      const name = values?.length ? nameOf(text) : undefined;
-      return name === undefined ? client.query(text, values) : run(client, name, text, values!);
+      return prepared.query(client, text, values);
     }) as unknown as PostgresPoolClient['query'],
     release: () => client.release(),
   });

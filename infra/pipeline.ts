@@ -1,8 +1,5 @@
 import type pg from 'pg';
-import { openPool, SESSION_OPTIONS } from './db.ts';
-
-/** How many distinct statements the pipelined connections prepare (as `infra/db.ts` does for Kysely's). */
-const PREPARED_STATEMENTS = 500;
+import { openPool, PreparedStatements, SESSION_OPTIONS } from './db.ts';
 
 /**
  * Transactions of writes sent whole: `BEGIN`, the statements and `COMMIT` go out together on a
@@ -11,23 +8,15 @@ const PREPARED_STATEMENTS = 500;
  * waits for its read model waited for four of them (the projector's begin, checkpoint, insert,
  * commit). Only for statements whose answers nothing needs: the first that fails aborts the
  * transaction (the rest fail with it, `COMMIT` rolls it back), and that error is what `run`
- * throws. Statements with values are prepared, a name per text, as Kysely's are.
+ * throws. Statements with values are prepared, as Kysely's are (`PreparedStatements`).
  */
 export class PipelinedWrites {
   private readonly pool: pg.Pool;
-  private readonly names = new Map<string, string>();
+  private readonly prepared = new PreparedStatements('p');
 
   constructor(url: string, max = 4) {
     // pg's pipeline mode: a query is sent at once, without waiting for the answers of those before it.
     this.pool = openPool({ connectionString: url, max, options: SESSION_OPTIONS, pipeline: true });
-  }
-
-  private nameOf(text: string): string | undefined {
-    const name = this.names.get(text);
-    if (name !== undefined || this.names.size >= PREPARED_STATEMENTS) return name;
-    const next = `p${this.names.size}`;
-    this.names.set(text, next);
-    return next;
   }
 
   async run(statements: readonly { text: string; values: readonly unknown[] }[]): Promise<void> {
@@ -36,13 +25,7 @@ export class PipelinedWrites {
     try {
       const sent = [
         client.query('BEGIN'),
-        ...statements.map((s) =>
-          client.query({
-            name: s.values.length > 0 ? this.nameOf(s.text) : undefined,
-            text: s.text,
-            values: [...s.values],
-          }),
-        ),
+        ...statements.map((s) => this.prepared.query(client, s.text, [...s.values])),
         client.query('COMMIT'),
       ];
       const settled = await Promise.allSettled(sent);
