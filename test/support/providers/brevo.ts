@@ -108,11 +108,11 @@ export function startBrevoServer(
   return startProviderServer(
     t,
     route,
-    (seconds) => ({
+    (seconds, perSecond = 10) => ({
       status: 429,
       body: { code: 'too_many_requests', message: 'Too many requests' },
       headers: {
-        'x-sib-ratelimit-limit': '10',
+        'x-sib-ratelimit-limit': String(perSecond),
         'x-sib-ratelimit-remaining': '0',
         'x-sib-ratelimit-reset': String(seconds),
       },

@@ -50,13 +50,14 @@ export interface RateLimit {
 export async function startProviderServer(
   t: { teardown(fn: () => Promise<void> | void): void },
   route: (req: SeenRequest) => Answer,
-  rateLimited: (retryAfterSeconds: number) => Answer,
+  /** The provider's 429; `perSecond` when a documented limit (`limits`) refused it. */
+  rateLimited: (retryAfterSeconds: number, perSecond?: number) => Answer,
   limits?: (path: string) => RateLimit | null,
 ): Promise<ProviderServer> {
   const seen: SeenRequest[] = [];
   const windows = new Map<string, { start: number; count: number }>();
-  /** Whether the request is past its bucket's limit; the seconds until its window ends when it is. */
-  const overLimit = (path: string, at: number): number | null => {
+  /** Whether the request is past its bucket's limit; its limit and the seconds until its window ends when it is. */
+  const overLimit = (path: string, at: number): { seconds: number; perSecond: number } | null => {
     const limit = limits?.(path);
     if (!limit) return null;
     let window = windows.get(limit.bucket);
@@ -64,7 +65,8 @@ export async function startProviderServer(
       window = { start: at, count: 0 };
       windows.set(limit.bucket, window);
     }
-    if (window.count >= limit.perSecond) return Math.max(1, Math.ceil((window.start + 1000 - at) / 1000));
+    if (window.count >= limit.perSecond)
+      return { seconds: Math.max(1, Math.ceil((window.start + 1000 - at) / 1000)), perSecond: limit.perSecond };
     window.count++;
     return null;
   };
@@ -93,7 +95,7 @@ export async function startProviderServer(
       throttled--;
       answer = rateLimited(retryAfter);
     } else if (limited !== null) {
-      answer = rateLimited(limited);
+      answer = rateLimited(limited.seconds, limited.perSecond);
     } else {
       if (throttleAfter > 0) throttleAfter--;
       try {
