@@ -1,7 +1,9 @@
 import MailComposer from 'nodemailer/lib/mail-composer';
 import { createAddress } from '../commands/addresses/handlers.ts';
 import { addDomain } from '../commands/domains/handlers.ts';
+import { createRule } from '../commands/rules/handlers.ts';
 import { createWorkspace } from '../commands/workspaces/handlers.ts';
+import type { Condition } from '../domain/rules/events.ts';
 import { generateDkimKeyPair } from '../infra/dkim/keys.ts';
 import { signMessage } from '../infra/outbound/dkim.ts';
 import type { InboundListener } from '../infra/inbound/listener.ts';
@@ -52,10 +54,30 @@ export async function inboundMessage(
   return signMessage(raw, sender);
 }
 
+const ruleOf = (name: string, condition: Omit<Condition, 'negate' | 'header'>) => ({
+  name,
+  description: null,
+  enabled: true,
+  match: 'all' as const,
+  conditions: [{ ...condition, header: null, negate: false }],
+  actions: [{ type: 'label' as const, value: 'archive' }],
+  stopProcessing: false,
+});
+
+/**
+ * The mailbox's rules, each evaluated on every message: one matches the tenth with an attachment
+ * (its run recorded, the thread archived), two match none.
+ */
+const BENCH_RULES = [
+  ruleOf('Attachments', { field: 'has_attachment', op: 'equals', value: 'true' }),
+  ruleOf('Boss', { field: 'envelope_from', op: 'equals', value: 'boss@elsewhere.test' }),
+  ruleOf('Huge', { field: 'message_size', op: 'gt', value: '10000000' }),
+];
+
 /**
  * The receiving slice as the server starts it (`startInbound`), for ann@ours.example.com of a new
- * workspace: its domain marked verified in the read model (the RCPT policy reads that flag; DNS
- * verification is not what is measured).
+ * workspace with three rules (BENCH_RULES): its domain marked verified in the read model (the
+ * RCPT policy reads that flag; DNS verification is not what is measured).
  */
 export async function receivingSlice(system: System): Promise<InboundListener<unknown>> {
   const ws = await createWorkspace(system.commands, { name: 'Bench inbound', ownerEmail: 'owner@bench.test' });
@@ -63,8 +85,10 @@ export async function receivingSlice(system: System): Promise<InboundListener<un
   const now = new Date().toISOString();
   const domainId = await addDomain(system.commands, system.domains, actor, { domain: 'ours.example.com' }, now);
   const address = { address: 'ann@ours.example.com', localPart: 'ann', domain: 'ours.example.com', domainId };
-  await createAddress(system.commands, actor, { ...address, enabled: true }, now);
+  const { addressId } = await createAddress(system.commands, actor, { ...address, enabled: true }, now);
   await system.database.pool.query('UPDATE domains SET receiving_verified_at = now() WHERE id = $1', [domainId]);
+  const mailbox = { address: address.address, addressId, domainId };
+  for (const rule of BENCH_RULES) await createRule(system.commands, actor, { mailbox, rule }, now);
   return startInbound(system, {
     port: 0,
     host: '127.0.0.1',
