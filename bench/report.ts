@@ -376,11 +376,15 @@ function failures(failed: unknown): string {
   return entries.length === 0 ? 'none' : entries.map(([code, count]) => `${count} ${code}`).join(', ');
 }
 
-/** Any other line: its scalar fields as they are. */
+/** Any other line: its scalar fields as they are, and a list of numbers (a course over the run) in order. */
 function generic(l: BenchLine): Row {
+  const numbers = (v: unknown): v is number[] => Array.isArray(v) && v.every((x) => typeof x === 'number');
   const fields = Object.entries(l)
-    .filter(([k, v]) => !['bench', 'kind', 'at', 'machine', 'target', 'note'].includes(k) && typeof v !== 'object')
-    .map(([k, v]) => `${k} ${n(v)}`);
+    .filter(
+      ([k, v]) =>
+        !['bench', 'kind', 'at', 'machine', 'target', 'note'].includes(k) && (typeof v !== 'object' || numbers(v)),
+    )
+    .map(([k, v]) => `${k} ${numbers(v) ? v.map(n).join(' → ') : n(v)}`);
   return { figure: l.kind ? `${l.bench} ${l.kind}` : l.bench, measured: fields.join(', ') };
 }
 

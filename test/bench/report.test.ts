@@ -82,7 +82,14 @@ const output = [
     machine: machine(2),
   }),
   JSON.stringify({ bench: 'webhooks', error: 'Error: boom\n    at somewhere', at: '2026-11-24T10:04:00.000Z' }),
-  JSON.stringify({ bench: 'someday.new', kind: 'x', opsPerSec: 1234, at: '2026-11-24T10:05:00.000Z' }),
+  JSON.stringify({
+    bench: 'someday.new',
+    kind: 'x',
+    opsPerSec: 1234,
+    rssCourseMb: [150, 152.5, 151],
+    statusCodes: { '200': 3 },
+    at: '2026-11-24T10:05:00.000Z',
+  }),
   '{ not json',
 ].join('\n');
 
@@ -118,7 +125,9 @@ t.test('one table for the run: peers folded into the rows that compare with them
   );
 
   t.match(table.find((l) => l.startsWith('| webhooks'))!, '| error: Error: boom |', 'an error shows its first line');
-  t.match(table.find((l) => l.startsWith('| someday.new x'))!, 'opsPerSec 1,234');
+  const generic = table.find((l) => l.startsWith('| someday.new x'))!;
+  t.match(generic, 'opsPerSec 1,234, rssCourseMb 150 → 152.5 → 151 |', 'a list of numbers in its order');
+  t.notMatch(generic, 'statusCodes', 'any other object is left out');
 });
 
 t.test('threads-list: the catch-up and each GET /threads kind a row, the seed left out', async (t) => {
