@@ -1,11 +1,11 @@
 import {
+  DummyDriver,
   Kysely,
   PostgresAdapter,
   PostgresIntrospector,
   PostgresQueryCompiler,
   type CompiledQuery,
   type DatabaseConnection,
-  type Driver,
   type QueryResult,
 } from 'kysely';
 
@@ -24,12 +24,18 @@ export interface WriteTransactions {
   run(statements: readonly Statement[]): Promise<void>;
 }
 
+/** What `recordingDb` hands out. */
+export interface Recording {
+  db: Kysely<unknown>;
+  take(): Statement[];
+}
+
 /**
  * A Kysely whose queries are not run but kept, in order, for a `PipelinedWrites` transaction:
  * each answers at once with no rows. For code that only writes (a projector marked `pipelined`),
  * which then runs unchanged. `take` hands over what was kept since the last `take`.
  */
-export function recordingDb(): { db: Kysely<unknown>; take(): Statement[] } {
+export function recordingDb(): Recording {
   let kept: Statement[] = [];
   const connection: DatabaseConnection = {
     async executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
@@ -41,15 +47,12 @@ export function recordingDb(): { db: Kysely<unknown>; take(): Statement[] } {
       throw new Error('a recording database does not stream');
     },
   };
-  const driver: Driver = {
-    init: async () => {},
-    acquireConnection: async () => connection,
-    beginTransaction: async () => {},
-    commitTransaction: async () => {},
-    rollbackTransaction: async () => {},
-    releaseConnection: async () => {},
-    destroy: async () => {},
-  };
+  // Kysely's driver that does nothing, handing out the recording connection.
+  const driver = new (class extends DummyDriver {
+    override async acquireConnection() {
+      return connection;
+    }
+  })();
   const db = new Kysely<unknown>({
     dialect: {
       createAdapter: () => new PostgresAdapter(),

@@ -3,7 +3,7 @@ import { sql, type Kysely } from 'kysely';
 import type { EventStore, RecordedEvent, Subscription } from '../infra/eventstore/port.ts';
 import type { EventRegistry } from '../domain/shared/events.ts';
 import type { EventMetadata, Follower, ProjectedEvent, Projector, Reactor } from './projector.ts';
-import { recordingDb, type WriteTransactions } from './pipeline.ts';
+import { recordingDb, type Recording, type WriteTransactions } from './pipeline.ts';
 import { rebuildProjection } from './rebuild.ts';
 
 const LEADER_LOCK = 72_626_002;
@@ -135,6 +135,11 @@ export class ProjectionRunner {
   private readonly worker: string;
   private readonly onReactorWrote: (tables: readonly string[]) => void;
   private readonly writeTransactions: WriteTransactions | undefined;
+  /**
+   * Per `pipelined` projector, when there is somewhere to send its batches: the database they are
+   * recorded on (one batch at a time each).
+   */
+  private readonly recorders = new Map<string, Recording>();
   /** Projectors, then reactors: everything that follows the log here. */
   private readonly followers: readonly Follower[];
   /** The event types each follower handles, by name. */
@@ -159,8 +164,10 @@ export class ProjectionRunner {
     this.writeTransactions = options.writeTransactions;
     this.followers = [...projectors, ...reactors];
     for (const f of this.followers) {
-      this.handled.set(f.name, new Set(f.handles));
-      this.awaited.set(f.name, new Set((f.kind === 'reactor' && f.awaitedFor) || f.handles));
+      const handled = new Set<string>(f.handles);
+      this.handled.set(f.name, handled);
+      this.awaited.set(f.name, f.kind === 'reactor' && f.awaitedFor ? new Set(f.awaitedFor) : handled);
+      if (f.kind === 'projector' && f.pipelined && this.writeTransactions) this.recorders.set(f.name, recordingDb());
     }
   }
 
@@ -487,8 +494,9 @@ export class ProjectionRunner {
   }
 
   private async applyRelevant(p: Follower, from: number, last: number, relevant: ProjectedEvent[]): Promise<boolean> {
-    if (p.kind === 'projector' && p.pipelined && this.writeTransactions)
-      return this.applyPipelined(p, this.writeTransactions, from, last, relevant);
+    const recorder = this.recorders.get(p.name);
+    if (recorder && this.writeTransactions)
+      return this.applyPipelined(p, recorder, this.writeTransactions, from, last, relevant);
     return this.db.transaction().execute(async (trx) => {
       // The checkpoint row is locked first, so an operator's swap (which locks it too) never
       // deadlocks against table locks taken by this batch.
@@ -498,25 +506,18 @@ export class ProjectionRunner {
     });
   }
 
-  /** Per `pipelined` projector, the database its batches are recorded on (one batch at a time each). */
-  private readonly recorders = new Map<string, ReturnType<typeof recordingDb>>();
-
   /**
    * A batch as one transaction sent whole: the checkpoint's move first (failing the transaction if
    * another process moved it), then what the projector's `applyBatch` wrote, recorded rather than run.
    */
   private async applyPipelined(
-    p: Projector,
+    p: Follower,
+    recorder: Recording,
     transactions: WriteTransactions,
     from: number,
     last: number,
     relevant: ProjectedEvent[],
   ): Promise<boolean> {
-    let recorder = this.recorders.get(p.name);
-    if (!recorder) {
-      recorder = recordingDb();
-      this.recorders.set(p.name, recorder);
-    }
     // Whatever a batch that threw left recorded is not this one's.
     recorder.take();
     await p.applyBatch(recorder.db, relevant);

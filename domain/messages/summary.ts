@@ -92,28 +92,40 @@ export function messageIds(value: string | string[] | null | undefined): string[
   return [...new Set(found)];
 }
 
+/**
+ * The first `max` characters (code points, never half of one) of a text. Only its head is split
+ * into characters: `max` characters take at most twice as many UTF-16 units.
+ */
+export function firstChars(text: string, max: number): string {
+  return text.length <= max
+    ? text
+    : Array.from(text.slice(0, 2 * max))
+        .slice(0, max)
+        .join('');
+}
+
 /** UTF-16 units of a text's head per snippet character that it is read from (spaces collapse). */
 const HEAD_UNITS = 4;
 
+const flatten = (text: string) => text.replace(/\s+/g, ' ').trim();
+const shortened = (chars: string[], max: number) =>
+  `${chars
+    .slice(0, max - 1)
+    .join('')
+    .trimEnd()}…`;
+
 /** The first `max` characters of the text with runs of white space made one space. */
 export function snippetOf(text: string, max = SUMMARY_LIMITS.snippetChars): string {
-  // The snippet is read off the head of the text when the head holds it: flattening a cut text
-  // differs from flattening the whole at the cut only (a white-space run or a surrogate pair cut).
-  const head = text.length > HEAD_UNITS * max ? snippetOfWhole(text.slice(0, HEAD_UNITS * max), max, true) : null;
-  return head ?? (snippetOfWhole(text, max, false) as string);
-}
-
-/** A whole text's snippet; with `cut`, null unless the text holds more than `max` characters after flattening. */
-function snippetOfWhole(text: string, max: number, cut: boolean): string | null {
-  const flat = text.replace(/\s+/g, ' ').trim();
+  // Read off the head of the text when the head alone flattens to more than the snippet: a cut
+  // text flattens as the whole does except at the cut (a white-space run or a surrogate pair cut),
+  // which lies past the characters kept.
+  if (text.length > HEAD_UNITS * max) {
+    const head = Array.from(flatten(text.slice(0, HEAD_UNITS * max)));
+    if (head.length > max) return shortened(head, max);
+  }
+  const flat = flatten(text);
   const chars = Array.from(flat);
-  if (cut && chars.length <= max) return null;
-  return chars.length <= max
-    ? flat
-    : `${chars
-        .slice(0, max - 1)
-        .join('')
-        .trimEnd()}…`;
+  return chars.length <= max ? flat : shortened(chars, max);
 }
 
 const utf8 = new TextEncoder();
@@ -128,10 +140,7 @@ export function boundedHeaders(fields: { name: string; value: string }[]): {
   let truncated = false;
   for (const field of fields) {
     if (SUMMARY_SKIPPED_HEADERS.has(field.name.toLowerCase())) continue;
-    const value =
-      field.value.length <= SUMMARY_LIMITS.headerValueChars
-        ? field.value
-        : Array.from(field.value).slice(0, SUMMARY_LIMITS.headerValueChars).join('');
+    const value = firstChars(field.value, SUMMARY_LIMITS.headerValueChars);
     const size = utf8.encode(field.name).length + utf8.encode(value).length;
     if (headers.length >= SUMMARY_LIMITS.headerFields || bytes + size > SUMMARY_LIMITS.headerBytes) {
       truncated = true;

@@ -4,6 +4,7 @@ import type { AddressObject, AttachmentStream, HeaderValue } from 'mailparser';
 import {
   type AttachmentSummary,
   boundedHeaders,
+  firstChars,
   type MailAddress,
   type MessageSummary,
   messageIds,
@@ -96,8 +97,7 @@ export async function parseMessage(blobs: BlobStore, raw: Buffer | Readable, siz
       attachments,
       size,
     },
-    // Characters, not UTF-16 units, are counted; a text of no more units has no more characters.
-    searchText: text.length <= SEARCH_TEXT_CHARS ? text : Array.from(text).slice(0, SEARCH_TEXT_CHARS).join(''),
+    searchText: firstChars(text, SEARCH_TEXT_CHARS),
     body: { text, html: html === '' ? null : html },
   };
 }

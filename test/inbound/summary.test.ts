@@ -5,7 +5,7 @@ import path from 'node:path';
 import { Readable } from 'node:stream';
 import MailComposer from 'nodemailer/lib/mail-composer';
 import t from 'tap';
-import { MessageSummary, messageIds, snippetOf } from '../../domain/messages/summary.ts';
+import { firstChars, MessageSummary, messageIds, snippetOf } from '../../domain/messages/summary.ts';
 import { FileBlobStore } from '../../infra/blobs/files.ts';
 import { parseMessage } from '../../infra/inbound/summary.ts';
 
@@ -161,4 +161,31 @@ t.test('messageIds and snippetOf', async (t) => {
   t.equal(snippetOf('  a\n\n b\t c  '), 'a b c');
   t.equal(snippetOf('é'.repeat(300)).length, 200, 'characters, not bytes');
   t.equal(snippetOf('😀'.repeat(300)), `${'😀'.repeat(199)}…`, 'never half a character');
+});
+
+t.test('a long text: the snippet and the first characters are what the whole text gives', async (t) => {
+  // Read off the head of the text: the same as splitting the whole into characters, wherever the
+  // head's cut falls (inside a white-space run, between the halves of a surrogate pair).
+  const whole = (text: string, max: number) => {
+    const chars = Array.from(text.replace(/\s+/g, ' ').trim());
+    return chars.length <= max
+      ? chars.join('')
+      : `${chars
+          .slice(0, max - 1)
+          .join('')
+          .trimEnd()}…`;
+  };
+  for (const text of [
+    `${'a '.repeat(399)}${' '.repeat(50)}tail`,
+    `${'😀'.repeat(150)}x${'😀'.repeat(400)}`,
+    `x${'😀 \n'.repeat(600)}`,
+    `${'word\t\t'.repeat(30)}${'\n'.repeat(900)}end`,
+  ]) {
+    t.equal(snippetOf(text), whole(text, 200));
+    t.equal(snippetOf(text, 10), whole(text, 10));
+  }
+  t.equal(firstChars('abc', 3), 'abc');
+  t.equal(firstChars(`x${'😀'.repeat(5)}`, 3), 'x😀😀', 'characters, not UTF-16 units');
+  t.equal(firstChars('😀'.repeat(5), 5), '😀'.repeat(5), 'all of it, twice as many units');
+  t.equal(firstChars('😀'.repeat(5), 2), '😀😀', 'never half a character');
 });
