@@ -9,7 +9,7 @@ const FORM = { 'content-type': 'application/x-www-form-urlencoded' };
 t.test('unsubscribes', async (t) => {
   const { h, setUp, keyWith } = await startSendingApp(t, {
     automations: { minuteMs: 100, pollMs: 20 },
-    webhooks: { allowPrivate: true, retryScheduleMs: [50, 50, 50], timeoutMs: 2_000, pollMs: 20 },
+    webhooks: { allowPrivate: true, retryScheduleMs: [50, 50, 50], pollMs: 20 },
   });
   const { ws } = await setUp('example.com');
   const other = await setUp('example.net');
