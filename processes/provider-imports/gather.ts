@@ -1,6 +1,9 @@
 import type { ImportResource } from '../../domain/provider-imports/providers.ts';
 import { ProviderError, type ProviderClient, type SourcePage } from '../../infra/providers/port.ts';
 
+/** Whether the pages after `page` may be read before it is checkpointed. */
+export const goesOn = (page: SourcePage): boolean => page.next !== null && !page.waitMs && !page.nextStartsWork;
+
 /**
  * A step's pages from `cursor` on, as one: read one after another until they hold `rows` rows,
  * so small pages (Brevo's 100 blocked addresses) are written and checkpointed together. It ends
@@ -15,7 +18,7 @@ export async function gather(
   rows: number,
 ): Promise<SourcePage> {
   let pages = await source.page(resource, cursor);
-  while (pages.next !== null && !pages.waitMs && !pages.nextStartsWork && pages.items.length < rows) {
+  while (goesOn(pages) && pages.items.length < rows) {
     let page: SourcePage;
     try {
       page = await source.page(resource, pages.next);
@@ -28,14 +31,71 @@ export async function gather(
   return pages;
 }
 
-/** A step's pages (`gather`), asked for now, while another step is written; a refusal is left for whoever awaits them. */
-export function readAhead(
-  source: ProviderClient,
-  resource: ImportResource,
-  cursor: string,
-  rows: number,
-): Promise<SourcePage> {
-  const pages = gather(source, resource, cursor, rows);
-  pages.catch(() => {});
-  return pages;
+/** The longest wait of a 429 the reader ahead sits out itself; a longer one is left to the step that meets it. */
+export const READER_WAIT_MAX_MS = 5_000;
+
+/**
+ * The steps' pages of one resource (`gather`) read ahead of the writes, up to `depth` steps, in
+ * order from `cursor`: while a step is written the provider is asked for the next ones at its own
+ * pace, so a 429's wait (Brevo's reset is in whole seconds) is sat out while the pages read before
+ * it are written, not after them. It stops at a page that asks for a wait or whose next one starts
+ * work at the provider (never asked before a checkpoint), at the end, and at a refusal other than
+ * a short 429, which is left for the step that takes it. Pages held here are only a cache: the
+ * checkpoint's cursor is what a crash resumes from.
+ */
+export class PagesAhead {
+  private readonly steps: Promise<SourcePage | null>[] = [];
+  /** The last step asked for: the next is read from its `next` once it is in. */
+  private last: Promise<SourcePage | null> | null = null;
+  private stopped = false;
+
+  constructor(
+    private readonly source: ProviderClient,
+    private readonly resource: ImportResource,
+    /** The cursor of the step `take` answers first. */
+    private readonly cursor: string,
+    private readonly rows: number,
+    private readonly depth: number,
+  ) {
+    this.topUp();
+  }
+
+  /**
+   * The next step's pages (the first from `cursor`, each after from the `next` of the one before);
+   * null when nothing was read ahead for it: the caller reads it itself. A refusal rejects.
+   */
+  take(): Promise<SourcePage | null> {
+    const next = this.steps.shift() ?? Promise.resolve(null);
+    this.topUp();
+    return next;
+  }
+
+  stop(): void {
+    this.stopped = true;
+  }
+
+  private topUp(): void {
+    while (!this.stopped && this.steps.length < this.depth) {
+      const before = this.last;
+      const step: Promise<SourcePage | null> = before
+        ? before.then((page) => (page && goesOn(page) && !this.stopped ? this.read(page.next!) : null))
+        : this.read(this.cursor);
+      step.catch(() => {});
+      this.steps.push(step);
+      this.last = step;
+    }
+  }
+
+  private async read(cursor: string): Promise<SourcePage | null> {
+    for (;;) {
+      try {
+        return await gather(this.source, this.resource, cursor, this.rows);
+      } catch (error) {
+        const wait = error instanceof ProviderError && error.kind === 'rate_limited' ? error.retryAfterMs : null;
+        if (wait === null || wait > READER_WAIT_MAX_MS) throw error;
+        await new Promise((resolve) => setTimeout(resolve, wait));
+        if (this.stopped) return null;
+      }
+    }
+  }
 }

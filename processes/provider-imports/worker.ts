@@ -18,7 +18,7 @@ import type { Delivery as Job, JobOutcome, WorkQueue } from '../../infra/bus/por
 import { ProviderError, type SourcePage } from '../../infra/providers/port.ts';
 import { type DueWork, type RunStep, runStepWork, type DueWakeups } from '../due-work.ts';
 import { applyPage, recordMarks, type PageMarks } from './fill.ts';
-import { gather, readAhead } from './gather.ts';
+import { gather, goesOn, PagesAhead } from './gather.ts';
 
 export interface ProviderImportOptions {
   /** The bus queue of run steps; one per database (jobs name rows of it). */
@@ -42,6 +42,12 @@ export interface ProviderImportOptions {
    * paid beside its own CPU (the import at 100,000 rows: +15–50% alternating, docs/benchmarks.md).
    */
   rowsPerStep: number;
+  /**
+   * Steps whose pages are read ahead of the one written (gather.ts `PagesAhead`): enough that the
+   * provider's rate limit, not a 429's whole-second wait after a burst, paces an import whose
+   * writes keep up (Brevo: 10 pages of 1,000 contacts a second), at a few megabytes a run.
+   */
+  stepsAhead: number;
 }
 
 export const DEFAULT_PROVIDER_IMPORT_OPTIONS: ProviderImportOptions = {
@@ -53,6 +59,7 @@ export const DEFAULT_PROVIDER_IMPORT_OPTIONS: ProviderImportOptions = {
   retryMaxMs: 60_000,
   attemptsMax: 5,
   rowsPerStep: 1000,
+  stepsAhead: 10,
 };
 
 /** The longest `Retry-After` taken as given: past it, the provider is asked again anyway. */
@@ -146,7 +153,10 @@ export class ProviderImportProcess {
       while (run) {
         // What was kept for another step of the run (a page read ahead, a wait) is of no use to this one.
         const ahead = this.ahead.get(run.id);
-        if (ahead && ahead.seq !== run.seq) this.ahead.delete(run.id);
+        if (ahead && ahead.seq !== run.seq) {
+          ahead.reader?.stop();
+          this.ahead.delete(run.id);
+        }
         const actor: Actor = { workspaceId: run.workspace_id, kind: 'system', id: run.id };
         run = run.status === 'queued' ? await this.begin(run, actor) : await this.step(run, actor);
       }
@@ -237,21 +247,26 @@ export class ProviderImportProcess {
 
     const ahead = this.ahead.get(run.id);
     this.ahead.delete(run.id);
+    let reader = ahead?.reader && ahead.stage === run.stage && ahead.cursor === run.cursor ? ahead.reader : null;
+    if (!reader) ahead?.reader?.stop();
     let page: SourcePage;
+    let taken: SourcePage | null = null;
     try {
-      page = await (ahead?.page && ahead.stage === run.stage && ahead.cursor === run.cursor
-        ? ahead.page
-        : gather(source, resource, run.cursor, this.options.rowsPerStep));
+      taken = (await reader?.take()) ?? null;
+      page = taken ?? (await gather(source, resource, run.cursor, this.options.rowsPerStep));
     } catch (error) {
+      reader?.stop();
       if (!(error instanceof ProviderError)) throw error;
       await ahead?.settled;
       return this.refused(run, actor, resource, error);
     }
-    // The next page is asked for while this one is written; a refusal of it is the next step's.
-    const next =
-      page.next !== null && !page.waitMs && !page.nextStartsWork
-        ? readAhead(source, resource, page.next, this.options.rowsPerStep)
+    // The next pages are asked for while this one is written; a refusal of one is its step's.
+    if (!taken) {
+      reader?.stop();
+      reader = goesOn(page)
+        ? new PagesAhead(source, resource, page.next!, this.options.rowsPerStep, this.options.stepsAhead)
         : null;
+    }
     const writes = deferredWrites(this.deps.commands);
     const { report, marks } = await applyPage(
       {
@@ -270,16 +285,18 @@ export class ProviderImportProcess {
     await ahead?.settled;
     const settled = writes.settled();
     if (page.next === null) {
+      reader?.stop();
       // The resource counts as done once all its rows are readable.
       await settled;
       return this.nextResource(run, actor, report, marks);
     }
     settled.catch(() => {});
     const moved = await this.advance(run, { status: 'running', cursor: page.next, report, marks }, page.waitMs ?? 0);
-    this.ahead.set(run.id, { seq: run.seq + 1, stage: run.stage, cursor: page.next, page: next, settled });
+    this.ahead.set(run.id, { seq: run.seq + 1, stage: run.stage, cursor: page.next, reader, settled });
     // Runs whose next step went to another process (or was cancelled) leave theirs: the oldest go.
-    for (const id of this.ahead.keys()) {
+    for (const [id, kept] of this.ahead) {
       if (this.ahead.size <= AHEAD_KEPT) break;
+      kept.reader?.stop();
       this.ahead.delete(id);
     }
     return moved;
@@ -340,6 +357,7 @@ interface Ahead {
   seq: number;
   stage: number;
   cursor: string;
-  page: Promise<SourcePage> | null;
+  /** The pages of the steps after it, read ahead from `cursor`. */
+  reader: PagesAhead | null;
   settled: Promise<void>;
 }

@@ -1,7 +1,8 @@
 import t from 'tap';
 import { ProviderError } from '../../infra/providers/port.ts';
 import { openProviderConnector } from '../../infra/providers/select.ts';
-import { gather } from '../../processes/provider-imports/gather.ts';
+import { gather, PagesAhead, READER_WAIT_MAX_MS } from '../../processes/provider-imports/gather.ts';
+import { eventually } from '../support/receiver.ts';
 import { BREVO_KEYS, brevoData, startBrevoServer } from '../support/providers/brevo.ts';
 
 // 350 blocked addresses: Brevo's pages of them hold 100 (infra/providers/brevo.ts).
@@ -40,6 +41,41 @@ t.test('a 429 after the first page ends the pages read; the next step asks for t
 t.test('a refusal of the first page is the step’s', async (t) => {
   brevo.throttle(1, 1, 0);
   await t.rejects(gather(source, 'suppressions', null, 250), ProviderError);
+});
+
+t.test('pages ahead: as many steps as asked read before they are taken, in order, then nothing', async (t) => {
+  const after = (await gather(source, 'suppressions', null, 100)).next!;
+  const before = requests();
+  const ahead = new PagesAhead(source, 'suppressions', after, 100, 2);
+  await eventually(async () => requests() - before === 2);
+  await new Promise((r) => setTimeout(r, 200));
+  t.equal(requests() - before, 2, 'two steps ahead, not three');
+  t.same(ids((await ahead.take())!.items), blocked.slice(100, 200));
+  t.same(ids((await ahead.take())!.items), blocked.slice(200, 300));
+  const last = (await ahead.take())!;
+  t.same(ids(last.items), blocked.slice(300), 'the third, asked for once the first was taken');
+  t.equal(last.next, null);
+  t.equal(await ahead.take(), null, 'past the end: nothing');
+  t.equal(requests() - before, 3, 'each page asked for once');
+
+  const stopped = new PagesAhead(source, 'suppressions', after, 100, 3);
+  stopped.stop();
+  t.ok(await stopped.take(), 'the step asked for before the stop is answered');
+  t.equal(await stopped.take(), null, 'none after it');
+});
+
+t.test('pages ahead sit out a short 429 themselves and leave a long one to the step', async (t) => {
+  const after = (await gather(source, 'suppressions', null, 100)).next!;
+  brevo.throttle(1, READER_WAIT_MAX_MS / 1000 + 1, 0);
+  const left = new PagesAhead(source, 'suppressions', after, 100, 1);
+  await t.rejects(left.take(), ProviderError, 'the step meets it, and its run waits on the schedule');
+  left.stop();
+  brevo.throttle(1, 1, 0);
+  const started = Date.now();
+  const waited = new PagesAhead(source, 'suppressions', after, 100, 1);
+  t.same(ids((await waited.take())!.items), blocked.slice(100, 200), 'the page, asked again');
+  t.ok(Date.now() - started >= 950, "after the reset's second");
+  waited.stop();
 });
 
 t.test('at its documented limits, Brevo refuses the eleventh request of a second to its contacts', async (t) => {
