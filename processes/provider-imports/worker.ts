@@ -92,10 +92,11 @@ interface Run {
  *    which the source map (`provider_import_sources`) and the commands' natural keys make
  *    harmless;
  *  - so that the provider's paging, not our writes, sets the pace, a step overlaps the two: while
- *    it writes its page it already reads the next one (kept in memory for the next step, which
- *    reads it again if another process takes it or this one died), and it waits for the read
- *    models to hold the page before its own, not its own; the last page of a resource is
- *    waited for before the resource counts as done;
+ *    it writes its page it already reads the next ones (`stepsAhead` steps, kept in memory for
+ *    the next steps, which read them again if another process takes the run or this one died;
+ *    a short 429 of one is waited out there), and it waits for the read models to hold the page
+ *    before its own, not its own; the last page of a resource is waited for before the resource
+ *    counts as done;
  *  - a 429 puts the step after `Retry-After` without moving the cursor; a 5xx or no answer is
  *    tried again `attemptsMax` times with backoff, then the resource is a report error;
  *  - a key refused midway, or gone from the vault, fails the import; after the last resource the
@@ -103,7 +104,7 @@ interface Run {
  */
 export class ProviderImportProcess {
   private readonly work: DueWork<RunStep>;
-  /** Per run stepped here: the next page read ahead, and the read-model wait of the page written last. */
+  /** Per run stepped here: the next steps' pages read ahead, and the read-model wait of the page written last. */
   private readonly ahead = new Map<string, Ahead>();
   /** Runs a job is stepping, and until when it takes their next steps itself. */
   private readonly inlineUntil = new Map<string, number>();
@@ -151,7 +152,7 @@ export class ProviderImportProcess {
     this.inlineUntil.set(run.id, Date.now() + INLINE_MS);
     try {
       while (run) {
-        // What was kept for another step of the run (a page read ahead, a wait) is of no use to this one.
+        // What was kept for another step of the run (pages read ahead, a wait) is of no use to this one.
         const ahead = this.ahead.get(run.id);
         if (ahead && ahead.seq !== run.seq) {
           ahead.reader?.stop();
