@@ -296,7 +296,7 @@ export class ProviderImportProcess {
     this.ahead.set(run.id, { seq: run.seq + 1, stage: run.stage, cursor: page.next, reader, settled });
     // Runs whose next step went to another process (or was cancelled) leave theirs: the oldest go.
     for (const [id, kept] of this.ahead) {
-      if (this.ahead.size <= AHEAD_KEPT) break;
+      if (this.ahead.size <= this.options.concurrency + AHEAD_SPARE) break;
       kept.reader?.stop();
       this.ahead.delete(id);
     }
@@ -350,8 +350,12 @@ export class ProviderImportProcess {
 /** How long one job goes on with its run's steps before it leaves the next to the dispatcher. */
 const INLINE_MS = 30_000;
 
-/** Runs whose read-ahead one process keeps at most: a few more than it steps at once. */
-const AHEAD_KEPT = 16;
+/**
+ * Runs whose read-ahead one process keeps beyond those it steps at once: each holds up to
+ * `stepsAhead` steps of pages (about 10,000 rows, a few megabytes), so only a couple more than
+ * are stepped, for runs handed back to the dispatcher for a wait.
+ */
+const AHEAD_SPARE = 2;
 
 /** What a step leaves for the next step of its run, in this process (`seq` names that step). */
 interface Ahead {
