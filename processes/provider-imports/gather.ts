@@ -93,7 +93,8 @@ export class PagesAhead {
       } catch (error) {
         const wait = error instanceof ProviderError && error.kind === 'rate_limited' ? error.retryAfterMs : null;
         if (wait === null || wait > READER_WAIT_MAX_MS) throw error;
-        await new Promise((resolve) => setTimeout(resolve, wait));
+        // Unref'd: a reader waiting out a 429 never holds up a process's exit.
+        await new Promise((resolve) => setTimeout(resolve, wait).unref());
         if (this.stopped) return null;
       }
     }

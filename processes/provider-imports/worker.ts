@@ -133,6 +133,9 @@ export class ProviderImportProcess {
 
   async stop(): Promise<void> {
     await this.work.stop();
+    // Pages read ahead go on being asked for until stopped: nothing is asked of a provider after this.
+    for (const kept of this.ahead.values()) kept.reader?.stop();
+    this.ahead.clear();
   }
 
   private async handle(job: Job): Promise<JobOutcome> {
