@@ -1,8 +1,10 @@
 import pg from 'pg';
 import { Kysely, PostgresDialect, type PostgresPool, type PostgresPoolClient } from 'kysely';
+import { parseTimestamptz } from './pg-timestamps.ts';
 
 // int8 (bigint) columns hold global positions and counts, all far below 2^53.
 pg.types.setTypeParser(20, (value) => Number(value));
+pg.types.setTypeParser(1184, parseTimestamptz);
 
 export interface Database {
   pool: pg.Pool;
