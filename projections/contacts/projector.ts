@@ -199,10 +199,14 @@ async function createContact(
 }
 
 /**
- * A run of ContactCreated in a row, as `createContact` on each in turn does it: the rows, the
- * memberships (an audience gone, or a membership open already, joins nothing; each counted once
- * by the hour and the day), then each new member's set of custom audiences. A contact twice in
- * the run (never from the commands, which create an address once) takes the one-by-one path.
+ * A run of ContactCreated in a row, as `createContact` on each in turn does it, in one statement:
+ * the rows, the memberships (an audience gone, or another workspace's, joins nothing; each counted
+ * once by the hour and the day), and each new member's set of custom audiences. Memberships are
+ * made for the contacts the insert made only: a contact already there (the run handed over again)
+ * had its memberships made with its row, in the same transaction. So no open membership can stand
+ * in the way, nor a set of audiences (a contact's set goes with its last membership), and neither
+ * is looked for. A contact twice in the run (never from the commands, which create an address
+ * once) takes the one-by-one path.
  */
 async function createContacts(db: Db, events: Projected<'ContactCreated'>[]): Promise<void> {
   if (new Set(events.map((e) => e.data.contactId)).size < events.length) {
@@ -218,69 +222,38 @@ async function createContacts(db: Db, events: Projected<'ContactCreated'>[]): Pr
     d.attributes,
     d.source,
     d.createdAt,
+    [...new Set(d.audienceIds)],
   ]);
-  await sql`INSERT INTO contacts (workspace_id, id, email, name, notes, attributes, source, last_seen_at, created_at, updated_at)
-    SELECT r->>0, r->>1, r->>2, r->>3, r->>4, r->5, r->>6, NULL, (r->>7)::timestamptz, (r->>7)::timestamptz
-    FROM jsonb_array_elements(${JSON.stringify(contacts)}::jsonb) r
-    ON CONFLICT DO NOTHING`.execute(db);
-  const pairs = events.flatMap(({ metadata: { workspaceId }, data: d }) =>
-    [...new Set(d.audienceIds)].map((audienceId) => [workspaceId, audienceId, d.contactId, d.createdAt]),
-  );
-  if (pairs.length === 0) return;
-  const { rows: joined } = await sql<{ workspace_id: string; audience_id: string; contact_id: string }>`
-    WITH pairs AS (
-      SELECT r->>0 AS workspace_id, r->>1 AS audience_id, r->>2 AS contact_id, (r->>3)::timestamptz AS joined_at
-      FROM jsonb_array_elements(${JSON.stringify(pairs)}::jsonb) r
-    ), inserted AS (
-      INSERT INTO audience_members (workspace_id, audience_id, contact_id, joined_at)
-      SELECT p.workspace_id, p.audience_id, p.contact_id, p.joined_at FROM pairs p
-      WHERE EXISTS (SELECT 1 FROM audiences a WHERE a.id = p.audience_id AND a.workspace_id = p.workspace_id)
-        AND NOT EXISTS (SELECT 1 FROM audience_members m WHERE m.audience_id = p.audience_id AND m.contact_id = p.contact_id AND m.left_at IS NULL)
+  await sql`
+    WITH given AS (
+      SELECT r FROM jsonb_array_elements(${JSON.stringify(contacts)}::jsonb) r
+    ), made AS (
+      INSERT INTO contacts (workspace_id, id, email, name, notes, attributes, source, last_seen_at, created_at, updated_at)
+      SELECT r->>0, r->>1, r->>2, r->>3, r->>4, r->5, r->>6, NULL, (r->>7)::timestamptz, (r->>7)::timestamptz FROM given
       ON CONFLICT DO NOTHING
+      RETURNING workspace_id, id, created_at
+    ), joined AS (
+      INSERT INTO audience_members (workspace_id, audience_id, contact_id, joined_at)
+      SELECT m.workspace_id, a.id, m.id, m.created_at
+      FROM given g JOIN made m ON m.id = g.r->>1
+      CROSS JOIN LATERAL jsonb_array_elements_text(g.r->8) AS named(audience_id)
+      JOIN audiences a ON a.id = named.audience_id AND a.workspace_id = m.workspace_id
       RETURNING workspace_id, audience_id, contact_id, joined_at
     ), counted AS (
       UPDATE audiences a SET member_count = a.member_count + c.n
-      FROM (SELECT audience_id, count(*)::int AS n FROM inserted GROUP BY audience_id) c WHERE a.id = c.audience_id
+      FROM (SELECT audience_id, count(*)::int AS n FROM joined GROUP BY audience_id) c WHERE a.id = c.audience_id
     ), hours AS (
       INSERT INTO audience_member_hours (audience_id, hour, joins, leaves)
-      SELECT audience_id, date_trunc('hour', joined_at AT TIME ZONE 'UTC'), count(*), 0 FROM inserted GROUP BY 1, 2
+      SELECT audience_id, date_trunc('hour', joined_at AT TIME ZONE 'UTC'), count(*), 0 FROM joined GROUP BY 1, 2
       ON CONFLICT (audience_id, hour) DO UPDATE SET joins = audience_member_hours.joins + EXCLUDED.joins
     ), days AS (
       INSERT INTO audience_member_days (audience_id, day, joins, leaves)
-      SELECT audience_id, date_trunc('day', joined_at AT TIME ZONE 'UTC'), count(*), 0 FROM inserted GROUP BY 1, 2
+      SELECT audience_id, date_trunc('day', joined_at AT TIME ZONE 'UTC'), count(*), 0 FROM joined GROUP BY 1, 2
       ON CONFLICT (audience_id, day) DO UPDATE SET joins = audience_member_days.joins + EXCLUDED.joins
-    )
-    SELECT workspace_id, audience_id, contact_id FROM inserted`.execute(db);
-  if (joined.length === 0) return;
-  // A new contact has no set yet, so its set is the custom audiences it joined; one that has one
-  // (a run replayed over rows it left) moves from it as `regroup` moves it.
-  const { rows: grouped } = await sql<{ contact_id: string }>`
-    SELECT contact_id FROM contact_audience_sets WHERE contact_id = ANY(${[...new Set(joined.map((j) => j.contact_id))]}::text[])`.execute(
-    db,
-  );
-  const regrouped = new Set(grouped.map((g) => g.contact_id));
-  const byContact = new Map<string, { workspaceId: string; audienceIds: string[] }>();
-  for (const j of joined) {
-    const entry = byContact.get(j.contact_id) ?? { workspaceId: j.workspace_id, audienceIds: [] };
-    entry.audienceIds.push(j.audience_id);
-    byContact.set(j.contact_id, entry);
-  }
-  for (const contactId of regrouped) {
-    const entry = byContact.get(contactId)!;
-    await regroup(db, entry.workspaceId, contactId, entry.audienceIds, []);
-  }
-  const fresh = joined
-    .filter((j) => !regrouped.has(j.contact_id))
-    .map((j) => [j.workspace_id, j.audience_id, j.contact_id]);
-  if (fresh.length === 0) return;
-  await sql`
-    WITH pairs AS (
-      SELECT r->>0 AS workspace_id, r->>1 AS audience_id, r->>2 AS contact_id
-      FROM jsonb_array_elements(${JSON.stringify(fresh)}::jsonb) r
     ), sets AS (
-      SELECT p.contact_id, p.workspace_id, array_agg(DISTINCT p.audience_id ORDER BY p.audience_id) AS ids
-      FROM pairs p JOIN audiences a ON a.id = p.audience_id AND a.workspace_id = p.workspace_id AND a.builtin IS NULL
-      GROUP BY p.contact_id, p.workspace_id
+      SELECT j.contact_id, j.workspace_id, array_agg(j.audience_id ORDER BY j.audience_id) AS ids
+      FROM joined j JOIN audiences a ON a.id = j.audience_id AND a.builtin IS NULL
+      GROUP BY j.contact_id, j.workspace_id
     ), kept AS (
       INSERT INTO contact_audience_sets (contact_id, workspace_id, audience_ids)
       SELECT contact_id, workspace_id, ids FROM sets
