@@ -33,6 +33,12 @@ export async function gather(
 
 /** The longest wait of a 429 the reader ahead sits out itself; a longer one is left to the step that meets it. */
 export const READER_WAIT_MAX_MS = 5_000;
+/**
+ * 429s in a row on one step the reader sits out; the next is left to the step, whose run then
+ * waits on the schedule, where a cancel or another run can come in between, instead of holding a
+ * job for as long as the provider keeps refusing.
+ */
+export const READER_WAITS_MAX = 3;
 
 /**
  * The steps' pages of one resource (`gather`) read ahead of the writes, up to `depth` steps, in
@@ -40,7 +46,7 @@ export const READER_WAIT_MAX_MS = 5_000;
  * pace, so a 429's wait (Brevo's reset is in whole seconds) is sat out while the pages read before
  * it are written, not after them. It stops at a page that asks for a wait or whose next one starts
  * work at the provider (never asked before a checkpoint), at the end, and at a refusal other than
- * a short 429, which is left for the step that takes it. Pages held here are only a cache: the
+ * a short 429 (or a fourth in a row), which is left for the step that takes it. Pages held here are only a cache: the
  * checkpoint's cursor is what a crash resumes from.
  */
 export class PagesAhead {
@@ -87,12 +93,12 @@ export class PagesAhead {
   }
 
   private async read(cursor: string): Promise<SourcePage | null> {
-    for (;;) {
+    for (let waits = 0; ; waits++) {
       try {
         return await gather(this.source, this.resource, cursor, this.rows);
       } catch (error) {
         const wait = error instanceof ProviderError && error.kind === 'rate_limited' ? error.retryAfterMs : null;
-        if (wait === null || wait > READER_WAIT_MAX_MS) throw error;
+        if (wait === null || wait > READER_WAIT_MAX_MS || waits === READER_WAITS_MAX) throw error;
         // Unref'd: a reader waiting out a 429 never holds up a process's exit.
         await new Promise((resolve) => setTimeout(resolve, wait).unref());
         if (this.stopped) return null;

@@ -94,7 +94,7 @@ interface Run {
  *  - so that the provider's paging, not our writes, sets the pace, a step overlaps the two: while
  *    it writes its page it already reads the next ones (`stepsAhead` steps, kept in memory for
  *    the next steps, which read them again if another process takes the run or this one died;
- *    a short 429 of one is waited out there), and it waits for the read models to hold the page
+ *    a few short 429s of one are waited out there), and it waits for the read models to hold the page
  *    before its own, not its own; the last page of a resource is waited for before the resource
  *    counts as done;
  *  - a 429 puts the step after `Retry-After` without moving the cursor; a 5xx or no answer is
@@ -134,8 +134,13 @@ export class ProviderImportProcess {
   async stop(): Promise<void> {
     await this.work.stop();
     // Pages read ahead go on being asked for until stopped: nothing is asked of a provider after this.
-    for (const kept of this.ahead.values()) kept.reader?.stop();
-    this.ahead.clear();
+    for (const id of [...this.ahead.keys()]) this.forget(id);
+  }
+
+  /** Forgets what was kept for a run here, its reader stopped: nothing more is asked for it. */
+  private forget(runId: string): void {
+    this.ahead.get(runId)?.reader?.stop();
+    this.ahead.delete(runId);
   }
 
   private async handle(job: Job): Promise<JobOutcome> {
@@ -156,11 +161,7 @@ export class ProviderImportProcess {
     try {
       while (run) {
         // What was kept for another step of the run (pages read ahead, a wait) is of no use to this one.
-        const ahead = this.ahead.get(run.id);
-        if (ahead && ahead.seq !== run.seq) {
-          ahead.reader?.stop();
-          this.ahead.delete(run.id);
-        }
+        if (this.ahead.get(run.id)?.seq !== run.seq) this.forget(run.id);
         const actor: Actor = { workspaceId: run.workspace_id, kind: 'system', id: run.id };
         run = run.status === 'queued' ? await this.begin(run, actor) : await this.step(run, actor);
       }
@@ -298,10 +299,9 @@ export class ProviderImportProcess {
     const moved = await this.advance(run, { status: 'running', cursor: page.next, report, marks }, page.waitMs ?? 0);
     this.ahead.set(run.id, { seq: run.seq + 1, stage: run.stage, cursor: page.next, reader, settled });
     // Runs whose next step went to another process (or was cancelled) leave theirs: the oldest go.
-    for (const [id, kept] of this.ahead) {
+    for (const id of this.ahead.keys()) {
       if (this.ahead.size <= this.options.concurrency + AHEAD_SPARE) break;
-      kept.reader?.stop();
-      this.ahead.delete(id);
+      this.forget(id);
     }
     return moved;
   }

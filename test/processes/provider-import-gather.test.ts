@@ -1,7 +1,7 @@
 import t from 'tap';
 import { ProviderError } from '../../infra/providers/port.ts';
 import { openProviderConnector } from '../../infra/providers/select.ts';
-import { gather, PagesAhead, READER_WAIT_MAX_MS } from '../../processes/provider-imports/gather.ts';
+import { gather, PagesAhead, READER_WAIT_MAX_MS, READER_WAITS_MAX } from '../../processes/provider-imports/gather.ts';
 import { eventually } from '../support/receiver.ts';
 import { BREVO_KEYS, brevoData, startBrevoServer } from '../support/providers/brevo.ts';
 
@@ -76,6 +76,16 @@ t.test('pages ahead sit out a short 429 themselves and leave a long one to the s
   t.same(ids((await waited.take())!.items), blocked.slice(100, 200), 'the page, asked again');
   t.ok(Date.now() - started >= 950, "after the reset's second");
   waited.stop();
+});
+
+t.test('pages ahead leave the step a provider that goes on refusing', async (t) => {
+  const after = (await gather(source, 'suppressions', null, 100)).next!;
+  const before = requests();
+  brevo.throttle(READER_WAITS_MAX + 1, 1, 0);
+  const ahead = new PagesAhead(source, 'suppressions', after, 100, 1);
+  await t.rejects(ahead.take(), ProviderError, 'the step meets the refusal after the waits sat out');
+  t.equal(requests() - before, READER_WAITS_MAX + 1, 'asked once, then once after each wait');
+  ahead.stop();
 });
 
 t.test('at its documented limits, Brevo refuses the eleventh request of a second to its contacts', async (t) => {
