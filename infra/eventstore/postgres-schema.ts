@@ -46,9 +46,11 @@ ALTER TABLE es_events DROP CONSTRAINT IF EXISTS es_events_stream_id_revision_key
 DROP INDEX IF EXISTS es_events_stream_prefix;
 DROP TABLE IF EXISTS es_streams;
 DROP FUNCTION IF EXISTS es_append(text, text, integer, text[], integer[], jsonb[], jsonb[]);
+-- The events' data and metadata came as arrays of jsonb before they came as one JSON array each.
+DROP FUNCTION IF EXISTS es_append(text[], text[], integer[], integer[], text[], integer[], jsonb[], jsonb[]);
 CREATE OR REPLACE FUNCTION es_append(
   p_streams text[], p_kinds text[], p_expected integer[], p_counts integer[],
-  p_types text[], p_versions integer[], p_data jsonb[], p_metadata jsonb[]
+  p_types text[], p_versions integer[], p_data jsonb, p_metadata jsonb
 ) RETURNS TABLE (out_revision integer, out_position bigint, out_actual integer) LANGUAGE plpgsql AS $$
 DECLARE
   m integer := cardinality(p_streams);
@@ -134,7 +136,7 @@ BEGIN
   END LOOP;
 
   INSERT INTO es_events (position, tx_id, stream_id, revision, type, version, data, metadata)
-    SELECT u.p, v_tx, u.s, u.r, p_types[u.k], p_versions[u.k], p_data[u.k], p_metadata[u.k]
+    SELECT u.p, v_tx, u.s, u.r, p_types[u.k], p_versions[u.k], p_data -> (u.k - 1), p_metadata -> (u.k - 1)
     FROM unnest(v_positions, v_streams, v_revisions, v_indexes) AS u(p, s, r, k);
   RETURN QUERY SELECT v_ends[i], v_lasts[i], v_actuals[i] FROM generate_series(1, m) AS i;
 END $$;

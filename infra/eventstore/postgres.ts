@@ -151,7 +151,7 @@ export class PostgresEventStore implements EventStore {
         // A named statement: each pooled connection parses and plans the call once, not per append.
         name: 'es_append',
         // now() is the transaction's start, which the inserted rows' recorded_at holds too.
-        text: 'SELECT out_revision, out_position, out_actual, now() AS recorded_at FROM es_append($1, $2, $3, $4, $5, $6, $7::jsonb[], $8::jsonb[])',
+        text: 'SELECT out_revision, out_position, out_actual, now() AS recorded_at FROM es_append($1, $2, $3, $4, $5, $6, $7::jsonb, $8::jsonb)',
         values: [
           appends.map((a) => a.streamId),
           appends.map((a) => (typeof a.expected === 'number' ? 'revision' : a.expected)),
@@ -159,8 +159,10 @@ export class PostgresEventStore implements EventStore {
           appends.map((a) => a.events.length),
           events.map((e) => e.type),
           events.map((e) => e.version),
-          appends.flatMap((a) => a.data),
-          appends.flatMap((a) => a.metadata),
+          // One JSON array each rather than arrays of jsonb: pg writes an array parameter by
+          // escaping every element's quotes, a copy of each event's JSON (docs/decisions).
+          `[${appends.flatMap((a) => a.data).join(',')}]`,
+          `[${appends.flatMap((a) => a.metadata).join(',')}]`,
         ],
       }));
     } catch (error) {

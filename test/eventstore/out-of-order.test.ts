@@ -73,7 +73,7 @@ t.test('a committed event waits behind an open transaction holding a lower posit
   try {
     await open.query('BEGIN');
     const { rows } = await open.query(
-      `SELECT out_position FROM es_append(ARRAY['gap-early'], ARRAY['no_stream'], ARRAY[NULL::integer], ARRAY[1], ARRAY['GapTested'], ARRAY[1], ARRAY['{"n":1}'::jsonb], ARRAY['{}'::jsonb])`,
+      `SELECT out_position FROM es_append(ARRAY['gap-early'], ARRAY['no_stream'], ARRAY[NULL::integer], ARRAY[1], ARRAY['GapTested'], ARRAY[1], '[{"n":1}]'::jsonb, '[{}]'::jsonb)`,
     );
     const early = Number(rows[0].out_position);
     const late = await store.append('gap-late', [event(2)], 'no_stream');
@@ -126,7 +126,7 @@ t.test('es_append refuses a transaction that has already written', async (t) => 
   const client = await pool.connect();
   const append = (stream: string) =>
     client.query(
-      `SELECT es_append(ARRAY[$1], ARRAY['any'], ARRAY[NULL::integer], ARRAY[1], ARRAY['GapTested'], ARRAY[1], ARRAY['{}'::jsonb], ARRAY['{}'::jsonb])`,
+      `SELECT es_append(ARRAY[$1], ARRAY['any'], ARRAY[NULL::integer], ARRAY[1], ARRAY['GapTested'], ARRAY[1], '[{}]'::jsonb, '[{}]'::jsonb)`,
       [stream],
     );
   try {

@@ -225,7 +225,7 @@ t.test(
     const older = await pool.connect();
     await older.query('BEGIN');
     const { rows } = await older.query(
-      `SELECT out_position FROM es_append(ARRAY['held-back-older'], ARRAY['no_stream'], ARRAY[NULL::integer], ARRAY[1], ARRAY['BatchTested'], ARRAY[1], ARRAY['{"n":0}'::jsonb], ARRAY['{}'::jsonb])`,
+      `SELECT out_position FROM es_append(ARRAY['held-back-older'], ARRAY['no_stream'], ARRAY[NULL::integer], ARRAY[1], ARRAY['BatchTested'], ARRAY[1], '[{"n":0}]'::jsonb, '[{}]'::jsonb)`,
     );
     const { position } = await store.append('held-back', [event(1)], 'no_stream');
     const appendedAt = Date.now();
