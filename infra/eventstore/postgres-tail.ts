@@ -24,11 +24,10 @@ const READ_LIMIT = 1000;
  * takes its batches from there and only reads the table while it is further behind than the
  * memory reaches (its catch-up).
  *
- * The memory holds every event in (start, end], with no gap: the tail reads "after end" under the
- * same visibility rule as any reader, an event at or below a position already read can never
- * become visible later (see postgres-schema.ts), and this process's own appends join only where
- * they follow the end (`took`). A slice of it is therefore exactly what a subscription's own read
- * would have returned, or will return once PostgreSQL shows the appends.
+ * The memory holds every visible event in (start, end], with no gap: the tail reads "after end"
+ * under the same visibility rule as any reader, and an event at or below a position already read
+ * can never become visible later (see postgres-schema.ts). A slice of it is therefore exactly
+ * what a subscription's own read would have returned.
  */
 export class LogTail {
   private events: RecordedEvent[] = [];
@@ -42,8 +41,6 @@ export class LogTail {
   private pending = false;
   /** The highest position this process appended: the tail reads on until it has seen it. */
   private appended = -1;
-  /** Batches of this process's appends waiting for a lower position to be in memory first (`took`). */
-  private ahead: TailEvent[][] = [];
   private wakeSleeper: () => void = () => {};
   private readonly listeners = new Set<() => void>();
   private readonly aborting = new WeakMap<AbortSignal, Set<() => void>>();
@@ -71,26 +68,8 @@ export class LogTail {
     return () => {
       this.errorSinks.delete(sink);
       this.users--;
-      if (this.users === 0) this.ahead = [];
       this.wake();
     };
-  }
-
-  /**
-   * This process appended and committed `events()` (in position order, the last at `last`). They
-   * go into memory at once when they follow its end: positions are drawn in transaction order
-   * under one lock (postgres-schema.ts), so no event can become visible between the end and them,
-   * and the read of the log their commit would wake is saved (a round trip, often several:
-   * PostgreSQL shows a commit only once every older writing transaction has ended). Otherwise
-   * they wait for the positions below them (another call of ours still in flight, or a read),
-   * and the tail reads as for an append it was only told of.
-   */
-  took(last: number, events: () => TailEvent[]): void {
-    if (this.start >= 0 && this.users > 0 && last > this.end) {
-      this.ahead.push(events());
-      if (this.takeAhead()) this.notify();
-    }
-    if (this.end < last) this.wake(last);
   }
 
   /**
@@ -173,11 +152,11 @@ export class LogTail {
         try {
           if (this.start < 0) this.start = this.end = await this.source.head();
           const events = await this.source.read(this.end, READ_LIMIT);
-          // Appends of ours taken meanwhile (`took`) may have moved the end past the read's start.
-          const fresh = events.filter((e) => e.event.position > this.end);
-          if (fresh.length > 0) this.remember(fresh);
-          if (this.takeAhead() || fresh.length > 0) this.notify();
-          if (events.length === READ_LIMIT) continue;
+          if (events.length > 0) {
+            this.remember(events);
+            for (const listener of [...this.listeners]) listener();
+            if (events.length === READ_LIMIT) continue;
+          }
         } catch (error) {
           for (const sink of this.errorSinks) sink(error);
         }
@@ -199,25 +178,6 @@ export class LogTail {
     }
   }
 
-  /** Takes the waiting batches of ours that now follow the end; answers whether any did. */
-  private takeAhead(): boolean {
-    let took = false;
-    for (let i = this.ahead.findIndex(follows(this.end)); i >= 0; i = this.ahead.findIndex(follows(this.end))) {
-      const [batch] = this.ahead.splice(i, 1);
-      // A read limited to READ_LIMIT rows may have stopped inside the batch.
-      const fresh = batch!.filter((e) => e.event.position > this.end);
-      if (fresh.length > 0) {
-        this.remember(fresh);
-        took = true;
-      }
-    }
-    return took;
-  }
-
-  private notify(): void {
-    for (const listener of [...this.listeners]) listener();
-  }
-
   private remember(events: TailEvent[]): void {
     for (const { event, bytes } of events) {
       this.events.push(event);
@@ -236,9 +196,3 @@ export class LogTail {
     this.sizes = this.sizes.slice(dropped);
   }
 }
-
-/** A batch that starts at or below the position after `end`. */
-const follows =
-  (end: number) =>
-  (batch: TailEvent[]): boolean =>
-    batch[0]!.event.position <= end + 1;

@@ -145,13 +145,12 @@ export class PostgresEventStore implements EventStore {
 
   private async send(appends: QueuedAppend[]): Promise<void> {
     const events = appends.flatMap((a) => a.events);
-    let rows: { out_revision: number | null; out_position: string | null; out_actual: number; recorded_at: Date }[];
+    let rows: { out_revision: number | null; out_position: string | null; out_actual: number }[];
     try {
       ({ rows } = await this.pool.query({
         // A named statement: each pooled connection parses and plans the call once, not per append.
         name: 'es_append',
-        // now() is the transaction's start, which the inserted rows' recorded_at holds too.
-        text: 'SELECT out_revision, out_position, out_actual, now() AS recorded_at FROM es_append($1, $2, $3, $4, $5, $6, $7::jsonb, $8::jsonb)',
+        text: 'SELECT out_revision, out_position, out_actual FROM es_append($1, $2, $3, $4, $5, $6, $7::jsonb, $8::jsonb)',
         values: [
           appends.map((a) => a.streamId),
           appends.map((a) => (typeof a.expected === 'number' ? 'revision' : a.expected)),
@@ -177,7 +176,7 @@ export class PostgresEventStore implements EventStore {
       for (const a of appends) a.reject(error);
       return;
     }
-    this.tail.took(Math.max(...rows.map((r) => Number(r.out_position ?? -1))), () => recorded(appends, rows));
+    this.tail.wake(Math.max(...rows.map((r) => Number(r.out_position ?? -1))));
     appends.forEach((a, i) => {
       const row = rows[i]!;
       if (row.out_revision === null) a.reject(new WrongExpectedRevision(a.streamId, a.expected, row.out_actual));
@@ -348,39 +347,6 @@ export class UnstorableAppend extends Error {
 function refusedInput(error: unknown): boolean {
   const code = (error as { code?: unknown } | null)?.code;
   return typeof code === 'string' && (code.startsWith('22') || code.startsWith('54'));
-}
-
-/**
- * The events a call appended, as a read of the log would return them (their JSON parsed again, so
- * nothing the log would not hold, such as a Date or an undefined field, reaches a subscriber),
- * sized by their JSON for the tail's memory bound.
- */
-function recorded(
-  appends: QueuedAppend[],
-  rows: { out_revision: number | null; out_position: string | null; recorded_at: Date }[],
-): TailEvent[] {
-  const out: TailEvent[] = [];
-  appends.forEach((a, i) => {
-    const { out_revision: revision, out_position: position, recorded_at: recordedAt } = rows[i]!;
-    if (revision === null || position === null) return;
-    const first = Number(position) - a.events.length + 1;
-    a.events.forEach((e, j) => {
-      out.push({
-        event: {
-          streamId: a.streamId,
-          revision: revision - a.events.length + 1 + j,
-          position: first + j,
-          type: e.type,
-          version: e.version,
-          data: JSON.parse(a.data[j]!),
-          metadata: JSON.parse(a.metadata[j]!),
-          recordedAt,
-        },
-        bytes: a.data[j]!.length + a.metadata[j]!.length,
-      });
-    });
-  });
-  return out;
 }
 
 /** A row of es_events as COLUMNS selects it. */

@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import t from 'tap';
-import { WrongExpectedRevision, type RecordedEvent } from '../../infra/eventstore/port.ts';
+import { WrongExpectedRevision } from '../../infra/eventstore/port.ts';
 import { LogTail } from '../../infra/eventstore/postgres-tail.ts';
 import { PostgresEventStore, UnstorableAppend } from '../../infra/eventstore/postgres.ts';
 import { openPool } from '../../infra/db.ts';
@@ -176,67 +176,33 @@ t.test('the tail keeps at most about its bytes of the newest events', async (t) 
   t.ok(oldestKept.length <= 15, `about 10,000 bytes of 1,000-byte events kept (${oldestKept.length})`);
 });
 
-t.test("this process's append reaches its live subscription at its commit, before a read could show it", async (t) => {
-  // A poll far longer than the test: the event cannot arrive by a read of the log.
-  const store = new PostgresEventStore(pool, { pollMs: 10_000 });
-  t.teardown(() => store.close());
-  const head = await store.headPosition();
-  const seen: RecordedEvent[] = [];
-  const subscription = store.subscribeToAll({
-    after: head,
-    onEvents: async (events) => {
-      seen.push(...events);
-    },
-  });
-  t.teardown(() => subscription.close());
-  await sleep(50);
-  // An older transaction with an id (and no position) keeps every later commit out of reads.
-  const older = await pool.connect();
-  t.teardown(() => older.release());
-  await older.query('BEGIN');
-  await older.query('SELECT pg_current_xact_id()');
-  const data = { n: 1, at: new Date('2026-01-02T03:04:05.000Z'), gone: undefined };
-  const { position } = await store.append('taken-at-commit', [{ ...event(1), data }], 'no_stream');
-  const deadline = Date.now() + 5000;
-  while (seen.length === 0 && Date.now() < deadline) await sleep(5);
-  t.strictSame(await store.readAll({ after: head }), [], 'a read of the log does not show it yet');
-  await older.query('COMMIT');
-  const [read] = await store.readAll({ after: head });
-  t.equal(seen.length, 1, 'the subscription has it');
-  t.strictSame(seen[0], read, 'as the log holds it: JSON values, recordedAt, position and revision');
-  t.equal(seen[0]!.position, position);
-});
-
 t.test(
-  'an append after a lower position still open reaches the live subscription soon after it, not a poll later',
+  'an append held back by an older open transaction reaches the live subscription without waiting a poll',
   async (t) => {
-    // A poll far longer than the hold: the events arriving sooner are the tail reading again soon.
+    // A poll far longer than the hold: the event arriving sooner is the tail reading again soon.
     const store = new PostgresEventStore(pool, { pollMs: 2000 });
     t.teardown(() => store.close());
     const seen: number[] = [];
     const subscription = store.subscribeToAll({
       after: await store.headPosition(),
       onEvents: async (events) => {
-        seen.push(...events.filter((e) => e.streamId.startsWith('held-back')).map((e) => e.position));
+        seen.push(...events.filter((e) => e.streamId === 'held-back').map((e) => e.position));
       },
     });
     await sleep(50);
-    // Another process's append, not committed: it holds the position below ours.
+    // A transaction with an id older than the append's keeps the append invisible until it ends.
     const older = await pool.connect();
     await older.query('BEGIN');
-    const { rows } = await older.query(
-      `SELECT out_position FROM es_append(ARRAY['held-back-older'], ARRAY['no_stream'], ARRAY[NULL::integer], ARRAY[1], ARRAY['BatchTested'], ARRAY[1], '[{"n":0}]'::jsonb, '[{}]'::jsonb)`,
-    );
+    await older.query('SELECT pg_current_xact_id()');
     const { position } = await store.append('held-back', [event(1)], 'no_stream');
     const appendedAt = Date.now();
     await sleep(100);
-    t.strictSame(seen, [], 'nothing while the lower position is open');
     await older.query('COMMIT');
     older.release();
-    while (seen.length < 2 && Date.now() - appendedAt < 5000) await sleep(5);
+    while (seen.length === 0 && Date.now() - appendedAt < 5000) await sleep(5);
     const took = Date.now() - appendedAt;
     await subscription.close();
-    t.same(seen, [Number(rows[0].out_position), position], 'both, in position order');
+    t.same(seen, [position]);
     t.ok(took < 1000, `seen ${took} ms after the append, the older transaction ending at 100 ms (poll: 2000 ms)`);
   },
 );
