@@ -36,11 +36,8 @@ export const providerImportSchedule = defineReactor<ProviderImportWorkTables>()(
       target_id text,
       seen_by text,
       PRIMARY KEY (workspace_id, provider, resource, source_id)
-    ) WITH (fillfactor = 40);
-    ALTER TABLE ${s}.provider_import_sources ADD COLUMN IF NOT EXISTS seen_by text;
-    -- Room on each page for its rows' second versions: a page's checkpoint sets the target of
-    -- every row it claimed, and an update that stays on its page (HOT) adds no key entry.
-    ALTER TABLE ${s}.provider_import_sources SET (fillfactor = 40);`,
+    );
+    ALTER TABLE ${s}.provider_import_sources ADD COLUMN IF NOT EXISTS seen_by text;`,
   reactsTo: ['ProviderImportQueued', 'ProviderImportCancelled'],
   react: async (db, events) => {
     for (const event of events) {
