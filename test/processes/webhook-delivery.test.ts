@@ -104,7 +104,12 @@ t.test(
       { email: 'waiting@example.com', reason: 'manual', detail: null },
       now(),
     );
-    t.match(await deliveryRows(url), [{ status: 'pending', attempts: 0 }]);
+    // A write answers once its read models hold it, not once the fan-out has queued its deliveries.
+    const waiting = await eventually(async () => {
+      const rows = await deliveryRows(url);
+      return rows.length > 0 && rows;
+    });
+    t.match(waiting, [{ status: 'pending', attempts: 0 }]);
 
     const queue = `webhooks-lost-${crypto.randomBytes(4).toString('hex')}`;
     const sender: System = await openSystem(url, {
