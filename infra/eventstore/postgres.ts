@@ -159,7 +159,7 @@ export class PostgresEventStore implements EventStore {
           events.map((e) => e.type),
           events.map((e) => e.version),
           // One JSON array each rather than arrays of jsonb: pg writes an array parameter by
-          // escaping every element's quotes, a copy of each event's JSON (docs/decisions).
+          // escaping every element's quotes, a copy of each event's JSON (docs/decisions/event-sourcing.md).
           `[${appends.flatMap((a) => a.data).join(',')}]`,
           `[${appends.flatMap((a) => a.metadata).join(',')}]`,
         ],

@@ -46,8 +46,8 @@ export const READER_WAITS_MAX = 3;
  * pace, so a 429's wait (Brevo's reset is in whole seconds) is sat out while the pages read before
  * it are written, not after them. It stops at a page that asks for a wait or whose next one starts
  * work at the provider (never asked before a checkpoint), at the end, and at a refusal other than
- * a short 429 (or a fourth in a row), which is left for the step that takes it. Pages held here are only a cache: the
- * checkpoint's cursor is what a crash resumes from.
+ * a short 429 (or a fourth in a row), which is left for the step that takes it. Pages held here
+ * are only a cache: the checkpoint's cursor is what a crash resumes from.
  */
 export class PagesAhead {
   private readonly steps: Promise<SourcePage | null>[] = [];

@@ -94,9 +94,9 @@ interface Run {
  *  - so that the provider's paging, not our writes, sets the pace, a step overlaps the two: while
  *    it writes its page it already reads the next ones (`stepsAhead` steps, kept in memory for
  *    the next steps, which read them again if another process takes the run or this one died;
- *    a few short 429s of one are waited out there), and it waits for the read models to hold the page
- *    before its own, not its own; the last page of a resource is waited for before the resource
- *    counts as done;
+ *    a few short 429s of one are waited out there), and it waits for the read models to hold the
+ *    page before its own, not its own; the last page of a resource is waited for before the
+ *    resource counts as done;
  *  - a 429 puts the step after `Retry-After` without moving the cursor; a 5xx or no answer is
  *    tried again `attemptsMax` times with backoff, then the resource is a report error;
  *  - a key refused midway, or gone from the vault, fails the import; after the last resource the

@@ -1,4 +1,5 @@
 import { sql, type Kysely } from 'kysely';
+import { indexOptionOnce } from '../index-options.ts';
 import { defineProjector, type BulkLoad, type Projected } from '../projector.ts';
 import type { SuppressionsTables } from './tables.ts';
 
@@ -62,6 +63,7 @@ const bulkLoad: BulkLoad = {
 
 /** The trigram indexes' pending list, in kB (PostgreSQL's default is 4 MB). */
 const PENDING_LIST_KB = 256;
+const TRIGRAM_INDEXES = ['suppressions_email_search', 'suppressions_detail_search'] as const;
 
 /**
  * The workspace's suppression list. The newest-first index serves the keyset pages; the trigram
@@ -71,16 +73,9 @@ export const suppressionsProjector = defineProjector<SuppressionsTables>()({
   name: 'suppressions',
   version: 2,
   tables: ['suppressions'],
-  // With the indexes made before the limit: set once (the ALTER locks the index and writes the
-  // catalog). Here, not in `indexes`, which a rebuild runs statement by statement.
-  ddl: (s) => `${table(s, 'PRIMARY KEY')}
-    DO $do$ BEGIN
-      IF EXISTS (SELECT 1 FROM pg_class WHERE oid = to_regclass('${s}.suppressions_email_search')
-          AND NOT coalesce(reloptions @> '{gin_pending_list_limit=${PENDING_LIST_KB}}', false)) THEN
-        ALTER INDEX ${s}.suppressions_email_search SET (gin_pending_list_limit = ${PENDING_LIST_KB});
-        ALTER INDEX ${s}.suppressions_detail_search SET (gin_pending_list_limit = ${PENDING_LIST_KB});
-      END IF;
-    END $do$;`,
+  ddl: (s) =>
+    table(s, 'PRIMARY KEY') +
+    TRIGRAM_INDEXES.map((index) => indexOptionOnce(s, index, 'gin_pending_list_limit', PENDING_LIST_KB)).join(''),
   // A trigram index per column (the search ORs them, a BitmapOr): a rebuild builds the two at once,
   // where one index of both columns was a single build of 13 s over a million rows that nothing
   // ran beside. The address's first: the longest build, with the btrees after the detail's.
@@ -88,9 +83,9 @@ export const suppressionsProjector = defineProjector<SuppressionsTables>()({
   // the index, and at 4 MB that took the projector's batch 25-45 ms every few seconds, which
   // every write waiting for this read model waited out (docs/decisions/suppressions.md).
   indexes: (s) => `
-    CREATE INDEX IF NOT EXISTS suppressions_email_search ON ${s}.suppressions USING gin (email gin_trgm_ops)
+    CREATE INDEX IF NOT EXISTS ${TRIGRAM_INDEXES[0]} ON ${s}.suppressions USING gin (email gin_trgm_ops)
       WITH (gin_pending_list_limit = ${PENDING_LIST_KB});
-    CREATE INDEX IF NOT EXISTS suppressions_detail_search ON ${s}.suppressions USING gin (detail gin_trgm_ops)
+    CREATE INDEX IF NOT EXISTS ${TRIGRAM_INDEXES[1]} ON ${s}.suppressions USING gin (detail gin_trgm_ops)
       WITH (gin_pending_list_limit = ${PENDING_LIST_KB});
     CREATE UNIQUE INDEX IF NOT EXISTS suppressions_workspace_email ON ${s}.suppressions (workspace_id, email);
     CREATE INDEX IF NOT EXISTS suppressions_workspace_created ON ${s}.suppressions (workspace_id, created_at DESC, id DESC);

@@ -1,5 +1,6 @@
 import { mailboxOwnerOf } from '../../domain/shared/mailbox-owners.ts';
 import { sql } from 'kysely';
+import { indexOptionOnce } from '../index-options.ts';
 import { defineProjector } from '../projector.ts';
 import { fileArrivals, fileImported, fileSent } from './filing.ts';
 import type { ThreadsTables } from './tables.ts';
@@ -89,14 +90,8 @@ export const threadsProjector = defineProjector<ThreadsTables>()({
     -- pending list is read whole by every search: without autovacuum (CI, the bench) nothing but
     -- its 4 MB limit empties it, and at 3,000 messages the lookup took 0.25 ms there against
     -- 0.006 in the index proper. A message adds one or two keys, cheap to put in place.
-    -- Here as well as where the index is made: for an index made before this, once (the ALTER
-    -- locks the index and writes the catalog, which every start would otherwise do).
-    DO $do$ BEGIN
-      IF EXISTS (SELECT 1 FROM pg_class WHERE oid = to_regclass('${s}.thread_messages_replies')
-          AND NOT coalesce(reloptions @> '{fastupdate=off}', false)) THEN
-        ALTER INDEX ${s}.thread_messages_replies SET (fastupdate = off);
-      END IF;
-    END $do$;
+    -- Here as well as where the index is made: for an index made before this.
+    ${indexOptionOnce(s, 'thread_messages_replies', 'fastupdate', 'off')}
     CREATE TABLE IF NOT EXISTS ${s}.labels (
       workspace_id text NOT NULL,
       id text PRIMARY KEY,
